@@ -1,0 +1,27 @@
+# Two commands on a fresh machine:  `make run` (the app)  and  `make test` (the whole suite).
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+
+.PHONY: run test bench browser-deps
+
+$(STAMP): requirements.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip -q
+	$(PY) -m pip install -r requirements.txt
+	rm -f $(VENV)/.installed-* && touch $@
+
+run: $(STAMP)
+	$(PY) app.py $(ARGS)
+
+# Debian's Chromium for the browser tests (Playwright cannot download browsers here).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk; \
+	  else echo "chromium missing: sudo apt-get install chromium fonts-noto-cjk"; exit 1; fi; }
+
+test: $(STAMP) browser-deps
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/activations_vs_measured.py

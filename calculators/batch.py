@@ -1,0 +1,278 @@
+"""Effective batch size with DeepSpeed's exact semantics.
+
+DeepSpeed (``deepspeed/runtime/config.py``, ``_set_batch_related_parameters``
+and ``_batch_assertion``) fills in the missing one of ``train_batch_size``,
+``train_micro_batch_size_per_gpu`` and ``gradient_accumulation_steps`` using
+integer division, then asserts
+``train_batch_size == micro × gradient_accumulation_steps × world_size``, where
+``world_size`` is the data-parallel size. We reproduce that order and wording so
+our verdict matches what a DeepSpeed user sees, and then add what DeepSpeed does
+not say: which values would be consistent.
+"""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .errors import CalculatorError
+from .validate import positive_float, positive_int
+
+MAX_BATCH = 10**9
+MAX_WORLD = 10**6
+MAX_SEQ = 10**8
+MAX_DATASET = 10**13
+
+Lang = Literal["en", "zh"]
+
+
+class BatchConfigError(CalculatorError):
+    """The batch fields are inconsistent (DeepSpeed would raise an AssertionError at start-up).
+
+    ``deepspeed_message`` is DeepSpeed's own wording; ``str(err)`` adds a plain
+    explanation and consistent alternatives in the requested language.
+    """
+
+    def __init__(self, deepspeed_message: str, explanation_en: str, explanation_zh: str, lang: Lang,
+                 field: str = "train_batch_size", value: object = None) -> None:
+        ValueError.__init__(self, f"{deepspeed_message}\n{explanation_zh if lang == 'zh' else explanation_en}")
+        self.deepspeed_message = deepspeed_message
+        self.field, self.value, self.lang = field, value, lang
+        self.en, self.zh = explanation_en, explanation_zh
+        self.accepted_en = "values with train_batch_size = micro × GA × world_size"
+        self.accepted_zh = "满足 train_batch_size = micro × GA × world_size 的取值"
+
+
+class KnobChange(BaseModel):
+    """What happens to the effective batch and per-GPU memory when one knob moves."""
+
+    change_en: str
+    change_zh: str
+    train_batch_size: int
+    memory_en: str
+    memory_zh: str
+
+
+class LearningRateGuidance(BaseModel):
+    """Heuristic learning rates for a new effective batch; heuristics, not laws."""
+
+    base_learning_rate: float
+    base_batch_size: int
+    new_batch_size: int
+    linear_rule_lr: float = Field(description="Goyal et al. 2017: scale lr by k (SGD; use with warmup).")
+    sqrt_rule_lr: float = Field(description="Square-root rule, often better for Adam (Malladi et al. 2022).")
+    note_en: str
+    note_zh: str
+    sources: list[str]
+
+
+class BatchResult(BaseModel):
+    """A consistent DeepSpeed batch configuration and what follows from it."""
+
+    train_batch_size: int
+    train_micro_batch_size_per_gpu: int
+    gradient_accumulation_steps: int
+    world_size: int
+    derived: list[str] = Field(description="Which of the three fields were filled in, DeepSpeed-style.")
+    formula: str
+    samples_per_optimizer_step: int
+    tokens_per_optimizer_step: int | None = None
+    optimizer_steps_per_epoch: int | None = None
+    micro_batches_per_epoch_per_gpu: int | None = None
+    what_if: list[KnobChange]
+    learning_rate: LearningRateGuidance | None = None
+    notes_en: list[str] = []
+    notes_zh: list[str] = []
+
+
+def _deepspeed_fill(tb: int | None, mb: int | None, ga: int | None, ws: int) -> tuple[int, int, int, list[str]]:
+    """DeepSpeed's ``_set_batch_related_parameters``: the same branch order and integer division."""
+    if tb is not None and mb is not None and ga is not None:
+        return tb, mb, ga, []
+    if tb is not None and mb is not None:
+        return tb, mb, (tb // mb) // ws, ["gradient_accumulation_steps"]
+    if tb is not None and ga is not None:
+        return tb, (tb // ws) // ga, ga, ["train_micro_batch_size_per_gpu"]
+    if mb is not None and ga is not None:
+        return mb * ga * ws, mb, ga, ["train_batch_size"]
+    if tb is not None:
+        return tb, tb // ws, 1, ["train_micro_batch_size_per_gpu", "gradient_accumulation_steps"]
+    if mb is not None:
+        return mb * ws, mb, 1, ["train_batch_size", "gradient_accumulation_steps"]
+    raise BatchConfigError(
+        "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+        "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (gradient_accumulation_steps alone is not enough).",
+        "DeepSpeed 需要 train_batch_size 或 train_micro_batch_size_per_gpu 之一（只给 gradient_accumulation_steps 不够）。",
+        "en", field="train_micro_batch_size_per_gpu")
+
+
+def _divisors(n: int, limit: int = 8) -> list[int]:
+    out = [d for d in range(1, min(n, 4096) + 1) if n % d == 0]
+    return out[:limit]
+
+
+def _consistent_options(tb: int, mb: int, ga: int, ws: int) -> tuple[list[str], list[str]]:
+    """Plain-language alternatives that satisfy the DeepSpeed equation."""
+    en, zh = [], []
+    en.append(f"keep micro={mb}, GA={ga}, world_size={ws} → train_batch_size={mb * ga * ws}")
+    zh.append(f"保持 micro={mb}、GA={ga}、world_size={ws} → train_batch_size={mb * ga * ws}")
+    if tb % (mb * ws) == 0 and tb // (mb * ws) > 0:
+        g = tb // (mb * ws)
+        en.append(f"keep train_batch_size={tb} and micro={mb} → gradient_accumulation_steps={g}")
+        zh.append(f"保持 train_batch_size={tb} 和 micro={mb} → gradient_accumulation_steps={g}")
+    if tb % (ga * ws) == 0 and tb // (ga * ws) > 0:
+        m = tb // (ga * ws)
+        en.append(f"keep train_batch_size={tb} and GA={ga} → train_micro_batch_size_per_gpu={m}")
+        zh.append(f"保持 train_batch_size={tb} 和 GA={ga} → train_micro_batch_size_per_gpu={m}")
+    if tb % ws == 0:
+        pairs = [f"{d}×{tb // ws // d}" for d in _divisors(tb // ws)]
+        en.append(f"with world_size={ws}, micro × GA must equal {tb // ws} (micro×GA: {', '.join(pairs)})")
+        zh.append(f"world_size={ws} 时 micro × GA 必须等于 {tb // ws}（可选 micro×GA：{', '.join(pairs)}）")
+    else:
+        en.append(f"train_batch_size={tb} is not divisible by world_size={ws}: no micro/GA pair works; "
+                  f"check how many GPUs the launcher really starts")
+        zh.append(f"train_batch_size={tb} 不能被 world_size={ws} 整除：任何 micro/GA 组合都不成立；"
+                  f"请检查启动器实际启动了几张卡")
+    return en, zh
+
+
+def _check_assertions(tb: int, mb: int, ga: int, ws: int, lang: Lang) -> None:
+    """DeepSpeed's ``_batch_assertion``, same order and wording."""
+    for value, label, field in ((tb, "Train batch size", "train_batch_size"),
+                                (mb, "Micro batch size per gpu", "train_micro_batch_size_per_gpu"),
+                                (ga, "Gradient accumulation steps", "gradient_accumulation_steps")):
+        if value <= 0:
+            ds = f"{label}: {value} has to be greater than 0"
+            raise BatchConfigError(
+                ds,
+                f"DeepSpeed derived {field}={value} by integer division; the values given do not divide evenly. "
+                f"Give all three values explicitly or pick values that divide.",
+                f"DeepSpeed 用整除推导出 {field}={value}；给定的值无法整除。请显式给出三个值，或选择能整除的值。",
+                lang, field=field, value=value)
+    if tb != mb * ga * ws:
+        ds = ("Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+              f"gradient_acc_step * world_size {tb} != {mb} * {ga} * {ws}")
+        opts_en, opts_zh = _consistent_options(tb, mb, ga, ws)
+        raise BatchConfigError(
+            ds,
+            f"train_batch_size must be micro × GA × world_size = {mb} × {ga} × {ws} = {mb * ga * ws}, not {tb}. "
+            "Consistent choices: " + "; ".join(opts_en) + ".",
+            f"train_batch_size 必须等于 micro × GA × world_size = {mb} × {ga} × {ws} = {mb * ga * ws}，而不是 {tb}。"
+            "一致的取值：" + "；".join(opts_zh) + "。",
+            lang, value=tb)
+
+
+def _what_if(mb: int, ga: int, ws: int) -> list[KnobChange]:
+    tb = mb * ga * ws
+    changes = [
+        KnobChange(change_en="double gradient_accumulation_steps", change_zh="gradient_accumulation_steps 翻倍",
+                   train_batch_size=tb * 2,
+                   memory_en="per-GPU memory unchanged (activations are freed after each micro-batch; .grad accumulates in place)",
+                   memory_zh="每卡显存不变（每个微批次反向后激活即释放；梯度在同一个 .grad 缓冲区里原地累加）"),
+        KnobChange(change_en="double train_micro_batch_size_per_gpu", change_zh="train_micro_batch_size_per_gpu 翻倍",
+                   train_batch_size=tb * 2,
+                   memory_en="activation memory roughly doubles; model states unchanged",
+                   memory_zh="激活显存约翻倍；模型状态不变"),
+        KnobChange(change_en="double the number of data-parallel GPUs", change_zh="数据并行 GPU 数翻倍",
+                   train_batch_size=tb * 2,
+                   memory_en="per-GPU activations unchanged; model states per GPU shrink only with ZeRO/FSDP sharding",
+                   memory_zh="每卡激活不变；只有 ZeRO/FSDP 分片时每卡模型状态才会变小"),
+    ]
+    if mb % 2 == 0:
+        changes.insert(0, KnobChange(
+            change_en="halve micro batch and double GA", change_zh="微批次减半、GA 翻倍", train_batch_size=tb,
+            memory_en="same effective batch, about half the activation memory, more (smaller) forward/backward passes",
+            memory_zh="有效批次不变，激活显存约减半，前向/反向次数变多"))
+    return changes
+
+
+def learning_rate_guidance(base_learning_rate: float, base_batch_size: int, new_batch_size: int) -> LearningRateGuidance:
+    """Linear and square-root scaling of a known-good learning rate to a new effective batch."""
+    k = new_batch_size / base_batch_size
+    return LearningRateGuidance(
+        base_learning_rate=base_learning_rate, base_batch_size=base_batch_size, new_batch_size=new_batch_size,
+        linear_rule_lr=base_learning_rate * k, sqrt_rule_lr=base_learning_rate * math.sqrt(k),
+        note_en=(f"Effective batch ×{k:g}. Linear rule (Goyal et al. 2017, SGD, with warmup) gives "
+                 f"{base_learning_rate * k:.3g}; square-root rule (common for Adam, Malladi et al. 2022) gives "
+                 f"{base_learning_rate * math.sqrt(k):.3g}. Both are heuristics: validate with a short run; "
+                 "beyond the critical batch size (McCandlish et al. 2018) larger batches stop helping."),
+        note_zh=(f"有效批次变为 {k:g} 倍。线性缩放规则（Goyal et al. 2017，SGD，配合 warmup）给出 "
+                 f"{base_learning_rate * k:.3g}；平方根规则（Adam 常用，Malladi et al. 2022）给出 "
+                 f"{base_learning_rate * math.sqrt(k):.3g}。二者都是经验规则，需要短跑验证；超过临界批次"
+                 "（McCandlish et al. 2018）后继续增大批次收益很小。"),
+        sources=["https://arxiv.org/abs/1706.02677", "https://arxiv.org/abs/2205.10287",
+                 "https://arxiv.org/abs/1812.06162"],
+    )
+
+
+def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
+                  gradient_accumulation_steps: int | None = None, world_size: int = 1, *,
+                  seq_len: int | None = None, dataset_size: int | None = None,
+                  base_learning_rate: float | None = None, base_batch_size: int | None = None,
+                  per_device_train_batch_size: int | None = None, lang: Lang = "en") -> BatchResult:
+    """Resolve DeepSpeed's three batch fields and explain the result.
+
+    ``per_device_train_batch_size`` (Hugging Face Trainer's name) is accepted as
+    the same thing as ``train_micro_batch_size_per_gpu``. Raises
+    :class:`BatchConfigError` with DeepSpeed's assertion text when the values
+    are inconsistent, and :class:`CalculatorError` for invalid numbers.
+    """
+    if lang not in ("en", "zh"):
+        raise CalculatorError("lang", lang, "'en' or 'zh'", "'en' 或 'zh'")
+    if per_device_train_batch_size is not None:
+        if train_micro_batch_size_per_gpu is not None and train_micro_batch_size_per_gpu != per_device_train_batch_size:
+            raise CalculatorError("per_device_train_batch_size", per_device_train_batch_size,
+                                  "the same value as train_micro_batch_size_per_gpu (they are one setting)",
+                                  "与 train_micro_batch_size_per_gpu 相同的值（二者是同一个设置）")
+        train_micro_batch_size_per_gpu = per_device_train_batch_size
+    ws = positive_int("world_size", world_size, maximum=MAX_WORLD)
+    tb = None if train_batch_size is None else positive_int("train_batch_size", train_batch_size, maximum=MAX_BATCH)
+    mb = (None if train_micro_batch_size_per_gpu is None else
+          positive_int("train_micro_batch_size_per_gpu", train_micro_batch_size_per_gpu, maximum=MAX_BATCH))
+    ga = (None if gradient_accumulation_steps is None else
+          positive_int("gradient_accumulation_steps", gradient_accumulation_steps, maximum=MAX_BATCH))
+    seq = None if seq_len is None else positive_int("seq_len", seq_len, maximum=MAX_SEQ)
+    ds = None if dataset_size is None else positive_int("dataset_size", dataset_size, maximum=MAX_DATASET)
+
+    try:
+        tb, mb, ga, derived = _deepspeed_fill(tb, mb, ga, ws)
+    except BatchConfigError as err:
+        raise BatchConfigError(err.deepspeed_message, err.en, err.zh, lang, field=err.field) from None
+    _check_assertions(tb, mb, ga, ws, lang)
+    if tb > MAX_BATCH:
+        raise CalculatorError("train_batch_size", tb, f"at most {MAX_BATCH:,}", f"不超过 {MAX_BATCH:,}")
+
+    notes_en = [f"Effective batch = micro × GA × data-parallel GPUs = {mb} × {ga} × {ws} = {tb} samples per optimizer step."]
+    notes_zh = [f"有效批次 = 微批次 × 梯度累积步数 × 数据并行卡数 = {mb} × {ga} × {ws} = {tb} 个样本/每次优化器更新。"]
+    if ws > 1:
+        notes_en.append(f"Not micro × GA = {mb * ga}: every one of the {ws} data-parallel GPUs contributes its own micro-batches.")
+        notes_zh.append(f"不是 micro × GA = {mb * ga}：{ws} 张数据并行卡每张都贡献自己的微批次。")
+    steps = micro_per_epoch = None
+    if ds is not None:
+        steps = math.ceil(ds / tb)
+        micro_per_epoch = math.ceil(ds / (mb * ws))
+        notes_en.append(f"{ds:,} samples → {steps:,} optimizer steps per epoch ({ds // tb:,} if the last partial batch is dropped).")
+        notes_zh.append(f"{ds:,} 个样本 → 每个 epoch {steps:,} 次优化器更新（丢弃最后不满的批次则为 {ds // tb:,} 次）。")
+    lr = None
+    if base_learning_rate is not None or base_batch_size is not None:
+        if base_learning_rate is None or base_batch_size is None:
+            raise CalculatorError("base_learning_rate", base_learning_rate,
+                                  "both base_learning_rate and base_batch_size, or neither",
+                                  "同时给出 base_learning_rate 和 base_batch_size，或都不给")
+        lr = learning_rate_guidance(positive_float("base_learning_rate", base_learning_rate, maximum=100.0),
+                                    positive_int("base_batch_size", base_batch_size, maximum=MAX_BATCH), tb)
+    return BatchResult(
+        train_batch_size=tb, train_micro_batch_size_per_gpu=mb, gradient_accumulation_steps=ga, world_size=ws,
+        derived=derived, formula=f"train_batch_size = {mb} × {ga} × {ws} = {tb}",
+        samples_per_optimizer_step=tb, tokens_per_optimizer_step=None if seq is None else tb * seq,
+        optimizer_steps_per_epoch=steps, micro_batches_per_epoch_per_gpu=micro_per_epoch,
+        what_if=_what_if(mb, ga, ws), learning_rate=lr, notes_en=notes_en, notes_zh=notes_zh,
+    )
+
+
+def resolve_hf_batch(per_device_train_batch_size: int, gradient_accumulation_steps: int = 1, world_size: int = 1,
+                     **kwargs) -> BatchResult:
+    """Hugging Face Trainer's view: total batch = per_device × GA × world_size (the same equation)."""
+    return resolve_batch(train_micro_batch_size_per_gpu=per_device_train_batch_size,
+                         gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size, **kwargs)

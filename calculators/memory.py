@@ -1,0 +1,411 @@
+"""Per-GPU training memory: model states, activations and the rest.
+
+Model states follow the ZeRO paper (Rajbhandari et al. 2020, §3): with mixed
+precision and Adam each trainable parameter costs 2 (16-bit weight) + 2
+(16-bit gradient) + 12 (fp32 master weight, momentum, variance) bytes, and
+ZeRO stages 1/2/3 divide the optimizer states / + gradients / + weights by the
+data-parallel size. Hugging Face Trainer without DeepSpeed (torch autocast,
+``amp-*`` here) keeps fp32 weights and gradients instead: 6 + 4 + 8 = 18 bytes
+per parameter (HF "Model training anatomy"). The two regimes are kept apart
+because published tables mix them up.
+
+Activations come from :mod:`calculators.activations` (Korthikanti et al.
+2022, generalised per architecture and checked against real measurements).
+Gradient accumulation never enters the activation term: each micro-batch's
+activations are freed by its backward pass and ``.grad`` accumulates in place.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .activations import activation_bytes
+from .errors import CalculatorError
+from .presets import ModelShape, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
+from .validate import positive_float, positive_int
+
+GiB = 2**30
+Precision = Literal["fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"]
+Optimizer = Literal["adamw", "adamw-8bit", "sgd-momentum", "adafactor"]
+LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+MAX_PARAMS = 1e13
+MAX_MICRO = 65536
+MAX_SEQ = 10**7
+
+# Bytes per trainable parameter of the optimizer's own states (HF "Model training anatomy":
+# AdamW 8, 8-bit AdamW 2, SGD with momentum 4). In pure bf16 the states are bf16 too.
+_OPTIMIZER_STATE_BYTES = {"adamw": 8, "adamw-8bit": 2, "sgd-momentum": 4}
+_OPTIMIZER_STATE_BYTES_BF16 = {"adamw": 4, "adamw-8bit": 2, "sgd-momentum": 2}
+
+
+class MemoryConfig(BaseModel):
+    """One training setup. Field names follow DeepSpeed / Hugging Face where they exist."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str | None = Field(None, description="Preset name, e.g. llama-2-7b, qwen2.5-7b, gpt2.")
+    num_params: float | None = Field(None, description="Total parameters, e.g. 7e9, when no preset fits.")
+    hf_config: dict[str, Any] | str | None = Field(
+        None, description="A Hugging Face config.json: dict, JSON text or path.")
+    hidden_size: int | None = Field(None, description="With num_params: lets activations be estimated.")
+    num_layers: int | None = None
+    num_attention_heads: int | None = None
+    vocab_size: int | None = None
+
+    gpu: str | None = Field(None, description="GPU preset, e.g. rtx-3090, a100-80gb.")
+    gpu_memory_gb: float | None = Field(None, description="GPU memory in GiB (as nvidia-smi reports it).")
+
+    precision: Precision = "bf16-mixed"
+    optimizer: Optimizer = "adamw"
+    zero_stage: int = 0
+    world_size: int = 1
+    num_nodes: int = 1
+    offload_optimizer: bool = False
+    offload_param: bool = False
+    pipeline_parallel_size: int = 1
+
+    finetune: Literal["full", "lora", "qlora"] = "full"
+    lora_rank: int = 8
+    lora_target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "v_proj"])
+
+    train_micro_batch_size_per_gpu: int = 1
+    gradient_accumulation_steps: int = 1
+    seq_len: int = 2048
+    gradient_checkpointing: Literal["none", "selective", "full"] = "none"
+    flash_attention: bool = Field(True, description=(
+        "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
+        "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."))
+
+    cuda_context_gb: float = Field(0.5, description="CUDA context + kernels, typically 0.3–1 GiB.")
+    reduce_bucket_size: float = Field(5e8, description="DeepSpeed reduce_bucket_size (elements).")
+    allgather_bucket_size: float = Field(5e8, description="DeepSpeed allgather_bucket_size (elements).")
+    overlap_comm: bool = False
+
+    @field_validator("lora_target_modules")
+    @classmethod
+    def _modules(cls, v: list[str]) -> list[str]:
+        if v == ["all"] or v == "all":
+            return list(LORA_MODULES)
+        bad = [m for m in v if m not in LORA_MODULES]
+        if bad or not v:
+            raise ValueError(f"unknown LoRA target modules {bad}; accepted: {', '.join(LORA_MODULES)} or ['all']")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> "MemoryConfig":
+        given = [x for x in (self.model, self.num_params, self.hf_config) if x is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of model (a preset name), num_params, or hf_config")
+        if self.zero_stage not in (0, 1, 2, 3):
+            raise ValueError(f"zero_stage must be 0, 1, 2 or 3, not {self.zero_stage}")
+        if self.offload_param and self.zero_stage != 3:
+            raise ValueError("offload_param needs zero_stage=3 (DeepSpeed only offloads parameters in ZeRO-3)")
+        if self.offload_optimizer and self.zero_stage == 0:
+            raise ValueError("offload_optimizer needs zero_stage 1, 2 or 3 (ZeRO-Offload)")
+        if self.world_size % self.num_nodes:
+            raise ValueError(f"world_size {self.world_size} is not a multiple of num_nodes {self.num_nodes}")
+        return self
+
+
+class MemoryEstimate(BaseModel):
+    """Per-GPU bytes by category, plus CPU bytes for offload and whether it fits."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    model_name: str
+    num_params: int
+    trainable_params: int
+    weights: int
+    gradients: int
+    optimizer_states: int
+    activations: int | None
+    other: int
+    total_per_gpu: int | None
+    cpu_total: int
+    gpu_name: str | None
+    gpu_capacity: int | None
+    fits: bool | None
+    headroom: int | None
+    max_micro_batch: int | None
+    details: dict[str, int] = Field(description="The pieces of 'activations' and 'other'.")
+    bytes_per_param: dict[str, float]
+    gradient_accumulation_note_en: str
+    gradient_accumulation_note_zh: str
+    notes_en: list[str]
+    notes_zh: list[str]
+    assumptions_en: list[str]
+    assumptions_zh: list[str]
+
+    @property
+    def model_states(self) -> int:
+        return self.weights + self.gradients + self.optimizer_states
+
+    def gib(self, field: str) -> float | None:
+        value = getattr(self, field)
+        return None if value is None else value / GiB
+
+
+def _config_error(exc: ValidationError) -> CalculatorError:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "config"
+    value = err.get("input")
+    msg = err["msg"].removeprefix("Value error, ")
+    return CalculatorError(field, value if not isinstance(value, dict) else "…", msg, msg,
+                           reason_en=f"Invalid '{field}': {msg}.", reason_zh=f"字段 '{field}' 无效：{msg}。")
+
+
+def make_config(**kwargs: Any) -> MemoryConfig:
+    """``MemoryConfig(**kwargs)`` that raises CalculatorError (en + zh) instead of a pydantic error."""
+    try:
+        return MemoryConfig(**kwargs)
+    except ValidationError as exc:
+        raise _config_error(exc) from None
+
+
+def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list[str], list[str]]:
+    """The architecture (or None) and the parameter count, with assumptions made."""
+    a_en: list[str] = []
+    a_zh: list[str] = []
+    if cfg.model is not None:
+        shape = get_model_shape(cfg.model)
+        return shape, count_params(shape), shape.name, a_en, a_zh
+    if cfg.hf_config is not None:
+        shape = shape_from_hf_config(cfg.hf_config)
+        return shape, count_params(shape), shape.name, a_en, a_zh
+    n = int(positive_float("num_params", cfg.num_params, maximum=MAX_PARAMS, minimum_exclusive=0))
+    if n < 1:
+        raise CalculatorError("num_params", cfg.num_params, "at least 1 parameter", "至少 1 个参数")
+    if cfg.hidden_size and cfg.num_layers:
+        h = positive_int("hidden_size", cfg.hidden_size, maximum=10**6)
+        layers = positive_int("num_layers", cfg.num_layers, maximum=10**5)
+        heads = positive_int("num_attention_heads", cfg.num_attention_heads or max(1, h // 128), maximum=10**5)
+        vocab = positive_int("vocab_size", cfg.vocab_size or 32000, maximum=10**8)
+        if cfg.num_attention_heads is None:
+            a_en.append(f"attention heads assumed {heads} (head size 128)")
+            a_zh.append(f"注意力头数假定为 {heads}（每头 128 维）")
+        if cfg.vocab_size is None:
+            a_en.append("vocabulary assumed 32,000 tokens")
+            a_zh.append("词表大小假定为 32,000")
+        shape = ModelShape(name=f"{n / 1e9:g}B", hidden_size=h, num_layers=layers, num_attention_heads=heads,
+                           intermediate_size=4 * h, vocab_size=vocab, mlp="plain")
+        return shape, n, shape.name, a_en, a_zh
+    return None, n, f"{n / 1e9:g}B params", a_en, a_zh
+
+
+def _lora_trainable(shape: ModelShape | None, n: int, rank: int, modules: list[str]) -> int:
+    """LoRA adds r·(in + out) parameters per adapted matrix (Hu et al. 2021)."""
+    if shape is None:
+        h, layers, inter = 4096, max(1, round(n / (12 * 4096**2))), 4 * 4096
+        kv = h
+    else:
+        h, layers, inter = shape.hidden_size, shape.total_layers, shape.intermediate_size
+        kv = shape.kv_heads * shape.dim_per_head
+    inner = h if shape is None else shape.num_attention_heads * shape.dim_per_head
+    dims = {"q_proj": (h, inner), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (inner, h),
+            "gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
+    if shape is not None and shape.mlp == "plain":
+        dims["gate_proj"] = (0, 0)  # plain MLPs have no gate matrix
+    return layers * sum(rank * (dims[m][0] + dims[m][1]) for m in modules)
+
+
+def _state_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> tuple[dict[str, float], int, float, float]:
+    """Bytes per parameter for (weights, gradients, optimizer) and the trainable count.
+
+    Returns (bytes_per_param, trainable, frozen_weight_bytes, adafactor_state_bytes).
+    """
+    p = cfg.precision
+    if p == "fp32":
+        w, g, master = 4.0, 4.0, 0.0
+    elif p.startswith("amp-"):
+        w, g, master = 6.0, 4.0, 0.0   # fp32 weights + a 16-bit copy for the forward (HF docs)
+    elif p.endswith("-mixed"):
+        w, g, master = 2.0, 2.0, 4.0   # ZeRO paper: 16-bit weights/grads, fp32 master in the optimizer
+    else:
+        w, g, master = 2.0, 2.0, 0.0   # pure bf16
+    table = _OPTIMIZER_STATE_BYTES_BF16 if p == "bf16" else _OPTIMIZER_STATE_BYTES
+    opt = float(table.get(cfg.optimizer, 0.0)) + master
+    trainable = n
+    frozen = 0.0
+    if cfg.finetune != "full":
+        trainable = _lora_trainable(shape, n, cfg.lora_rank, cfg.lora_target_modules)
+        base = n
+        if cfg.finetune == "qlora":
+            # NF4 with double quantisation: 4 + 0.127 bits per quantised weight (Dettmers et al. 2023);
+            # embeddings, LM head and norms stay 16-bit.
+            kept = n - (shape.total_layers * layer_params(shape) if shape else int(n * 0.95))
+            frozen = (n - kept) * (4.127 / 8) + kept * 2
+        else:
+            frozen = base * (4.0 if p == "fp32" else 2.0)
+        # Adapters train in fp32 (PEFT default), with the chosen optimizer.
+        w, g = 4.0, 4.0
+        opt = float(_OPTIMIZER_STATE_BYTES.get(cfg.optimizer, 0.0))
+    adafactor = 0.0
+    if cfg.optimizer == "adafactor":
+        # Factored second moment: one row and one column vector per matrix (Shazeer & Stern 2018).
+        h = shape.hidden_size if shape else 4096
+        adafactor = 4.0 * 2 * trainable / h
+    return {"weights": w, "gradients": g, "optimizer_states": opt}, trainable, frozen, adafactor
+
+
+def _comm_buffers(cfg: MemoryConfig, grad_bytes_full: int, largest_layer: int) -> dict[str, int]:
+    """Communication buffers that scale with the config, not with the batch."""
+    out: dict[str, int] = {}
+    if cfg.zero_stage == 0 and cfg.world_size > 1:
+        # DDP's reducer keeps flat buckets the size of all gradients unless gradient_as_bucket_view=True.
+        out["ddp_gradient_buckets"] = grad_bytes_full
+    elif cfg.zero_stage in (1, 2) and cfg.world_size > 1:
+        factor = 4.5 if cfg.overlap_comm else 1.0  # HF DeepSpeed docs: overlap_comm uses 4.5x the bucket sizes
+        out["zero_buckets"] = int(2 * (cfg.reduce_bucket_size + cfg.allgather_bucket_size) * factor)
+    elif cfg.zero_stage == 3:
+        out["zero3_gathered_layer"] = 2 * largest_layer
+        if cfg.world_size > 1:
+            out["zero3_reduce_bucket"] = int(2 * cfg.reduce_bucket_size)
+    return out
+
+
+def _validate_numbers(cfg: MemoryConfig) -> None:
+    positive_int("train_micro_batch_size_per_gpu", cfg.train_micro_batch_size_per_gpu, maximum=MAX_MICRO)
+    positive_int("gradient_accumulation_steps", cfg.gradient_accumulation_steps, maximum=10**9)
+    positive_int("seq_len", cfg.seq_len, maximum=MAX_SEQ)
+    positive_int("world_size", cfg.world_size, maximum=10**6)
+    positive_int("num_nodes", cfg.num_nodes, maximum=10**5)
+    positive_int("pipeline_parallel_size", cfg.pipeline_parallel_size, maximum=10**4)
+    positive_int("lora_rank", cfg.lora_rank, maximum=65536)
+    positive_float("cuda_context_gb", cfg.cuda_context_gb, maximum=64, minimum_exclusive=-1e-9)
+    positive_float("reduce_bucket_size", cfg.reduce_bucket_size, maximum=1e12)
+    positive_float("allgather_bucket_size", cfg.allgather_bucket_size, maximum=1e12)
+    if cfg.gpu_memory_gb is not None:
+        positive_float("gpu_memory_gb", cfg.gpu_memory_gb, maximum=100_000)
+
+
+def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tuple[int | None, dict[str, int]]:
+    if shape is None:
+        return None, {}
+    bpv = 4 if cfg.precision == "fp32" else 2
+    act = activation_bytes(shape, micro, cfg.seq_len, bytes_per_value=bpv, flash_attention=cfg.flash_attention,
+                           checkpointing=cfg.gradient_checkpointing)
+    total, layers = act.total, act.layers
+    pp = cfg.pipeline_parallel_size
+    if pp > 1:
+        # 1F1B: the first stage holds activations of up to `pp` in-flight micro-batches (Narayanan et al. 2021).
+        in_flight = min(cfg.gradient_accumulation_steps, pp)
+        layers = layers // pp * in_flight
+        total = layers + act.embeddings + act.logits
+    return total, {"activations_layers": layers, "activations_embeddings": act.embeddings,
+                   "activations_logits": act.logits}
+
+
+def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
+    """Estimate per-GPU (and offloaded CPU) memory for one training setup.
+
+    Accepts a MemoryConfig or a dict of its fields. Raises CalculatorError
+    (a ValueError) naming the field, the bad value and what is accepted.
+    """
+    cfg = make_config(**config) if isinstance(config, dict) else config
+    _validate_numbers(cfg)
+    shape, n, model_name, a_en, a_zh = _resolve_shape(cfg)
+    bpp, trainable, frozen, adafactor = _state_bytes(cfg, shape, n)
+    ws, stage = cfg.world_size, cfg.zero_stage
+    pp = cfg.pipeline_parallel_size
+    n_stage = n / pp  # each pipeline stage holds 1/pp of the layers
+    trainable_stage = trainable / pp
+
+    weights_full = frozen / pp + trainable_stage * bpp["weights"]
+    grads_full = trainable_stage * bpp["gradients"]
+    optim_full = trainable_stage * bpp["optimizer_states"] + adafactor / pp
+    weights = weights_full / ws if stage == 3 else weights_full
+    grads = grads_full / ws if stage >= 2 else grads_full
+    optim = optim_full / ws if stage >= 1 else optim_full
+
+    cpu_per_gpu = 0.0
+    notes_en: list[str] = []
+    notes_zh: list[str] = []
+    largest_layer = max(layer_params(shape), shape.vocab_size * shape.hidden_size) if shape else int(n_stage / 32)
+    if cfg.offload_optimizer:
+        cpu_per_gpu += optim
+        optim = 0.0
+        if stage >= 2:
+            cpu_per_gpu += grads_full / ws * (4 / bpp["gradients"]) if bpp["gradients"] else 0  # fp32 grad partition
+            grads = 0.0
+            if cfg.gradient_accumulation_steps > 1:
+                notes_en.append("With offload and GA>1 DeepSpeed also keeps a pinned CPU buffer of accumulated gradients.")
+                notes_zh.append("开启 offload 且 GA>1 时，DeepSpeed 还会在 CPU 上保留一份累积梯度的锁页缓冲区。")
+    if cfg.offload_param:
+        cpu_per_gpu += weights
+        weights = 2.0 * largest_layer  # the layer being gathered for compute
+    gpus_per_node = ws // cfg.num_nodes
+
+    act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
+    comm = _comm_buffers(cfg, int(grads_full), largest_layer)
+    details.update(comm)
+    details["cuda_context"] = int(cfg.cuda_context_gb * GiB)
+    other = sum(comm.values()) + details["cuda_context"]
+
+    gpu_name, capacity = None, None
+    if cfg.gpu is not None:
+        gpu = get_gpu(cfg.gpu)
+        gpu_name, capacity = gpu.name, int(gpu.memory_gib * GiB)
+        if cfg.precision in ("amp-bf16", "bf16-mixed", "bf16") and not gpu.bf16:
+            notes_en.append(f"{gpu.name} has no native bf16 (needs compute capability 8.0+): use fp16 with loss scaling.")
+            notes_zh.append(f"{gpu.name} 不支持原生 bf16（需要算力 8.0+）：请用 fp16 配合 loss scaling。")
+    if cfg.gpu_memory_gb is not None:
+        gpu_name = gpu_name or f"{cfg.gpu_memory_gb:g} GiB GPU"
+        capacity = int(cfg.gpu_memory_gb * GiB)
+
+    fixed = int(weights) + int(grads) + int(optim) + other
+    total = None if act is None else fixed + act
+    fits = headroom = max_micro = None
+    if capacity is not None and total is not None:
+        headroom = capacity - total
+        fits = headroom >= 0
+        max_micro = _max_micro_batch(cfg, shape, fixed, capacity)
+    if act is None:
+        notes_en.append("Activations unknown: only num_params was given. Add hidden_size and num_layers (or a preset / config.json) to estimate them.")
+        notes_zh.append("激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。")
+    if pp > 1:
+        notes_en.append(f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory.")
+        notes_zh.append(f"流水线并行（{pp} 段）：第一段最多同时保留 min(GA, {pp}) 个在途微批次的激活——这是 GA 会增加激活显存的唯一情形。")
+    if ws > 1 and stage < 3:
+        notes_en.append(f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory.")
+        notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
+
+    ga = cfg.gradient_accumulation_steps
+    ga_en = (f"gradient_accumulation_steps={ga} does not change this estimate: gradients accumulate in place into one "
+             "parameter-sized buffer that exists even at GA=1, and each micro-batch's activations are freed after its "
+             "backward pass. Peak memory is set by the micro batch × sequence length and the model states, not by the "
+             "effective batch size.")
+    ga_zh = (f"gradient_accumulation_steps={ga} 不改变这个估算：梯度原地累加到一个与参数同大小的缓冲区里（GA=1 时它也存在），"
+             "每个微批次的激活在其反向传播后就被释放。峰值显存由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
+    if pp > 1:
+        ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
+        ga_zh += " 例外：流水线并行时最多有 min(GA, 段数) 个微批次同时在途。"
+    if cfg.finetune != "full":
+        a_en.append(f"{cfg.finetune}: base weights frozen, adapters (rank {cfg.lora_rank} on {', '.join(cfg.lora_target_modules)}) trained in fp32")
+        a_zh.append(f"{cfg.finetune}：基座权重冻结，适配器（rank {cfg.lora_rank}，作用于 {', '.join(cfg.lora_target_modules)}）以 fp32 训练")
+    return MemoryEstimate(
+        model_name=model_name, num_params=n, trainable_params=int(trainable),
+        weights=int(weights), gradients=int(grads), optimizer_states=int(optim), activations=act, other=other,
+        total_per_gpu=total, cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
+        fits=fits, headroom=headroom, max_micro_batch=max_micro, details=details, bytes_per_param=bpp,
+        gradient_accumulation_note_en=ga_en, gradient_accumulation_note_zh=ga_zh,
+        notes_en=notes_en, notes_zh=notes_zh, assumptions_en=a_en, assumptions_zh=a_zh,
+    )
+
+
+def _max_micro_batch(cfg: MemoryConfig, shape: ModelShape | None, fixed: int, capacity: int) -> int:
+    """Largest micro batch whose total fits (0 if even 1 does not); activations grow with the micro batch."""
+    def fits(m: int) -> bool:
+        act, _ = _activations(cfg, shape, m)
+        return fixed + (act or 0) <= capacity
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= MAX_MICRO and fits(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, MAX_MICRO + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo

@@ -1,0 +1,61 @@
+"""The calculators as named tools: what the chat calls and what cards reference.
+
+``run_tool(name, arguments)`` is the single entry point used by the assistant,
+the app's API endpoints and the knowledge-card tests, so a tool's name and
+argument names mean the same thing everywhere.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from .batch import resolve_batch
+from .deepspeed import estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs
+from .errors import CalculatorError
+from .memory import estimate_memory
+from .sweep import sweep
+
+
+class ZeroEstimate(BaseModel):
+    cpu_bytes: int
+    gpu_bytes: int
+
+
+def _memory(args: dict[str, Any]) -> BaseModel:
+    return estimate_memory(dict(args))
+
+
+def _sweep(args: dict[str, Any]) -> BaseModel:
+    if set(args) != {"config", "field", "values"}:
+        raise CalculatorError("arguments", sorted(args), "config, field and values", "config、field 和 values")
+    return sweep(args["config"], args["field"], args["values"])
+
+
+def _zero(fn: Callable[..., tuple[int, int]]) -> Callable[[dict[str, Any]], BaseModel]:
+    def run(args: dict[str, Any]) -> BaseModel:
+        cpu, gpu = fn(**args)
+        return ZeroEstimate(cpu_bytes=cpu, gpu_bytes=gpu)
+    return run
+
+
+TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
+    "effective_batch": lambda args: resolve_batch(**args),
+    "memory": _memory,
+    "sweep": _sweep,
+    "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),
+    "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),
+}
+
+
+def run_tool(name: str, arguments: dict[str, Any]) -> BaseModel:
+    """Run calculator ``name`` with keyword ``arguments``; unknown names or arguments raise CalculatorError."""
+    if name not in TOOLS:
+        raise CalculatorError("name", name, ", ".join(TOOLS), "、".join(TOOLS))
+    if not isinstance(arguments, dict):
+        raise CalculatorError("arguments", arguments, "a dict of keyword arguments", "关键字参数字典")
+    try:
+        return TOOLS[name](arguments)
+    except TypeError as exc:  # an unknown or missing keyword argument
+        raise CalculatorError("arguments", sorted(arguments), f"the arguments of {name}: {exc}",
+                              f"{name} 的参数：{exc}") from None
