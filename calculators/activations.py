@@ -136,40 +136,48 @@ def _norm_terms(style: str, B: int, sbh: int) -> int:
     return (FP32 + B + extra) * sbh
 
 
-def _attention_terms(style: str, B: int, s_q: int, s_kv: int, b: int, h: int, shape: ModelShape,
-                     dropout: bool, scores: bool, prefix: str) -> dict[str, int]:
+def _attention_terms(style: str, B: int, M: int, s_q: int, s_kv: int, b: int, h: int, shape: ModelShape,
+                     dropout: bool, scores: bool, flash: bool, prefix: str) -> dict[str, int]:
     """One attention block (self- or cross-), following Korthikanti et al. sec. 4.1.
 
     Q/K/V projections' input, Q and K for ``Q K^T`` (K repeated to all heads: HF's ``repeat_kv``
     materialises GQA heads before the matmul), the softmax output, the dropout mask and
     dropout output, V for ``P V``, the output projection's input, and the residual dropout mask.
-    HF LLaMA and T5 compute softmax in fp32 and cast back: 4 bytes plus, at 16-bit, a B-byte copy.
+    HF LLaMA computes softmax in fp32 and casts back: 4 bytes plus, at 16-bit, a B-byte copy
+    (GPT-2, BERT and T5 keep the softmax output in the model dtype).
     """
     a, inner = shape.num_attention_heads, shape.num_attention_heads * shape.dim_per_head
     t: dict[str, int] = {}
-    t[f"{prefix}qkv_input"] = B * s_q * b * h
-    if s_kv != s_q:  # cross-attention: K/V projections read the encoder output (held by the encoder's last layer)
-        t[f"{prefix}kv_input"] = 0
+    t[f"{prefix}qkv_input"] = B * s_q * b * h  # cross-attention: Q's input; K/V read the encoder output (counted once)
     t[f"{prefix}q"] = B * s_q * b * inner
-    t[f"{prefix}k"] = B * s_kv * b * inner
-    t[f"{prefix}v"] = B * s_kv * b * inner
+    # eager attention repeats GQA's K/V to all heads before the matmuls; SDPA/flash kernels read
+    # the kv_heads-sized K and V directly (and their output is the output projection's input).
+    kv_width = shape.kv_heads * shape.dim_per_head if flash else inner
+    t[f"{prefix}k"] = B * s_kv * b * kv_width
+    t[f"{prefix}v"] = B * s_kv * b * kv_width
     if scores:
         ass = a * s_q * s_kv * b
-        softmax_bytes = (FP32 + (B if B < FP32 else 0)) if style in ("llama", "t5") else B
+        # fp32 softmax output; its 16-bit copy is saved too unless dropout consumes it (then the
+        # dropout output is what P V keeps).
+        softmax_bytes = (FP32 + (B if B < FP32 and not dropout else 0)) if style == "llama" else B
         t[f"{prefix}softmax"] = softmax_bytes * ass
         if dropout:
-            t[f"{prefix}attn_dropout_mask"] = MASK_BYTES * ass
+            t[f"{prefix}attn_dropout_mask"] = M * ass
             t[f"{prefix}attn_dropout_out"] = B * ass
     t[f"{prefix}out_proj_input"] = B * s_q * b * inner
     if dropout:
-        t[f"{prefix}residual_dropout_mask"] = MASK_BYTES * s_q * b * h
+        t[f"{prefix}residual_dropout_mask"] = M * s_q * b * h
     return t
 
 
-def _mlp_terms(B: int, sb: int, h: int, i: int, gated: bool, dropout: bool) -> dict[str, int]:
-    """Plain MLP (paper): fc1 input, activation input, fc2 input, dropout mask -> B*h + 2*B*i + h.
+def _mlp_terms(style: str, B: int, M: int, sb: int, h: int, i: int, gated: bool, dropout: bool,
+               activation: str = "gelu") -> dict[str, int]:
+    """Plain MLP (paper): fc1 input, activation input, fc2 input, dropout mask -> B*h + 2*B*i + M*h.
     Gated (SwiGLU): input, gate (SiLU input), SiLU output and up (the product's factors),
-    down-projection input -> B*(h + 4*i)."""
+    down-projection input -> B*(h + 4*i). HF T5 also applies dropout between the activation and
+    the second matrix: one more M*i mask (its output is the second matrix's input).
+    ``activation="gelu_new"`` (HF GPT-2's default, a tanh-GELU written as Python ops) saves
+    x, tanh(...), 0.5*x and 1+tanh(...) instead of x: 3*B*i more."""
     t = {"mlp_input": B * sb * h}
     if gated:
         t["mlp_gate_up_act"] = 3 * B * sb * i
@@ -177,38 +185,51 @@ def _mlp_terms(B: int, sb: int, h: int, i: int, gated: bool, dropout: bool) -> d
     else:
         t["mlp_act_input"] = B * sb * i
         t["mlp_fc2_input"] = B * sb * i
+        if activation == "gelu_new":
+            t["mlp_gelu_new_intermediates"] = 3 * B * sb * i
     if dropout:
-        t["mlp_dropout_mask"] = MASK_BYTES * sb * h
+        if style == "t5":
+            t["mlp_inner_dropout_mask"] = M * sb * i
+        t["mlp_dropout_mask"] = M * sb * h
     return t
 
 
-def _layer_terms(shape: ModelShape, style: str, B: int, s: int, b: int, dropout: bool, scores: bool,
-                 cross: bool, s_enc: int) -> dict[str, int]:
+def _layer_terms(shape: ModelShape, style: str, B: int, M: int, s: int, b: int, dropout: bool, scores: bool,
+                 flash: bool, cross: bool, s_enc: int, activation: str = "gelu") -> dict[str, int]:
     h, sb = shape.hidden_size, s * b
     t: dict[str, int] = {}
     norms = 3 if cross else 2
     for n in range(norms):
         t[f"norm{n + 1}"] = _norm_terms(style, B, sb * h)
-    t.update(_attention_terms(style, B, s, s, b, h, shape, dropout, scores, "attn_"))
+    t.update(_attention_terms(style, B, M, s, s, b, h, shape, dropout, scores, flash, "attn_"))
     if cross:
-        t.update(_attention_terms(style, B, s, s_enc, b, h, shape, dropout, scores, "xattn_"))
-    t.update(_mlp_terms(B, sb, h, shape.intermediate_size, shape.mlp == "gated", dropout))
+        t.update(_attention_terms(style, B, M, s, s_enc, b, h, shape, dropout, scores, flash, "xattn_"))
+    t.update(_mlp_terms(style, B, M, sb, h, shape.intermediate_size, shape.mlp == "gated", dropout, activation))
     return t
 
 
 def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes_per_value: int = 2,
                      flash_attention: bool = False, checkpointing: Recompute = "none",
-                     dropout: bool | None = None) -> ActivationBreakdown:
+                     dropout: bool | None = None, mask_bytes: int | None = None,
+                     activation: Literal["gelu", "gelu_new"] = "gelu") -> ActivationBreakdown:
     """Activation memory of one micro-batch of ``micro_batch`` x ``seq_len`` tokens.
 
     Per block: the paper's terms (see ``_attention_terms``, ``_mlp_terms``, ``_norm_terms``).
     ``flash_attention`` or ``checkpointing="selective"`` drop the ``a*s^2*b`` score terms
-    (softmax output, attention-dropout mask and output). ``checkpointing="full"`` keeps
+    (softmax output, attention-dropout mask and output); with ``flash_attention`` K and V are
+    also kept at ``kv_heads`` width (SDPA/flash read GQA K/V directly; eager attention repeats
+    them to all heads first), and the kernel's output is the output projection's input.
+    ``checkpointing="full"`` keeps
     each block's input (``B*s*b*h``) plus one block's full activations, re-materialised
     during its backward (the paper's sec. 5 estimate ignores that one layer).
 
     ``dropout=None`` uses the architecture default: GPT-2, BERT and T5 train with dropout,
-    LLaMA-family models (RMSNorm decoders) have none.
+    LLaMA-family models (RMSNorm decoders) have none. ``mask_bytes`` is the size of one
+    dropout-mask element: 1 by default (CUDA's fused dropout keeps a bool mask, as the paper
+    assumes); PyTorch's CPU dropout keeps a mask in the model dtype, so CPU measurements pass
+    ``mask_bytes=bytes_per_value``. ``activation``: ``"gelu"`` for any fused activation that
+    saves only its input (GELU, ReLU, SiLU; the paper's assumption); ``"gelu_new"`` for HF
+    GPT-2's default unfused tanh-GELU, which keeps 3*B*i*s*b more per layer.
 
     ``embeddings``: token ids (int64) kept by the embedding lookup, the embedding dropout
     mask (GPT-2, BERT, T5), BERT's embedding LayerNorm input, LLaMA's rotary cos/sin.
@@ -227,6 +248,11 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     flash = _choice("flash_attention", flash_attention, (True, False))
     ckpt = _choice("checkpointing", checkpointing, ("none", "selective", "full"))
     dropout = _optional_bool("dropout", dropout)
+    M = MASK_BYTES if mask_bytes is None else _choice("mask_bytes", mask_bytes, (1, 2, 4))
+    activation = _choice("activation", activation, ("gelu", "gelu_new"))
+    if activation == "gelu_new" and shape.mlp == "gated":
+        raise CalculatorError("activation", activation, "'gelu' for gated (SwiGLU/GeGLU) MLPs",
+                              "门控 MLP（SwiGLU/GeGLU）只接受 'gelu'")
 
     style = _hf_style(shape)
     if dropout is None:
@@ -235,10 +261,10 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     scores = not (flash or ckpt == "selective")
     enc_dec = shape.architecture == "encoder-decoder"
 
-    enc_terms = _layer_terms(shape, style, B, s, b, dropout, scores, cross=False, s_enc=s)
+    enc_terms = _layer_terms(shape, style, B, M, s, b, dropout, scores, flash, cross=False, s_enc=s, activation=activation)
     enc_layer = sum(enc_terms.values())
     if enc_dec:
-        dec_terms = _layer_terms(shape, style, B, s, b, dropout, scores, cross=True, s_enc=s)
+        dec_terms = _layer_terms(shape, style, B, M, s, b, dropout, scores, flash, cross=True, s_enc=s, activation=activation)
         per_layer_terms, per_layer = dec_terms, sum(dec_terms.values())
     else:
         per_layer_terms, per_layer = enc_terms, enc_layer
@@ -255,10 +281,12 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     # embeddings -------------------------------------------------------------
     stacks = 2 if enc_dec else 1
     embeddings = stacks * INDEX_BYTES * sb  # ids kept by nn.Embedding's backward
+    if shape.learned_positions:
+        embeddings += INDEX_BYTES * s  # position ids (1 x s)
     if dropout:
-        embeddings += stacks * MASK_BYTES * sb * h
+        embeddings += stacks * M * sb * h
     if style == "bert":
-        embeddings += B * sb * h + INDEX_BYTES * sb  # embedding LayerNorm input, token_type_ids
+        embeddings += B * sb * h  # embedding LayerNorm input
     if style == "llama":
         embeddings += 2 * B * s * shape.dim_per_head  # rotary cos, sin (shared by all layers)
     if enc_dec:
@@ -272,14 +300,17 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
         head_inputs = B * sb * h
     if enc_dec:
         final_norm *= 2  # encoder and decoder final norms
+        head_inputs += B * sb * h  # the encoder output, read by every cross-attention's K/V projections
         if dropout:
-            head_inputs += 2 * MASK_BYTES * sb * h  # final dropouts of encoder and decoder
-    logits = final_norm + head_inputs + (B + FP32) * sb * V + INDEX_BYTES * sb
+            head_inputs += 2 * M * sb * h  # final dropouts of encoder and decoder
+    # HF causal-LM losses upcast logits to fp32 before cross-entropy; BERT's MLM and T5's loss do not.
+    log_softmax = FP32 if style in ("llama", "gpt2") else B
+    logits = final_norm + head_inputs + (B + log_softmax) * sb * V + INDEX_BYTES * sb
 
     total = layers + embeddings + logits
     attn = "flash (no s^2 terms)" if flash else ("selective recompute" if ckpt == "selective" else "eager s^2 scores")
     formula = (f"Korthikanti et al. 2022 per-layer terms, {style}-style layer, {B}-byte values, "
                f"{'dropout' if dropout else 'no dropout'}, {attn}; {how}; "
-               f"+ embeddings + LM head/loss ({B}+4)*b*s*V")
+               f"+ embeddings + LM head/loss ({B}+{log_softmax})*b*s*V")
     return ActivationBreakdown(per_layer=per_layer, layers=layers, embeddings=embeddings, logits=logits,
                                total=total, formula=formula, terms=per_layer_terms)
