@@ -1,0 +1,294 @@
+"""The assistant: question in, answer out — retrieval + calculators + composition, no generative model.
+
+Order of an answer: the verdict on any wrong belief in the question, the
+calculator numbers that prove it, the explanation from the best card, then
+the sources. Every number comes from a calculator call listed in
+``Answer.tool_calls``.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from calculators import BatchConfigError, CalculatorError, run_tool
+from calculators.batch import BatchResult
+from calculators.memory import MemoryEstimate
+from calculators.sweep import SweepResult
+
+from .answer import Answer, Correction, Link, SourceRef, ToolCall
+from .cards import Card, load_cards
+from .formatting import batch_summary, gib, memory_summary, memory_table, sweep_line
+from .intents import Intents, detect_intents, detect_misconceptions
+from .language import detect_language
+from .planner import Plan, PlannedCall, plan_calls
+from .slots import Slots, extract_slots
+
+MAX_QUESTION_CHARS = 4000
+MAX_CONFIG_CHARS = 50_000
+MAX_HISTORY_TURNS = 20
+SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
+
+_TEXT = {
+    "empty": {"zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
+              "en": "Please type a question, for example: “Does raising gradient_accumulation_steps increase GPU memory?”"},
+    "too_long": {"zh": "问题太长（{n} 个字符，上限 {max}）。请只保留问题本身，配置可以单独粘贴。",
+                 "en": "The question is too long ({n} characters, limit {max}). Keep just the question; paste a config on its own."},
+    "off_topic": {"zh": "这个问题超出了我能回答的范围。我只回答训练配置的问题：batch size、梯度累积、精度、ZeRO/offload 分片，以及需要多少显存。例如：“7B 模型 LoRA 在 3090 上 micro batch 能开多大？”",
+                  "en": "That is outside what I can answer. I answer training-setup questions: batch size, gradient accumulation, precision, ZeRO/offload sharding, and how much GPU memory it takes. For example: “How large a micro batch fits a 7B LoRA run on a 3090?”"},
+    "numbers": {"zh": "计算结果", "en": "The numbers"},
+    "explain": {"zh": "解释", "en": "Explanation"},
+    "sources": {"zh": "来源", "en": "Sources"},
+    "corrected": {"zh": "问题里的误解", "en": "What the question gets wrong"},
+    "assumed": {"zh": "假设", "en": "Assumed"},
+    "wrong": {"zh": "错误说法", "en": "Wrong"},
+    "right": {"zh": "实际情况", "en": "Actually"},
+    "ga_compare": {"zh": "GA=1 与 GA={ga} 的每卡显存（其他设置相同）：", "en": "Per-GPU memory at GA=1 and GA={ga}, everything else equal:"},
+    "ga_same": {"zh": "两列完全相同：累积步数不改变峰值显存。改变显存的是 micro batch：",
+                "en": "The two columns are identical: accumulation steps do not change peak memory. The micro batch does:"},
+    "ga_differs": {"zh": "流水线并行时在途微批次会增加激活显存（见上表）。micro batch 的影响：",
+                   "en": "With pipeline parallelism in-flight micro-batches add activations (see the table). The micro batch:"},
+    "precision": {"zh": "全量微调时不同精度下的每卡显存：", "en": "Per-GPU memory of a full fine-tune by precision:"},
+    "zero": {"zh": "不同 ZeRO stage 下的每卡显存：", "en": "Per-GPU memory by ZeRO stage:"},
+    "small_compare": {"zh": "同样 10,000 条样本：micro=1、GA=1 每个 epoch 要 {a:,} 次优化器更新；micro=4、GA=8 只要 {b:,} 次。",
+                      "en": "Same 10,000 samples: micro=1, GA=1 takes {a:,} optimizer steps per epoch; micro=4, GA=8 takes {b:,}."},
+    "calc_error": {"zh": "计算器拒绝了这组参数：", "en": "The calculator rejected these values:"},
+    "no_card": {"zh": "知识库里没有与此直接相关的解释；以上数字来自计算器。",
+                "en": "No curated explanation matches this closely; the numbers above come from the calculators."},
+}
+
+
+def _t(key: str, lang: str, **kw: Any) -> str:
+    return _TEXT[key][lang].format(**kw)
+
+
+def _clean(text: str) -> str:
+    """Drop control characters (keep newlines and tabs) and normalise width (全角 → half-width digits)."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+
+
+class Assistant:
+    """Answers batch/accumulation/precision/sharding/memory questions from cards and calculators.
+
+    >>> bot = Assistant()                       # doctest: +SKIP
+    >>> bot.ask("增大梯度累积会增加显存吗").text   # doctest: +SKIP
+    """
+
+    def __init__(self, cards: list[Card] | None = None, *, retriever: Any = None, embed_model: str | None = None,
+                 cache_dir: str | None = None, progress: bool = False) -> None:
+        self.cards = cards if cards is not None else load_cards()
+        self._by_id = {c.id: c for c in self.cards}
+        if retriever is None:
+            from .embedding import EmbeddingSettings
+            from .retrieval import Retriever
+            settings = EmbeddingSettings.from_env(**({"model": embed_model} if embed_model else {}))
+            retriever = Retriever(cards=self.cards, settings=settings, cache_dir=cache_dir, progress=progress)
+        self.retriever = retriever
+
+    # ---- public API -------------------------------------------------------------------------
+    def retrieve(self, query: str, k: int = 3) -> list[Any]:
+        """The k best cards for ``query`` (empty when nothing is relevant enough)."""
+        return self.retriever.retrieve(_clean(query or ""), k=k)
+
+    def ask(self, question: str, history: list[dict[str, Any]] | None = None) -> Answer:
+        """Answer one question; pass ``answer.history`` back for a follow-up."""
+        history = list(history or [])[-2 * MAX_HISTORY_TURNS:]
+        prev_lang = next((h.get("language") for h in reversed(history) if h.get("language")), None)
+        if not isinstance(question, str):
+            question = "" if question is None else str(question)
+        text = _clean(question).strip()
+        lang = detect_language(text) if re.search(r"[A-Za-z\u4e00-\u9fff]", text) else (prev_lang or "en")
+        if not text:
+            return self._refusal(_t("empty", lang), lang, history, question)
+        config_answer = self._maybe_config(text, lang, history)
+        if config_answer is not None:
+            return config_answer
+        if len(text) > MAX_QUESTION_CHARS:
+            return self._refusal(_t("too_long", lang, n=len(text), max=MAX_QUESTION_CHARS), lang, history, text[:200])
+        return self._answer(text, lang, history)
+
+    # ---- steps ------------------------------------------------------------------------------
+    def _answer(self, text: str, lang: str, history: list[dict[str, Any]]) -> Answer:
+        prev = next((h for h in reversed(history) if h.get("role") == "user" and "slots" in h), None)
+        slots = extract_slots(text)
+        intents = detect_intents(text)
+        if prev is not None and not detect_misconceptions(text):
+            # A follow-up ("那用 ZeRO-3 呢？", "and with 4 GPUs?") keeps earlier slots and intents.
+            slots = slots.merged_over(Slots(**prev["slots"]))
+            old = prev.get("intents", {})
+            intents = Intents(**{k: getattr(intents, k) or old.get(k, False) for k in intents.__dataclass_fields__})
+        misconceptions = detect_misconceptions(text)
+        hits = self.retrieve(text, k=3)
+        if not hits and not misconceptions and not intents.any and not slots.stated():
+            return self._refusal(_t("off_topic", lang), lang, history, text)
+
+        plan = plan_calls(slots, intents, misconceptions)
+        calls = [self._run(c, lang) for c in plan.calls]
+        cards = self._cards_for(misconceptions, hits, intents)
+        corrections = [self._correction(m, lang) for m in misconceptions if m.card_id in self._by_id]
+
+        parts: list[str] = []
+        if corrections:
+            parts += [f"**{c.verdict}**" for c in corrections]
+        elif cards:
+            parts.append(self._direct_answer(cards[0], lang))
+        numbers = self._numbers_section(plan, calls, lang)
+        if corrections:
+            parts.append(f"#### {_t('corrected', lang)}\n" + "\n".join(
+                f"- ❌ {_t('wrong', lang)}：{c.wrong}\n  ✅ {_t('right', lang)}：{c.correction}" if lang == "zh" else
+                f"- ❌ {_t('wrong', lang)}: {c.wrong}\n  ✅ {_t('right', lang)}: {c.correction}" for c in corrections))
+        if numbers:
+            parts.append(f"#### {_t('numbers', lang)}\n{numbers}")
+        assumptions = plan.assumptions_zh if lang == "zh" else plan.assumptions_en
+        if assumptions:
+            sep = "；" if lang == "zh" else "; "
+            parts.append(f"_{_t('assumed', lang)}{'：' if lang == 'zh' else ': '}{sep.join(assumptions)}._")
+        if cards:
+            parts.append(f"#### {_t('explain', lang)}\n{self._explanation(cards, lang)}")
+        else:
+            parts.append(_t("no_card", lang))
+        sources = [self._source(c, lang) for c in cards]
+        if sources:
+            parts.append(f"#### {_t('sources', lang)}\n" + "\n".join(
+                f"- {s.title}: " + ", ".join(f"[{u.title}]({u.url})" for u in s.urls) for s in sources))
+        answer_text = "\n\n".join(parts)
+        new_history = history + [
+            {"role": "user", "content": text, "language": lang, "slots": slots.stated(),
+             "intents": {k: getattr(intents, k) for k in intents.__dataclass_fields__}},
+            {"role": "assistant", "content": answer_text, "language": lang},
+        ]
+        return Answer(text=answer_text, language=lang, sources=sources, tool_calls=calls, corrections=corrections,
+                      assumptions=assumptions, history=new_history)
+
+    def _maybe_config(self, text: str, lang: str, history: list[dict[str, Any]]) -> Answer | None:
+        """A pasted DeepSpeed / HF / LLaMA-Factory config is answered by the config doctor."""
+        try:
+            from calculators import configs
+        except ImportError:
+            return None
+        snippet = configs.extract_config_text(text)
+        if snippet is None:
+            return None
+        if len(snippet) > MAX_CONFIG_CHARS:
+            return self._refusal(_t("too_long", lang, n=len(snippet), max=MAX_CONFIG_CHARS), lang, history, text[:200])
+        slots = extract_slots(text.replace(snippet, " "))
+        args: dict[str, Any] = {"config": snippet, "lang": lang}
+        if slots.gpu:
+            args["gpu"] = slots.gpu
+        call = self._run(PlannedCall("config_check", args), lang)
+        body = call.summary_md or call.error or ""
+        new_history = history + [{"role": "user", "content": text[:2000], "language": lang, "slots": slots.stated(),
+                                  "intents": {}}, {"role": "assistant", "content": body, "language": lang}]
+        return Answer(text=body, language=lang, tool_calls=[call], history=new_history)
+
+    def _run(self, call: PlannedCall, lang: str) -> ToolCall:
+        """Run one calculator; a refusal becomes a visible error, never an exception."""
+        args = dict(call.arguments)
+        if call.name == "effective_batch":
+            args["lang"] = lang
+        try:
+            if call.name == "config_check":
+                from calculators.configs import config_check_tool
+                result = config_check_tool(args)
+            else:
+                result = run_tool(call.name, args)
+        except BatchConfigError as err:
+            return ToolCall(name=call.name, arguments=call.arguments, error=f"{err.deepspeed_message}\n{err.message(lang)}",
+                            summary_md=f"{_t('calc_error', lang)}\n\n```\n{err.deepspeed_message}\n```\n{err.message(lang)}")
+        except CalculatorError as err:
+            return ToolCall(name=call.name, arguments=call.arguments, error=err.message(lang),
+                            summary_md=f"{_t('calc_error', lang)} {err.message(lang)}")
+        return ToolCall(name=call.name, arguments=call.arguments, result=result.model_dump(mode="json"),
+                        summary_md=self._summary(result, lang))
+
+    @staticmethod
+    def _summary(result: Any, lang: str) -> str:
+        if isinstance(result, MemoryEstimate):
+            return memory_summary(result, lang)
+        if isinstance(result, BatchResult):
+            return batch_summary(result, lang)
+        if isinstance(result, SweepResult):
+            return sweep_line(result, lang)
+        if hasattr(result, "to_markdown"):
+            return result.to_markdown(lang)
+        return ""
+
+    def _numbers_section(self, plan: Plan, calls: list[ToolCall], lang: str) -> str:
+        by_label = {c.label: t for c, t in zip(plan.calls, calls)}
+        out: list[str] = []
+        for label in ("effective_batch",):
+            if label in by_label:
+                out.append(by_label[label].summary_md)
+        if "effective_batch_compare" in by_label:
+            a, b = by_label["effective_batch"].result, by_label["effective_batch_compare"].result
+            if a and b and a.get("optimizer_steps_per_epoch") and b.get("optimizer_steps_per_epoch"):
+                out.append(_t("small_compare", lang, a=a["optimizer_steps_per_epoch"], b=b["optimizer_steps_per_epoch"]))
+        if "ga_low" in by_label and "ga_high" in by_label:
+            low, high = by_label["ga_low"], by_label["ga_high"]
+            if low.result and high.result:
+                ga = high.arguments["gradient_accumulation_steps"]
+                e1, e2 = MemoryEstimate(**low.result), MemoryEstimate(**high.result)
+                eff = "有效批次" if lang == "zh" else "effective batch"
+                mb = low.arguments["train_micro_batch_size_per_gpu"] * low.arguments.get("world_size", 1)
+                out.append(_t("ga_compare", lang, ga=ga) + "\n\n" + memory_table(
+                    [(f"GA=1 ({eff} {mb})", e1), (f"GA={ga} ({eff} {mb * ga})", e2)], lang))
+                same = e1.total_per_gpu == e2.total_per_gpu
+                sweep = by_label.get("micro_sweep")
+                line = sweep.summary_md if sweep is not None and sweep.result else ""
+                out.append(_t("ga_same" if same else "ga_differs", lang) + " " + line)
+                out.append(e2.gradient_accumulation_note_zh if lang == "zh" else e2.gradient_accumulation_note_en)
+            else:
+                out.append(low.summary_md or high.summary_md)
+        if "main" in by_label:
+            out.append(by_label["main"].summary_md)
+        if "precision_sweep" in by_label and by_label["precision_sweep"].result:
+            out.append(_t("precision", lang) + " " + by_label["precision_sweep"].summary_md)
+        if "zero_sweep" in by_label and by_label["zero_sweep"].result:
+            out.append(_t("zero", lang) + " " + by_label["zero_sweep"].summary_md)
+        return "\n\n".join(s for s in out if s)
+
+    def _cards_for(self, misconceptions: list[Any], hits: list[Any], intents: Intents) -> list[Card]:
+        """Cards to explain with: the ones that correct detected beliefs first, then the best retrieved."""
+        chosen: list[Card] = [self._by_id[m.card_id] for m in misconceptions if m.card_id in self._by_id]
+        for hit in hits:
+            if hit.card.id not in {c.id for c in chosen}:
+                chosen.append(hit.card)
+        if intents.small_batch and SMALL_BATCH_MYTH in self._by_id and SMALL_BATCH_MYTH not in {c.id for c in chosen}:
+            # The usual wrong answer to "both small?" is "smaller weight updates": correct it unasked.
+            chosen.insert(1, self._by_id[SMALL_BATCH_MYTH])
+        return chosen[:3]
+
+    def _correction(self, rule: Any, lang: str) -> Correction:
+        card = self._by_id[rule.card_id]
+        m = card.misconceptions[0]
+        return Correction(key=rule.key, card_id=card.id, verdict=rule.verdict_zh if lang == "zh" else rule.verdict_en,
+                          wrong=m.wrong_zh if lang == "zh" else m.wrong_en,
+                          correction=m.correction_zh if lang == "zh" else m.correction_en)
+
+    @staticmethod
+    def _direct_answer(card: Card, lang: str) -> str:
+        body = (card.body_zh if lang == "zh" else card.body_en).strip()
+        return body.split("\n\n", 1)[0]
+
+    @staticmethod
+    def _explanation(cards: list[Card], lang: str) -> str:
+        first = (cards[0].body_zh if lang == "zh" else cards[0].body_en).strip()
+        parts = first.split("\n\n", 1)
+        text = parts[1] if len(parts) > 1 else parts[0]
+        for card in cards[1:]:
+            title = card.title_zh if lang == "zh" else card.title_en
+            direct = (card.body_zh if lang == "zh" else card.body_en).strip().split("\n\n", 1)[0]
+            text += f"\n\n**{title}** — {direct.strip('*')}"
+        return text
+
+    @staticmethod
+    def _source(card: Card, lang: str) -> SourceRef:
+        return SourceRef(card_id=card.id, title=card.title_zh if lang == "zh" else card.title_en,
+                         urls=[Link(title=s.title, url=str(s.url)) for s in card.sources])
+
+    @staticmethod
+    def _refusal(message: str, lang: str, history: list[dict[str, Any]], question: str) -> Answer:
+        new_history = history + [{"role": "user", "content": question[:2000], "language": lang},
+                                 {"role": "assistant", "content": message, "language": lang}]
+        return Answer(text=message, language=lang, refused=True, history=new_history)

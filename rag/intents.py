@@ -1,0 +1,127 @@
+"""What a question asks and which wrong belief it carries.
+
+Rules, not a model: each misconception is a combination of terms that both
+Chinese and English forum questions use, mapped to the knowledge card that
+corrects it. A rule that fires must be answered head-on (verdict first).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|累[积加计]|\bga\b|grad(?:ient)?[-_ ]?acc\w*|accumulat\w*)"
+MEM = r"(?:显存|内存|memory|vram|\boom\b|out of memory|爆|撑|装不下|放不下|fit)"
+UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
+DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
+SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|cut\w*|reduc\w*)"
+EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|train_batch_size)"
+PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
+HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|cut\w*|reduc\w*)"
+SMALL_BATCH = r"(?:小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{0,6}(?<!大)小|small\w*\s+(?:micro[-_ ]?)?batch\w*|(?:micro[-_ ]?)?batch\w*\s+(?:is|are|too)?\s*small)"
+UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
+BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
+GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
+MULTI_GPU = r"(?:多卡|多张|两张|加卡|\d+\s*张|\d+\s*卡|more gpus|multiple gpus|\d+\s*gpus|two gpus|多\s*gpu)"
+POOL = r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|pool\w*|combin\w*|add up|sum of|share memory|48\s*g)"
+STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?)"
+GRAD = r"(?:梯度|gradient)"
+
+
+def _has(pattern: str, text: str) -> bool:
+    return re.search(pattern, text, re.I) is not None
+
+
+@dataclass(frozen=True)
+class MisconceptionRule:
+    """A wrong belief, the card that corrects it, and the verdict to lead with."""
+
+    key: str
+    card_id: str
+    verdict_zh: str
+    verdict_en: str
+
+    def matches(self, text: str) -> bool:
+        return _MATCHERS[self.key](text)
+
+
+_MATCHERS = {
+    "ga_raises_memory": lambda t: _has(GA, t) and _has(MEM, t) and (_has(UP, t) or _has(r"会不会|吗|does|do|will|is", t))
+    and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
+    "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
+    "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
+    "lower_ga_saves_memory": lambda t: _has(GA, t) and _has(MEM + "|" + SAVE, t)
+    and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
+    "mixed_precision_halves": lambda t: _has(PREC, t) and _has(MEM, t) and _has(HALF, t),
+    "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
+    "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
+    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM, t) and _has(POOL, t),
+}
+
+RULES: tuple[MisconceptionRule, ...] = (
+    MisconceptionRule("ga_raises_memory", "myth-ga-stores-gradient-per-microbatch",
+                      "不会。增大 gradient_accumulation_steps 不会增加峰值显存。",
+                      "No. Raising gradient_accumulation_steps does not raise peak GPU memory."),
+    MisconceptionRule("ga_stores_copies", "myth-ga-stores-gradient-per-microbatch",
+                      "不会。梯度累积只有一份梯度缓冲区，不会为每个微批次各存一份。",
+                      "No. Accumulation keeps one gradient buffer, not one copy per micro-batch."),
+    MisconceptionRule("effective_batch_oom", "myth-effective-batch-causes-oom",
+                      "不是。显存爆掉不是因为有效批次大小，而是模型状态 + 单个微批次的激活（micro batch × 序列长度）。",
+                      "No. OOM is not caused by the effective batch size but by the model states plus one micro-batch's activations (micro batch × sequence length)."),
+    MisconceptionRule("lower_ga_saves_memory", "myth-lower-ga-saves-memory",
+                      "不会。调小 gradient_accumulation_steps 几乎不省显存，只会让有效批次变小。",
+                      "No. Lowering gradient_accumulation_steps saves essentially no memory; it only shrinks the effective batch."),
+    MisconceptionRule("mixed_precision_halves", "myth-mixed-precision-halves-memory",
+                      "不会减半。用 Adam 时混合精度几乎不省模型状态显存（fp32 主权重和优化器状态仍在），省的主要是激活。",
+                      "Not by half. With Adam, mixed precision barely shrinks model-state memory (the fp32 master weights and optimizer states remain); the saving is mostly in activations."),
+    MisconceptionRule("small_batch_smaller_updates", "myth-small-batch-smaller-updates",
+                      "不对。小批次不会让每次权重更新幅度变小，只会让梯度更噪、更新次数更多。",
+                      "No. Small batches do not make smaller weight updates; they make noisier gradients and more updates."),
+    MisconceptionRule("bigger_batch_generalizes", "myth-bigger-batch-generalizes-better",
+                      "不一定。更大的批次不会自动带来更好的泛化。",
+                      "Not automatically. Larger batches do not by themselves generalise better."),
+    MisconceptionRule("more_gpus_pool_memory", "myth-more-gpus-pools-memory",
+                      "不会。多卡不会把显存合并成一个大池子（DDP 和 ZeRO-1/2 每张卡都有完整权重）。",
+                      "No. More GPUs do not pool their memory (under DDP and ZeRO-1/2 every GPU holds the full weights)."),
+)
+
+
+def detect_misconceptions(text: str) -> list[MisconceptionRule]:
+    """Rules whose wrong belief the question carries, without duplicate cards."""
+    out: list[MisconceptionRule] = []
+    for rule in RULES:
+        if rule.matches(text) and all(r.card_id != rule.card_id for r in out):
+            out.append(rule)
+    # "ga_raises_memory" and "lower_ga_saves_memory" are the same belief seen from two sides: keep one.
+    if any(r.key == "lower_ga_saves_memory" for r in out):
+        out = [r for r in out if r.key not in ("ga_raises_memory", "ga_stores_copies")]
+    return out
+
+
+# What the user wants computed.
+_MEMORY_Q = MEM + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
+_BATCH_Q = (EFF + r"|train_batch_size|per_device_train_batch_size|train_micro_batch_size_per_gpu|" + GA +
+            r"|学习率|learning[-_ ]rate|\blr\b|steps? per epoch|每个?\s*epoch|多少步|噪声|noise|收敛|converg\w*|"
+            r"利用率|utili[sz]ation|batchnorm|批归一化")
+_ZERO_Q = r"zero|offload|卸载|fsdp|deepspeed|sharding|分片"
+_PREC_Q = PREC + r"|fp32|精度|precision"
+
+
+@dataclass(frozen=True)
+class Intents:
+    memory: bool
+    batch: bool
+    zero: bool
+    precision: bool
+    small_batch: bool
+
+    @property
+    def any(self) -> bool:
+        return self.memory or self.batch or self.zero or self.precision or self.small_batch
+
+
+def detect_intents(text: str) -> Intents:
+    both_small = (_has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", text)
+                  and _has(r"batch|批", text) and _has(GA, text))
+    small = _has(SMALL_BATCH, text) or both_small
+    return Intents(memory=_has(_MEMORY_Q, text), batch=_has(_BATCH_Q, text), zero=_has(_ZERO_Q, text),
+                   precision=_has(_PREC_Q, text), small_batch=small)

@@ -1,0 +1,258 @@
+"""Pull the numbers and names a question states (model, GPU, batch, GA, GPUs, ZeRO, ...).
+
+Each pattern covers how people actually write in forums, in both languages:
+``7B``, ``70亿``, ``3090``, ``两张卡``, ``8卡``, ``bs=2``, ``ga 4``, ``zero2``,
+``开了offload``. Only what the text states is returned; defaults are added
+later by the composer, which says which values it assumed.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
+
+_CN_DIGITS = {"零": 0, "一": 1, "单": 1, "两": 2, "二": 2, "双": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+              "八": 8, "九": 9, "十": 10, "十六": 16, "三十二": 32, "六十四": 64}
+NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
+# Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
+SEP = r"\s*(?:=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|of|to|is|set to)?\s*"
+_NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
+
+
+def _num(token: str) -> int:
+    return int(token) if token.isdigit() else _CN_DIGITS[token]
+
+
+class Slots(BaseModel):
+    """What a question said about a training setup; None = not stated."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str | None = None
+    num_params: float | None = None
+    gpu: str | None = None
+    gpu_memory_gb: float | None = None
+    train_micro_batch_size_per_gpu: int | None = None
+    gradient_accumulation_steps: int | None = None
+    train_batch_size: int | None = None
+    world_size: int | None = None
+    num_nodes: int | None = None
+    zero_stage: int | None = None
+    offload_optimizer: bool | None = None
+    offload_param: bool | None = None
+    precision: str | None = None
+    seq_len: int | None = None
+    finetune: str | None = None
+    lora_rank: int | None = None
+    gradient_checkpointing: str | None = None
+    flash_attention: bool | None = None
+    pipeline_parallel_size: int | None = None
+
+    def stated(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+    def merged_over(self, earlier: "Slots") -> "Slots":
+        """A follow-up keeps the earlier slots and changes only what it names."""
+        return Slots(**{**earlier.stated(), **self.stated()})
+
+
+_MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"llama[-_ ]?2[-_ ]?(?:chat[-_ ]?)?70b", re.I), "llama-2-70b"),
+    (re.compile(r"llama[-_ ]?2[-_ ]?(?:chat[-_ ]?)?13b", re.I), "llama-2-13b"),
+    (re.compile(r"llama[-_ ]?2[-_ ]?(?:chat[-_ ]?)?7b", re.I), "llama-2-7b"),
+    (re.compile(r"llama[-_ ]?3(?:\.\d)?[-_ ]?(?:instruct[-_ ]?)?8b", re.I), "llama-3-8b"),
+    (re.compile(r"qwen[-_ ]?2(?:\.5)?[-_ ]?7b", re.I), "qwen2.5-7b"),
+    (re.compile(r"mistral(?:[-_ ]?7b)?", re.I), "mistral-7b"),
+    (re.compile(r"chatglm[-_ ]?3?(?:[-_ ]?6b)?", re.I), "chatglm3-6b"),
+    (re.compile(r"gpt[-_ ]?2[-_ ]?medium", re.I), "gpt2-medium"),
+    (re.compile(r"gpt[-_ ]?2\b(?![-_ ]?medium)", re.I), "gpt2"),
+    (re.compile(r"bert[-_ ]?large", re.I), "bert-large"),
+    (re.compile(r"bert(?:[-_ ]?base)?\b", re.I), "bert-base"),
+    (re.compile(r"t5[-_ ]?3b", re.I), "t5-3b"),
+]
+_PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
+_PARAMS_YI = re.compile(r"(\d+(?:\.\d+)?)\s*亿")
+_PARAMS_M = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:params|parameters|参数|的模型|model)", re.I)
+
+def _word(pattern: str) -> re.Pattern[str]:
+    """``pattern`` not glued to other Latin letters or digits (Chinese characters may touch it: 8卡A100)."""
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + pattern + r")(?![A-Za-z0-9])", re.I)
+
+
+_GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (_word(r"(?:rtx\s*)?3090(?:\s*ti)?"), "rtx-3090"),
+    (_word(r"(?:rtx\s*)?4090"), "rtx-4090"),
+    (_word(r"[ah]800|a100[-_ ]?(?:80|80g|80gb)|a100(?![-_ ]?40)"), "a100-80gb"),
+    (_word(r"a100[-_ ]?40(?:g|gb)?"), "a100-40gb"),
+    (_word(r"h100"), "h100-80gb"),
+    (_word(r"h200"), "h200"),
+    (_word(r"v100[-_ ]?16(?:g|gb)?"), "v100-16gb"),
+    (_word(r"v100"), "v100-32gb"),
+    (_word(r"l40s?"), "l40s"),
+    (_word(r"a10g?"), "a10"),
+    (_word(r"t4"), "t4"),
+]
+_GPU_MEM = re.compile(r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib|G显存|GB显存)(?![a-z])(?:\s*(?:的)?\s*(?:显存|vram|memory|gpu|卡|显卡))?",
+                      re.I)
+
+_MICRO = re.compile(
+    r"(?<![A-Za-z_])(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
+    r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小)"
+    + SEP + NUM, re.I)
+_GA = re.compile(
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
+    r"累[积加计]步数|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
+_GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
+_TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
+                          r"有效批次?(?:大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局批次?(?:大小)?)" + SEP + r"(\d+)", re.I)
+_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])" + NUM + r"\s*(?:张|块|个|x|×|\*)?\s*(?:卡|显卡|gpus?\b|cards?\b|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+                   re.I)
+_GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus)" + SEP + r"(\d+)", re.I)
+_NODES = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
+_ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])\b|stage[-_ ]?([0-3])\b|\bz([0-3])\b", re.I)
+_OFFLOAD = re.compile(r"offload|卸载", re.I)
+_OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
+_SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+                  r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?", re.I)
+_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens|token|长度|上下文|context)", re.I)
+_RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
+_CKPT = re.compile(r"gradient[-_ ]?checkpointing|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
+                   r"recomputation", re.I)
+_FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
+_EAGER = re.compile(r"\beager\b", re.I)
+_PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
+
+
+def _negated(text: str, start: int) -> bool:
+    window = text[max(0, start - 8):start]
+    return bool(_NEG.search(window))
+
+
+def _model(text: str, slots: Slots) -> None:
+    for pattern, name in _MODEL_PATTERNS:
+        if pattern.search(text):
+            slots.model = name
+            return
+    m = _PARAMS_B.search(text)
+    if m and not re.search(r"\b(?:bf|fp)$", text[:m.start()], re.I):
+        slots.num_params = float(m.group(1)) * 1e9
+    elif (m := _PARAMS_YI.search(text)):
+        slots.num_params = float(m.group(1)) * 1e8
+    elif (m := _PARAMS_M.search(text)):
+        slots.num_params = float(m.group(1)) * 1e6
+    if slots.num_params:
+        if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
+            slots.model, slots.num_params = "qwen2.5-7b", None
+        elif "llama" in text.lower():
+            for name in ("llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b"):
+                if abs(PUBLISHED_PARAMS[name] - slots.num_params) / PUBLISHED_PARAMS[name] < 0.1:
+                    slots.model, slots.num_params = name, None
+                    break
+
+
+def _gpu(text: str, slots: Slots) -> None:
+    for pattern, name in _GPU_PATTERNS:
+        if pattern.search(text):
+            slots.gpu = name
+            break
+    m = _GPU_MEM.search(text)
+    if m and not slots.gpu:
+        gb = float(m.group(1))
+        if 4 <= gb <= 200:
+            slots.gpu_memory_gb = gb
+
+
+def _batch(text: str, slots: Slots) -> None:
+    if (m := _MICRO.search(text)):
+        slots.train_micro_batch_size_per_gpu = _num(m.group(1))
+    if (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
+        slots.gradient_accumulation_steps = _num(m.group(1))
+    if (m := _TRAIN_BATCH.search(text)):
+        slots.train_batch_size = int(m.group(1))
+
+
+def _parallel(text: str, slots: Slots) -> None:
+    if re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
+        slots.world_size = 1
+    for m in _GPUS.finditer(text):
+        n = _num(m.group(1))
+        # "3090" itself matches the GPU names; a count is small and not part of the model number.
+        if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
+            slots.world_size = n
+            break
+    if (m := _GPUS_WORD.search(text)):
+        slots.world_size = int(m.group(1))
+    if (m := _NODES.search(text)):
+        nodes = _num(m.group(1))
+        slots.num_nodes = nodes
+        if slots.world_size:
+            slots.world_size *= nodes
+    if (m := _ZERO.search(text)):
+        slots.zero_stage = int(next(g for g in m.groups() if g is not None))
+    if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()):
+        slots.offload_optimizer = True
+        if _OFFLOAD_PARAM.search(text):
+            slots.offload_param = True
+    if (m := _PP.search(text)):
+        slots.pipeline_parallel_size = int(m.group(1))
+
+
+def _precision(text: str, slots: Slots) -> None:
+    low = text.lower()
+    deepspeed = bool(re.search(r"deepspeed|zero|train_micro_batch_size_per_gpu|\bds\b", low))
+    if re.search(r"\bfp32\b|float32|全精度|单精度", low):
+        slots.precision = "fp32"
+    elif re.search(r"pure[-_ ]?bf16|纯\s*bf16", low):
+        slots.precision = "bf16"
+    elif re.search(r"bf16|bfloat16", low):
+        slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+    elif re.search(r"fp16|float16|半精度|\bamp\b", low):
+        slots.precision = "fp16-mixed" if deepspeed else "amp-fp16"
+    elif re.search(r"混合精度|mixed[-_ ]precision", low):
+        slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+
+
+def _sequence(text: str, slots: Slots) -> None:
+    m = _SEQ.search(text) or _SEQ_TOKENS.search(text)
+    if m:
+        value = float(m.group(1)) * (1024 if m.group(2) else 1)
+        if 1 <= value <= 10**7:
+            slots.seq_len = int(value)
+
+
+def _finetune(text: str, slots: Slots) -> None:
+    low = text.lower()
+    if "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
+        slots.finetune = "qlora"
+    elif re.search(r"\blora\b|lora", low):
+        slots.finetune = "lora"
+    elif re.search(r"全量|全参|full[-_ ]?(?:fine[-_ ]?tun|ft|parameter)|full finetun", low):
+        slots.finetune = "full"
+    if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
+        slots.lora_rank = int(m.group(1))
+
+
+def _memory_features(text: str, slots: Slots) -> None:
+    if (m := _CKPT.search(text)):
+        slots.gradient_checkpointing = "none" if _negated(text, m.start()) else "full"
+        if re.search(r"selective|选择性", text, re.I) and slots.gradient_checkpointing == "full":
+            slots.gradient_checkpointing = "selective"
+    if (m := _FLASH.search(text)):
+        slots.flash_attention = not _negated(text, m.start())
+    elif _EAGER.search(text):
+        slots.flash_attention = False
+
+
+def extract_slots(text: str) -> Slots:
+    """Every setup fact the text states; unknown stays None."""
+    slots = Slots()
+    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features):
+        step(text, slots)
+    return slots
+
+
+assert set(MODEL_PRESETS) >= {name for _, name in _MODEL_PATTERNS}
+assert set(GPU_PRESETS) >= {name for _, name in _GPU_PATTERNS}

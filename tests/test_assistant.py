@@ -1,0 +1,155 @@
+"""The assistant end to end: real cards, real embedding model, real calculators (no mocks)."""
+import pytest
+
+from rag import Assistant
+from rag.language import detect_language
+from rag.slots import extract_slots
+
+SEED_Q1 = "如果 train_micro_batch_size_per_gpu 开的小，gradient_accumulation_steps 开的也小会怎么样？"
+SEED_Q2 = "在3090显存受限的情况下，gradient_accumulation_steps 增大会增大显存吗？显存爆掉是因为有效批次大小吗？"
+SEED_Q2_EN = ("On a memory-limited RTX 3090, does increasing gradient_accumulation_steps increase GPU memory? "
+              "Is the OOM caused by the effective batch size?")
+
+
+@pytest.fixture(scope="module")
+def bot():
+    return Assistant()
+
+
+def _calls(answer, name):
+    return [c for c in answer.tool_calls if c.name == name]
+
+
+@pytest.mark.parametrize("question,lang,verdict", [(SEED_Q2, "zh", "**不会"), (SEED_Q2_EN, "en", "**No")])
+def test_seed_question_gets_verdict_numbers_and_sources(bot, question, lang, verdict):
+    ans = bot.ask(question)
+    assert ans.language == lang
+    assert ans.text.startswith(verdict)
+    assert {c.key for c in ans.corrections} >= {"ga_raises_memory", "effective_batch_oom"}
+    memory = _calls(ans, "memory")
+    assert [c.arguments["gradient_accumulation_steps"] for c in memory] == [1, 16]
+    assert all(c.arguments["gpu"] == "rtx-3090" for c in memory)
+    assert memory[0].result["total_per_gpu"] == memory[1].result["total_per_gpu"]
+    assert memory[0].result["activations"] == memory[1].result["activations"]
+    sweep = _calls(ans, "sweep")[0]
+    totals = [p["estimate"]["total_per_gpu"] for p in sweep.result["points"]]
+    assert sweep.arguments["field"] == "train_micro_batch_size_per_gpu" and totals == sorted(totals) and totals[0] < totals[-1]
+    ids = [s.card_id for s in ans.sources]
+    assert "myth-ga-stores-gradient-per-microbatch" in ids and "myth-effective-batch-causes-oom" in ids
+    assert all(u.url.startswith("https://") for s in ans.sources for u in s.urls)
+    # The numbers shown in the text are the calculator's numbers.
+    gib = memory[0].result["total_per_gpu"] / 2**30
+    assert f"{gib:,.1f} GiB" in ans.text
+
+
+def test_seed_small_batch_question(bot):
+    ans = bot.ask(SEED_Q1)
+    assert ans.language == "zh"
+    batch = _calls(ans, "effective_batch")
+    assert batch and batch[0].result["train_batch_size"] == 1
+    assert batch[0].result["optimizer_steps_per_epoch"] > batch[1].result["optimizer_steps_per_epoch"]
+    cards = {c.id: c for c in bot.cards}
+    assert any("small_batch_effects" in cards[s.card_id].topics for s in ans.sources)
+    # The usual wrong answer ("smaller weight updates") is corrected unasked.
+    assert "myth-small-batch-smaller-updates" in [s.card_id for s in ans.sources]
+    assert not _calls(ans, "memory")
+
+
+def test_follow_up_keeps_slots_and_changes_only_what_it_names(bot):
+    first = bot.ask("两张3090跑 llama2-7b lora，bs=2 ga 4，显存够吗？")
+    mem = _calls(first, "memory")[0].arguments
+    assert (mem["model"], mem["gpu"], mem["world_size"], mem["train_micro_batch_size_per_gpu"]) == \
+        ("llama-2-7b", "rtx-3090", 2, 2)
+    second = bot.ask("那用 ZeRO-3 呢？", history=first.history)
+    assert second.language == "zh"
+    mem2 = _calls(second, "memory")[0].arguments
+    assert mem2["zero_stage"] == 3
+    assert {k: mem2[k] for k in ("model", "gpu", "world_size", "train_micro_batch_size_per_gpu", "finetune")} == \
+        {k: mem[k] for k in ("model", "gpu", "world_size", "train_micro_batch_size_per_gpu", "finetune")}
+
+
+def test_english_follow_up_with_more_gpus(bot):
+    first = bot.ask("Full fine-tune of llama-2-7b on A100 80GB with ZeRO-3, micro batch 4, seq len 2048: does it fit?")
+    assert _calls(first, "memory")[0].arguments["zero_stage"] == 3
+    second = bot.ask("and with 4 GPUs?", history=first.history)
+    args = _calls(second, "memory")[0].arguments
+    assert args["world_size"] == 4 and args["zero_stage"] == 3 and args["seq_len"] == 2048
+    assert _calls(second, "memory")[0].result["total_per_gpu"] < _calls(first, "memory")[0].result["total_per_gpu"]
+
+
+def test_inconsistent_deepspeed_batch_shows_deepspeed_assertion(bot):
+    ans = bot.ask("deepspeed 报错：train_batch_size=33，train_micro_batch_size_per_gpu=17，gradient_accumulation_steps=2，两张卡")
+    call = _calls(ans, "effective_batch")[0]
+    assert call.error and "33 != 17 * 2 * 2" in call.error
+    assert "33 != 17 * 2 * 2" in ans.text
+
+
+@pytest.mark.parametrize("question,key", [
+    ("混合精度训练能让显存减半吗？", "mixed_precision_halves"),
+    ("两张3090的显存能叠加成48G来用吗？", "more_gpus_pool_memory"),
+    ("Will lowering gradient accumulation steps save GPU memory?", "lower_ga_saves_memory"),
+    ("batch 越大泛化越好吗", "bigger_batch_generalizes"),
+])
+def test_each_seed_myth_is_corrected(bot, question, key):
+    ans = bot.ask(question)
+    assert key in {c.key for c in ans.corrections}
+    assert ans.corrections[0].card_id in [s.card_id for s in ans.sources]
+
+
+def test_mixed_precision_numbers_show_no_halving(bot):
+    ans = bot.ask("Does mixed precision halve GPU memory for a full fine-tune of llama-2-7b?")
+    sweep = next(c for c in _calls(ans, "sweep") if c.arguments["field"] == "precision")
+    states = {p["value"]: p["estimate"]["weights"] + p["estimate"]["gradients"] + p["estimate"]["optimizer_states"]
+              for p in sweep.result["points"]}
+    assert states["bf16-mixed"] == states["fp32"]          # 16 B/param either way with Adam
+    assert states["amp-bf16"] > states["fp32"]             # HF amp keeps an extra half copy: 18 B/param
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\x00\x01", "a" * 5000, "今天天气怎么样？", "How do I bake sourdough bread?",
+                                      "🙂🙂🙂", "<script>alert(1)</script>"])
+def test_bad_or_off_topic_input_gets_a_clear_refusal(bot, question):
+    ans = bot.ask(question)
+    assert ans.refused
+    assert ans.text and "Traceback" not in ans.text
+    assert not ans.tool_calls
+
+
+def test_refusal_is_in_the_users_language(bot):
+    assert "天气" not in bot.ask("今天天气怎么样？").text and bot.ask("今天天气怎么样？").language == "zh"
+    assert bot.ask("x" * 5000).text.startswith("The question is too long")
+
+
+def test_histories_do_not_mix(bot):
+    a = bot.ask("8卡 A100 训练 llama2-13b，zero3，micro batch 4")
+    b = bot.ask("one RTX 4090, gpt2, batch size 16, how much memory?")
+    a2 = bot.ask("那 micro batch 改成 2 呢", history=a.history)
+    args = _calls(a2, "memory")[0].arguments
+    assert args["model"] == "llama-2-13b" and args["world_size"] == 8 and args["train_micro_batch_size_per_gpu"] == 2
+    assert "gpt2" not in str(a2.history)
+    assert len(b.history) == 2
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("两张3090跑7B全量微调，bs=2 ga 4 zero2 开了offload，序列长度2048",
+     dict(num_params=7e9, gpu="rtx-3090", world_size=2, train_micro_batch_size_per_gpu=2,
+          gradient_accumulation_steps=4, zero_stage=2, offload_optimizer=True, seq_len=2048, finetune="full")),
+    ("70亿参数 qlora r=64 4090 开了梯度检查点", dict(num_params=7e9, gpu="rtx-4090", finetune="qlora", lora_rank=64,
+                                                  gradient_checkpointing="full")),
+    ("2机8卡 deepspeed zero-1 fp16 train_batch_size=256", dict(world_size=16, num_nodes=2, zero_stage=1,
+                                                             precision="fp16-mixed", train_batch_size=256)),
+    ("llama-3-8b on 4 GPUs, per_device_train_batch_size=8, gradient_accumulation_steps=4, bf16, seq len 4k",
+     dict(model="llama-3-8b", world_size=4, train_micro_batch_size_per_gpu=8, gradient_accumulation_steps=4,
+          precision="amp-bf16", seq_len=4096)),
+    ("单卡 a100 40g qwen 7b lora，没开 gradient checkpointing", dict(model="qwen2.5-7b", gpu="a100-40gb", world_size=1,
+                                                                  finetune="lora", gradient_checkpointing="none")),
+    ("８卡Ａ100，ｂｓ＝４", dict(world_size=8, gpu="a100-80gb", train_micro_batch_size_per_gpu=4)),
+])
+def test_slot_extraction(text, expected):
+    import unicodedata
+    assert extract_slots(unicodedata.normalize("NFKC", text)).stated() == expected
+
+
+@pytest.mark.parametrize("text,lang", [(SEED_Q1, "zh"), (SEED_Q2_EN, "en"), ("gradient_accumulation_steps 增大会爆显存吗", "zh"),
+                                       ("zero3 offload?", "en")])
+def test_language_detection(text, lang):
+    assert detect_language(text) == lang
