@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .errors import CalculatorError
+from .validate import _is_bool, _not_a_number, flag, positive_int
 
 MAX_PARAMS = 1e15
 MAX_GPUS_PER_NODE = 1024
@@ -39,56 +40,28 @@ __all__ = [
 ]
 
 
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy.bool_ too
-
-
 def _param_count(field: str, value: Any, *, upper: float = MAX_PARAMS, upper_label: str = "1e15") -> float:
     """A parameter count: a finite real number in (0, upper]. Floats such as 2851e6 are allowed (DeepSpeed's docs use them)."""
-    accepted_en = f"a number of parameters > 0 and <= {upper_label}"
-    accepted_zh = f"参数数量，需 > 0 且 <= {upper_label}"
+    if not _is_bool(value) and isinstance(value, Real) and math.isfinite(float(value)) and 0 < float(value) <= upper:
+        return value if isinstance(value, Integral) else float(value)
+    accepted_en, accepted_zh = f"a number of parameters > 0 and <= {upper_label}", f"参数数量，需 > 0 且 <= {upper_label}"
     if _is_bool(value) or not isinstance(value, Real):
-        raise CalculatorError(field, value, accepted_en, accepted_zh,
-                              reason_en=f"'{field}' must be a number, got {type(value).__name__} {value!r}.",
-                              reason_zh=f"'{field}' 必须是数字，收到 {type(value).__name__} {value!r}。")
-    v = float(value)
-    if math.isnan(v) or math.isinf(v) or v <= 0 or v > upper:
-        raise CalculatorError(field, value, accepted_en, accepted_zh)
-    return value if isinstance(value, Integral) else v
+        raise _not_a_number(field, value, accepted_en, accepted_zh, "a number", "数字")
+    raise CalculatorError(field, value, accepted_en, accepted_zh)
 
 
 def _count(field: str, value: Any, upper: int) -> int:
-    """A positive whole count (GPUs, nodes); integral floats like 8.0 are accepted, 7.5 and True are not."""
-    accepted_en = f"a whole number from 1 to {upper}"
-    accepted_zh = f"1 到 {upper} 之间的整数"
-    if _is_bool(value) or not isinstance(value, Real):
-        raise CalculatorError(field, value, accepted_en, accepted_zh,
-                              reason_en=f"'{field}' must be a whole number, got {type(value).__name__} {value!r}.",
-                              reason_zh=f"'{field}' 必须是整数，收到 {type(value).__name__} {value!r}。")
-    if not isinstance(value, Integral):
-        v = float(value)
-        if not math.isfinite(v) or not v.is_integer():
-            raise CalculatorError(field, value, accepted_en, accepted_zh,
-                                  reason_en=f"'{field}' must be a whole number, got {value!r}.",
-                                  reason_zh=f"'{field}' 必须是整数，收到 {value!r}。")
-        value = int(v)
-    value = int(value)
-    if not 1 <= value <= upper:
-        raise CalculatorError(field, value, accepted_en, accepted_zh)
-    return value
+    return positive_int(field, value, maximum=upper)
 
 
-def _flag(field: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise CalculatorError(field, value, "True or False", "True 或 False")
-    return value
+_flag = flag
 
 
 def _buffer_factor(value: Any) -> float:
     field = "additional_buffer_factor"
     accepted_en, accepted_zh = "a number from 1.0 to 10.0 (DeepSpeed's default is 1.5)", "1.0 到 10.0 之间的数（DeepSpeed 默认 1.5）"
     if _is_bool(value) or not isinstance(value, Real):
-        raise CalculatorError(field, value, accepted_en, accepted_zh)
+        raise _not_a_number(field, value, accepted_en, accepted_zh, "a number", "数字")
     v = float(value)
     if not (math.isfinite(v) and 1.0 <= v <= 10.0):
         raise CalculatorError(field, value, accepted_en, accepted_zh)
