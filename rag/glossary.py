@@ -1,0 +1,280 @@
+"""Bilingual (Chinese/English) domain glossary for batch size, accumulation, precision and memory.
+
+Two uses:
+
+* :func:`expand_query` appends the English (and Chinese) equivalents of the domain terms
+  found in a question. The default embedding model (all-MiniLM-L6-v2) is English-only, so
+  a Chinese question such as "显存爆掉是因为有效批次大小吗" only lands near the right
+  card once "GPU memory out of memory effective batch size" is appended. BM25 gains too:
+  an English question can match the Chinese half of a card and vice versa.
+* :func:`user_dictionary` lists the Chinese domain terms (and the config keys) that
+  jieba must keep as single words (see :mod:`rag.tokenize`).
+
+Matching rules: Chinese terms match as substrings (Chinese has no spaces); English terms
+and abbreviations match case-insensitively on word boundaries, where ``_`` counts as part of
+a word, so ``ga`` does not fire inside ``gradient_accumulation_steps`` and ``bs`` does not
+fire inside ``abs``.
+
+Pure Python, no heavy imports.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Term:
+    """One concept: Chinese surface forms, English surface forms, and what to append.
+
+    ``zh`` and ``en`` are the forms recognised in a query; ``zh[0]`` and ``en[0]`` are the
+    canonical forms appended by :func:`expand_query`, plus any ``extra`` words (e.g. the
+    config key a concept corresponds to).
+    """
+
+    zh: tuple[str, ...]
+    en: tuple[str, ...]
+    extra: tuple[str, ...] = ()
+
+
+def _t(zh: str, en: str, extra: str = "") -> Term:
+    split = lambda s: tuple(x.strip() for x in s.split("|") if x.strip())  # noqa: E731
+    extras: list[str] = []
+    for piece in split(extra):
+        words = piece.split()
+        # "key_a key_b" lists several config keys; anything else is one phrase
+        extras.extend(words if all("_" in w for w in words) else [piece])
+    return Term(split(zh), split(en), tuple(extras))
+
+
+#: The glossary. ``|`` separates surface forms; the first one of each side is canonical.
+GLOSSARY: tuple[Term, ...] = (
+    # --- batch and accumulation -------------------------------------------------------
+    _t("梯度累积|梯度累加|累积步数|累加步数|梯度积累|累积梯度|累加梯度",
+       "gradient accumulation|grad accumulation|grad accum|accumulation steps|GA",
+       "gradient_accumulation_steps"),
+    _t("有效批次大小|有效批次|有效批大小|有效批量|有效batch|等效批大小|等效批次|全局批大小|全局批次|总批大小|总批次",
+       "effective batch size|global batch size|global batch|total batch size|gbs",
+       "train_batch_size"),
+    _t("微批次|微批大小|微批|每卡批大小|单卡批大小|每张卡的批大小|每卡batch|单卡batch",
+       "micro batch|micro-batch|microbatch|micro batch size|per-device batch size|per-GPU batch size|mbs",
+       "per_device_train_batch_size train_micro_batch_size_per_gpu"),
+    _t("批大小|批次大小|批量大小|批尺寸|批次|批量", "batch size|batch|bs"),
+    _t("大批次|大批量|大批大小|大batch", "large batch|large batches|big batch"),
+    _t("小批次|小批量|小批大小|小batch", "small batch|small batches"),
+    _t("步数|训练步数|更新步数|优化步|优化器步", "optimizer step|optimizer steps|training steps|steps"),
+    _t("参数更新|权重更新|更新一次|更新幅度|更新", "update|updates|parameter update|step size"),
+    _t("减小|开的小|开得小|调小|设小|设得小|设的小|太小|很小|较小|降低", "small|too small|smaller|reduce|decrease"),
+    _t("增大|开的大|开得大|调大|设大|变大|加大|太大|很大|较大|提高|翻倍", "large|larger|increase|bigger|double"),
+    _t("会怎么样|有什么影响|影响|后果|效果", "effect|effects|impact|what happens"),
+    _t("令牌数|词元|token数|每步token", "tokens|tokens per step|token count"),
+    _t("序列长度|上下文长度|最大长度|截断长度|句子长度", "sequence length|context length|seq len|max length",
+       "cutoff_len max_seq_length"),
+    _t("填充|补齐", "padding|pad tokens"),
+    # --- memory and OOM -----------------------------------------------------------------
+    _t("显存|GPU内存|显卡内存|显存容量|显存大小", "GPU memory|VRAM|device memory|memory"),
+    _t("爆显存|显存爆了|显存爆掉|显存爆|显存不足|显存不够|显存溢出|内存溢出|内存不足|内存不够|爆内存|爆掉|跑不动|装不下",
+       "out of memory|OOM|CUDA out of memory|CUDA OOM"),
+    _t("显存占用|内存占用|占用显存|占显存|占用", "memory usage|memory footprint|memory consumption"),
+    _t("峰值显存|显存峰值|峰值", "peak memory|peak"),
+    _t("显存碎片|碎片化|碎片", "memory fragmentation|fragmentation|expandable_segments"),
+    _t("主机内存|CPU内存|内存条|系统内存", "CPU memory|host memory|RAM|CPU RAM"),
+    _t("激活值|激活|中间激活|激活显存", "activations|activation memory|activation"),
+    _t("优化器状态|优化器的状态|动量|Adam状态", "optimizer states|optimizer state|Adam states|momentum"),
+    _t("梯度", "gradient|gradients|grad|grads"),
+    _t("优化器", "optimizer|optimiser|Adam|AdamW"),
+    _t("模型参数|参数量|参数", "parameters|params|model parameters|weights"),
+    _t("模型权重|权重", "model weights|weights"),
+    _t("主权重|主副本|fp32副本", "master weights|fp32 master copy|master copy"),
+    _t("输出层|词表|词表大小|logits", "logits|vocabulary|vocab size|lm_head"),
+    _t("CUDA上下文|cuda上下文|上下文开销", "CUDA context|context overhead"),
+    # --- memory-saving techniques -------------------------------------------------------
+    _t("梯度检查点|重计算|激活重计算|激活检查点|检查点",
+       "gradient checkpointing|activation checkpointing|recomputation|grad ckpt",
+       "gradient_checkpointing"),
+    _t("卸载|内存卸载|CPU卸载|卸载到CPU|卸到CPU", "offload|CPU offload|offloading",
+       "offload_optimizer offload_param"),
+    _t("零冗余优化器|零冗余", "ZeRO|zero redundancy optimizer", "zero_optimization"),
+    _t("分片|切分|分区", "sharding|partitioning|shard|partition"),
+    _t("混合精度|混精", "mixed precision|amp|automatic mixed precision"),
+    _t("半精度", "half precision|fp16|float16"),
+    _t("单精度|全精度", "single precision|full precision|fp32|float32"),
+    _t("精度", "precision|dtype"),
+    _t("量化|4比特|4位|8比特|8位|四比特", "quantization|quantized|4-bit|8-bit|bitsandbytes|nf4"),
+    _t("低秩适配|低秩", "LoRA|low-rank adaptation|adapter|adapters"),
+    _t("全量微调|全参微调|全参数微调|全参训练|全量训练", "full fine-tuning|full finetuning|full parameter fine-tuning|full-parameter"),
+    _t("微调", "fine-tuning|finetuning|fine-tune|SFT"),
+    _t("预训练", "pretraining|pre-training"),
+    # --- hardware and parallelism -------------------------------------------------------
+    _t("显卡|张卡|块卡|单卡|一张卡|GPU卡", "GPU|GPUs|graphics card|single GPU"),
+    _t("多卡|多张卡|多GPU|多机多卡|几张卡", "multi-GPU|multiple GPUs|multi GPU|number of GPUs"),
+    _t("消费级显卡|消费级|游戏卡|3090|4090|3080|24G|24GB|24g",
+       "consumer GPU|RTX 3090|RTX 4090|24GB|24 GB"),
+    _t("每卡|每张卡|每个GPU|每个卡", "per GPU|per device|per-device|per-GPU"),
+    _t("卡数|进程数|GPU数|GPU数量|卡的数量", "world size|number of GPUs|world_size|data parallel size"),
+    _t("数据并行", "data parallel|data parallelism|DDP|distributed data parallel"),
+    _t("流水线并行|流水并行", "pipeline parallel|pipeline parallelism|PP"),
+    _t("张量并行|模型并行", "tensor parallel|tensor parallelism|model parallel|TP"),
+    _t("通信", "communication|all-reduce|allreduce|reduce-scatter"),
+    _t("前向传播|前向", "forward pass|forward"),
+    _t("反向传播|反向", "backward pass|backward|backprop"),
+    _t("吞吐|训练速度|速度|变慢|更慢", "throughput|training speed|speed|slower|slow"),
+    # --- optimisation and generalisation ------------------------------------------------
+    _t("学习率", "learning rate|lr|LR", "learning_rate"),
+    _t("线性缩放|线性缩放规则|线性放大", "linear scaling rule|linear scaling|scale the learning rate"),
+    _t("平方根缩放|开方缩放", "square root scaling|sqrt scaling"),
+    _t("预热|热身", "warmup|warm-up", "warmup_steps warmup_ratio"),
+    _t("损失|loss值|损失函数", "loss|loss function"),
+    _t("归一化|平均|求平均|除以", "normalization|normalize|average|mean"),
+    _t("求和|累加和", "sum|summed"),
+    _t("批归一化|BN层|BatchNorm", "BatchNorm|batch normalization|batch norm|BN"),
+    _t("泛化|泛化能力|泛化性", "generalization|generalize|generalization gap"),
+    _t("收敛|收敛速度|不收敛", "convergence|converge|converges"),
+    _t("过拟合", "overfitting|overfit"),
+    _t("震荡|不稳定|发散|训练不稳定", "instability|unstable|diverge|divergence|noisy"),
+    _t("梯度噪声|噪声", "gradient noise|noise|noisy gradients"),
+    _t("尖锐极小值|平坦极小值|极小值", "sharp minima|flat minima|minima"),
+    _t("梯度裁剪", "gradient clipping|max_grad_norm|clip", "max_grad_norm gradient_clipping"),
+    # --- errors and configs -------------------------------------------------------------
+    _t("断言错误|断言|报错|错误|异常|不一致|对不上",
+       "assertion error|AssertionError|error|mismatch|exception"),
+    _t("配置文件|配置|参数设置|设置", "config|configuration|config file|settings"),
+    _t("自动|auto值", "auto|\"auto\""),
+    _t("命令行|启动命令", "command line|launcher|deepspeed launcher|torchrun"),
+    # --- abbreviations and product names (English side only) ---------------------------
+    _t("", "ds|deepspeed", "DeepSpeed"),
+    _t("", "zero3|zero-3|zero 3|z3|stage 3|stage3", "ZeRO stage 3 zero_optimization"),
+    _t("", "zero2|zero-2|zero 2|z2|stage 2|stage2", "ZeRO stage 2 zero_optimization"),
+    _t("", "zero1|zero-1|zero 1|stage 1", "ZeRO stage 1 zero_optimization"),
+    _t("", "fp16|float16", "half precision mixed precision"),
+    _t("", "bf16|bfloat16", "bfloat16 mixed precision"),
+    _t("", "qlora|q-lora", "QLoRA 4-bit quantization LoRA"),
+    _t("", "hf|huggingface|hugging face|transformers trainer|trainer", "Hugging Face Trainer"),
+    _t("", "llamafactory|llama-factory|llama factory|lf", "LLaMA-Factory"),
+    _t("", "fsdp", "FSDP fully sharded data parallel"),
+    _t("", "vram", "GPU memory"),
+)
+
+#: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
+CONFIG_KEYS: tuple[str, ...] = (
+    "gradient_accumulation_steps",
+    "per_device_train_batch_size",
+    "per_device_eval_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "train_batch_size",
+    "offload_optimizer",
+    "offload_param",
+    "zero_optimization",
+    "gradient_checkpointing",
+    "learning_rate",
+    "max_grad_norm",
+    "gradient_clipping",
+    "cutoff_len",
+    "max_seq_length",
+    "warmup_steps",
+    "warmup_ratio",
+    "world_size",
+    "stage3_max_live_parameters",
+    "stage3_prefetch_bucket_size",
+    "reduce_bucket_size",
+    "allgather_bucket_size",
+    "overlap_comm",
+    "contiguous_gradients",
+    "expandable_segments",
+    "pytorch_cuda_alloc_conf",
+    "num_train_epochs",
+    "lora_rank",
+    "quantization_bit",
+    "finetuning_type",
+    "bf16",
+    "fp16",
+    "loss_scale",
+    "initial_scale_power",
+    "model_name_or_path",
+    "lm_head",
+)
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _has_cjk(s: str) -> bool:
+    return bool(_CJK.search(s))
+
+
+@lru_cache(maxsize=1)
+def _matchers() -> tuple[tuple[re.Pattern[str] | None, Term], ...]:
+    """One compiled regex per term (ASCII forms on word boundaries, CJK forms as substrings)."""
+    out = []
+    for term in GLOSSARY:
+        alts = []
+        keys = tuple(w for e in term.extra for w in e.split() if "_" in w and w.strip('"') == w)
+        for form in (*term.zh, *term.en, *keys):
+            esc = re.escape(form).replace(r"\ ", r"[\s\-_]?")
+            alts.append(esc if _has_cjk(form) else rf"(?<![A-Za-z0-9_]){esc}(?![A-Za-z0-9_])")
+        out.append((re.compile("|".join(alts), re.IGNORECASE) if alts else None, term))
+    return tuple(out)
+
+
+def _term(en: str) -> Term:
+    return next(t for t in GLOSSARY if t.en and t.en[0] == en)
+
+
+#: (any of these, and any of those) found together imply a third term: "micro batch" + "太小" →
+#: "small batch". Keyed by canonical English forms.
+COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
+    (("micro batch", "batch size", "effective batch size", "gradient accumulation"),
+     ("small",), "small batch"),
+    (("micro batch", "batch size", "effective batch size", "gradient accumulation"),
+     ("large",), "large batch"),
+)
+
+
+def find_terms(text: str) -> list[Term]:
+    """The glossary terms that occur in ``text`` (plus those implied by :data:`COMBINATIONS`)."""
+    found = [term for rx, term in _matchers() if rx is not None and rx.search(text)]
+    canon = {t.en[0] for t in found if t.en}
+    for left, right, implied in COMBINATIONS:
+        if canon & set(left) and canon & set(right) and implied not in canon:
+            found.append(_term(implied))
+            canon.add(implied)
+    return found
+
+
+def _present(word: str, lowered: str) -> bool:
+    if _has_cjk(word):
+        return word in lowered
+    return re.search(rf"(?<![a-z0-9_]){re.escape(word)}(?![a-z0-9_])", lowered) is not None
+
+
+def expand_query(text: str) -> str:
+    """``text`` plus the canonical English and Chinese forms of the domain terms it mentions.
+
+    Only words not already in the text (case-insensitively) are appended. Text without
+    domain terms is returned unchanged.
+    """
+    lowered = text.lower()
+    extra: list[str] = []
+    seen: set[str] = set()
+    for term in find_terms(text):
+        candidates = [*term.en[:1], *term.extra, *term.zh[:1]]
+        for word in candidates:
+            key = word.lower()
+            if key in seen or _present(key, lowered):
+                continue
+            seen.add(key)
+            extra.append(word)
+    if not extra:
+        return text
+    return f"{text} ({' ; '.join(extra)})"
+
+
+def user_dictionary() -> list[str]:
+    """Chinese domain terms (and config keys) for jieba's user dictionary, longest first."""
+    words = {form for term in GLOSSARY for form in term.zh if _has_cjk(form)}
+    words.update(CONFIG_KEYS)
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+__all__ = ["Term", "GLOSSARY", "CONFIG_KEYS", "find_terms", "expand_query", "user_dictionary"]
