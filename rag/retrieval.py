@@ -1,0 +1,376 @@
+"""Hybrid card retrieval: dense (sentence embeddings) + BM25 (jieba-aware), fused with RRF.
+
+Pipeline for a question ``q``:
+
+1. ``expand_query(q)`` (:mod:`rag.glossary`) appends English/Chinese equivalents of the
+   domain terms found, so the English-only default embedding model and BM25 see both
+   languages' words.
+2. Dense: each card becomes several llama-index ``TextNode`` passages (English title +
+   questions, Chinese title + questions, each misconception, body paragraphs in both
+   languages; each short enough for the model's 256-word-piece window). Passages are
+   embedded once with the configured passage prefix and cached on disk (:mod:`rag.cache`);
+   the query is embedded with the query prefix. Card score = best passage cosine.
+3. BM25: one ``TextNode`` per card holding titles + questions + misconceptions + body in
+   both languages, indexed by bm25s through llama-index's ``BM25Retriever`` with our
+   tokenizer (:mod:`rag.tokenize`) instead of its English token pattern. Cards with BM25
+   score 0 get no BM25 rank.
+4. Reciprocal rank fusion over the two per-card rankings: ``sum 1/(60 + rank)``.
+5. Rejection: the question is "not about our topics" when its relevance (best dense cosine
+   of the expanded query) is below :data:`DEFAULT_THRESHOLD`; then :meth:`Retriever.retrieve`
+   returns ``[]``. The number was calibrated with ``bench/eval_retrieval.py`` on the
+   labelled questions (``topic: none`` vs on-topic), see the constant's comment.
+
+No LLM is involved: nothing here reads ``llama_index.core.Settings.llm`` or
+``Settings.embed_model`` (whose defaults would be OpenAI).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from rag.cache import CacheResult, EmbeddingCache
+from rag.cards import Card, load_cards
+from rag.embedding import EmbeddingSettings, load_embedding
+from rag.glossary import expand_query, find_terms
+from rag.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.schema import TextNode
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+
+#: Relevance threshold on the best dense cosine of the glossary-expanded question, for the
+#: default model (all-MiniLM-L6-v2). Calibrated with ``bench/eval_retrieval.py --calibrate`` on
+#: tests/data/labelled_questions.yaml (98 questions, 44 cards): the 10 ``topic: none``
+#: questions score 0.000-0.226 (Chinese ones with no domain term score 0: nothing readable is
+#: left for the English-only model), the 88 on-topic ones 0.501-0.92. 0.35 sits in the gap
+#: (midpoint 0.36), rejecting 10/10 off-topic and 0/88 on-topic questions. Other models need
+#: their own number (``BATCHBOT_RELEVANCE_THRESHOLD``).
+DEFAULT_THRESHOLD = 0.35
+
+ENV_THRESHOLD = "BATCHBOT_RELEVANCE_THRESHOLD"
+
+_MAX_CHUNK_CHARS = {"en": 700, "zh": 220}
+
+
+@dataclass
+class Hit:
+    """One retrieved card. Ranks are 1-based; ``None`` when that retriever did not rank the card."""
+
+    card: Card
+    score: float
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+    dense_score: float | None = None
+    bm25_score: float | None = None
+
+    @property
+    def id(self) -> str:
+        return self.card.id
+
+
+@dataclass
+class SearchResult:
+    query: str
+    expanded_query: str
+    hits: list[Hit]  # fused ranking, not thresholded
+    relevance: float
+    relevant: bool
+    dense: list[Hit] = field(default_factory=list)
+    bm25: list[Hit] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------
+# nodes
+# --------------------------------------------------------------------------------------
+def _chunks(text: str, limit: int) -> list[str]:
+    """Paragraph-ish chunks of at most ~limit characters (never splits a line)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    out: list[str] = []
+    cur = ""
+    for ln in lines:
+        if cur and len(cur) + len(ln) + 1 > limit:
+            out.append(cur)
+            cur = ln
+        else:
+            cur = f"{cur}\n{ln}" if cur else ln
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _strip_md(text: str) -> str:
+    return text.replace("**", "").replace("`", "")
+
+
+def dense_passages(card: Card, langs: Sequence[str] = ("en", "zh")) -> list[tuple[str, str]]:
+    """(view name, text) passages of one card for the embedding model, in the given languages."""
+    out: list[tuple[str, str]] = []
+    for lang in langs:
+        title = card.title_en if lang == "en" else card.title_zh
+        questions = card.questions_en if lang == "en" else card.questions_zh
+        out.append((f"title_{lang}", title))
+        out += [(f"q_{lang}{i}", q) for i, q in enumerate(questions)]
+        for i, m in enumerate(card.misconceptions):
+            text = f"{m.wrong_en} {m.correction_en}" if lang == "en" else f"{m.wrong_zh} {m.correction_zh}"
+            out.append((f"mis_{lang}{i}", text))
+        body = card.body_en if lang == "en" else card.body_zh
+        for j, chunk in enumerate(_chunks(_strip_md(body), _MAX_CHUNK_CHARS[lang])):
+            out.append((f"body_{lang}{j}", chunk))
+    return out
+
+
+_CJK_RUNS = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+
+
+def dense_query_text(expanded: str, multilingual: bool) -> str:
+    """What the embedding model sees: the expanded query, minus Chinese for English-only models.
+
+    An English-only model maps any Chinese text to nearly the same vector (so every Chinese
+    question looked relevant); the glossary expansion already carries its meaning in English.
+    """
+    if multilingual:
+        return expanded
+    text = _CJK_RUNS.sub(" ", expanded)
+    text = re.sub(r"\(\s*[;\s]*|[;\s]*\)", " ", text)
+    text = re.sub(r"\s*;\s*(;\s*)*", "; ", text)
+    return re.sub(r"\s+", " ", text).strip(" ;")
+
+
+def bm25_text(card: Card) -> str:
+    """Everything searchable about a card, both languages."""
+    parts = [card.title_zh, card.title_en, *card.questions_zh, *card.questions_en]
+    for m in card.misconceptions:
+        parts += [m.wrong_zh, m.wrong_en, m.correction_zh, m.correction_en]
+    parts += [card.body_zh, card.body_en]
+    return "\n".join(parts)
+
+
+def _node(card: Card, view: str, text: str) -> "TextNode":
+    from llama_index.core.schema import TextNode
+
+    return TextNode(
+        id_=f"{card.id}#{view}",
+        text=text,
+        metadata={"card_id": card.id, "topics": list(card.topics), "view": view},
+        excluded_embed_metadata_keys=["card_id", "topics", "view"],
+        excluded_llm_metadata_keys=["card_id", "topics", "view"],
+    )
+
+
+# --------------------------------------------------------------------------------------
+# BM25 through llama-index's BM25Retriever, with our tokenizer
+# --------------------------------------------------------------------------------------
+def _make_bm25_retriever(nodes: list["TextNode"], top_k: int) -> Any:
+    import bm25s
+    from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+    from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    class TokenizedBM25Retriever(BM25Retriever):
+        """``BM25Retriever`` whose corpus and queries go through :func:`rag.tokenize.tokenize`.
+
+        The stock class tokenizes with a regex that scores Chinese as zero; the bm25s index and
+        scoring are unchanged (no hand-written BM25).
+        """
+
+        def __init__(self, nodes: list["TextNode"], similarity_top_k: int) -> None:
+            corpus = [node_to_metadata_dict(n) | {"node_id": n.node_id} for n in nodes]
+            bm25 = bm25s.BM25(corpus=corpus)
+            bm25.index(
+                [tokenize(n.get_content(metadata_mode=MetadataMode.NONE)) for n in nodes],
+                show_progress=False,
+            )
+            super().__init__(existing_bm25=bm25, similarity_top_k=similarity_top_k, skip_stemming=True)
+
+        def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+            tokens = tokenize(query_bundle.query_str)
+            if not tokens:
+                return []
+            docs, scores = self.bm25.retrieve(
+                [tokens], k=self.similarity_top_k, show_progress=False, n_threads=0
+            )
+            out = []
+            for doc, score in zip(docs[0], scores[0]):
+                if float(score) <= 0.0:
+                    continue
+                node_dict = doc if isinstance(doc, dict) else self.corpus[int(doc)]
+                out.append(NodeWithScore(node=metadata_dict_to_node(node_dict), score=float(score)))
+            return out
+
+    return TokenizedBM25Retriever(nodes, similarity_top_k=top_k)
+
+
+# --------------------------------------------------------------------------------------
+# the retriever
+# --------------------------------------------------------------------------------------
+class Retriever:
+    """Hybrid retriever over the knowledge cards. Build once, query many times.
+
+    ``cards``: defaults to :func:`rag.cards.load_cards`. ``settings``: defaults to
+    :meth:`EmbeddingSettings.from_env`. ``cache_dir``: embedding cache folder (default
+    ``BATCHBOT_CACHE_DIR`` or ``~/.cache/batchbot``); ``cache_dir=False`` disables the cache.
+    ``embed_model``: an already loaded llama-index embedding to reuse (skips loading).
+    ``threshold``: relevance threshold (default ``BATCHBOT_RELEVANCE_THRESHOLD`` or
+    :data:`DEFAULT_THRESHOLD`).
+    """
+
+    def __init__(
+        self,
+        cards: Sequence[Card] | None = None,
+        settings: EmbeddingSettings | None = None,
+        cache_dir: str | Path | None | bool = None,
+        progress: bool = True,
+        *,
+        embed_model: "BaseEmbedding | None" = None,
+        threshold: float | None = None,
+    ) -> None:
+        self.cards: list[Card] = list(cards) if cards is not None else load_cards()
+        if not self.cards:
+            raise ValueError("Retriever needs at least one card")
+        self.settings = settings or EmbeddingSettings.from_env()
+        self.progress = progress
+        if threshold is None:
+            env = os.environ.get(ENV_THRESHOLD, "").strip()
+            threshold = float(env) if env else DEFAULT_THRESHOLD
+        self.threshold = float(threshold)
+        self._by_id = {c.id: c for c in self.cards}
+
+        log = logger.info if progress else logger.debug
+        # --- dense -----------------------------------------------------------------------
+        self.embed_model = embed_model if embed_model is not None else self._load_model(log)
+        self.multilingual = self.settings.resolved_multilingual
+        langs = ("en", "zh") if self.multilingual else ("en",)
+        self.dense_nodes: list[TextNode] = [
+            _node(c, view, text) for c in self.cards for view, text in dense_passages(c, langs)
+        ]
+        texts = [n.get_content(metadata_mode=_embed_mode()) for n in self.dense_nodes]
+        enabled = cache_dir is not False
+        self.cache = EmbeddingCache(
+            self.settings.identity(), None if cache_dir in (None, True, False) else cache_dir, enabled=enabled
+        )
+        log("embedding %d passages of %d cards (cache: %s)", len(texts), len(self.cards),
+            self.cache.path if enabled else "off")
+        self.cache_result: CacheResult = self.cache.get_or_compute(texts, self._embed_passages)
+        log("embeddings: cache %s, %d passages embedded", self.cache_result.status, self.cache_result.embedded)
+        self._matrix = self.cache_result.vectors.astype(np.float32)
+        norms = np.linalg.norm(self._matrix, axis=1, keepdims=True)
+        self._matrix = self._matrix / np.maximum(norms, 1e-12)
+        for node, vec in zip(self.dense_nodes, self._matrix):
+            node.embedding = vec.tolist()
+        self._node_card = np.array([self._card_index(n.metadata["card_id"]) for n in self.dense_nodes])
+
+        # --- lexical -----------------------------------------------------------------------
+        self.bm25_nodes: list[TextNode] = [_node(c, "all", bm25_text(c)) for c in self.cards]
+        self._bm25 = _make_bm25_retriever(self.bm25_nodes, top_k=len(self.bm25_nodes))
+        log("retriever ready: %d cards, %d dense passages", len(self.cards), len(self.dense_nodes))
+
+    # ---- construction helpers ---------------------------------------------------------
+    def _load_model(self, log) -> "BaseEmbedding":
+        log("loading embedding model %s", self.settings.model)
+        return load_embedding(self.settings)
+
+    def _embed_passages(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_model.get_text_embedding_batch(texts, show_progress=self.progress)
+
+    def _card_index(self, card_id: str) -> int:
+        return next(i for i, c in enumerate(self.cards) if c.id == card_id)
+
+    # ---- scoring ----------------------------------------------------------------------
+    def _dense_card_scores(self, expanded: str) -> np.ndarray:
+        text = dense_query_text(expanded, self.multilingual)
+        if not text:  # nothing the model can read: no similarity at all
+            return np.zeros(len(self.cards), dtype=np.float32)
+        q = np.asarray(self.embed_model.get_query_embedding(text), dtype=np.float32)
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        sims = self._matrix @ q
+        best = np.full(len(self.cards), -1.0, dtype=np.float32)
+        np.maximum.at(best, self._node_card, sims)
+        return best
+
+    def _bm25_card_scores(self, expanded: str) -> dict[str, float]:
+        from llama_index.core.schema import QueryBundle
+
+        out: dict[str, float] = {}
+        for nws in self._bm25.retrieve(QueryBundle(query_str=expanded)):
+            cid = nws.node.metadata["card_id"]
+            out[cid] = max(out.get(cid, 0.0), float(nws.score or 0.0))
+        return out
+
+    def search(self, query: str, k: int = 3) -> SearchResult:
+        """Full result: fused ranking (top k), per-retriever rankings, relevance and decision."""
+        expanded = expand_query(query)
+        dense = self._dense_card_scores(expanded)
+        bm25 = self._bm25_card_scores(expanded)
+
+        dense_order = sorted(range(len(self.cards)), key=lambda i: (-dense[i], self.cards[i].id))
+        dense_rank = {self.cards[i].id: r for r, i in enumerate(dense_order, 1)}
+        bm25_order = sorted(bm25, key=lambda cid: (-bm25[cid], cid))
+        bm25_rank = {cid: r for r, cid in enumerate(bm25_order, 1)}
+
+        def hit(cid: str, score: float) -> Hit:
+            i = self._card_index(cid)
+            return Hit(
+                card=self._by_id[cid], score=score,
+                dense_rank=dense_rank.get(cid), bm25_rank=bm25_rank.get(cid),
+                dense_score=float(dense[i]), bm25_score=bm25.get(cid),
+            )
+
+        fused: dict[str, float] = {}
+        for ranks in (dense_rank, bm25_rank):
+            for cid, r in ranks.items():
+                fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + r)
+        fused_order = sorted(fused, key=lambda cid: (-fused[cid], dense_rank[cid], cid))
+        hits = [hit(cid, fused[cid]) for cid in fused_order[:k]]
+        relevance = float(dense.max())
+        return SearchResult(
+            query=query,
+            expanded_query=expanded,
+            hits=hits,
+            relevance=relevance,
+            relevant=relevance >= self.threshold,
+            dense=[hit(self.cards[i].id, float(dense[i])) for i in dense_order[:k]],
+            bm25=[hit(cid, bm25[cid]) for cid in bm25_order[:k]],
+        )
+
+    # ---- public API -------------------------------------------------------------------
+    def retrieve(self, query: str, k: int = 3) -> list[Hit]:
+        """Top-k cards by RRF of dense and BM25; ``[]`` when the question is below the threshold."""
+        res = self.search(query, k)
+        return res.hits if res.relevant else []
+
+    def retrieve_dense(self, query: str, k: int = 3) -> list[Hit]:
+        """Top-k cards by dense similarity alone (no threshold); for evaluation."""
+        return self.search(query, k).dense
+
+    def retrieve_bm25(self, query: str, k: int = 3) -> list[Hit]:
+        """Top-k cards by BM25 alone (cards with score 0 left out; no threshold); for evaluation."""
+        return self.search(query, k).bm25
+
+    def relevance(self, query: str) -> float:
+        return float(self._dense_card_scores(expand_query(query)).max())
+
+    def is_relevant(self, hits_or_query: Sequence[Hit] | str) -> bool:
+        """For a query string: relevance ≥ threshold. For hits from :meth:`retrieve`: non-empty."""
+        if isinstance(hits_or_query, str):
+            return self.relevance(hits_or_query) >= self.threshold
+        return len(hits_or_query) > 0
+
+
+def _embed_mode():
+    from llama_index.core.schema import MetadataMode
+
+    return MetadataMode.EMBED
+
+
+__all__ = ["Retriever", "Hit", "SearchResult", "DEFAULT_THRESHOLD", "RRF_K", "dense_passages", "bm25_text"]
