@@ -86,7 +86,7 @@ class BatchResult(BaseModel):
     notes_zh: list[str] = []
 
 
-def _deepspeed_fill(tb: int | None, mb: int | None, ga: int | None, ws: int) -> tuple[int, int, int, list[str]]:
+def deepspeed_fill(tb: int | None, mb: int | None, ga: int | None, ws: int) -> tuple[int, int, int, list[str]]:
     """DeepSpeed's ``_set_batch_related_parameters``: the same branch order and integer division."""
     if tb is not None and mb is not None and ga is not None:
         return tb, mb, ga, []
@@ -236,7 +236,7 @@ def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_pe
     ds = None if dataset_size is None else positive_int("dataset_size", dataset_size, maximum=MAX_DATASET)
 
     try:
-        tb, mb, ga, derived = _deepspeed_fill(tb, mb, ga, ws)
+        tb, mb, ga, derived = deepspeed_fill(tb, mb, ga, ws)
     except BatchConfigError as err:
         raise BatchConfigError(err.deepspeed_message, err.en, err.zh, lang, field=err.field) from None
     _check_assertions(tb, mb, ga, ws, lang)

@@ -49,7 +49,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from .batch import BatchConfigError, _deepspeed_fill, resolve_batch
+from .batch import BatchConfigError, deepspeed_fill, resolve_batch
 from .errors import CalculatorError
 from .memory import GiB, LORA_MODULES, MemoryConfig, MemoryEstimate, estimate_memory, make_config
 from .presets import count_params, get_gpu, get_model_shape
@@ -1262,7 +1262,7 @@ def _check_batch(out: _Out, pc: ParsedConfig, ws: int | None, lang: str) -> None
             return
     world = ws or 1
     if any(v <= 0 for v in given.values()):
-        t, m, g, _ = _deepspeed_fill(tb, mb, ga, world)
+        t, m, g, _ = deepspeed_fill(tb, mb, ga, world)
         for value, key in ((t, "train_batch_size"), (m, "train_micro_batch_size_per_gpu"), (g, "gradient_accumulation_steps")):
             if value <= 0:
                 msg = f"{_DS_LABELS[key]}: {value} has to be greater than 0"

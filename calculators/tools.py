@@ -11,6 +11,7 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from .batch import resolve_batch
+from .configs import config_check_tool
 from .deepspeed import estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs
 from .errors import CalculatorError
 from .memory import estimate_memory
@@ -45,6 +46,7 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "sweep": _sweep,
     "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),
     "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),
+    "config_check": config_check_tool,
 }
 
 

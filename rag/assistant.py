@@ -174,8 +174,10 @@ class Assistant:
             return self._refusal(_t("too_long", lang, n=len(snippet), max=MAX_CONFIG_CHARS), lang, history, text[:200])
         slots = extract_slots(text.replace(snippet, " "))
         args: dict[str, Any] = {"config": snippet, "lang": lang}
-        if slots.gpu:
-            args["gpu"] = slots.gpu
+        # The words around the config may name what the config cannot: the GPU, the model, the GPU count.
+        for key in ("gpu", "model", "world_size"):
+            if getattr(slots, key) is not None:
+                args[key] = getattr(slots, key)
         call = self._run(PlannedCall("config_check", args), lang)
         body = call.summary_md or call.error or ""
         new_history = history + [{"role": "user", "content": text[:2000], "language": lang, "slots": slots.stated(),
