@@ -1,0 +1,74 @@
+"""Server fixtures for the app tests: one assistant and one app server per test session."""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, demo: Any, url: str, port: int, feedback_file: Path) -> None:
+        self.demo, self.url, self.port, self.feedback_file = demo, url.rstrip("/"), port, feedback_file
+
+
+@pytest.fixture(scope="session")
+def assistant() -> Any:
+    """The real rag.Assistant, built once (a few seconds on CPU with a warm embedding cache)."""
+    from rag import Assistant
+    return Assistant()
+
+
+@pytest.fixture(scope="session")
+def feedback_file() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="batchbot-feedback-"))
+    path = d / "feedback.jsonl"
+    old = os.environ.get("BATCHBOT_FEEDBACK_FILE")
+    os.environ["BATCHBOT_FEEDBACK_FILE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("BATCHBOT_FEEDBACK_FILE", None)
+    else:
+        os.environ["BATCHBOT_FEEDBACK_FILE"] = old
+
+
+@pytest.fixture(scope="session")
+def app_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
+    """build_app() launched once on a free loopback port."""
+    from app import build_app
+    demo = build_app(assistant, stream_delay=0.01)
+    port = free_port()
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        yield Server(demo, url or f"http://127.0.0.1:{port}", port, feedback_file)
+    finally:
+        demo.close()
+
+
+@pytest.fixture(scope="session")
+def prefixed_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
+    """A second instance with root_path=/batchbot, as `app.py --root-path /batchbot` runs it behind a proxy."""
+    from app import build_app, parse_args
+    args = parse_args(["--root-path", "batchbot/"], env={})
+    assert args.root_path == "/batchbot"
+    demo = build_app(assistant, stream_delay=0.01)
+    port = free_port()
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
+                            root_path=args.root_path)
+    try:
+        yield Server(demo, f"http://127.0.0.1:{port}", port, feedback_file)
+    finally:
+        demo.close()
