@@ -1,7 +1,84 @@
-"""Placeholder app: replaced by the full chat app (issue 5)."""
-import gradio as gr
+"""Batch & memory assistant — the web app (Gradio).
+
+    .venv/bin/python app.py                       # http://127.0.0.1:7860
+    .venv/bin/python app.py --host 0.0.0.0 --port 8080 --root-path /batchbot --embed
+
+Flags override environment variables: BATCHBOT_HOST, BATCHBOT_PORT, BATCHBOT_ROOT_PATH,
+BATCHBOT_EMBED_MODEL, BATCHBOT_EMBED (1 = embed mode), BATCHBOT_LANG (zh/en, the default UI
+language), BATCHBOT_FEEDBACK_FILE (default feedback/feedback.jsonl).
+
+``build_app(assistant=None)`` returns the gr.Blocks for tests and for mounting elsewhere.
+API endpoints (gradio_client): /chat, /effective_batch, /memory, /sweep, /check_config.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from ui.build import build_app  # noqa: F401  (re-exported for tests and other programs)
+from ui.embed import embed_snippets
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7860
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be an integer, not {value!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, not {port}")
+    return port
+
+
+def _root_path(value: str) -> str:
+    value = (value or "").strip()
+    if not value:
+        return ""
+    if value.startswith(("http://", "https://")):
+        return value.rstrip("/")
+    return "/" + value.strip("/")
+
+
+def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None) -> argparse.Namespace:
+    env = dict(os.environ if env is None else env)
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--host", default=env.get("BATCHBOT_HOST") or DEFAULT_HOST,
+                   help="interface to listen on (env BATCHBOT_HOST; default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=_port(env.get("BATCHBOT_PORT") or str(DEFAULT_PORT)),
+                   help="port (env BATCHBOT_PORT; default 7860)")
+    p.add_argument("--root-path", type=_root_path, default=_root_path(env.get("BATCHBOT_ROOT_PATH", "")),
+                   help="path prefix when served behind a reverse proxy, e.g. /batchbot (env BATCHBOT_ROOT_PATH)")
+    p.add_argument("--embed-model", default=env.get("BATCHBOT_EMBED_MODEL") or None,
+                   help="sentence-embedding model name or local path (env BATCHBOT_EMBED_MODEL)")
+    p.add_argument("--embed", action="store_true",
+                   default=str(env.get("BATCHBOT_EMBED", "")).lower() in ("1", "true", "yes"),
+                   help="embed mode: no header or footer, for an iframe (also per page: ?embed=1)")
+    p.add_argument("--lang", choices=("zh", "en"), default=env.get("BATCHBOT_LANG") or None,
+                   help="default UI language before the browser's preference is known (env BATCHBOT_LANG)")
+    p.add_argument("--print-embed-snippet", metavar="PUBLIC_URL", default=None,
+                   help="print the iframe and <gradio-app> snippets for the app served at PUBLIC_URL and exit")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.print_embed_snippet:
+        print(embed_snippets(args.print_embed_snippet))
+        return
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.embed_model:
+        os.environ["BATCHBOT_EMBED_MODEL"] = args.embed_model
+    from rag import Assistant
+    assistant = Assistant(embed_model=args.embed_model) if args.embed_model else Assistant()
+    demo = build_app(assistant, embed=args.embed, lang=args.lang)
+    demo.queue(default_concurrency_limit=4)
+    demo.launch(server_name=args.host, server_port=args.port, root_path=args.root_path or None,
+                show_error=False)
+
 
 if __name__ == "__main__":
-    with gr.Blocks(title="Batch & memory assistant") as demo:
-        gr.Markdown("# Batch & memory assistant\nComing soon.")
-    demo.launch(server_name="127.0.0.1", server_port=7860)
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Named API endpoints for other programs (``gradio_client``): /effective_batch, /memory, /sweep, /check_config.
+
+/chat is registered by the app builder (it needs the assistant). Bad input raises
+``gr.Error`` with the English and Chinese message, naming the field.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import gradio as gr
+
+from calculators import CalculatorError, GiB, estimate_memory, resolve_batch, sweep
+
+from .calculators_tab import check_config
+from .i18n import normalize_lang
+
+log = logging.getLogger("batchbot.api")
+
+
+def calculator_error(err: CalculatorError) -> gr.Error:
+    ds = getattr(err, "deepspeed_message", None)
+    en, zh = err.message("en"), err.message("zh")
+    msg = f"[{err.field}] {en}\n[{err.field}] {zh}" + (f"\nDeepSpeed: {ds}" if ds else "")
+    return gr.Error(msg, title=f"Invalid input / 输入无效: {err.field}", print_exception=False)
+
+
+def _unexpected(exc: Exception) -> gr.Error:
+    log.exception("API call failed")
+    return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n计算失败（{type(exc).__name__}），请检查输入。")
+
+
+def _check_dict(name: str, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise gr.Error(f"[{name}] must be a JSON object of MemoryConfig fields.\n[{name}] 必须是由 MemoryConfig 字段组成的 JSON 对象。",
+                       title=f"Invalid input / 输入无效: {name}", print_exception=False)
+    return value
+
+
+def _gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
+    keys = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu", "gpu_capacity",
+            "headroom", "cpu_total")
+    return {k: (None if d.get(k) is None else round(d[k] / GiB, 3)) for k in keys}
+
+
+def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
+                    gradient_accumulation_steps: int | None = None, world_size: int = 1, seq_len: int | None = None,
+                    dataset_size: int | None = None, lang: str = "en") -> dict:
+    """Resolve DeepSpeed's train_batch_size = micro × GA × world_size (empty fields are derived)."""
+    try:
+        res = resolve_batch(train_batch_size=train_batch_size, train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
+                            gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size,
+                            seq_len=seq_len, dataset_size=dataset_size, lang=normalize_lang(lang, "en"))
+    except CalculatorError as err:
+        raise calculator_error(err) from None
+    except Exception as exc:
+        raise _unexpected(exc) from None
+    return res.model_dump(mode="json")
+
+
+def memory(config: dict, lang: str = "en") -> dict:
+    """Per-GPU memory for one MemoryConfig (e.g. {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora"}).
+
+    Bytes per category, plus a "gib" summary.
+    """
+    try:
+        est = estimate_memory(dict(_check_dict("config", config)))
+    except CalculatorError as err:
+        raise calculator_error(err) from None
+    except gr.Error:
+        raise
+    except Exception as exc:
+        raise _unexpected(exc) from None
+    d = est.model_dump(mode="json")
+    d["gib"] = _gib_summary(d)
+    return d
+
+
+def sweep_endpoint(config: dict, field: str, values: list, lang: str = "en") -> dict:
+    """Memory as one field moves, e.g. field="gradient_accumulation_steps", values=[1, 2, 4, 8]."""
+    try:
+        res = sweep(dict(_check_dict("config", config)), field, values)
+    except CalculatorError as err:
+        raise calculator_error(err) from None
+    except gr.Error:
+        raise
+    except Exception as exc:
+        raise _unexpected(exc) from None
+    d = res.model_dump(mode="json")
+    d["series_gib"] = [{"value": p.value, **_gib_summary(p.estimate.model_dump())} for p in res.points]
+    return d
+
+
+def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -> dict:
+    """Check a pasted DeepSpeed JSON / TrainingArguments / LLaMA-Factory YAML; returns {"markdown", "report"}."""
+    if check_config is None:
+        raise gr.Error("The config doctor (calculators/configs.py) is not installed in this build.\n"
+                       "此版本未包含配置检查器（calculators/configs.py）。")
+    if not isinstance(text, str) or not text.strip():
+        raise gr.Error("[text] Paste a config to check.\n[text] 请粘贴要检查的配置。", title="Invalid input / 输入无效: text",
+                       print_exception=False)
+    if len(text) > 100_000:
+        raise gr.Error("[text] Config too long (over 100,000 characters).\n[text] 配置太长（超过 100,000 字符）。",
+                       title="Invalid input / 输入无效: text", print_exception=False)
+    lang = normalize_lang(lang, "en")
+    try:
+        report = check_config(text, gpu=gpu or None, lang=lang)
+    except CalculatorError as err:
+        raise calculator_error(err) from None
+    except Exception as exc:
+        raise _unexpected(exc) from None
+    out: dict[str, Any] = {"markdown": report.to_markdown(lang)}
+    if hasattr(report, "model_dump"):
+        try:
+            out["report"] = report.model_dump(mode="json")
+        except Exception:  # the markdown is the contract; the structure is a bonus
+            pass
+    return out
+
+
+def register_calculator_api() -> None:
+    """Call inside a gr.Blocks context."""
+    gr.api(effective_batch, api_name="effective_batch")
+    gr.api(memory, api_name="memory")
+    gr.api(sweep_endpoint, api_name="sweep")
+    gr.api(check_config_endpoint, api_name="check_config")

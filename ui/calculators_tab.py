@@ -1,0 +1,298 @@
+"""Calculators tab: effective batch, per-GPU memory with plots, and (if installed) the config doctor.
+
+The handlers are plain functions of plain values (tested without a browser);
+errors come back as a Markdown line naming the field, never as a traceback.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import gradio as gr
+
+from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_memory, resolve_batch, sweep
+from calculators.memory import LORA_MODULES, MemoryConfig
+
+from .i18n import label, t
+from .labels import Labels
+from .plots import breakdown_svg, sweep_points, sweep_svg
+from .render import batch_summary_md, field_error_md, md_escape
+
+log = logging.getLogger("batchbot.calculators")
+
+CUSTOM = "__custom__"
+MICRO_SWEEP = [1, 2, 4, 8, 16, 32]
+GA_SWEEP = [1, 2, 4, 8, 16, 32, 64]
+
+try:  # written by another engineer; the box only appears once it exists
+    from calculators.configs import check_config  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the checkout
+    check_config = None
+
+# Every MemoryConfig field, in form order.
+MEMORY_FIELDS = (
+    "model", "num_params", "hf_config", "hidden_size", "num_layers", "num_attention_heads", "vocab_size",
+    "gpu", "gpu_memory_gb", "precision", "optimizer", "zero_stage", "world_size", "num_nodes",
+    "offload_optimizer", "offload_param", "pipeline_parallel_size",
+    "finetune", "lora_rank", "lora_target_modules",
+    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "seq_len", "gradient_checkpointing",
+    "flash_attention", "cuda_context_gb", "reduce_bucket_size", "allgather_bucket_size", "overlap_comm",
+)
+assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "the form must cover every MemoryConfig field"
+
+DEFAULTS: dict[str, Any] = {
+    "model": "llama-2-7b", "gpu": "rtx-3090", "precision": "bf16-mixed", "optimizer": "adamw", "zero_stage": 0,
+    "world_size": 1, "num_nodes": 1, "offload_optimizer": False, "offload_param": False, "pipeline_parallel_size": 1,
+    "finetune": "lora", "lora_rank": 8, "lora_target_modules": ["q_proj", "v_proj"],
+    "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 8, "seq_len": 1024,
+    "gradient_checkpointing": "none", "flash_attention": True, "cuda_context_gb": 0.5,
+    "reduce_bucket_size": 5e8, "allgather_bucket_size": 5e8, "overlap_comm": False,
+}
+
+
+def _literal_choices(field: str) -> list[Any]:
+    ann = MemoryConfig.model_fields[field].annotation
+    return list(getattr(ann, "__args__", ()))
+
+
+def model_choices(lang: str) -> list[tuple[str, str]]:
+    return [(m, m) for m in MODEL_PRESETS] + [(t("custom_model", lang), CUSTOM)]
+
+
+def gpu_choices(lang: str) -> list[tuple[str, str]]:
+    return [(f"{g} ({spec.memory_gib:g} GiB)", g) for g, spec in GPU_PRESETS.items()] + [(t("custom_gpu", lang), CUSTOM)]
+
+
+def _error(err: CalculatorError, lang: str) -> str:
+    msg = err.message(lang)
+    ds = getattr(err, "deepspeed_message", None)
+    if ds:
+        msg = f"{msg} (DeepSpeed: {ds})"
+    return field_error_md(err.field, msg, lang)
+
+
+def _unexpected(exc: Exception, lang: str) -> str:
+    log.exception("calculator failed")
+    return "❌ " + (f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。" if lang == "zh"
+                   else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs.")
+
+
+def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
+    """Form values → MemoryConfig kwargs (empty optional fields dropped, presets mapped)."""
+    cfg: dict[str, Any] = {}
+    for f in MEMORY_FIELDS:
+        v = values.get(f)
+        if isinstance(v, str):
+            v = v.strip()
+        if v is None or v == "" or v == CUSTOM:
+            continue
+        if f in ("zero_stage",) and isinstance(v, str):
+            v = int(v)
+        if isinstance(v, float) and f not in ("num_params", "gpu_memory_gb", "cuda_context_gb",
+                                              "reduce_bucket_size", "allgather_bucket_size") and v == int(v):
+            v = int(v)
+        cfg[f] = v
+    if "hf_config" in cfg or "num_params" in cfg:
+        cfg.pop("model", None)  # a custom model wins over the preset dropdown
+    if "hf_config" in cfg:
+        cfg.pop("num_params", None)
+    if "num_params" not in cfg:
+        for f in ("hidden_size", "num_layers", "num_attention_heads", "vocab_size"):
+            cfg.pop(f, None)
+    return cfg
+
+
+def run_memory(values: dict[str, Any], lang: str) -> tuple[str, str, str, str, str]:
+    """(error_md, summary_md, breakdown_html, micro_sweep_html, ga_sweep_html)."""
+    from .render import memory_summary_md
+    try:
+        cfg = form_to_config(values)
+        est = estimate_memory(cfg)
+        micro_values = sorted(set(MICRO_SWEEP) | {cfg.get("train_micro_batch_size_per_gpu", 1)})
+        ga_values = sorted(set(GA_SWEEP) | {cfg.get("gradient_accumulation_steps", 1)})
+        by_micro = sweep(cfg, "train_micro_batch_size_per_gpu", micro_values)
+        by_ga = sweep(cfg, "gradient_accumulation_steps", ga_values)
+    except CalculatorError as err:
+        return _error(err, lang), "", "", "", ""
+    except Exception as exc:  # never a traceback
+        return _unexpected(exc, lang), "", "", "", ""
+    micro_title = "显存 vs 微批次（train_micro_batch_size_per_gpu）" if lang == "zh" else "Memory vs micro batch"
+    ga_title = ("显存 vs 梯度累积步数（平的：GA 不增加显存）" if lang == "zh"
+                else "Memory vs gradient accumulation steps (flat: GA does not add memory)")
+    return ("", memory_summary_md(est, lang), breakdown_svg(est, lang),
+            sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang, micro_title),
+            sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title))
+
+
+def _opt_int(v: Any) -> Any:
+    if v is None or v == "":
+        return None
+    if isinstance(v, float) and v == int(v):
+        return int(v)
+    return v
+
+
+def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str) -> tuple[str, str]:
+    """(error_md, result_md)."""
+    try:
+        res = resolve_batch(train_batch_size=_opt_int(tb), train_micro_batch_size_per_gpu=_opt_int(micro),
+                            gradient_accumulation_steps=_opt_int(ga),
+                            world_size=_opt_int(ws) if _opt_int(ws) is not None else 1,
+                            seq_len=_opt_int(seq_len), dataset_size=_opt_int(dataset_size), lang=lang)
+    except CalculatorError as err:
+        return _error(err, lang), ""
+    except Exception as exc:
+        return _unexpected(exc, lang), ""
+    return "", batch_summary_md(res, lang)
+
+
+def run_check_config(text: str, gpu: str | None, lang: str) -> str:
+    if check_config is None:
+        return t("config_doctor_missing", lang)
+    if not (text or "").strip():
+        return "ℹ️ " + t("config_text", lang)
+    if len(text) > 100_000:
+        return "❌ " + ("配置太长（超过 100,000 字符）。" if lang == "zh" else "Config too long (over 100,000 characters).")
+    try:
+        report = check_config(text, gpu=None if gpu in (None, "", CUSTOM) else gpu, lang=lang)
+        return report.to_markdown(lang)
+    except CalculatorError as err:
+        return _error(err, lang)
+    except Exception as exc:
+        return _unexpected(exc, lang)
+
+
+def build_calculators_tab(L: Labels) -> dict[str, Any]:
+    """Lay out the tab (inside a gr.Tab); returns the components for :func:`wire_calculators_tab`."""
+    lang = L.lang
+
+    def F(field: str) -> str:
+        return label(field, lang)
+
+    # ---------------------------------------------------------------- effective batch
+    L.add(gr.Markdown(f"### {L.text('batch_header')}"), value=lambda l: f"### {t('batch_header', l)}")
+    L.add(gr.Markdown(L.text("batch_help")), value="batch_help")
+    with gr.Row():
+        b_tb = L.add(gr.Number(None, label=F("train_batch_size"), precision=0, elem_id="b_tb"), label="train_batch_size")
+        b_micro = L.add(gr.Number(2, label=F("train_micro_batch_size_per_gpu"), precision=0, elem_id="b_micro"),
+                        label="train_micro_batch_size_per_gpu")
+        b_ga = L.add(gr.Number(8, label=F("gradient_accumulation_steps"), precision=0, elem_id="b_ga"),
+                     label="gradient_accumulation_steps")
+    with gr.Row():
+        b_ws = L.add(gr.Number(1, label=F("world_size"), precision=0, elem_id="b_ws"), label="world_size")
+        b_seq = L.add(gr.Number(None, label=F("batch_seq_len"), precision=0, elem_id="b_seq"), label="batch_seq_len")
+        b_ds = L.add(gr.Number(None, label=F("dataset_size"), precision=0, elem_id="b_ds"), label="dataset_size")
+    b_err = gr.Markdown("", elem_id="batch-error", elem_classes=["field-error"])
+    b_btn = L.add(gr.Button(L.text("run_batch"), variant="primary", elem_id="run-batch"), value="run_batch")
+    b_out = gr.Markdown("", elem_id="batch-result")
+
+    # ---------------------------------------------------------------- memory
+    L.add(gr.Markdown(f"### {L.text('memory_header')}"), value=lambda l: f"### {t('memory_header', l)}")
+    comps: dict[str, Any] = {}
+
+    def reg(field: str, comp: Any, **extra: Any) -> Any:
+        comps[field] = comp
+        return L.add(comp, label=field, **extra)
+
+    with gr.Row():
+        with gr.Column():
+            L.add(gr.Markdown(f"**{L.text('model_section')}**"), value=lambda l: f"**{t('model_section', l)}**")
+            reg("model", gr.Dropdown(model_choices(lang), value=DEFAULTS["model"], label=F("model"), elem_id="m_model"),
+                choices=model_choices)
+            reg("finetune", gr.Radio(_literal_choices("finetune"), value=DEFAULTS["finetune"], label=F("finetune"),
+                                     elem_id="m_finetune"))
+            reg("precision", gr.Dropdown(_literal_choices("precision"), value=DEFAULTS["precision"], label=F("precision"),
+                                         elem_id="m_precision"))
+            reg("optimizer", gr.Dropdown(_literal_choices("optimizer"), value=DEFAULTS["optimizer"], label=F("optimizer"),
+                                         elem_id="m_optimizer"))
+        with gr.Column():
+            L.add(gr.Markdown(f"**{L.text('hardware_section')}**"), value=lambda l: f"**{t('hardware_section', l)}**")
+            reg("gpu", gr.Dropdown(gpu_choices(lang), value=DEFAULTS["gpu"], label=F("gpu"), elem_id="m_gpu"),
+                choices=gpu_choices)
+            reg("zero_stage", gr.Radio([0, 1, 2, 3], value=0, label=F("zero_stage"), elem_id="m_zero"))
+            with gr.Row():
+                reg("world_size", gr.Number(1, label=F("world_size"), precision=0, elem_id="m_ws"))
+                reg("num_nodes", gr.Number(1, label=F("num_nodes"), precision=0, elem_id="m_nodes"))
+            with gr.Row():
+                reg("offload_optimizer", gr.Checkbox(False, label=F("offload_optimizer"), elem_id="m_off_opt"))
+                reg("offload_param", gr.Checkbox(False, label=F("offload_param"), elem_id="m_off_param"))
+        with gr.Column():
+            L.add(gr.Markdown(f"**{L.text('training_section')}**"), value=lambda l: f"**{t('training_section', l)}**")
+            reg("train_micro_batch_size_per_gpu", gr.Number(DEFAULTS["train_micro_batch_size_per_gpu"], precision=0,
+                                                            label=F("train_micro_batch_size_per_gpu"), elem_id="m_micro"))
+            reg("gradient_accumulation_steps", gr.Number(DEFAULTS["gradient_accumulation_steps"], precision=0,
+                                                         label=F("gradient_accumulation_steps"), elem_id="m_ga"))
+            reg("seq_len", gr.Number(DEFAULTS["seq_len"], precision=0, label=F("seq_len"), elem_id="m_seq"))
+            reg("gradient_checkpointing", gr.Radio(_literal_choices("gradient_checkpointing"), value="none",
+                                                   label=F("gradient_checkpointing"), elem_id="m_ckpt"))
+            reg("flash_attention", gr.Checkbox(True, label=F("flash_attention"), elem_id="m_flash"))
+    with L.add(gr.Accordion(L.text("advanced_section"), open=False), label="advanced_section"):
+        with gr.Row():
+            reg("num_params", gr.Number(None, label=F("num_params"), elem_id="m_num_params"))
+            reg("hidden_size", gr.Number(None, precision=0, label=F("hidden_size"), elem_id="m_hidden"))
+            reg("num_layers", gr.Number(None, precision=0, label=F("num_layers"), elem_id="m_layers"))
+            reg("num_attention_heads", gr.Number(None, precision=0, label=F("num_attention_heads"), elem_id="m_heads"))
+            reg("vocab_size", gr.Number(None, precision=0, label=F("vocab_size"), elem_id="m_vocab"))
+        reg("hf_config", gr.Code(None, language="json", label=F("hf_config"), elem_id="m_hf_config", lines=4))
+        with gr.Row():
+            reg("gpu_memory_gb", gr.Number(None, label=F("gpu_memory_gb"), elem_id="m_gpu_mem"))
+            reg("pipeline_parallel_size", gr.Number(1, precision=0, label=F("pipeline_parallel_size"), elem_id="m_pp"))
+            reg("cuda_context_gb", gr.Number(DEFAULTS["cuda_context_gb"], label=F("cuda_context_gb"), elem_id="m_ctx"))
+        with gr.Row():
+            reg("lora_rank", gr.Number(DEFAULTS["lora_rank"], precision=0, label=F("lora_rank"), elem_id="m_rank"))
+            reg("lora_target_modules", gr.CheckboxGroup(list(LORA_MODULES), value=DEFAULTS["lora_target_modules"],
+                                                        label=F("lora_target_modules"), elem_id="m_lora_mods"))
+        with gr.Row():
+            reg("reduce_bucket_size", gr.Number(DEFAULTS["reduce_bucket_size"], label=F("reduce_bucket_size"),
+                                                elem_id="m_rbs"))
+            reg("allgather_bucket_size", gr.Number(DEFAULTS["allgather_bucket_size"], label=F("allgather_bucket_size"),
+                                                   elem_id="m_abs"))
+            reg("overlap_comm", gr.Checkbox(False, label=F("overlap_comm"), elem_id="m_overlap"))
+    m_err = gr.Markdown("", elem_id="memory-error", elem_classes=["field-error"])
+    m_btn = L.add(gr.Button(L.text("run_memory"), variant="primary", elem_id="run-memory"), value="run_memory")
+    with gr.Row():
+        with gr.Column(scale=1):
+            m_summary = gr.Markdown("", elem_id="memory-summary")
+        with gr.Column(scale=1):
+            m_bar = gr.HTML("", elem_id="memory-breakdown", js_on_load=None)
+    with gr.Row():
+        m_micro = gr.HTML("", elem_id="memory-vs-micro", js_on_load=None)
+        m_ga = gr.HTML("", elem_id="memory-vs-ga", js_on_load=None)
+
+    # ---------------------------------------------------------------- config doctor
+    with L.add(gr.Accordion(L.text("config_doctor_header"), open=False, elem_id="config-doctor"),
+               label="config_doctor_header"):
+        if check_config is None:
+            L.add(gr.Markdown(L.text("config_doctor_missing")), value="config_doctor_missing")
+            c_text = c_gpu = c_btn = c_out = None
+        else:
+            c_text = L.add(gr.Code(None, language="yaml", label=L.text("config_text"), lines=8, elem_id="c_text"),
+                           label="config_text")
+            c_gpu = L.add(gr.Dropdown(gpu_choices(lang), value=CUSTOM, label=L.text("config_gpu"), elem_id="c_gpu"),
+                          label="config_gpu", choices=gpu_choices)
+            c_btn = L.add(gr.Button(L.text("run_check"), elem_id="run-check"), value="run_check")
+            c_out = gr.Markdown("", elem_id="config-report")
+
+    return dict(
+        batch=(b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_btn, b_err, b_out),
+        memory=(comps, m_btn, m_err, m_summary, m_bar, m_micro, m_ga),
+        doctor=(c_text, c_gpu, c_btn, c_out),
+    )
+
+
+def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
+    b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_btn, b_err, b_out = handles["batch"]
+    b_btn.click(lambda *a: run_batch(*a), [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state], [b_err, b_out],
+                api_visibility="private")
+    comps, m_btn, m_err, m_summary, m_bar, m_micro, m_ga = handles["memory"]
+    fields = list(comps)
+
+    def on_memory(*args: Any):
+        *vals, lang = args
+        return run_memory(dict(zip(fields, vals)), lang)
+
+    m_btn.click(on_memory, [comps[f] for f in fields] + [lang_state], [m_err, m_summary, m_bar, m_micro, m_ga],
+                api_visibility="private")
+    c_text, c_gpu, c_btn, c_out = handles["doctor"]
+    if c_btn is not None:
+        c_btn.click(run_check_config, [c_text, c_gpu, lang_state], [c_out], api_visibility="private")

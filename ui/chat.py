@@ -1,0 +1,186 @@
+"""The chat: input guards, the streaming handler, and like/dislike feedback.
+
+The assistant (``rag.Assistant``) is shared by all sessions; what belongs to one
+browser session (the visible messages and ``Answer.history``) lives in
+``gr.State``/the Chatbot value, which Gradio keeps per session.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from typing import Any, Iterator
+
+import gradio as gr
+
+from .feedback import append_feedback, feedback_path
+from .i18n import t, text_lang
+from .render import corrections_md, sources_md, tool_call_message
+
+log = logging.getLogger("batchbot.chat")
+
+MAX_QUESTION_CHARS = 4000
+_MEANINGFUL = re.compile(r"[0-9A-Za-z\u3400-\u9fff\uf900-\ufaff]")
+
+
+def guard_question(question: Any, ui_lang: str) -> tuple[str | None, str]:
+    """(refusal message or None, language). Empty, huge and symbol-only input never reaches the assistant."""
+    if not isinstance(question, str):
+        return t("empty_question", ui_lang), ui_lang
+    q = question.strip()
+    lang = text_lang(q[:MAX_QUESTION_CHARS], ui_lang)
+    if not q:
+        return t("empty_question", ui_lang), ui_lang
+    if len(q) > MAX_QUESTION_CHARS:
+        return t("too_long", lang, n=len(q), max=MAX_QUESTION_CHARS), lang
+    if not _MEANINGFUL.search(q):
+        return t("nonsense", lang), lang
+    return None, lang
+
+
+def bilingual(key: str, **kwargs: Any) -> str:
+    return f"{t(key, 'en', **kwargs)}\n{t(key, 'zh', **kwargs)}"
+
+
+def _msg_text(message: dict[str, Any]) -> str:
+    """Plain text of a Chatbot message (Gradio 6 normalises content to a list of parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
+    if isinstance(content, dict):
+        return str(content.get("text", ""))
+    return ""
+
+
+def _plain_messages(messages: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Chatbot value → plain {"role","content"[,"metadata"]} dicts we can send back."""
+    out = []
+    for m in messages or []:
+        d = {"role": m.get("role", "assistant"), "content": _msg_text(m)}
+        if m.get("metadata"):
+            d["metadata"] = {k: v for k, v in m["metadata"].items() if v is not None}
+        out.append(d)
+    return out
+
+
+def _chunks(text: str, n: int = 12) -> list[str]:
+    """Cut text at whitespace/punctuation into about ``n`` growing prefixes, for streaming."""
+    if len(text) < 80:
+        return [text]
+    step = max(1, len(text) // n)
+    cuts, i = [], step
+    while i < len(text):
+        j = i
+        while j < len(text) and j < i + 40 and text[j] not in " \n，。；、,.;":
+            j += 1
+        cuts.append(j + 1)
+        i = j + 1 + step
+    return [text[:c] for c in cuts] + [text]
+
+
+class ChatController:
+    def __init__(self, assistant: Any, stream_delay: float = 0.03) -> None:
+        self.bot = assistant
+        self.lock = threading.Lock()   # one ask() at a time: the embedding model is shared
+        self.stream_delay = stream_delay
+
+    # ------------------------------------------------------------ shared
+    def ask(self, question: str, history: list[dict[str, Any]] | None) -> Any:
+        with self.lock:
+            return self.bot.ask(question, history=history or None)
+
+    # ------------------------------------------------------------ UI handler (generator → streaming)
+    def respond(self, question: str, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
+                ui_lang: str) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]]:
+        msgs = _plain_messages(messages)
+        history = list(history or [])
+        refusal, lang = guard_question(question, ui_lang)
+        if refusal is not None:
+            shown = (question or "").strip()
+            if shown:
+                msgs.append({"role": "user", "content": shown[:300] + ("…" if len(shown) > 300 else "")})
+            msgs.append({"role": "assistant", "content": "⚠️ " + refusal})
+            yield msgs, history, question if len(question or "") > MAX_QUESTION_CHARS else "", ""
+            return
+        q = question.strip()
+        msgs.append({"role": "user", "content": q})
+        pending = {"role": "assistant", "content": "", "metadata": {"title": "⏳ " + t("thinking", lang), "status": "pending"}}
+        yield msgs + [pending], history, "", ""
+        start = time.monotonic()
+        try:
+            answer = self.ask(q, history)
+        except Exception as exc:  # never a traceback in the UI
+            log.exception("assistant failed")
+            msgs.append({"role": "assistant", "content": "⚠️ " + t("internal_error", lang, err=type(exc).__name__)})
+            yield msgs, history, "", ""
+            return
+        lang = getattr(answer, "language", lang) or lang
+        data = answer.model_dump()
+        for call in data.get("tool_calls", []):
+            if call.get("error") and not call.get("result"):
+                call = {**call, "result": {"error": call["error"]}}
+            msg = tool_call_message(call, lang)
+            msg["metadata"]["duration"] = round(time.monotonic() - start, 2)
+            msgs.append(msg)
+            yield msgs, history, "", ""
+        text = data.get("text", "")
+        extra = [x for x in (corrections_md(data.get("corrections", []), text, lang),
+                             sources_md(data.get("sources", []), lang, text)) if x]
+        final = "\n\n".join([text, *extra])
+        msgs.append({"role": "assistant", "content": ""})
+        for part in _chunks(text):
+            msgs[-1]["content"] = part
+            yield msgs, history, "", ""
+            if self.stream_delay:
+                time.sleep(self.stream_delay)
+        msgs[-1]["content"] = final
+        new_history = data.get("history") if isinstance(data.get("history"), list) else history
+        yield msgs, new_history, "", ""
+
+    # ------------------------------------------------------------ API handler
+    def api_chat(self, question: str, history: list | None = None) -> tuple[str, dict]:
+        if not isinstance(question, str) or not question.strip():
+            raise gr.Error(bilingual("empty_question"), title="question")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise gr.Error(bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question")
+        if history is not None and not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
+            raise gr.Error("'history' must be the list returned in answer['history'] by a previous /chat call.\n"
+                           "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history")
+        try:
+            answer = self.ask(question.strip(), history)
+        except Exception as exc:
+            log.exception("assistant failed")
+            raise gr.Error(bilingual("internal_error", err=type(exc).__name__)) from None
+        return answer.text, answer.model_dump(mode="json")
+
+    # ------------------------------------------------------------ feedback
+    def on_like(self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData):
+        msgs = messages or []
+        idx = evt.index if isinstance(evt.index, int) else (evt.index[0] if evt.index else -1)
+        answer = _msg_text(msgs[idx]) if 0 <= idx < len(msgs) else str(evt.value)
+        question = next((_msg_text(m) for m in reversed(msgs[:max(idx, 0)]) if m.get("role") == "user"), "")
+        liked = evt.liked
+        record = {"type": "rating", "liked": liked if isinstance(liked, bool) else None,
+                  "feedback": liked if not isinstance(liked, bool) else ("like" if liked else "dislike"),
+                  "message_index": idx, "question": question, "answer": answer, "ui_lang": ui_lang}
+        try:
+            rec = append_feedback(record)
+        except OSError as exc:
+            return None, "❌ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), \
+                gr.update(visible=False)
+        return rec["id"], "✅ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
+
+    def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str):
+        if not feedback_id:
+            return "ℹ️ " + t("feedback_no_target", ui_lang), reason
+        reason = (reason or "").strip()
+        if not reason:
+            return "", ""
+        try:
+            append_feedback({"type": "reason", "feedback_id": feedback_id, "reason": reason, "ui_lang": ui_lang})
+        except OSError as exc:
+            return "❌ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), reason
+        return "✅ " + t("feedback_reason_thanks", ui_lang), ""

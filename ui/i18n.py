@@ -1,0 +1,195 @@
+"""UI strings in Chinese and English, and how the app picks a language.
+
+The UI language is a per-session choice (a radio in the header). It starts from
+``?lang=zh|en`` in the page URL, else the browser's Accept-Language header, else
+``DEFAULT_LANG``. Chat answers follow the language of the question (the
+assistant decides), not this setting.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DEFAULT_LANG = "zh"
+LANGS = ("zh", "en")
+
+STRINGS: dict[str, dict[str, str]] = {
+    "title": {"zh": "批次与显存助手", "en": "Batch & memory assistant"},
+    "subtitle": {
+        "zh": "回答 batch / 梯度累积 / 精度 / ZeRO 怎么设、要多少显存（DeepSpeed、HF Trainer、LLaMA-Factory）。数字来自确定性的计算器，不是模型猜的。",
+        "en": "How to set batch / gradient accumulation / precision / ZeRO, and how much GPU memory it takes "
+              "(DeepSpeed, HF Trainer, LLaMA-Factory). Numbers come from deterministic calculators, not from a model's guess.",
+    },
+    "lang_label": {"zh": "界面语言 / Language", "en": "Language / 界面语言"},
+    "tab_chat": {"zh": "对话", "en": "Chat"},
+    "tab_calc": {"zh": "计算器", "en": "Calculators"},
+    "tab_knowledge": {"zh": "知识库", "en": "Knowledge"},
+    # chat
+    "chatbot": {"zh": "助手", "en": "Assistant"},
+    "chat_placeholder": {"zh": "问一个关于 batch、梯度累积、精度、ZeRO 或显存的问题……",
+                         "en": "Ask about batch size, gradient accumulation, precision, ZeRO or GPU memory…"},
+    "question": {"zh": "你的问题", "en": "Your question"},
+    "send": {"zh": "发送", "en": "Send"},
+    "clear": {"zh": "清空对话", "en": "Clear chat"},
+    "examples": {"zh": "示例问题", "en": "Example questions"},
+    "feedback_reason": {"zh": "反馈原因（可选）", "en": "Reason for your feedback (optional)"},
+    "feedback_submit": {"zh": "提交原因", "en": "Send reason"},
+    "feedback_thanks": {"zh": "已记录你的反馈，谢谢！可以在下面补充原因。",
+                        "en": "Feedback recorded, thank you! You can add a reason below."},
+    "feedback_reason_thanks": {"zh": "已记录反馈原因，谢谢！", "en": "Reason recorded, thank you!"},
+    "feedback_no_target": {"zh": "请先点赞或点踩一条回答，再填写原因。",
+                           "en": "Like or dislike an answer first, then add a reason."},
+    "feedback_unwritable": {"zh": "⚠️ 反馈无法保存：反馈文件 `{path}` 不可写（{err}）。请联系管理员。",
+                            "en": "⚠️ Feedback could not be saved: the feedback file `{path}` is not writable ({err}). "
+                                  "Please tell the administrator."},
+    "empty_question": {"zh": "请输入一个问题，例如：“增大梯度累积会增加显存吗？”",
+                       "en": "Please type a question, e.g. “Does a larger gradient_accumulation_steps use more memory?”"},
+    "too_long": {"zh": "问题太长了（{n} 个字符），请精简到 {max} 个字符以内，只保留配置的关键部分。",
+                 "en": "That question is too long ({n} characters). Please keep it under {max} characters — "
+                       "paste only the relevant part of the config."},
+    "nonsense": {"zh": "没看懂这个问题。请用一句话描述你的训练设置或疑问，例如模型、显卡、micro batch 和梯度累积步数。",
+                 "en": "I could not make sense of that. Please describe your training setup or question in a sentence, "
+                       "e.g. model, GPU, micro batch and gradient accumulation steps."},
+    "internal_error": {"zh": "抱歉，助手出错了（{err}）。请换个说法再试，或使用“计算器”标签页。",
+                       "en": "Sorry, the assistant failed ({err}). Please rephrase, or use the Calculators tab."},
+    "thinking": {"zh": "正在检索知识卡片并调用计算器…", "en": "Searching the knowledge cards and running calculators…"},
+    "tool_title": {"zh": "🧮 调用计算器：{name}", "en": "🧮 Calculator: {name}"},
+    "arguments": {"zh": "参数", "en": "Arguments"},
+    "result": {"zh": "结果", "en": "Result"},
+    "sources": {"zh": "参考来源", "en": "Sources"},
+    "corrections": {"zh": "纠正的常见误区", "en": "Misconceptions corrected"},
+    # calculators
+    "batch_header": {"zh": "有效批次（DeepSpeed / HF Trainer）", "en": "Effective batch (DeepSpeed / HF Trainer)"},
+    "batch_help": {"zh": "留空的字段由 DeepSpeed 的规则推导：train_batch_size = micro × GA × world_size。",
+                   "en": "Empty fields are derived with DeepSpeed's rule: train_batch_size = micro × GA × world_size."},
+    "memory_header": {"zh": "每卡显存估算", "en": "Per-GPU memory estimate"},
+    "run_batch": {"zh": "计算有效批次", "en": "Compute effective batch"},
+    "run_memory": {"zh": "估算显存", "en": "Estimate memory"},
+    "model_section": {"zh": "模型", "en": "Model"},
+    "hardware_section": {"zh": "硬件与并行", "en": "Hardware & parallelism"},
+    "training_section": {"zh": "训练设置", "en": "Training setup"},
+    "advanced_section": {"zh": "高级（自定义模型、LoRA、通信缓冲区）", "en": "Advanced (custom model, LoRA, communication buffers)"},
+    "plots_header": {"zh": "图表", "en": "Plots"},
+    "custom_model": {"zh": "（自定义：用下面的参数量 / config.json）", "en": "(custom: use num_params / config.json below)"},
+    "custom_gpu": {"zh": "（不指定 / 用 gpu_memory_gb）", "en": "(none / use gpu_memory_gb)"},
+    "config_doctor_header": {"zh": "检查我的配置", "en": "Check my config"},
+    "config_text": {"zh": "粘贴 DeepSpeed JSON / HF TrainingArguments / LLaMA-Factory YAML",
+                    "en": "Paste a DeepSpeed JSON / HF TrainingArguments / LLaMA-Factory YAML"},
+    "config_gpu": {"zh": "显卡（可选）", "en": "GPU (optional)"},
+    "run_check": {"zh": "检查配置", "en": "Check config"},
+    "config_doctor_missing": {"zh": "配置检查器（calculators/configs.py）尚未安装。",
+                              "en": "The config doctor (calculators/configs.py) is not installed yet."},
+    "error_in_field": {"zh": "❌ 字段 `{field}` 有误：{msg}", "en": "❌ Problem with `{field}`: {msg}"},
+    # knowledge
+    "search": {"zh": "搜索知识卡片", "en": "Search the knowledge cards"},
+    "search_placeholder": {"zh": "例如：梯度累积 显存", "en": "e.g. gradient accumulation memory"},
+    "search_button": {"zh": "搜索", "en": "Search"},
+    "show_all": {"zh": "显示全部", "en": "Show all"},
+    "card_select": {"zh": "打开卡片", "en": "Open a card"},
+    "cards_count": {"zh": "共 {n} 张卡片", "en": "{n} cards"},
+    "search_count": {"zh": "“{q}” 的前 {n} 条结果", "en": "Top {n} results for “{q}”"},
+    "no_results": {"zh": "没有找到相关卡片。", "en": "No matching cards."},
+    "col_id": {"zh": "ID", "en": "ID"},
+    "col_title": {"zh": "标题", "en": "Title"},
+    "col_topics": {"zh": "主题", "en": "Topics"},
+    "col_score": {"zh": "相关度", "en": "Score"},
+    "misconceptions": {"zh": "常见误区", "en": "Misconceptions"},
+    "wrong": {"zh": "误区", "en": "Wrong"},
+    "correct": {"zh": "纠正", "en": "Correction"},
+}
+
+# Field labels: the real config names stay visible so users can copy them.
+FIELD_LABELS: dict[str, dict[str, str]] = {
+    "model": {"zh": "模型预设", "en": "Model preset"},
+    "num_params": {"zh": "参数量 num_params（如 7e9）", "en": "num_params (e.g. 7e9)"},
+    "hf_config": {"zh": "config.json（可选，粘贴 JSON）", "en": "config.json (optional, paste JSON)"},
+    "hidden_size": {"zh": "hidden_size", "en": "hidden_size"},
+    "num_layers": {"zh": "num_layers（层数）", "en": "num_layers"},
+    "num_attention_heads": {"zh": "num_attention_heads（注意力头数）", "en": "num_attention_heads"},
+    "vocab_size": {"zh": "vocab_size（词表大小）", "en": "vocab_size"},
+    "gpu": {"zh": "显卡预设", "en": "GPU preset"},
+    "gpu_memory_gb": {"zh": "显存 gpu_memory_gb（GiB，可选）", "en": "gpu_memory_gb (GiB, optional)"},
+    "precision": {"zh": "精度 precision", "en": "precision"},
+    "optimizer": {"zh": "优化器 optimizer", "en": "optimizer"},
+    "zero_stage": {"zh": "ZeRO 阶段 zero_stage", "en": "zero_stage"},
+    "world_size": {"zh": "数据并行卡数 world_size", "en": "world_size (data-parallel GPUs)"},
+    "num_nodes": {"zh": "节点数 num_nodes", "en": "num_nodes"},
+    "offload_optimizer": {"zh": "offload_optimizer（优化器卸载到 CPU）", "en": "offload_optimizer (to CPU)"},
+    "offload_param": {"zh": "offload_param（参数卸载到 CPU，需 ZeRO-3）", "en": "offload_param (to CPU, needs ZeRO-3)"},
+    "pipeline_parallel_size": {"zh": "流水线并行段数 pipeline_parallel_size", "en": "pipeline_parallel_size"},
+    "finetune": {"zh": "微调方式 finetune", "en": "finetune"},
+    "lora_rank": {"zh": "lora_rank", "en": "lora_rank"},
+    "lora_target_modules": {"zh": "lora_target_modules", "en": "lora_target_modules"},
+    "train_micro_batch_size_per_gpu": {"zh": "微批次 train_micro_batch_size_per_gpu",
+                                       "en": "train_micro_batch_size_per_gpu (micro batch)"},
+    "gradient_accumulation_steps": {"zh": "梯度累积 gradient_accumulation_steps", "en": "gradient_accumulation_steps"},
+    "seq_len": {"zh": "序列长度 seq_len", "en": "seq_len (sequence length)"},
+    "gradient_checkpointing": {"zh": "梯度检查点 gradient_checkpointing", "en": "gradient_checkpointing"},
+    "flash_attention": {"zh": "flash_attention（FlashAttention / SDPA）", "en": "flash_attention (FlashAttention / SDPA)"},
+    "cuda_context_gb": {"zh": "CUDA 上下文 cuda_context_gb（GiB）", "en": "cuda_context_gb (GiB)"},
+    "reduce_bucket_size": {"zh": "reduce_bucket_size（元素数）", "en": "reduce_bucket_size (elements)"},
+    "allgather_bucket_size": {"zh": "allgather_bucket_size（元素数）", "en": "allgather_bucket_size (elements)"},
+    "overlap_comm": {"zh": "overlap_comm", "en": "overlap_comm"},
+    "train_batch_size": {"zh": "总批次 train_batch_size（留空则推导）", "en": "train_batch_size (empty = derive)"},
+    "dataset_size": {"zh": "数据集样本数 dataset_size（可选）", "en": "dataset_size (optional)"},
+    "batch_seq_len": {"zh": "序列长度 seq_len（可选）", "en": "seq_len (optional)"},
+}
+
+
+def normalize_lang(value: Any, default: str = DEFAULT_LANG) -> str:
+    """'zh'/'en' from anything a user or a browser might send ('zh-CN', 'English', None…)."""
+    if not isinstance(value, str):
+        return default
+    v = value.strip().lower()
+    if v.startswith("zh") or v in ("中文", "chinese", "cn"):
+        return "zh"
+    if v.startswith("en") or v == "english":
+        return "en"
+    return default
+
+
+def t(key: str, lang: str, **kwargs: Any) -> str:
+    """The UI string ``key`` in ``lang``, formatted with ``kwargs``."""
+    entry = STRINGS.get(key) or FIELD_LABELS.get(key)
+    if entry is None:
+        raise KeyError(key)
+    text = entry["zh" if lang == "zh" else "en"]
+    return text.format(**kwargs) if kwargs else text
+
+
+def label(field: str, lang: str) -> str:
+    return t(field, lang)
+
+
+def lang_from_accept_language(header: str | None) -> str | None:
+    """The first of zh/en in an Accept-Language header, honouring q-values; None if neither appears."""
+    if not header:
+        return None
+    best: tuple[float, int, str] | None = None
+    for i, part in enumerate(header.split(",")):
+        bits = part.strip().split(";")
+        tag = bits[0].strip().lower()
+        q = 1.0
+        for b in bits[1:]:
+            m = re.match(r"\s*q=([0-9.]+)", b)
+            if m:
+                try:
+                    q = float(m.group(1))
+                except ValueError:
+                    q = 0.0
+        lang = "zh" if tag.startswith("zh") else "en" if tag.startswith("en") else None
+        if lang and (best is None or (q, -i) > (best[0], best[1])):
+            best = (q, -i, lang)
+    return best[2] if best else None
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def text_lang(text: str, fallback: str) -> str:
+    """'zh' when the text contains Chinese characters, 'en' when it has Latin letters, else ``fallback``."""
+    if _CJK.search(text or ""):
+        return "zh"
+    if re.search(r"[A-Za-z]", text or ""):
+        return "en"
+    return fallback
