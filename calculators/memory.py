@@ -284,8 +284,11 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
     if shape is None:
         return None, {}
     bpv = 4 if cfg.precision == "fp32" else 2
+    lora = cfg.finetune != "full"  # frozen base: frozen linears' inputs are not saved (QLoRA: same activations)
     act = activation_bytes(shape, micro, cfg.seq_len, bytes_per_value=bpv, flash_attention=cfg.flash_attention,
-                           checkpointing=cfg.gradient_checkpointing)
+                           checkpointing=cfg.gradient_checkpointing,
+                           trainable_linears=frozenset(cfg.lora_target_modules) if lora else None,
+                           lora_rank=cfg.lora_rank)
     total, layers = act.total, act.layers
     pp = cfg.pipeline_parallel_size
     if pp > 1:

@@ -9,6 +9,11 @@ parameters, buffers and views of them excluded, each storage counted once at its
 full ``nbytes``. The returned ``logits`` tensor (alive until the caller drops the
 model output, i.e. through ``loss.backward()`` in the usual training loop) is
 counted separately as ``output_bytes``.
+
+``add_lora`` emulates LoRA/QLoRA fine-tuning (what PEFT does, without PEFT): every parameter
+frozen, the target linears wrapped as ``base(x) + B(A(x))`` with a trainable rank-r adapter
+(B zero-initialised), optionally in its own dtype (PEFT's fp32 adapters on a 16-bit model cast
+``x`` first) and with dropout on the adapter's input (``lora_dropout``).
 """
 from __future__ import annotations
 
@@ -59,6 +64,40 @@ def measure(model: torch.nn.Module, inputs: dict[str, torch.Tensor], backward: b
     if backward:
         out.loss.backward()
     return Measured(sum(storages.values()), output_bytes, storages)
+
+
+# ---------------------------------------------------------------- LoRA emulation
+
+class LoRALinear(torch.nn.Module):
+    """``base(x) + B(A(dropout(x.to(adapter dtype))))``, cast back to the base output's dtype."""
+
+    def __init__(self, base: torch.nn.Linear, rank: int, adapter_dtype: torch.dtype | None = None,
+                 dropout: float = 0.0):
+        super().__init__()
+        self.base = base
+        dtype = adapter_dtype or base.weight.dtype
+        self.A = torch.nn.Linear(base.in_features, rank, bias=False, dtype=dtype)
+        self.B = torch.nn.Linear(rank, base.out_features, bias=False, dtype=dtype)
+        torch.nn.init.zeros_(self.B.weight)
+        self.dropout = torch.nn.Dropout(dropout) if dropout else torch.nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.base(x)
+        return (out + self.B(self.A(self.dropout(x.to(self.A.weight.dtype))))).to(out.dtype)
+
+
+def add_lora(model: torch.nn.Module, targets, rank: int = 8, adapter_dtype: torch.dtype | None = None,
+             dropout: float = 0.0, input_requires_grad: bool = False) -> torch.nn.Module:
+    """Freeze every parameter and wrap each ``nn.Linear`` attribute named in ``targets``."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for module in list(model.modules()):
+        for name in targets:
+            if isinstance(getattr(module, name, None), torch.nn.Linear):
+                setattr(module, name, LoRALinear(getattr(module, name), rank, adapter_dtype, dropout))
+    if input_requires_grad:
+        model.enable_input_require_grads()  # what PEFT/HF call with gradient checkpointing
+    return model
 
 
 # ---------------------------------------------------------------- tiny models + matching ModelShape
