@@ -1836,11 +1836,14 @@ def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | floa
     except CalculatorError as err:
         _parse_failure(out, err, "config")
     except Exception as exc:  # noqa: BLE001 - the doctor must answer, whatever was pasted
-        out.add("error", "internal", f"The checker failed on this input ({type(exc).__name__}: {exc}).",
+        out.add("error", INTERNAL_ERROR_KEY, f"The checker failed on this input ({type(exc).__name__}: {exc}).",
                 f"检查器处理该输入时出错（{type(exc).__name__}: {exc}）。")
     report = ConfigReport(parsed=parsed, findings=out.findings(lang), estimate=estimate, lang=lang, companion=companion)
     report._by_lang = {"en": out.findings("en"), "zh": out.findings("zh")}
     return report
+
+
+INTERNAL_ERROR_KEY = "<checker-error>"  # not a possible config key, so a user's key "internal" cannot be mistaken for it
 
 
 def _parse_failure(out: _Out, err: CalculatorError, key: str) -> None:

@@ -78,7 +78,9 @@ class MemoryConfig(BaseModel):
         "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
         "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."))
 
-    cuda_context_gb: float = Field(0.5, description="CUDA context + kernels, typically 0.3–1 GiB.")
+    cuda_context_gb: float = Field(1.0, description=(
+        "CUDA context + kernels. HF 'Model training anatomy' says 1-2 GB (1.3 GB measured on a V100); CUDA lazy "
+        "module loading makes it smaller. Set it to what nvidia-smi shows for an idle process on your machine."))
     reduce_bucket_size: float = Field(5e8, description="DeepSpeed reduce_bucket_size (elements).")
     allgather_bucket_size: float = Field(5e8, description="DeepSpeed allgather_bucket_size (elements).")
     overlap_comm: bool = False
@@ -288,7 +290,10 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
     act = activation_bytes(shape, micro, cfg.seq_len, bytes_per_value=bpv, flash_attention=cfg.flash_attention,
                            checkpointing=cfg.gradient_checkpointing,
                            trainable_linears=frozenset(cfg.lora_target_modules) if lora else None,
-                           lora_rank=cfg.lora_rank)
+                           lora_rank=cfg.lora_rank,
+                           # PEFT keeps adapters in fp32 and casts each adapter's input to fp32: one copy per
+                           # adapter on a 16-bit model (measured in tests/test_activations_measured.py).
+                           lora_input_copy=lora and bpv == 2, lora_bytes=4)
     total, layers = act.total, act.layers
     pp = cfg.pipeline_parallel_size
     if pp > 1:

@@ -254,7 +254,9 @@ def test_memory_lora_activations_below_full():
     lora = estimate_memory(dict(base, finetune="lora")).activations
     qlora = estimate_memory(dict(base, finetune="qlora")).activations
     every = estimate_memory(dict(base, finetune="lora", lora_target_modules=["all"])).activations
-    assert lora == qlora < every < full
+    # With PEFT's fp32 adapters on a 16-bit model each adapter keeps an fp32 copy of its input, so all seven
+    # targets keep more than a full fine-tune (measured ratio 1.345 in the all-7 fp32-adapter bench row).
+    assert lora == qlora < full < every
 
 
 @pytest.mark.parametrize("kwargs, field", [

@@ -5,7 +5,7 @@ import pathlib
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from calculators.configs import (ConfigReport, check_config, config_check_tool, extract_config_text,
+from calculators.configs import (INTERNAL_ERROR_KEY, ConfigReport, check_config, config_check_tool, extract_config_text,
                                  looks_like_config, parse_config, resolve_model_preset)
 from calculators.errors import CalculatorError
 
@@ -319,7 +319,7 @@ nested_zero = st.fixed_dictionaries({}, optional={
 
 def _no_internal_error(r: ConfigReport) -> None:
     assert isinstance(r, ConfigReport)
-    assert not r.find("internal"), r.find("internal")
+    assert not r.find(INTERNAL_ERROR_KEY), r.find(INTERNAL_ERROR_KEY)
     r.to_markdown("en")
     r.to_markdown("zh")
 
