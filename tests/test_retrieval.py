@@ -331,3 +331,23 @@ def test_threshold_rejects_off_topic_keeps_on_topic(evaluation, retriever):
     assert r["none_n"] >= 4
     assert r["none_rejected"] / r["none_n"] >= 0.9, eval_retrieval.calibration_report(evaluation)
     assert r["on_rejected"] / r["on_n"] <= 0.03, eval_retrieval.calibration_report(evaluation)
+
+
+# --------------------------------------------------------------------------------------
+# held-out questions: never used to tune the glossary, tokenizer or threshold
+# --------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def heldout(retriever):
+    return eval_retrieval.evaluate(retriever, eval_retrieval.load_questions(ROOT / "tests" / "data" / "heldout_questions.yaml"))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_hybrid_hit_at_3_floor_on_heldout(heldout, lang):
+    row = heldout["table"][("hybrid", lang)]
+    assert row["n"] >= 10
+    assert row["hit@3"] >= 0.85, eval_retrieval.markdown_table(heldout)
+
+
+def test_threshold_on_heldout(heldout, retriever):
+    r = eval_retrieval.rejection(heldout, retriever.threshold)
+    assert r["none_rejected"] == r["none_n"] and r["on_rejected"] == 0, eval_retrieval.calibration_report(heldout)
