@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 from typing import Any
 
 from calculators import BatchConfigError, CalculatorError, run_tool
@@ -28,6 +29,14 @@ MAX_QUESTION_CHARS = 4000
 MAX_CONFIG_CHARS = 50_000
 MAX_HISTORY_TURNS = 20
 SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
+SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
+_EFFECT_WORDS = re.compile(r"效果|会怎样|会怎么样|怎么样|影响|差|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b", re.I)
+
+
+def _tiny_batch_question(text: str, slots: Slots) -> bool:
+    """'micro batch 只有 1，累积也只有 1，效果会不会很差': both knobs stated and tiny, asking about the effect."""
+    micro, ga = slots.train_micro_batch_size_per_gpu, slots.gradient_accumulation_steps
+    return micro is not None and micro <= 2 and (ga or 1) <= 2 and bool(_EFFECT_WORDS.search(text))
 
 _TEXT = {
     "empty": {"zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
@@ -119,6 +128,8 @@ class Assistant:
             old = prev.get("intents", {})
             intents = Intents(**{k: getattr(intents, k) or old.get(k, False) for k in intents.__dataclass_fields__})
         misconceptions = detect_misconceptions(text)
+        if not intents.small_batch and _tiny_batch_question(text, slots):
+            intents = replace(intents, small_batch=True)
         hits = self.retrieve(text, k=3)
         if not hits and not misconceptions and not intents.any and not slots.stated():
             return self._refusal(_t("off_topic", lang), lang, history, text)
@@ -256,6 +267,10 @@ class Assistant:
         for hit in hits:
             if hit.card.id not in {c.id for c in chosen}:
                 chosen.append(hit.card)
+        if intents.small_batch and not any("small_batch_effects" in c.topics for c in chosen[:2]) \
+                and SMALL_BATCH_CARD in self._by_id:
+            chosen = [c for c in chosen if c.id != SMALL_BATCH_CARD]
+            chosen.insert(0, self._by_id[SMALL_BATCH_CARD])
         if intents.small_batch and SMALL_BATCH_MYTH in self._by_id and SMALL_BATCH_MYTH not in {c.id for c in chosen}:
             # The usual wrong answer to "both small?" is "smaller weight updates": correct it unasked.
             chosen.insert(1, self._by_id[SMALL_BATCH_MYTH])

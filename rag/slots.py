@@ -18,7 +18,7 @@ _CN_DIGITS = {"零": 0, "一": 1, "单": 1, "两": 2, "二": 2, "双": 2, "三":
               "八": 8, "九": 9, "十": 10, "十六": 16, "三十二": 32, "六十四": 64}
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|of|to|is|set to)?\s*"
+SEP = r"\s*(?:=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)?\s*"
 _NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
 
 
@@ -104,7 +104,7 @@ _MICRO = re.compile(
     + SEP + NUM, re.I)
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
-    r"累[积加计]步数|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
+    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
                           r"有效批次?(?:大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局批次?(?:大小)?)" + SEP + r"(\d+)", re.I)

@@ -153,3 +153,14 @@ def test_slot_extraction(text, expected):
                                        ("zero3 offload?", "en")])
 def test_language_detection(text, lang):
     assert detect_language(text) == lang
+
+
+@pytest.mark.parametrize("question,lang", [("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差", "zh"),
+                                           ("Is training with batch size 1 and no accumulation a bad idea?", "en")])
+def test_tiny_batch_questions_get_the_small_batch_explanation(bot, question, lang):
+    # Retrieval alone misses the first one (held-out set); the assistant recognises the question itself.
+    ans = bot.ask(question)
+    assert ans.language == lang
+    assert ans.sources[0].card_id == "small-micro-batch-and-small-ga"
+    assert "myth-small-batch-smaller-updates" in [s.card_id for s in ans.sources]
+    assert _calls(ans, "effective_batch")[0].result["train_batch_size"] == 1
