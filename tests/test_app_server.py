@@ -151,7 +151,7 @@ def test_two_sessions_do_not_mix_history(app_server):
 def test_memory_form_error_names_the_field():
     from ui.calculators_tab import DEFAULTS, run_memory
     err, summary, bar, *_ = run_memory({**DEFAULTS, "train_micro_batch_size_per_gpu": -1}, "zh")
-    assert "train_micro_batch_size_per_gpu" in err and "❌" in err and summary == "" and bar == ""
+    assert "train_micro_batch_size_per_gpu" in err and "✘" in err and summary == "" and bar == ""
     err, *_ = run_memory({**DEFAULTS, "offload_param": True}, "en")
     assert "offload_param" in err or "zero_stage" in err or "config" in err
 
@@ -196,9 +196,9 @@ def test_feedback_appends_and_never_loses_lines(tmp_path, monkeypatch):
     chat = ChatController(assistant=None)
     msgs = [{"role": "user", "content": "q?"}, {"role": "assistant", "content": [{"type": "text", "text": "a."}]}]
     fid, status, _ = chat.on_like(msgs, "en", _Like(index=1, value="a.", liked=False))
-    assert fid and "✅" in status
+    assert fid and "✔" in status
     status, cleared = chat.on_reason(fid, "wrong numbers", "en")
-    assert "✅" in status and cleared == ""
+    assert "✔" in status and cleared == ""
     lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
     assert lines[0] == {"earlier": True}
     assert lines[1]["liked"] is False and lines[1]["question"] == "q?" and lines[1]["answer"] == "a."
@@ -218,7 +218,7 @@ def test_unwritable_feedback_path_gives_a_clear_message(tmp_path, monkeypatch):
     from ui.chat import ChatController
     fid, status, _ = ChatController(None).on_like([{"role": "assistant", "content": "a"}], "zh",
                                                  _Like(index=0, value="a", liked=True))
-    assert fid is None and "❌" in status and "不可写" in status and "not-a-dir" in status
+    assert fid is None and "✘" in status and "不可写" in status and "not-a-dir" in status
     assert blocker.read_text() == "x"
 
 
@@ -253,3 +253,13 @@ def test_embed_snippet_points_at_self_hosted_bundle():
     s = embed_snippets("https://wiki.example/batchbot/")
     assert 'src="https://wiki.example/batchbot/?embed=1"' in s
     assert f"https://wiki.example/batchbot/{web_component_asset()}" in s and "<gradio-app" in s
+
+
+def test_empty_number_boxes_mean_not_given_but_zero_counts_are_refused():
+    from ui.calculators_tab import DEFAULTS, run_batch, run_memory
+    err, out = run_batch(0, 2, 8, 1, 0, 0, "en")          # the browser sends 0 for an empty optional box
+    assert err == "" and "16" in out
+    err, out = run_batch(None, 2, 8, 0, None, None, "en")
+    assert "world_size" in err and out == ""
+    err, *_ = run_memory({**DEFAULTS, "num_params": 0, "gpu_memory_gb": 0, "hidden_size": 0}, "en")
+    assert err == ""

@@ -50,6 +50,10 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# Optional numbers: 0 (what an empty gr.Number sends) means "not given".
+OPTIONAL_NUMBERS = ("num_params", "hidden_size", "num_layers", "num_attention_heads", "vocab_size", "gpu_memory_gb")
+
+
 def _literal_choices(field: str) -> list[Any]:
     ann = MemoryConfig.model_fields[field].annotation
     return list(getattr(ann, "__args__", ()))
@@ -73,7 +77,7 @@ def _error(err: CalculatorError, lang: str) -> str:
 
 def _unexpected(exc: Exception, lang: str) -> str:
     log.exception("calculator failed")
-    return "❌ " + (f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。" if lang == "zh"
+    return "✘ " + (f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。" if lang == "zh"
                    else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs.")
 
 
@@ -86,6 +90,8 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
             v = v.strip()
         if v is None or v == "" or v == CUSTOM:
             continue
+        if f in OPTIONAL_NUMBERS and v == 0:
+            continue  # the browser shows an empty number box as 0: 0 means "not given"
         if f in ("zero_stage",) and isinstance(v, str):
             v = int(v)
         if isinstance(v, float) and f not in ("num_params", "gpu_memory_gb", "cuda_context_gb",
@@ -125,19 +131,26 @@ def run_memory(values: dict[str, Any], lang: str) -> tuple[str, str, str, str, s
 
 
 def _opt_int(v: Any) -> Any:
-    if v is None or v == "":
+    """An optional form number: None, "" and 0 (an empty gr.Number in the browser) mean "not given"."""
+    if v is None or v == "" or v == 0:
         return None
     if isinstance(v, float) and v == int(v):
         return int(v)
     return v
 
 
+def _int(v: Any) -> Any:
+    """A form number that is validated as given (0 and negatives reach the calculator and are refused)."""
+    if v is None or v == "":
+        return None
+    return int(v) if isinstance(v, float) and v == int(v) else v
+
+
 def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str) -> tuple[str, str]:
     """(error_md, result_md)."""
     try:
-        res = resolve_batch(train_batch_size=_opt_int(tb), train_micro_batch_size_per_gpu=_opt_int(micro),
-                            gradient_accumulation_steps=_opt_int(ga),
-                            world_size=_opt_int(ws) if _opt_int(ws) is not None else 1,
+        res = resolve_batch(train_batch_size=_opt_int(tb), train_micro_batch_size_per_gpu=_int(micro),
+                            gradient_accumulation_steps=_int(ga), world_size=1 if _int(ws) is None else _int(ws),
                             seq_len=_opt_int(seq_len), dataset_size=_opt_int(dataset_size), lang=lang)
     except CalculatorError as err:
         return _error(err, lang), ""
@@ -150,9 +163,9 @@ def run_check_config(text: str, gpu: str | None, lang: str) -> str:
     if check_config is None:
         return t("config_doctor_missing", lang)
     if not (text or "").strip():
-        return "ℹ️ " + t("config_text", lang)
+        return "ℹ " + t("config_text", lang)
     if len(text) > 100_000:
-        return "❌ " + ("配置太长（超过 100,000 字符）。" if lang == "zh" else "Config too long (over 100,000 characters).")
+        return "✘ " + ("配置太长（超过 100,000 字符）。" if lang == "zh" else "Config too long (over 100,000 characters).")
     try:
         report = check_config(text, gpu=None if gpu in (None, "", CUSTOM) else gpu, lang=lang)
         return report.to_markdown(lang)

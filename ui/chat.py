@@ -102,19 +102,19 @@ class ChatController:
             shown = (question or "").strip()
             if shown:
                 msgs.append({"role": "user", "content": shown[:300] + ("…" if len(shown) > 300 else "")})
-            msgs.append({"role": "assistant", "content": "⚠️ " + refusal})
+            msgs.append({"role": "assistant", "content": "⚠ " + refusal})
             yield msgs, history, question if len(question or "") > MAX_QUESTION_CHARS else "", ""
             return
         q = question.strip()
         msgs.append({"role": "user", "content": q})
-        pending = {"role": "assistant", "content": "", "metadata": {"title": "⏳ " + t("thinking", lang), "status": "pending"}}
+        pending = {"role": "assistant", "content": "", "metadata": {"title": t("thinking", lang), "status": "pending"}}
         yield msgs + [pending], history, "", ""
         start = time.monotonic()
         try:
             answer = self.ask(q, history)
         except Exception as exc:  # never a traceback in the UI
             log.exception("assistant failed")
-            msgs.append({"role": "assistant", "content": "⚠️ " + t("internal_error", lang, err=type(exc).__name__)})
+            msgs.append({"role": "assistant", "content": "⚠ " + t("internal_error", lang, err=type(exc).__name__)})
             yield msgs, history, "", ""
             return
         lang = getattr(answer, "language", lang) or lang
@@ -169,18 +169,18 @@ class ChatController:
         try:
             rec = append_feedback(record)
         except OSError as exc:
-            return None, "❌ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), \
+            return None, "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), \
                 gr.update(visible=False)
-        return rec["id"], "✅ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
+        return rec["id"], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
 
     def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str):
         if not feedback_id:
-            return "ℹ️ " + t("feedback_no_target", ui_lang), reason
+            return "ℹ " + t("feedback_no_target", ui_lang), reason
         reason = (reason or "").strip()
         if not reason:
             return "", ""
         try:
             append_feedback({"type": "reason", "feedback_id": feedback_id, "reason": reason, "ui_lang": ui_lang})
         except OSError as exc:
-            return "❌ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), reason
-        return "✅ " + t("feedback_reason_thanks", ui_lang), ""
+            return "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), reason
+        return "✔ " + t("feedback_reason_thanks", ui_lang), ""

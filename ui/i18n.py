@@ -39,8 +39,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "feedback_reason_thanks": {"zh": "已记录反馈原因，谢谢！", "en": "Reason recorded, thank you!"},
     "feedback_no_target": {"zh": "请先点赞或点踩一条回答，再填写原因。",
                            "en": "Like or dislike an answer first, then add a reason."},
-    "feedback_unwritable": {"zh": "⚠️ 反馈无法保存：反馈文件 `{path}` 不可写（{err}）。请联系管理员。",
-                            "en": "⚠️ Feedback could not be saved: the feedback file `{path}` is not writable ({err}). "
+    "feedback_unwritable": {"zh": "⚠ 反馈无法保存：反馈文件 `{path}` 不可写（{err}）。请联系管理员。",
+                            "en": "⚠ Feedback could not be saved: the feedback file `{path}` is not writable ({err}). "
                                   "Please tell the administrator."},
     "empty_question": {"zh": "请输入一个问题，例如：“增大梯度累积会增加显存吗？”",
                        "en": "Please type a question, e.g. “Does a larger gradient_accumulation_steps use more memory?”"},
@@ -53,7 +53,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "internal_error": {"zh": "抱歉，助手出错了（{err}）。请换个说法再试，或使用“计算器”标签页。",
                        "en": "Sorry, the assistant failed ({err}). Please rephrase, or use the Calculators tab."},
     "thinking": {"zh": "正在检索知识卡片并调用计算器…", "en": "Searching the knowledge cards and running calculators…"},
-    "tool_title": {"zh": "🧮 调用计算器：{name}", "en": "🧮 Calculator: {name}"},
+    "tool_title": {"zh": "调用计算器：{name}", "en": "Calculator: {name}"},
     "arguments": {"zh": "参数", "en": "Arguments"},
     "result": {"zh": "结果", "en": "Result"},
     "sources": {"zh": "参考来源", "en": "Sources"},
@@ -79,7 +79,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "run_check": {"zh": "检查配置", "en": "Check config"},
     "config_doctor_missing": {"zh": "配置检查器（calculators/configs.py）尚未安装。",
                               "en": "The config doctor (calculators/configs.py) is not installed yet."},
-    "error_in_field": {"zh": "❌ 字段 `{field}` 有误：{msg}", "en": "❌ Problem with `{field}`: {msg}"},
+    "error_in_field": {"zh": "✘ 字段 `{field}` 有误：{msg}", "en": "✘ Problem with `{field}`: {msg}"},
     # knowledge
     "search": {"zh": "搜索知识卡片", "en": "Search the knowledge cards"},
     "search_placeholder": {"zh": "例如：梯度累积 显存", "en": "e.g. gradient accumulation memory"},
@@ -101,14 +101,14 @@ STRINGS: dict[str, dict[str, str]] = {
 # Field labels: the real config names stay visible so users can copy them.
 FIELD_LABELS: dict[str, dict[str, str]] = {
     "model": {"zh": "模型预设", "en": "Model preset"},
-    "num_params": {"zh": "参数量 num_params（如 7e9）", "en": "num_params (e.g. 7e9)"},
+    "num_params": {"zh": "参数量 num_params（如 7e9；0 = 用预设）", "en": "num_params (e.g. 7e9; 0 = use the preset)"},
     "hf_config": {"zh": "config.json（可选，粘贴 JSON）", "en": "config.json (optional, paste JSON)"},
     "hidden_size": {"zh": "hidden_size", "en": "hidden_size"},
     "num_layers": {"zh": "num_layers（层数）", "en": "num_layers"},
     "num_attention_heads": {"zh": "num_attention_heads（注意力头数）", "en": "num_attention_heads"},
     "vocab_size": {"zh": "vocab_size（词表大小）", "en": "vocab_size"},
     "gpu": {"zh": "显卡预设", "en": "GPU preset"},
-    "gpu_memory_gb": {"zh": "显存 gpu_memory_gb（GiB，可选）", "en": "gpu_memory_gb (GiB, optional)"},
+    "gpu_memory_gb": {"zh": "显存 gpu_memory_gb（GiB，0 = 用预设）", "en": "gpu_memory_gb (GiB, 0 = use the preset)"},
     "precision": {"zh": "精度 precision", "en": "precision"},
     "optimizer": {"zh": "优化器 optimizer", "en": "optimizer"},
     "zero_stage": {"zh": "ZeRO 阶段 zero_stage", "en": "zero_stage"},
@@ -130,9 +130,9 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
     "reduce_bucket_size": {"zh": "reduce_bucket_size（元素数）", "en": "reduce_bucket_size (elements)"},
     "allgather_bucket_size": {"zh": "allgather_bucket_size（元素数）", "en": "allgather_bucket_size (elements)"},
     "overlap_comm": {"zh": "overlap_comm", "en": "overlap_comm"},
-    "train_batch_size": {"zh": "总批次 train_batch_size（留空则推导）", "en": "train_batch_size (empty = derive)"},
-    "dataset_size": {"zh": "数据集样本数 dataset_size（可选）", "en": "dataset_size (optional)"},
-    "batch_seq_len": {"zh": "序列长度 seq_len（可选）", "en": "seq_len (optional)"},
+    "train_batch_size": {"zh": "总批次 train_batch_size（0 或留空 = 推导）", "en": "train_batch_size (0 or empty = derive)"},
+    "dataset_size": {"zh": "数据集样本数 dataset_size（0 = 不填）", "en": "dataset_size (0 = not given)"},
+    "batch_seq_len": {"zh": "序列长度 seq_len（0 = 不填）", "en": "seq_len (0 = not given)"},
 }
 
 

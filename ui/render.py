@@ -77,7 +77,7 @@ def memory_table(res: dict[str, Any], lang: str) -> str:
         if key in res and not (key == "cpu_total" and not res.get(key)):
             rows.append((names[lang], gib(res.get(key))))
     if res.get("fits") is not None:
-        yes = ("✅ 放得下" if res["fits"] else "❌ 放不下") if lang == "zh" else ("✅ fits" if res["fits"] else "❌ does not fit")
+        yes = ("✔ 放得下" if res["fits"] else "✘ 放不下") if lang == "zh" else ("✔ fits" if res["fits"] else "✘ does not fit")
         rows.append(("结论" if lang == "zh" else "verdict", f"{yes} ({gib(res.get('headroom'))})"))
     if res.get("max_micro_batch") is not None:
         rows.append(("最大微批次" if lang == "zh" else "largest micro batch that fits", str(res["max_micro_batch"])))
@@ -120,7 +120,7 @@ def result_table(name: str, result: Any, lang: str) -> str:
     if not isinstance(result, dict):
         return code_block(json.dumps(result, ensure_ascii=False, indent=1, default=str)[:3000], "json")
     if "error" in result and len(result) <= 3:
-        return "❌ " + md_escape(result.get("error"))
+        return "✘ " + md_escape(result.get("error"))
     if name == "memory" or "total_per_gpu" in result:
         return memory_table(result, lang)
     if name == "effective_batch" or "train_batch_size" in result:
@@ -247,7 +247,7 @@ def card_md(card: Any, lang: str) -> str:
         for m in card.misconceptions:
             wrong = m.wrong_zh if lang == "zh" else m.wrong_en
             corr = m.correction_zh if lang == "zh" else m.correction_en
-            lines.append(f"- ❌ {md_escape(wrong)}\n  ✅ {md_escape(corr)}")
+            lines.append(f"- ✘ {md_escape(wrong)}\n  ✔ {md_escape(corr)}")
         parts.append("\n".join(lines))
     parts.append(f"### {t('sources', lang)}\n" + "\n".join(f"- {link(s.title, s.url)}" for s in card.sources))
     return "\n\n".join(parts)
