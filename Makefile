@@ -16,9 +16,9 @@ run: $(STAMP)
 
 # Debian's Chromium for the browser tests (Playwright cannot download browsers here).
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk; \
-	  else echo "chromium missing: sudo apt-get install chromium fonts-noto-cjk"; exit 1; fi; }
+	@dpkg -s chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji; \
+	  else echo "chromium missing: sudo apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji"; exit 1; fi; }
 
 test: $(STAMP) browser-deps
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q $(PYTEST_ARGS)

@@ -30,6 +30,8 @@ MAX_CONFIG_CHARS = 50_000
 MAX_HISTORY_TURNS = 20
 SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
 SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
+# Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
+_FOLLOW_UP = re.compile(r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I)
 _EFFECT_WORDS = re.compile(r"效果|会怎样|会怎么样|怎么样|影响|差|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b", re.I)
 
 
@@ -122,17 +124,18 @@ class Assistant:
         prev = next((h for h in reversed(history) if h.get("role") == "user" and "slots" in h), None)
         slots = extract_slots(text)
         intents = detect_intents(text)
-        if prev is not None and not detect_misconceptions(text):
+        misconceptions = detect_misconceptions(text)
+        hits = self.retrieve(text, k=3)
+        on_topic = bool(hits or misconceptions or intents.any or slots.stated())
+        if not on_topic and not (prev is not None and _FOLLOW_UP.search(text)):
+            return self._refusal(_t("off_topic", lang), lang, history, text)
+        if prev is not None and not misconceptions:
             # A follow-up ("那用 ZeRO-3 呢？", "and with 4 GPUs?") keeps earlier slots and intents.
             slots = slots.merged_over(Slots(**prev["slots"]))
             old = prev.get("intents", {})
             intents = Intents(**{k: getattr(intents, k) or old.get(k, False) for k in intents.__dataclass_fields__})
-        misconceptions = detect_misconceptions(text)
         if not intents.small_batch and _tiny_batch_question(text, slots):
             intents = replace(intents, small_batch=True)
-        hits = self.retrieve(text, k=3)
-        if not hits and not misconceptions and not intents.any and not slots.stated():
-            return self._refusal(_t("off_topic", lang), lang, history, text)
 
         plan = plan_calls(slots, intents, misconceptions)
         calls = [self._run(c, lang) for c in plan.calls]

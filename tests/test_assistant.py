@@ -164,3 +164,10 @@ def test_tiny_batch_questions_get_the_small_batch_explanation(bot, question, lan
     assert ans.sources[0].card_id == "small-micro-batch-and-small-ga"
     assert "myth-small-batch-smaller-updates" in [s.card_id for s in ans.sources]
     assert _calls(ans, "effective_batch")[0].result["train_batch_size"] == 1
+
+
+def test_nonsense_after_a_real_question_is_still_refused(bot):
+    first = bot.ask("两张3090跑 llama2-7b lora，bs=2 ga 4，显存够吗？")
+    ans = bot.ask("asdfgh qwerty zxcvb", history=first.history)
+    assert ans.refused and not ans.tool_calls
+    assert bot.ask("那用 ZeRO-3 呢？", history=ans.history).tool_calls  # the setup survives the refusal
