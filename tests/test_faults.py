@@ -235,3 +235,19 @@ def test_feedback_path_is_a_directory(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("BATCHBOT_FEEDBACK_FILE", str(tmp_path))   # a folder, not a file
     fid, status, _ = ChatController(assistant=None).on_like([{"role": "assistant", "content": "x"}], "en", _like(0))
     assert fid is None and UNWRITABLE["en"] in status and str(tmp_path) in status
+
+
+# ---------------------------------------------------------------------------------------------
+# bench/gpu_check.py without CUDA
+# ---------------------------------------------------------------------------------------------
+def test_gpu_check_exits_cleanly_without_cuda() -> None:
+    import os
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    out = subprocess.run([sys.executable, str(root / "bench" / "gpu_check.py")], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "no CUDA device is available" in out.stdout
+    assert "Traceback" not in out.stderr
