@@ -61,9 +61,12 @@ class Timer:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="passes over the question set")
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's choice)")
     args = ap.parse_args()
 
     import torch
+    if args.threads:
+        torch.set_num_threads(args.threads)
     import yaml
     from llama_index.core import VectorStoreIndex
     from llama_index.core.schema import TextNode

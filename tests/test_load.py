@@ -138,7 +138,11 @@ if __name__ == "__main__":
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--questions", type=int, default=25)
     ap.add_argument("--url", default=None, help="an already running app (default: launch one in this process)")
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads for the in-process server")
     args = ap.parse_args()
+    if args.threads:
+        import torch
+        torch.set_num_threads(args.threads)
     demo = None
     url = args.url
     if url is None:
