@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .errors import CalculatorError
-from .validate import _is_bool, _not_a_number, flag, positive_int
+from .validate import _is_bool, _not_a_number, as_float, flag, positive_int
 
 MAX_PARAMS = 1e15
 MAX_GPUS_PER_NODE = 1024
@@ -42,7 +42,7 @@ __all__ = [
 
 def _param_count(field: str, value: Any, *, upper: float = MAX_PARAMS, upper_label: str = "1e15") -> float:
     """A parameter count: a finite real number in (0, upper]. Floats such as 2851e6 are allowed (DeepSpeed's docs use them)."""
-    if not _is_bool(value) and isinstance(value, Real) and math.isfinite(float(value)) and 0 < float(value) <= upper:
+    if not _is_bool(value) and isinstance(value, Real) and math.isfinite(as_float(value)) and 0 < as_float(value) <= upper:
         return value if isinstance(value, Integral) else float(value)
     accepted_en, accepted_zh = f"a number of parameters > 0 and <= {upper_label}", f"参数数量，需 > 0 且 <= {upper_label}"
     if _is_bool(value) or not isinstance(value, Real):
@@ -62,7 +62,7 @@ def _buffer_factor(value: Any) -> float:
     accepted_en, accepted_zh = "a number from 1.0 to 10.0 (DeepSpeed's default is 1.5)", "1.0 到 10.0 之间的数（DeepSpeed 默认 1.5）"
     if _is_bool(value) or not isinstance(value, Real):
         raise _not_a_number(field, value, accepted_en, accepted_zh, "a number", "数字")
-    v = float(value)
+    v = as_float(value)
     if not (math.isfinite(v) and 1.0 <= v <= 10.0):
         raise CalculatorError(field, value, accepted_en, accepted_zh)
     return v

@@ -106,6 +106,8 @@ class MemoryConfig(BaseModel):
             raise ValueError("offload_param needs zero_stage=3 (DeepSpeed only offloads parameters in ZeRO-3)")
         if self.offload_optimizer and self.zero_stage == 0:
             raise ValueError("offload_optimizer needs zero_stage 1, 2 or 3 (ZeRO-Offload)")
+        if self.num_nodes < 1 or self.world_size < 1:
+            raise ValueError("world_size and num_nodes must be at least 1")
         if self.world_size % self.num_nodes:
             raise ValueError(f"world_size {self.world_size} is not a multiple of num_nodes {self.num_nodes}")
         return self
@@ -156,6 +158,16 @@ def _config_error(exc: ValidationError) -> CalculatorError:
     msg = err["msg"].removeprefix("Value error, ")
     return CalculatorError(field, value if not isinstance(value, dict) else "…", msg, msg,
                            reason_en=f"Invalid '{field}': {msg}.", reason_zh=f"字段 '{field}' 无效：{msg}。")
+
+
+def as_config(config: Any) -> MemoryConfig:
+    """A MemoryConfig from a MemoryConfig or a dict of its fields; anything else is a clear CalculatorError."""
+    if isinstance(config, MemoryConfig):
+        return config
+    if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
+        raise CalculatorError("config", config, "a MemoryConfig or a dict of its fields (string keys)",
+                              "MemoryConfig 或以字段名（字符串）为键的字典")
+    return make_config(**config)
 
 
 def make_config(**kwargs: Any) -> MemoryConfig:
@@ -311,7 +323,7 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     Accepts a MemoryConfig or a dict of its fields. Raises CalculatorError
     (a ValueError) naming the field, the bad value and what is accepted.
     """
-    cfg = make_config(**config) if isinstance(config, dict) else config
+    cfg = as_config(config)
     _validate_numbers(cfg)
     shape, n, model_name, a_en, a_zh = _resolve_shape(cfg)
     bpp, trainable, frozen, adafactor = _state_bytes(cfg, shape, n)

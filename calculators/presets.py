@@ -27,14 +27,15 @@ class ModelShape(BaseModel):
 
     name: str = "custom"
     architecture: Literal["decoder", "encoder", "encoder-decoder"] = "decoder"
-    hidden_size: int = Field(gt=0)
-    num_layers: int = Field(gt=0, description="Encoder layers for encoder-decoder models.")
-    num_decoder_layers: int = Field(0, ge=0, description="Only for encoder-decoder models.")
-    num_attention_heads: int = Field(gt=0)
-    num_key_value_heads: int | None = Field(None, gt=0)
-    head_dim: int | None = Field(None, gt=0)
-    intermediate_size: int = Field(gt=0)
-    vocab_size: int = Field(gt=0)
+    # Upper bounds are far beyond any real model; they keep absurd configs from overflowing the arithmetic.
+    hidden_size: int = Field(gt=0, le=1_000_000)
+    num_layers: int = Field(gt=0, le=100_000, description="Encoder layers for encoder-decoder models.")
+    num_decoder_layers: int = Field(0, ge=0, le=100_000, description="Only for encoder-decoder models.")
+    num_attention_heads: int = Field(gt=0, le=100_000)
+    num_key_value_heads: int | None = Field(None, gt=0, le=100_000)
+    head_dim: int | None = Field(None, gt=0, le=1_000_000)
+    intermediate_size: int = Field(gt=0, le=10_000_000)
+    vocab_size: int = Field(gt=0, le=100_000_000)
     mlp: Literal["gated", "plain"] = "gated"
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
     linear_bias: bool = Field(False, description="Every linear layer has a bias (GPT-2, BERT).")
@@ -246,7 +247,7 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
                 if path.is_dir():
                     path = path / "config.json"
                 config = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: bad JSON, or a NUL byte in the path
             raise CalculatorError("model_config", text[:80], "a config.json dict, JSON text, or a readable path",
                                   "config.json 字典、JSON 文本或可读取的路径",
                                   reason_en=f"Cannot read the model config ({exc}).",
@@ -305,6 +306,6 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
                               "包含 hidden size、层数、头数、intermediate size 和词表大小的 config.json",
                               reason_en=f"The model config lacks the key {exc.args[0]!r}.",
                               reason_zh=f"模型配置缺少键 {exc.args[0]!r}。") from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(inf)
         raise CalculatorError("model_config", str(exc)[:80], "positive integer sizes in config.json",
                               "config.json 中的正整数尺寸") from None

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .errors import CalculatorError
-from .memory import MemoryConfig, MemoryEstimate, estimate_memory, make_config
+from .memory import MemoryConfig, MemoryEstimate, as_config, estimate_memory, make_config
 
 SWEEPABLE = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_stage", "seq_len",
              "world_size", "gradient_checkpointing", "precision", "lora_rank", "flash_attention")
@@ -33,7 +33,7 @@ class SweepResult(BaseModel):
 
 def sweep(config: MemoryConfig | dict[str, Any], field: str, values: list[Any]) -> SweepResult:
     """Estimate memory for each value of ``field``, everything else fixed."""
-    base = make_config(**config) if isinstance(config, dict) else config
+    base = as_config(config)
     if field not in SWEEPABLE:
         raise CalculatorError("field", field, ", ".join(SWEEPABLE), "、".join(SWEEPABLE))
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_POINTS:

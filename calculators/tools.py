@@ -52,12 +52,12 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
 
 def run_tool(name: str, arguments: dict[str, Any]) -> BaseModel:
     """Run calculator ``name`` with keyword ``arguments``; unknown names or arguments raise CalculatorError."""
-    if name not in TOOLS:
+    if not isinstance(name, str) or name not in TOOLS:
         raise CalculatorError("name", name, ", ".join(TOOLS), "、".join(TOOLS))
-    if not isinstance(arguments, dict):
+    if not isinstance(arguments, dict) or not all(isinstance(k, str) for k in arguments):
         raise CalculatorError("arguments", arguments, "a dict of keyword arguments", "关键字参数字典")
     try:
         return TOOLS[name](arguments)
     except TypeError as exc:  # an unknown or missing keyword argument
-        raise CalculatorError("arguments", sorted(arguments), f"the arguments of {name}: {exc}",
+        raise CalculatorError("arguments", sorted(map(str, arguments)), f"the arguments of {name}: {exc}",
                               f"{name} 的参数：{exc}") from None

@@ -26,7 +26,7 @@ def positive_int(field: str, value: Any, *, maximum: int, minimum: int = 1) -> i
     if _is_bool(value) or not isinstance(value, Real):
         raise _not_a_number(field, value, accepted_en, accepted_zh, "a whole number", "整数")
     if not isinstance(value, Integral):
-        v = float(value)
+        v = as_float(value)
         if not math.isfinite(v) or not v.is_integer():
             raise _not_a_number(field, value, accepted_en, accepted_zh, "a whole number", "整数")
         value = int(v)
@@ -42,10 +42,18 @@ def positive_float(field: str, value: Any, *, maximum: float, minimum_exclusive:
     accepted_zh = f"大于 {minimum_exclusive:g} 且不超过 {maximum:g} 的数"
     if _is_bool(value) or not isinstance(value, Real):
         raise _not_a_number(field, value, accepted_en, accepted_zh, "a number", "数字")
-    v = float(value)
+    v = as_float(value)
     if not math.isfinite(v) or not minimum_exclusive < v <= maximum:
         raise CalculatorError(field, value, accepted_en, accepted_zh)
     return v
+
+
+def as_float(value: Real) -> float:
+    """float(value), with ints too large for a float (10**400) mapped to inf instead of raising OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def flag(field: str, value: Any) -> bool:

@@ -79,6 +79,35 @@ def _clean(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
 
 
+def _valid_history(history: Any) -> list[dict[str, Any]]:
+    """The turns of ``history`` this assistant wrote; anything malformed is dropped, never trusted.
+
+    History comes back from browsers and API clients, so each turn is re-validated:
+    role and content strings, a known language, slots that parse as :class:`Slots`,
+    intents as booleans.
+    """
+    if not isinstance(history, list):
+        return []
+    fields = set(Intents.__dataclass_fields__)
+    out: list[dict[str, Any]] = []
+    for turn in history:
+        if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
+            continue
+        clean: dict[str, Any] = {"role": turn["role"], "content": _clean(str(turn.get("content", "")))[:4000]}
+        if turn.get("language") in ("zh", "en"):
+            clean["language"] = turn["language"]
+        if turn["role"] == "user" and isinstance(turn.get("slots"), dict):
+            try:
+                clean["slots"] = Slots(**turn["slots"]).stated()
+            except (TypeError, ValueError):
+                pass
+            intents = turn.get("intents")
+            clean["intents"] = ({k: bool(v) for k, v in intents.items() if k in fields}
+                                if isinstance(intents, dict) else {})
+        out.append(clean)
+    return out
+
+
 class Assistant:
     """Answers batch/accumulation/precision/sharding/memory questions from cards and calculators.
 
@@ -104,14 +133,14 @@ class Assistant:
 
     def ask(self, question: str, history: list[dict[str, Any]] | None = None) -> Answer:
         """Answer one question; pass ``answer.history`` back for a follow-up."""
-        history = list(history or [])[-2 * MAX_HISTORY_TURNS:]
-        prev_lang = next((h.get("language") for h in reversed(history) if h.get("language")), None)
+        history = _valid_history(history)[-2 * MAX_HISTORY_TURNS:]
+        prev_lang = next((h["language"] for h in reversed(history) if "language" in h), None)
         if not isinstance(question, str):
             question = "" if question is None else str(question)
         text = _clean(question).strip()
         lang = detect_language(text) if re.search(r"[A-Za-z\u4e00-\u9fff]", text) else (prev_lang or "en")
         if not text:
-            return self._refusal(_t("empty", lang), lang, history, question)
+            return self._refusal(_t("empty", lang), lang, history, text)
         config_answer = self._maybe_config(text, lang, history)
         if config_answer is not None:
             return config_answer
