@@ -64,7 +64,7 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
     return p.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int | None:
     args = parse_args(argv)
     if args.print_embed_snippet:
         print(embed_snippets(args.print_embed_snippet))
@@ -73,7 +73,17 @@ def main(argv: list[str] | None = None) -> None:
     if args.embed_model:
         os.environ["BATCHBOT_EMBED_MODEL"] = args.embed_model
     from rag import Assistant
-    assistant = Assistant(embed_model=args.embed_model) if args.embed_model else Assistant()
+    from rag.cards import CardError
+    from rag.embedding import EmbeddingLoadError
+    try:
+        assistant = Assistant(embed_model=args.embed_model) if args.embed_model else Assistant()
+    except (CardError, EmbeddingLoadError) as err:  # refuse to start, with the reason, not a traceback
+        print(f"batchbot: cannot start: {err}", file=sys.stderr)
+        return 2
+    # One torch thread per query embedding: on small CPUs this keeps p95 latency low under load
+    # (bench/latency.py --threads 1 vs 2: 36 ms vs 500 ms p95 at load 2-4); the index is already built.
+    import torch
+    torch.set_num_threads(int(os.environ.get("BATCHBOT_TORCH_THREADS", "1")))
     demo = build_app(assistant, embed=args.embed, lang=args.lang)
     demo.queue(default_concurrency_limit=4)
     demo.launch(server_name=args.host, server_port=args.port, root_path=args.root_path or None,

@@ -11,6 +11,7 @@ a few cards keep the index builds fast.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,16 @@ def test_gpu_check_exits_cleanly_without_cuda() -> None:
     assert out.returncode == 0, out.stderr
     assert "no CUDA device is available" in out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_app_refuses_to_start_with_the_reason_on_an_unreadable_model_path():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "BATCHBOT_EMBED_MODEL": "/nonexistent/model", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(root / "app.py"), "--port", "0"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "cannot start" in proc.stderr and "/nonexistent/model" in proc.stderr
+    assert "Traceback" not in proc.stderr
