@@ -260,7 +260,7 @@ def test_app_refuses_to_start_with_the_reason_on_an_unreadable_model_path():
     from pathlib import Path
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "BATCHBOT_EMBED_MODEL": "/nonexistent/model", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(root / "app.py"), "--port", "0"], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, str(root / "app.py"), "--port", "7999"], env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 2
     assert "cannot start" in proc.stderr and "/nonexistent/model" in proc.stderr
