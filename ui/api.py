@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import gradio as gr
 
@@ -30,6 +31,19 @@ def _unexpected(exc: Exception) -> gr.Error:
     return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n计算失败（{type(exc).__name__}），请检查输入。")
 
 
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """CalculatorError → gr.Error naming the field; anything unexpected → a logged, generic gr.Error."""
+    try:
+        yield
+    except CalculatorError as err:
+        raise calculator_error(err) from None
+    except gr.Error:
+        raise
+    except Exception as exc:
+        raise _unexpected(exc) from None
+
+
 def _check_dict(name: str, value: Any) -> dict:
     if not isinstance(value, dict):
         raise gr.Error(f"[{name}] must be a JSON object of MemoryConfig fields.\n[{name}] 必须是由 MemoryConfig 字段组成的 JSON 对象。",
@@ -47,14 +61,10 @@ def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_
                     gradient_accumulation_steps: int | None = None, world_size: int = 1, seq_len: int | None = None,
                     dataset_size: int | None = None, lang: str = "en") -> dict:
     """Resolve DeepSpeed's train_batch_size = micro × GA × world_size (empty fields are derived)."""
-    try:
+    with _refusals():
         res = resolve_batch(train_batch_size=train_batch_size, train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
                             gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size,
                             seq_len=seq_len, dataset_size=dataset_size, lang=normalize_lang(lang, "en"))
-    except CalculatorError as err:
-        raise calculator_error(err) from None
-    except Exception as exc:
-        raise _unexpected(exc) from None
     return res.model_dump(mode="json")
 
 
@@ -63,14 +73,8 @@ def memory(config: dict, lang: str = "en") -> dict:
 
     Bytes per category, plus a "gib" summary.
     """
-    try:
+    with _refusals():
         est = estimate_memory(dict(_check_dict("config", config)))
-    except CalculatorError as err:
-        raise calculator_error(err) from None
-    except gr.Error:
-        raise
-    except Exception as exc:
-        raise _unexpected(exc) from None
     d = est.model_dump(mode="json")
     d["gib"] = _gib_summary(d)
     return d
@@ -78,14 +82,8 @@ def memory(config: dict, lang: str = "en") -> dict:
 
 def sweep_endpoint(config: dict, field: str, values: list, lang: str = "en") -> dict:
     """Memory as one field moves, e.g. field="gradient_accumulation_steps", values=[1, 2, 4, 8]."""
-    try:
+    with _refusals():
         res = sweep(dict(_check_dict("config", config)), field, values)
-    except CalculatorError as err:
-        raise calculator_error(err) from None
-    except gr.Error:
-        raise
-    except Exception as exc:
-        raise _unexpected(exc) from None
     d = res.model_dump(mode="json")
     d["series_gib"] = [{"value": p.value, **_gib_summary(p.estimate.model_dump())} for p in res.points]
     return d
@@ -103,12 +101,8 @@ def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -
         raise gr.Error("[text] Config too long (over 100,000 characters).\n[text] 配置太长（超过 100,000 字符）。",
                        title="Invalid input / 输入无效: text", print_exception=False)
     lang = normalize_lang(lang, "en")
-    try:
+    with _refusals():
         report = check_config(text, gpu=gpu or None, lang=lang)
-    except CalculatorError as err:
-        raise calculator_error(err) from None
-    except Exception as exc:
-        raise _unexpected(exc) from None
     out: dict[str, Any] = {"markdown": report.to_markdown(lang)}
     if hasattr(report, "model_dump"):
         try:
