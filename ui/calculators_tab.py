@@ -40,13 +40,17 @@ MEMORY_FIELDS = (
 )
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "the form must cover every MemoryConfig field"
 
+# The form starts from MemoryConfig's own defaults (one source of truth), except for a few
+# choices that make a useful first picture: a 7B LoRA run on a 24 GB card with GA 8.
+_FORM_CHOICES: dict[str, Any] = {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora",
+                                 "gradient_accumulation_steps": 8, "seq_len": 1024}
 DEFAULTS: dict[str, Any] = {
-    "model": "llama-2-7b", "gpu": "rtx-3090", "precision": "bf16-mixed", "optimizer": "adamw", "zero_stage": 0,
-    "world_size": 1, "num_nodes": 1, "offload_optimizer": False, "offload_param": False, "pipeline_parallel_size": 1,
-    "finetune": "lora", "lora_rank": 8, "lora_target_modules": ["q_proj", "v_proj"],
-    "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 8, "seq_len": 1024,
-    "gradient_checkpointing": "none", "flash_attention": True, "cuda_context_gb": 0.5,
-    "reduce_bucket_size": 5e8, "allgather_bucket_size": 5e8, "overlap_comm": False,
+    name: _FORM_CHOICES.get(name, MemoryConfig.model_fields[name].get_default(call_default_factory=True))
+    for name in ("model", "gpu", "precision", "optimizer", "zero_stage", "world_size", "num_nodes",
+                 "offload_optimizer", "offload_param", "pipeline_parallel_size", "finetune", "lora_rank",
+                 "lora_target_modules", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "seq_len",
+                 "gradient_checkpointing", "flash_attention", "cuda_context_gb", "reduce_bucket_size",
+                 "allgather_bucket_size", "overlap_comm")
 }
 
 
