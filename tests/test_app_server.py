@@ -52,8 +52,9 @@ def test_chat_ui_streams_tool_calls_as_collapsible_messages(client):
     assert all(m["metadata"]["status"] == "done" for m in tools)
     assert any("memory" in m["metadata"]["title"] or "sweep" in m["metadata"]["title"] for m in tools)
     assert "```json" in _text(tools[0]) and "|---" in _text(tools[0])   # arguments + a result table
-    final = _text(messages[-1])
-    assert "不会" in final and "https://" in final                     # verdict and linked sources
+    answer = next(m for m in messages if m["role"] == "assistant" and not (m.get("metadata") or {}).get("title"))
+    assert _text(answer).startswith("**不会") and "https://" in _text(answer)   # verdict and linked sources
+    assert messages.index(answer) < messages.index(tools[0])                 # the verdict comes first
 
 
 def test_memory_endpoint_returns_numbers(client):

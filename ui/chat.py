@@ -119,13 +119,8 @@ class ChatController:
             return
         lang = getattr(answer, "language", lang) or lang
         data = answer.model_dump()
-        for call in data.get("tool_calls", []):
-            if call.get("error") and not call.get("result"):
-                call = {**call, "result": {"error": call["error"]}}
-            msg = tool_call_message(call, lang)
-            msg["metadata"]["duration"] = round(time.monotonic() - start, 2)
-            msgs.append(msg)
-            yield msgs, history, "", ""
+        # The verdict comes first (the answer text starts with it); the calculator calls that back it follow as
+        # collapsible messages the user can open.
         text = data.get("text", "")
         extra = [x for x in (corrections_md(data.get("corrections", []), text, lang),
                              sources_md(data.get("sources", []), lang, text)) if x]
@@ -137,6 +132,13 @@ class ChatController:
             if self.stream_delay:
                 time.sleep(self.stream_delay)
         msgs[-1]["content"] = final
+        for call in data.get("tool_calls", []):
+            if call.get("error") and not call.get("result"):
+                call = {**call, "result": {"error": call["error"]}}
+            msg = tool_call_message(call, lang)
+            msg["metadata"]["duration"] = round(time.monotonic() - start, 2)
+            msgs.append(msg)
+            yield msgs, history, "", ""
         new_history = data.get("history") if isinstance(data.get("history"), list) else history
         yield msgs, new_history, "", ""
 
