@@ -387,6 +387,11 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     if pp > 1:
         notes_en.append(f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory.")
         notes_zh.append(f"流水线并行（{pp} 段）：第一段最多同时保留 min(GA, {pp}) 个在途微批次的激活——这是 GA 会增加激活显存的唯一情形。")
+    if stage in (1, 2) and cfg.precision.endswith("-mixed") and cfg.finetune == "full" and not cfg.offload_optimizer:
+        notes_en.append("Model states follow the ZeRO paper (2 + 2 + 12 B/param). DeepSpeed's own estimator "
+                        "(calculators.deepspeed) also counts an fp32 gradient partition: 2Ψ + 18Ψ/N for ZeRO-2.")
+        notes_zh.append("模型状态按 ZeRO 论文计算（2 + 2 + 12 字节/参数）。DeepSpeed 自带的估算器（calculators.deepspeed）"
+                        "还计入一份 fp32 梯度分片：ZeRO-2 为 2Ψ + 18Ψ/N。")
     if ws > 1 and stage < 3:
         notes_en.append(f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory.")
         notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
