@@ -171,3 +171,25 @@ def test_nonsense_after_a_real_question_is_still_refused(bot):
     ans = bot.ask("asdfgh qwerty zxcvb", history=first.history)
     assert ans.refused and not ans.tool_calls
     assert bot.ask("那用 ZeRO-3 呢？", history=ans.history).tool_calls  # the setup survives the refusal
+
+
+def test_pasted_deepspeed_config_is_checked_in_the_chat(bot):
+    question = ('我的 ds 配置在 3090 上跑 llama2-7b 老是报错，帮我看看：\n```json\n'
+                '{"train_batch_size": 33, "train_micro_batch_size_per_gpu": 17, "gradient_accumulation_steps": 2,\n'
+                ' "zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n```')
+    ans = bot.ask(question)
+    assert ans.language == "zh"
+    call = ans.tool_calls[0]
+    assert call.name == "config_check" and call.arguments["gpu"] == "rtx-3090" and call.arguments["model"] == "llama-2-7b"
+    # No GPU count given: 33 is not a multiple of micro × GA = 34, so no world size can pass DeepSpeed's check.
+    assert "train_batch_size" in ans.text and "34" in ans.text and "错误" in ans.text
+    assert "rtx-3090" in ans.text  # the memory verdict for the GPU named around the config
+
+
+def test_bare_llamafactory_yaml_is_checked_in_the_chat(bot):
+    question = ("model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: lora\n"
+                "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n"
+                "fp16: true\n")
+    ans = bot.ask(question)
+    assert ans.tool_calls and ans.tool_calls[0].name == "config_check"
+    assert "fp16" in ans.text and "bf16" in ans.text
