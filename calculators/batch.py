@@ -55,13 +55,18 @@ class KnobChange(BaseModel):
 
 
 class LearningRateGuidance(BaseModel):
-    """Heuristic learning rates for a new effective batch; heuristics, not laws."""
+    """Heuristic learning rates for a new effective batch; heuristics, not laws.
 
-    base_learning_rate: float
+    Without a known-good ``base_learning_rate`` only the factors are given.
+    """
+
+    base_learning_rate: float | None
     base_batch_size: int
     new_batch_size: int
-    linear_rule_lr: float = Field(description="Goyal et al. 2017: scale lr by k (SGD; use with warmup).")
-    sqrt_rule_lr: float = Field(description="Square-root rule, often better for Adam (Malladi et al. 2022).")
+    linear_factor: float = Field(description="Goyal et al. 2017: scale lr by k (SGD; use with warmup).")
+    sqrt_factor: float = Field(description="Square-root rule, often better for Adam (Malladi et al. 2022).")
+    linear_rule_lr: float | None = None
+    sqrt_rule_lr: float | None = None
     note_en: str
     note_zh: str
     sources: list[str]
@@ -187,20 +192,29 @@ def _what_if(mb: int, ga: int, ws: int) -> list[KnobChange]:
     return changes
 
 
-def learning_rate_guidance(base_learning_rate: float, base_batch_size: int, new_batch_size: int) -> LearningRateGuidance:
-    """Linear and square-root scaling of a known-good learning rate to a new effective batch."""
+def learning_rate_guidance(base_learning_rate: float | None, base_batch_size: int,
+                           new_batch_size: int) -> LearningRateGuidance:
+    """Linear and square-root scaling of a known-good learning rate (or just the factors) to a new effective batch."""
     k = new_batch_size / base_batch_size
+    lin, sq = k, math.sqrt(k)
+    if base_learning_rate is None:
+        what_en = f"multiply the learning rate by {lin:.3g} (linear rule) or by {sq:.3g} (square-root rule)"
+        what_zh = f"学习率乘以 {lin:.3g}（线性规则）或乘以 {sq:.3g}（平方根规则）"
+    else:
+        what_en = (f"linear rule (Goyal et al. 2017, SGD, with warmup) gives {base_learning_rate * lin:.3g}; "
+                   f"square-root rule (common for Adam, Malladi et al. 2022) gives {base_learning_rate * sq:.3g}")
+        what_zh = (f"线性缩放规则（Goyal et al. 2017，SGD，配合 warmup）给出 {base_learning_rate * lin:.3g}；"
+                   f"平方根规则（Adam 常用，Malladi et al. 2022）给出 {base_learning_rate * sq:.3g}")
     return LearningRateGuidance(
         base_learning_rate=base_learning_rate, base_batch_size=base_batch_size, new_batch_size=new_batch_size,
-        linear_rule_lr=base_learning_rate * k, sqrt_rule_lr=base_learning_rate * math.sqrt(k),
-        note_en=(f"Effective batch ×{k:g}. Linear rule (Goyal et al. 2017, SGD, with warmup) gives "
-                 f"{base_learning_rate * k:.3g}; square-root rule (common for Adam, Malladi et al. 2022) gives "
-                 f"{base_learning_rate * math.sqrt(k):.3g}. Both are heuristics: validate with a short run; "
-                 "beyond the critical batch size (McCandlish et al. 2018) larger batches stop helping."),
-        note_zh=(f"有效批次变为 {k:g} 倍。线性缩放规则（Goyal et al. 2017，SGD，配合 warmup）给出 "
-                 f"{base_learning_rate * k:.3g}；平方根规则（Adam 常用，Malladi et al. 2022）给出 "
-                 f"{base_learning_rate * math.sqrt(k):.3g}。二者都是经验规则，需要短跑验证；超过临界批次"
-                 "（McCandlish et al. 2018）后继续增大批次收益很小。"),
+        linear_factor=lin, sqrt_factor=sq,
+        linear_rule_lr=None if base_learning_rate is None else base_learning_rate * lin,
+        sqrt_rule_lr=None if base_learning_rate is None else base_learning_rate * sq,
+        note_en=(f"Effective batch {base_batch_size} → {new_batch_size} (×{k:g}): {what_en}. Both are heuristics: "
+                 "validate with a short run; beyond the critical batch size (McCandlish et al. 2018) larger batches "
+                 "stop helping."),
+        note_zh=(f"有效批次 {base_batch_size} → {new_batch_size}（×{k:g}）：{what_zh}。二者都是经验规则，需要短跑验证；"
+                 "超过临界批次（McCandlish et al. 2018）后继续增大批次收益很小。"),
         sources=["https://arxiv.org/abs/1706.02677", "https://arxiv.org/abs/2205.10287",
                  "https://arxiv.org/abs/1812.06162"],
     )
@@ -256,12 +270,13 @@ def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_pe
         notes_zh.append(f"{ds:,} 个样本 → 每个 epoch {steps:,} 次优化器更新（丢弃最后不满的批次则为 {ds // tb:,} 次）。")
     lr = None
     if base_learning_rate is not None or base_batch_size is not None:
-        if base_learning_rate is None or base_batch_size is None:
-            raise CalculatorError("base_learning_rate", base_learning_rate,
-                                  "both base_learning_rate and base_batch_size, or neither",
-                                  "同时给出 base_learning_rate 和 base_batch_size，或都不给")
-        lr = learning_rate_guidance(positive_float("base_learning_rate", base_learning_rate, maximum=100.0),
-                                    positive_int("base_batch_size", base_batch_size, maximum=MAX_BATCH), tb)
+        if base_batch_size is None:
+            raise CalculatorError("base_batch_size", base_batch_size,
+                                  "the effective batch the base_learning_rate was tuned for",
+                                  "base_learning_rate 所对应的有效批次")
+        lr = learning_rate_guidance(
+            None if base_learning_rate is None else positive_float("base_learning_rate", base_learning_rate, maximum=100.0),
+            positive_int("base_batch_size", base_batch_size, maximum=MAX_BATCH), tb)
     return BatchResult(
         train_batch_size=tb, train_micro_batch_size_per_gpu=mb, gradient_accumulation_steps=ga, world_size=ws,
         derived=derived, formula=f"train_batch_size = {mb} × {ga} × {ws} = {tb}",

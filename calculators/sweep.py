@@ -12,7 +12,8 @@ from .errors import CalculatorError
 from .memory import MemoryConfig, MemoryEstimate, as_config, estimate_memory, make_config
 
 SWEEPABLE = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_stage", "seq_len",
-             "world_size", "gradient_checkpointing", "precision", "lora_rank", "flash_attention")
+             "world_size", "gradient_checkpointing", "precision", "lora_rank", "flash_attention", "finetune",
+             "optimizer")
 MAX_POINTS = 256
 
 

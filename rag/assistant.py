@@ -61,6 +61,13 @@ _TEXT = {
                    "en": "With pipeline parallelism in-flight micro-batches add activations (see the table). The micro batch:"},
     "precision": {"zh": "全量微调时不同精度下的每卡显存：", "en": "Per-GPU memory of a full fine-tune by precision:"},
     "zero": {"zh": "不同 ZeRO stage 下的每卡显存：", "en": "Per-GPU memory by ZeRO stage:"},
+    "checkpointing": {"zh": "不同梯度检查点设置下的每卡显存：", "en": "Per-GPU memory by gradient checkpointing:"},
+    "finetune": {"zh": "全量微调、LoRA、QLoRA 的每卡显存：", "en": "Per-GPU memory: full fine-tune vs LoRA vs QLoRA:"},
+    "fits": {"zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
+             "en": "It fits: about {total} per GPU on a {cap} {gpu}; the largest micro batch with these settings is {mm}."},
+    "no_fit": {"zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}。",
+               "en": "It does not fit: about {total} per GPU, more than the {cap} of a {gpu}."},
+    "per_gpu": {"zh": "每卡约需 {total}。", "en": "About {total} per GPU."},
     "small_compare": {"zh": "同样 10,000 条样本：micro=1、GA=1 每个 epoch 要 {a:,} 次优化器更新；micro=4、GA=8 只要 {b:,} 次。",
                       "en": "Same 10,000 samples: micro=1, GA=1 takes {a:,} optimizer steps per epoch; micro=4, GA=8 takes {b:,}."},
     "calc_error": {"zh": "计算器拒绝了这组参数：", "en": "The calculator rejected these values:"},
@@ -174,8 +181,12 @@ class Assistant:
         parts: list[str] = []
         if corrections:
             parts += [f"**{c.verdict}**" for c in corrections]
-        elif cards:
-            parts.append(self._direct_answer(cards[0], lang))
+        else:
+            verdict = self._memory_verdict(plan, calls, lang)
+            if verdict:
+                parts.append(verdict)
+            if cards:
+                parts.append(self._direct_answer(cards[0], lang))
         numbers = self._numbers_section(plan, calls, lang)
         if corrections:
             parts.append(f"#### {_t('corrected', lang)}\n" + "\n".join(
@@ -259,6 +270,20 @@ class Assistant:
             return result.to_markdown(lang)
         return ""
 
+    @staticmethod
+    def _memory_verdict(plan: Plan, calls: list[ToolCall], lang: str) -> str:
+        """'It fits / does not fit' from the main memory call, the direct answer to 'will it fit?'."""
+        main = next((t for c, t in zip(plan.calls, calls) if c.label == "main" and t.result), None)
+        if main is None or main.result.get("total_per_gpu") is None:
+            return ""
+        r = main.result
+        total = gib(r["total_per_gpu"], lang)
+        if r.get("fits") is None:
+            return f"**{_t('per_gpu', lang, total=total)}**"
+        key = "fits" if r["fits"] else "no_fit"
+        return "**" + _t(key, lang, total=total, gpu=r["gpu_name"], cap=gib(r["gpu_capacity"], lang),
+                         mm=r.get("max_micro_batch")) + "**"
+
     def _numbers_section(self, plan: Plan, calls: list[ToolCall], lang: str) -> str:
         by_label = {c.label: t for c, t in zip(plan.calls, calls)}
         out: list[str] = []
@@ -287,10 +312,13 @@ class Assistant:
                 out.append(low.summary_md or high.summary_md)
         if "main" in by_label:
             out.append(by_label["main"].summary_md)
-        if "precision_sweep" in by_label and by_label["precision_sweep"].result:
-            out.append(_t("precision", lang) + " " + by_label["precision_sweep"].summary_md)
-        if "zero_sweep" in by_label and by_label["zero_sweep"].result:
-            out.append(_t("zero", lang) + " " + by_label["zero_sweep"].summary_md)
+        for label, heading, name in (("precision_sweep", "precision", "{}"), ("zero_sweep", "zero", "ZeRO-{}"),
+                                     ("checkpointing_sweep", "checkpointing", "{}"),
+                                     ("finetune_sweep", "finetune", "{}")):
+            call = by_label.get(label)
+            if call is not None and call.result:
+                columns = [(name.format(p["value"]), MemoryEstimate(**p["estimate"])) for p in call.result["points"]]
+                out.append(_t(heading, lang) + "\n\n" + memory_table(columns, lang))
         return "\n\n".join(s for s in out if s)
 
     def _cards_for(self, misconceptions: list[Any], hits: list[Any], intents: Intents) -> list[Card]:

@@ -106,6 +106,10 @@ _ZERO_Q = r"zero|offload|卸载|fsdp|deepspeed|sharding|分片"
 _PREC_Q = PREC + r"|fp32|精度|precision"
 
 
+_COMPARE = r"(?:哪个|哪一个|对比|比较|区别|差多少|差别|省多少|能省|省了|多少|which|compare|comparison|difference|differ|\bvs\.?\b|versus|how much|save|saves|help)"
+_CKPT_Q = r"(?:gradient[-_ ]?checkpointing|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute)"
+
+
 @dataclass(frozen=True)
 class Intents:
     memory: bool
@@ -113,15 +117,24 @@ class Intents:
     zero: bool
     precision: bool
     small_batch: bool
+    effective: bool = False             # asks about the effective / global batch itself
+    compare_zero: bool = False          # "zero2 和 zero3 差多少", "which ZeRO stage"
+    compare_checkpointing: bool = False  # "开了 gradient checkpointing 能省多少"
+    compare_finetune: bool = False      # "LoRA vs full", "lora 和 qlora 区别"
 
     @property
     def any(self) -> bool:
-        return self.memory or self.batch or self.zero or self.precision or self.small_batch
+        return self.memory or self.batch or self.zero or self.precision or self.small_batch or self.effective
 
 
 def detect_intents(text: str) -> Intents:
     both_small = (_has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", text)
                   and _has(r"batch|批", text) and _has(GA, text))
     small = _has(SMALL_BATCH, text) or both_small
+    stages = {m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m}
+    methods = {m.lower() for m in re.findall(r"qlora|lora|全量|全参|full[-_ ]?(?:fine[-_ ]?tun\w*|ft|parameter)", text, re.I)}
     return Intents(memory=_has(_MEMORY_Q, text), batch=_has(_BATCH_Q, text), zero=_has(_ZERO_Q, text),
-                   precision=_has(_PREC_Q, text), small_batch=small)
+                   precision=_has(_PREC_Q, text), small_batch=small, effective=_has(EFF, text),
+                   compare_zero=len(stages) >= 2 or (_has(_ZERO_Q, text) and _has(r"哪个|哪一个|which|对比|比较|compare", text)),
+                   compare_checkpointing=_has(_CKPT_Q, text) and _has(_COMPARE, text),
+                   compare_finetune=len(methods) >= 2)

@@ -41,9 +41,13 @@ class Plan:
             self.assumptions_en.append(en)
 
 
+# "a 7B model" means the canonical open model of that size: checked in this order, first within 10% wins.
+_CANONICAL = ("llama-2-7b", "llama-3-8b", "llama-2-13b", "llama-2-70b", "chatglm3-6b", "qwen2.5-7b", "mistral-7b",
+              "gpt2-medium", "gpt2")  # decoder LLMs only: "3B" is not estimated as T5
+
+
 def _nearest_preset(num_params: float) -> str | None:
-    best = min(PUBLISHED_PARAMS, key=lambda n: abs(PUBLISHED_PARAMS[n] - num_params))
-    return best if abs(PUBLISHED_PARAMS[best] - num_params) / num_params < 0.15 else None
+    return next((n for n in _CANONICAL if abs(PUBLISHED_PARAMS[n] - num_params) / num_params < 0.10), None)
 
 
 def memory_config(slots: Slots, plan: Plan) -> dict[str, Any]:
@@ -111,7 +115,10 @@ def memory_config(slots: Slots, plan: Plan) -> dict[str, Any]:
 def _batch_args(slots: Slots, small_batch: bool, plan: Plan) -> dict[str, Any]:
     s = slots.stated()
     args: dict[str, Any] = {k: s[k] for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
-                                                "gradient_accumulation_steps") if k in s}
+                                                "gradient_accumulation_steps", "base_batch_size",
+                                                "base_learning_rate") if k in s}
+    if "base_learning_rate" in args and "base_batch_size" not in args:
+        args.pop("base_learning_rate")
     args["world_size"] = s.get("world_size", 1)
     if "train_batch_size" not in args and "train_micro_batch_size_per_gpu" not in args:
         args["train_micro_batch_size_per_gpu"] = 1
@@ -130,13 +137,14 @@ def plan_calls(slots: Slots, intents: Intents, misconceptions: list[Misconceptio
     keys = {m.key for m in misconceptions}
     stated = slots.stated()
     batch_stated = any(k in stated for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
-                                             "gradient_accumulation_steps", "world_size"))
+                                             "gradient_accumulation_steps", "base_batch_size"))
     wants_memory = (intents.memory or intents.zero or intents.precision or bool(keys & _GA_KEYS)
                     or bool(keys & {"mixed_precision_halves", "more_gpus_pool_memory"})
+                    or intents.compare_zero or intents.compare_checkpointing or intents.compare_finetune
                     or any(k in stated for k in ("model", "num_params", "gpu", "gpu_memory_gb", "zero_stage", "finetune")))
     ga_memory = bool(keys & _GA_KEYS)
     # In the GA-memory case the comparison table itself shows the effective batch of each column.
-    wants_batch = (intents.batch and not ga_memory) or intents.small_batch or batch_stated
+    wants_batch = ((batch_stated or intents.effective) and not ga_memory) or intents.small_batch
     wants_memory = wants_memory and not (intents.small_batch and not intents.memory and not keys & _GA_KEYS)
 
     if wants_batch:
@@ -170,7 +178,20 @@ def plan_calls(slots: Slots, intents: Intents, misconceptions: list[Misconceptio
         multi.pop("num_nodes", None)
         plan.calls.append(PlannedCall("sweep", {"config": multi, "field": "zero_stage", "values": [0, 1, 2, 3]},
                                       "zero_sweep"))
-    elif intents.zero and "zero_stage" not in stated and cfg.get("world_size", 1) > 1:
-        plan.calls.append(PlannedCall("sweep", {"config": cfg, "field": "zero_stage", "values": [0, 1, 2, 3]},
+    elif intents.compare_zero or (intents.zero and "zero_stage" not in stated and cfg.get("world_size", 1) > 1):
+        multi = dict(cfg)
+        if multi.get("world_size", 1) == 1:
+            multi["world_size"] = 8
+            plan.assume("ZeRO 对比按 8 张卡的数据并行", "ZeRO comparison on 8 data-parallel GPUs")
+        multi.pop("offload_param", None)
+        multi.pop("offload_optimizer", None)
+        plan.calls.append(PlannedCall("sweep", {"config": multi, "field": "zero_stage", "values": [0, 1, 2, 3]},
                                       "zero_sweep"))
+    if intents.compare_checkpointing:
+        plan.calls.append(PlannedCall("sweep", {"config": cfg, "field": "gradient_checkpointing",
+                                                "values": ["none", "selective", "full"]}, "checkpointing_sweep"))
+    if intents.compare_finetune:
+        plan.calls.append(PlannedCall("sweep", {"config": {k: v for k, v in cfg.items() if k != "finetune"},
+                                                "field": "finetune", "values": ["full", "lora", "qlora"]},
+                                      "finetune_sweep"))
     return plan

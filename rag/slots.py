@@ -38,6 +38,8 @@ class Slots(BaseModel):
     train_micro_batch_size_per_gpu: int | None = None
     gradient_accumulation_steps: int | None = None
     train_batch_size: int | None = None
+    base_batch_size: int | None = None
+    base_learning_rate: float | None = None
     world_size: int | None = None
     num_nodes: int | None = None
     zero_stage: int | None = None
@@ -107,7 +109,13 @@ _GA = re.compile(
     r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
-                          r"有效批次?(?:大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局批次?(?:大小)?)" + SEP + r"(\d+)", re.I)
+                          r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)" + SEP + r"(\d+)", re.I)
+# "有效 batch 从 32 变成 128" / "effective batch from 32 to 128": the old and the new effective batch.
+_BATCH_CHANGE = re.compile(r"(?:batch|批次?|批大小)\D{0,16}?(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
+_BATCH_CHANGE_FROM = re.compile(
+    r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
+    r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
+_LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is)?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
 _GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])" + NUM + r"\s*(?:张|块|个|x|×|\*)?\s*(?:卡|显卡|gpus?\b|cards?\b|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus)" + SEP + r"(\d+)", re.I)
@@ -115,7 +123,7 @@ _NODES = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|�
 _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])\b|stage[-_ ]?([0-3])\b|\bz([0-3])\b", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
-_SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+_SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
                   r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?", re.I)
 _SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens|token|长度|上下文|context)", re.I)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
@@ -172,6 +180,12 @@ def _batch(text: str, slots: Slots) -> None:
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)):
         slots.train_batch_size = int(m.group(1))
+    if (m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text)):
+        slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))
+    if (m := _LR.search(text)):
+        lr = float(m.group(1))
+        if 0 < lr < 10:
+            slots.base_learning_rate = lr
 
 
 def _parallel(text: str, slots: Slots) -> None:

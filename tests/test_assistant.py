@@ -193,3 +193,43 @@ def test_bare_llamafactory_yaml_is_checked_in_the_chat(bot):
     ans = bot.ask(question)
     assert ans.tool_calls and ans.tool_calls[0].name == "config_check"
     assert "fp16" in ans.text and "bf16" in ans.text
+
+
+def test_will_it_fit_gets_a_computed_verdict_first(bot):
+    ans = bot.ask("7B 模型 LoRA 在 3090 上 micro batch 能开多大？")
+    mem = _calls(ans, "memory")[0]
+    assert mem.arguments["model"] == "llama-2-7b" and mem.arguments["finetune"] == "lora"
+    first = ans.text.split("\n\n")[0]
+    assert first.startswith("**能放下") and f"micro batch = {mem.result['max_micro_batch']}" in first
+    en = bot.ask("Full fine-tune of llama-2-7b on one RTX 4090: will it fit?")
+    assert en.text.startswith("**It does not fit")
+
+
+def test_comparisons_are_tables_over_the_knob_asked_about(bot):
+    zero = bot.ask("zero2 和 zero3 在 8 张 A100 上训练 llama2-13b 每张卡显存差多少？")
+    sweep = next(c for c in _calls(zero, "sweep") if c.arguments["field"] == "zero_stage")
+    states = [p["estimate"]["weights"] for p in sweep.result["points"]]
+    assert states[3] < states[2] and "ZeRO-3" in zero.text
+    ckpt = bot.ask("开了 gradient checkpointing 之后显存能省多少？qwen2.5-7b 全量，4 张 A100 80G，zero3，seq 4096")
+    sweep = next(c for c in _calls(ckpt, "sweep") if c.arguments["field"] == "gradient_checkpointing")
+    acts = {p["value"]: p["estimate"]["activations"] for p in sweep.result["points"]}
+    assert acts["full"] < acts["none"] and sweep.arguments["config"]["seq_len"] == 4096
+    ft = bot.ask("LoRA 和全量微调 llama2-7b 显存差多少？")
+    sweep = next(c for c in _calls(ft, "sweep") if c.arguments["field"] == "finetune")
+    totals = {p["value"]: p["estimate"]["total_per_gpu"] for p in sweep.result["points"]}
+    assert totals["qlora"] < totals["lora"] < totals["full"]
+
+
+def test_learning_rate_question_gets_scaling_factors(bot):
+    ans = bot.ask("有效 batch 从 32 变成 128，learning rate 要跟着调多少")
+    lr = _calls(ans, "effective_batch")[0].result["learning_rate"]
+    assert lr["linear_factor"] == 4 and lr["sqrt_factor"] == 2
+    en = bot.ask("Going from effective batch 64 to 256 with lr 2e-5: what learning rate?")
+    lr = _calls(en, "effective_batch")[0].result["learning_rate"]
+    assert lr["linear_rule_lr"] == pytest.approx(8e-5) and lr["sqrt_rule_lr"] == pytest.approx(4e-5)
+
+
+def test_no_pointless_calculator_call_for_a_conceptual_question(bot):
+    ans = bot.ask("Why does my loss scale with gradient_accumulation_steps?")
+    assert not ans.tool_calls
+    assert any("loss_normalization_ga" in c.topics for c in bot.cards if c.id == ans.sources[0].card_id)

@@ -114,3 +114,11 @@ def test_any_consistent_triple_passes_and_any_off_by_one_fails(mb, ga, ws):
     assert resolve_batch(tb, mb, ga, world_size=ws).train_batch_size == tb
     with pytest.raises(BatchConfigError):
         resolve_batch(tb + 1, mb, ga, world_size=ws)
+
+
+def test_learning_rate_factors_without_a_base_learning_rate():
+    r = resolve_batch(train_batch_size=128, train_micro_batch_size_per_gpu=4, world_size=1, base_batch_size=32)
+    assert r.learning_rate.linear_factor == 4 and r.learning_rate.sqrt_factor == 2
+    assert r.learning_rate.linear_rule_lr is None and "multiply the learning rate by 4" in r.learning_rate.note_en
+    with pytest.raises(CalculatorError, match="base_batch_size"):
+        resolve_batch(train_micro_batch_size_per_gpu=4, base_learning_rate=1e-4)
