@@ -143,8 +143,15 @@ def shot(page_or_locator: Any, name: str) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / name
     page_or_locator.screenshot(path=str(path))
-    (ROOT / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
     return path
+
+
+def publish(path: Path) -> None:
+    """Copy a screenshot to docs/screenshots for the README, only when asked (UPDATE_DOCS_SCREENSHOTS=1)."""
+    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":
+        docs = ROOT / "docs" / "screenshots"
+        docs.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, docs / path.name)
 
 
 def ask(root: Any, question: str) -> None:
@@ -173,10 +180,7 @@ def test_chinese_seed_question_shows_verdict_tool_call_and_sources(page_zh, app_
     page.evaluate("() => { const w = document.querySelector('#chatbot .bubble-wrap'); if (w) w.scrollTop = 0; }")
     time.sleep(0.5)
     path = shot(page, "chat_zh.png")
-    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":  # refresh the README picture on purpose only
-        docs = ROOT / "docs" / "screenshots"
-        docs.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, docs / "chat_zh.png")
+    publish(path)
 
 
 def test_feedback_like_with_reason_is_stored(page_zh, app_server):
@@ -209,7 +213,7 @@ def test_calculators_tab_plots_and_field_errors(page_zh, app_server):
     page.locator("#memory-breakdown").scroll_into_view_if_needed()
     shot(page, "calculators_en.png")
     plots = shot(page.locator("#memory-vs-micro").locator("xpath=.."), "memory_sweeps_en.png")
-    shutil.copyfile(plots, ROOT / "docs" / "screenshots" / "memory_sweeps_en.png")
+    publish(plots)
     # A bad value: the message names the field, next to the form; no traceback.
     page.locator("#m_micro input").fill("-2")
     page.locator("#run-memory").click()
