@@ -1,7 +1,7 @@
 """The app in a real browser (Debian's chromium via Playwright): chat, calculators, iframes, reverse proxy, XSS.
 
-Screenshots go to test-output/screenshots/ (gitignored); the Chinese seed answer is also
-copied to docs/screenshots/chat_zh.png for the README.
+Screenshots go to test-output/screenshots/ (gitignored); with UPDATE_DOCS_SCREENSHOTS=1 the Chinese seed
+answer and the memory plots are also copied to docs/screenshots/ for the README.
 """
 from __future__ import annotations
 
