@@ -92,25 +92,38 @@ class MemoryConfig(BaseModel):
             return list(LORA_MODULES)
         bad = [m for m in v if m not in LORA_MODULES]
         if bad or not v:
-            raise ValueError(f"unknown LoRA target modules {bad}; accepted: {', '.join(LORA_MODULES)} or ['all']")
+            raise CalculatorError("lora_target_modules", v, f"{', '.join(LORA_MODULES)} or ['all']",
+                                  f"{', '.join(LORA_MODULES)} 或 ['all']")
         return v
 
     @model_validator(mode="after")
     def _check(self) -> "MemoryConfig":
         given = [x for x in (self.model, self.num_params, self.hf_config) if x is not None]
         if len(given) != 1:
-            raise ValueError("give exactly one of model (a preset name), num_params, or hf_config")
+            raise CalculatorError("model", self.model, "exactly one of model (a preset name), num_params or hf_config",
+                                  "model（预设名）、num_params、hf_config 三者恰好给一个")
         if self.zero_stage not in (0, 1, 2, 3):
-            raise ValueError(f"zero_stage must be 0, 1, 2 or 3, not {self.zero_stage}")
+            raise CalculatorError("zero_stage", self.zero_stage, "0, 1, 2 or 3", "0、1、2 或 3")
         if self.offload_param and self.zero_stage != 3:
-            raise ValueError("offload_param needs zero_stage=3 (DeepSpeed only offloads parameters in ZeRO-3)")
+            raise CalculatorError("offload_param", True, "offload_param only with zero_stage=3 (DeepSpeed offloads "
+                                  "parameters only in ZeRO-3)", "仅在 zero_stage=3 时可用 offload_param（DeepSpeed 只在 ZeRO-3 卸载参数）")
         if self.offload_optimizer and self.zero_stage == 0:
-            raise ValueError("offload_optimizer needs zero_stage 1, 2 or 3 (ZeRO-Offload)")
-        if self.num_nodes < 1 or self.world_size < 1:
-            raise ValueError("world_size and num_nodes must be at least 1")
+            raise CalculatorError("offload_optimizer", True, "offload_optimizer with zero_stage 1, 2 or 3 (ZeRO-Offload)",
+                                  "zero_stage 为 1、2 或 3 时才能 offload_optimizer（ZeRO-Offload）")
+        for name in ("world_size", "num_nodes"):
+            if getattr(self, name) < 1:
+                raise CalculatorError(name, getattr(self, name), "an integer ≥ 1", "≥ 1 的整数")
         if self.world_size % self.num_nodes:
-            raise ValueError(f"world_size {self.world_size} is not a multiple of num_nodes {self.num_nodes}")
+            raise CalculatorError("num_nodes", self.num_nodes, f"a divisor of world_size ({self.world_size})",
+                                  f"world_size（{self.world_size}）的约数")
         return self
+
+    def __init__(self, **data: Any) -> None:
+        """Like any pydantic model, but a bad field is a CalculatorError (a ValueError) naming it in en + zh."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _config_error(exc) from None
 
 
 class MemoryEstimate(BaseModel):
@@ -152,12 +165,15 @@ class MemoryEstimate(BaseModel):
 
 
 def _config_error(exc: ValidationError) -> CalculatorError:
+    """The first problem pydantic found, as a CalculatorError; our own validators' errors pass through as raised."""
     err = exc.errors()[0]
+    own = (err.get("ctx") or {}).get("error")
+    if isinstance(own, CalculatorError):
+        return own
     field = ".".join(str(p) for p in err["loc"]) or "config"
     value = err.get("input")
-    msg = err["msg"].removeprefix("Value error, ")
-    return CalculatorError(field, value if not isinstance(value, dict) else "…", msg, msg,
-                           reason_en=f"Invalid '{field}': {msg}.", reason_zh=f"字段 '{field}' 无效：{msg}。")
+    accepted = err["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
+    return CalculatorError(field, value if not isinstance(value, dict) else "…", accepted, accepted)
 
 
 def as_config(config: Any) -> MemoryConfig:
@@ -171,11 +187,8 @@ def as_config(config: Any) -> MemoryConfig:
 
 
 def make_config(**kwargs: Any) -> MemoryConfig:
-    """``MemoryConfig(**kwargs)`` that raises CalculatorError (en + zh) instead of a pydantic error."""
-    try:
-        return MemoryConfig(**kwargs)
-    except ValidationError as exc:
-        raise _config_error(exc) from None
+    """``MemoryConfig(**kwargs)``; kept as a function for callers that build configs from dicts."""
+    return MemoryConfig(**kwargs)
 
 
 def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list[str], list[str]]:

@@ -170,3 +170,10 @@ def test_max_micro_batch_fits_and_one_more_does_not(model, gpu, mb, seq):
                                     finetune="lora")).fits
         assert not estimate_memory(dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=m + 1, seq_len=seq,
                                         finetune="lora")).fits
+
+
+def test_memory_config_itself_refuses_in_both_languages():
+    with pytest.raises(CalculatorError) as exc:
+        MemoryConfig(model="gpt2", precision="fp8")
+    assert exc.value.field == "precision" and "fp32" in exc.value.message("en")
+    assert "precision" in exc.value.message("zh") and exc.value.message("zh") != exc.value.message("en")
