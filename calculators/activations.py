@@ -25,13 +25,13 @@ b*a*s numbers) are ignored, as in the paper. Pure Python: no torch import.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
 from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel
 
 from .errors import CalculatorError
 from .presets import ModelShape
+from .validate import positive_int
 
 MAX_MICRO_BATCH = 1_000_000
 MAX_SEQ_LEN = 16_777_216  # 16M tokens
@@ -48,16 +48,7 @@ __all__ = ["korthikanti_layer_bytes", "ActivationBreakdown", "activation_bytes"]
 # ------------------------------------------------------------------ validation
 
 def _positive_int(field: str, value: Any, upper: int) -> int:
-    accepted_en, accepted_zh = f"a whole number from 1 to {upper}", f"1 到 {upper} 之间的整数"
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        if isinstance(value, float) and value.is_integer() and 1 <= value <= upper:
-            return int(value)
-        raise CalculatorError(field, value, accepted_en, accepted_zh,
-                              reason_en=f"'{field}' must be a whole number, got {type(value).__name__} {value!r}.",
-                              reason_zh=f"'{field}' 必须是整数，收到 {type(value).__name__} {value!r}。")
-    if not 1 <= int(value) <= upper:
-        raise CalculatorError(field, value, accepted_en, accepted_zh)
-    return int(value)
+    return positive_int(field, value, maximum=upper)
 
 
 def _choice(field: str, value: Any, options: tuple[Any, ...]) -> Any:

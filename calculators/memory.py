@@ -16,7 +16,6 @@ activations are freed by its backward pass and ``.grad`` accumulates in place.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator

@@ -38,7 +38,7 @@ import numpy as np
 from rag.cache import CacheResult, EmbeddingCache
 from rag.cards import Card, load_cards
 from rag.embedding import EmbeddingSettings, load_embedding
-from rag.glossary import expand_query, find_terms
+from rag.glossary import expand_query
 from rag.tokenize import tokenize
 
 if TYPE_CHECKING:
