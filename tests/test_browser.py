@@ -286,3 +286,67 @@ def test_under_a_path_prefix_behind_a_reverse_proxy(browser, site, prefixed_serv
         [u for u in app_requests if not u.startswith(site.url + PREFIX + "/")][:5]
     assert not [u for u in seen if f":{prefixed_server.port}" in u], "the browser must only talk to the proxy"
     ctx.close()
+
+
+# A card carrying HTML/JS in every text field: the cards are Markdown written by wiki editors, so a
+# careless or hostile edit must not run script in a reader's browser (knowledge tab or chat answer).
+POISONED_CARD = '''---
+id: zz-html-injection-probe
+topics: [grad_accum_memory]
+title_zh: "探针 quuxprobe <img src=x onerror=\\"window.__xss=4\\">"
+title_en: "Probe quuxprobe <img src=x onerror=\\"window.__xss=4\\">"
+questions_zh: ["quuxprobe 梯度累积显存？", "quuxprobe 显存问题", "quuxprobe 是什么"]
+questions_en: ["quuxprobe gradient accumulation memory?", "quuxprobe memory question", "what is quuxprobe"]
+misconceptions: []
+calculators: []
+sources:
+  - {title: "autograd <script>window.__xss=5</script>", url: "https://pytorch.org/docs/stable/notes/autograd.html"}
+---
+## 中文
+
+**quuxprobe 直接回答 <script>window.__xss=6</script>。**
+
+<img src=x onerror="window.__xss=7"> 正文 <svg onload="window.__xss=8"></svg>
+
+## English
+
+**quuxprobe direct answer <script>window.__xss=9</script>.**
+
+<img src=x onerror="window.__xss=10"> body <a href="javascript:window.__xss=11">link</a>
+'''
+
+
+@pytest.fixture(scope="module")
+def poisoned_server(tmp_path_factory) -> Iterator[Any]:
+    from app import build_app
+    from rag import Assistant
+    from rag.cache import default_cache_dir
+    from rag.cards import load_cards, parse_card
+    cache = tmp_path_factory.mktemp("poisoned-cache")
+    if default_cache_dir().is_dir():  # start from the warm cache: only the probe card is embedded
+        shutil.copytree(default_cache_dir(), cache, dirs_exist_ok=True)
+    cards = load_cards() + [parse_card(POISONED_CARD, "zz-html-injection-probe.md")]
+    demo = build_app(Assistant(cards=cards, cache_dir=str(cache)), stream_delay=0.0)
+    port = free_port()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        demo.close()
+
+
+def test_html_in_a_card_never_executes(page_zh, poisoned_server):
+    page = page_zh
+    page.goto(poisoned_server + "/?lang=en")
+    page.get_by_role("tab", name="Knowledge").click()
+    page.locator("#kb-query textarea, #kb-query input").first.fill("quuxprobe")
+    page.locator("#kb-search").click()
+    page.locator("#kb-card").get_by_text("quuxprobe direct answer").first.wait_for()   # the card is shown
+    page.get_by_role("tab", name="Chat").click()
+    ask(page, "quuxprobe: does gradient accumulation raise memory?")
+    page.locator("#chatbot").get_by_text("Sources").last.wait_for()
+    page.locator("#chatbot").get_by_text("quuxprobe direct answer").last.wait_for()   # the card is in the answer
+    time.sleep(1.0)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("script:has-text('__xss'), img[onerror], svg[onload], a[href^='javascript:']").count() == 0
+    shot(page, "poisoned_card_en.png")
