@@ -219,8 +219,17 @@ def test_calculators_tab_plots_and_field_errors(page_zh, app_server):
     page.locator("#run-memory").click()
     err = page.locator("#memory-error")
     err.get_by_text("train_micro_batch_size_per_gpu").wait_for()
+    # ... and next to the field itself: its message under the label, a red border.
+    field = page.locator("#m_micro")
+    field.get_by_text("Accepted: a whole number from 1 to 65536").wait_for()
+    assert "field-invalid" in (field.get_attribute("class") or "")
+    assert "field-invalid" not in (page.locator("#m_ga").get_attribute("class") or "")
     assert "Traceback" not in page.content()
     shot(page, "calculators_error_en.png")
+    page.locator("#m_micro input").fill("1")                          # fixed: the mark goes away
+    page.locator("#run-memory").click()
+    page.locator("#memory-breakdown svg").first.wait_for()
+    page.wait_for_function("() => !document.querySelector('#m_micro').className.includes('field-invalid')")
     page.locator("#run-batch").click()
     page.locator("#batch-result").get_by_text("train_batch_size = 2 × 8 × 1 = 16").first.wait_for()
 

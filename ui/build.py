@@ -26,6 +26,8 @@ EXAMPLES_EN = [
 CSS = """
 .batchbot-header h1 { margin-bottom: 0.2em; }
 .field-error p { color: var(--error-text-color, #b91c1c); font-weight: 600; }
+.field-invalid input, .field-invalid textarea, .field-invalid .wrap { border-color: #b91c1c !important; }
+.field-invalid [data-testid="block-info"], .field-invalid .info { color: #b91c1c; }
 .batchbot-plot svg { display: block; margin: 0 auto; }
 html.batchbot-embed footer { display: none !important; }
 html.batchbot-embed .batchbot-header { display: none !important; }

@@ -5,6 +5,7 @@ errors come back as a Markdown line naming the field, never as a traceback.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
@@ -114,6 +115,29 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
 
 def run_memory(values: dict[str, Any], lang: str) -> tuple[str, str, str, str, str]:
     """(error_md, summary_md, breakdown_html, micro_sweep_html, ga_sweep_html)."""
+    return _run_memory(values, lang)[0]
+
+
+def _takes_info(component: Any) -> bool:
+    return "info" in inspect.signature(type(component).__init__).parameters
+
+
+def field_marks(comps: dict[str, Any], bad_field: str | None, message: str) -> list[Any]:
+    """One update per form field: the refused one gets a red border and, where the component has an
+    ``info`` line (not gr.Code), the message right under its label; the others are cleared."""
+    out = []
+    for name, comp in comps.items():
+        info = {"info": message if name == bad_field else ""} if _takes_info(comp) else {}
+        out.append(gr.update(elem_classes=["field-invalid"] if name == bad_field else [], **info))
+    return out
+
+
+def _error_field(err: CalculatorError) -> str:
+    return str(err.field).split(".")[0]
+
+
+def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str, str, str], str | None, str]:
+    """run_memory's outputs plus the refused field (or None) and its message, for marking the form."""
     from .render import memory_summary_md
     try:
         cfg = form_to_config(values)
@@ -123,15 +147,15 @@ def run_memory(values: dict[str, Any], lang: str) -> tuple[str, str, str, str, s
         by_micro = sweep(cfg, "train_micro_batch_size_per_gpu", micro_values)
         by_ga = sweep(cfg, "gradient_accumulation_steps", ga_values)
     except CalculatorError as err:
-        return _error(err, lang), "", "", "", ""
+        return (_error(err, lang), "", "", "", ""), _error_field(err), err.message(lang)
     except Exception as exc:  # never a traceback
-        return _unexpected(exc, lang), "", "", "", ""
+        return (_unexpected(exc, lang), "", "", "", ""), None, ""
     micro_title = "显存 vs 微批次（train_micro_batch_size_per_gpu）" if lang == "zh" else "Memory vs micro batch"
     ga_title = ("显存 vs 梯度累积步数（平的：GA 不增加显存）" if lang == "zh"
                 else "Memory vs gradient accumulation steps (flat: GA does not add memory)")
     return ("", memory_summary_md(est, lang), breakdown_svg(est, lang),
             sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang, micro_title),
-            sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title))
+            sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title)), None, ""
 
 
 def _opt_int(v: Any) -> Any:
@@ -152,15 +176,21 @@ def _int(v: Any) -> Any:
 
 def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str) -> tuple[str, str]:
     """(error_md, result_md)."""
+    return _run_batch(tb, micro, ga, ws, seq_len, dataset_size, lang)[0]
+
+
+def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any,
+               lang: str) -> tuple[tuple[str, str], str | None, str]:
+    """run_batch's outputs plus the refused field (or None) and its message, for marking the form."""
     try:
         res = resolve_batch(train_batch_size=_opt_int(tb), train_micro_batch_size_per_gpu=_int(micro),
                             gradient_accumulation_steps=_int(ga), world_size=1 if _int(ws) is None else _int(ws),
                             seq_len=_opt_int(seq_len), dataset_size=_opt_int(dataset_size), lang=lang)
     except CalculatorError as err:
-        return _error(err, lang), ""
+        return (_error(err, lang), ""), _error_field(err), err.message(lang)
     except Exception as exc:
-        return _unexpected(exc, lang), ""
-    return "", batch_summary_md(res, lang)
+        return (_unexpected(exc, lang), ""), None, ""
+    return ("", batch_summary_md(res, lang)), None, ""
 
 
 def run_check_config(text: str, gpu: str | None, lang: str) -> str:
@@ -299,17 +329,25 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
 
 def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
     b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_btn, b_err, b_out = handles["batch"]
-    b_btn.click(lambda *a: run_batch(*a), [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state], [b_err, b_out],
+    batch_comps = {"train_batch_size": b_tb, "train_micro_batch_size_per_gpu": b_micro,
+                   "gradient_accumulation_steps": b_ga, "world_size": b_ws, "seq_len": b_seq, "dataset_size": b_ds}
+
+    def on_batch(*args: Any):
+        outputs, bad, message = _run_batch(*args)
+        return (*outputs, *field_marks(batch_comps, bad, message))
+
+    b_btn.click(on_batch, [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state], [b_err, b_out, *batch_comps.values()],
                 api_visibility="private")
     comps, m_btn, m_err, m_summary, m_bar, m_micro, m_ga = handles["memory"]
     fields = list(comps)
 
     def on_memory(*args: Any):
         *vals, lang = args
-        return run_memory(dict(zip(fields, vals)), lang)
+        outputs, bad, message = _run_memory(dict(zip(fields, vals)), lang)
+        return (*outputs, *field_marks(comps, bad, message))
 
-    m_btn.click(on_memory, [comps[f] for f in fields] + [lang_state], [m_err, m_summary, m_bar, m_micro, m_ga],
-                api_visibility="private")
+    m_btn.click(on_memory, [comps[f] for f in fields] + [lang_state],
+                [m_err, m_summary, m_bar, m_micro, m_ga] + [comps[f] for f in fields], api_visibility="private")
     c_text, c_gpu, c_btn, c_out = handles["doctor"]
     if c_btn is not None:
         c_btn.click(run_check_config, [c_text, c_gpu, lang_state], [c_out], api_visibility="private")
