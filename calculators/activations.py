@@ -47,10 +47,6 @@ __all__ = ["korthikanti_layer_bytes", "ActivationBreakdown", "activation_bytes"]
 
 # ------------------------------------------------------------------ validation
 
-def _positive_int(field: str, value: Any, upper: int) -> int:
-    return positive_int(field, value, maximum=upper)
-
-
 def _choice(field: str, value: Any, options: tuple[Any, ...]) -> Any:
     if isinstance(value, bool) and not all(isinstance(o, bool) for o in options) or value not in options:
         shown = ", ".join(repr(o) for o in options)
@@ -77,10 +73,10 @@ def korthikanti_layer_bytes(seq_len: int, micro_batch: int, hidden: int, heads: 
     * ``"full"``:      ``2*s*b*h`` (only the layer input; see :func:`activation_bytes` for the
       one layer that is re-materialised during backward)
     """
-    s = _positive_int("seq_len", seq_len, MAX_SEQ_LEN)
-    b = _positive_int("micro_batch", micro_batch, MAX_MICRO_BATCH)
-    h = _positive_int("hidden", hidden, 10**7)
-    a = _positive_int("heads", heads, 10**5)
+    s = positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    b = positive_int("micro_batch", micro_batch, maximum=MAX_MICRO_BATCH)
+    h = positive_int("hidden", hidden, maximum=10**7)
+    a = positive_int("heads", heads, maximum=10**5)
     recompute = _choice("recompute", recompute, ("none", "selective", "full"))
     if recompute == "full":
         return 2 * s * b * h
@@ -391,8 +387,8 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     """
     if not isinstance(shape, ModelShape):
         raise CalculatorError("shape", shape, "a calculators.presets.ModelShape", "calculators.presets.ModelShape 对象")
-    b = _positive_int("micro_batch", micro_batch, MAX_MICRO_BATCH)
-    s = _positive_int("seq_len", seq_len, MAX_SEQ_LEN)
+    b = positive_int("micro_batch", micro_batch, maximum=MAX_MICRO_BATCH)
+    s = positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     B = _choice("bytes_per_value", bytes_per_value, (2, 4))
     flash = _choice("flash_attention", flash_attention, (True, False))
     ckpt = _choice("checkpointing", checkpointing, ("none", "selective", "full"))
@@ -497,7 +493,7 @@ def _training(trainable_linears: Any, rank: Any, copy: Any, lora_bytes: Any, lor
     if not targets or not targets <= set(LORA_LINEARS):
         raise CalculatorError("trainable_linears", sorted(targets), f"a non-empty subset of {', '.join(LORA_LINEARS)}",
                               f"{', '.join(LORA_LINEARS)} 的非空子集")
-    r = _positive_int("lora_rank", rank, MAX_LORA_RANK)
+    r = positive_int("lora_rank", rank, maximum=MAX_LORA_RANK)
     copy = _choice("lora_input_copy", copy, (True, False))
     lora_dropout = _choice("lora_dropout", lora_dropout, (True, False))
     ab = B if lora_bytes is None else _choice("lora_bytes", lora_bytes, (2, 4))

@@ -50,13 +50,6 @@ def _param_count(field: str, value: Any, *, upper: float = MAX_PARAMS, upper_lab
     raise CalculatorError(field, value, accepted_en, accepted_zh)
 
 
-def _count(field: str, value: Any, upper: int) -> int:
-    return positive_int(field, value, maximum=upper)
-
-
-_flag = flag
-
-
 def _buffer_factor(value: Any) -> float:
     field = "additional_buffer_factor"
     accepted_en, accepted_zh = "a number from 1.0 to 10.0 (DeepSpeed's default is 1.5)", "1.0 到 10.0 之间的数（DeepSpeed 默认 1.5）"
@@ -69,8 +62,8 @@ def _buffer_factor(value: Any) -> float:
 
 
 def _hardware(num_gpus_per_node: Any, num_nodes: Any) -> tuple[int, int]:
-    return (_count("num_gpus_per_node", num_gpus_per_node, MAX_GPUS_PER_NODE),
-            _count("num_nodes", num_nodes, MAX_NODES))
+    return (positive_int("num_gpus_per_node", num_gpus_per_node, maximum=MAX_GPUS_PER_NODE),
+            positive_int("num_nodes", num_nodes, maximum=MAX_NODES))
 
 
 def estimate_zero2_model_states_mem_needs(total_params: float, num_gpus_per_node: int = 1, num_nodes: int = 1,
@@ -83,7 +76,7 @@ def estimate_zero2_model_states_mem_needs(total_params: float, num_gpus_per_node
     """
     total_params = _param_count("total_params", total_params)
     num_gpus_per_node, num_nodes = _hardware(num_gpus_per_node, num_nodes)
-    cpu_offload = _flag("cpu_offload", cpu_offload)
+    cpu_offload = flag("cpu_offload", cpu_offload)
     additional_buffer_factor = _buffer_factor(additional_buffer_factor)
 
     total_gpus = num_nodes * num_gpus_per_node
@@ -146,8 +139,8 @@ def estimate_zero3_model_states_mem_needs(total_params: float, largest_layer_par
     """
     t, l, g, n, f = _validate_zero3(total_params, largest_layer_params, num_gpus_per_node, num_nodes,
                                     additional_buffer_factor)
-    cpu, gpu, _ = _zero3(t, l, g, n, _flag("cpu_offload", cpu_offload),
-                         _flag("cpu_offload_params", cpu_offload_params), _flag("zero_init", zero_init), f)
+    cpu, gpu, _ = _zero3(t, l, g, n, flag("cpu_offload", cpu_offload),
+                         flag("cpu_offload_params", cpu_offload_params), flag("zero_init", zero_init), f)
     return cpu, gpu
 
 
