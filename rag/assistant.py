@@ -20,7 +20,7 @@ from calculators.sweep import SweepResult
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
 from .formatting import batch_summary, gib, memory_summary, memory_table, sweep_line
-from .intents import Intents, detect_intents, detect_misconceptions
+from .intents import Intents, detect_intents, detect_misconceptions, tiny_batch_question
 from .language import detect_language
 from .planner import Plan, PlannedCall, plan_calls
 from .slots import Slots, extract_slots
@@ -32,13 +32,6 @@ SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
 SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
 # Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
 _FOLLOW_UP = re.compile(r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I)
-_EFFECT_WORDS = re.compile(r"效果|会怎样|会怎么样|怎么样|影响|差|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b", re.I)
-
-
-def _tiny_batch_question(text: str, slots: Slots) -> bool:
-    """'micro batch 只有 1，累积也只有 1，效果会不会很差': both knobs stated and tiny, asking about the effect."""
-    micro, ga = slots.train_micro_batch_size_per_gpu, slots.gradient_accumulation_steps
-    return micro is not None and micro <= 2 and (ga or 1) <= 2 and bool(_EFFECT_WORDS.search(text))
 
 _TEXT = {
     "empty": {"zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
@@ -170,7 +163,8 @@ class Assistant:
             slots = slots.merged_over(Slots(**prev["slots"]))
             old = prev.get("intents", {})
             intents = Intents(**{k: getattr(intents, k) or old.get(k, False) for k in intents.__dataclass_fields__})
-        if not intents.small_batch and _tiny_batch_question(text, slots):
+        if not intents.small_batch and tiny_batch_question(text, slots.train_micro_batch_size_per_gpu,
+                                                           slots.gradient_accumulation_steps):
             intents = replace(intents, small_batch=True)
 
         plan = plan_calls(slots, intents, misconceptions)

@@ -127,6 +127,17 @@ class Intents:
         return self.memory or self.batch or self.zero or self.precision or self.small_batch or self.effective
 
 
+_EFFECT_WORDS = r"效果|会怎样|会怎么样|怎么样|影响|差|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b"
+
+
+def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:
+    """'micro batch 只有 1，累积也只有 1，效果会不会很差': both knobs stated (as slots) and tiny, asking about the effect.
+
+    Needs the slots (the numbers may come from an earlier turn), so the assistant applies it after merging them.
+    """
+    return micro is not None and micro <= 2 and (ga or 1) <= 2 and _has(_EFFECT_WORDS, text)
+
+
 def detect_intents(text: str) -> Intents:
     both_small = (_has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", text)
                   and _has(r"batch|批", text) and _has(GA, text))
