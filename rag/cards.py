@@ -98,6 +98,23 @@ class CalculatorRef(_Strict):
         return self
 
 
+class AppliesTo(_Strict):
+    """Which framework and versions a card's behaviour belongs to (e.g. transformers >=4.46, fixed in 4.48)."""
+
+    framework: NonEmptyStr
+    versions: NonEmptyStr = Field(description="A version range as written upstream, e.g. '>=4.36,<4.46' or 'all'.")
+    fixed_in: str | None = Field(None, description="The first release that fixed it, when the card is a bug.")
+    note: str | None = None
+
+
+class Checked(_Strict):
+    """A second reader's fact check against the card's primary sources."""
+
+    date: NonEmptyStr
+    read: Annotated[list[NonEmptyStr], Field(min_length=1)]
+    by: str | None = None
+
+
 class Card(_Strict):
     id: NonEmptyStr
     topics: Annotated[list[Literal[TOPICS]], Field(min_length=1)]  # type: ignore[valid-type]
@@ -108,6 +125,11 @@ class Card(_Strict):
     misconceptions: list[Misconception]
     calculators: list[CalculatorRef]
     sources: Annotated[list[Source], Field(min_length=1)]
+    #: How users describe the problem, exact error strings included (indexed for retrieval).
+    symptoms_zh: list[NonEmptyStr] = []
+    symptoms_en: list[NonEmptyStr] = []
+    applies_to: list[AppliesTo] = []
+    checked: Checked | None = None
     body: NonEmptyStr
     path: str
 
@@ -155,8 +177,9 @@ class Card(_Strict):
             raise ValueError("lang must be 'zh' or 'en'")
         title = self.title_zh if lang == "zh" else self.title_en
         questions = self.questions_zh if lang == "zh" else self.questions_en
+        symptoms = self.symptoms_zh if lang == "zh" else self.symptoms_en
         body = self.body_zh if lang == "zh" else self.body_en
-        return "\n".join([title, *questions, body])
+        return "\n".join([title, *questions, *symptoms, body])
 
 
 def _split_sections(body: str) -> dict[str, str]:
@@ -243,6 +266,8 @@ __all__ = [
     "CALCULATOR_NAMES",
     "Source",
     "Misconception",
+    "AppliesTo",
+    "Checked",
     "CalculatorRef",
     "Card",
     "CardError",

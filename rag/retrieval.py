@@ -121,6 +121,8 @@ def dense_passages(card: Card, langs: Sequence[str] = ("en", "zh")) -> list[tupl
         questions = card.questions_en if lang == "en" else card.questions_zh
         out.append((f"title_{lang}", title))
         out += [(f"q_{lang}{i}", q) for i, q in enumerate(questions)]
+        symptoms = card.symptoms_en if lang == "en" else card.symptoms_zh
+        out += [(f"sym_{lang}{i}", s) for i, s in enumerate(symptoms)]
         for i, m in enumerate(card.misconceptions):
             text = f"{m.wrong_en} {m.correction_en}" if lang == "en" else f"{m.wrong_zh} {m.correction_zh}"
             out.append((f"mis_{lang}{i}", text))
@@ -149,7 +151,8 @@ def dense_query_text(expanded: str, multilingual: bool) -> str:
 
 def bm25_text(card: Card) -> str:
     """Everything searchable about a card, both languages."""
-    parts = [card.title_zh, card.title_en, *card.questions_zh, *card.questions_en]
+    parts = [card.title_zh, card.title_en, *card.questions_zh, *card.questions_en, *card.symptoms_zh,
+             *card.symptoms_en]
     for m in card.misconceptions:
         parts += [m.wrong_zh, m.wrong_en, m.correction_zh, m.correction_en]
     parts += [card.body_zh, card.body_en]

@@ -322,7 +322,9 @@ def test_labelled_counts(labelled):
     assert len(on_topic) >= 80
     assert sum(q["lang"] == "zh" for q in labelled) * 2 >= len(labelled)
     per = collections.Counter((q["topic"], q["lang"]) for q in on_topic)
-    for t in TOPICS:
+    # The card-written labelled set covers the first eleven topics; later topics are measured on the
+    # real-question dev set (tests/data/real_questions*.yaml), never on questions written from cards.
+    for t in TOPICS[:11]:
         for lang in ("zh", "en"):
             assert per[(t, lang)] >= 3, f"{t}/{lang}: {per[(t, lang)]}"
     off = [q for q in labelled if q["topic"] == "none"]
