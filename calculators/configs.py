@@ -49,6 +49,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from . import safe_yaml
 from .batch import BatchConfigError, deepspeed_fill, resolve_batch
 from .errors import CalculatorError
 from .memory import GiB, LORA_MODULES, MemoryConfig, MemoryEstimate, estimate_memory, make_config
@@ -429,7 +430,7 @@ def _json_positions(text: str) -> dict[str, tuple[int, int]]:
 def _yaml_positions(text: str) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = safe_yaml.compose(text)
     except yaml.YAMLError:
         return out
 
@@ -614,7 +615,14 @@ def _load_text(text: str) -> tuple[dict[str, Any], str, dict[str, tuple[int, int
             raise ConfigParseError("The JSON is not an object ({...}).", "这段 JSON 不是对象（{...}）。", line=1, column=1)
         return data, "json", _json_positions(body), None, [], [], dups
     try:
-        data = yaml.safe_load(body)
+        data = safe_yaml.load(body)
+    except safe_yaml.UnsafeYAMLError as exc:
+        mark = exc.problem_mark
+        raise ConfigParseError(f"Refused: {exc.problem}.", f"已拒绝：{exc.problem_zh}。",
+                               line=mark.line + 1 if mark is not None else None,
+                               column=mark.column + 1 if mark is not None else None,
+                               fix_en="Write the values out instead of using anchors and aliases.",
+                               fix_zh="请直接写出取值，不要使用锚点和别名。") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -47,7 +47,8 @@ class MemoryConfig(BaseModel):
     model: str | None = Field(None, description="Preset name, e.g. llama-2-7b, qwen2.5-7b, gpt2.")
     num_params: float | None = Field(None, description="Total parameters, e.g. 7e9, when no preset fits.")
     hf_config: dict[str, Any] | str | None = Field(
-        None, description="A Hugging Face config.json: dict, JSON text or path.")
+        None, description="A Hugging Face config.json: the dict or its JSON text. File paths are not read "
+                          "(this field arrives from HTTP and the browser); read the file yourself with json.load.")
     hidden_size: int | None = Field(None, description="With num_params: lets activations be estimated.")
     num_layers: int | None = None
     num_attention_heads: int | None = None

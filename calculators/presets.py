@@ -230,28 +230,70 @@ def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
     return default
 
 
+#: A config.json is a few KiB; the largest public ones (with quantization maps) stay under 100 KiB.
+MAX_HF_CONFIG_BYTES = 1_000_000
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    """A local config.json, for the Python API only (a ``pathlib.Path``, never a string from a user).
+
+    Only regular files of at most :data:`MAX_HF_CONFIG_BYTES` are read, so a FIFO or
+    ``/dev/urandom`` cannot hang or exhaust the process; errors name the problem, never the
+    file's content.
+    """
+    if path.is_dir():
+        path = path / "config.json"
+    try:
+        if not path.is_file():
+            raise OSError("not a regular file")
+        if path.stat().st_size > MAX_HF_CONFIG_BYTES:
+            raise OSError(f"larger than {MAX_HF_CONFIG_BYTES:,} bytes")
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_HF_CONFIG_BYTES + 1)
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror or str(exc) if isinstance(exc, OSError) else "not valid UTF-8 JSON"
+        raise CalculatorError("model_config", path.name[:80], "a readable config.json file",
+                              "可读取的 config.json 文件",
+                              reason_en=f"Cannot read the model config (model_config) file ({reason}).",
+                              reason_zh=f"无法读取模型配置文件（{reason}）。") from None
+    if not isinstance(data, dict):
+        raise CalculatorError("model_config", path.name[:80], "a JSON object", "JSON 对象")
+    return data
+
+
 def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
-    """Read a Hugging Face ``config.json`` (dict, JSON text or path) into a ModelShape.
+    """Read a Hugging Face ``config.json`` into a ModelShape.
+
+    ``config`` is the parsed dict or its JSON text. A ``pathlib.Path`` (Python API only)
+    reads a local file; a *string* is never taken as a path, because strings arrive from
+    HTTP clients and the browser, and reading server files for them would leak what exists
+    and what it contains.
 
     Understands LLaMA-family keys (llama, mistral, qwen2, gemma, ...), GPT-2
     (``n_embd``/``n_layer``), BERT, T5 and ChatGLM. Anything it cannot read
     raises CalculatorError naming the missing key.
     """
-    if isinstance(config, (str, Path)):
-        text = str(config)
+    if isinstance(config, Path):
+        config = _read_config_file(config)
+    elif isinstance(config, str):
+        text = config
+        if len(text) > MAX_HF_CONFIG_BYTES:
+            raise CalculatorError("model_config", f"{len(text):,} characters",
+                                  f"config.json text of at most {MAX_HF_CONFIG_BYTES:,} characters",
+                                  f"不超过 {MAX_HF_CONFIG_BYTES:,} 个字符的 config.json 文本")
+        if not text.lstrip().startswith("{"):
+            raise CalculatorError("model_config", text[:80], "the config.json content as a JSON object ({...})",
+                                  "config.json 的 JSON 内容（{...}）",
+                                  reason_en="The model config (model_config / hf_config) must be the content of config.json; file paths are not read.",
+                                  reason_zh="模型配置（model_config / hf_config）须为 config.json 的内容；不会读取文件路径。")
         try:
-            if text.lstrip().startswith("{"):
-                config = json.loads(text)
-            else:
-                path = Path(text)
-                if path.is_dir():
-                    path = path / "config.json"
-                config = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # ValueError: bad JSON, or a NUL byte in the path
-            raise CalculatorError("model_config", text[:80], "a config.json dict, JSON text, or a readable path",
-                                  "config.json 字典、JSON 文本或可读取的路径",
-                                  reason_en=f"Cannot read the model config ({exc}).",
-                                  reason_zh=f"无法读取模型配置（{exc}）。") from None
+            config = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise CalculatorError("model_config", text[:80], "valid JSON text of a config.json",
+                                  "合法的 config.json JSON 文本",
+                                  reason_en=f"The model config (model_config) is not valid JSON ({str(exc)[:120]}).",
+                                  reason_zh=f"模型配置不是合法的 JSON（{str(exc)[:120]}）。") from None
     if not isinstance(config, dict):
         raise CalculatorError("model_config", config, "a dict parsed from config.json", "从 config.json 解析的字典")
     model_type = str(config.get("model_type", "")).lower()

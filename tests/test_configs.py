@@ -342,3 +342,39 @@ def test_random_text_never_raises(s):
     _no_internal_error(check_config(s, gpu="rtx-3090", lang="zh"))
     extract_config_text(s)
     looks_like_config(s)
+
+
+def _billion_laughs(levels: int = 9, width: int = 9) -> str:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "stage: 2\ntrain_micro_batch_size_per_gpu: 1\n" + "\n".join(lines) + "\n"
+
+
+def test_yaml_alias_bomb_is_refused_fast_with_its_line():
+    """Security: 9**9 ≈ 387M nodes once expanded; refused before anything is built (was 98 s and 5.8 GB)."""
+    import time
+    import resource
+    bomb = _billion_laughs()
+    assert len(bomb) < 700
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    report = check_config(bomb, lang="zh")
+    assert time.perf_counter() - start < 2
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB: < 50 MB more
+    text = report.to_markdown("zh")
+    assert "别名" in text and len(text) < 5_000
+    assert [f.severity for f in report.findings] == ["error"]
+    with pytest.raises(CalculatorError) as err:
+        parse_config(bomb)
+    assert "aliases" in str(err.value) and err.value.line == 4
+
+
+def test_yaml_node_and_depth_caps():
+    from calculators import safe_yaml
+    import yaml
+    with pytest.raises(yaml.YAMLError):
+        safe_yaml.load("[" * 200 + "]" * 200)
+    with pytest.raises(yaml.YAMLError):
+        safe_yaml.load("x: [" + ", ".join(["1"] * 30_000) + "]")
+    assert safe_yaml.load("a: 1\nb: [1, 2]\n") == {"a": 1, "b": [1, 2]}

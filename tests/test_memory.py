@@ -72,14 +72,42 @@ def test_zero3_offload_moves_states_to_cpu():
     assert on.cpu_total > 100e9  # the states did not vanish: they moved to host RAM
 
 
-def test_hf_config_json_dict_and_path(tmp_path):
-    cfg = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-           "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
-    a = estimate_memory(MemoryConfig(hf_config=cfg))
-    p = tmp_path / "config.json"
-    p.write_text(json.dumps(cfg))
-    b = estimate_memory(MemoryConfig(hf_config=str(tmp_path)))
+_LLAMA2_7B_CFG = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                  "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
+
+
+def test_hf_config_json_dict_and_text():
+    a = estimate_memory(MemoryConfig(hf_config=_LLAMA2_7B_CFG))
+    b = estimate_memory(MemoryConfig(hf_config=json.dumps(_LLAMA2_7B_CFG)))
     assert a.num_params == b.num_params == 6_738_415_616
+
+
+def test_hf_config_string_is_never_read_as_a_path(tmp_path):
+    """Security: a string from HTTP/the UI must not reveal whether a server file exists or what it holds."""
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({**_LLAMA2_7B_CFG, "hidden_size": "TOPSECRET-abc123"}))
+    messages = []
+    for path in (str(secret), str(tmp_path), str(tmp_path / "missing.json"), "/etc/passwd", "/dev/urandom"):
+        with pytest.raises(CalculatorError) as err:
+            estimate_memory(MemoryConfig(hf_config=path))
+        assert "TOPSECRET" not in str(err.value)
+        assert "No such file" not in str(err.value)
+        messages.append(err.value.message("en").replace(path[:80], "<p>"))
+    assert len(set(messages)) == 1, messages       # existing and missing paths answer the same
+
+
+def test_hf_config_path_object_reads_only_regular_small_files(tmp_path):
+    import os
+    from pathlib import Path
+    from calculators.presets import shape_from_hf_config
+    (tmp_path / "config.json").write_text(json.dumps(_LLAMA2_7B_CFG))
+    assert shape_from_hf_config(Path(tmp_path)).hidden_size == 4096
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for bad in (fifo, Path("/dev/urandom")):   # would block forever / grow memory without limit
+        with pytest.raises(CalculatorError) as err:
+            shape_from_hf_config(bad)
+        assert "not a regular file" in str(err.value)
 
 
 def test_pipeline_parallel_is_the_exception():
