@@ -27,10 +27,10 @@ PATTERNS = [
     (re.compile(r"^\s*Killed\s*$", re.MULTILINE), "shell"),
     (re.compile(r"Out of memory: Kill(?:ed)? process \d+"), "kernel"),
 ]
-_OFFLOAD = re.compile(r"offload_(?:optimizer|param)[\"'\s:]*\{?[^{}\n]{0,40}?[\"']?device[\"']?\s*[:=]\s*[\"']?(cpu|nvme)"
+_OFFLOAD = re.compile(r"offload_(?:optimizer|param)[\"'\s:]*\{?[^{}]{0,80}?[\"']?device[\"']?\s*[:=]\s*[\"']?(cpu|nvme)"
                       r"|offload_(?:optimizer|param)_device\s*:\s*(cpu|nvme)|DeepSpeedCPUAdam|cpu_adam|ds_z3_offload|z3_offload",
                       re.IGNORECASE)
-_STAGE = re.compile(r"(?:\"stage\"\s*:\s*|zero_stage[\"']?\s*[:=]\s*|Creating .{0,30}ZeRO stage |ds_z|zero)([0-3])\b", re.IGNORECASE)
+_STAGE = re.compile(r"(?:\"stage\"\s*:\s*|zero_stage[\"']?\s*[:=,]\s*[\"']?|Creating .{0,30}ZeRO stage |ds_z|zero)([0-3])\b", re.IGNORECASE)
 _LOADING = re.compile(r"Loading checkpoint shards")
 
 

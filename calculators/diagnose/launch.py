@@ -22,6 +22,8 @@ from .models import Artifact, Cause
 _LAUNCHER = re.compile(
     r"(?P<env>(?:\b[A-Z_][A-Z0-9_]*=\S*\s+)*)(?P<cmd>torchrun|python3?\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed"
     r"|accelerate\s+launch|llamafactory-cli\s+train|python3?(?:\s+-u)?\s+\S+\.py)\b")
+#: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
+_COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*$")
 _ARGS = {
     "per_device_train_batch_size": "train_micro_batch_size_per_gpu", "gradient_accumulation_steps": "gradient_accumulation_steps",
     "zero_stage": "zero_stage", "cutoff_len": "seq_len", "max_seq_length": "seq_len", "max_seq_len": "seq_len",
@@ -84,8 +86,7 @@ def read(text: str) -> list[Artifact]:
         if len(line) > 20_000:
             continue
         m = _LAUNCHER.search(line)
-        if not m or (m.start() > 0 and line[:m.start()].strip() not in ("", "$", "#", ">") and not m.group("env")
-                     and not re.search(r"(?:^|[$#>]|&&|;)\s*$", line[:m.start()])):
+        if not m or not _COMMAND_START.search(line[:m.start()]):
             continue
         cmd = " ".join(m.group("cmd").split())
         try:

@@ -170,8 +170,9 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
 
     # 0. the device reports more free memory than requested: the most telling fact when present
     if free is not None and free >= 1.05 * req and free - req >= 0.2:
+        clear = free >= req + 0.5 and free >= 1.25 * req
         out.append(Cause(
-            id="oom.free_exceeds_request", likelihood="likely",
+            id="oom.free_exceeds_request", likelihood="likely" if clear else "possible",
             title_en="The GPU reports more free memory than was requested",
             title_zh="显卡报告的空闲显存比申请的还多",
             because_en=f"{_g(free)} free but {_g(req)} could not be allocated: the free memory is not usable by this process "
@@ -305,7 +306,7 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     # 4. genuine shortfall: live tensors fill the card and the request is ordinary
     crowded = any(c.id == "oom.other_processes" and c.likelihood == "likely" for c in out)
     short = alloc is not None and not huge and not (unalloc is not None and frag_likely) and (
-        alloc >= 0.75 * total or (free is not None and free < req and not crowded))
+        alloc >= 0.75 * total or (free is not None and free - req < 0.2 and not crowded))
     if short:
         num_params = setup.get("num_params")
         extra_en = extra_zh = ""
