@@ -117,7 +117,7 @@ def causes(a: Artifact, setup: dict[str, Any], others: list[Artifact]) -> list[C
                "`zero3_init_flag`/zero.Init 避免每个 rank 都加载一份完整模型；offload 到 NVMe；或用更多节点让每个节点分片更小。",
         card_ids=["zero-offload-cpu"])]
     if f.get("host_while_loading"):
-        out.append(Cause(
+        out.insert(0, Cause(
             id="host.loading_full_copies", likelihood="likely",
             title_en="Killed while loading the checkpoint: every rank loads a full copy into RAM",
             title_zh="加载权重时被杀：每个 rank 都在内存里加载一份完整模型",
