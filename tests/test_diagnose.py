@@ -184,3 +184,36 @@ def test_no_torch_import() -> None:
     code = "import sys, calculators.diagnose as d; d.diagnose('x'); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.stdout.strip() == "False", out.stderr
+
+
+REAL_QUESTIONS = sorted((Path(__file__).parent / "data" / "real_questions").glob("*.yaml"))
+
+
+def _dev_questions() -> list[dict]:
+    out = []
+    for path in REAL_QUESTIONS:
+        out += [q for q in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("questions", [])
+                if q.get("act") == "diagnose"]
+    return out
+
+
+def test_dev_set_diagnose_questions_with_pastes() -> None:
+    """The answer-engine dev set: every diagnose question is read without error, in both languages, and where a
+    paste states a value the set also records, the reading agrees with it."""
+    questions = _dev_questions()
+    if not questions:
+        pytest.skip("no real-question dev set on this branch yet")
+    with_artifacts = 0
+    for q in questions:
+        d = diagnose(q["question"])
+        assert d.to_markdown("zh") and d.to_markdown("en")
+        stated = q.get("stated") or {}
+        with_artifacts += bool(d.artifacts)
+        ooms = [a for a in d.artifacts if a.kind == "cuda_oom" and a.fields.get("gpu_memory_gb")]
+        if ooms and stated.get("gpu_memory_gb"):
+            assert ooms[0].fields["gpu_memory_gb"] == pytest.approx(stated["gpu_memory_gb"], rel=0.1), q["id"]
+        launches = [a for a in d.artifacts if a.kind == "launch_command"]
+        if (len(launches) == 1 and launches[0].fields.get("world_size") and stated.get("world_size")
+                and not any(a.kind == "deepspeed_batch_assert" for a in d.artifacts)):
+            assert launches[0].fields["world_size"] == stated["world_size"], q["id"]
+    assert with_artifacts >= len(questions) // 5

@@ -86,6 +86,23 @@ def _merged_setup(setup: dict[str, Any], artifacts: list[Artifact]) -> dict[str,
 
 
 _ORDER = {"likely": 0, "possible": 1}
+#: torch.nn.DataParallel's gather warning: the HF Trainer wraps the model in DataParallel when several GPUs are
+#: visible to a single process (a plain ``python`` launch), which piles activations and outputs onto GPU 0.
+_DATAPARALLEL = re.compile(r"Was asked to gather along dimension 0, but all\s+input tensors were scalars")
+
+
+def _dataparallel_cause() -> Cause:
+    return Cause(
+        id="launch.dataparallel", likelihood="likely",
+        title_en="One process drives several GPUs with DataParallel", title_zh="单进程用 DataParallel 驱动多张卡",
+        because_en="The warning \"Was asked to gather along dimension 0\" comes from torch.nn.DataParallel: the script was started "
+                   "with `python` while several GPUs were visible, so the HF Trainer replicated the model on every GPU and gathers "
+                   "outputs on GPU 0 — that GPU fills first, and memory is not pooled.",
+        because_zh="警告 \"Was asked to gather along dimension 0\" 来自 torch.nn.DataParallel：脚本用 `python` 启动且可见多张卡，HF Trainer "
+                   "会在每张卡上复制模型并把输出汇总到 GPU 0——0 号卡先爆，显存也不会合并。",
+        fix_en="For one GPU set `CUDA_VISIBLE_DEVICES=0`; for several use `torchrun --nproc_per_node N` (DDP) or DeepSpeed/FSDP.",
+        fix_zh="单卡训练设置 `CUDA_VISIBLE_DEVICES=0`；多卡用 `torchrun --nproc_per_node N`（DDP）或 DeepSpeed/FSDP。",
+        card_ids=["myth-more-gpus-pools-memory"])
 
 
 def _rank(causes: list[Cause]) -> list[Cause]:
@@ -139,6 +156,8 @@ def diagnose(text: str, *, lang: str = "en", setup: dict[str, Any] | None = None
                 found += train_log.causes(a)
         except CalculatorError:
             continue
+    if _DATAPARALLEL.search(text[-MAX_CHARS:]):
+        found.insert(0, _dataparallel_cause())
     notes_en: list[str] = []
     notes_zh: list[str] = []
     if len(text) > MAX_CHARS:

@@ -7,7 +7,8 @@
   DeepSpeed config values that mismatch TrainingArguments values:`` followed by ``- ds K=V vs hf K=V`` lines.
 * DeepSpeed: ``bfloat16 and fp16 modes cannot be simultaneously enabled``; ``Either train_batch_size or
   train_micro_batch_size_per_gpu needs to be provided``; transformers: ``At most one of fp16 and bf16 can be True``;
-  DeepSpeed fp16: ``Current loss scale already at minimum - cannot decrease scale anymore``.
+  DeepSpeed fp16: ``Current loss scale already at minimum - cannot decrease scale anymore``; torch AMP: ``Attempting
+  to unscale FP16 gradients.``; DeepSpeed: ``You are using ZeRO-Offload with a client provided optimizer``.
 """
 from __future__ import annotations
 
@@ -47,6 +48,18 @@ KNOWN: list[tuple[re.Pattern[str], str, str, str, str, str, str, list[str]]] = [
      "check the data for bad samples, and check the model was not trained in bf16 (T5, many LLMs overflow in fp16).",
      "改用 bf16（`\"bf16\": {\"enabled\": true}`，Ampere 及更新 GPU）或 fp32；必须用 fp16 时降低学习率、检查数据中的异常样本，并确认模型"
      "不是用 bf16 预训练的（T5 和很多大模型在 fp16 下会溢出）。", ["fp16-vs-bf16-stability"]),
+    (flex(r"Attempting to unscale FP16 gradients"), "config.fp16_weights_with_amp", "pytorch",
+     "fp16 mixed precision on weights that are already fp16", "权重本身已是 fp16 时又开启了 fp16 混合精度",
+     "AMP's GradScaler keeps fp32 master weights: load the model in fp32 (or in bf16 and train with `--bf16`), or with LoRA/PEFT "
+     "cast the trainable parameters to fp32; do not combine `torch_dtype=torch.float16` with `--fp16`.",
+     "AMP 的 GradScaler 需要 fp32 主权重：以 fp32 加载模型（或以 bf16 加载并用 `--bf16` 训练），LoRA/PEFT 时把可训练参数转成 fp32；"
+     "不要把 `torch_dtype=torch.float16` 与 `--fp16` 同时使用。", ["mixed-precision-bytes-per-param", "fp16-vs-bf16-stability"]),
+    (flex(r"You are using ZeRO-Offload with a client provided optimizer"), "config.offload_client_optimizer", "deepspeed",
+     "ZeRO-Offload with an optimizer created outside DeepSpeed", "ZeRO-Offload 配合了 DeepSpeed 之外创建的优化器",
+     "Declare the optimizer in the DeepSpeed config (`\"optimizer\": {\"type\": \"AdamW\", …}`) or pass "
+     "`deepspeed.ops.adam.DeepSpeedCPUAdam`; only if you accept the slowdown set `\"zero_force_ds_cpu_optimizer\": false`.",
+     "在 DeepSpeed 配置中声明优化器（`\"optimizer\": {\"type\": \"AdamW\", …}`）或传入 `deepspeed.ops.adam.DeepSpeedCPUAdam`；"
+     "确实接受变慢时才设置 `\"zero_force_ds_cpu_optimizer\": false`。", ["zero-offload-cpu"]),
 ]
 
 

@@ -20,8 +20,9 @@ from ._text import safe
 from .models import Artifact, Cause
 
 _LAUNCHER = re.compile(
-    r"(?P<env>(?:\b[A-Z_][A-Z0-9_]*=\S*\s+)*)(?P<cmd>torchrun|python3?\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed"
-    r"|accelerate\s+launch|llamafactory-cli\s+train|python3?(?:\s+-u)?\s+\S+\.py)\b")
+    r"(?P<env>(?:\b[A-Z_][A-Z0-9_]*=\S*\s+)*)(?P<cmd>(?:torchrun|python3?\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed"
+    r"|accelerate\s+launch|llamafactory-cli\s+train)(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
+    r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))")
 #: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
 _COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*$")
 _ARGS = {
@@ -86,7 +87,7 @@ def read(text: str) -> list[Artifact]:
         if len(line) > 20_000:
             continue
         m = _LAUNCHER.search(line)
-        if not m or not _COMMAND_START.search(line[:m.start()]):
+        if not m or not _COMMAND_START.search(line[:m.start()]) or line.lstrip().startswith("#"):
             continue
         cmd = " ".join(m.group("cmd").split())
         try:
@@ -116,7 +117,7 @@ def read(text: str) -> list[Artifact]:
                 world = nodes or 1  # torchrun's default is one process per node
         elif cmd == "deepspeed":
             launcher = "deepspeed"
-            nodes = _int(opts.get("num_nodes")) or 1
+            nodes = _int(opts.get("num_nodes") or opts.get("num_node")) or 1  # argparse accepts the abbreviation
             if "include" in opts:
                 hosts = [h for h in opts["include"].split("@") if h]
                 counts = [len(_devices(h.split(":", 1)[1])) if ":" in h else None for h in hosts]
