@@ -217,3 +217,14 @@ def test_dev_set_diagnose_questions_with_pastes() -> None:
                 and not any(a.kind == "deepspeed_batch_assert" for a in d.artifacts)):
             assert launches[0].fields["world_size"] == stated["world_size"], q["id"]
     assert with_artifacts >= len(questions) // 5
+
+
+def test_nan_loss_is_counted_not_dumped() -> None:
+    text = "{'loss': 2.31, 'learning_rate': 1e-05, 'epoch': 0.1}\n{'loss': nan, 'learning_rate': 1e-05, 'epoch': 0.2}\n" \
+           "{'loss': nan, 'grad_norm': inf, 'learning_rate': 1e-05, 'epoch': 0.3}"
+    d = diagnose(text)
+    art = d.artifacts[0]
+    assert art.fields["log_nonfinite_loss"] == 2 and art.fields["log_loss"] == [2.31, None, None]
+    assert d.causes[0].id == "log.loss_nan_or_zero" and "nan/inf" in d.causes[0].title_en
+    import json
+    json.dumps(d.model_dump(mode="json"), allow_nan=False)

@@ -20,7 +20,7 @@ from ..errors import CalculatorError
 from ._text import flex, line_at, safe
 from .models import Artifact, Cause
 
-BATCH = flex(r"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size(\s*)(\d+) != (\d+) \* (\d+) \* (\d+)")
+BATCH = flex(r"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size(\s*)(\d{1,12}) != (\d{1,12}) \* (\d{1,12}) \* (\d{1,12})")
 MISMATCH = flex(r"Please correct the following DeepSpeed config values that mismatch TrainingArguments values:")
 _MISMATCH_LINE = re.compile(r"-\s*ds\s+([\w.]+)\s*=\s*([^\n]*?)\s+vs\s+hf\s+([^=\n]+?)\s*=\s*([^\n]*)")
 

@@ -14,9 +14,9 @@ from ._text import fmt_gib, safe
 from .models import Artifact, Cause
 
 HEADER = re.compile(r"NVIDIA-SMI\s+[\d.]+")
-_GPU = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(?:On|Off)\s*\|", re.MULTILINE)
-_MEM = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%")
-_PROC = re.compile(r"^\|\s+(\d+)\s+(?:N/A\s+N/A\s+|\d+\s+\d+\s+)?(\d+)\s+(C\+G|C|G)\s+(\S.*?)\s+(\d+)MiB\s*\|", re.MULTILINE)
+_GPU = re.compile(r"^\|\s+(\d{1,4})\s+(.+?)\s+(?:On|Off)\s*\|", re.MULTILINE)
+_MEM = re.compile(r"(\d{1,9})MiB\s*/\s*(\d{1,9})MiB\s*\|\s*(\d{1,3})%")
+_PROC = re.compile(r"^\|\s+(\d{1,4})\s+(?:N/A\s+N/A\s+|\d+\s+\d+\s+)?(\d{1,10})\s+(C\+G|C|G)\s+(\S.*?)\s+(\d{1,9})MiB\s*\|", re.MULTILINE)
 
 
 def read(text: str) -> list[Artifact]:

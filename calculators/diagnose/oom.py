@@ -25,12 +25,12 @@ from ._text import SIZE, flex, fmt_gib, gib, line_at
 from .models import Artifact, Cause
 
 HEADLINE = re.compile(r"(?:\b(CUDA|HIP|NPU|XPU|MPS)?\s*(out of memory)\.?\s*)?Tried\s+to\s+allocate\s+" + SIZE, re.IGNORECASE)
-_OLD = flex(r"\((GPU|NPU) (\d+); " + SIZE + r" total capacity; " + SIZE + r" already allocated;")
+_OLD = flex(r"\((GPU|NPU) (\d{1,4}); " + SIZE + r" total capacity; " + SIZE + r" already allocated;")
 _OLD_FREE = flex(SIZE + r" free;")
 _OLD_RESERVED = flex(SIZE + r" reserved in total by PyTorch")
 _OLD_CACHED = flex(SIZE + r" cached\)")
-_NEW = flex(r"(?:GPU|NPU|device) (\d+) has a total capac(?:i)?ty of " + SIZE + r" of which " + SIZE + r" is free")
-_OTHER_PROC = flex(r"Process (\d+) has " + SIZE + r" memory in use")
+_NEW = flex(r"(?:GPU|NPU|device) (\d{1,4}) has a total capac(?:i)?ty of " + SIZE + r" of which " + SIZE + r" is free")
+_OTHER_PROC = flex(r"Process (\d{1,10}) has " + SIZE + r" memory in use")
 _THIS_PROC = flex(r"this process has " + SIZE + r" memory in use")
 _ALLOC_NEW = flex(r"Of the allocated memory " + SIZE + r" is allocated by PyTorch, and " + SIZE
                   + r" is reserved by PyTorch but unallocated")

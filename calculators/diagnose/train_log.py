@@ -19,13 +19,15 @@ from .models import Artifact, Cause
 
 _DICT = re.compile(r"\{'(?:loss|train_runtime|eval_loss)'[^{}\n]{0,600}\}")
 _KV = re.compile(r"'(\w+)':\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf|-inf)")
-_STEP = re.compile(r"step=(\d+),\s*skipped=(\d+),\s*lr=\[([^\]]*)\]")
-_OVERFLOW = re.compile(r"OVERFLOW!\s*Rank\s*\d+\s*Skipping step\.\s*Attempted loss scale:\s*([\d.]+)(?:,\s*reducing to\s*([\d.]+))?")
+_STEP = re.compile(r"step=(\d{1,12}),\s*skipped=(\d{1,12}),\s*lr=\[([^\]]*)\]")
+_OVERFLOW = re.compile(r"OVERFLOW!\s*Rank\s*\d+\s*Skipping step\.\s*Attempted loss scale:\s*(\d{1,30}(?:\.\d{1,12})?)(?:,\s*reducing to\s*(\d{1,30}(?:\.\d{1,12})?))?")
 _MIN_SCALE = re.compile(r"Current loss scale already at minimum")
 
 
-def _num(s: str) -> float:
-    return float(s) if s not in ("nan", "inf", "-inf") else float(s)
+def _num(s: str) -> float | None:
+    """A logged number; ``None`` for nan/inf (kept out of the JSON dump, counted separately)."""
+    v = float(s)
+    return v if math.isfinite(v) else None
 
 
 def read(text: str) -> list[Artifact]:
@@ -43,6 +45,7 @@ def read(text: str) -> list[Artifact]:
         spans.append((m.start(), m.end()))
     if rows:
         f: dict[str, Any] = {"log_points": len(rows), "log_loss": [r["loss"] for r in rows][:2000],
+                             "log_nonfinite_loss": sum(1 for r in rows if r["loss"] is None),
                              "log_lr": [r.get("learning_rate") for r in rows][:2000],
                              "log_epoch": [r.get("epoch") for r in rows][:2000]}
         if any("grad_norm" in r for r in rows):
@@ -77,20 +80,21 @@ def read(text: str) -> list[Artifact]:
 
 
 def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
-    loss = [x for x in f["log_loss"]]
+    loss = [x for x in f["log_loss"]]  # None where the log said nan/inf
     lrs = [x for x in f["log_lr"] if isinstance(x, float)]
     epochs = [x for x in f["log_epoch"] if isinstance(x, float)]
     out: list[Cause] = []
-    bad = [x for x in loss if math.isnan(x) or math.isinf(x)]
-    zeros_after = len(loss) >= 3 and loss[0] > 0.05 and all(x == 0.0 for x in loss[-2:])
-    if bad or zeros_after:
+    bad = f.get("log_nonfinite_loss", 0)
+    first = next((x for x in loss if x is not None), None)
+    zeros_after = len(loss) >= 3 and first is not None and first > 0.05 and all(x == 0.0 for x in loss[-2:])
+    if (bad and first is not None) or zeros_after:
         what = "nan/inf" if bad else "exactly 0.0"
         out.append(Cause(
             id="log.loss_nan_or_zero", likelihood="likely",
             title_en=f"The loss became {what}: numerical overflow", title_zh=f"loss 变成 {what}：数值溢出",
-            because_en=f"The logged loss goes from {loss[0]:g} to {what} over {len(loss)} points; with fp16 this is gradient/activation "
+            because_en=f"The logged loss goes from {first:g} to {what} over {len(loss)} points; with fp16 this is gradient/activation "
                        "overflow (the optimizer steps are being skipped or the weights are already nan).",
-            because_zh=f"记录的 loss 从 {loss[0]:g} 变成 {what}（共 {len(loss)} 个点）；fp16 下这是梯度/激活溢出（优化器步被跳过或权重已是 nan）。",
+            because_zh=f"记录的 loss 从 {first:g} 变成 {what}（共 {len(loss)} 个点）；fp16 下这是梯度/激活溢出（优化器步被跳过或权重已是 nan）。",
             fix_en="Train in bf16 (Ampere or newer) or fp32, lower the learning rate, keep gradient clipping (max_grad_norm 1.0), and "
                    "restart from a checkpoint before the first nan.",
             fix_zh="改用 bf16（Ampere 及更新 GPU）或 fp32，降低学习率，保留梯度裁剪（max_grad_norm 1.0），从第一次出现 nan 之前的 checkpoint 重新开始。",
@@ -120,7 +124,7 @@ def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
                 fix_en="Make the scheduler's total steps equal the optimizer steps actually run (check GA and world size in the count).",
                 fix_zh="让调度器的总步数等于实际运行的优化器步数（计数时考虑 GA 和 world size）。",
                 card_ids=["effective-batch-formula"]))
-    finite = [x for x in loss if not (math.isnan(x) or math.isinf(x))]
+    finite = [x for x in loss if x is not None]
     if len(finite) >= 4 and not out:
         for i in range(3, len(finite)):
             base = sorted(finite[max(0, i - 5):i])[len(finite[max(0, i - 5):i]) // 2]
