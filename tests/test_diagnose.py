@@ -24,7 +24,7 @@ def test_at_least_forty_real_artifacts_with_sources() -> None:
     assert len(CASES) >= 40
     for case in CASES:
         assert (PASTES / case["file"]).is_file()
-        assert case["source"].startswith("https://github.com/") and case["source"] in sources
+        assert case["source"].startswith("https://") and case["source"] in sources
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -94,10 +94,14 @@ def test_host_kill_uses_deepspeeds_estimator() -> None:
     assert "62.6 GiB" in d.causes[0].because_zh
 
 
-def test_deepspeed_launcher_ignores_cuda_visible_devices() -> None:
-    d = diagnose("CUDA_VISIBLE_DEVICES=2,3 deepspeed train.py --deepspeed ds_config.json")
+def test_deepspeed_launcher_and_cuda_visible_devices() -> None:
+    # ignored when a resource flag is given (DeepSpeed PR #868) ...
+    d = diagnose("CUDA_VISIBLE_DEVICES=2,3 deepspeed --num_gpus 2 train.py --deepspeed ds_config.json")
     assert d.causes[0].id == "launch.ds_ignores_cuda_visible_devices"
     assert "--include localhost:2,3" in d.causes[0].fix_en
+    # ... honoured otherwise
+    d = diagnose("CUDA_VISIBLE_DEVICES=2,3 deepspeed train.py --deepspeed ds_config.json")
+    assert not d.causes and d.artifacts[0].fields["world_size"] == 2
 
 
 def test_lr_schedule_ending_early_is_flagged() -> None:

@@ -6,9 +6,12 @@ Launchers read: ``torchrun`` / ``python -m torch.distributed.run|launch`` (``--n
 (torchrun under the hood when more than one GPU is visible or ``FORCE_TORCHRUN=1``; ``NNODES``/``NPROC_PER_NODE``),
 and plain ``python script.py`` (one process). ``CUDA_VISIBLE_DEVICES=…`` before any of them.
 
-The deepspeed launcher ignores ``CUDA_VISIBLE_DEVICES`` from the environment and sets it itself from
-``--include``/``--num_gpus`` (DeepSpeed docs, "Resource Configuration"); torchrun starts exactly
-``--nproc_per_node`` processes whatever is visible.
+The deepspeed launcher honours ``CUDA_VISIBLE_DEVICES`` only when none of ``--include/--exclude/--num_gpus/
+--num_nodes`` is given (DeepSpeed PR #868, fixing issue #662, 2021); otherwise it logs "Detected CUDA_VISIBLE_DEVICES=…
+but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used". Its own
+log line ``nnodes=1, num_local_procs=4, node_rank=0`` says how many processes it started. torchrun starts exactly
+``--nproc_per_node`` processes whatever is visible. LLaMA-Factory's ``cli.py`` re-launches itself with torchrun when
+``FORCE_TORCHRUN`` is set or more than one device is visible.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import re
 import shlex
 from typing import Any
 
-from ._text import safe
+from ._text import line_at, safe
 from .models import Artifact, Cause
 
 _LAUNCHER = re.compile(
@@ -80,9 +83,33 @@ def _devices(value: str) -> list[str]:
     return [d for d in value.split(",") if d.strip() != ""]
 
 
-def read(text: str) -> list[Artifact]:
-    """Every launch command line in ``text``."""
+_DS_PROCS = re.compile(r"nnodes=(\d{1,5}), num_local_procs=(\d{1,5}), node_rank=\d{1,5}")
+_DS_IGNORED = re.compile(r"Detected (?:CUDA_|NPU_|ASCEND_RT_)?VISIBLE_DEVICES=(\S{1,200}) but ignoring it because")
+
+
+def _launcher_logs(text: str) -> list[Artifact]:
+    """What the deepspeed launcher itself printed: the processes it started, and an ignored CUDA_VISIBLE_DEVICES."""
     out: list[Artifact] = []
+    m = _DS_PROCS.search(text)
+    if m:
+        nodes, procs = int(m.group(1)), int(m.group(2))
+        out.append(Artifact(kind="launch_command", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
+                            key_line=line_at(text, m.start()),
+                            fields={"launcher": "deepspeed", "world_size": nodes * procs, "num_nodes": nodes},
+                            framework="deepspeed", version_hint="deepspeed launcher log (launch.py)"))
+    m = _DS_IGNORED.search(text)
+    if m:
+        out.append(Artifact(kind="launch_command", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
+                            key_line=line_at(text, m.start()),
+                            fields={"launcher": "deepspeed", "visible_devices": _devices(m.group(1)),
+                                    "ds_ignores_visible_devices": True},
+                            framework="deepspeed", version_hint="deepspeed runner log (runner.py)"))
+    return out
+
+
+def read(text: str) -> list[Artifact]:
+    """Every launch command line in ``text``, and the deepspeed launcher's own log lines."""
+    out: list[Artifact] = _launcher_logs(text)
     for start, end, line in _logical_lines(text):
         if len(line) > 20_000:
             continue
@@ -129,8 +156,11 @@ def read(text: str) -> list[Artifact]:
                 world = _int(opts["num_gpus"]) * nodes
             if "hostfile" in opts:
                 f["ds_hostfile"] = opts["hostfile"]
-            if visible and "include" not in opts:
+            ignoring = any(k in opts for k in ("include", "exclude", "num_gpus", "num_nodes", "num_node"))
+            if visible and ignoring:
                 f["ds_ignores_visible_devices"] = True
+            elif visible and world is None:
+                world = visible * nodes  # honoured since DeepSpeed PR #868 when no resource flag is given
         elif cmd.startswith("accelerate"):
             launcher = "accelerate"
             nodes = _int(opts.get("num_machines")) or 1
@@ -185,13 +215,18 @@ def causes(a: Artifact) -> list[Cause]:
     if f.get("ds_ignores_visible_devices"):
         out.append(Cause(
             id="launch.ds_ignores_cuda_visible_devices", likelihood="likely",
-            title_en="The deepspeed launcher ignores CUDA_VISIBLE_DEVICES", title_zh="deepspeed 启动器会忽略 CUDA_VISIBLE_DEVICES",
-            because_en=f"You set CUDA_VISIBLE_DEVICES={safe(','.join(vis))}, but `deepspeed` chooses GPUs itself (all local GPUs "
-                       "unless --include/--num_gpus) and overwrites the variable for its workers.",
-            because_zh=f"你设置了 CUDA_VISIBLE_DEVICES={safe(','.join(vis))}，但 `deepspeed` 启动器自己选卡（默认用本机全部 GPU，除非给了 "
-                       "--include/--num_gpus），并为子进程覆盖这个变量。",
-            fix_en=f"Use `deepspeed --include localhost:{safe(','.join(vis))} …` instead of CUDA_VISIBLE_DEVICES.",
-            fix_zh=f"改用 `deepspeed --include localhost:{safe(','.join(vis))} …`，不要用 CUDA_VISIBLE_DEVICES。",
+            title_en="The deepspeed launcher ignores CUDA_VISIBLE_DEVICES here",
+            title_zh="这里 deepspeed 启动器会忽略 CUDA_VISIBLE_DEVICES",
+            because_en=f"CUDA_VISIBLE_DEVICES={safe(','.join(vis))} is set, but with --include/--exclude/--num_gpus/--num_nodes "
+                       "the deepspeed launcher ignores it and picks GPUs from those flags (it prints \"Detected CUDA_VISIBLE_DEVICES=… "
+                       "but ignoring it\"), so other GPUs than you meant may be used.",
+            because_zh=f"设置了 CUDA_VISIBLE_DEVICES={safe(','.join(vis))}，但只要给了 --include/--exclude/--num_gpus/--num_nodes，"
+                       "deepspeed 启动器就会忽略它，按这些参数选卡（日志会打印 \"Detected CUDA_VISIBLE_DEVICES=… but ignoring it\"），"
+                       "实际用到的卡可能不是你想要的。",
+            fix_en=f"Use `deepspeed --include localhost:{safe(','.join(vis))} …`, or keep CUDA_VISIBLE_DEVICES and drop "
+                   "--num_gpus/--num_nodes/--include/--exclude.",
+            fix_zh=f"改用 `deepspeed --include localhost:{safe(','.join(vis))} …`，或保留 CUDA_VISIBLE_DEVICES 并去掉 "
+                   "--num_gpus/--num_nodes/--include/--exclude。",
             card_ids=["deepspeed-batch-assertion-error"]))
     if vis is not None and isinstance(world, int) and f.get("launcher") in ("torchrun", "torch.distributed.launch", "accelerate"):
         per_node = world // max(f.get("num_nodes") or 1, 1)
