@@ -223,6 +223,7 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
                     card_ids=["oom-cuda-context-fragmentation"]))
 
     # 2. fragmentation: cached-but-unallocated memory at least as large as the request
+    ver = "recent torch_npu" if f.get("oom_backend") == "ascend-npu" else "torch >= 2.1"
     frag_likely = unalloc is not None and unalloc >= req and unalloc >= max(0.5, 0.05 * total)
     if unalloc is not None and (frag_likely or unalloc >= max(0.5, 0.1 * total)):
         likely = frag_likely
@@ -236,9 +237,9 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
             because_zh=f"PyTorch 预留但未分配的显存有 {_g(unalloc)}，"
                        + (f"比这次申请的 {_g(req)} 还多：" if likely else f"这次申请 {_g(req)}：")
                        + "缓存块被切碎，凑不出一块连续的内存。",
-            fix_en=f"Set `{env}=expandable_segments:True` before starting (torch >= 2.1; older: `max_split_size_mb:128`). "
+            fix_en=f"Set `{env}=expandable_segments:True` before starting ({ver}; older: `max_split_size_mb:128`). "
                    "Variable sequence lengths fragment most: bucket or pad to a few lengths.",
-            fix_zh=f"启动前设置 `{env}=expandable_segments:True`（torch >= 2.1；更早版本用 `max_split_size_mb:128`）。"
+            fix_zh=f"启动前设置 `{env}=expandable_segments:True`（{ver}；更早版本用 `max_split_size_mb:128`）。"
                    "序列长度变化大时碎片最严重：按长度分桶或填充到少数几种长度。",
             card_ids=["oom-cuda-context-fragmentation"]))
 
