@@ -232,3 +232,11 @@ def test_nan_loss_is_counted_not_dumped() -> None:
     assert d.causes[0].id == "log.loss_nan_or_zero" and "nan/inf" in d.causes[0].title_en
     import json
     json.dumps(d.model_dump(mode="json"), allow_nan=False)
+
+
+def test_unused_keys_are_listed_and_training_yaml_is_spotted() -> None:
+    d = diagnose((PASTES / "hf_unused_keys_webchat_llamafactory8301.txt").read_text(encoding="utf-8"))
+    assert len(d.artifacts[0].fields["config_unused_keys"]) == 18
+    assert "does not train" in d.causes[0].because_en and "不做训练" in d.causes[0].because_zh
+    one = diagnose((PASTES / "hf_unused_key_new_option_llamafactory5328.txt").read_text(encoding="utf-8"))
+    assert "does not train" not in one.causes[0].because_en

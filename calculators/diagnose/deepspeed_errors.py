@@ -60,7 +60,30 @@ KNOWN: list[tuple[re.Pattern[str], str, str, str, str, str, str, list[str]]] = [
      "`deepspeed.ops.adam.DeepSpeedCPUAdam`; only if you accept the slowdown set `\"zero_force_ds_cpu_optimizer\": false`.",
      "在 DeepSpeed 配置中声明优化器（`\"optimizer\": {\"type\": \"AdamW\", …}`）或传入 `deepspeed.ops.adam.DeepSpeedCPUAdam`；"
      "确实接受变慢时才设置 `\"zero_force_ds_cpu_optimizer\": false`。", ["zero-offload-cpu"]),
+    (flex(r"Some keys are not used by the HfArgumentParser"), "config.unused_keys", "transformers",
+     "The YAML/JSON has keys this command does not accept", "YAML/JSON 里有当前命令不接受的键",
+     "Training keys (learning_rate, per_device_train_batch_size, …) belong to `llamafactory-cli train`; chat/webchat/export/eval "
+     "take a YAML with only model/adapter/template keys. A single unknown key usually comes from a newer version's example "
+     "(upgrade LLaMA-Factory/transformers) or a typo.",
+     "训练相关的键（learning_rate、per_device_train_batch_size 等）只属于 `llamafactory-cli train`；chat/webchat/export/eval 需要只含 "
+     "模型/适配器/模板等键的 YAML。只有一个未知键时通常是用了新版本的示例（升级 LLaMA-Factory/transformers）或拼写错误。", []),
+    (flex(r"Found .?optimizer.? configured in the DeepSpeed config, but no .?scheduler"), "config.ds_optimizer_without_scheduler",
+     "transformers", "The DeepSpeed config defines an optimizer but no scheduler", "DeepSpeed 配置定义了优化器却没有调度器",
+     "Add a `\"scheduler\"` section (e.g. `WarmupDecayLR` with \"auto\" values) or remove the `\"optimizer\"` section so the Trainer "
+     "creates both; newer transformers accept a DeepSpeed optimizer with the Trainer's scheduler (huggingface/transformers#24359).",
+     "添加 `\"scheduler\"` 段（如 `WarmupDecayLR`，参数设为 \"auto\"），或删除 `\"optimizer\"` 段让 Trainer 同时创建二者；较新的 "
+     "transformers 已支持 DeepSpeed 优化器配合 Trainer 的调度器（huggingface/transformers#24359）。", ["deepspeed-hf-auto-values"]),
+    (flex(r"Duplicate keys in DeepSpeed config"), "config.duplicate_keys", "deepspeed",
+     "The DeepSpeed JSON repeats a key", "DeepSpeed JSON 中有重复的键",
+     "Keep each key once (DeepSpeed refuses duplicates; plain json.load would silently keep the last one).",
+     "每个键只保留一次（DeepSpeed 拒绝重复键；普通 json.load 会悄悄只保留最后一个）。", []),
+    (flex(r"NVMe offloading is available only with ZeRO stage 3"), "config.nvme_needs_zero3", "deepspeed",
+     "NVMe offload requires ZeRO stage 3", "NVMe offload 需要 ZeRO stage 3",
+     "Use `\"stage\": 3` with NVMe offload, or offload to `\"cpu\"` with stage 1/2.",
+     "NVMe offload 配合 `\"stage\": 3` 使用，或在 stage 1/2 下 offload 到 `\"cpu\"`。", ["zero-offload-cpu"]),
 ]
+
+_KEY_LIST = re.compile(r"\[([^\[\]\n]{0,3000})\]?")
 
 
 def read(text: str) -> list[Artifact]:
@@ -90,8 +113,14 @@ def read(text: str) -> list[Artifact]:
                             framework="transformers", version_hint="transformers >= 4.7 (trainer_config_finalize)"))
     for pattern, cid, fw, *_ in KNOWN:
         for m in pattern.finditer(text):
+            fields: dict[str, Any] = {"config_error": cid}
+            if cid == "config.unused_keys":
+                bracket = text.find("[", m.end(), m.end() + 10)
+                keys = _KEY_LIST.match(text, bracket) if bracket >= 0 else None
+                if keys:
+                    fields["config_unused_keys"] = [k.strip(" '\"") for k in keys.group(1).split(",") if k.strip(" '\"")][:40]
             out.append(Artifact(kind="config_error", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
-                                key_line=line_at(text, m.start()), fields={"config_error": cid}, framework=fw))
+                                key_line=line_at(text, m.start()), fields=fields, framework=fw))
     return out
 
 
@@ -204,8 +233,17 @@ def causes(a: Artifact, others: list[Artifact]) -> list[Cause]:
         return _mismatch_causes(a)
     for pattern, kid, fw, t_en, t_zh, fix_en, fix_zh, cards in KNOWN:
         if kid == cid:
+            keys = a.fields.get("config_unused_keys")
+            extra_en = extra_zh = ""
+            if keys:
+                shown = ", ".join(safe(k, 40) for k in keys[:8]) + (" …" if len(keys) > 8 else "")
+                training = {"learning_rate", "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs",
+                            "output_dir", "do_train", "do_predict", "bf16", "fp16"} & set(keys)
+                extra_en = f" Unused: {shown}." + (" These are training arguments: the YAML was given to a command that does "
+                                                    "not train." if len(training) >= 2 else "")
+                extra_zh = f" 未使用的键：{shown}。" + ("这些是训练参数：这个 YAML 被交给了不做训练的命令。" if len(training) >= 2 else "")
             return [Cause(id=cid, likelihood="likely", title_en=t_en, title_zh=t_zh,
-                          because_en=f"The error says: \"{safe(a.key_line, 120)}\".",
-                          because_zh=f"报错原文：\"{safe(a.key_line, 120)}\"。",
+                          because_en=f"The error says: \"{safe(a.key_line, 120)}\"." + extra_en,
+                          because_zh=f"报错原文：\"{safe(a.key_line, 120)}\"。" + extra_zh,
                           fix_en=fix_en, fix_zh=fix_zh, card_ids=cards)]
     return []
