@@ -240,3 +240,10 @@ def test_unused_keys_are_listed_and_training_yaml_is_spotted() -> None:
     assert "does not train" in d.causes[0].because_en and "不做训练" in d.causes[0].because_zh
     one = diagnose((PASTES / "hf_unused_key_new_option_llamafactory5328.txt").read_text(encoding="utf-8"))
     assert "does not train" not in one.causes[0].because_en
+
+
+def test_repeated_errors_are_capped_per_kind() -> None:
+    one = (PASTES / "oom_2x_full_vsmtrans3.txt").read_text(encoding="utf-8")
+    d = diagnose((one + "\n") * 300)
+    assert len(d.artifacts) == 20 and all(a.kind == "cuda_oom" for a in d.artifacts)
+    assert d.artifacts[-1].end > len(one) * 299  # the last occurrence is kept

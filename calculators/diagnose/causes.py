@@ -14,6 +14,9 @@ from ._text import line_at, safe
 from .models import Artifact, Cause, Diagnosis
 
 MAX_CHARS = 200_000
+#: At most this many artifacts of one kind are kept (the first 5 and the last 15): a log repeating one error
+#: thousands of times must not produce a response thousands of artifacts long.
+PER_KIND_HEAD, PER_KIND_TAIL = 5, 15
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
 _EXC_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$", re.MULTILINE)
 _SETUP_KEYS = ("model", "num_params", "gpu", "gpu_memory_gb", "world_size", "num_nodes", "train_micro_batch_size_per_gpu",
@@ -60,9 +63,21 @@ def detect_artifacts(text: str) -> list[Artifact]:
         found.extend(_tracebacks(body, found))
     except Exception:
         pass
+    found = _cap_per_kind(sorted(found, key=lambda a: (a.start, a.end)))
     if offset:
         found = [a.model_copy(update={"start": a.start + offset, "end": a.end + offset}) for a in found]
-    return sorted(found, key=lambda a: (a.start, a.end))
+    return found
+
+
+def _cap_per_kind(arts: list[Artifact]) -> list[Artifact]:
+    by_kind: dict[str, list[Artifact]] = {}
+    for a in arts:
+        by_kind.setdefault(a.kind, []).append(a)
+    keep = set()
+    for same in by_kind.values():
+        chosen = same if len(same) <= PER_KIND_HEAD + PER_KIND_TAIL else same[:PER_KIND_HEAD] + same[-PER_KIND_TAIL:]
+        keep.update(id(a) for a in chosen)
+    return [a for a in arts if id(a) in keep]
 
 
 def _clean_setup(setup: Any) -> dict[str, Any]:
