@@ -57,3 +57,15 @@ def test_panel_and_endpoint_are_in_the_app() -> None:
     assert box.label == "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"
     zh = [u for u in L.updates("zh") if isinstance(u, dict) and u.get("label") == "粘贴报错或日志"]
     assert zh
+
+
+def test_diagnose_over_http(app_server) -> None:
+    """The real app, queried the way other programs do."""
+    from gradio_client import Client
+    c = Client(app_server.url, verbose=False)
+    assert "/diagnose" in c.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    out = c.predict(text=PASTE, lang="en", setup=None, api_name="/diagnose")
+    assert out["diagnosis"]["causes"][0]["id"] == "ds.world_size_mismatch"
+    with pytest.raises(Exception) as err:
+        c.predict(text="   ", lang="zh", setup=None, api_name="/diagnose")
+    assert "粘贴" in str(err.value)
