@@ -60,16 +60,17 @@ def read(text: str) -> list[Artifact]:
                      fields=f, framework=fw)]
 
 
-def _gpus(setup: dict[str, Any], others: list[Artifact]) -> tuple[int, int]:
+def _gpus(setup: dict[str, Any], others: list[Artifact]) -> tuple[int, int, bool]:
     nodes = setup.get("num_nodes") if isinstance(setup.get("num_nodes"), int) else None
     world = setup.get("world_size") if isinstance(setup.get("world_size"), int) else None
     for a in others:
         if a.kind == "launch_command":
             world = world or a.fields.get("world_size")
             nodes = nodes or a.fields.get("num_nodes")
+    stated = world is not None
     nodes = nodes or 1
     world = world or nodes
-    return max(world // nodes, 1), nodes
+    return max(world // nodes, 1), nodes, stated
 
 
 def causes(a: Artifact, setup: dict[str, Any], others: list[Artifact]) -> list[Cause]:
@@ -79,9 +80,10 @@ def causes(a: Artifact, setup: dict[str, Any], others: list[Artifact]) -> list[C
         if key in setup and key not in f:
             f[key] = setup[key]
     params = setup.get("num_params")
-    per_node, nodes = _gpus(setup, others)
+    per_node, nodes, gpus_stated = _gpus(setup, others)
     est_en = est_zh = ""
     if isinstance(params, (int, float)) and params > 0 and f.get("offload_optimizer"):
+        stage_stated = "zero_stage" in f
         stage = f.get("zero_stage", 3 if f.get("offload_param") else 2)
         try:
             if stage == 3:
@@ -94,6 +96,13 @@ def causes(a: Artifact, setup: dict[str, Any], others: list[Artifact]) -> list[C
                       f"{params / 1e9:.3g}B params) gives {fmt_gib(cpu / 2**30)} of CPU RAM per node for model states alone.")
             est_zh = (f" DeepSpeed 自带估算器（ZeRO-{stage}，offload，每节点 {per_node} 卡，{nodes} 个节点，{params / 1e9:.3g}B 参数）"
                       f"给出每节点仅模型状态就需要 {fmt_gib(cpu / 2**30)} 内存。")
+            if not gpus_stated or not stage_stated:
+                est_en += (" (Not stated, so assumed: " + ", ".join(
+                    ([] if gpus_stated else ["one GPU on one node"]) + ([] if stage_stated else [f"ZeRO-{stage}"]))
+                    + "; tell me the real values to recompute.)")
+                est_zh += ("（未说明，因此假设：" + "，".join(
+                    ([] if gpus_stated else ["单节点单卡"]) + ([] if stage_stated else [f"ZeRO-{stage}"]))
+                    + "；告诉我实际值即可重新计算。）")
         except CalculatorError:
             pass
     elif f.get("offload_optimizer"):
