@@ -1,6 +1,17 @@
 """Accelerate config YAML (written by ``accelerate config``): the reader."""
 from __future__ import annotations
 
+import copy
+import json
+import os
+import tempfile
+from typing import Any
+
+import yaml
+
+from . import library
+from .library import LibraryVerdict
+
 from .models import ParsedConfig
 from .keys import ACC_DS_KEYS, ACC_KEYS
 from .values import _int, _micro_ga_to_memory, _read_batch, _truthy, _unknown
@@ -61,3 +72,108 @@ def _parse_accelerate(pc: ParsedConfig) -> None:
             pc.notes_zh.append(f"FSDP {strategy} 按等价的 ZeRO stage {stage} 估算。")
         if _truthy(fs.get("fsdp_offload_params")) and stage == 3:
             pc.memory["offload_param"] = pc.memory["offload_optimizer"] = True
+
+
+# ---------------------------------------------------------------------------------------------
+# Library adapter: accelerate's own config classes and launch-time code give the verdict.
+
+ACC_PATH = ("accelerate launch --config_file (launch_command_parser → _validate_launch_command → "
+            "prepare_deepspeed_cmd_env) → DeepSpeedPlugin() from that environment → set_mixed_precision → "
+            "DeepSpeedPlugin.deepspeed_config_process (Accelerator._prepare_deepspeed) → deepspeed DeepSpeedConfig")
+_YAML_NAME = "default_config.yaml"
+_DS_NAME = "ds_config.json"
+
+
+def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str, Any] | None = None) -> LibraryVerdict:
+    """What ``accelerate launch --config_file <this YAML> train.py`` and the script's Accelerator say.
+
+    The YAML is written to a private temporary folder (accelerate reads configs from
+    files) and parsed by accelerate's own ``ClusterConfig``; ``launch_command``'s three
+    lines that list the DeepSpeed fields are repeated here (the rest of it starts
+    processes). With DeepSpeed, the plugin is built from the environment the launcher
+    would export, as the training script's ``Accelerator()`` does. The batch size per
+    GPU comes from the script's DataLoader: when the DeepSpeed config leaves it "auto"
+    it is taken as 1 here (said in the note).
+    """
+    ws = None if world_size is None else max(1, int(world_size))
+    for mod in ("accelerate.commands.launch", "accelerate.utils.launch", "accelerate.utils",
+                "deepspeed.runtime.config"):
+        if library.load(mod) is None:
+            return library.unavailable(mod.split(".")[0], ACC_PATH, ws or 1)
+    launch = library.load("accelerate.commands.launch")
+    ulaunch = library.load("accelerate.utils.launch")
+    acc = library.load("accelerate.utils")
+    versions = {n: library.version(n) for n in ("accelerate", "deepspeed")}
+    notes_en: list[str] = []
+    notes_zh: list[str] = []
+    used_ws = ws or 1
+    step = ""
+    with library.LOCK, library.quiet(), library.environment({}), tempfile.TemporaryDirectory() as tmp:
+        def clean(text: str) -> str:
+            return text.replace(tmp + os.sep, "").replace(tmp, "")
+
+        try:
+            cfg = copy.deepcopy(raw)
+            dsc = cfg.get("deepspeed_config")
+            if isinstance(dsc, dict) and isinstance(dsc.get("deepspeed_config_file"), str):
+                path = os.path.join(tmp, _DS_NAME)
+                with open(path, "w", encoding="utf-8") as fh:
+                    json.dump(ds if ds is not None else {"zero_optimization": {}}, fh)
+                if ds is None:
+                    notes_en.append(f"The DeepSpeed config file {dsc['deepspeed_config_file']!r} itself was not given: "
+                                    "only the Accelerate side was checked.")
+                    notes_zh.append(f"没有提供 DeepSpeed 配置文件 {dsc['deepspeed_config_file']!r} 本身：只检查了 Accelerate 部分。")
+                dsc["deepspeed_config_file"] = path
+            ypath = os.path.join(tmp, _YAML_NAME)
+            with open(ypath, "w", encoding="utf-8") as fh:
+                yaml.safe_dump(cfg, fh)
+            argv = ["--config_file", ypath] + (["--num_processes", str(ws)] if ws else []) + ["train.py"]
+            step = "accelerate launch (ClusterConfig, _validate_launch_command)"
+            args = launch.launch_command_parser().parse_args(argv)
+            args, defaults, mp_from_config_flag = launch._validate_launch_command(args)
+            used_ws = int(getattr(args, "num_processes", None) or used_ws)
+            if not (args.use_deepspeed and not args.cpu):
+                return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws,
+                                      versions={"accelerate": versions["accelerate"]})
+            fields = list(defaults.deepspeed_config.keys()) if defaults else []
+            if mp_from_config_flag:
+                fields.append("mixed_precision")
+            args.deepspeed_fields_from_accelerate_config = ",".join(fields)
+            _, env = ulaunch.prepare_deepspeed_cmd_env(args)
+            with library.environment({k: v for k, v in env.items() if k.startswith("ACCELERATE_")}):
+                step = "accelerate DeepSpeedPlugin"
+                plugin = acc.DeepSpeedPlugin()
+                step = "accelerate DeepSpeedPlugin.set_mixed_precision"
+                plugin.set_mixed_precision(os.environ.get("ACCELERATE_MIXED_PRECISION", "no"))
+            if ds is None and isinstance(dsc, dict) and "deepspeed_config_file" in dsc:
+                return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws,
+                                      versions=versions, note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+            ga_acc = 1  # Accelerator(gradient_accumulation_steps=1) unless the script says otherwise
+            plugin.fill_match("gradient_accumulation_steps", must_match=False, gradient_accumulation_steps=ga_acc)
+            micro = plugin.get_value("train_micro_batch_size_per_gpu")
+            if micro == "auto":
+                micro = 1
+                notes_en.append("The batch size per GPU comes from your DataLoader (\"auto\" in the DeepSpeed config): "
+                                "taken as 1 here.")
+                notes_zh.append("每卡批次来自你的 DataLoader（DeepSpeed 配置中为 \"auto\"）：此处按 1 计。")
+            kwargs: dict[str, Any] = {"gradient_clipping": 1.0,
+                                      "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
+            ga = plugin.get_value("gradient_accumulation_steps")
+            if micro is not None:
+                kwargs["train_micro_batch_size_per_gpu"] = micro
+                if isinstance(micro, (int, float)) and isinstance(ga, (int, float)):
+                    kwargs["train_batch_size"] = micro * ga * used_ws
+            step = "accelerate DeepSpeedPlugin.deepspeed_config_process"
+            plugin.deepspeed_config_process(must_match=False, **kwargs)
+            step = "deepspeed DeepSpeedConfig"
+            library.deepspeed_config(plugin.deepspeed_config, used_ws)
+        except SystemExit as exc:  # argparse refusing a value
+            return library.failure(ValueError(f"accelerate launch refused the arguments (exit {exc.code})"),
+                                   path=ACC_PATH, step=step, world_size=used_ws, versions=versions)
+        except Exception as exc:  # noqa: BLE001 - whatever the libraries raise is their verdict
+            v = library.failure(exc, path=ACC_PATH, step=step, world_size=used_ws, versions=versions,
+                                note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+            v.message = clean(v.message)
+            return v
+    return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws, versions=versions,
+                          note_en=" ".join(notes_en), note_zh="".join(notes_zh))

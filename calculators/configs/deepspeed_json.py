@@ -1,8 +1,11 @@
 """DeepSpeed JSON: the reader (what the config means for batch and memory)."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from . import library
+from .library import LibraryVerdict
 from .models import ParsedConfig
 from .keys import DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_TOP_KEYS, DS_ZERO_KEYS
 from .values import _get, _int, _num, _precision, _read_batch, _unknown
@@ -73,3 +76,31 @@ def _offload_device(zd: dict[str, Any], key: str, legacy: str) -> str | None:
     if zd.get(legacy) is True:
         return "cpu"
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Library adapter: DeepSpeed's own DeepSpeedConfig gives the verdict.
+
+DS_CONFIG_PATH = "deepspeed.runtime.config.DeepSpeedConfig"
+
+
+def deepspeed_verdict(raw: dict[str, Any], world_size: int, duplicate_keys: list[str] | None = None) -> LibraryVerdict:
+    """What ``DeepSpeedConfig`` (what ``deepspeed.initialize`` builds) says about ``raw`` at ``world_size`` ranks.
+
+    Duplicate keys in the pasted text are judged by DeepSpeed's own JSON hook
+    (``dict_raise_error_on_duplicate_keys``), which is how it reads a config file.
+    """
+    ws = max(1, int(world_size))
+    if library.load("deepspeed.runtime.config") is None:
+        return library.unavailable("deepspeed", DS_CONFIG_PATH, ws)
+    versions = {"deepspeed": library.version("deepspeed")}
+    with library.LOCK, library.quiet():
+        try:
+            if duplicate_keys:
+                utils = library.load("deepspeed.runtime.config_utils")
+                if utils is not None:
+                    utils.dict_raise_error_on_duplicate_keys([(k, None) for k in duplicate_keys for _ in range(2)])
+            library.deepspeed_config(copy.deepcopy(raw), ws)
+        except Exception as exc:  # noqa: BLE001 - whatever DeepSpeed raises is its verdict
+            return library.failure(exc, path=DS_CONFIG_PATH, step=DS_CONFIG_PATH, world_size=ws, versions=versions)
+    return LibraryVerdict(available=True, passed=True, path=DS_CONFIG_PATH, world_size=ws, versions=versions)

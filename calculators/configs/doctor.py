@@ -9,20 +9,25 @@ from ..presets import get_gpu
 from .models import ConfigParseError, ConfigReport, ParsedConfig
 from .keys import HF_DEFAULTS
 from .values import _int, resolve_model_preset
-from .registry import parse_config
+from .registry import library_verdict, parse_config
+from .verdict import reconcile
 from .checks import (_Out, _check_accelerate, _check_auto, _check_batch, _check_mismatch, _check_missing_ga,
                      _check_offload, _check_overlap, _check_precision, _check_unknown, _check_values,
-                     _check_zero3_small, _hf_values)
+                     _check_zero3_small, _hf_values, _hidden_size)
 from .levers import _memory, _memory_kwargs
 
 
 def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | float | None = None,
                  world_size: int | None = None, model: str | float | None = None, lang: str = "en",
-                 training_args: str | dict[str, Any] | ParsedConfig | None = None) -> ConfigReport:
+                 training_args: str | dict[str, Any] | ParsedConfig | None = None,
+                 use_libraries: bool = True) -> ConfigReport:
     """Check a training config; never raises for bad input (problems become findings).
 
     ``training_args`` is an optional second config, typically the TrainingArguments
     (flags, dict or LLaMA-Factory YAML) used together with a DeepSpeed JSON.
+    With ``use_libraries`` (the default) DeepSpeed / Transformers / Accelerate give the
+    start-up verdict (see :mod:`.library`); without it, or when they cannot be loaded,
+    only our own checks run.
     """
     lang = "zh" if lang == "zh" else "en"
     out = _Out(None)
@@ -40,7 +45,7 @@ def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | floa
         if companion is not None and parsed.kind != "deepspeed" and companion.kind == "deepspeed":
             parsed, companion = companion, parsed  # the DeepSpeed JSON is the one the Trainer's values are checked against
             out.parsed = parsed
-        estimate = _run_checks(out, parsed, companion, gpu, world_size, model, lang)
+        estimate = _run_checks(out, parsed, companion, gpu, world_size, model, lang, use_libraries)
     except CalculatorError as err:
         _parse_failure(out, err, "config")
     except Exception as exc:  # noqa: BLE001 - the doctor must answer, whatever was pasted
@@ -63,7 +68,7 @@ def _parse_failure(out: _Out, err: CalculatorError, key: str) -> None:
 
 
 def _run_checks(out: _Out, pc: ParsedConfig, companion: ParsedConfig | None, gpu: Any, world_size: Any,
-                model: Any, lang: str) -> MemoryEstimate | None:
+                model: Any, lang: str, use_libraries: bool = True) -> MemoryEstimate | None:
     ws: int | None = None
     if world_size is not None:
         ws = _int(world_size)
@@ -139,7 +144,11 @@ def _run_checks(out: _Out, pc: ParsedConfig, companion: ParsedConfig | None, gpu
     _check_overlap(out, pc, capacity)
     stage = kw.get("zero_stage")
     _check_zero3_small(out, pc, kw.get("model"), stage)
-    return _memory(out, pc, kw, lang)
+    estimate = _memory(out, pc, kw, lang)
+    if use_libraries:
+        verdict = library_verdict(pc, companion, ws, _hidden_size(_model_for(pc, companion, model)))
+        out.items = reconcile(out.items, verdict, pc)
+    return estimate
 
 
 def _model_for(pc: ParsedConfig, companion: ParsedConfig | None, model: Any) -> str | None:

@@ -1,6 +1,13 @@
 """Hugging Face TrainingArguments (dict, JSON or a launch command line): the reader."""
 from __future__ import annotations
 
+import copy
+import math
+from types import SimpleNamespace
+from typing import Any
+
+from . import library
+from .library import LibraryVerdict
 from .models import ParsedConfig
 from .keys import HF_KEYS
 from .values import _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len, _truthy
@@ -47,3 +54,176 @@ def _parse_hf(pc: ParsedConfig) -> None:
         _lora_targets(pc, d.get("lora_target_modules"))
     if isinstance(d.get("accelerate_num_processes"), int):
         pc.world_size = pc.world_size or d["accelerate_num_processes"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Library adapter: transformers' TrainingArguments and its DeepSpeed path give the verdict.
+
+HF_PATH = ("transformers TrainingArguments → HfTrainerDeepSpeedConfig.trainer_config_process → accelerate "
+           "DeepSpeedPlugin → set_mixed_precision → trainer_config_process (propagate_args_to_deepspeed) → "
+           "trainer_config_finalize → DeepSpeedPlugin.deepspeed_config_process (Accelerator._prepare_deepspeed) → "
+           "deepspeed DeepSpeedConfig")
+ARGS_PATH = "transformers TrainingArguments"
+PLACEHOLDER_HIDDEN = 4096
+PLACEHOLDER_STEPS = 1000
+
+
+class _AtWorldSize:
+    """TrainingArguments seen from one rank of ``world_size`` data-parallel ranks (no process group)."""
+
+    def __init__(self, args: Any, world_size: int) -> None:
+        self._args, self.world_size = args, world_size
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._args, name)
+
+
+def training_arguments(hf: dict[str, Any]) -> tuple[Any, list[str]]:
+    """Build the installed ``TrainingArguments`` from the fields of ``hf`` it has (caller holds the lock).
+
+    The hardware probes are answered as on an Ampere-or-newer NVIDIA GPU (the machine
+    the user trains on), not as on this server's CPU. Returns (args, fields not passed).
+    """
+    import dataclasses
+
+    ta = library.load("transformers.training_args")
+    fields = {f.name for f in dataclasses.fields(ta.TrainingArguments) if f.init}
+    kwargs = {k: v for k, v in hf.items() if k in fields and k != "deepspeed"}
+    kwargs.setdefault("output_dir", "output")
+    patched = {"is_torch_bf16_gpu_available": lambda *a, **k: True, "is_torch_tf32_available": lambda *a, **k: True,
+               "enable_tf32": lambda *a, **k: None}
+    saved = {k: getattr(ta, k) for k in patched if hasattr(ta, k)}
+    try:
+        for k, v in patched.items():
+            if k in saved:
+                setattr(ta, k, v)
+        args = ta.TrainingArguments(**kwargs)
+    finally:
+        for k, v in saved.items():
+            setattr(ta, k, v)
+    return args, sorted(set(hf) - set(kwargs))
+
+
+def _versions() -> dict[str, str]:
+    return {n: library.version(n) for n in ("transformers", "accelerate", "deepspeed")}
+
+
+def training_args_verdict(hf: dict[str, Any], world_size: int) -> LibraryVerdict:
+    """What constructing the installed ``TrainingArguments`` from ``hf`` says (no DeepSpeed config given)."""
+    ws = max(1, int(world_size))
+    if library.load("transformers.training_args") is None:
+        return library.unavailable("transformers", ARGS_PATH, ws)
+    versions = {"transformers": library.version("transformers")}
+    with library.LOCK, library.quiet(), library.environment({}):
+        try:
+            training_arguments(hf)
+        except Exception as exc:  # noqa: BLE001 - whatever transformers raises is its verdict
+            return library.failure(exc, path=ARGS_PATH, step=ARGS_PATH, world_size=ws, versions=versions)
+    return LibraryVerdict(available=True, passed=True, path=ARGS_PATH, world_size=ws, versions=versions)
+
+
+def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int,
+                         hidden_size: int | None = None) -> LibraryVerdict:
+    """The Hugging Face Trainer path for a DeepSpeed JSON + TrainingArguments, up to ``deepspeed.initialize``.
+
+    Runs the real functions in the Trainer's order (transformers ``training_args.py``
+    section "DeepSpeed", ``trainer.py`` ``propagate_args_to_deepspeed``,
+    ``integrations/deepspeed.py`` ``deepspeed_init``, accelerate
+    ``Accelerator._prepare_deepspeed``), then ``DeepSpeedConfig`` at ``world_size``.
+    Unknown to us here, and replaced by placeholders said in the notes: the model's
+    hidden size (for "auto" bucket sizes) and the number of training steps when
+    ``max_steps`` is not given (it depends on the dataset).
+    """
+    ws = max(1, int(world_size))
+    for mod in ("transformers.training_args", "transformers.integrations.deepspeed", "accelerate.utils",
+                "deepspeed.runtime.config"):
+        if library.load(mod) is None:
+            return library.unavailable(mod.split(".")[0], HF_PATH, ws)
+    integ = library.load("transformers.integrations.deepspeed")
+    acc = library.load("accelerate.utils")
+    notes_en: list[str] = []
+    notes_zh: list[str] = []
+    versions = _versions()
+    step = ""
+    with library.LOCK, library.quiet(), library.environment({}):
+        try:
+            step = "transformers TrainingArguments"
+            args, _ = training_arguments(hf)
+            a = _AtWorldSize(args, ws)
+            first = integ.HfTrainerDeepSpeedConfig(copy.deepcopy(ds))
+            step = "transformers HfTrainerDeepSpeedConfig.trainer_config_process"
+            first.trainer_config_process(a)
+            step = "accelerate DeepSpeedPlugin"
+            plugin = acc.DeepSpeedPlugin(hf_ds_config=first)
+            step = "accelerate DeepSpeedPlugin.set_mixed_precision"
+            plugin.set_mixed_precision(args.mixed_precision)
+            second = integ.HfTrainerDeepSpeedConfig(plugin.hf_ds_config.config)
+            plugin.hf_ds_config, plugin.deepspeed_config = second, second.config
+            second.trainer_config_process(a)
+            steps = args.max_steps if isinstance(args.max_steps, int) and args.max_steps > 0 else None
+            if steps is None:
+                explicit = second.get_value("scheduler.params.total_num_steps")
+                steps = explicit if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > 0 \
+                    else PLACEHOLDER_STEPS
+                if second.get_value("scheduler") is not None:
+                    notes_en.append("max_steps is not given, so the number of training steps (from the dataset size) "
+                                    "is unknown here: scheduler total_num_steps was not compared.")
+                    notes_zh.append("未给出 max_steps，训练总步数（取决于数据集大小）在此未知：未比较 scheduler 的 total_num_steps。")
+            h = hidden_size or PLACEHOLDER_HIDDEN
+            model = SimpleNamespace(config=SimpleNamespace(hidden_size=h))
+            step = "transformers HfTrainerDeepSpeedConfig.trainer_config_finalize"
+            second.trainer_config_finalize(a, model, steps)
+            kwargs: dict[str, Any] = {"gradient_clipping": 1.0,
+                                      "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
+            plugin.fill_match("gradient_accumulation_steps", must_match=False,
+                              gradient_accumulation_steps=args.gradient_accumulation_steps)
+            micro = plugin.get_value("train_micro_batch_size_per_gpu")
+            ga = plugin.get_value("gradient_accumulation_steps")
+            if micro is not None and micro != "auto" and ga is not None and ga != "auto":
+                kwargs["train_micro_batch_size_per_gpu"] = micro
+                kwargs["train_batch_size"] = micro * ga * ws
+            kwargs.update({"zero_optimization.reduce_bucket_size": h * h,
+                           "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
+                           "zero_optimization.stage3_param_persistence_threshold": 10 * h})
+            # deepspeed_optim_sched: a DummyOptim (lr=0.001, weight_decay=0) when the config names an optimizer,
+            # else the Trainer's own optimizer (and zero_allow_untested_optimizer=True); a DummyScheduler
+            # (warmup_num_steps=0 → max(1, 0), no total_num_steps) when the config names a scheduler.
+            if "optimizer" in plugin.deepspeed_config:
+                opt_lr = 0.001
+                kwargs.update({"optimizer.params.lr": opt_lr, "optimizer.params.weight_decay": 0})
+            else:
+                opt_lr = args.learning_rate
+                plugin.deepspeed_config["zero_allow_untested_optimizer"] = True
+            if "scheduler" in plugin.deepspeed_config:
+                kwargs.update({"scheduler.params.warmup_min_lr": 0, "scheduler.params.warmup_max_lr": opt_lr,
+                               "scheduler.params.warmup_num_steps": 1})
+            step = "accelerate DeepSpeedPlugin.deepspeed_config_process"
+            plugin.deepspeed_config_process(must_match=False, **kwargs)
+            filled = copy.deepcopy(plugin.deepspeed_config)
+            step = "deepspeed DeepSpeedConfig"
+            library.deepspeed_config(plugin.deepspeed_config, ws)
+        except Exception as exc:  # noqa: BLE001 - whatever the libraries raise is their verdict
+            return library.failure(exc, path=HF_PATH, step=step, world_size=ws, versions=versions,
+                                   note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+        finally:
+            integ.unset_hf_deepspeed_config()
+    if hidden_size is None and any(isinstance(filled.get("zero_optimization"), dict) and
+                                   k in ds.get("zero_optimization", {}) and ds["zero_optimization"][k] == "auto"
+                                   for k in ("reduce_bucket_size", "stage3_prefetch_bucket_size",
+                                             "stage3_param_persistence_threshold")):
+        notes_en.append("The model is unknown here: \"auto\" bucket sizes were filled from a placeholder hidden size "
+                        f"{PLACEHOLDER_HIDDEN}; the real values are hidden_size² etc.")
+        notes_zh.append(f"此处不知道模型：\"auto\" 的 bucket 大小按占位的 hidden_size {PLACEHOLDER_HIDDEN} 填充；"
+                        "真实值为 hidden_size² 等。")
+    return LibraryVerdict(available=True, passed=True, path=HF_PATH, world_size=ws, versions=versions,
+                          note_en=" ".join(notes_en), note_zh="".join(notes_zh), filled=_jsonable(filled))
+
+
+def _jsonable(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {str(k): _jsonable(v) for k, v in d.items()}
+    if isinstance(d, list):
+        return [_jsonable(v) for v in d]
+    if isinstance(d, float) and not math.isfinite(d):
+        return None
+    return d if isinstance(d, (str, int, float, bool)) or d is None else str(d)

@@ -41,7 +41,7 @@ def _memory(out: _Out, pc: ParsedConfig, kw: dict[str, Any], lang: str) -> Memor
     short = -(est.headroom or 0)
     if lever:
         en, zh, new = lever
-        out.add("error", "memory",
+        out.add("warning", "memory",
                 f"Does not fit: about {_gib(est.total_per_gpu)} GiB per GPU on a {_gib(est.gpu_capacity)} GiB "
                 f"{est.gpu_name} ({_gib(short)} GiB short). Biggest lever that fits: {en} → about "
                 f"{_gib(new.total_per_gpu)} GiB ({_gib(new.headroom)} GiB spare).",
@@ -49,7 +49,7 @@ def _memory(out: _Out, pc: ParsedConfig, kw: dict[str, Any], lang: str) -> Memor
                 f"（差 {_gib(short)} GiB）。最有效且能放下的办法：{zh} → 约 {_gib(new.total_per_gpu)} GiB"
                 f"（剩余 {_gib(new.headroom)} GiB）。", en, zh)
     else:
-        out.add("error", "memory",
+        out.add("warning", "memory",
                 f"Does not fit: about {_gib(est.total_per_gpu)} GiB per GPU on a {_gib(est.gpu_capacity)} GiB "
                 f"{est.gpu_name} ({_gib(short)} GiB short), and no single change (checkpointing, smaller micro batch, "
                 "LoRA, ZeRO-3/offload, QLoRA) nor all of them together make it fit.",

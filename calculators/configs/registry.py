@@ -8,10 +8,11 @@ from .models import ConfigParseError, KINDS, Kind, ParsedConfig
 from .keys import HF_KEYS
 from .text import _load_text
 from .values import _collect_auto
-from .deepspeed_json import _parse_deepspeed
-from .hf_args import _parse_hf
+from .library import LibraryVerdict
+from .deepspeed_json import _parse_deepspeed, deepspeed_verdict
+from .hf_args import _parse_hf, hf_deepspeed_verdict, training_args_verdict
 from .llamafactory import _parse_llamafactory
-from .accelerate_yaml import _parse_accelerate
+from .accelerate_yaml import _parse_accelerate, accelerate_verdict
 
 
 def _detect_kind(d: dict[str, Any]) -> Kind | None:
@@ -69,3 +70,38 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
     if pc.world_size is not None and pc.world_size > 0:
         pc.memory["world_size"] = pc.world_size
     return pc
+
+
+# ---------------------------------------------------------------------------------------------
+# Which library path judges which pair of configs
+
+
+def _hf_fields(pc: ParsedConfig) -> dict[str, Any]:
+    """TrainingArguments-like values of an HF / LLaMA-Factory config (the adapter keeps the installed fields)."""
+    return {k: v for k, v in pc.raw.items() if not k.startswith("accelerate_")}
+
+
+def library_verdict(pc: ParsedConfig, companion: ParsedConfig | None, world_size: int | None,
+                    hidden_size: int | None = None) -> LibraryVerdict | None:
+    """Ask the library that owns this format (and its companion) for its verdict; None when none applies.
+
+    * DeepSpeed JSON alone → DeepSpeedConfig (plain DeepSpeed: "auto" is not filled);
+    * DeepSpeed JSON + TrainingArguments / LLaMA-Factory YAML, or TrainingArguments with an inline
+      DeepSpeed dict → the Hugging Face Trainer path;
+    * TrainingArguments / LLaMA-Factory YAML alone → constructing TrainingArguments;
+    * Accelerate YAML (+ the DeepSpeed JSON its deepspeed_config_file names) → accelerate launch's checks.
+    """
+    ws = world_size or 1
+    if pc.kind == "deepspeed":
+        if companion is not None and companion.kind in ("hf_training_args", "llamafactory"):
+            return hf_deepspeed_verdict(pc.raw, _hf_fields(companion), ws, hidden_size)
+        if companion is not None and companion.kind == "accelerate":
+            return accelerate_verdict(companion.raw, world_size, pc.raw)
+        return deepspeed_verdict(pc.raw, ws, pc.invalid.get("__duplicate_keys__"))
+    if pc.kind in ("hf_training_args", "llamafactory"):
+        if isinstance(pc.raw.get("deepspeed"), dict):
+            return hf_deepspeed_verdict(pc.raw["deepspeed"], _hf_fields(pc), ws, hidden_size)
+        return training_args_verdict(_hf_fields(pc), ws)
+    if pc.kind == "accelerate":
+        return accelerate_verdict(pc.raw, world_size, None)
+    return None
