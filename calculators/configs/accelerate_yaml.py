@@ -84,7 +84,8 @@ _YAML_NAME = "default_config.yaml"
 _DS_NAME = "ds_config.json"
 
 
-def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str, Any] | None = None) -> LibraryVerdict:
+def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str, Any] | None = None,
+                       hidden_size: int | None = None) -> LibraryVerdict:
     """What ``accelerate launch --config_file <this YAML> train.py`` and the script's Accelerator say.
 
     The YAML is written to a private temporary folder (accelerate reads configs from
@@ -163,6 +164,18 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
                 kwargs["train_micro_batch_size_per_gpu"] = micro
                 if isinstance(micro, (int, float)) and isinstance(ga, (int, float)):
                     kwargs["train_batch_size"] = micro * ga * used_ws
+            # Accelerator._prepare_deepspeed: hidden-size "auto" keys from model.config (a placeholder here when the
+            # model is unknown), and a DummyOptim / DummyScheduler's defaults when the config names an optimizer /
+            # scheduler (accelerate requires them then).
+            h = hidden_size or 4096
+            kwargs.update({"zero_optimization.reduce_bucket_size": h * h,
+                           "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
+                           "zero_optimization.stage3_param_persistence_threshold": 10 * h})
+            if "optimizer" in plugin.deepspeed_config:
+                kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
+                if "scheduler" in plugin.deepspeed_config:
+                    kwargs.update({"scheduler.params.warmup_min_lr": 0, "scheduler.params.warmup_max_lr": 0.001,
+                                   "scheduler.params.warmup_num_steps": 1})
             step = "accelerate DeepSpeedPlugin.deepspeed_config_process"
             plugin.deepspeed_config_process(must_match=False, **kwargs)
             step = "deepspeed DeepSpeedConfig"

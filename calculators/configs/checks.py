@@ -8,7 +8,8 @@ from ..batch import BatchConfigError, deepspeed_fill, resolve_batch
 from ..errors import CalculatorError
 from ..presets import count_params, get_model_shape
 from .models import Finding, ParsedConfig
-from .keys import (ACC_DS_KEYS, ACC_IGNORED_WITH_FILE, ACC_KEYS, DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_TOP_KEYS,
+from .keys import (ACC_DS_KEYS, ACC_IGNORED_WITH_FILE, ACC_KEYS, DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_REMOVED_TOP_KEYS,
+                   DS_REMOVED_ZERO_KEYS, DS_TOP_KEYS,
                    DS_ZERO_KEYS, HF_AUTO_SOURCES, HF_DEFAULTS, HF_KEYS, LF_KEYS)
 from .text import _scalar
 from .values import _get, _int, _num, _truthy
@@ -74,6 +75,15 @@ def _check_values(out: _Out, pc: ParsedConfig) -> None:
 def _check_unknown(out: _Out, pc: ParsedConfig) -> None:
     for key in pc.unknown_keys:
         leaf = key.rsplit(".", 1)[-1]
+        if pc.kind == "deepspeed" and (key in DS_REMOVED_TOP_KEYS or key in {f"zero_optimization.{k}"
+                                                                              for k in DS_REMOVED_ZERO_KEYS}):
+            out.add("error", key,
+                    f"'{key}' was removed from DeepSpeed (0.19.x): start-up fails with DeepSpeedConfigError "
+                    "(see https://github.com/deepspeedai/DeepSpeed/issues/8489).",
+                    f"'{key}' 已从 DeepSpeed（0.19.x）中移除：启动时会报 DeepSpeedConfigError"
+                    "（见 https://github.com/deepspeedai/DeepSpeed/issues/8489）。",
+                    "Remove it from the config.", "从配置中删除它。")
+            continue
         if pc.kind == "deepspeed" and key.startswith("zero_optimization."):
             parent = key.rsplit(".", 1)[0]
             known = DS_ZERO_KEYS if parent == "zero_optimization" else DS_OFFLOAD_KEYS.get(parent.split(".")[-1], frozenset())

@@ -3,43 +3,51 @@
 Where a library can give the verdict itself (see the format modules' adapters) it is preferred to these tables."""
 from __future__ import annotations
 
-
-
 DS_BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 DS_TOP_KEYS = frozenset({
-    *DS_BATCH_KEYS, "optimizer", "scheduler", "fp16", "bf16", "bfloat16", "amp", "zero_optimization",
-    "gradient_clipping", "prescale_gradients", "gradient_predivide_factor", "sparse_gradients", "steps_per_print",
-    "wall_clock_breakdown", "dump_state", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
-    "activation_checkpointing", "flops_profiler", "tensorboard", "wandb", "csv_monitor", "comet", "aio",
-    "communication_data_type", "seq_parallel_communication_data_type", "data_types", "checkpoint", "elasticity",
-    "autotuning", "compression_training", "data_efficiency", "curriculum_learning", "pipeline", "sparse_attention",
-    "memory_breakdown", "eigenvalue", "progressive_layer_drop", "quantize_training", "dataloader_drop_last",
-    "hybrid_engine", "nebula", "timers", "tensor_parallel", "compile", "weight_quantization", "torch_autocast",
-    "use_data_before_expert_parallelism", "load_universal_checkpoint", "fp16_master_weights_and_grads",
-    "graph_harvesting", "train", "zero_quantized_weights", "zero_quantized_gradients", "monitor_config",
-    "disable_allgather", "mics_shard_size", "mics_hierarchical_params_gather", "vocabulary_size",
-    "checkpoint_tag_validation", "expert_parallel", "domino",
+    *DS_BATCH_KEYS,
+    "activation_checkpointing", "aio", "autotuning", "bf16", "bfloat16", "checkpoint",
+    "checkpoint_tag_validation", "comet", "communication_data_type", "compile", "csv_monitor",
+    "data_efficiency", "data_types", "dataloader_drop_last", "disable_allgather", "domino", "dump_state",
+    "expert_parallel", "flops_profiler", "fp16", "fp16_master_weights_and_grads", "gradient_clipping",
+    "gradient_predivide_factor", "hybrid_engine", "load_universal_checkpoint", "memory_breakdown",
+    "mics_hierarchical_params_gather", "mics_shard_size", "monitor_config", "optimizer", "pipeline",
+    "prescale_gradients", "scheduler", "seq_parallel_communication_data_type", "steps_per_print",
+    "tensor_parallel", "tensorboard", "timers", "torch_autocast", "train", "use_data_before_expert_parallelism",
+    "vocabulary_size", "wall_clock_breakdown", "wandb", "weight_quantization", "zero_allow_untested_optimizer",
+    "zero_force_ds_cpu_optimizer", "zero_optimization", "zero_quantized_gradients", "zero_quantized_weights",
 })
-# DeepSpeedZeroConfig fields and aliases (deepspeed/runtime/zero/config.py), extra="forbid".
+# DeepSpeedZeroConfig fields and aliases (deepspeed/runtime/zero/config.py, DeepSpeed 0.19.8), extra="forbid".
+# Only used when DeepSpeed itself cannot be loaded: then DeepSpeedConfig gives the verdict.
 DS_ZERO_KEYS = frozenset({
-    "stage", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size", "use_multi_rank_bucket_allreduce",
-    "allgather_partitions", "allgather_bucket_size", "overlap_comm", "load_from_fp32_weights", "elastic_checkpoint",
-    "offload_param", "offload_optimizer", "sub_group_size", "cpu_offload_param", "cpu_offload_use_pin_memory",
-    "cpu_offload", "prefetch_bucket_size", "stage3_prefetch_bucket_size", "param_persistence_threshold",
-    "stage3_param_persistence_threshold", "model_persistence_threshold", "max_live_parameters",
-    "stage3_max_live_parameters", "max_reuse_distance", "stage3_max_reuse_distance",
-    "gather_16bit_weights_on_model_save", "stage3_gather_16bit_weights_on_model_save",
-    "module_granularity_threshold", "stage3_module_granularity_threshold", "use_all_reduce_for_fetch_params",
-    "stage3_use_all_reduce_for_fetch_params", "stage3_gather_fp16_weights_on_model_save",
-    "ignore_unused_parameters", "legacy_stage1", "round_robin_gradients", "zero_hpz_partition_size",
-    "zero_quantized_weights", "zero_quantized_nontrainable_weights", "zero_quantized_gradients",
-    "zeropp_loco_param", "mics_shard_size", "mics_hierarchical_params_gather", "memory_efficient_linear",
-    "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings",
+    "allgather_bucket_size", "allgather_partitions", "allgather_sequential", "compute_grad_norm",
+    "contiguous_gradients", "cpu_offload", "cpu_offload_param", "cpu_offload_use_pin_memory",
+    "elastic_checkpoint", "enable_sanity_checks", "gather_16bit_weights_on_model_save",
+    "ignore_unused_parameters", "leaf_module", "legacy_stage1", "load_from_fp32_weights",
+    "log_trace_cache_warnings", "max_live_parameters", "max_reuse_distance", "memory_efficient_linear",
+    "model_persistence_threshold", "module_granularity_threshold", "offload_optimizer", "offload_param",
+    "overlap_comm", "override_module_apply", "param_persistence_threshold", "parameter_alignment",
+    "pipeline_loading_checkpoint", "prefetch_bucket_size", "reduce_bucket_size", "reduce_scatter",
+    "round_robin_gradients", "save_muon_momentum_buffer_in_memory", "stage", "stage3_allgather_sequential",
+    "stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
+    "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_model_persistence_threshold",
+    "stage3_module_granularity_threshold", "stage3_param_persistence_threshold", "stage3_prefetch_bucket_size",
+    "stage3_use_all_reduce_for_fetch_params", "sub_group_size", "use_all_reduce_for_fetch_params",
+    "use_multi_rank_bucket_allreduce", "zenflow", "zero_hpz_partition_size", "zero_quantized_gradients",
+    "zero_quantized_nontrainable_weights", "zero_quantized_weights",
 })
+# Keys current DeepSpeed refuses with DeepSpeedConfigError (deepspeed/runtime/config.py
+# _REMOVED_TOP_LEVEL_CONFIG_KEYS / _REMOVED_ZERO_CONFIG_KEYS, DeepSpeed 0.19.8; see
+# https://github.com/deepspeedai/DeepSpeed/issues/8489).
+DS_REMOVED_TOP_KEYS = frozenset({"nebula", "compression_training", "amp", "quantize_training", "sparse_gradients",
+                                 "eigenvalue", "sparse_attention", "elasticity", "graph_harvesting",
+                                 "curriculum_learning", "progressive_layer_drop"})
+DS_REMOVED_ZERO_KEYS = frozenset({"mics_shard_size", "mics_hierarchical_params_gather", "zeropp_loco_param"})
 DS_OFFLOAD_KEYS = {
     "offload_param": frozenset({"device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "pin_memory"}),
     "offload_optimizer": frozenset({"device", "nvme_path", "buffer_count", "pin_memory", "pipeline_read",
-                                    "pipeline_write", "fast_init", "ratio", "pipeline"}),
+                                    "pipeline_write", "fast_init", "ratio", "pipeline", "super_offload",
+                                    "cpuadam_cores_perc"}),
 }
 # transformers TrainingArguments fields (v4 and v5) plus the usual script arguments.
 HF_KEYS = frozenset({

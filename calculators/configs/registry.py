@@ -96,12 +96,12 @@ def library_verdict(pc: ParsedConfig, companion: ParsedConfig | None, world_size
         if companion is not None and companion.kind in ("hf_training_args", "llamafactory"):
             return hf_deepspeed_verdict(pc.raw, _hf_fields(companion), ws, hidden_size)
         if companion is not None and companion.kind == "accelerate":
-            return accelerate_verdict(companion.raw, world_size, pc.raw)
+            return accelerate_verdict(companion.raw, world_size, pc.raw, hidden_size)
         return deepspeed_verdict(pc.raw, ws, pc.invalid.get("__duplicate_keys__"))
     if pc.kind in ("hf_training_args", "llamafactory"):
         if isinstance(pc.raw.get("deepspeed"), dict):
             return hf_deepspeed_verdict(pc.raw["deepspeed"], _hf_fields(pc), ws, hidden_size)
         return training_args_verdict(_hf_fields(pc), ws)
     if pc.kind == "accelerate":
-        return accelerate_verdict(pc.raw, world_size, None)
+        return accelerate_verdict(pc.raw, world_size, None, hidden_size)
     return None
