@@ -100,7 +100,7 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
     for mod in ("accelerate.commands.launch", "accelerate.utils.launch", "accelerate.utils",
                 "deepspeed.runtime.config"):
         if library.load(mod) is None:
-            return library.unavailable(mod.split(".")[0], ACC_PATH, ws or 1)
+            return library.unavailable(mod, ACC_PATH, ws or 1)
     launch = library.load("accelerate.commands.launch")
     ulaunch = library.load("accelerate.utils.launch")
     acc = library.load("accelerate.utils")

@@ -92,7 +92,7 @@ def deepspeed_verdict(raw: dict[str, Any], world_size: int, duplicate_keys: list
     """
     ws = max(1, int(world_size))
     if library.load("deepspeed.runtime.config") is None:
-        return library.unavailable("deepspeed", DS_CONFIG_PATH, ws)
+        return library.unavailable("deepspeed.runtime.config", DS_CONFIG_PATH, ws)
     versions = {"deepspeed": library.version("deepspeed")}
     with library.LOCK, library.quiet():
         try:

@@ -112,7 +112,7 @@ def training_args_verdict(hf: dict[str, Any], world_size: int) -> LibraryVerdict
     """What constructing the installed ``TrainingArguments`` from ``hf`` says (no DeepSpeed config given)."""
     ws = max(1, int(world_size))
     if library.load("transformers.training_args") is None:
-        return library.unavailable("transformers", ARGS_PATH, ws)
+        return library.unavailable("transformers.training_args", ARGS_PATH, ws)
     versions = {"transformers": library.version("transformers")}
     with library.LOCK, library.quiet(), library.environment({}):
         try:
@@ -138,7 +138,7 @@ def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int
     for mod in ("transformers.training_args", "transformers.integrations.deepspeed", "accelerate.utils",
                 "deepspeed.runtime.config"):
         if library.load(mod) is None:
-            return library.unavailable(mod.split(".")[0], HF_PATH, ws)
+            return library.unavailable(mod, HF_PATH, ws)
     integ = library.load("transformers.integrations.deepspeed")
     acc = library.load("accelerate.utils")
     notes_en: list[str] = []

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import CalculatorError
+from ..text_safety import escape_md
 from ..memory import GiB, MemoryEstimate
 
 
@@ -129,13 +130,13 @@ class ConfigReport(BaseModel):
                 where = ""
                 if f.line is not None:
                     where = (f"（第 {f.line} 行，第 {f.column} 列）" if zh else f" (line {f.line}, column {f.column})")
-                out.append(f"- **`{f.key}`**{where}: {f.message}")
+                out.append(f"- **{escape_md(f.key)}**{where}: {_md(f.message)}")
                 if f.fix:
-                    out.append(f"  - {'建议' if zh else 'Fix'}: {f.fix}")
+                    out.append(f"  - {'建议' if zh else 'Fix'}: {_md(f.fix)}")
             out.append("")
         if self.estimate is not None:
             e = self.estimate
-            out += [f"### {'每卡显存估算' if zh else 'Memory per GPU'} ({e.model_name})", ""]
+            out += [f"### {'每卡显存估算' if zh else 'Memory per GPU'} ({escape_md(e.model_name)})", ""]
             out += [f"| {'部分' if zh else 'Part'} | GiB |", "|---|---:|"]
             rows = [("weights", "权重"), ("gradients", "梯度"), ("optimizer_states", "优化器状态"),
                     ("activations", "激活"), ("other", "其他（通信缓冲、CUDA 上下文）")]
@@ -145,16 +146,22 @@ class ConfigReport(BaseModel):
                 out.append(f"| {label} | {'?' if val is None else _gib(val)} |")
             out.append(f"| **{'合计' if zh else 'total'}** | **{'?' if e.total_per_gpu is None else _gib(e.total_per_gpu)}** |")
             if e.gpu_capacity is not None:
-                out.append(f"| {e.gpu_name} {'容量' if zh else 'capacity'} | {_gib(e.gpu_capacity)} |")
+                out.append(f"| {escape_md(e.gpu_name)} {'容量' if zh else 'capacity'} | {_gib(e.gpu_capacity)} |")
             if e.cpu_total:
                 out.append(f"| {'CPU 内存（offload，每节点）' if zh else 'CPU RAM (offload, per node)'} | {_gib(e.cpu_total)} |")
             out.append("")
             notes = e.assumptions_zh + e.notes_zh if zh else e.assumptions_en + e.notes_en
             for n in notes:
-                out.append(f"- {n}")
+                out.append(f"- {_md(n)}")
             if notes:
                 out.append("")
         return "\n".join(out).rstrip() + "\n"
+
+
+def _md(text: str) -> str:
+    """A finding's text as inert Markdown: it quotes the user's keys and values and the libraries' messages
+    (which echo them), so it is escaped whole (HTML, Markdown syntax, URL schemes) and kept to one line."""
+    return escape_md(text, limit=4_000)
 
 
 def _gib(n: int | float | None) -> str:
