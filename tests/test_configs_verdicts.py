@@ -67,3 +67,17 @@ def test_precision_and_recall_are_one_at_world_sizes_1_and_8():
                 tn += 1
     assert not wrong, "\n".join(wrong)
     assert tp / (tp + fp) == 1.0 and tp / (tp + fn) == 1.0 and tn > 0
+
+
+@pytest.mark.parametrize("case,value,says_en,says_zh", [
+    ("ds_micro_true", True, "DeepSpeed itself would accept True and use it as 1", "DeepSpeed 本身会接受 True 并把它当作 1"),
+    ("ds_micro_fraction", 2.5, "DeepSpeed itself would accept 2.5 without rounding", "DeepSpeed 本身会原样接受 2.5"),
+])
+def test_resolve_batch_refuses_what_deepspeed_accepts_and_says_so(case, value, says_en, says_zh):
+    from calculators import resolve_batch
+    from calculators.errors import CalculatorError
+    assert all(not r["fails"] for r in RECORD["cases"][case].values())  # DeepSpeed accepted it at 1 and 8 GPUs
+    with pytest.raises(CalculatorError) as err:
+        resolve_batch(train_micro_batch_size_per_gpu=value, gradient_accumulation_steps=4, world_size=8)
+    assert says_en in err.value.message("en") and says_zh in err.value.message("zh")
+    assert "Accepted: a whole number" in err.value.message("en")
