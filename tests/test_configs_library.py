@@ -40,7 +40,8 @@ def test_a_library_that_fails_to_import_degrades_to_our_checks_with_a_note(monke
 def test_without_libraries_the_own_checks_run_alone():
     r = check_config(json.loads((DATA / "bad_offload_stage1.json").read_text()), use_libraries=False)
     assert not [f for f in r.findings if f.key == "library"]
-    assert r.find("zero_optimization.offload_param", "error")  # our own (stricter) rule, unconfirmed
+    f = r.find("zero_optimization.offload_param", "warning")[0]  # DeepSpeed ignores it: a warning, not a failure
+    assert f.message.startswith("Ignored") and "Valid only with stage 3" in f.message
 
 
 @needs_libs
