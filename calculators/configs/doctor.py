@@ -148,6 +148,11 @@ def _run_checks(out: _Out, pc: ParsedConfig, companion: ParsedConfig | None, gpu
     if use_libraries:
         verdict = library_verdict(pc, companion, ws, _hidden_size(_model_for(pc, companion, model)))
         out.items = reconcile(out.items, verdict, pc)
+        if verdict is not None and verdict.available and ws is None and pc.kind != "accelerate":
+            out.add("info", "world_size",
+                    "The number of GPUs was not given: the libraries judged this config as rank 0 of 1 data-parallel "
+                    "GPU. Give world_size (or paste the launch command) for your launch.",
+                    "没有给出 GPU 数量：各库按 1 张数据并行 GPU（rank 0）判断该配置。请给出 world_size（或粘贴启动命令）。")
     return estimate
 
 
