@@ -81,3 +81,44 @@ def test_report_escapes_what_it_echoes_from_the_config():
             md = r.to_markdown(lang)
             assert "<" not in md and "javascript:" not in md.lower(), md
         assert r.errors or r.warnings
+
+
+# --- the adapters never turn odd values into a checker failure -------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from calculators.configs import INTERNAL_ERROR_KEY  # noqa: E402
+
+_vals = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(allow_nan=True), st.text(max_size=5),
+                  st.sampled_from(["auto", "cpu", "nvme", "none", "bf16", "fp16", "no", "DEEPSPEED", "FSDP", "2"]))
+_acc = st.fixed_dictionaries({"distributed_type": st.sampled_from(["DEEPSPEED", "FSDP", "MULTI_GPU", "NO", "x"])}, optional={
+    "num_processes": _vals, "mixed_precision": _vals, "num_machines": _vals, "use_cpu": _vals,
+    "deepspeed_config": st.dictionaries(st.sampled_from(["zero_stage", "gradient_accumulation_steps", "offload_optimizer_device",
+                                                         "offload_param_device", "deepspeed_config_file", "zero3_init_flag"]),
+                                        _vals, max_size=4)})
+_ds = st.dictionaries(st.sampled_from(["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                                       "gradient_clipping", "zero_optimization", "fp16", "bf16", "optimizer", "scheduler"]),
+                      st.one_of(_vals, st.fixed_dictionaries({}, optional={
+                          "stage": _vals, "enabled": _vals, "reduce_bucket_size": _vals,
+                          "params": st.dictionaries(st.sampled_from(["lr", "warmup_num_steps", "total_num_steps"]), _vals)})),
+                      max_size=6)
+_hf = st.dictionaries(st.sampled_from(["per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate", "bf16",
+                                       "fp16", "max_steps", "warmup_steps", "max_grad_norm", "lr_scheduler_type"]), _vals,
+                      max_size=5)
+
+
+@needs_libs
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_acc, st.sampled_from([None, 1, 8]), st.one_of(st.none(), _ds))
+def test_accelerate_adapter_never_fails_internally(cfg, ws, ds):
+    r = check_config(cfg, world_size=ws, training_args=ds)
+    assert not r.find(INTERNAL_ERROR_KEY), r.find(INTERNAL_ERROR_KEY)
+    assert "<" not in r.to_markdown()
+
+
+@needs_libs
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_ds, _hf, st.sampled_from([None, 1, 8]))
+def test_trainer_path_adapter_never_fails_internally(ds, hf, ws):
+    r = check_config({"zero_optimization": {}, **ds}, training_args={"per_device_train_batch_size": 1, **hf}, world_size=ws)
+    assert not r.find(INTERNAL_ERROR_KEY), r.find(INTERNAL_ERROR_KEY)

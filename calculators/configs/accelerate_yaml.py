@@ -132,7 +132,8 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
             step = "accelerate launch (ClusterConfig, _validate_launch_command)"
             args = launch.launch_command_parser().parse_args(argv)
             args, defaults, mp_from_config_flag = launch._validate_launch_command(args)
-            used_ws = int(getattr(args, "num_processes", None) or used_ws)
+            n = getattr(args, "num_processes", None)
+            used_ws = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else used_ws
             if not (args.use_deepspeed and not args.cpu):
                 return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws,
                                       versions={"accelerate": versions["accelerate"]})
@@ -162,8 +163,7 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
             ga = plugin.get_value("gradient_accumulation_steps")
             if micro is not None:
                 kwargs["train_micro_batch_size_per_gpu"] = micro
-                if isinstance(micro, (int, float)) and isinstance(ga, (int, float)):
-                    kwargs["train_batch_size"] = micro * ga * used_ws
+                kwargs["train_batch_size"] = library.mirrored(lambda: micro * ga * used_ws)
             # Accelerator._prepare_deepspeed: hidden-size "auto" keys from model.config (a placeholder here when the
             # model is unknown), and a DummyOptim / DummyScheduler's defaults when the config names an optimizer /
             # scheduler (accelerate requires them then).

@@ -336,7 +336,9 @@ def _check_mismatch(out: _Out, ds: ParsedConfig, hf_pc: ParsedConfig, ws: int | 
         ("gradient_accumulation_steps", hf["gradient_accumulation_steps"], "gradient_accumulation_steps", True),
     ]
     ga = hf["gradient_accumulation_steps"]
-    tb_hf = ws * hf["per_device_train_batch_size"] * ga if ws is not None else None
+    mb_hf = hf["per_device_train_batch_size"]
+    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (mb_hf, ga))
+    tb_hf = ws * mb_hf * ga if ws is not None and numeric else None
     checks.append(("train_batch_size", tb_hf, "train_batch_size (calculated)", not soft))
     checks += [("gradient_clipping", hf["max_grad_norm"], "max_grad_norm", True),
                ("optimizer.params.lr", hf["learning_rate"], "learning_rate", True),

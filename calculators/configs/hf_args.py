@@ -181,7 +181,7 @@ def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int
             ga = plugin.get_value("gradient_accumulation_steps")
             if micro is not None and micro != "auto" and ga is not None and ga != "auto":
                 kwargs["train_micro_batch_size_per_gpu"] = micro
-                kwargs["train_batch_size"] = micro * ga * ws
+                kwargs["train_batch_size"] = library.mirrored(lambda: micro * ga * ws)
             kwargs.update({"zero_optimization.reduce_bucket_size": h * h,
                            "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
                            "zero_optimization.stage3_param_persistence_threshold": 10 * h})

@@ -173,8 +173,46 @@ def deepspeed_config(config: dict[str, Any], world_size: int) -> Any:
         cfgmod.dist = old
 
 
+_OUR_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def raised_by_library(exc: BaseException) -> bool:
+    """True when the innermost frame of ``exc`` is outside this package: a library's verdict, not our bug."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    return last is None or not os.path.abspath(last.tb_frame.f_code.co_filename).startswith(_OUR_DIR)
+
+
+class MirroredError(Exception):
+    """Raised by :func:`mirrored`: a library line we repeat (it cannot be called alone) raised ``cause``."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def mirrored(compute: Any) -> Any:
+    """Run one line repeated verbatim from a library (e.g. accelerate's ``micro * GA * num_processes``);
+    what it raises is that library's verdict, not our bug."""
+    try:
+        return compute()
+    except Exception as exc:  # noqa: BLE001
+        raise MirroredError(exc) from None
+
+
 def failure(exc: BaseException, **kw: Any) -> LibraryVerdict:
-    """A verdict from an exception a library raised: its class name and exact text."""
+    """A verdict from an exception a library raised: its class name and exact text.
+
+    An exception raised by our own adapter code is re-raised instead, so that a bug here
+    is never reported as the library's verdict.
+    """
+    if isinstance(exc, MirroredError):
+        exc = exc.cause
+    elif not raised_by_library(exc):
+        raise exc
     text = str(exc)
     if type(exc).__name__ == "ValidationError":  # pydantic: drop the trailing "For further information" URLs
         text = "\n".join(ln for ln in text.splitlines() if "errors.pydantic.dev" not in ln)
