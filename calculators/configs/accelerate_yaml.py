@@ -13,7 +13,8 @@ from . import library
 from .library import LibraryVerdict
 
 from .models import ParsedConfig
-from .keys import ACC_DS_KEYS, ACC_KEYS
+from .checks import _Out
+from .keys import ACC_DS_KEYS, ACC_IGNORED_WITH_FILE, ACC_KEYS
 from .values import _int, _micro_ga_to_memory, _read_batch, _truthy, _unknown
 
 
@@ -190,3 +191,38 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
             return v
     return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws, versions=versions,
                           note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks only this format needs
+
+def _check_accelerate(out: _Out, pc: ParsedConfig) -> None:
+    if pc.kind != "accelerate":
+        return
+    ds = pc.raw.get("deepspeed_config")
+    if isinstance(ds, dict) and ds.get("deepspeed_config_file"):
+        clash = [k for k in ACC_IGNORED_WITH_FILE if k in ds]
+        if clash:
+            names = [k for k in ACC_IGNORED_WITH_FILE] + ["mixed_precision"]
+            out.add("error", f"deepspeed_config.{clash[0]}",
+                    f"deepspeed_config_file is given together with {clash}. Accelerate raises \"ValueError: When using "
+                    f"`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}.\"",
+                    f"deepspeed_config_file 与 {clash} 同时给出。Accelerate 会报 \"ValueError: When using "
+                    f"`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}.\"",
+                    "Move these settings into the DeepSpeed JSON file and delete them here.",
+                    "把这些设置移到 DeepSpeed JSON 文件里，并从这里删除。")
+        if "mixed_precision" in pc.raw and str(pc.raw["mixed_precision"]).lower() != "no":
+            out.add("warning", "mixed_precision",
+                    "mixed_precision next to deepspeed_config_file: Accelerate expects precision in the DeepSpeed file "
+                    "(set fp16/bf16 \"enabled\" to \"auto\" there) and may refuse the combination.",
+                    "mixed_precision 与 deepspeed_config_file 同时出现：Accelerate 期望精度写在 DeepSpeed 文件里"
+                    "（在那里把 fp16/bf16 的 \"enabled\" 设为 \"auto\"），并可能拒绝这种组合。",
+                    "Remove mixed_precision here, or set the DeepSpeed file's fp16/bf16 enabled to \"auto\".",
+                    "删掉这里的 mixed_precision，或把 DeepSpeed 文件中的 fp16/bf16 enabled 设为 \"auto\"。")
+    n = pc.raw.get("num_processes")
+    machines = _int(pc.raw.get("num_machines", 1)) or 1
+    if isinstance(n, int) and n > 0 and machines > 1 and n % machines:
+        out.add("error", "num_processes",
+                f"num_processes={n} is the total over all machines and is not divisible by num_machines={machines}.",
+                f"num_processes={n} 是所有机器上的进程总数，不能被 num_machines={machines} 整除。",
+                f"Use a multiple of {machines} (GPUs per machine × machines).", f"请用 {machines} 的倍数（每机卡数 × 机器数）。")

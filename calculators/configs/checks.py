@@ -8,10 +8,9 @@ from ..batch import BatchConfigError, deepspeed_fill, resolve_batch
 from ..errors import CalculatorError
 from ..presets import count_params, get_model_shape
 from .models import Finding, ParsedConfig
-from .keys import (ACC_DS_KEYS, ACC_IGNORED_WITH_FILE, ACC_KEYS, DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_REMOVED_TOP_KEYS,
+from .keys import (ACC_DS_KEYS, ACC_KEYS, DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_REMOVED_TOP_KEYS,
                    DS_REMOVED_ZERO_KEYS, DS_TOP_KEYS,
-                   DS_ZERO_KEYS, HF_AUTO_SOURCES, HF_DEFAULTS, HF_KEYS, LF_KEYS)
-from .text import _scalar
+                   DS_ZERO_KEYS, HF_AUTO_SOURCES, HF_KEYS, LF_KEYS)
 from .values import _get, _int, _num, _truthy
 from .deepspeed_json import _offload_device
 
@@ -286,20 +285,6 @@ def _check_auto(out: _Out, pc: ParsedConfig, hf: dict[str, Any] | None, ws: int 
                 "deepspeed.initialize() 时批次字段仍是字符串 \"auto\"，启动会失败。")
 
 
-def _hf_values(hf: dict[str, Any] | None) -> dict[str, Any] | None:
-    if hf is None:
-        return None
-    vals = dict(HF_DEFAULTS)
-    for k in HF_DEFAULTS:
-        if hf.get(k) is not None:
-            v = hf[k]
-            vals[k] = _scalar(v) if isinstance(v, str) else v
-    vals["fp16"] = _truthy(hf.get("fp16")) or _truthy(hf.get("fp16_full_eval"))
-    vals["bf16"] = _truthy(hf.get("bf16")) or _truthy(hf.get("bf16_full_eval"))
-    vals["auto_find_batch_size"] = _truthy(hf.get("auto_find_batch_size"))
-    return vals
-
-
 def _auto_value(key: str, hf: dict[str, Any] | None, ws: int | None, h: int | None, stage: int) -> Any:
     if key == "zero_optimization.reduce_bucket_size" and h:
         return h * h
@@ -322,61 +307,6 @@ def _auto_value(key: str, hf: dict[str, Any] | None, ws: int | None, h: int | No
         except TypeError:
             return None
     return table.get(key)
-
-
-def _check_mismatch(out: _Out, ds: ParsedConfig, hf_pc: ParsedConfig, ws: int | None) -> None:
-    """HfTrainerDeepSpeedConfig.trainer_config_process / fill_match, reproduced."""
-    hf = _hf_values(hf_pc.raw)
-    assert hf is not None
-    d = ds.raw
-    lines: list[tuple[str, str]] = []
-    soft = hf["auto_find_batch_size"]
-    checks: list[tuple[str, Any, str, bool]] = [
-        ("train_micro_batch_size_per_gpu", hf["per_device_train_batch_size"], "per_device_train_batch_size", not soft),
-        ("gradient_accumulation_steps", hf["gradient_accumulation_steps"], "gradient_accumulation_steps", True),
-    ]
-    ga = hf["gradient_accumulation_steps"]
-    mb_hf = hf["per_device_train_batch_size"]
-    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (mb_hf, ga))
-    tb_hf = ws * mb_hf * ga if ws is not None and numeric else None
-    checks.append(("train_batch_size", tb_hf, "train_batch_size (calculated)", not soft))
-    checks += [("gradient_clipping", hf["max_grad_norm"], "max_grad_norm", True),
-               ("optimizer.params.lr", hf["learning_rate"], "learning_rate", True),
-               ("optimizer.params.betas", [hf["adam_beta1"], hf["adam_beta2"]], "adam_beta1+adam_beta2", True),
-               ("optimizer.params.eps", hf["adam_epsilon"], "adam_epsilon", True),
-               ("optimizer.params.weight_decay", hf["weight_decay"], "weight_decay", True),
-               ("scheduler.params.warmup_max_lr", hf["learning_rate"], "learning_rate", True),
-               ("fp16.enabled", hf["fp16"], "fp16|fp16_full_eval", True),
-               ("bf16.enabled", hf["bf16"], "bf16|bf16_full_eval", True)]
-    for ds_key, hf_val, hf_key, must in checks:
-        parent, _, leaf = ds_key.rpartition(".")
-        node = _get(d, parent) if parent else d
-        if not isinstance(node, dict) or not must:
-            continue
-        ds_val = node.get(leaf)
-        if ds_val is None or ds_val == "auto":
-            continue
-        if hf_val is None:  # train_batch_size with an unknown world size
-            mb, g = hf["per_device_train_batch_size"], ga
-            if isinstance(ds_val, int) and isinstance(mb, int) and isinstance(g, int) and mb * g > 0 and ds_val % (mb * g) == 0:
-                out.add("info", ds_key,
-                        f"train_batch_size={ds_val} matches the TrainingArguments only on {ds_val // (mb * g)} GPU(s) "
-                        f"({mb} × {g} per GPU).",
-                        f"train_batch_size={ds_val} 只有在 {ds_val // (mb * g)} 张卡时才与 TrainingArguments 一致"
-                        f"（每卡 {mb} × {g}）。", parsed=ds)
-                continue
-            hf_val = f"world_size × {mb} × {g}"
-        if ds_val != hf_val:
-            lines.append((ds_key, f"- ds {ds_key}={ds_val} vs hf {hf_key}={hf_val}"))
-    if lines:
-        body = "\n".join(line for _, line in lines)
-        text = ("Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
-                f"{body}\nThe easiest method is to set these DeepSpeed config values to 'auto'.")
-        out.add("error", lines[0][0],
-                f"Hugging Face Trainer will raise (once the model is loaded, in trainer_config_finalize):\nValueError: {text}",
-                f"Hugging Face Trainer 会在模型加载后（trainer_config_finalize 中）报错：\nValueError: {text}",
-                "Set these keys to \"auto\" in the DeepSpeed config so the Trainer fills them, or make both sides agree.",
-                "把 DeepSpeed 配置里的这些键设为 \"auto\" 让 Trainer 来填，或让两边的值一致。", parsed=ds)
 
 
 def _check_precision(out: _Out, pc: ParsedConfig, hf: dict[str, Any] | None) -> None:
@@ -468,38 +398,6 @@ def _check_offload(out: _Out, pc: ParsedConfig) -> None:
                 "ZeRO stage 1 下使用 CPU 优化器 offload：新版 DeepSpeed 接受（文档：\"CPU offloading is available with "
                 "ZeRO stage 1, 2, 3\"），但 Accelerate 和旧文档写的是仅 stage 2 及以上，而且 stage 2 还能免费切分梯度。",
                 "Use \"stage\": 2 with offload_optimizer.", "配合 offload_optimizer 使用 \"stage\": 2。")
-
-
-def _check_accelerate(out: _Out, pc: ParsedConfig) -> None:
-    if pc.kind != "accelerate":
-        return
-    ds = pc.raw.get("deepspeed_config")
-    if isinstance(ds, dict) and ds.get("deepspeed_config_file"):
-        clash = [k for k in ACC_IGNORED_WITH_FILE if k in ds]
-        if clash:
-            names = [k for k in ACC_IGNORED_WITH_FILE] + ["mixed_precision"]
-            out.add("error", f"deepspeed_config.{clash[0]}",
-                    f"deepspeed_config_file is given together with {clash}. Accelerate raises \"ValueError: When using "
-                    f"`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}.\"",
-                    f"deepspeed_config_file 与 {clash} 同时给出。Accelerate 会报 \"ValueError: When using "
-                    f"`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}.\"",
-                    "Move these settings into the DeepSpeed JSON file and delete them here.",
-                    "把这些设置移到 DeepSpeed JSON 文件里，并从这里删除。")
-        if "mixed_precision" in pc.raw and str(pc.raw["mixed_precision"]).lower() != "no":
-            out.add("warning", "mixed_precision",
-                    "mixed_precision next to deepspeed_config_file: Accelerate expects precision in the DeepSpeed file "
-                    "(set fp16/bf16 \"enabled\" to \"auto\" there) and may refuse the combination.",
-                    "mixed_precision 与 deepspeed_config_file 同时出现：Accelerate 期望精度写在 DeepSpeed 文件里"
-                    "（在那里把 fp16/bf16 的 \"enabled\" 设为 \"auto\"），并可能拒绝这种组合。",
-                    "Remove mixed_precision here, or set the DeepSpeed file's fp16/bf16 enabled to \"auto\".",
-                    "删掉这里的 mixed_precision，或把 DeepSpeed 文件中的 fp16/bf16 enabled 设为 \"auto\"。")
-    n = pc.raw.get("num_processes")
-    machines = _int(pc.raw.get("num_machines", 1)) or 1
-    if isinstance(n, int) and n > 0 and machines > 1 and n % machines:
-        out.add("error", "num_processes",
-                f"num_processes={n} is the total over all machines and is not divisible by num_machines={machines}.",
-                f"num_processes={n} 是所有机器上的进程总数，不能被 num_machines={machines} 整除。",
-                f"Use a multiple of {machines} (GPUs per machine × machines).", f"请用 {machines} 的倍数（每机卡数 × 机器数）。")
 
 
 def _check_overlap(out: _Out, pc: ParsedConfig, capacity: int | None) -> None:

@@ -11,9 +11,11 @@ from .keys import HF_DEFAULTS
 from .values import _int, resolve_model_preset
 from .registry import library_verdict, parse_config
 from .verdict import reconcile
-from .checks import (_Out, _check_accelerate, _check_auto, _check_batch, _check_mismatch, _check_missing_ga,
+from .accelerate_yaml import _check_accelerate
+from .hf_args import _check_mismatch, _hf_values
+from .checks import (_Out, _check_auto, _check_batch, _check_missing_ga,
                      _check_offload, _check_overlap, _check_precision, _check_unknown, _check_values,
-                     _check_zero3_small, _hf_values, _hidden_size)
+                     _check_zero3_small, _hidden_size)
 from .levers import _memory, _memory_kwargs
 
 

@@ -9,8 +9,11 @@ from typing import Any
 from . import library
 from .library import LibraryVerdict
 from .models import ParsedConfig
-from .keys import HF_KEYS
-from .values import _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len, _truthy
+from .checks import _Out
+from .keys import HF_DEFAULTS, HF_KEYS
+from .text import _scalar
+from .values import (_get, _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len,
+                     _truthy)
 
 
 def _parse_hf(pc: ParsedConfig) -> None:
@@ -227,3 +230,75 @@ def _jsonable(d: Any) -> Any:
     if isinstance(d, float) and not math.isfinite(d):
         return None
     return d if isinstance(d, (str, int, float, bool)) or d is None else str(d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks only this format needs
+
+def _hf_values(hf: dict[str, Any] | None) -> dict[str, Any] | None:
+    if hf is None:
+        return None
+    vals = dict(HF_DEFAULTS)
+    for k in HF_DEFAULTS:
+        if hf.get(k) is not None:
+            v = hf[k]
+            vals[k] = _scalar(v) if isinstance(v, str) else v
+    vals["fp16"] = _truthy(hf.get("fp16")) or _truthy(hf.get("fp16_full_eval"))
+    vals["bf16"] = _truthy(hf.get("bf16")) or _truthy(hf.get("bf16_full_eval"))
+    vals["auto_find_batch_size"] = _truthy(hf.get("auto_find_batch_size"))
+    return vals
+
+
+def _check_mismatch(out: _Out, ds: ParsedConfig, hf_pc: ParsedConfig, ws: int | None) -> None:
+    """HfTrainerDeepSpeedConfig.trainer_config_process / fill_match, reproduced."""
+    hf = _hf_values(hf_pc.raw)
+    assert hf is not None
+    d = ds.raw
+    lines: list[tuple[str, str]] = []
+    soft = hf["auto_find_batch_size"]
+    checks: list[tuple[str, Any, str, bool]] = [
+        ("train_micro_batch_size_per_gpu", hf["per_device_train_batch_size"], "per_device_train_batch_size", not soft),
+        ("gradient_accumulation_steps", hf["gradient_accumulation_steps"], "gradient_accumulation_steps", True),
+    ]
+    ga = hf["gradient_accumulation_steps"]
+    mb_hf = hf["per_device_train_batch_size"]
+    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (mb_hf, ga))
+    tb_hf = ws * mb_hf * ga if ws is not None and numeric else None
+    checks.append(("train_batch_size", tb_hf, "train_batch_size (calculated)", not soft))
+    checks += [("gradient_clipping", hf["max_grad_norm"], "max_grad_norm", True),
+               ("optimizer.params.lr", hf["learning_rate"], "learning_rate", True),
+               ("optimizer.params.betas", [hf["adam_beta1"], hf["adam_beta2"]], "adam_beta1+adam_beta2", True),
+               ("optimizer.params.eps", hf["adam_epsilon"], "adam_epsilon", True),
+               ("optimizer.params.weight_decay", hf["weight_decay"], "weight_decay", True),
+               ("scheduler.params.warmup_max_lr", hf["learning_rate"], "learning_rate", True),
+               ("fp16.enabled", hf["fp16"], "fp16|fp16_full_eval", True),
+               ("bf16.enabled", hf["bf16"], "bf16|bf16_full_eval", True)]
+    for ds_key, hf_val, hf_key, must in checks:
+        parent, _, leaf = ds_key.rpartition(".")
+        node = _get(d, parent) if parent else d
+        if not isinstance(node, dict) or not must:
+            continue
+        ds_val = node.get(leaf)
+        if ds_val is None or ds_val == "auto":
+            continue
+        if hf_val is None:  # train_batch_size with an unknown world size
+            mb, g = hf["per_device_train_batch_size"], ga
+            if isinstance(ds_val, int) and isinstance(mb, int) and isinstance(g, int) and mb * g > 0 and ds_val % (mb * g) == 0:
+                out.add("info", ds_key,
+                        f"train_batch_size={ds_val} matches the TrainingArguments only on {ds_val // (mb * g)} GPU(s) "
+                        f"({mb} × {g} per GPU).",
+                        f"train_batch_size={ds_val} 只有在 {ds_val // (mb * g)} 张卡时才与 TrainingArguments 一致"
+                        f"（每卡 {mb} × {g}）。", parsed=ds)
+                continue
+            hf_val = f"world_size × {mb} × {g}"
+        if ds_val != hf_val:
+            lines.append((ds_key, f"- ds {ds_key}={ds_val} vs hf {hf_key}={hf_val}"))
+    if lines:
+        body = "\n".join(line for _, line in lines)
+        text = ("Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+                f"{body}\nThe easiest method is to set these DeepSpeed config values to 'auto'.")
+        out.add("error", lines[0][0],
+                f"Hugging Face Trainer will raise (once the model is loaded, in trainer_config_finalize):\nValueError: {text}",
+                f"Hugging Face Trainer 会在模型加载后（trainer_config_finalize 中）报错：\nValueError: {text}",
+                "Set these keys to \"auto\" in the DeepSpeed config so the Trainer fills them, or make both sides agree.",
+                "把 DeepSpeed 配置里的这些键设为 \"auto\" 让 Trainer 来填，或让两边的值一致。", parsed=ds)
