@@ -8,41 +8,33 @@ Understands four kinds of config:
 * an Accelerate config (YAML written by ``accelerate config``),
 * a LLaMA-Factory training YAML.
 
-The checks reproduce what the libraries themselves do, with their wording where
-they print one (read from the sources, not guessed):
+The start-up verdict comes from the libraries themselves (issue #13): each format's
+module has a library adapter beside its reader that runs the installed DeepSpeed /
+Transformers / Accelerate config code in-process (``DeepSpeedConfig`` at the user's
+data-parallel world size; the Hugging Face Trainer's DeepSpeed path up to
+``deepspeed.initialize``; ``accelerate launch``'s config classes and checks), with no
+process group and no op builds, and the report quotes their exact exception text,
+the step that raised and the versions, then our explanation and fix (``verdict``).
+They are imported lazily on the first check (never at ``import calculators``); if one
+is missing or fails to import, the report says so and our own checks stand alone.
 
-* DeepSpeed ``runtime/config.py``: ``_set_batch_related_parameters`` /
-  ``_batch_assertion`` (via :mod:`calculators.batch`), ``'bfloat16 and fp16
-  modes cannot be simultaneously enabled'``, duplicate keys rejected;
-  ``runtime/zero/config.py``: ZeRO sections are pydantic models with
-  ``extra="forbid"`` (an unknown key inside ``zero_optimization`` is an error,
-  an unknown top-level key is silently ignored), ``"auto"`` inside them is
-  dropped (non-strict mode) so the default applies, ``overlap_comm`` defaults
-  to True only for stage 3; offload_param is "Valid only with stage 3", CPU
-  optimizer offload works with stages 1-3, NVMe only with stage 3.
-* transformers ``integrations/deepspeed.py``: ``HfTrainerDeepSpeedConfig.
-  trainer_config_process`` / ``trainer_config_finalize`` fill ``"auto"`` and
-  collect mismatches as ``- ds {key}={ds_val} vs hf {hf_key}={hf_val}``, then
-  raise ``ValueError("Please correct the following DeepSpeed config values that
-  mismatch TrainingArguments values: ...")``. ``fill_match`` only touches keys
-  that are present: a *missing* key is neither filled nor compared.
-* accelerate ``DeepSpeedPlugin.__post_init__``: a DeepSpeed config file without
-  ``gradient_accumulation_steps`` gets ``1`` written into it, and
-  ``Accelerator._prepare_deepspeed`` then prefers DeepSpeed's value over the
-  Trainer's ("Gradient accumulation steps mismatch: ... Using DeepSpeed's value.").
-* LLaMA-Factory: ``finetuning_type`` defaults to ``lora``, ``cutoff_len`` to
-  2048, and gradient checkpointing is ON unless
-  ``disable_gradient_checkpointing: true``.
-
-Pure Python: no torch, no transformers import.
+Our own checks cover what the libraries do not check — memory fit on the named GPU
+and the biggest lever, costly bucket sizes, ZeRO-3 on small models, settings DeepSpeed
+silently ignores — and are advice, never "will fail". They follow the libraries'
+sources where those print something (DeepSpeed ``runtime/config.py`` batch assertion,
+ZeRO pydantic models with ``extra="forbid"``; transformers ``integrations/deepspeed.py``
+``fill_match``; accelerate ``DeepSpeedPlugin``), and LLaMA-Factory's defaults
+(``finetuning_type`` lora, ``cutoff_len`` 2048, gradient checkpointing on unless
+``disable_gradient_checkpointing: true``).
 
 Layout (one module per job): ``models`` (typed inputs/outputs), ``keys`` (the
 remaining hand-kept key tables), ``text`` (reading JSON / YAML / flags),
-``values`` (shared value helpers), one module per format with its reader
-(``deepspeed_json``, ``hf_args``, ``accelerate_yaml``, ``llamafactory``) behind
-``registry``, ``checks`` (format-independent checks), ``levers`` (memory and the
-biggest lever), ``doctor`` (entry points) and ``chat`` (spotting a config in a
-chat message).
+``values`` (shared value helpers), one module per format with its reader, its
+library adapter and its own checks (``deepspeed_json``, ``hf_args``,
+``accelerate_yaml``, ``llamafactory``) behind ``registry``, ``library`` (lazy bounded
+imports, the lock, the world-size patch), ``verdict`` (library verdict → findings),
+``checks`` (format-independent checks), ``levers`` (memory and the biggest lever),
+``doctor`` (entry points) and ``chat`` (spotting a config in a chat message).
 """
 from .chat import extract_config_text, looks_like_config
 from .doctor import INTERNAL_ERROR_KEY, check_config, config_check_tool
