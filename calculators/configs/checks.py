@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Any
 
 from ..batch import BatchConfigError, deepspeed_fill, resolve_batch
@@ -57,7 +58,9 @@ def _check_values(out: _Out, pc: ParsedConfig) -> None:
                     "Keep one occurrence of each key.", "每个键只保留一次。")
             continue
         shown = repr(value)[:60]
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+            en, zh = f"{key} = {shown} is not a whole number.", f"{key} = {shown} 不是整数。"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
             en, zh = f"{key} = {shown} is out of range.", f"{key} = {shown} 超出范围。"
         else:
             en = f"{key} has the wrong type: {shown} ({type(value).__name__}); a number is expected."
@@ -67,7 +70,19 @@ def _check_values(out: _Out, pc: ParsedConfig) -> None:
         if key in DS_BATCH_KEYS and isinstance(value, str):
             en += " DeepSpeed does not convert strings: the batch check fails with a TypeError at start-up."
             zh += "DeepSpeed 不会把字符串转成数字：启动时批次检查会抛出 TypeError。"
-        out.add("error", key, en, zh, "Write a plain positive integer, e.g. 16 (no quotes).",
+        severity = "error"
+        if pc.kind == "deepspeed" and key in DS_BATCH_KEYS and (value is True or (
+                isinstance(value, float) and math.isfinite(value) and value > 0)):
+            # DeepSpeedConfig accepts these (recorded: ds_micro_true, ds_micro_fraction): the run starts
+            severity = "warning"
+            if value is True:
+                en += " DeepSpeed itself accepts True and uses it as 1 (a Python bool is an int)."
+                zh += "DeepSpeed 本身接受 True 并把它当作 1（Python 的 bool 是整数）。"
+            else:
+                en += (f" DeepSpeed itself accepts {value:g} without rounding, so the global batch becomes fractional "
+                       "and a torch DataLoader given this batch size refuses it.")
+                zh += f"DeepSpeed 本身会原样接受 {value:g}，全局批次因此成为小数，而 torch DataLoader 不接受这样的批次大小。"
+        out.add(severity, key, en, zh, "Write a plain positive integer, e.g. 16 (no quotes).",
                 "写成不带引号的正整数，例如 16。")
 
 

@@ -24,7 +24,7 @@ def _parse_deepspeed(pc: ParsedConfig) -> None:
         zd = zero
         pc.unknown_keys += _unknown(zd, DS_ZERO_KEYS, "zero_optimization.")
         raw_stage = zd.get("stage", 0)
-        stage = _int(raw_stage)
+        stage = _int(raw_stage, strict=False)  # DeepSpeed's pydantic model accepts "2" (recorded: ds_stage_string)
         if stage is None or not 0 <= stage <= 3:
             if not (isinstance(raw_stage, str) and raw_stage == "auto"):
                 pc.invalid["zero_optimization.stage"] = raw_stage
