@@ -21,6 +21,11 @@ bytes exactly (fp32 grads of 158,016 parameters). Tolerance asserted: GA=2 and G
 within 10 % of one gradient buffer. With ``set_to_none=False`` the grads live across updates and
 the GA=1 and GA=8 peaks agree within 1 % (both 11,171,848 B counted in the window; the grads were
 allocated before it, so the absolute GA=1 peak is the higher one).
+
+The same through the real ``transformers.Trainer`` (CPU, ``optim="adamw_torch"``; the window is the
+second optimizer update, opened in ``on_step_begin`` and closed in ``on_step_end``): GA=1
+11,167,756 B; GA=2 and GA=8 11,799,824 B; difference 632,068 B (one gradient buffer + 4 B). The test
+runs GA=1 and GA=4 only, to keep it short.
 """
 from __future__ import annotations
 
@@ -131,3 +136,49 @@ def test_without_set_to_none_ga_adds_nothing():
     p1, _ = peak_of_one_update(1, set_to_none=False)
     p8, _ = peak_of_one_update(8, set_to_none=False)
     assert abs(p8 - p1) <= 0.01 * p1, (p1, p8)
+
+
+class _UpdateWindow:
+    """Trainer callback that tracks live bytes during the second optimizer update (global_step 1 -> 2)."""
+
+    def __init__(self) -> None:
+        self.tracker: LiveBytes | None = None
+        self.peak: int | None = None
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if state.global_step == 1:
+            self.tracker = LiveBytes()
+            self.tracker.__enter__()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.tracker is not None and self.peak is None:
+            self.tracker.__exit__(None, None, None)
+            self.peak = self.tracker.peak
+
+
+def trainer_peak(ga: int, tmp_path) -> tuple[int, int]:
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    class Window(_UpdateWindow, TrainerCallback):
+        pass
+
+    model, _ = tiny_llama(hidden=64, layers=2, heads=4, kv_heads=2, inter=176, vocab=VOCAB)
+    gen = torch.Generator().manual_seed(0)
+    data = []
+    for _ in range(MICRO_BATCH * ga * 2):
+        ids = torch.randint(0, VOCAB, (SEQ_LEN,), generator=gen)
+        data.append({"input_ids": ids, "labels": ids.clone()})
+    window = Window()
+    args = TrainingArguments(output_dir=str(tmp_path / f"ga{ga}"), per_device_train_batch_size=MICRO_BATCH,
+                             gradient_accumulation_steps=ga, max_steps=2, logging_strategy="no", save_strategy="no",
+                             report_to=[], use_cpu=True, optim="adamw_torch", dataloader_num_workers=0,
+                             disable_tqdm=True)
+    Trainer(model=model, args=args, train_dataset=data, callbacks=[window]).train()
+    assert window.peak is not None, "the update window never closed"
+    return window.peak, sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def test_hf_trainer_ga4_adds_one_gradient_buffer_over_ga1(tmp_path):
+    p1, grad_bytes = trainer_peak(1, tmp_path)
+    p4, _ = trainer_peak(4, tmp_path)
+    assert abs((p4 - p1) - grad_bytes) <= 0.10 * grad_bytes, (p1, p4, grad_bytes)
