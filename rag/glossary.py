@@ -182,6 +182,8 @@ GLOSSARY: tuple[Term, ...] = (
        "stage3_gather_16bit_weights_on_model_save zero_to_fp32"),
     _t("", "fsdp full_shard|full_shard|shard_grad_op|no_shard|hybrid_shard",
        "FSDP sharding strategy ZeRO stage"),
+    _t("显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|0号卡|第一张卡|主卡",
+       "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory"),
     _t("", "dora|use_dora", "DoRA weight-decomposed LoRA"),
     _t("", "p-tuning|ptuning|ptv2|p-tuning v2|pre_seq_len|prefix tuning",
        "P-Tuning v2 prefix tuning PrefixEncoder"),
