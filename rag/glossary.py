@@ -172,6 +172,8 @@ GLOSSARY: tuple[Term, ...] = (
     _t("", "accelerate|accelerator", "Accelerate"),
     _t("", "megatron|megatron-lm|gpt-neox|neox", "Megatron-LM"),
     _t("", "alpaca-lora|alpaca lora|finetune.py", "alpaca-lora"),
+    _t("断点续训|续训|断点续练|恢复训练|继续训练", "resume from checkpoint|resume training|resuming",
+       "resume_from_checkpoint"),
 )
 
 #: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
@@ -228,6 +230,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "num_items_in_batch",
     "precompute_ref_log_probs",
     "compute_loss",
+    "resume_from_checkpoint",
 )
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
