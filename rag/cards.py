@@ -41,6 +41,9 @@ TOPICS: tuple[str, ...] = (
     "memory_over_time",
     "hardware",
     "fsdp_sharding",
+    "framework_steps",
+    "framework_bugs",
+    "rl_batch",
 )
 
 #: Calculator tools a card may reference (see ``calculators.run_tool``).

@@ -189,6 +189,25 @@ GLOSSARY: tuple[Term, ...] = (
        "P-Tuning v2 prefix tuning PrefixEncoder"),
     _t("", "flash attention|flashattention|flash_attn|flash-attn|flash_attention_2",
        "FlashAttention attention implementation sdpa"),
+    # --- cards-a (issue #11): steps, schedulers, RL fine-tuning, framework names --------
+    _t("学习率调度|学习率衰减|学习率下降|学习率曲线|调度器",
+       "learning rate scheduler|lr scheduler|lr_scheduler|scheduler|lr schedule|learning rate schedule",
+       "lr_scheduler_type"),
+    _t("进度条|总步数|总step", "progress bar|total steps|total optimization steps", "max_steps"),
+    _t("打印的loss|打印loss|日志里的loss", "logged loss|logging interval", "logging_steps"),
+    _t("强化学习|偏好优化|人类反馈", "reinforcement learning|RLHF|preference optimization"),
+    _t("生成数|采样数|每个prompt生成|回答数", "generations per prompt|num generations|completions",
+       "num_generations"),
+    _t("参考模型", "reference model|ref model|ref_model", "precompute_ref_log_probs"),
+    _t("", "grpo|grpotrainer|grpoconfig", "GRPO group relative policy optimization"),
+    _t("", "dpo|dpotrainer|dpoconfig", "DPO direct preference optimization"),
+    _t("", "ppo|ppotrainer|ppoconfig", "PPO proximal policy optimization"),
+    _t("", "trl", "TRL"),
+    _t("", "accelerate|accelerator", "Accelerate"),
+    _t("", "megatron|megatron-lm|gpt-neox|neox", "Megatron-LM"),
+    _t("", "alpaca-lora|alpaca lora|finetune.py", "alpaca-lora"),
+    _t("断点续训|续训|断点续练|恢复训练|继续训练", "resume from checkpoint|resume training|resuming",
+       "resume_from_checkpoint"),
 )
 
 #: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
@@ -228,6 +247,24 @@ CONFIG_KEYS: tuple[str, ...] = (
     "initial_scale_power",
     "model_name_or_path",
     "lm_head",
+    # cards-a (issue #11)
+    "max_steps",
+    "logging_steps",
+    "save_steps",
+    "eval_steps",
+    "lr_scheduler_type",
+    "num_generations",
+    "generation_batch_size",
+    "steps_per_generation",
+    "mini_batch_size",
+    "micro_batch_size",
+    "global_batch_size",
+    "ppo_epochs",
+    "num_mini_batches",
+    "num_items_in_batch",
+    "precompute_ref_log_probs",
+    "compute_loss",
+    "resume_from_checkpoint",
 )
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
