@@ -13,6 +13,14 @@ Activations come from :mod:`calculators.activations` (Korthikanti et al.
 2022, generalised per architecture and checked against real measurements).
 Gradient accumulation never enters the activation term: each micro-batch's
 activations are freed by its backward pass and ``.grad`` accumulates in place.
+It does decide whether the gradient buffer is alive during a forward pass: with
+``zero_grad(set_to_none=True)`` (the PyTorch >= 2.0 default, and what HF Trainer
+and DeepSpeed's ZeRO-1/2 optimizers do) no gradient exists during the first
+micro-batch's forward, so at GA=1 the gradients only replace activations that
+backward has already freed (peak = states without gradients + max(activations,
+gradients)); at GA >= 2 the accumulated gradients sit beside the next
+micro-batch's activations (+ the gradient buffer, the same for GA=2 and GA=64).
+See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
 """
 from __future__ import annotations
 
@@ -65,6 +73,10 @@ class MemoryConfig(BaseModel):
     offload_optimizer: bool = False
     offload_param: bool = False
     pipeline_parallel_size: int = 1
+    zero_grad_set_to_none: bool = Field(True, description=(
+        "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
+        "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
+        "pass's activations. False keeps zeroed gradient buffers alive all the time."))
 
     finetune: Literal["full", "lora", "qlora"] = "full"
     lora_rank: int = 8
@@ -292,6 +304,39 @@ def _comm_buffers(cfg: MemoryConfig, grad_bytes_full: int, largest_layer: int) -
     return out
 
 
+def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
+    """Whether the GPU gradient buffer exists while a micro-batch's activations are alive.
+
+    * No ZeRO (plain PyTorch, DDP, HF Trainer/Accelerate): ``optimizer.zero_grad(set_to_none=True)``
+      frees every ``.grad`` after the step, so at GA=1 the forward pass runs without gradients and
+      backward creates them while it frees activations. At GA >= 2 the gradients accumulated by the
+      previous micro-batches are alive during the next forward. ``set_to_none=False`` keeps zeroed
+      buffers alive at GA=1 too. Measured on tiny models: tests/test_memory_ga_set_to_none.py.
+    * ZeRO-1/2 (DeepSpeed ``runtime/zero/stage_1_and_2.py``, v0.19.6, commit edaa7221): ``step()``
+      frees the 16-bit gradients of every parameter (``free_grad_in_param_list``,
+      ``averaged_gradients[i] = None``) and the contiguous partition buffer ``grads_in_partition`` is
+      allocated lazily by the first backward (``copy_grads_in_partition``) and released at the end of
+      each backward (``_release_ipg_buffers``) once its views are handed on; so the same rule holds
+      whatever the user's ``set_to_none`` (the engine, not the user, zeroes gradients).
+    * ZeRO-3 (``runtime/zero/stage3.py``, same version): ``grad_partitions_flat_buffer`` is a
+      ``torch.zeros`` allocated once at initialisation and kept for the whole run: always alive.
+    """
+    if cfg.zero_stage == 3:
+        return True
+    if cfg.gradient_accumulation_steps >= 2:
+        return True
+    return cfg.zero_stage == 0 and not cfg.zero_grad_set_to_none
+
+
+def _peak(fixed_without_grads: int, grads: int, act: int, grads_live: bool) -> int:
+    """Peak of model states + activations: gradients and activations coexist only when ``grads_live``.
+
+    Otherwise backward creates gradients as it frees activations, and the peak is the larger of
+    the two (measured: the GA=1 peak is the forward's or the optimizer step's, never their sum).
+    """
+    return fixed_without_grads + (grads + act if grads_live else max(grads, act))
+
+
 def _validate_numbers(cfg: MemoryConfig) -> None:
     positive_int("train_micro_batch_size_per_gpu", cfg.train_micro_batch_size_per_gpu, maximum=MAX_MICRO)
     positive_int("gradient_accumulation_steps", cfg.gradient_accumulation_steps, maximum=10**9)
@@ -387,13 +432,21 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         gpu_name = gpu_name or f"{cfg.gpu_memory_gb:g} GiB GPU"
         capacity = int(cfg.gpu_memory_gb * GiB)
 
-    fixed = int(weights) + int(grads) + int(optim) + other
-    total = None if act is None else fixed + act
+    fixed = int(weights) + int(optim) + other  # everything but gradients and activations
+    grads_live = _gradients_live_in_forward(cfg)
+    total = None if act is None else _peak(fixed, int(grads), act, grads_live)
+    # What going from GA=1 to GA>=2 adds at peak (0 when the gradients are alive at GA=1 anyway).
+    ga1 = cfg.model_copy(update={"gradient_accumulation_steps": 1})
+    ga_extra = None if act is None else (
+        _peak(fixed, int(grads), act, True) - _peak(fixed, int(grads), act, _gradients_live_in_forward(ga1)))
+    details["gradients_live_during_forward"] = int(grads_live)
+    if ga_extra is not None:
+        details["ga_ge_2_extra_over_ga_1"] = ga_extra
     fits = headroom = max_micro = None
     if capacity is not None and total is not None:
         headroom = capacity - total
         fits = headroom >= 0
-        max_micro = _max_micro_batch(cfg, shape, fixed, capacity)
+        max_micro = _max_micro_batch(cfg, shape, fixed, int(grads), grads_live, capacity)
     if act is None:
         notes_en.append("Activations unknown: only num_params was given. Add hidden_size and num_layers (or a preset / config.json) to estimate them.")
         notes_zh.append("激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。")
@@ -410,12 +463,7 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
 
     ga = cfg.gradient_accumulation_steps
-    ga_en = (f"gradient_accumulation_steps={ga} does not change this estimate: gradients accumulate in place into one "
-             "parameter-sized buffer that exists even at GA=1, and each micro-batch's activations are freed after its "
-             "backward pass. Peak memory is set by the micro batch × sequence length and the model states, not by the "
-             "effective batch size.")
-    ga_zh = (f"gradient_accumulation_steps={ga} 不改变这个估算：梯度原地累加到一个与参数同大小的缓冲区里（GA=1 时它也存在），"
-             "每个微批次的激活在其反向传播后就被释放。峰值显存由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
+    ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
     if pp > 1:
         ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
         ga_zh += " 例外：流水线并行时最多有 min(GA, 段数) 个微批次同时在途。"
@@ -432,11 +480,47 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     )
 
 
-def _max_micro_batch(cfg: MemoryConfig, shape: ModelShape | None, fixed: int, capacity: int) -> int:
+def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str, str]:
+    """The gradient-accumulation sentence of every estimate, with the GA=1 vs GA>=2 difference in GiB."""
+    ga = cfg.gradient_accumulation_steps
+    en = (f"gradient_accumulation_steps={ga}: activations do not grow with GA (each micro-batch's activations are "
+          "freed after its backward pass) and gradients accumulate in place into one parameter-sized buffer, so "
+          "GA=2 and GA=64 need the same memory; the peak is set by the micro batch × sequence length and the model "
+          "states, not by the effective batch size.")
+    zh = (f"gradient_accumulation_steps={ga}：激活不随 GA 增长（每个微批次的激活在其反向传播后即释放），梯度原地累加到"
+          "一个与参数同大小的缓冲区，所以 GA=2 与 GA=64 显存相同；峰值由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
+    if ga_extra is None:
+        return en, zh
+    gib = ga_extra / GiB
+    if grads == 0:
+        en += " No gradient buffer is kept on the GPU in this setup (offloaded), so GA=1 needs the same."
+        zh += " 本配置下 GPU 上不保留梯度缓冲区（已卸载），所以 GA=1 也一样。"
+    elif cfg.zero_stage == 3:
+        en += " Under ZeRO-3 DeepSpeed keeps its gradient partition buffer allocated all the time, so GA=1 needs the same."
+        zh += " ZeRO-3 下 DeepSpeed 的梯度分片缓冲区一直存在，所以 GA=1 也一样。"
+    elif cfg.zero_stage == 0 and not cfg.zero_grad_set_to_none:
+        en += " With zero_grad(set_to_none=False) the gradient buffer exists at GA=1 too, so GA=1 needs the same."
+        zh += " 使用 zero_grad(set_to_none=False) 时梯度缓冲区在 GA=1 也一直存在，所以 GA=1 也一样。"
+    else:
+        who = ("zero_grad(set_to_none=True), the PyTorch ≥ 2.0 and HF Trainer default" if cfg.zero_stage == 0
+               else f"DeepSpeed ZeRO-{cfg.zero_stage} frees them after each optimizer step")
+        who_zh = ("zero_grad(set_to_none=True)，PyTorch ≥ 2.0 与 HF Trainer 的默认" if cfg.zero_stage == 0
+                  else f"DeepSpeed ZeRO-{cfg.zero_stage} 在每次优化器更新后释放梯度")
+        en += (f" One exception, constant in GA: at GA=1 ({who}) no gradients exist during the forward pass, while at "
+               f"GA≥2 the accumulated gradients ({grads / GiB:.2f} GiB here) coexist with the next micro-batch's "
+               f"activations, so GA≥2 needs {gib:.2f} GiB more than GA=1 in this setup (at most one gradient buffer).")
+        zh += (f" 唯一的例外与 GA 大小无关：GA=1 时（{who_zh}）前向期间没有梯度；GA≥2 时已累加的梯度（此处 "
+               f"{grads / GiB:.2f} GiB）与下一个微批次的激活同时存在，所以本配置下 GA≥2 比 GA=1 多 {gib:.2f} GiB"
+               "（至多一份梯度缓冲区）。")
+    return en, zh
+
+
+def _max_micro_batch(cfg: MemoryConfig, shape: ModelShape | None, fixed: int, grads: int, grads_live: bool,
+                     capacity: int) -> int:
     """Largest micro batch whose total fits (0 if even 1 does not); activations grow with the micro batch."""
     def fits(m: int) -> bool:
         act, _ = _activations(cfg, shape, m)
-        return fixed + (act or 0) <= capacity
+        return _peak(fixed, grads, act or 0, grads_live) <= capacity
     if not fits(1):
         return 0
     lo, hi = 1, 2
