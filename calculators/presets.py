@@ -144,7 +144,73 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         ModelShape(name="t5-3b", architecture="encoder-decoder", hidden_size=1024, num_layers=24,
                    num_decoder_layers=24, num_attention_heads=32, head_dim=128, intermediate_size=16384,
                    vocab_size=32128, mlp="plain", tie_word_embeddings=True, relative_attention_buckets=32),
+        # --- The models people ask about. Each shape is its config.json on the Hugging Face Hub
+        # (https://huggingface.co/<repo>/blob/main/config.json, repo in _PRESET_SOURCES below); the
+        # parameter count derived from it is tested against the model card's total (PUBLISHED_PARAMS).
+        # Qwen2.5: q/k/v biases; 0.5B-3B tie the embeddings.
+        _llama("qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, qkv_bias=True, tie_word_embeddings=True),
+        _llama("qwen2.5-1.5b", 1536, 28, 12, 2, 8960, 151936, qkv_bias=True, tie_word_embeddings=True),
+        _llama("qwen2.5-3b", 2048, 36, 16, 2, 11008, 151936, qkv_bias=True, tie_word_embeddings=True),
+        _llama("qwen2.5-14b", 5120, 48, 40, 8, 13824, 152064, qkv_bias=True),
+        _llama("qwen2.5-32b", 5120, 64, 40, 8, 27648, 152064, qkv_bias=True),
+        _llama("qwen2.5-72b", 8192, 80, 64, 8, 29568, 152064, qkv_bias=True),
+        # Qwen3 dense: head_dim 128 whatever the hidden size, no biases (q/k RMSNorm: 256 params/layer, ignored).
+        _llama("qwen3-0.6b", 1024, 28, 16, 8, 3072, 151936, head_dim=128, tie_word_embeddings=True),
+        _llama("qwen3-1.7b", 2048, 28, 16, 8, 6144, 151936, head_dim=128, tie_word_embeddings=True),
+        _llama("qwen3-4b", 2560, 36, 32, 8, 9728, 151936, head_dim=128, tie_word_embeddings=True),
+        _llama("qwen3-8b", 4096, 36, 32, 8, 12288, 151936, head_dim=128),
+        _llama("qwen3-14b", 5120, 40, 40, 8, 17408, 151936, head_dim=128),
+        _llama("qwen3-32b", 5120, 64, 64, 8, 25600, 151936, head_dim=128),
+        # Llama 3.1 / 3.2 / 3.3 (3.1-8B = llama-3-8b's shape; 3.3-70B = 3.1-70B's shape).
+        _llama("llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, tie_word_embeddings=True),
+        _llama("llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, tie_word_embeddings=True),
+        _llama("llama-3.1-70b", 8192, 80, 64, 8, 28672, 128256),
+        _llama("llama-3.1-405b", 16384, 126, 128, 8, 53248, 128256),
+        # Gemma 2 / 3 (text-only 1B): GeGLU MLP, head_dim 256 (27B: 128), tied embeddings. Gemma 2 has four
+        # RMSNorms per layer (2·h extra params/layer, < 0.01 %, ignored).
+        _llama("gemma-2-2b", 2304, 26, 8, 4, 9216, 256000, head_dim=256, tie_word_embeddings=True),
+        _llama("gemma-2-9b", 3584, 42, 16, 8, 14336, 256000, head_dim=256, tie_word_embeddings=True),
+        _llama("gemma-2-27b", 4608, 46, 32, 16, 36864, 256000, head_dim=128, tie_word_embeddings=True),
+        _llama("gemma-3-1b", 1152, 26, 4, 1, 6912, 262144, head_dim=256, tie_word_embeddings=True),
+        # Phi-3 (fused qkv_proj / gate_up_proj: same parameter count as separate matrices).
+        _llama("phi-3-mini", 3072, 32, 32, 32, 8192, 32064),
+        _llama("phi-3-medium", 5120, 40, 40, 10, 17920, 32064),
+        # Baichuan2 (fused W_pack q/k/v; 13B uses ALiBi, no RoPE), ChatGLM2 (= ChatGLM3-6B's shape), GLM-4, Yi.
+        _llama("baichuan2-7b", 4096, 32, 32, 32, 11008, 125696),
+        _llama("baichuan2-13b", 5120, 40, 40, 40, 13696, 125696),
+        _llama("chatglm2-6b", 4096, 28, 32, 2, 13696, 65024, qkv_bias=True),
+        _llama("glm-4-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True),
+        _llama("yi-6b", 4096, 32, 32, 4, 11008, 64000),
+        _llama("yi-34b", 7168, 60, 56, 8, 20480, 64000),
     ]
+}
+
+#: Hugging Face repositories whose config.json each added preset copies (fetched Dec 2026, main branch).
+_PRESET_SOURCES: dict[str, str] = {
+    "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B", "qwen2.5-1.5b": "Qwen/Qwen2.5-1.5B", "qwen2.5-3b": "Qwen/Qwen2.5-3B",
+    "qwen2.5-14b": "Qwen/Qwen2.5-14B", "qwen2.5-32b": "Qwen/Qwen2.5-32B", "qwen2.5-72b": "Qwen/Qwen2.5-72B",
+    "qwen3-0.6b": "Qwen/Qwen3-0.6B", "qwen3-1.7b": "Qwen/Qwen3-1.7B", "qwen3-4b": "Qwen/Qwen3-4B",
+    "qwen3-8b": "Qwen/Qwen3-8B", "qwen3-14b": "Qwen/Qwen3-14B", "qwen3-32b": "Qwen/Qwen3-32B",
+    "llama-3.2-1b": "meta-llama/Llama-3.2-1B", "llama-3.2-3b": "meta-llama/Llama-3.2-3B",
+    "llama-3.1-70b": "meta-llama/Llama-3.1-70B", "llama-3.1-405b": "meta-llama/Llama-3.1-405B",
+    "gemma-2-2b": "google/gemma-2-2b", "gemma-2-9b": "google/gemma-2-9b", "gemma-2-27b": "google/gemma-2-27b",
+    "gemma-3-1b": "google/gemma-3-1b-pt", "phi-3-mini": "microsoft/Phi-3-mini-4k-instruct",
+    "phi-3-medium": "microsoft/Phi-3-medium-4k-instruct", "baichuan2-7b": "baichuan-inc/Baichuan2-7B-Base",
+    "baichuan2-13b": "baichuan-inc/Baichuan2-13B-Base", "chatglm2-6b": "THUDM/chatglm2-6b",
+    "glm-4-9b": "THUDM/glm-4-9b", "yi-6b": "01-ai/Yi-6B", "yi-34b": "01-ai/Yi-34B",
+}
+
+#: Names people ask about that no dense preset can stand for: the reason, in en and zh.
+NOT_A_DENSE_PRESET: dict[str, tuple[str, str]] = {
+    name: (f"{name} is a mixture-of-experts model ({note}); a dense preset would silently misread it. "
+           "Paste its config.json (hf_config) instead.",
+           f"{name} 是混合专家（MoE）模型（{note}）；用稠密预设会被悄悄读错。请改为粘贴它的 config.json（hf_config）。")
+    for name, note in {
+        "mixtral-8x7b": "46.7B total, 12.9B active parameters", "mixtral-8x22b": "141B total, 39B active",
+        "deepseek-v2-lite": "15.7B total, 2.4B active, MLA attention",
+        "qwen1.5-moe-a2.7b": "14.3B total, 2.7B active", "qwen2-57b-a14b": "57B total, 14B active",
+        "qwen3-30b-a3b": "30.5B total, 3.3B active", "qwen3-235b-a22b": "235B total, 22B active",
+    }.items()
 }
 
 # Published totals (model cards / papers), used by the tests to check the shapes above.
@@ -152,6 +218,15 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "llama-2-7b": 6.74e9, "llama-2-13b": 13.0e9, "llama-2-70b": 69.0e9, "llama-3-8b": 8.03e9,
     "mistral-7b": 7.24e9, "qwen2.5-7b": 7.61e9, "chatglm3-6b": 6.24e9, "gpt2": 124e6,
     "gpt2-medium": 355e6, "bert-base": 110e6, "bert-large": 340e6, "t5-3b": 2.85e9,
+    # Model cards ("Number of Parameters") of the repositories in _PRESET_SOURCES.
+    "qwen2.5-0.5b": 0.49e9, "qwen2.5-1.5b": 1.54e9, "qwen2.5-3b": 3.09e9, "qwen2.5-14b": 14.7e9,
+    "qwen2.5-32b": 32.5e9, "qwen2.5-72b": 72.7e9,
+    "qwen3-0.6b": 0.6e9, "qwen3-1.7b": 1.7e9, "qwen3-4b": 4.0e9, "qwen3-8b": 8.2e9, "qwen3-14b": 14.8e9,
+    "qwen3-32b": 32.8e9,
+    "llama-3.2-1b": 1.24e9, "llama-3.2-3b": 3.21e9, "llama-3.1-70b": 70.6e9, "llama-3.1-405b": 405.9e9,
+    "gemma-2-2b": 2.61e9, "gemma-2-9b": 9.24e9, "gemma-2-27b": 27.2e9, "gemma-3-1b": 1.0e9,
+    "phi-3-mini": 3.82e9, "phi-3-medium": 14.0e9, "baichuan2-7b": 7.51e9, "baichuan2-13b": 13.9e9,
+    "chatglm2-6b": 6.24e9, "glm-4-9b": 9.4e9, "yi-6b": 6.06e9, "yi-34b": 34.4e9,
 }
 
 _ALIASES = {
@@ -160,6 +235,21 @@ _ALIASES = {
     "qwen2.5-7b-instruct": "qwen2.5-7b", "qwen2-7b": "qwen2.5-7b", "mistral-7b-v0.1": "mistral-7b",
     "chatglm3": "chatglm3-6b", "gpt2-small": "gpt2", "bert-base-uncased": "bert-base",
     "bert-large-uncased": "bert-large", "t5-3b": "t5-3b",
+    "llama-3.1-8b-instruct": "llama-3-8b", "meta-llama-3.1-8b": "llama-3-8b", "llama3.1-8b": "llama-3-8b",
+    "llama-3.1-70b-instruct": "llama-3.1-70b", "llama3.1-70b": "llama-3.1-70b", "llama-3-70b": "llama-3.1-70b",
+    "llama-3.3-70b": "llama-3.1-70b", "llama-3.3-70b-instruct": "llama-3.1-70b", "llama3.3-70b": "llama-3.1-70b",
+    "llama-3.1-405b-instruct": "llama-3.1-405b", "llama-3.2-1b-instruct": "llama-3.2-1b",
+    "llama-3.2-3b-instruct": "llama-3.2-3b", "qwen2.5-72b-instruct": "qwen2.5-72b",
+    "qwen2.5-32b-instruct": "qwen2.5-32b", "qwen2.5-14b-instruct": "qwen2.5-14b", "qwen2.5-3b-instruct": "qwen2.5-3b",
+    "qwen2.5-1.5b-instruct": "qwen2.5-1.5b", "qwen2.5-0.5b-instruct": "qwen2.5-0.5b",
+    "gemma-2-2b-it": "gemma-2-2b", "gemma-2-9b-it": "gemma-2-9b", "gemma-2-27b-it": "gemma-2-27b",
+    "gemma-3-1b-it": "gemma-3-1b", "gemma-3-1b-pt": "gemma-3-1b",
+    "phi-3-mini-4k-instruct": "phi-3-mini", "phi-3-mini-128k-instruct": "phi-3-mini",
+    "phi-3-medium-4k-instruct": "phi-3-medium", "phi-3-medium-128k-instruct": "phi-3-medium",
+    "baichuan2-7b-chat": "baichuan2-7b", "baichuan2-7b-base": "baichuan2-7b", "baichuan2-13b-chat": "baichuan2-13b",
+    "baichuan2-13b-base": "baichuan2-13b", "glm-4-9b-chat": "glm-4-9b", "glm4-9b": "glm-4-9b",
+    "chatglm2": "chatglm2-6b", "yi-6b-chat": "yi-6b", "yi-34b-chat": "yi-34b",
+    "mistral-7b-instruct-v0.2": "mistral-7b",
 }
 
 
@@ -186,13 +276,37 @@ GPU_PRESETS: dict[str, GPU] = {
         GPU(name="h100-80gb", memory_gib=80, bf16=True),
         GPU(name="h200", memory_gib=141, bf16=True),
         GPU(name="l40s", memory_gib=48, bf16=True),
+        # Added with their data sheets (memory as sold, bf16 = Ampere or newer / CDNA3 / Ascend 910B):
+        # A800 80GB (NVIDIA A800 data sheet: A100 export variant, same 80 GB HBM2e), H800 80GB (H100
+        # export variant), H20 96GB HBM3 (NVIDIA H20 product brief), RTX 4090 D 24GB GDDR6X and RTX 4080
+        # 16GB (nvidia.com GeForce specs), RTX A6000 48GB (data sheet), L4 24GB and L20 48GB (data
+        # sheets), RTX 2080 Ti 11GB (Turing, compute capability 7.5: no bf16), AMD Instinct MI300X 192GB
+        # HBM3 (amd.com product page, bf16 supported), Huawei Ascend 910B 64GB HBM2e (hiascend.com; bf16
+        # supported; the 910B4 variant has 32 GB).
+        GPU(name="a800-80gb", memory_gib=80, bf16=True),
+        GPU(name="h800-80gb", memory_gib=80, bf16=True),
+        GPU(name="h20", memory_gib=96, bf16=True),
+        GPU(name="rtx-4090d", memory_gib=24, bf16=True),
+        GPU(name="rtx-4080", memory_gib=16, bf16=True),
+        GPU(name="rtx-a6000", memory_gib=48, bf16=True),
+        GPU(name="l4", memory_gib=24, bf16=True),
+        GPU(name="l20", memory_gib=48, bf16=True),
+        GPU(name="rtx-2080ti", memory_gib=11, bf16=False),
+        GPU(name="mi300x", memory_gib=192, bf16=True),
+        GPU(name="ascend-910b", memory_gib=64, bf16=True),
     ]
 }
 
 _GPU_ALIASES = {
     "3090": "rtx-3090", "rtx3090": "rtx-3090", "4090": "rtx-4090", "rtx4090": "rtx-4090",
     "v100": "v100-32gb", "a100": "a100-80gb", "a100-40g": "a100-40gb", "a100-80g": "a100-80gb",
-    "h100": "h100-80gb", "a800": "a100-80gb", "h800": "h100-80gb", "a10g": "a10",
+    "h100": "h100-80gb", "a800": "a800-80gb", "h800": "h800-80gb", "a10g": "a10",
+    "a800-80g": "a800-80gb", "h800-80g": "h800-80gb", "h20-96gb": "h20", "4090d": "rtx-4090d",
+    "rtx-4090-d": "rtx-4090d", "rtx4090d": "rtx-4090d", "4080": "rtx-4080", "rtx4080": "rtx-4080",
+    "a6000": "rtx-a6000", "rtxa6000": "rtx-a6000", "l20-48gb": "l20", "l4-24gb": "l4",
+    "2080ti": "rtx-2080ti", "2080-ti": "rtx-2080ti", "rtx-2080-ti": "rtx-2080ti", "rtx2080ti": "rtx-2080ti",
+    "mi300": "mi300x", "instinct-mi300x": "mi300x", "910b": "ascend-910b", "ascend910b": "ascend-910b",
+    "atlas-910b": "ascend-910b",
 }
 
 
@@ -200,15 +314,39 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-").split("/")[-1]
 
 
+def closest_names(key: str, names: list[str], n: int = 3) -> list[str]:
+    """Up to ``n`` known names closest to ``key`` (difflib ratio), so an unknown name gets a suggestion."""
+    import difflib
+    return difflib.get_close_matches(key, names, n=n, cutoff=0.5)
+
+
+def _suggestion(key: str, names: dict[str, Any], aliases: dict[str, str]) -> tuple[str, str]:
+    close = closest_names(key, sorted(set(names) | set(aliases)))
+    close = list(dict.fromkeys(aliases.get(c, c) for c in close))
+    if not close:
+        return "", ""
+    shown = ", ".join(close)
+    return f" Closest known: {shown}.", f" 最接近的已知名称：{shown}。"
+
+
 def get_model_shape(name: str) -> ModelShape:
-    """A preset by name (case-insensitive, a few common aliases); CalculatorError if unknown."""
+    """A preset by name (case-insensitive, a few common aliases); CalculatorError if unknown.
+
+    A mixture-of-experts name (Mixtral, DeepSeek-V2-Lite, Qwen-MoE) is refused with the reason,
+    never answered with a dense shape; any other unknown name gets the closest known names.
+    """
     key = _key(name)
     key = _ALIASES.get(key, key)
     if key not in MODEL_PRESETS:
         accepted = ", ".join(MODEL_PRESETS) + "; or num_params; or a Hugging Face config.json"
+        moe = next((v for k, v in NOT_A_DENSE_PRESET.items() if key == k or key.startswith(k + "-")), None)
+        if moe is not None:
+            raise CalculatorError("model", name, accepted, accepted.replace("; or", "；或"),
+                                  reason_en=moe[0], reason_zh=moe[1])
+        hint_en, hint_zh = _suggestion(key, MODEL_PRESETS, _ALIASES)
         raise CalculatorError("model", name, accepted, accepted.replace("; or", "；或"),
-                              reason_en=f"Unknown model preset {name!r}.",
-                              reason_zh=f"未知的模型预设 {name!r}。")
+                              reason_en=f"Unknown model preset {name!r}.{hint_en}",
+                              reason_zh=f"未知的模型预设 {name!r}。{hint_zh}")
     return MODEL_PRESETS[key]
 
 
@@ -218,8 +356,9 @@ def get_gpu(name: str) -> GPU:
     key = _GPU_ALIASES.get(key, key)
     if key not in GPU_PRESETS:
         accepted = ", ".join(GPU_PRESETS) + "; or gpu_memory_gb"
+        hint_en, hint_zh = _suggestion(key, GPU_PRESETS, _GPU_ALIASES)
         raise CalculatorError("gpu", name, accepted, accepted.replace("; or", "；或"),
-                              reason_en=f"Unknown GPU {name!r}.", reason_zh=f"未知的 GPU {name!r}。")
+                              reason_en=f"Unknown GPU {name!r}.{hint_en}", reason_zh=f"未知的 GPU {name!r}。{hint_zh}")
     return GPU_PRESETS[key]
 
 
