@@ -90,6 +90,17 @@ class MemoryConfig(BaseModel):
         "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
         "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."))
 
+    loss_implementation: Literal["hf", "hf-keep-outputs", "chunked"] = Field("hf", description=(
+        "How the causal-LM loss is computed. 'hf': transformers' ForCausalLMLoss as HF Trainer calls it (the model "
+        "output is dropped before backward): at the start of backward the fp32 log-softmax output, its fp32 "
+        "gradient and the fp32 gradient of the logits coexist, 12 bytes per logit (measured). 'hf-keep-outputs': "
+        "a loop that keeps `outputs` alive through loss.backward() also keeps the 16-bit (fp32) logits: 12 + 2 (4). "
+        "'chunked': a chunked / fused linear cross-entropy (Liger, torchtune, Unsloth) that never materialises the "
+        "full logits (its per-chunk buffer is not modelled)."))
+    allocator_slack_fraction: float = Field(0.10, description=(
+        "What nvidia-smi shows above PyTorch's peak allocation (the caching allocator keeps freed blocks "
+        "reserved, and fragmentation rounds blocks up), as a fraction of the peak. An assumption: it varies with "
+        "the run; torch.cuda.max_memory_reserved() / max_memory_allocated() - 1 on your machine gives the real one."))
     cuda_context_gb: float = Field(1.0, description=(
         "CUDA context + kernels. HF 'Model training anatomy' says 1-2 GB (1.3 GB measured on a V100); CUDA lazy "
         "module loading makes it smaller. Set it to what nvidia-smi shows for an idle process on your machine."))
@@ -151,7 +162,11 @@ class MemoryEstimate(BaseModel):
     optimizer_states: int
     activations: int | None
     other: int
-    total_per_gpu: int | None
+    total_per_gpu: int | None = Field(description="peak_allocated + CUDA context (fits/headroom use this).")
+    peak_allocated: int | None = Field(None, description=(
+        "What torch.cuda.max_memory_allocated() should report: model states + activations + buffers, no context."))
+    nvidia_smi: int | None = Field(None, description=(
+        "What nvidia-smi should show: peak_allocated × (1 + allocator_slack_fraction) + CUDA context."))
     cpu_total: int
     gpu_name: str | None
     gpu_capacity: int | None
@@ -346,6 +361,7 @@ def _validate_numbers(cfg: MemoryConfig) -> None:
     positive_int("pipeline_parallel_size", cfg.pipeline_parallel_size, maximum=10**4)
     positive_int("lora_rank", cfg.lora_rank, maximum=65536)
     positive_float("cuda_context_gb", cfg.cuda_context_gb, maximum=64, minimum_exclusive=-1e-9)
+    positive_float("allocator_slack_fraction", cfg.allocator_slack_fraction, maximum=10, minimum_exclusive=-1e-9)
     positive_float("reduce_bucket_size", cfg.reduce_bucket_size, maximum=1e12)
     positive_float("allgather_bucket_size", cfg.allgather_bucket_size, maximum=1e12)
     if cfg.gpu_memory_gb is not None:
@@ -365,14 +381,25 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
                            # adapter on a 16-bit model (measured in tests/test_activations_measured.py).
                            lora_input_copy=lora and bpv == 2, lora_bytes=4)
     total, layers = act.total, act.layers
+    logits = act.logits
+    if shape.architecture == "decoder":
+        # activation_bytes counts what the loss *saves* ((B + 4)·b·s·V: the logits and the fp32 log-softmax).
+        # The peak comes at the start of backward, when the fp32 log-softmax output, its fp32 gradient and the
+        # fp32 gradient of the logits coexist: 12 B per logit (+ B while the caller keeps the logits), measured
+        # with transformers 5.23 in tests/test_memory_logits.py. (Versions that built a shifted contiguous fp32
+        # copy, `shift_logits = logits[..., :-1, :].contiguous()`, keep 4 B more.)
+        per_logit = {"hf": 12, "hf-keep-outputs": 12 + bpv, "chunked": 0}[cfg.loss_implementation]
+        n_logits = micro * cfg.seq_len * shape.vocab_size
+        logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
+        total = act.total - act.logits + logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:
         # 1F1B: the first stage holds activations of up to `pp` in-flight micro-batches (Narayanan et al. 2021).
         in_flight = min(cfg.gradient_accumulation_steps, pp)
         layers = layers // pp * in_flight
-        total = layers + act.embeddings + act.logits
+        total = layers + act.embeddings + logits
     return total, {"activations_layers": layers, "activations_embeddings": act.embeddings,
-                   "activations_logits": act.logits}
+                   "activations_logits": logits}
 
 
 def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
@@ -467,13 +494,22 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     if pp > 1:
         ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
         ga_zh += " 例外：流水线并行时最多有 min(GA, 段数) 个微批次同时在途。"
+    if total is not None:
+        a_en.append(f"nvidia-smi figure: peak allocated + {cfg.allocator_slack_fraction:.0%} allocator cache/fragmentation "
+                    f"(an assumption; set allocator_slack_fraction) + {cfg.cuda_context_gb:g} GiB CUDA context")
+        a_zh.append(f"nvidia-smi 数值 = PyTorch 峰值分配 + {cfg.allocator_slack_fraction:.0%} 的缓存分配器保留/碎片（假设值，"
+                    f"可设 allocator_slack_fraction）+ {cfg.cuda_context_gb:g} GiB CUDA 上下文")
     if cfg.finetune != "full":
         a_en.append(f"{cfg.finetune}: base weights frozen, adapters (rank {cfg.lora_rank} on {', '.join(cfg.lora_target_modules)}) trained in fp32")
         a_zh.append(f"{cfg.finetune}：基座权重冻结，适配器（rank {cfg.lora_rank}，作用于 {', '.join(cfg.lora_target_modules)}）以 fp32 训练")
     return MemoryEstimate(
         model_name=model_name, num_params=n, trainable_params=int(trainable),
         weights=int(weights), gradients=int(grads), optimizer_states=int(optim), activations=act, other=other,
-        total_per_gpu=total, cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
+        total_per_gpu=total,
+        peak_allocated=None if total is None else total - details["cuda_context"],
+        nvidia_smi=None if total is None else int((total - details["cuda_context"]) * (1 + cfg.allocator_slack_fraction))
+        + details["cuda_context"],
+        cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
         fits=fits, headroom=headroom, max_micro_batch=max_micro, details=details, bytes_per_param=bpp,
         gradient_accumulation_note_en=ga_en, gradient_accumulation_note_zh=ga_zh,
         notes_en=notes_en, notes_zh=notes_zh, assumptions_en=a_en, assumptions_zh=a_zh,

@@ -248,6 +248,9 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "reduce_bucket_size": st.floats(1, 1e12),
     "allgather_bucket_size": st.floats(1, 1e12),
     "overlap_comm": st.booleans(),
+    "zero_grad_set_to_none": st.booleans(),
+    "loss_implementation": st.sampled_from(["hf", "hf-keep-outputs", "chunked"]),
+    "allocator_slack_fraction": st.floats(0, 10),
 }
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "a MemoryConfig field is not fuzzed"
 MODEL_SOURCES = ("model", "num_params", "hf_config")
