@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .activations import activation_bytes
 from .errors import CalculatorError
-from .presets import ModelShape, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
+from .presets import ModelShape, active_params, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
 from .validate import positive_float, positive_int
 
 GiB = 2**30
@@ -227,6 +227,13 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
         return shape, count_params(shape), shape.name, a_en, a_zh
     if cfg.hf_config is not None:
         shape = shape_from_hf_config(cfg.hf_config)
+        if shape.is_moe:
+            n, act = count_params(shape), active_params(shape)
+            a_en.append(f"mixture of experts: {n / 1e9:.2f}B parameters in total (all {shape.num_experts} experts are "
+                        f"stored, receive gradients and have optimizer states), {act / 1e9:.2f}B active per token "
+                        f"({shape.experts_per_token} experts); activations follow the active experts")
+            a_zh.append(f"混合专家模型：共 {n / 1e9:.2f}B 参数（全部 {shape.num_experts} 个专家都要存储、都有梯度和优化器状态），"
+                        f"每个 token 激活 {act / 1e9:.2f}B（{shape.experts_per_token} 个专家）；激活显存按被激活的专家计算")
         return shape, count_params(shape), shape.name, a_en, a_zh
     n = int(positive_float("num_params", cfg.num_params, maximum=MAX_PARAMS, minimum_exclusive=0))
     if n < 1:

@@ -45,6 +45,26 @@ class ModelShape(BaseModel):
     token_type_vocab: int = Field(0, ge=0)
     pooler: bool = False
     relative_attention_buckets: int = Field(0, ge=0, description="T5 relative position bias buckets.")
+    norms_per_layer: int = Field(2, ge=1, le=8, description=(
+        "Norms per (non-cross-attention) block: 2 usually, 4 in Gemma 2/3 (pre/post attention and MLP), "
+        "1 in Falcon-7B's parallel block."))
+    qk_norm: bool = Field(False, description="Per-head RMSNorm on queries and keys (Qwen3, Gemma 3): 2·head_dim params.")
+    embedding_norm: bool = Field(False, description="A LayerNorm right after the token embedding (BLOOM).")
+    # Mixture of experts (Mixtral, Qwen-MoE): every block's MLP is `num_experts` gated experts of
+    # `moe_intermediate_size` (Mixtral: intermediate_size), a router h×E, and optionally one shared expert.
+    num_experts: int = Field(0, ge=0, le=100_000)
+    experts_per_token: int = Field(0, ge=0, le=100_000)
+    moe_intermediate_size: int | None = Field(None, gt=0, le=10_000_000)
+    shared_expert_intermediate_size: int = Field(0, ge=0, le=10_000_000)
+    shared_expert_gate: bool = Field(False, description="Qwen2-MoE's sigmoid gate (h→1) on the shared expert.")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def expert_intermediate_size(self) -> int:
+        return self.moe_intermediate_size or self.intermediate_size
 
     @property
     def kv_heads(self) -> int:
@@ -75,18 +95,32 @@ def attention_params(shape: ModelShape) -> int:
             + _linear(inner, h, shape.linear_bias))
 
 
-def mlp_params(shape: ModelShape) -> int:
-    h, i, b = shape.hidden_size, shape.intermediate_size, shape.linear_bias
-    if shape.mlp == "gated":
-        return 2 * _linear(h, i, b) + _linear(i, h, b)
-    return _linear(h, i, b) + _linear(i, h, b)
+def _dense_mlp(h: int, i: int, b: bool, gated: bool) -> int:
+    return (2 * _linear(h, i, b) + _linear(i, h, b)) if gated else (_linear(h, i, b) + _linear(i, h, b))
 
 
-def layer_params(shape: ModelShape, cross_attention: bool = False) -> int:
+def mlp_params(shape: ModelShape, active: bool = False) -> int:
+    """One block's MLP; for a mixture of experts all experts (``active=False``) or the ``experts_per_token``
+    a token runs through (``active=True``), plus the router and the shared expert either way."""
+    h, b, gated = shape.hidden_size, shape.linear_bias, shape.mlp == "gated"
+    if not shape.is_moe:
+        return _dense_mlp(h, shape.intermediate_size, b, gated)
+    experts = shape.experts_per_token if active else shape.num_experts
+    n = experts * _dense_mlp(h, shape.expert_intermediate_size, b, gated) + h * shape.num_experts  # + router
+    if shape.shared_expert_intermediate_size:
+        n += _dense_mlp(h, shape.shared_expert_intermediate_size, b, gated)
+    if shape.shared_expert_gate:
+        n += h
+    return n
+
+
+def layer_params(shape: ModelShape, cross_attention: bool = False, active: bool = False) -> int:
     """Parameters of one transformer block (a decoder block of T5 adds cross-attention)."""
     blocks = 2 if cross_attention else 1
-    norms = (3 if cross_attention else 2) * _norm(shape)
-    return blocks * attention_params(shape) + mlp_params(shape) + norms
+    norms = (3 if cross_attention else shape.norms_per_layer) * _norm(shape)
+    if shape.qk_norm:
+        norms += 2 * shape.dim_per_head
+    return blocks * attention_params(shape) + mlp_params(shape, active) + norms
 
 
 def embedding_params(shape: ModelShape) -> int:
@@ -100,13 +134,22 @@ def embedding_params(shape: ModelShape) -> int:
     n += stacks * shape.relative_attention_buckets * shape.num_attention_heads
     if shape.pooler:
         n += _linear(h, h, True)
+    if shape.embedding_norm:
+        n += _norm(shape)
     return n
 
 
 def count_params(shape: ModelShape) -> int:
-    """Exact parameter count of the architecture described by ``shape``."""
+    """Exact parameter count of the architecture described by ``shape`` (all experts of a MoE)."""
     total = shape.num_layers * layer_params(shape) + embedding_params(shape)
     total += shape.num_decoder_layers * layer_params(shape, cross_attention=True)
+    return total
+
+
+def active_params(shape: ModelShape) -> int:
+    """Parameters one token runs through: ``count_params`` for a dense model, top-k experts for a MoE."""
+    total = shape.num_layers * layer_params(shape, active=True) + embedding_params(shape)
+    total += shape.num_decoder_layers * layer_params(shape, cross_attention=True, active=True)
     return total
 
 
@@ -401,6 +444,160 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+#: model_type values read as LLaMA-style decoders (gated MLP, RMSNorm, no biases unless stated) and their
+#: defaults that config.json files often leave out (transformers' config class defaults).
+_LLAMA_STYLE: dict[str, dict[str, Any]] = {
+    "": {}, "llama": {}, "mistral": {}, "yi": {}, "baichuan": {}, "phi3": {},
+    "qwen2": {"qkv_bias": True}, "qwen3": {"qk_norm": True},
+    "gemma": {"tie_word_embeddings": True}, "gemma2": {"tie_word_embeddings": True, "norms_per_layer": 4},
+    "gemma3_text": {"tie_word_embeddings": True, "norms_per_layer": 4, "qk_norm": True},
+}
+_MULTIMODAL_TEXT = {"gemma3": "gemma3_text"}
+#: Architectures the calculators cannot express yet: refused with the reason instead of misread.
+_UNSUPPORTED = {
+    "deepseek_v2": "DeepSeek-V2 (multi-head latent attention and shared + routed experts)",
+    "deepseek_v3": "DeepSeek-V3 (multi-head latent attention and shared + routed experts)",
+}
+SUPPORTED_MODEL_TYPES = sorted(set(_LLAMA_STYLE) - {""} | {"gpt2", "t5", "bert", "roberta", "xlm-roberta", "chatglm",
+                                                          "bloom", "falcon", "gpt_neox", "mixtral", "qwen2_moe",
+                                                          "qwen3_moe", "gemma3"})
+
+
+def _i(config: dict[str, Any], *keys: str, default: Any = None) -> int:
+    value = _get(config, *keys, default=default)
+    if value is None:
+        raise KeyError(keys[0])
+    return int(value)
+
+
+def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape:
+    """One architecture's config.json keys -> ModelShape; unknown architectures are refused, never guessed."""
+    if model_type == "gpt2" or (not model_type and "n_embd" in config):
+        h = int(config["n_embd"])
+        return ModelShape(name=name, hidden_size=h, num_layers=int(config["n_layer"]),
+                          num_attention_heads=int(config["n_head"]),
+                          intermediate_size=int(config.get("n_inner") or 4 * h),
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
+                          linear_bias=True, tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+                          learned_positions=int(config.get("n_positions", 1024)))
+    if model_type == "t5" or (not model_type and "d_model" in config):
+        gated = str(config.get("feed_forward_proj", "relu")).startswith("gated")
+        return ModelShape(name=name, architecture="encoder-decoder", hidden_size=int(config["d_model"]),
+                          num_layers=int(config["num_layers"]),
+                          num_decoder_layers=int(config.get("num_decoder_layers") or config["num_layers"]),
+                          num_attention_heads=int(config["num_heads"]), head_dim=int(config["d_kv"]),
+                          intermediate_size=int(config["d_ff"]), vocab_size=int(config["vocab_size"]),
+                          mlp="gated" if gated else "plain",
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+                          relative_attention_buckets=int(config.get("relative_attention_num_buckets", 32)))
+    if model_type in ("bert", "roberta", "xlm-roberta"):
+        return ModelShape(name=name, architecture="encoder", hidden_size=int(config["hidden_size"]),
+                          num_layers=int(config["num_hidden_layers"]),
+                          num_attention_heads=int(config["num_attention_heads"]),
+                          intermediate_size=int(config["intermediate_size"]),
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
+                          linear_bias=True, tie_word_embeddings=True,
+                          learned_positions=int(config.get("max_position_embeddings", 512)),
+                          token_type_vocab=int(config.get("type_vocab_size", 2)), pooler=True)
+    if model_type == "chatglm" or (not model_type and "multi_query_group_num" in config):
+        return ModelShape(name=name, hidden_size=int(config["hidden_size"]), num_layers=int(config["num_layers"]),
+                          num_attention_heads=int(config["num_attention_heads"]),
+                          num_key_value_heads=int(config.get("multi_query_group_num") or config["num_attention_heads"]),
+                          intermediate_size=int(config["ffn_hidden_size"]),
+                          vocab_size=int(_get(config, "padded_vocab_size", "vocab_size")),
+                          qkv_bias=bool(config.get("add_qkv_bias", True)))
+    if model_type == "bloom":
+        # BLOOM: fused QKV with biases, 4h GELU MLP with biases, LayerNorms, ALiBi (no position table),
+        # a LayerNorm after the word embeddings, tied LM head (transformers BloomConfig / modeling_bloom).
+        h = _i(config, "hidden_size", "n_embed")
+        return ModelShape(name=name, hidden_size=h, num_layers=_i(config, "n_layer", "num_hidden_layers"),
+                          num_attention_heads=_i(config, "n_head", "num_attention_heads"), intermediate_size=4 * h,
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm", linear_bias=True,
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)), embedding_norm=True)
+    if model_type in ("falcon", "refinedweb", "refinedwebmodel"):
+        # Falcon (transformers FalconConfig defaults): new_decoder_architecture (40B/180B) uses num_kv_heads and
+        # two LayerNorms per block; otherwise multi_query (7B) means one K/V head, and parallel_attn one norm.
+        h = _i(config, "hidden_size", "n_embed")
+        heads = _i(config, "num_attention_heads", "n_head")
+        new_arch = bool(config.get("new_decoder_architecture", False))
+        if new_arch:
+            kv = _i(config, "num_kv_heads", default=heads)
+            norms = int(config.get("num_ln_in_parallel_attn") or 2)
+        else:
+            kv = 1 if config.get("multi_query", True) else heads
+            norms = 1 if config.get("parallel_attn", True) else 2
+        return ModelShape(name=name, hidden_size=h, num_layers=_i(config, "num_hidden_layers", "n_layer"),
+                          num_attention_heads=heads, num_key_value_heads=kv,
+                          intermediate_size=_i(config, "ffn_hidden_size", default=4 * h),
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
+                          linear_bias=bool(config.get("bias", False)), norms_per_layer=norms,
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)))
+    if model_type == "gpt_neox":
+        # GPT-NeoX / Pythia: plain GELU MLP, LayerNorms, biases on every linear, rotary, untied embed_out.
+        return ModelShape(name=name, hidden_size=int(config["hidden_size"]),
+                          num_layers=int(config["num_hidden_layers"]),
+                          num_attention_heads=int(config["num_attention_heads"]),
+                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                          mlp="plain", norm="layernorm", linear_bias=bool(config.get("attention_bias", True)),
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+    if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        return _moe_shape(model_type, name, config)
+    if model_type in _UNSUPPORTED:
+        raise CalculatorError("model_config", model_type, _accepted_types()[0], _accepted_types()[1],
+                              reason_en=f"{_UNSUPPORTED[model_type]} cannot be expressed yet; reading it as a dense "
+                                        "model would give wrong numbers. Give num_params instead.",
+                              reason_zh=f"暂不支持 {_UNSUPPORTED[model_type]}；按稠密模型读取会得出错误数字。请改用 num_params。")
+    if model_type not in _LLAMA_STYLE:
+        raise CalculatorError("model_config", model_type[:80], _accepted_types()[0], _accepted_types()[1],
+                              reason_en=f"Unknown model_type {model_type[:80]!r}: not read as LLaMA-style, "
+                                        "because a guess could be silently wrong.",
+                              reason_zh=f"未知的 model_type {model_type[:80]!r}：为避免悄悄读错，不按 LLaMA 结构猜测。")
+    if _get(config, "num_local_experts", "num_experts", "n_routed_experts") not in (None, 0, 1):
+        raise CalculatorError("model_config", "num_experts", _accepted_types()[0], _accepted_types()[1],
+                              reason_en="This config.json describes a mixture-of-experts model under a dense "
+                                        "model_type; refusing rather than reading it as dense.",
+                              reason_zh="该 config.json 以稠密 model_type 描述了一个混合专家模型；拒绝按稠密模型读取。")
+    d = _LLAMA_STYLE[model_type]
+    h = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
+                      num_attention_heads=heads,
+                      num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+                      head_dim=_get(config, "head_dim"),
+                      intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                      qkv_bias=bool(config.get("attention_bias", False)) or d.get("qkv_bias", False),
+                      norms_per_layer=d.get("norms_per_layer", 2), qk_norm=d.get("qk_norm", False),
+                      tie_word_embeddings=bool(config.get("tie_word_embeddings", d.get("tie_word_embeddings", False))))
+
+
+def _moe_shape(model_type: str, name: str, config: dict[str, Any]) -> ModelShape:
+    """Mixtral / Qwen2-MoE / Qwen3-MoE: total and active parameters both follow from the shape."""
+    h = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    if model_type != "mixtral" and (config.get("mlp_only_layers") or int(config.get("decoder_sparse_step", 1)) != 1):
+        raise CalculatorError("model_config", "mlp_only_layers / decoder_sparse_step", "every block a MoE block "
+                              "(mlp_only_layers empty, decoder_sparse_step 1)", "每层都是 MoE 层（mlp_only_layers 为空、"
+                              "decoder_sparse_step 为 1）")
+    experts = _i(config, "num_local_experts", "num_experts")  # transformers 5 writes num_local_experts for Qwen3-MoE
+    shared = int(config.get("shared_expert_intermediate_size") or 0) if model_type == "qwen2_moe" else 0
+    return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
+                      num_attention_heads=heads, num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+                      head_dim=_get(config, "head_dim"),
+                      intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                      qkv_bias=model_type == "qwen2_moe" or bool(config.get("attention_bias", False)),
+                      qk_norm=model_type == "qwen3_moe",
+                      num_experts=experts, experts_per_token=_i(config, "num_experts_per_tok"),
+                      moe_intermediate_size=None if model_type == "mixtral" else _i(config, "moe_intermediate_size"),
+                      shared_expert_intermediate_size=shared, shared_expert_gate=shared > 0,
+                      tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+
+
+def _accepted_types() -> tuple[str, str]:
+    listed = ", ".join(SUPPORTED_MODEL_TYPES)
+    return (f"a config.json with model_type one of {listed}; or num_params with hidden_size and num_layers",
+            f"model_type 为以下之一的 config.json：{listed}；或 num_params 加 hidden_size 和 num_layers")
+
+
 def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     """Read a Hugging Face ``config.json`` into a ModelShape.
 
@@ -436,51 +633,16 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     if not isinstance(config, dict):
         raise CalculatorError("model_config", config, "a dict parsed from config.json", "从 config.json 解析的字典")
     model_type = str(config.get("model_type", "")).lower()
-    name = str(config.get("_name_or_path") or model_type or "custom")
+    name = str(config.get("_name_or_path") or model_type or "custom")[:80]
+    if model_type in _MULTIMODAL_TEXT and isinstance(config.get("text_config"), dict):
+        # Gemma 3 4B/12B/27B: the language model sits in text_config; the SigLIP vision tower is not counted.
+        config = {**config["text_config"], "_name_or_path": name}
+        name += " (text model only; vision tower not counted)"
+        model_type = _MULTIMODAL_TEXT[model_type]
     try:
-        if model_type == "gpt2" or "n_embd" in config:
-            h = int(config["n_embd"])
-            return ModelShape(name=name, hidden_size=h, num_layers=int(config["n_layer"]),
-                              num_attention_heads=int(config["n_head"]),
-                              intermediate_size=int(config.get("n_inner") or 4 * h),
-                              vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                              linear_bias=True, tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
-                              learned_positions=int(config.get("n_positions", 1024)))
-        if model_type == "t5" or "d_model" in config:
-            gated = str(config.get("feed_forward_proj", "relu")).startswith("gated")
-            return ModelShape(name=name, architecture="encoder-decoder", hidden_size=int(config["d_model"]),
-                              num_layers=int(config["num_layers"]),
-                              num_decoder_layers=int(config.get("num_decoder_layers") or config["num_layers"]),
-                              num_attention_heads=int(config["num_heads"]), head_dim=int(config["d_kv"]),
-                              intermediate_size=int(config["d_ff"]), vocab_size=int(config["vocab_size"]),
-                              mlp="gated" if gated else "plain",
-                              tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
-                              relative_attention_buckets=int(config.get("relative_attention_num_buckets", 32)))
-        if model_type in ("bert", "roberta", "xlm-roberta"):
-            return ModelShape(name=name, architecture="encoder", hidden_size=int(config["hidden_size"]),
-                              num_layers=int(config["num_hidden_layers"]),
-                              num_attention_heads=int(config["num_attention_heads"]),
-                              intermediate_size=int(config["intermediate_size"]),
-                              vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                              linear_bias=True, tie_word_embeddings=True,
-                              learned_positions=int(config.get("max_position_embeddings", 512)),
-                              token_type_vocab=int(config.get("type_vocab_size", 2)), pooler=True)
-        if model_type == "chatglm" or "multi_query_group_num" in config:
-            return ModelShape(name=name, hidden_size=int(config["hidden_size"]), num_layers=int(config["num_layers"]),
-                              num_attention_heads=int(config["num_attention_heads"]),
-                              num_key_value_heads=int(config.get("multi_query_group_num") or config["num_attention_heads"]),
-                              intermediate_size=int(config["ffn_hidden_size"]),
-                              vocab_size=int(_get(config, "padded_vocab_size", "vocab_size")),
-                              qkv_bias=bool(config.get("add_qkv_bias", True)))
-        h = int(config["hidden_size"])
-        heads = int(config["num_attention_heads"])
-        return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
-                          num_attention_heads=heads,
-                          num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
-                          head_dim=_get(config, "head_dim"),
-                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
-                          qkv_bias=bool(config.get("attention_bias", False)) or model_type.startswith("qwen2"),
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+        return _shape_for(model_type, name, config)
+    except CalculatorError:
+        raise
     except KeyError as exc:
         raise CalculatorError("model_config", f"missing key {exc.args[0]!r}",
                               "a config.json with hidden size, layer count, heads, intermediate size and vocab size",
