@@ -73,6 +73,15 @@ class MemoryConfig(BaseModel):
     offload_optimizer: bool = False
     offload_param: bool = False
     pipeline_parallel_size: int = 1
+    fsdp: Literal["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"] = Field("none", description=(
+        "PyTorch FSDP sharding strategy (HF Trainer/Accelerate `fsdp`), instead of DeepSpeed ZeRO (zero_stage 0). "
+        "full_shard ~ ZeRO-3, shard_grad_op ~ ZeRO-2 (parameters stay gathered from forward to backward), "
+        "hybrid_shard = full_shard inside a node, replicated across nodes."))
+    fsdp_cpu_offload: bool = Field(False, description="FSDP CPUOffload(offload_params=True): sharded parameters, "
+                                                      "gradients and the optimizer step live on the CPU.")
+    fsdp_sync_each_batch: bool = Field(False, description=(
+        "Accelerate's GradientAccumulationPlugin(sync_each_batch=...). False (the default) wraps the GA micro-steps "
+        "in FSDP's no_sync(), which accumulates *unsharded* gradients: a full gradient buffer at GA >= 2."))
     zero_grad_set_to_none: bool = Field(True, description=(
         "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
         "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
@@ -133,6 +142,14 @@ class MemoryConfig(BaseModel):
         if self.offload_optimizer and self.zero_stage == 0:
             raise CalculatorError("offload_optimizer", True, "offload_optimizer with zero_stage 1, 2 or 3 (ZeRO-Offload)",
                                   "zero_stage 为 1、2 或 3 时才能 offload_optimizer（ZeRO-Offload）")
+        if self.fsdp != "none" and (self.zero_stage or self.offload_optimizer or self.offload_param
+                                    or self.pipeline_parallel_size != 1):
+            raise CalculatorError("fsdp", self.fsdp, "FSDP alone: zero_stage 0, no DeepSpeed offload, no pipeline "
+                                  "parallelism (FSDP and DeepSpeed ZeRO are alternatives)",
+                                  "单独使用 FSDP：zero_stage 为 0、不开 DeepSpeed offload、不用流水线并行（FSDP 与 ZeRO 二选一）")
+        if self.fsdp_cpu_offload and self.fsdp == "none":
+            raise CalculatorError("fsdp_cpu_offload", True, "fsdp_cpu_offload with an fsdp strategy",
+                                  "需先设置 fsdp 策略才能使用 fsdp_cpu_offload")
         for name in ("world_size", "num_nodes"):
             if getattr(self, name) < 1:
                 raise CalculatorError(name, getattr(self, name), "an integer ≥ 1", "≥ 1 的整数")
@@ -326,6 +343,41 @@ def _comm_buffers(cfg: MemoryConfig, grad_bytes_full: int, largest_layer: int) -
     return out
 
 
+def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, frozen: float, adafactor: float,
+                 largest_layer: int, gpus_per_node: int) -> tuple[float, float, float, float, dict[str, int]]:
+    """Per-GPU (weights, gradients, optimizer, CPU bytes, buffers) under PyTorch FSDP.
+
+    FSDP keeps each unit's parameters as a flat sharded tensor in the dtype the model was loaded in (fp32 for
+    the ``amp-*`` / fp32 regimes; its MixedPrecision casts a gathered unit to 16 bits for compute), gradients
+    sharded in that dtype, and the optimizer states of its shard (PyTorch FSDP docs,
+    https://pytorch.org/docs/stable/fsdp.html, v2.x). While a unit computes, its full parameters are
+    all-gathered; with the default ``backward_prefetch=BACKWARD_PRE`` the next unit's are gathered too, and
+    a unit's unsharded gradient exists until its reduce-scatter: 3 × the largest unit in the compute dtype
+    (HF auto-wrap makes each transformer block a unit). ``shard_grad_op`` keeps the gathered 16-bit
+    parameters of every unit from forward to backward. With GA and ``no_sync()`` (Accelerate's default,
+    ``sync_each_batch=False``) gradients accumulate unsharded: FSDP docs, ``no_sync``.
+    """
+    compute = 4 if cfg.precision == "fp32" else 2
+    w_bytes = bpp["weights"] - (2 if cfg.precision.startswith("amp-") else 0)  # the 16-bit copy is per gathered unit
+    shard = {"full_shard": cfg.world_size, "shard_grad_op": cfg.world_size, "hybrid_shard": gpus_per_node,
+             "no_shard": 1}[cfg.fsdp]
+    weights = (frozen + trainable * w_bytes) / shard
+    grads_full = trainable * bpp["gradients"]
+    grads = grads_full / shard
+    optim = (trainable * bpp["optimizer_states"] + adafactor) / shard
+    buffers: dict[str, int] = {}
+    if cfg.fsdp in ("full_shard", "hybrid_shard") and shard > 1:
+        buffers["fsdp_gathered_units"] = 3 * compute * largest_layer
+    elif cfg.fsdp == "shard_grad_op" and shard > 1:
+        buffers["fsdp_gathered_params"] = int(compute * (frozen / 2 + trainable))  # every unit, fwd -> bwd
+    if cfg.gradient_accumulation_steps >= 2 and not cfg.fsdp_sync_each_batch and shard > 1:
+        buffers["fsdp_no_sync_unsharded_grads"] = int(grads_full)
+    cpu = 0.0
+    if cfg.fsdp_cpu_offload:
+        cpu, weights, grads, optim = weights + grads + optim, 0.0, 0.0, 0.0
+    return weights, grads, optim, cpu, buffers
+
+
 def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
     """Whether the GPU gradient buffer exists while a micro-batch's activations are alive.
 
@@ -448,9 +500,14 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         cpu_per_gpu += weights
         weights = 2.0 * largest_layer  # the layer being gathered for compute
     gpus_per_node = ws // cfg.num_nodes
+    fsdp_buffers: dict[str, int] = {}
+    if cfg.fsdp != "none":
+        weights, grads, optim, cpu_fsdp, fsdp_buffers = _fsdp_states(cfg, bpp, trainable, frozen, adafactor,
+                                                                      largest_layer, gpus_per_node)
+        cpu_per_gpu += cpu_fsdp
 
     act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
-    comm = _comm_buffers(cfg, int(grads_full), largest_layer)
+    comm = _comm_buffers(cfg, int(grads_full), largest_layer) if cfg.fsdp == "none" else fsdp_buffers
     details.update(comm)
     details["cuda_context"] = int(cfg.cuda_context_gb * GiB)
     other = sum(comm.values()) + details["cuda_context"]
@@ -473,6 +530,11 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     ga1 = cfg.model_copy(update={"gradient_accumulation_steps": 1})
     ga_extra = None if act is None else (
         _peak(fixed, int(grads), act, True) - _peak(fixed, int(grads), act, _gradients_live_in_forward(ga1)))
+    fsdp_nosync = 0
+    if cfg.fsdp in ("full_shard", "shard_grad_op", "hybrid_shard") and not cfg.fsdp_sync_each_batch and ws > 1:
+        fsdp_nosync = int(trainable * bpp["gradients"])  # FSDP no_sync(): unsharded accumulated gradients, GA >= 2
+        if ga_extra is not None:
+            ga_extra += fsdp_nosync
     details["gradients_live_during_forward"] = int(grads_live)
     if ga_extra is not None:
         details["ga_ge_2_extra_over_ga_1"] = ga_extra
@@ -498,6 +560,13 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
 
     ga = cfg.gradient_accumulation_steps
     ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
+    if fsdp_nosync:
+        ga_en += (f" FSDP: with GA ≥ 2 Accelerate/HF Trainer run the micro-steps under no_sync(), which accumulates "
+                  f"unsharded gradients ({fsdp_nosync / GiB:.2f} GiB per GPU, included above); "
+                  "GradientAccumulationPlugin(sync_each_batch=True) (fsdp_sync_each_batch) keeps them sharded.")
+        ga_zh += (f" FSDP：GA ≥ 2 时 Accelerate/HF Trainer 在 no_sync() 中执行微步，梯度以未分片形式累加（每卡 "
+                  f"{fsdp_nosync / GiB:.2f} GiB，已计入上面的差值）；GradientAccumulationPlugin(sync_each_batch=True)"
+                  "（fsdp_sync_each_batch）可保持分片。")
     if pp > 1:
         ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
         ga_zh += " 例外：流水线并行时最多有 min(GA, 段数) 个微批次同时在途。"
