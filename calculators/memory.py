@@ -81,7 +81,10 @@ class MemoryConfig(BaseModel):
                                                       "gradients and the optimizer step live on the CPU.")
     fsdp_sync_each_batch: bool = Field(False, description=(
         "Accelerate's GradientAccumulationPlugin(sync_each_batch=...). False (the default) wraps the GA micro-steps "
-        "in FSDP's no_sync(), which accumulates *unsharded* gradients: a full gradient buffer at GA >= 2."))
+        "in FSDP's no_sync(), which accumulates *unsharded* gradients: a full gradient buffer at GA >= 2 (FSDP1, "
+        "FullyShardedDataParallel). FSDP2 (fully_shard, fsdp_version 2) has no no_sync() and reduce-scatters every "
+        "micro-batch: set True for FSDP2. Sources: https://pytorch.org/docs/stable/fsdp.html (no_sync), "
+        "https://huggingface.co/docs/accelerate/concept_guides/gradient_synchronization (sync_each_batch)."))
     zero_grad_set_to_none: bool = Field(True, description=(
         "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
         "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
