@@ -11,7 +11,7 @@
    ``precision="amp-bf16"``, ``cuda_context_gb=0`` because max_memory_allocated does not see
    the CUDA context). The claims under test: micro batch moves the peak; GA=8 is at most one gradient
    buffer above GA=1 (``zero_grad(set_to_none=True)``: no gradients during GA=1's forward), the amount
-   ``estimate_memory`` reports as ``details["ga_ge_2_extra_over_ga_1"]``.
+   ``estimate_memory`` reports as ``ga_extra_over_ga1``.
 
 Without CUDA it prints why and exits 0. ``--json PATH`` also writes the figures as JSON.
 """

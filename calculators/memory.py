@@ -194,6 +194,12 @@ class MemoryEstimate(BaseModel):
     headroom: int | None
     max_micro_batch: int | None
     details: dict[str, int] = Field(description="The pieces of 'activations' and 'other'.")
+    gradients_live_during_forward: bool = Field(False, description=(
+        "Whether the GPU gradient buffer coexists with a micro-batch's activations (GA >= 2, ZeRO-3, or "
+        "set_to_none=False); if not, the peak holds max(activations, gradients) instead of their sum."))
+    ga_extra_over_ga1: int | None = Field(None, description=(
+        "Bytes per GPU that any GA >= 2 adds over GA=1 with everything else equal (constant in GA): at most one "
+        "gradient buffer, plus FSDP no_sync's unsharded gradients. None when activations are unknown."))
     bytes_per_param: dict[str, float]
     gradient_accumulation_note_en: str
     gradient_accumulation_note_zh: str
@@ -538,9 +544,6 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         fsdp_nosync = int(trainable * bpp["gradients"])  # FSDP no_sync(): unsharded accumulated gradients, GA >= 2
         if ga_extra is not None:
             ga_extra += fsdp_nosync
-    details["gradients_live_during_forward"] = int(grads_live)
-    if ga_extra is not None:
-        details["ga_ge_2_extra_over_ga_1"] = ga_extra
     fits = headroom = max_micro = None
     if capacity is not None and total is not None:
         headroom = capacity - total
@@ -590,6 +593,7 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         + details["cuda_context"],
         cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
         fits=fits, headroom=headroom, max_micro_batch=max_micro, details=details, bytes_per_param=bpp,
+        gradients_live_during_forward=grads_live, ga_extra_over_ga1=ga_extra,
         gradient_accumulation_note_en=ga_en, gradient_accumulation_note_zh=ga_zh,
         notes_en=notes_en, notes_zh=notes_zh, assumptions_en=a_en, assumptions_zh=a_zh,
     )

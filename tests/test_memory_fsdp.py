@@ -37,7 +37,7 @@ def test_ga_with_no_sync_accumulates_unsharded_gradients():
     ga1, ga4 = _e(fsdp="full_shard"), _e(fsdp="full_shard", gradient_accumulation_steps=4)
     unsharded = 4 * ga1.num_params                 # fp32 gradients of every parameter
     assert ga4.details["fsdp_no_sync_unsharded_grads"] == unsharded
-    assert ga4.total_per_gpu - ga1.total_per_gpu == ga4.details["ga_ge_2_extra_over_ga_1"]
+    assert ga4.total_per_gpu - ga1.total_per_gpu == ga4.ga_extra_over_ga1
     assert "no_sync" in ga4.gradient_accumulation_note_en and "no_sync" in ga4.gradient_accumulation_note_zh
     synced = _e(fsdp="full_shard", gradient_accumulation_steps=4, fsdp_sync_each_batch=True)
     assert "fsdp_no_sync_unsharded_grads" not in synced.details and synced.total_per_gpu < ga4.total_per_gpu

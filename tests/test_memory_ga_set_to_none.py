@@ -128,11 +128,11 @@ def test_estimator_agrees_with_the_measured_difference(big_act):
     e1, e2, e8 = (_estimate(cfg, ga) for ga in (1, 2, 8))
     assert e1.gradients == g                         # fp32 gradients: 4 B/param, the same count as the model
     assert e2.total_per_gpu == e8.total_per_gpu
-    assert e2.total_per_gpu - e1.total_per_gpu == e2.details["ga_ge_2_extra_over_ga_1"]
+    assert e2.total_per_gpu - e1.total_per_gpu == e2.ga_extra_over_ga1
     assert abs((e2.total_per_gpu - e1.total_per_gpu) - (p2 - p1)) <= 0.02 * g
     keep1 = _estimate(cfg, 1, set_to_none=False)
     assert keep1.total_per_gpu == e2.total_per_gpu
-    assert e1.details["gradients_live_during_forward"] == 0 and e2.details["gradients_live_during_forward"] == 1
+    assert e1.gradients_live_during_forward is False and e2.gradients_live_during_forward is True
 
 
 def test_small_activations_ga1_peak_is_not_gradients_plus_activations():
@@ -167,7 +167,7 @@ def test_zero3_keeps_its_gradient_partition_buffer():
 
 def test_notes_state_the_difference_in_both_languages():
     e = estimate_memory(dict(model="llama-2-7b", precision="amp-bf16", seq_len=1024, gradient_accumulation_steps=8))
-    extra = e.details["ga_ge_2_extra_over_ga_1"] / 2**30
+    extra = e.ga_extra_over_ga1 / 2**30
     assert f"{extra:.2f} GiB" in e.gradient_accumulation_note_en
     assert f"{extra:.2f} GiB" in e.gradient_accumulation_note_zh
     assert "set_to_none=True" in e.gradient_accumulation_note_en
