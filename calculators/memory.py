@@ -73,6 +73,10 @@ class MemoryConfig(BaseModel):
     offload_optimizer: bool = False
     offload_param: bool = False
     pipeline_parallel_size: int = 1
+    bitsandbytes_before_0_43_2: bool = Field(False, description=(
+        "QLoRA with bitsandbytes < 0.43.2: MatMul4Bit saved its input for backward even though the frozen 4-bit "
+        "weight needs no gradient (bitsandbytes/autograd/_functions.py: `ctx.tensors = (A, B)` in 0.43.1, "
+        "`(None, B)` from 0.43.2), so every block keeps the inputs of its 4-bit linears."))
     fsdp: Literal["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"] = Field("none", description=(
         "PyTorch FSDP sharding strategy (HF Trainer/Accelerate `fsdp`), instead of DeepSpeed ZeRO (zero_stage 0). "
         "full_shard ~ ZeRO-3, shard_grad_op ~ ZeRO-2 (parameters stay gathered from forward to backward), "
@@ -449,6 +453,14 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
                            # adapter on a 16-bit model (measured in tests/test_activations_measured.py).
                            lora_input_copy=lora and bpv == 2, lora_bytes=4)
     total, layers = act.total, act.layers
+    if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
+        # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
+        # the first block's Q/K/V input needs no gradient and is not saved.
+        inner = shape.num_attention_heads * shape.dim_per_head
+        per_layer = bpv * micro * cfg.seq_len * (2 * shape.hidden_size + inner + shape.intermediate_size)
+        kept = per_layer * shape.total_layers - bpv * micro * cfg.seq_len * shape.hidden_size
+        layers += kept
+        total += kept
     logits = act.logits
     if shape.architecture == "decoder":
         # activation_bytes counts what the loss *saves* ((B + 4)·b·s·V: the logits and the fp32 log-softmax).
@@ -459,7 +471,7 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         per_logit = {"hf": 12, "hf-keep-outputs": 12 + bpv, "chunked": 0}[cfg.loss_implementation]
         n_logits = micro * cfg.seq_len * shape.vocab_size
         logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
-        total = act.total - act.logits + logits
+        total = total - act.logits + logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:
         # 1F1B: the first stage holds activations of up to `pp` in-flight micro-batches (Narayanan et al. 2021).

@@ -254,6 +254,7 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "fsdp": st.sampled_from(["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"]),
     "fsdp_cpu_offload": st.booleans(),
     "fsdp_sync_each_batch": st.booleans(),
+    "bitsandbytes_before_0_43_2": st.booleans(),
 }
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "a MemoryConfig field is not fuzzed"
 MODEL_SOURCES = ("model", "num_params", "hf_config")
