@@ -36,8 +36,11 @@ A100_40 = 40e9
 # stabilityai/stablelm-base-alpha-3b config.json (GPT-NeoX architecture)
 STABLELM_3B = {"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 16, "num_attention_heads": 32,
                "intermediate_size": 16384, "vocab_size": 50688, "tie_word_embeddings": False}
+# microsoft/phi-1_5 config.json (transformers-native "phi" architecture)
+PHI_15 = {"model_type": "phi", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
+          "num_attention_heads": 32, "vocab_size": 51200, "tie_word_embeddings": False}
 SEQ = {"stablelm": 1034, "llama2": 1304, "phi": 1044}
-MODEL = {"stablelm": {"hf_config": STABLELM_3B}, "llama2-7b": {"model": "llama-2-7b"},
+MODEL = {"stablelm": {"hf_config": STABLELM_3B}, "phi": {"hf_config": PHI_15}, "llama2-7b": {"model": "llama-2-7b"},
          "llama2-13b": {"model": "llama-2-13b"}}
 
 
@@ -53,7 +56,7 @@ class Point:
 
 
 def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[str, Any]:
-    seq = SEQ["stablelm" if model == "stablelm" else "llama2"]
+    seq = SEQ[model if model in SEQ else "llama2"]
     cfg: dict[str, Any] = dict(MODEL[model], precision="bf16", finetune="lora" if quant == "None" else "qlora",
                                lora_rank=8, lora_target_modules=["q_proj", "v_proj"], seq_len=seq,
                                train_micro_batch_size_per_gpu=micro, gradient_accumulation_steps=128 // micro,
@@ -66,14 +69,14 @@ def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[st
 
 
 NF4 = "bnb.nf4 without double quantisation (the estimator models NF4 + double quantisation only)"
-PHI = "phi-1.5 (parallel attention/MLP 'phi' architecture): no config.json reader yet"
 ADAPTER = "LLaMA-Adapter / Adapter v2 fine-tuning is not modelled"
 
 POINTS: list[Point] = []
 # Finetuning with LoRA on 1 GPU
 for micro, gb in ((1, 4.82), (2, 6.76), (4, 10.68)):
-    POINTS.append(Point(f"phi-1.5 LoRA mb{micro}", gb, None, PHI))
-POINTS += [Point("phi-1.5 LoRA nf4 mb1", 3.78, None, PHI), Point("phi-1.5 LoRA nf4-dq mb1", 3.72, None, PHI)]
+    POINTS.append(Point(f"phi-1.5 LoRA mb{micro}", gb, _lora("phi", micro)))
+POINTS += [Point("phi-1.5 LoRA nf4 mb1", 3.78, None, NF4),
+           Point("phi-1.5 LoRA nf4-dq mb1", 3.72, _lora("phi", 1, "nf4-dq"))]
 for micro, gb in ((1, 9.69), (2, 12.10), (4, 16.92)):
     POINTS.append(Point(f"StableLM-3B LoRA mb{micro}", gb, _lora("stablelm", micro)))
 POINTS += [Point("StableLM-3B LoRA nf4 mb1", 6.35, None, NF4),
@@ -93,7 +96,7 @@ for name, gbs in (("Adapter", (9.10, 5.65, 5.48, 19.98, 12.68, 12.38)), ("Adapte
         POINTS.append(Point(f"{model} {name} {quant} mb1", gb, None, ADAPTER))
 # Finetuning with LoRA on several GPUs (FSDP, activation checkpointing)
 for micro, gb in ((1, 4.86), (2, 5.05), (4, 5.88)):
-    POINTS.append(Point(f"phi-1.5 LoRA 2×A100 mb{micro}", gb, None, PHI))
+    POINTS.append(Point(f"phi-1.5 LoRA 2×A100 mb{micro}", gb, _lora("phi", micro, gpus=2)))
 for micro, gb in ((1, 12.75), (2, 12.94), (4, 13.45)):
     POINTS.append(Point(f"StableLM-3B LoRA 2×A100 mb{micro}", gb, _lora("stablelm", micro, gpus=2)))
 for micro, gb in ((1, 22.18), (2, 22.47), (4, 23.39)):

@@ -50,6 +50,7 @@ class ModelShape(BaseModel):
         "1 in Falcon-7B's parallel block."))
     qk_norm: bool = Field(False, description="Per-head RMSNorm on queries and keys (Qwen3, Gemma 3): 2·head_dim params.")
     embedding_norm: bool = Field(False, description="A LayerNorm right after the token embedding (BLOOM).")
+    lm_head_bias: bool = Field(False, description="The LM head has a bias (Phi-1/1.5/2).")
     # Mixture of experts (Mixtral, Qwen-MoE): every block's MLP is `num_experts` gated experts of
     # `moe_intermediate_size` (Mixtral: intermediate_size), a router h×E, and optionally one shared expert.
     num_experts: int = Field(0, ge=0, le=100_000)
@@ -136,6 +137,8 @@ def embedding_params(shape: ModelShape) -> int:
         n += _linear(h, h, True)
     if shape.embedding_norm:
         n += _norm(shape)
+    if shape.lm_head_bias:
+        n += shape.vocab_size
     return n
 
 
@@ -459,7 +462,7 @@ _UNSUPPORTED = {
     "deepseek_v3": "DeepSeek-V3 (multi-head latent attention and shared + routed experts)",
 }
 SUPPORTED_MODEL_TYPES = sorted(set(_LLAMA_STYLE) - {""} | {"gpt2", "t5", "bert", "roberta", "xlm-roberta", "chatglm",
-                                                          "bloom", "falcon", "gpt_neox", "mixtral", "qwen2_moe",
+                                                          "bloom", "falcon", "gpt_neox", "phi", "mixtral", "qwen2_moe",
                                                           "qwen3_moe", "gemma3"})
 
 
@@ -539,6 +542,18 @@ def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
                           num_attention_heads=int(config["num_attention_heads"]),
                           intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
                           mlp="plain", norm="layernorm", linear_bias=bool(config.get("attention_bias", True)),
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+    if model_type == "phi":
+        # Phi-1 / 1.5 / 2: one LayerNorm feeding attention and MLP in parallel, biases everywhere, a 2-matrix
+        # GELU MLP, untied LM head with bias (transformers PhiConfig / modeling_phi). Activations are modelled as a
+        # sequential block (a slight over-count: the parallel block shares one norm output).
+        h = int(config["hidden_size"])
+        heads = int(config["num_attention_heads"])
+        return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
+                          num_attention_heads=heads,
+                          num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                          mlp="plain", norm="layernorm", linear_bias=True, norms_per_layer=1, lm_head_bias=True,
                           tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
     if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
         return _moe_shape(model_type, name, config)

@@ -38,6 +38,7 @@ CASES = {
     "gemma2": ("Gemma2Config", dict(SMALL, num_key_value_heads=2, head_dim=32, intermediate_size=96)),
     "gemma3-text": ("Gemma3TextConfig", dict(SMALL, num_key_value_heads=2, head_dim=32, intermediate_size=96)),
     "phi3": ("Phi3Config", dict(SMALL, num_key_value_heads=2, intermediate_size=96, pad_token_id=0)),
+    "phi": ("PhiConfig", dict(SMALL, intermediate_size=96)),
     "qwen3": ("Qwen3Config", dict(SMALL, num_key_value_heads=2, head_dim=32, intermediate_size=96)),
 }
 
