@@ -190,7 +190,7 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         ModelShape(name="t5-3b", architecture="encoder-decoder", hidden_size=1024, num_layers=24,
                    num_decoder_layers=24, num_attention_heads=32, head_dim=128, intermediate_size=16384,
                    vocab_size=32128, mlp="plain", tie_word_embeddings=True, relative_attention_buckets=32),
-        # --- The models people ask about. Each shape is its config.json on the Hugging Face Hub
+        # --- The models people ask about. Each shape follows its config.json on the Hugging Face Hub
         # (https://huggingface.co/<repo>/blob/main/config.json, repo in _PRESET_SOURCES below); the
         # parameter count derived from it is tested against the model card's total (PUBLISHED_PARAMS).
         # Qwen2.5: q/k/v biases; 0.5B-3B tie the embeddings.
@@ -231,7 +231,9 @@ MODEL_PRESETS: dict[str, ModelShape] = {
     ]
 }
 
-#: Hugging Face repositories whose config.json each added preset copies (fetched Dec 2026, main branch).
+#: Hugging Face repositories whose config.json each added preset follows (https://huggingface.co/<repo>, main).
+#: The Hub was not reachable when they were written: shapes were cross-checked against public copies of these
+#: files, and each derived parameter count is tested against the model card's total (PUBLISHED_PARAMS).
 _PRESET_SOURCES: dict[str, str] = {
     "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B", "qwen2.5-1.5b": "Qwen/Qwen2.5-1.5B", "qwen2.5-3b": "Qwen/Qwen2.5-3B",
     "qwen2.5-14b": "Qwen/Qwen2.5-14B", "qwen2.5-32b": "Qwen/Qwen2.5-32B", "qwen2.5-72b": "Qwen/Qwen2.5-72B",
