@@ -9,7 +9,9 @@
    fp32 weights + ``torch.autocast(bfloat16)``, AdamW) at micro batch 1 and 4 × GA 1 and 8,
    next to ``estimate_memory`` for the same shape (``hf_config=`` the same config dict,
    ``precision="amp-bf16"``, ``cuda_context_gb=0`` because max_memory_allocated does not see
-   the CUDA context). The claim under test: GA leaves the peak unchanged, micro batch moves it.
+   the CUDA context). The claims under test: micro batch moves the peak; GA=8 is at most one gradient
+   buffer above GA=1 (``zero_grad(set_to_none=True)``: no gradients during GA=1's forward), the amount
+   ``estimate_memory`` reports as ``ga_extra_over_ga1``.
 
 Without CUDA it prints why and exits 0. ``--json PATH`` also writes the figures as JSON.
 """

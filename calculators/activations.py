@@ -39,6 +39,7 @@ Recompute = Literal["none", "selective", "full"]
 MASK_BYTES = 1  # dropout masks are stored as bool (1 byte)
 FP32 = 4
 INDEX_BYTES = 8  # int64 token ids / labels
+MOE_INDEX_BYTES = 48  # per routed token: int64 expert/token indices and the routing weight (measured, tiny Mixtral)
 LORA_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 MAX_LORA_RANK = 65536
 
@@ -308,9 +309,27 @@ def _layer_terms(shape: ModelShape, style: str, B: int, M: int, s: int, b: int, 
         t.update(xt)  # the encoder output needs a gradient whenever the encoder has adapters: treated as so
         rg = True
     t[f"norm{3 if cross else 2}"] = _norm_terms(style, B, sb * h, g, rg)
-    mt, out = _mlp_terms(style, B, M, sb, h, shape.intermediate_size, shape.mlp == "gated", dropout, activation,
-                         g, rg)
+    if not shape.is_moe:
+        mt, out = _mlp_terms(style, B, M, sb, h, shape.intermediate_size, shape.mlp == "gated", dropout, activation,
+                             g, rg)
+        t.update(mt)
+        return {k: v for k, v in t.items() if v}, rg or out
+    # Mixture of experts (HF Mixtral / Qwen-MoE eager experts). Each token runs through k experts, so the
+    # expert MLP terms are a gated MLP of k·i_e intermediate width; measured on top of that (tiny Mixtral,
+    # tests/test_memory_architectures.py): per routed token a gathered copy of its input (kept by the expert's
+    # gate/up matmuls) and the expert output (kept by the routing-weight product), 2·B·k·h, about 48 B of int64
+    # index / routing-weight bookkeeping per routed token, and the router's fp32 softmax (4·E per token).
+    k = shape.experts_per_token
+    mt, out = _mlp_terms(style, B, M, sb, h, k * shape.expert_intermediate_size, shape.mlp == "gated", dropout,
+                         activation, g, rg)
     t.update(mt)
+    t["moe_routed_copies"] = 2 * B * sb * k * h
+    t["moe_routing_index"] = MOE_INDEX_BYTES * sb * k
+    t["moe_router_softmax"] = FP32 * sb * shape.num_experts
+    if shape.shared_expert_intermediate_size:
+        st, _ = _mlp_terms(style, B, M, sb, h, shape.shared_expert_intermediate_size, shape.mlp == "gated", dropout,
+                           activation, g, rg)
+        t.update({f"shared_{key}": v for key, v in st.items()})
     return {k: v for k, v in t.items() if v}, rg or out
 
 

@@ -13,6 +13,14 @@ Activations come from :mod:`calculators.activations` (Korthikanti et al.
 2022, generalised per architecture and checked against real measurements).
 Gradient accumulation never enters the activation term: each micro-batch's
 activations are freed by its backward pass and ``.grad`` accumulates in place.
+It does decide whether the gradient buffer is alive during a forward pass: with
+``zero_grad(set_to_none=True)`` (the PyTorch >= 2.0 default, and what HF Trainer
+and DeepSpeed's ZeRO-1/2 optimizers do) no gradient exists during the first
+micro-batch's forward, so at GA=1 the gradients only replace activations that
+backward has already freed (peak = states without gradients + max(activations,
+gradients)); at GA >= 2 the accumulated gradients sit beside the next
+micro-batch's activations (+ the gradient buffer, the same for GA=2 and GA=64).
+See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
 """
 from __future__ import annotations
 
@@ -22,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .activations import activation_bytes
 from .errors import CalculatorError
-from .presets import ModelShape, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
+from .presets import ModelShape, active_params, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
 from .validate import positive_float, positive_int
 
 GiB = 2**30
@@ -65,6 +73,26 @@ class MemoryConfig(BaseModel):
     offload_optimizer: bool = False
     offload_param: bool = False
     pipeline_parallel_size: int = 1
+    bitsandbytes_before_0_43_2: bool = Field(False, description=(
+        "QLoRA with bitsandbytes < 0.43.2: MatMul4Bit saved its input for backward even though the frozen 4-bit "
+        "weight needs no gradient (bitsandbytes/autograd/_functions.py: `ctx.tensors = (A, B)` in 0.43.1, "
+        "`(None, B)` from 0.43.2), so every block keeps the inputs of its 4-bit linears."))
+    fsdp: Literal["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"] = Field("none", description=(
+        "PyTorch FSDP sharding strategy (HF Trainer/Accelerate `fsdp`), instead of DeepSpeed ZeRO (zero_stage 0). "
+        "full_shard ~ ZeRO-3, shard_grad_op ~ ZeRO-2 (parameters stay gathered from forward to backward), "
+        "hybrid_shard = full_shard inside a node, replicated across nodes."))
+    fsdp_cpu_offload: bool = Field(False, description="FSDP CPUOffload(offload_params=True): sharded parameters, "
+                                                      "gradients and the optimizer step live on the CPU.")
+    fsdp_sync_each_batch: bool = Field(False, description=(
+        "Accelerate's GradientAccumulationPlugin(sync_each_batch=...). False (the default) wraps the GA micro-steps "
+        "in FSDP's no_sync(), which accumulates *unsharded* gradients: a full gradient buffer at GA >= 2 (FSDP1, "
+        "FullyShardedDataParallel). FSDP2 (fully_shard, fsdp_version 2) has no no_sync() and reduce-scatters every "
+        "micro-batch: set True for FSDP2. Sources: https://pytorch.org/docs/stable/fsdp.html (no_sync), "
+        "https://huggingface.co/docs/accelerate/concept_guides/gradient_synchronization (sync_each_batch)."))
+    zero_grad_set_to_none: bool = Field(True, description=(
+        "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
+        "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
+        "pass's activations. False keeps zeroed gradient buffers alive all the time."))
 
     finetune: Literal["full", "lora", "qlora"] = "full"
     lora_rank: int = 8
@@ -78,6 +106,17 @@ class MemoryConfig(BaseModel):
         "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
         "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."))
 
+    loss_implementation: Literal["hf", "hf-keep-outputs", "chunked"] = Field("hf", description=(
+        "How the causal-LM loss is computed. 'hf': transformers' ForCausalLMLoss as HF Trainer calls it (the model "
+        "output is dropped before backward): at the start of backward the fp32 log-softmax output, its fp32 "
+        "gradient and the fp32 gradient of the logits coexist, 12 bytes per logit (measured). 'hf-keep-outputs': "
+        "a loop that keeps `outputs` alive through loss.backward() also keeps the 16-bit (fp32) logits: 12 + 2 (4). "
+        "'chunked': a chunked / fused linear cross-entropy (Liger, torchtune, Unsloth) that never materialises the "
+        "full logits (its per-chunk buffer is not modelled)."))
+    allocator_slack_fraction: float = Field(0.10, description=(
+        "What nvidia-smi shows above PyTorch's peak allocation (the caching allocator keeps freed blocks "
+        "reserved, and fragmentation rounds blocks up), as a fraction of the peak. An assumption: it varies with "
+        "the run; torch.cuda.max_memory_reserved() / max_memory_allocated() - 1 on your machine gives the real one."))
     cuda_context_gb: float = Field(1.0, description=(
         "CUDA context + kernels. HF 'Model training anatomy' says 1-2 GB (1.3 GB measured on a V100); CUDA lazy "
         "module loading makes it smaller. Set it to what nvidia-smi shows for an idle process on your machine."))
@@ -110,6 +149,14 @@ class MemoryConfig(BaseModel):
         if self.offload_optimizer and self.zero_stage == 0:
             raise CalculatorError("offload_optimizer", True, "offload_optimizer with zero_stage 1, 2 or 3 (ZeRO-Offload)",
                                   "zero_stage 为 1、2 或 3 时才能 offload_optimizer（ZeRO-Offload）")
+        if self.fsdp != "none" and (self.zero_stage or self.offload_optimizer or self.offload_param
+                                    or self.pipeline_parallel_size != 1):
+            raise CalculatorError("fsdp", self.fsdp, "FSDP alone: zero_stage 0, no DeepSpeed offload, no pipeline "
+                                  "parallelism (FSDP and DeepSpeed ZeRO are alternatives)",
+                                  "单独使用 FSDP：zero_stage 为 0、不开 DeepSpeed offload、不用流水线并行（FSDP 与 ZeRO 二选一）")
+        if self.fsdp_cpu_offload and self.fsdp == "none":
+            raise CalculatorError("fsdp_cpu_offload", True, "fsdp_cpu_offload with an fsdp strategy",
+                                  "需先设置 fsdp 策略才能使用 fsdp_cpu_offload")
         for name in ("world_size", "num_nodes"):
             if getattr(self, name) < 1:
                 raise CalculatorError(name, getattr(self, name), "an integer ≥ 1", "≥ 1 的整数")
@@ -139,7 +186,11 @@ class MemoryEstimate(BaseModel):
     optimizer_states: int
     activations: int | None
     other: int
-    total_per_gpu: int | None
+    total_per_gpu: int | None = Field(description="peak_allocated + CUDA context (fits/headroom use this).")
+    peak_allocated: int | None = Field(None, description=(
+        "What torch.cuda.max_memory_allocated() should report: model states + activations + buffers, no context."))
+    nvidia_smi: int | None = Field(None, description=(
+        "What nvidia-smi should show: peak_allocated × (1 + allocator_slack_fraction) + CUDA context."))
     cpu_total: int
     gpu_name: str | None
     gpu_capacity: int | None
@@ -147,6 +198,12 @@ class MemoryEstimate(BaseModel):
     headroom: int | None
     max_micro_batch: int | None
     details: dict[str, int] = Field(description="The pieces of 'activations' and 'other'.")
+    gradients_live_during_forward: bool = Field(False, description=(
+        "Whether the GPU gradient buffer coexists with a micro-batch's activations (GA >= 2, ZeRO-3, or "
+        "set_to_none=False); if not, the peak holds max(activations, gradients) instead of their sum."))
+    ga_extra_over_ga1: int | None = Field(None, description=(
+        "Bytes per GPU that any GA >= 2 adds over GA=1 with everything else equal (constant in GA): at most one "
+        "gradient buffer, plus FSDP no_sync's unsharded gradients. None when activations are unknown."))
     bytes_per_param: dict[str, float]
     gradient_accumulation_note_en: str
     gradient_accumulation_note_zh: str
@@ -200,6 +257,13 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
         return shape, count_params(shape), shape.name, a_en, a_zh
     if cfg.hf_config is not None:
         shape = shape_from_hf_config(cfg.hf_config)
+        if shape.is_moe:
+            n, act = count_params(shape), active_params(shape)
+            a_en.append(f"mixture of experts: {n / 1e9:.2f}B parameters in total (all {shape.num_experts} experts are "
+                        f"stored, receive gradients and have optimizer states), {act / 1e9:.2f}B active per token "
+                        f"({shape.experts_per_token} experts); activations follow the active experts")
+            a_zh.append(f"混合专家模型：共 {n / 1e9:.2f}B 参数（全部 {shape.num_experts} 个专家都要存储、都有梯度和优化器状态），"
+                        f"每个 token 激活 {act / 1e9:.2f}B（{shape.experts_per_token} 个专家）；激活显存按被激活的专家计算")
         return shape, count_params(shape), shape.name, a_en, a_zh
     n = int(positive_float("num_params", cfg.num_params, maximum=MAX_PARAMS, minimum_exclusive=0))
     if n < 1:
@@ -292,6 +356,74 @@ def _comm_buffers(cfg: MemoryConfig, grad_bytes_full: int, largest_layer: int) -
     return out
 
 
+def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, frozen: float, adafactor: float,
+                 largest_layer: int, gpus_per_node: int) -> tuple[float, float, float, float, dict[str, int]]:
+    """Per-GPU (weights, gradients, optimizer, CPU bytes, buffers) under PyTorch FSDP.
+
+    FSDP keeps each unit's parameters as a flat sharded tensor in the dtype the model was loaded in (fp32 for
+    the ``amp-*`` / fp32 regimes; its MixedPrecision casts a gathered unit to 16 bits for compute), gradients
+    sharded in that dtype, and the optimizer states of its shard (PyTorch FSDP docs,
+    https://pytorch.org/docs/stable/fsdp.html, v2.x). While a unit computes, its full parameters are
+    all-gathered; with the default ``backward_prefetch=BACKWARD_PRE`` the next unit's are gathered too, and
+    a unit's unsharded gradient exists until its reduce-scatter: 3 × the largest unit in the compute dtype
+    (HF auto-wrap makes each transformer block a unit). ``shard_grad_op`` keeps the gathered 16-bit
+    parameters of every unit from forward to backward. With GA and ``no_sync()`` (Accelerate's default,
+    ``sync_each_batch=False``) gradients accumulate unsharded: FSDP docs, ``no_sync``.
+    """
+    compute = 4 if cfg.precision == "fp32" else 2
+    w_bytes = bpp["weights"] - (2 if cfg.precision.startswith("amp-") else 0)  # the 16-bit copy is per gathered unit
+    shard = {"full_shard": cfg.world_size, "shard_grad_op": cfg.world_size, "hybrid_shard": gpus_per_node,
+             "no_shard": 1}[cfg.fsdp]
+    weights = (frozen + trainable * w_bytes) / shard
+    grads_full = trainable * bpp["gradients"]
+    grads = grads_full / shard
+    optim = (trainable * bpp["optimizer_states"] + adafactor) / shard
+    buffers: dict[str, int] = {}
+    if cfg.fsdp in ("full_shard", "hybrid_shard") and shard > 1:
+        buffers["fsdp_gathered_units"] = 3 * compute * largest_layer
+    elif cfg.fsdp == "shard_grad_op" and shard > 1:
+        buffers["fsdp_gathered_params"] = int(compute * (frozen / 2 + trainable))  # every unit, fwd -> bwd
+    if cfg.gradient_accumulation_steps >= 2 and not cfg.fsdp_sync_each_batch and shard > 1:
+        buffers["fsdp_no_sync_unsharded_grads"] = int(grads_full)
+    cpu = 0.0
+    if cfg.fsdp_cpu_offload:
+        cpu, weights, grads, optim = weights + grads + optim, 0.0, 0.0, 0.0
+    return weights, grads, optim, cpu, buffers
+
+
+def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
+    """Whether the GPU gradient buffer exists while a micro-batch's activations are alive.
+
+    * No ZeRO (plain PyTorch, DDP, HF Trainer/Accelerate): ``optimizer.zero_grad(set_to_none=True)``
+      frees every ``.grad`` after the step, so at GA=1 the forward pass runs without gradients and
+      backward creates them while it frees activations. At GA >= 2 the gradients accumulated by the
+      previous micro-batches are alive during the next forward. ``set_to_none=False`` keeps zeroed
+      buffers alive at GA=1 too. Measured on tiny models: tests/test_memory_ga_set_to_none.py.
+    * ZeRO-1/2 (DeepSpeed ``runtime/zero/stage_1_and_2.py``, v0.19.6, commit edaa7221): ``step()``
+      frees the 16-bit gradients of every parameter (``free_grad_in_param_list``,
+      ``averaged_gradients[i] = None``) and the contiguous partition buffer ``grads_in_partition`` is
+      allocated lazily by the first backward (``copy_grads_in_partition``) and released at the end of
+      each backward (``_release_ipg_buffers``) once its views are handed on; so the same rule holds
+      whatever the user's ``set_to_none`` (the engine, not the user, zeroes gradients).
+    * ZeRO-3 (``runtime/zero/stage3.py``, same version): ``grad_partitions_flat_buffer`` is a
+      ``torch.zeros`` allocated once at initialisation and kept for the whole run: always alive.
+    """
+    if cfg.zero_stage == 3:
+        return True
+    if cfg.gradient_accumulation_steps >= 2:
+        return True
+    return cfg.zero_stage == 0 and not cfg.zero_grad_set_to_none
+
+
+def _peak(fixed_without_grads: int, grads: int, act: int, grads_live: bool) -> int:
+    """Peak of model states + activations: gradients and activations coexist only when ``grads_live``.
+
+    Otherwise backward creates gradients as it frees activations, and the peak is the larger of
+    the two (measured: the GA=1 peak is the forward's or the optimizer step's, never their sum).
+    """
+    return fixed_without_grads + (grads + act if grads_live else max(grads, act))
+
+
 def _validate_numbers(cfg: MemoryConfig) -> None:
     positive_int("train_micro_batch_size_per_gpu", cfg.train_micro_batch_size_per_gpu, maximum=MAX_MICRO)
     positive_int("gradient_accumulation_steps", cfg.gradient_accumulation_steps, maximum=10**9)
@@ -301,6 +433,7 @@ def _validate_numbers(cfg: MemoryConfig) -> None:
     positive_int("pipeline_parallel_size", cfg.pipeline_parallel_size, maximum=10**4)
     positive_int("lora_rank", cfg.lora_rank, maximum=65536)
     positive_float("cuda_context_gb", cfg.cuda_context_gb, maximum=64, minimum_exclusive=-1e-9)
+    positive_float("allocator_slack_fraction", cfg.allocator_slack_fraction, maximum=10, minimum_exclusive=-1e-9)
     positive_float("reduce_bucket_size", cfg.reduce_bucket_size, maximum=1e12)
     positive_float("allgather_bucket_size", cfg.allgather_bucket_size, maximum=1e12)
     if cfg.gpu_memory_gb is not None:
@@ -320,14 +453,33 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
                            # adapter on a 16-bit model (measured in tests/test_activations_measured.py).
                            lora_input_copy=lora and bpv == 2, lora_bytes=4)
     total, layers = act.total, act.layers
+    if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
+        # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
+        # the first block's Q/K/V input needs no gradient and is not saved.
+        inner = shape.num_attention_heads * shape.dim_per_head
+        per_layer = bpv * micro * cfg.seq_len * (2 * shape.hidden_size + inner + shape.intermediate_size)
+        kept = per_layer * shape.total_layers - bpv * micro * cfg.seq_len * shape.hidden_size
+        layers += kept
+        total += kept
+    logits = act.logits
+    if shape.architecture == "decoder":
+        # activation_bytes counts what the loss *saves* ((B + 4)·b·s·V: the logits and the fp32 log-softmax).
+        # The peak comes at the start of backward, when the fp32 log-softmax output, its fp32 gradient and the
+        # fp32 gradient of the logits coexist: 12 B per logit (+ B while the caller keeps the logits), measured
+        # with transformers 5.23 in tests/test_memory_logits.py. (Versions that built a shifted contiguous fp32
+        # copy, `shift_logits = logits[..., :-1, :].contiguous()`, keep 4 B more.)
+        per_logit = {"hf": 12, "hf-keep-outputs": 12 + bpv, "chunked": 0}[cfg.loss_implementation]
+        n_logits = micro * cfg.seq_len * shape.vocab_size
+        logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
+        total = total - act.logits + logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:
         # 1F1B: the first stage holds activations of up to `pp` in-flight micro-batches (Narayanan et al. 2021).
         in_flight = min(cfg.gradient_accumulation_steps, pp)
         layers = layers // pp * in_flight
-        total = layers + act.embeddings + act.logits
+        total = layers + act.embeddings + logits
     return total, {"activations_layers": layers, "activations_embeddings": act.embeddings,
-                   "activations_logits": act.logits}
+                   "activations_logits": logits}
 
 
 def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
@@ -369,9 +521,14 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         cpu_per_gpu += weights
         weights = 2.0 * largest_layer  # the layer being gathered for compute
     gpus_per_node = ws // cfg.num_nodes
+    fsdp_buffers: dict[str, int] = {}
+    if cfg.fsdp != "none":
+        weights, grads, optim, cpu_fsdp, fsdp_buffers = _fsdp_states(cfg, bpp, trainable, frozen, adafactor,
+                                                                      largest_layer, gpus_per_node)
+        cpu_per_gpu += cpu_fsdp
 
     act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
-    comm = _comm_buffers(cfg, int(grads_full), largest_layer)
+    comm = _comm_buffers(cfg, int(grads_full), largest_layer) if cfg.fsdp == "none" else fsdp_buffers
     details.update(comm)
     details["cuda_context"] = int(cfg.cuda_context_gb * GiB)
     other = sum(comm.values()) + details["cuda_context"]
@@ -387,13 +544,23 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         gpu_name = gpu_name or f"{cfg.gpu_memory_gb:g} GiB GPU"
         capacity = int(cfg.gpu_memory_gb * GiB)
 
-    fixed = int(weights) + int(grads) + int(optim) + other
-    total = None if act is None else fixed + act
+    fixed = int(weights) + int(optim) + other  # everything but gradients and activations
+    grads_live = _gradients_live_in_forward(cfg)
+    total = None if act is None else _peak(fixed, int(grads), act, grads_live)
+    # What going from GA=1 to GA>=2 adds at peak (0 when the gradients are alive at GA=1 anyway).
+    ga1 = cfg.model_copy(update={"gradient_accumulation_steps": 1})
+    ga_extra = None if act is None else (
+        _peak(fixed, int(grads), act, True) - _peak(fixed, int(grads), act, _gradients_live_in_forward(ga1)))
+    fsdp_nosync = 0
+    if cfg.fsdp in ("full_shard", "shard_grad_op", "hybrid_shard") and not cfg.fsdp_sync_each_batch and ws > 1:
+        fsdp_nosync = int(trainable * bpp["gradients"])  # FSDP no_sync(): unsharded accumulated gradients, GA >= 2
+        if ga_extra is not None:
+            ga_extra += fsdp_nosync
     fits = headroom = max_micro = None
     if capacity is not None and total is not None:
         headroom = capacity - total
         fits = headroom >= 0
-        max_micro = _max_micro_batch(cfg, shape, fixed, capacity)
+        max_micro = _max_micro_batch(cfg, shape, fixed, int(grads), grads_live, capacity)
     if act is None:
         notes_en.append("Activations unknown: only num_params was given. Add hidden_size and num_layers (or a preset / config.json) to estimate them.")
         notes_zh.append("激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。")
@@ -410,33 +577,81 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
 
     ga = cfg.gradient_accumulation_steps
-    ga_en = (f"gradient_accumulation_steps={ga} does not change this estimate: gradients accumulate in place into one "
-             "parameter-sized buffer that exists even at GA=1, and each micro-batch's activations are freed after its "
-             "backward pass. Peak memory is set by the micro batch × sequence length and the model states, not by the "
-             "effective batch size.")
-    ga_zh = (f"gradient_accumulation_steps={ga} 不改变这个估算：梯度原地累加到一个与参数同大小的缓冲区里（GA=1 时它也存在），"
-             "每个微批次的激活在其反向传播后就被释放。峰值显存由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
+    ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
+    if fsdp_nosync:
+        ga_en += (f" FSDP: with GA ≥ 2 Accelerate/HF Trainer run the micro-steps under no_sync(), which accumulates "
+                  f"unsharded gradients ({fsdp_nosync / GiB:.2f} GiB per GPU, included above); "
+                  "GradientAccumulationPlugin(sync_each_batch=True) (fsdp_sync_each_batch) keeps them sharded.")
+        ga_zh += (f" FSDP：GA ≥ 2 时 Accelerate/HF Trainer 在 no_sync() 中执行微步，梯度以未分片形式累加（每卡 "
+                  f"{fsdp_nosync / GiB:.2f} GiB，已计入上面的差值）；GradientAccumulationPlugin(sync_each_batch=True)"
+                  "（fsdp_sync_each_batch）可保持分片。")
     if pp > 1:
         ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
         ga_zh += " 例外：流水线并行时最多有 min(GA, 段数) 个微批次同时在途。"
+    if total is not None:
+        a_en.append(f"nvidia-smi figure: peak allocated + {cfg.allocator_slack_fraction:.0%} allocator cache/fragmentation "
+                    f"(an assumption; set allocator_slack_fraction) + {cfg.cuda_context_gb:g} GiB CUDA context")
+        a_zh.append(f"nvidia-smi 数值 = PyTorch 峰值分配 + {cfg.allocator_slack_fraction:.0%} 的缓存分配器保留/碎片（假设值，"
+                    f"可设 allocator_slack_fraction）+ {cfg.cuda_context_gb:g} GiB CUDA 上下文")
     if cfg.finetune != "full":
         a_en.append(f"{cfg.finetune}: base weights frozen, adapters (rank {cfg.lora_rank} on {', '.join(cfg.lora_target_modules)}) trained in fp32")
         a_zh.append(f"{cfg.finetune}：基座权重冻结，适配器（rank {cfg.lora_rank}，作用于 {', '.join(cfg.lora_target_modules)}）以 fp32 训练")
     return MemoryEstimate(
         model_name=model_name, num_params=n, trainable_params=int(trainable),
         weights=int(weights), gradients=int(grads), optimizer_states=int(optim), activations=act, other=other,
-        total_per_gpu=total, cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
+        total_per_gpu=total,
+        peak_allocated=None if total is None else total - details["cuda_context"],
+        nvidia_smi=None if total is None else int((total - details["cuda_context"]) * (1 + cfg.allocator_slack_fraction))
+        + details["cuda_context"],
+        cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
         fits=fits, headroom=headroom, max_micro_batch=max_micro, details=details, bytes_per_param=bpp,
+        gradients_live_during_forward=grads_live, ga_extra_over_ga1=ga_extra,
         gradient_accumulation_note_en=ga_en, gradient_accumulation_note_zh=ga_zh,
         notes_en=notes_en, notes_zh=notes_zh, assumptions_en=a_en, assumptions_zh=a_zh,
     )
 
 
-def _max_micro_batch(cfg: MemoryConfig, shape: ModelShape | None, fixed: int, capacity: int) -> int:
+def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str, str]:
+    """The gradient-accumulation sentence of every estimate, with the GA=1 vs GA>=2 difference in GiB."""
+    ga = cfg.gradient_accumulation_steps
+    en = (f"gradient_accumulation_steps={ga}: activations do not grow with GA (each micro-batch's activations are "
+          "freed after its backward pass) and gradients accumulate in place into one parameter-sized buffer, so "
+          "GA=2 and GA=64 need the same memory; the peak is set by the micro batch × sequence length and the model "
+          "states, not by the effective batch size.")
+    zh = (f"gradient_accumulation_steps={ga}：激活不随 GA 增长（每个微批次的激活在其反向传播后即释放），梯度原地累加到"
+          "一个与参数同大小的缓冲区，所以 GA=2 与 GA=64 显存相同；峰值由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
+    if ga_extra is None:
+        return en, zh
+    gib = ga_extra / GiB
+    if grads == 0:
+        en += " No gradient buffer is kept on the GPU in this setup (offloaded), so GA=1 needs the same."
+        zh += " 本配置下 GPU 上不保留梯度缓冲区（已卸载），所以 GA=1 也一样。"
+    elif cfg.zero_stage == 3:
+        en += " Under ZeRO-3 DeepSpeed keeps its gradient partition buffer allocated all the time, so GA=1 needs the same."
+        zh += " ZeRO-3 下 DeepSpeed 的梯度分片缓冲区一直存在，所以 GA=1 也一样。"
+    elif cfg.zero_stage == 0 and not cfg.zero_grad_set_to_none:
+        en += " With zero_grad(set_to_none=False) the gradient buffer exists at GA=1 too, so GA=1 needs the same."
+        zh += " 使用 zero_grad(set_to_none=False) 时梯度缓冲区在 GA=1 也一直存在，所以 GA=1 也一样。"
+    else:
+        who = ("zero_grad(set_to_none=True), the PyTorch ≥ 2.0 and HF Trainer default" if cfg.zero_stage == 0
+               else f"DeepSpeed ZeRO-{cfg.zero_stage} frees them after each optimizer step")
+        who_zh = ("zero_grad(set_to_none=True)，PyTorch ≥ 2.0 与 HF Trainer 的默认" if cfg.zero_stage == 0
+                  else f"DeepSpeed ZeRO-{cfg.zero_stage} 在每次优化器更新后释放梯度")
+        en += (f" One exception, constant in GA: at GA=1 ({who}) no gradients exist during the forward pass, while at "
+               f"GA≥2 the accumulated gradients ({grads / GiB:.2f} GiB here) coexist with the next micro-batch's "
+               f"activations, so GA≥2 needs {gib:.2f} GiB more than GA=1 in this setup (at most one gradient buffer).")
+        zh += (f" 唯一的例外与 GA 大小无关：GA=1 时（{who_zh}）前向期间没有梯度；GA≥2 时已累加的梯度（此处 "
+               f"{grads / GiB:.2f} GiB）与下一个微批次的激活同时存在，所以本配置下 GA≥2 比 GA=1 多 {gib:.2f} GiB"
+               "（至多一份梯度缓冲区）。")
+    return en, zh
+
+
+def _max_micro_batch(cfg: MemoryConfig, shape: ModelShape | None, fixed: int, grads: int, grads_live: bool,
+                     capacity: int) -> int:
     """Largest micro batch whose total fits (0 if even 1 does not); activations grow with the micro batch."""
     def fits(m: int) -> bool:
         act, _ = _activations(cfg, shape, m)
-        return fixed + (act or 0) <= capacity
+        return _peak(fixed, grads, act or 0, grads_live) <= capacity
     if not fits(1):
         return 0
     lo, hi = 1, 2

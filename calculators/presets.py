@@ -45,6 +45,27 @@ class ModelShape(BaseModel):
     token_type_vocab: int = Field(0, ge=0)
     pooler: bool = False
     relative_attention_buckets: int = Field(0, ge=0, description="T5 relative position bias buckets.")
+    norms_per_layer: int = Field(2, ge=1, le=8, description=(
+        "Norms per (non-cross-attention) block: 2 usually, 4 in Gemma 2/3 (pre/post attention and MLP), "
+        "1 in Falcon-7B's parallel block."))
+    qk_norm: bool = Field(False, description="Per-head RMSNorm on queries and keys (Qwen3, Gemma 3): 2·head_dim params.")
+    embedding_norm: bool = Field(False, description="A LayerNorm right after the token embedding (BLOOM).")
+    lm_head_bias: bool = Field(False, description="The LM head has a bias (Phi-1/1.5/2).")
+    # Mixture of experts (Mixtral, Qwen-MoE): every block's MLP is `num_experts` gated experts of
+    # `moe_intermediate_size` (Mixtral: intermediate_size), a router h×E, and optionally one shared expert.
+    num_experts: int = Field(0, ge=0, le=100_000)
+    experts_per_token: int = Field(0, ge=0, le=100_000)
+    moe_intermediate_size: int | None = Field(None, gt=0, le=10_000_000)
+    shared_expert_intermediate_size: int = Field(0, ge=0, le=10_000_000)
+    shared_expert_gate: bool = Field(False, description="Qwen2-MoE's sigmoid gate (h→1) on the shared expert.")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def expert_intermediate_size(self) -> int:
+        return self.moe_intermediate_size or self.intermediate_size
 
     @property
     def kv_heads(self) -> int:
@@ -75,18 +96,32 @@ def attention_params(shape: ModelShape) -> int:
             + _linear(inner, h, shape.linear_bias))
 
 
-def mlp_params(shape: ModelShape) -> int:
-    h, i, b = shape.hidden_size, shape.intermediate_size, shape.linear_bias
-    if shape.mlp == "gated":
-        return 2 * _linear(h, i, b) + _linear(i, h, b)
-    return _linear(h, i, b) + _linear(i, h, b)
+def _dense_mlp(h: int, i: int, b: bool, gated: bool) -> int:
+    return (2 * _linear(h, i, b) + _linear(i, h, b)) if gated else (_linear(h, i, b) + _linear(i, h, b))
 
 
-def layer_params(shape: ModelShape, cross_attention: bool = False) -> int:
+def mlp_params(shape: ModelShape, active: bool = False) -> int:
+    """One block's MLP; for a mixture of experts all experts (``active=False``) or the ``experts_per_token``
+    a token runs through (``active=True``), plus the router and the shared expert either way."""
+    h, b, gated = shape.hidden_size, shape.linear_bias, shape.mlp == "gated"
+    if not shape.is_moe:
+        return _dense_mlp(h, shape.intermediate_size, b, gated)
+    experts = shape.experts_per_token if active else shape.num_experts
+    n = experts * _dense_mlp(h, shape.expert_intermediate_size, b, gated) + h * shape.num_experts  # + router
+    if shape.shared_expert_intermediate_size:
+        n += _dense_mlp(h, shape.shared_expert_intermediate_size, b, gated)
+    if shape.shared_expert_gate:
+        n += h
+    return n
+
+
+def layer_params(shape: ModelShape, cross_attention: bool = False, active: bool = False) -> int:
     """Parameters of one transformer block (a decoder block of T5 adds cross-attention)."""
     blocks = 2 if cross_attention else 1
-    norms = (3 if cross_attention else 2) * _norm(shape)
-    return blocks * attention_params(shape) + mlp_params(shape) + norms
+    norms = (3 if cross_attention else shape.norms_per_layer) * _norm(shape)
+    if shape.qk_norm:
+        norms += 2 * shape.dim_per_head
+    return blocks * attention_params(shape) + mlp_params(shape, active) + norms
 
 
 def embedding_params(shape: ModelShape) -> int:
@@ -100,13 +135,24 @@ def embedding_params(shape: ModelShape) -> int:
     n += stacks * shape.relative_attention_buckets * shape.num_attention_heads
     if shape.pooler:
         n += _linear(h, h, True)
+    if shape.embedding_norm:
+        n += _norm(shape)
+    if shape.lm_head_bias:
+        n += shape.vocab_size
     return n
 
 
 def count_params(shape: ModelShape) -> int:
-    """Exact parameter count of the architecture described by ``shape``."""
+    """Exact parameter count of the architecture described by ``shape`` (all experts of a MoE)."""
     total = shape.num_layers * layer_params(shape) + embedding_params(shape)
     total += shape.num_decoder_layers * layer_params(shape, cross_attention=True)
+    return total
+
+
+def active_params(shape: ModelShape) -> int:
+    """Parameters one token runs through: ``count_params`` for a dense model, top-k experts for a MoE."""
+    total = shape.num_layers * layer_params(shape, active=True) + embedding_params(shape)
+    total += shape.num_decoder_layers * layer_params(shape, cross_attention=True, active=True)
     return total
 
 
@@ -144,7 +190,75 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         ModelShape(name="t5-3b", architecture="encoder-decoder", hidden_size=1024, num_layers=24,
                    num_decoder_layers=24, num_attention_heads=32, head_dim=128, intermediate_size=16384,
                    vocab_size=32128, mlp="plain", tie_word_embeddings=True, relative_attention_buckets=32),
+        # --- The models people ask about. Each shape follows its config.json on the Hugging Face Hub
+        # (https://huggingface.co/<repo>/blob/main/config.json, repo in _PRESET_SOURCES below); the
+        # parameter count derived from it is tested against the model card's total (PUBLISHED_PARAMS).
+        # Qwen2.5: q/k/v biases; 0.5B-3B tie the embeddings.
+        _llama("qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, qkv_bias=True, tie_word_embeddings=True),
+        _llama("qwen2.5-1.5b", 1536, 28, 12, 2, 8960, 151936, qkv_bias=True, tie_word_embeddings=True),
+        _llama("qwen2.5-3b", 2048, 36, 16, 2, 11008, 151936, qkv_bias=True, tie_word_embeddings=True),
+        _llama("qwen2.5-14b", 5120, 48, 40, 8, 13824, 152064, qkv_bias=True),
+        _llama("qwen2.5-32b", 5120, 64, 40, 8, 27648, 152064, qkv_bias=True),
+        _llama("qwen2.5-72b", 8192, 80, 64, 8, 29568, 152064, qkv_bias=True),
+        # Qwen3 dense: head_dim 128 whatever the hidden size, no biases (q/k RMSNorm: 256 params/layer, ignored).
+        _llama("qwen3-0.6b", 1024, 28, 16, 8, 3072, 151936, head_dim=128, tie_word_embeddings=True),
+        _llama("qwen3-1.7b", 2048, 28, 16, 8, 6144, 151936, head_dim=128, tie_word_embeddings=True),
+        _llama("qwen3-4b", 2560, 36, 32, 8, 9728, 151936, head_dim=128, tie_word_embeddings=True),
+        _llama("qwen3-8b", 4096, 36, 32, 8, 12288, 151936, head_dim=128),
+        _llama("qwen3-14b", 5120, 40, 40, 8, 17408, 151936, head_dim=128),
+        _llama("qwen3-32b", 5120, 64, 64, 8, 25600, 151936, head_dim=128),
+        # Llama 3.1 / 3.2 / 3.3 (3.1-8B = llama-3-8b's shape; 3.3-70B = 3.1-70B's shape).
+        _llama("llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, tie_word_embeddings=True),
+        _llama("llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, tie_word_embeddings=True),
+        _llama("llama-3.1-70b", 8192, 80, 64, 8, 28672, 128256),
+        _llama("llama-3.1-405b", 16384, 126, 128, 8, 53248, 128256),
+        # Gemma 2 / 3 (text-only 1B): GeGLU MLP, head_dim 256 (27B: 128), tied embeddings. Gemma 2 has four
+        # RMSNorms per layer (2·h extra params/layer, < 0.01 %, ignored).
+        _llama("gemma-2-2b", 2304, 26, 8, 4, 9216, 256000, head_dim=256, tie_word_embeddings=True),
+        _llama("gemma-2-9b", 3584, 42, 16, 8, 14336, 256000, head_dim=256, tie_word_embeddings=True),
+        _llama("gemma-2-27b", 4608, 46, 32, 16, 36864, 256000, head_dim=128, tie_word_embeddings=True),
+        _llama("gemma-3-1b", 1152, 26, 4, 1, 6912, 262144, head_dim=256, tie_word_embeddings=True),
+        # Phi-3 (fused qkv_proj / gate_up_proj: same parameter count as separate matrices).
+        _llama("phi-3-mini", 3072, 32, 32, 32, 8192, 32064),
+        _llama("phi-3-medium", 5120, 40, 40, 10, 17920, 32064),
+        # Baichuan2 (fused W_pack q/k/v; 13B uses ALiBi, no RoPE), ChatGLM2 (= ChatGLM3-6B's shape), GLM-4, Yi.
+        _llama("baichuan2-7b", 4096, 32, 32, 32, 11008, 125696),
+        _llama("baichuan2-13b", 5120, 40, 40, 40, 13696, 125696),
+        _llama("chatglm2-6b", 4096, 28, 32, 2, 13696, 65024, qkv_bias=True),
+        _llama("glm-4-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True),
+        _llama("yi-6b", 4096, 32, 32, 4, 11008, 64000),
+        _llama("yi-34b", 7168, 60, 56, 8, 20480, 64000),
     ]
+}
+
+#: Hugging Face repositories whose config.json each added preset follows (https://huggingface.co/<repo>, main).
+#: The Hub was not reachable when they were written: shapes were cross-checked against public copies of these
+#: files, and each derived parameter count is tested against the model card's total (PUBLISHED_PARAMS).
+_PRESET_SOURCES: dict[str, str] = {
+    "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B", "qwen2.5-1.5b": "Qwen/Qwen2.5-1.5B", "qwen2.5-3b": "Qwen/Qwen2.5-3B",
+    "qwen2.5-14b": "Qwen/Qwen2.5-14B", "qwen2.5-32b": "Qwen/Qwen2.5-32B", "qwen2.5-72b": "Qwen/Qwen2.5-72B",
+    "qwen3-0.6b": "Qwen/Qwen3-0.6B", "qwen3-1.7b": "Qwen/Qwen3-1.7B", "qwen3-4b": "Qwen/Qwen3-4B",
+    "qwen3-8b": "Qwen/Qwen3-8B", "qwen3-14b": "Qwen/Qwen3-14B", "qwen3-32b": "Qwen/Qwen3-32B",
+    "llama-3.2-1b": "meta-llama/Llama-3.2-1B", "llama-3.2-3b": "meta-llama/Llama-3.2-3B",
+    "llama-3.1-70b": "meta-llama/Llama-3.1-70B", "llama-3.1-405b": "meta-llama/Llama-3.1-405B",
+    "gemma-2-2b": "google/gemma-2-2b", "gemma-2-9b": "google/gemma-2-9b", "gemma-2-27b": "google/gemma-2-27b",
+    "gemma-3-1b": "google/gemma-3-1b-pt", "phi-3-mini": "microsoft/Phi-3-mini-4k-instruct",
+    "phi-3-medium": "microsoft/Phi-3-medium-4k-instruct", "baichuan2-7b": "baichuan-inc/Baichuan2-7B-Base",
+    "baichuan2-13b": "baichuan-inc/Baichuan2-13B-Base", "chatglm2-6b": "THUDM/chatglm2-6b",
+    "glm-4-9b": "THUDM/glm-4-9b", "yi-6b": "01-ai/Yi-6B", "yi-34b": "01-ai/Yi-34B",
+}
+
+#: Names people ask about that no dense preset can stand for: the reason, in en and zh.
+NOT_A_DENSE_PRESET: dict[str, tuple[str, str]] = {
+    name: (f"{name} is a mixture-of-experts model ({note}); a dense preset would silently misread it. "
+           "Paste its config.json (hf_config) instead.",
+           f"{name} 是混合专家（MoE）模型（{note}）；用稠密预设会被悄悄读错。请改为粘贴它的 config.json（hf_config）。")
+    for name, note in {
+        "mixtral-8x7b": "46.7B total, 12.9B active parameters", "mixtral-8x22b": "141B total, 39B active",
+        "deepseek-v2-lite": "15.7B total, 2.4B active, MLA attention",
+        "qwen1.5-moe-a2.7b": "14.3B total, 2.7B active", "qwen2-57b-a14b": "57B total, 14B active",
+        "qwen3-30b-a3b": "30.5B total, 3.3B active", "qwen3-235b-a22b": "235B total, 22B active",
+    }.items()
 }
 
 # Published totals (model cards / papers), used by the tests to check the shapes above.
@@ -152,6 +266,15 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "llama-2-7b": 6.74e9, "llama-2-13b": 13.0e9, "llama-2-70b": 69.0e9, "llama-3-8b": 8.03e9,
     "mistral-7b": 7.24e9, "qwen2.5-7b": 7.61e9, "chatglm3-6b": 6.24e9, "gpt2": 124e6,
     "gpt2-medium": 355e6, "bert-base": 110e6, "bert-large": 340e6, "t5-3b": 2.85e9,
+    # Model cards ("Number of Parameters") of the repositories in _PRESET_SOURCES.
+    "qwen2.5-0.5b": 0.49e9, "qwen2.5-1.5b": 1.54e9, "qwen2.5-3b": 3.09e9, "qwen2.5-14b": 14.7e9,
+    "qwen2.5-32b": 32.5e9, "qwen2.5-72b": 72.7e9,
+    "qwen3-0.6b": 0.6e9, "qwen3-1.7b": 1.7e9, "qwen3-4b": 4.0e9, "qwen3-8b": 8.2e9, "qwen3-14b": 14.8e9,
+    "qwen3-32b": 32.8e9,
+    "llama-3.2-1b": 1.24e9, "llama-3.2-3b": 3.21e9, "llama-3.1-70b": 70.6e9, "llama-3.1-405b": 405.9e9,
+    "gemma-2-2b": 2.61e9, "gemma-2-9b": 9.24e9, "gemma-2-27b": 27.2e9, "gemma-3-1b": 1.0e9,
+    "phi-3-mini": 3.82e9, "phi-3-medium": 14.0e9, "baichuan2-7b": 7.51e9, "baichuan2-13b": 13.9e9,
+    "chatglm2-6b": 6.24e9, "glm-4-9b": 9.4e9, "yi-6b": 6.06e9, "yi-34b": 34.4e9,
 }
 
 _ALIASES = {
@@ -160,6 +283,21 @@ _ALIASES = {
     "qwen2.5-7b-instruct": "qwen2.5-7b", "qwen2-7b": "qwen2.5-7b", "mistral-7b-v0.1": "mistral-7b",
     "chatglm3": "chatglm3-6b", "gpt2-small": "gpt2", "bert-base-uncased": "bert-base",
     "bert-large-uncased": "bert-large", "t5-3b": "t5-3b",
+    "llama-3.1-8b-instruct": "llama-3-8b", "meta-llama-3.1-8b": "llama-3-8b", "llama3.1-8b": "llama-3-8b",
+    "llama-3.1-70b-instruct": "llama-3.1-70b", "llama3.1-70b": "llama-3.1-70b", "llama-3-70b": "llama-3.1-70b",
+    "llama-3.3-70b": "llama-3.1-70b", "llama-3.3-70b-instruct": "llama-3.1-70b", "llama3.3-70b": "llama-3.1-70b",
+    "llama-3.1-405b-instruct": "llama-3.1-405b", "llama-3.2-1b-instruct": "llama-3.2-1b",
+    "llama-3.2-3b-instruct": "llama-3.2-3b", "qwen2.5-72b-instruct": "qwen2.5-72b",
+    "qwen2.5-32b-instruct": "qwen2.5-32b", "qwen2.5-14b-instruct": "qwen2.5-14b", "qwen2.5-3b-instruct": "qwen2.5-3b",
+    "qwen2.5-1.5b-instruct": "qwen2.5-1.5b", "qwen2.5-0.5b-instruct": "qwen2.5-0.5b",
+    "gemma-2-2b-it": "gemma-2-2b", "gemma-2-9b-it": "gemma-2-9b", "gemma-2-27b-it": "gemma-2-27b",
+    "gemma-3-1b-it": "gemma-3-1b", "gemma-3-1b-pt": "gemma-3-1b",
+    "phi-3-mini-4k-instruct": "phi-3-mini", "phi-3-mini-128k-instruct": "phi-3-mini",
+    "phi-3-medium-4k-instruct": "phi-3-medium", "phi-3-medium-128k-instruct": "phi-3-medium",
+    "baichuan2-7b-chat": "baichuan2-7b", "baichuan2-7b-base": "baichuan2-7b", "baichuan2-13b-chat": "baichuan2-13b",
+    "baichuan2-13b-base": "baichuan2-13b", "glm-4-9b-chat": "glm-4-9b", "glm4-9b": "glm-4-9b",
+    "chatglm2": "chatglm2-6b", "yi-6b-chat": "yi-6b", "yi-34b-chat": "yi-34b",
+    "mistral-7b-instruct-v0.2": "mistral-7b",
 }
 
 
@@ -186,13 +324,37 @@ GPU_PRESETS: dict[str, GPU] = {
         GPU(name="h100-80gb", memory_gib=80, bf16=True),
         GPU(name="h200", memory_gib=141, bf16=True),
         GPU(name="l40s", memory_gib=48, bf16=True),
+        # Added with their data sheets (memory as sold, bf16 = Ampere or newer / CDNA3 / Ascend 910B):
+        # A800 80GB (NVIDIA A800 data sheet: A100 export variant, same 80 GB HBM2e), H800 80GB (H100
+        # export variant), H20 96GB HBM3 (NVIDIA H20 product brief), RTX 4090 D 24GB GDDR6X and RTX 4080
+        # 16GB (nvidia.com GeForce specs), RTX A6000 48GB (data sheet), L4 24GB and L20 48GB (data
+        # sheets), RTX 2080 Ti 11GB (Turing, compute capability 7.5: no bf16), AMD Instinct MI300X 192GB
+        # HBM3 (amd.com product page, bf16 supported), Huawei Ascend 910B 64GB HBM2e (hiascend.com; bf16
+        # supported; the 910B4 variant has 32 GB).
+        GPU(name="a800-80gb", memory_gib=80, bf16=True),
+        GPU(name="h800-80gb", memory_gib=80, bf16=True),
+        GPU(name="h20", memory_gib=96, bf16=True),
+        GPU(name="rtx-4090d", memory_gib=24, bf16=True),
+        GPU(name="rtx-4080", memory_gib=16, bf16=True),
+        GPU(name="rtx-a6000", memory_gib=48, bf16=True),
+        GPU(name="l4", memory_gib=24, bf16=True),
+        GPU(name="l20", memory_gib=48, bf16=True),
+        GPU(name="rtx-2080ti", memory_gib=11, bf16=False),
+        GPU(name="mi300x", memory_gib=192, bf16=True),
+        GPU(name="ascend-910b", memory_gib=64, bf16=True),
     ]
 }
 
 _GPU_ALIASES = {
     "3090": "rtx-3090", "rtx3090": "rtx-3090", "4090": "rtx-4090", "rtx4090": "rtx-4090",
     "v100": "v100-32gb", "a100": "a100-80gb", "a100-40g": "a100-40gb", "a100-80g": "a100-80gb",
-    "h100": "h100-80gb", "a800": "a100-80gb", "h800": "h100-80gb", "a10g": "a10",
+    "h100": "h100-80gb", "a800": "a800-80gb", "h800": "h800-80gb", "a10g": "a10",
+    "a800-80g": "a800-80gb", "h800-80g": "h800-80gb", "h20-96gb": "h20", "4090d": "rtx-4090d",
+    "rtx-4090-d": "rtx-4090d", "rtx4090d": "rtx-4090d", "4080": "rtx-4080", "rtx4080": "rtx-4080",
+    "a6000": "rtx-a6000", "rtxa6000": "rtx-a6000", "l20-48gb": "l20", "l4-24gb": "l4",
+    "2080ti": "rtx-2080ti", "2080-ti": "rtx-2080ti", "rtx-2080-ti": "rtx-2080ti", "rtx2080ti": "rtx-2080ti",
+    "mi300": "mi300x", "instinct-mi300x": "mi300x", "910b": "ascend-910b", "ascend910b": "ascend-910b",
+    "atlas-910b": "ascend-910b",
 }
 
 
@@ -200,15 +362,39 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-").split("/")[-1]
 
 
+def closest_names(key: str, names: list[str], n: int = 3) -> list[str]:
+    """Up to ``n`` known names closest to ``key`` (difflib ratio), so an unknown name gets a suggestion."""
+    import difflib
+    return difflib.get_close_matches(key, names, n=n, cutoff=0.5)
+
+
+def _suggestion(key: str, names: dict[str, Any], aliases: dict[str, str]) -> tuple[str, str]:
+    close = closest_names(key, sorted(set(names) | set(aliases)))
+    close = list(dict.fromkeys(aliases.get(c, c) for c in close))
+    if not close:
+        return "", ""
+    shown = ", ".join(close)
+    return f" Closest known: {shown}.", f" 最接近的已知名称：{shown}。"
+
+
 def get_model_shape(name: str) -> ModelShape:
-    """A preset by name (case-insensitive, a few common aliases); CalculatorError if unknown."""
+    """A preset by name (case-insensitive, a few common aliases); CalculatorError if unknown.
+
+    A mixture-of-experts name (Mixtral, DeepSeek-V2-Lite, Qwen-MoE) is refused with the reason,
+    never answered with a dense shape; any other unknown name gets the closest known names.
+    """
     key = _key(name)
     key = _ALIASES.get(key, key)
     if key not in MODEL_PRESETS:
         accepted = ", ".join(MODEL_PRESETS) + "; or num_params; or a Hugging Face config.json"
+        moe = next((v for k, v in NOT_A_DENSE_PRESET.items() if key == k or key.startswith(k + "-")), None)
+        if moe is not None:
+            raise CalculatorError("model", name, accepted, accepted.replace("; or", "；或"),
+                                  reason_en=moe[0], reason_zh=moe[1])
+        hint_en, hint_zh = _suggestion(key, MODEL_PRESETS, _ALIASES)
         raise CalculatorError("model", name, accepted, accepted.replace("; or", "；或"),
-                              reason_en=f"Unknown model preset {name!r}.",
-                              reason_zh=f"未知的模型预设 {name!r}。")
+                              reason_en=f"Unknown model preset {name!r}.{hint_en}",
+                              reason_zh=f"未知的模型预设 {name!r}。{hint_zh}")
     return MODEL_PRESETS[key]
 
 
@@ -218,8 +404,9 @@ def get_gpu(name: str) -> GPU:
     key = _GPU_ALIASES.get(key, key)
     if key not in GPU_PRESETS:
         accepted = ", ".join(GPU_PRESETS) + "; or gpu_memory_gb"
+        hint_en, hint_zh = _suggestion(key, GPU_PRESETS, _GPU_ALIASES)
         raise CalculatorError("gpu", name, accepted, accepted.replace("; or", "；或"),
-                              reason_en=f"Unknown GPU {name!r}.", reason_zh=f"未知的 GPU {name!r}。")
+                              reason_en=f"Unknown GPU {name!r}.{hint_en}", reason_zh=f"未知的 GPU {name!r}。{hint_zh}")
     return GPU_PRESETS[key]
 
 
@@ -262,6 +449,172 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+#: model_type values read as LLaMA-style decoders (gated MLP, RMSNorm, no biases unless stated) and their
+#: defaults that config.json files often leave out (transformers' config class defaults).
+_LLAMA_STYLE: dict[str, dict[str, Any]] = {
+    "": {}, "llama": {}, "mistral": {}, "yi": {}, "baichuan": {}, "phi3": {},
+    "qwen2": {"qkv_bias": True}, "qwen3": {"qk_norm": True},
+    "gemma": {"tie_word_embeddings": True}, "gemma2": {"tie_word_embeddings": True, "norms_per_layer": 4},
+    "gemma3_text": {"tie_word_embeddings": True, "norms_per_layer": 4, "qk_norm": True},
+}
+_MULTIMODAL_TEXT = {"gemma3": "gemma3_text"}
+#: Architectures the calculators cannot express yet: refused with the reason instead of misread.
+_UNSUPPORTED = {
+    "deepseek_v2": "DeepSeek-V2 (multi-head latent attention and shared + routed experts)",
+    "deepseek_v3": "DeepSeek-V3 (multi-head latent attention and shared + routed experts)",
+}
+SUPPORTED_MODEL_TYPES = sorted(set(_LLAMA_STYLE) - {""} | {"gpt2", "t5", "bert", "roberta", "xlm-roberta", "chatglm",
+                                                          "bloom", "falcon", "gpt_neox", "phi", "mixtral", "qwen2_moe",
+                                                          "qwen3_moe", "gemma3"})
+
+
+def _i(config: dict[str, Any], *keys: str, default: Any = None) -> int:
+    value = _get(config, *keys, default=default)
+    if value is None:
+        raise KeyError(keys[0])
+    return int(value)
+
+
+def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape:
+    """One architecture's config.json keys -> ModelShape; unknown architectures are refused, never guessed."""
+    if model_type == "gpt2" or (not model_type and "n_embd" in config):
+        h = int(config["n_embd"])
+        return ModelShape(name=name, hidden_size=h, num_layers=int(config["n_layer"]),
+                          num_attention_heads=int(config["n_head"]),
+                          intermediate_size=int(config.get("n_inner") or 4 * h),
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
+                          linear_bias=True, tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+                          learned_positions=int(config.get("n_positions", 1024)))
+    if model_type == "t5" or (not model_type and "d_model" in config):
+        gated = str(config.get("feed_forward_proj", "relu")).startswith("gated")
+        return ModelShape(name=name, architecture="encoder-decoder", hidden_size=int(config["d_model"]),
+                          num_layers=int(config["num_layers"]),
+                          num_decoder_layers=int(config.get("num_decoder_layers") or config["num_layers"]),
+                          num_attention_heads=int(config["num_heads"]), head_dim=int(config["d_kv"]),
+                          intermediate_size=int(config["d_ff"]), vocab_size=int(config["vocab_size"]),
+                          mlp="gated" if gated else "plain",
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+                          relative_attention_buckets=int(config.get("relative_attention_num_buckets", 32)))
+    if model_type in ("bert", "roberta", "xlm-roberta"):
+        return ModelShape(name=name, architecture="encoder", hidden_size=int(config["hidden_size"]),
+                          num_layers=int(config["num_hidden_layers"]),
+                          num_attention_heads=int(config["num_attention_heads"]),
+                          intermediate_size=int(config["intermediate_size"]),
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
+                          linear_bias=True, tie_word_embeddings=True,
+                          learned_positions=int(config.get("max_position_embeddings", 512)),
+                          token_type_vocab=int(config.get("type_vocab_size", 2)), pooler=True)
+    if model_type == "chatglm" or (not model_type and "multi_query_group_num" in config):
+        return ModelShape(name=name, hidden_size=int(config["hidden_size"]), num_layers=int(config["num_layers"]),
+                          num_attention_heads=int(config["num_attention_heads"]),
+                          num_key_value_heads=int(config.get("multi_query_group_num") or config["num_attention_heads"]),
+                          intermediate_size=int(config["ffn_hidden_size"]),
+                          vocab_size=int(_get(config, "padded_vocab_size", "vocab_size")),
+                          qkv_bias=bool(config.get("add_qkv_bias", True)))
+    if model_type == "bloom":
+        # BLOOM: fused QKV with biases, 4h GELU MLP with biases, LayerNorms, ALiBi (no position table),
+        # a LayerNorm after the word embeddings, tied LM head (transformers BloomConfig / modeling_bloom).
+        h = _i(config, "hidden_size", "n_embed")
+        return ModelShape(name=name, hidden_size=h, num_layers=_i(config, "n_layer", "num_hidden_layers"),
+                          num_attention_heads=_i(config, "n_head", "num_attention_heads"), intermediate_size=4 * h,
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm", linear_bias=True,
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)), embedding_norm=True)
+    if model_type in ("falcon", "refinedweb", "refinedwebmodel"):
+        # Falcon (transformers FalconConfig defaults): new_decoder_architecture (40B/180B) uses num_kv_heads and
+        # two LayerNorms per block; otherwise multi_query (7B) means one K/V head, and parallel_attn one norm.
+        h = _i(config, "hidden_size", "n_embed")
+        heads = _i(config, "num_attention_heads", "n_head")
+        new_arch = bool(config.get("new_decoder_architecture", False))
+        if new_arch:
+            kv = _i(config, "num_kv_heads", default=heads)
+            norms = int(config.get("num_ln_in_parallel_attn") or 2)
+        else:
+            kv = 1 if config.get("multi_query", True) else heads
+            norms = 1 if config.get("parallel_attn", True) else 2
+        return ModelShape(name=name, hidden_size=h, num_layers=_i(config, "num_hidden_layers", "n_layer"),
+                          num_attention_heads=heads, num_key_value_heads=kv,
+                          intermediate_size=_i(config, "ffn_hidden_size", default=4 * h),
+                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
+                          linear_bias=bool(config.get("bias", False)), norms_per_layer=norms,
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)))
+    if model_type == "gpt_neox":
+        # GPT-NeoX / Pythia: plain GELU MLP, LayerNorms, biases on every linear, rotary, untied embed_out.
+        return ModelShape(name=name, hidden_size=int(config["hidden_size"]),
+                          num_layers=int(config["num_hidden_layers"]),
+                          num_attention_heads=int(config["num_attention_heads"]),
+                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                          mlp="plain", norm="layernorm", linear_bias=bool(config.get("attention_bias", True)),
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+    if model_type == "phi":
+        # Phi-1 / 1.5 / 2: one LayerNorm feeding attention and MLP in parallel, biases everywhere, a 2-matrix
+        # GELU MLP, untied LM head with bias (transformers PhiConfig / modeling_phi). Activations are modelled as a
+        # sequential block (a slight over-count: the parallel block shares one norm output).
+        h = int(config["hidden_size"])
+        heads = int(config["num_attention_heads"])
+        return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
+                          num_attention_heads=heads,
+                          num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                          mlp="plain", norm="layernorm", linear_bias=True, norms_per_layer=1, lm_head_bias=True,
+                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+    if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        return _moe_shape(model_type, name, config)
+    if model_type in _UNSUPPORTED:
+        raise CalculatorError("model_config", model_type, _accepted_types()[0], _accepted_types()[1],
+                              reason_en=f"{_UNSUPPORTED[model_type]} cannot be expressed yet; reading it as a dense "
+                                        "model would give wrong numbers. Give num_params instead.",
+                              reason_zh=f"暂不支持 {_UNSUPPORTED[model_type]}；按稠密模型读取会得出错误数字。请改用 num_params。")
+    if model_type not in _LLAMA_STYLE:
+        raise CalculatorError("model_config", model_type[:80], _accepted_types()[0], _accepted_types()[1],
+                              reason_en=f"Unknown model_type {model_type[:80]!r}: not read as LLaMA-style, "
+                                        "because a guess could be silently wrong.",
+                              reason_zh=f"未知的 model_type {model_type[:80]!r}：为避免悄悄读错，不按 LLaMA 结构猜测。")
+    if _get(config, "num_local_experts", "num_experts", "n_routed_experts") not in (None, 0, 1):
+        raise CalculatorError("model_config", "num_experts", _accepted_types()[0], _accepted_types()[1],
+                              reason_en="This config.json describes a mixture-of-experts model under a dense "
+                                        "model_type; refusing rather than reading it as dense.",
+                              reason_zh="该 config.json 以稠密 model_type 描述了一个混合专家模型；拒绝按稠密模型读取。")
+    d = _LLAMA_STYLE[model_type]
+    h = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
+                      num_attention_heads=heads,
+                      num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+                      head_dim=_get(config, "head_dim"),
+                      intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                      qkv_bias=bool(config.get("attention_bias", False)) or d.get("qkv_bias", False),
+                      norms_per_layer=d.get("norms_per_layer", 2), qk_norm=d.get("qk_norm", False),
+                      tie_word_embeddings=bool(config.get("tie_word_embeddings", d.get("tie_word_embeddings", False))))
+
+
+def _moe_shape(model_type: str, name: str, config: dict[str, Any]) -> ModelShape:
+    """Mixtral / Qwen2-MoE / Qwen3-MoE: total and active parameters both follow from the shape."""
+    h = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    if model_type != "mixtral" and (config.get("mlp_only_layers") or int(config.get("decoder_sparse_step", 1)) != 1):
+        raise CalculatorError("model_config", "mlp_only_layers / decoder_sparse_step", "every block a MoE block "
+                              "(mlp_only_layers empty, decoder_sparse_step 1)", "每层都是 MoE 层（mlp_only_layers 为空、"
+                              "decoder_sparse_step 为 1）")
+    experts = _i(config, "num_local_experts", "num_experts")  # transformers 5 writes num_local_experts for Qwen3-MoE
+    shared = int(config.get("shared_expert_intermediate_size") or 0) if model_type == "qwen2_moe" else 0
+    return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
+                      num_attention_heads=heads, num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+                      head_dim=_get(config, "head_dim"),
+                      intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
+                      qkv_bias=model_type == "qwen2_moe" or bool(config.get("attention_bias", False)),
+                      qk_norm=model_type == "qwen3_moe",
+                      num_experts=experts, experts_per_token=_i(config, "num_experts_per_tok"),
+                      moe_intermediate_size=None if model_type == "mixtral" else _i(config, "moe_intermediate_size"),
+                      shared_expert_intermediate_size=shared, shared_expert_gate=shared > 0,
+                      tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+
+
+def _accepted_types() -> tuple[str, str]:
+    listed = ", ".join(SUPPORTED_MODEL_TYPES)
+    return (f"a config.json with model_type one of {listed}; or num_params with hidden_size and num_layers",
+            f"model_type 为以下之一的 config.json：{listed}；或 num_params 加 hidden_size 和 num_layers")
+
+
 def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     """Read a Hugging Face ``config.json`` into a ModelShape.
 
@@ -297,51 +650,16 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     if not isinstance(config, dict):
         raise CalculatorError("model_config", config, "a dict parsed from config.json", "从 config.json 解析的字典")
     model_type = str(config.get("model_type", "")).lower()
-    name = str(config.get("_name_or_path") or model_type or "custom")
+    name = str(config.get("_name_or_path") or model_type or "custom")[:80]
+    if model_type in _MULTIMODAL_TEXT and isinstance(config.get("text_config"), dict):
+        # Gemma 3 4B/12B/27B: the language model sits in text_config; the SigLIP vision tower is not counted.
+        config = {**config["text_config"], "_name_or_path": name}
+        name += " (text model only; vision tower not counted)"
+        model_type = _MULTIMODAL_TEXT[model_type]
     try:
-        if model_type == "gpt2" or "n_embd" in config:
-            h = int(config["n_embd"])
-            return ModelShape(name=name, hidden_size=h, num_layers=int(config["n_layer"]),
-                              num_attention_heads=int(config["n_head"]),
-                              intermediate_size=int(config.get("n_inner") or 4 * h),
-                              vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                              linear_bias=True, tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
-                              learned_positions=int(config.get("n_positions", 1024)))
-        if model_type == "t5" or "d_model" in config:
-            gated = str(config.get("feed_forward_proj", "relu")).startswith("gated")
-            return ModelShape(name=name, architecture="encoder-decoder", hidden_size=int(config["d_model"]),
-                              num_layers=int(config["num_layers"]),
-                              num_decoder_layers=int(config.get("num_decoder_layers") or config["num_layers"]),
-                              num_attention_heads=int(config["num_heads"]), head_dim=int(config["d_kv"]),
-                              intermediate_size=int(config["d_ff"]), vocab_size=int(config["vocab_size"]),
-                              mlp="gated" if gated else "plain",
-                              tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
-                              relative_attention_buckets=int(config.get("relative_attention_num_buckets", 32)))
-        if model_type in ("bert", "roberta", "xlm-roberta"):
-            return ModelShape(name=name, architecture="encoder", hidden_size=int(config["hidden_size"]),
-                              num_layers=int(config["num_hidden_layers"]),
-                              num_attention_heads=int(config["num_attention_heads"]),
-                              intermediate_size=int(config["intermediate_size"]),
-                              vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                              linear_bias=True, tie_word_embeddings=True,
-                              learned_positions=int(config.get("max_position_embeddings", 512)),
-                              token_type_vocab=int(config.get("type_vocab_size", 2)), pooler=True)
-        if model_type == "chatglm" or "multi_query_group_num" in config:
-            return ModelShape(name=name, hidden_size=int(config["hidden_size"]), num_layers=int(config["num_layers"]),
-                              num_attention_heads=int(config["num_attention_heads"]),
-                              num_key_value_heads=int(config.get("multi_query_group_num") or config["num_attention_heads"]),
-                              intermediate_size=int(config["ffn_hidden_size"]),
-                              vocab_size=int(_get(config, "padded_vocab_size", "vocab_size")),
-                              qkv_bias=bool(config.get("add_qkv_bias", True)))
-        h = int(config["hidden_size"])
-        heads = int(config["num_attention_heads"])
-        return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
-                          num_attention_heads=heads,
-                          num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
-                          head_dim=_get(config, "head_dim"),
-                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
-                          qkv_bias=bool(config.get("attention_bias", False)) or model_type.startswith("qwen2"),
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+        return _shape_for(model_type, name, config)
+    except CalculatorError:
+        raise
     except KeyError as exc:
         raise CalculatorError("model_config", f"missing key {exc.args[0]!r}",
                               "a config.json with hidden size, layer count, heads, intermediate size and vocab size",

@@ -249,6 +249,13 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "reduce_bucket_size": st.floats(1, 1e12),
     "allgather_bucket_size": st.floats(1, 1e12),
     "overlap_comm": st.booleans(),
+    "zero_grad_set_to_none": st.booleans(),
+    "loss_implementation": st.sampled_from(["hf", "hf-keep-outputs", "chunked"]),
+    "allocator_slack_fraction": st.floats(0, 10),
+    "fsdp": st.sampled_from(["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"]),
+    "fsdp_cpu_offload": st.booleans(),
+    "fsdp_sync_each_batch": st.booleans(),
+    "bitsandbytes_before_0_43_2": st.booleans(),
 }
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "a MemoryConfig field is not fuzzed"
 MODEL_SOURCES = ("model", "num_params", "hf_config")

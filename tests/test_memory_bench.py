@@ -1,0 +1,43 @@
+"""bench/measured.py: published peaks with pinned sources; old bitsandbytes keeps 4-bit layers' inputs."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from calculators import estimate_memory
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import measured  # noqa: E402
+
+
+def test_every_point_is_sourced_at_a_pinned_commit_and_says_what_was_measured():
+    rows, summary = measured.evaluate()
+    assert summary["measured"] >= 39
+    for p, pred in rows:
+        assert re.search(r"/blob/[0-9a-f]{40}/", p.source), p.label
+        assert "max_memory_allocated" in p.measured
+        assert (p.config is None) == bool(p.reason)       # not expressible <=> a stated reason
+        assert (pred is None) == (p.config is None)
+
+
+def test_oom_runs_are_predicted_above_the_card():
+    _, summary = measured.evaluate()
+    assert summary["oom_runs"] >= 3 and summary["oom_predicted_over_40gb"] == summary["oom_runs"]
+
+
+@pytest.mark.parametrize("label", ["Llama-2-7B LoRA mb1", "Llama-2-7B LoRA mb2", "Llama-2-13B LoRA mb1",
+                                   "Llama-2-7B LoRA nf4-dq mb1", "Llama-2-13B LoRA nf4-dq mb1"])
+def test_single_gpu_llama_lora_points_within_10_percent(label):
+    rows, _ = measured.evaluate()
+    p, pred = next((p, pred) for p, pred in rows if p.label == label)
+    assert abs(pred / p.measured_gb - 1) <= 0.10
+
+
+def test_bitsandbytes_before_0_43_2_keeps_the_4bit_inputs():
+    base = dict(model="llama-2-7b", precision="bf16", finetune="qlora", seq_len=1000, flash_attention=True)
+    new, old = estimate_memory(base), estimate_memory(dict(base, bitsandbytes_before_0_43_2=True))
+    h, i, L = 4096, 11008, 32
+    assert old.activations - new.activations == 2 * 1000 * ((3 * h + i) * L - h)
+    assert estimate_memory(dict(base, finetune="lora", bitsandbytes_before_0_43_2=True)).activations == \
+        estimate_memory(dict(base, finetune="lora")).activations   # only 4-bit layers

@@ -1,0 +1,55 @@
+"""The added model and GPU presets: names people use resolve, unknown names get the closest, MoE is refused."""
+import pytest
+
+from calculators import CalculatorError, estimate_memory
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS, NOT_A_DENSE_PRESET, get_gpu, get_model_shape
+
+
+@pytest.mark.parametrize("alias,preset", [
+    ("Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"), ("Qwen3-8B", "qwen3-8b"), ("meta-llama/Llama-3.3-70B-Instruct",
+    "llama-3.1-70b"), ("Llama-3.1-405B", "llama-3.1-405b"), ("google/gemma-2-9b-it", "gemma-2-9b"),
+    ("microsoft/Phi-3-mini-4k-instruct", "phi-3-mini"), ("baichuan-inc/Baichuan2-13B-Chat", "baichuan2-13b"),
+    ("THUDM/chatglm2-6b", "chatglm2-6b"), ("THUDM/glm-4-9b-chat", "glm-4-9b"), ("01-ai/Yi-34B", "yi-34b"),
+])
+def test_hub_names_resolve(alias, preset):
+    assert get_model_shape(alias) is MODEL_PRESETS[preset]
+
+
+@pytest.mark.parametrize("alias,preset,gib,bf16", [
+    ("A800", "a800-80gb", 80, True), ("H800", "h800-80gb", 80, True), ("H20", "h20", 96, True),
+    ("RTX 4090D", "rtx-4090d", 24, True), ("4080", "rtx-4080", 16, True), ("A6000", "rtx-a6000", 48, True),
+    ("L4", "l4", 24, True), ("L20", "l20", 48, True), ("2080 Ti", "rtx-2080ti", 11, False),
+    ("MI300X", "mi300x", 192, True), ("Ascend 910B", "ascend-910b", 64, True),
+])
+def test_gpu_presets(alias, preset, gib, bf16):
+    g = get_gpu(alias)
+    assert g is GPU_PRESETS[preset] and g.memory_gib == gib and g.bf16 is bf16
+
+
+def test_2080ti_bf16_is_flagged():
+    est = estimate_memory(dict(model="qwen2.5-0.5b", gpu="2080ti", precision="bf16-mixed", seq_len=512))
+    assert any("bf16" in n for n in est.notes_en)
+
+
+def test_unknown_names_get_the_closest_known_ones():
+    with pytest.raises(CalculatorError) as err:
+        get_model_shape("qwen2.5-70b")
+    assert "Closest known" in err.value.message("en") and "qwen2.5-72b" in err.value.message("en")
+    assert "最接近" in err.value.message("zh")
+    with pytest.raises(CalculatorError) as err:
+        get_gpu("rtx-4070")
+    assert "rtx-4080" in err.value.message("en") or "rtx-4090" in err.value.message("en")
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "Mixtral-8x7B-Instruct-v0.1", "deepseek-ai/DeepSeek-V2-Lite",
+                                  "Qwen3-30B-A3B"])
+def test_moe_names_are_refused_never_read_as_dense(name):
+    with pytest.raises(CalculatorError) as err:
+        get_model_shape(name)
+    assert "mixture-of-experts" in err.value.message("en") and "MoE" in err.value.message("zh")
+    assert "hf_config" in err.value.message("en")
+
+
+def test_every_moe_refusal_names_total_and_active():
+    for en, zh in NOT_A_DENSE_PRESET.values():
+        assert "total" in en and "active" in en and zh
