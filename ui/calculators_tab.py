@@ -39,6 +39,8 @@ MEMORY_FIELDS = (
     "finetune", "lora_rank", "lora_target_modules",
     "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "seq_len", "gradient_checkpointing",
     "flash_attention", "cuda_context_gb", "reduce_bucket_size", "allgather_bucket_size", "overlap_comm",
+    "zero_grad_set_to_none", "loss_implementation", "allocator_slack_fraction", "bitsandbytes_before_0_43_2",
+    "fsdp", "fsdp_cpu_offload", "fsdp_sync_each_batch",
 )
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "the form must cover every MemoryConfig field"
 
@@ -100,7 +102,7 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
             continue  # the browser shows an empty number box as 0: 0 means "not given"
         if f in ("zero_stage",) and isinstance(v, str):
             v = int(v)
-        if isinstance(v, float) and f not in ("num_params", "gpu_memory_gb", "cuda_context_gb",
+        if isinstance(v, float) and f not in ("num_params", "gpu_memory_gb", "cuda_context_gb", "allocator_slack_fraction",
                                               "reduce_bucket_size", "allgather_bucket_size") and v == int(v):
             v = int(v)
         cfg[f] = v
@@ -296,6 +298,17 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg("allgather_bucket_size", gr.Number(DEFAULTS["allgather_bucket_size"], label=F("allgather_bucket_size"),
                                                    elem_id="m_abs"))
             reg("overlap_comm", gr.Checkbox(False, label=F("overlap_comm"), elem_id="m_overlap"))
+        with gr.Row():
+            reg("fsdp", gr.Radio(_literal_choices("fsdp"), value="none", label=F("fsdp"), elem_id="m_fsdp"))
+            reg("fsdp_cpu_offload", gr.Checkbox(False, label=F("fsdp_cpu_offload"), elem_id="m_fsdp_off"))
+            reg("fsdp_sync_each_batch", gr.Checkbox(False, label=F("fsdp_sync_each_batch"), elem_id="m_fsdp_sync"))
+        with gr.Row():
+            reg("zero_grad_set_to_none", gr.Checkbox(True, label=F("zero_grad_set_to_none"), elem_id="m_set_to_none"))
+            reg("loss_implementation", gr.Radio(_literal_choices("loss_implementation"), value="hf",
+                                                label=F("loss_implementation"), elem_id="m_loss_impl"))
+            reg("allocator_slack_fraction", gr.Number(0.10, label=F("allocator_slack_fraction"), elem_id="m_slack"))
+            reg("bitsandbytes_before_0_43_2", gr.Checkbox(False, label=F("bitsandbytes_before_0_43_2"),
+                                                          elem_id="m_bnb_old"))
     m_err = gr.Markdown("", elem_id="memory-error", elem_classes=["field-error"])
     m_btn = L.add(gr.Button(L.text("run_memory"), variant="primary", elem_id="run-memory"), value="run_memory")
     with gr.Row():
