@@ -81,7 +81,8 @@ def _error(err: CalculatorError, lang: str) -> str:
 
 
 def _unexpected(exc: Exception, lang: str) -> str:
-    log.exception("calculator failed")
+    from .chat import log_failure
+    log_failure("calculator failed", exc)   # one line, no user payload
     return "✘ " + (f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。" if lang == "zh"
                    else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs.")
 

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
 DEFAULT_FEEDBACK_FILE = "feedback/feedback.jsonl"
 MAX_FIELD_CHARS = 8000
@@ -57,9 +57,9 @@ class RatingRecord(_Record):
     """A like/dislike of one answer the server gave in this session."""
 
     type: Literal["rating"] = "rating"
-    liked: bool | None
+    liked: StrictBool | None
     feedback: str = Field(max_length=40)
-    message_index: int = Field(ge=0, le=MAX_MESSAGE_INDEX)
+    message_index: StrictInt = Field(ge=0, le=MAX_MESSAGE_INDEX)
     question: str
     answer: str
 

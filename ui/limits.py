@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from typing import Any, Awaitable, Callable
 
 log = logging.getLogger("batchbot.limits")
@@ -20,7 +21,8 @@ log = logging.getLogger("batchbot.limits")
 #: Largest request body accepted (bytes). The biggest legitimate input is a 100,000-character
 #: config for /check_config: at most ~600 kB even as \\uXXXX-escaped Chinese in JSON.
 MAX_BODY_BYTES = 1024 * 1024
-#: A client must finish sending its body within this many seconds (slow-body clients).
+#: A client must finish sending its body within this many seconds (slow-body clients);
+#: the environment variable BATCHBOT_BODY_TIMEOUT_S overrides it.
 BODY_TIMEOUT_S = 30.0
 #: Events waiting in Gradio's queue; the next one is refused with "queue is full".
 MAX_QUEUE_SIZE = 64
@@ -39,7 +41,17 @@ def launch_settings() -> dict[str, Any]:
     """Keyword arguments for ``Blocks.launch`` that install the limits (and keep monitoring off)."""
     from starlette.middleware import Middleware
     return {"max_file_size": MAX_FILE_SIZE, "enable_monitoring": False,
-            "app_kwargs": {"middleware": [Middleware(BodyLimitMiddleware)]}}
+            "app_kwargs": {"middleware": [Middleware(BodyLimitMiddleware, timeout=body_timeout())]}}
+
+
+def body_timeout(env: dict[str, str] | None = None) -> float:
+    """BODY_TIMEOUT_S, or BATCHBOT_BODY_TIMEOUT_S when it is a number from 1 to 600."""
+    raw = (os.environ if env is None else env).get("BATCHBOT_BODY_TIMEOUT_S", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return BODY_TIMEOUT_S
+    return value if 1 <= value <= 600 else BODY_TIMEOUT_S
 
 
 async def _refuse(send: _Send, status: int, en: str, zh: str) -> None:
