@@ -43,7 +43,8 @@ def calculator_error(err: CalculatorError) -> gr.Error:
 def _unexpected(exc: Exception) -> gr.Error:
     from .chat import log_failure
     log_failure("API call failed", exc)   # one line, no user payload
-    return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n计算失败（{type(exc).__name__}），请检查输入。", print_exception=False)
+    return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n"
+                    f"计算失败（{type(exc).__name__}），请检查输入。", print_exception=False)
 
 
 @contextmanager

@@ -174,10 +174,12 @@ class ChatController:
         if not isinstance(question, str) or not question.strip():
             raise gr.Error(bilingual("empty_question"), title="question", print_exception=False)
         if len(question) > MAX_QUESTION_CHARS:
-            raise gr.Error(bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question", print_exception=False)
+            raise gr.Error(bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question",
+                           print_exception=False)
         if history is not None and not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
             raise gr.Error("'history' must be the list returned in answer['history'] by a previous /chat call.\n"
-                           "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history", print_exception=False)
+                           "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history",
+                           print_exception=False)
         try:
             answer = self.ask(question.strip(), history)
         except Exception as exc:
