@@ -289,7 +289,7 @@ def real_chat(assistant: Any) -> ChatController:
     return ChatController(assistant, stream_delay=0)
 
 
-@fuzz_settings(80)
+@fuzz_settings(60)
 @given(questions(), st.one_of(st.none(), st.lists(st.dictionaries(st.sampled_from(["role", "content", "language"]),
                                                                  value, max_size=3), max_size=3), value))
 def test_chat_endpoint(real_chat: ChatController, q: Any, history: Any) -> None:
@@ -299,7 +299,7 @@ def test_chat_endpoint(real_chat: ChatController, q: Any, history: Any) -> None:
         assert isinstance(text, str) and text.strip() and isinstance(answer, dict)
 
 
-@fuzz_settings(40)
+@fuzz_settings(25)
 @given(questions(), lang)
 def test_chat_ui_handler(real_chat: ChatController, q: Any, lng: Any) -> None:
     COUNT["/chat_ui"] += 1
@@ -313,7 +313,7 @@ def test_chat_ui_handler(real_chat: ChatController, q: Any, lng: Any) -> None:
             assert not _generic(m["content"]), m["content"][:300]
 
 
-@fuzz_settings(30)
+@fuzz_settings(20)
 @given(st.one_of(hostile_text, questions()), lang)
 def test_knowledge_search(assistant: Any, q: Any, lng: Any) -> None:
     import threading

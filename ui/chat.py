@@ -120,13 +120,14 @@ class ChatController:
         history = list(history or [])
         refusal, lang = guard_question(question, ui_lang)
         if refusal is not None:
-            shown = (question or "").strip()
+            shown = question.strip() if isinstance(question, str) else ""
             if shown:
                 msgs.append({"role": "user", "content": shown[:300] + ("…" if len(shown) > 300 else "")})
             msgs.append({"role": "assistant", "content": "⚠ " + refusal})
             if session:
                 self.served.remember(session, len(msgs) - 1, shown, msgs[-1]["content"])
-            yield msgs, history, question if len(question or "") > MAX_QUESTION_CHARS else "", ""
+            keep = isinstance(question, str) and len(question) > MAX_QUESTION_CHARS   # let the user shorten it
+            yield msgs, history, question if keep else "", ""
             return
         q = question.strip()
         msgs.append({"role": "user", "content": q})
