@@ -7,6 +7,9 @@ Flags override environment variables: BATCHBOT_HOST, BATCHBOT_PORT, BATCHBOT_ROO
 BATCHBOT_EMBED_MODEL, BATCHBOT_EMBED (1 = embed mode), BATCHBOT_LANG (zh/en, the default UI
 language), BATCHBOT_FEEDBACK_FILE (default feedback/feedback.jsonl).
 
+Security and limits (body size, uploads, queue, what is trusted, running behind an
+authenticating proxy): docs/security.md.
+
 ``build_app(assistant=None)`` returns the gr.Blocks for tests and for mounting elsewhere.
 API endpoints (gradio_client): /chat, /effective_batch, /memory, /sweep, /check_config.
 """
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int | None:
     import torch
     torch.set_num_threads(int(os.environ.get("BATCHBOT_TORCH_THREADS", "1")))
     demo = build_app(assistant, embed=args.embed, lang=args.lang)
-    demo.queue(default_concurrency_limit=4)
+    # build_app() already set the queue limits and BatchBotBlocks.launch() the body/upload limits (ui/limits.py).
     demo.launch(server_name=args.host, server_port=args.port, root_path=args.root_path or None,
                 show_error=False)
 

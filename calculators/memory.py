@@ -133,6 +133,16 @@ class MemoryConfig(BaseModel):
         if bad or not v:
             raise CalculatorError("lora_target_modules", v, f"{', '.join(LORA_MODULES)} or ['all']",
                                   f"{', '.join(LORA_MODULES)} 或 ['all']")
+        # A module listed twice would be counted twice (1,000,000 copies of q_proj gave 2.1 trillion
+        # trainable parameters); PEFT matches each module once, so a repeat is a mistake, not more adapters.
+        seen: set[str] = set()
+        repeated = sorted({m for m in v if m in seen or seen.add(m)})
+        if repeated:
+            names = ", ".join(repeated)
+            raise CalculatorError("lora_target_modules", v, f"each module at most once ({', '.join(LORA_MODULES)})",
+                                  f"每个模块最多列一次（{', '.join(LORA_MODULES)}）",
+                                  reason_en=f"lora_target_modules lists {names} more than once.",
+                                  reason_zh=f"lora_target_modules 中 {names} 重复出现。")
         return v
 
     @model_validator(mode="after")

@@ -14,7 +14,9 @@ text that was embedded, plus a content hash of the whole passage set.
 * an unwritable cache directory → warning, vectors are kept in memory only.
 
 Nothing here ever raises because of the cache; the worst case is recomputing.
-Writes are atomic (temporary file + ``os.replace``).
+Writes are atomic (temporary file + ``os.replace``). A crash between the two leaves a
+``.tmp-*.npz``; at start (each :meth:`EmbeddingCache.get_or_compute`) such files older than
+:data:`STALE_TMP_SECONDS` are deleted — old enough that no live writer still owns them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 ENV_CACHE_DIR = "BATCHBOT_CACHE_DIR"
+#: A temporary cache file untouched this long belongs to a writer that died (a write takes < 1 s).
+STALE_TMP_SECONDS = 600.0
 
 
 def default_cache_dir() -> Path:
@@ -95,6 +99,26 @@ class EmbeddingCache:
             return None, "corrupt"
 
     # ---- writing ----------------------------------------------------------------------
+    def remove_stale_temp_files(self, older_than: float = STALE_TMP_SECONDS) -> int:
+        """Delete ``.tmp-*.npz`` left in the cache directory by a crashed write; returns how many."""
+        import time
+        removed = 0
+        try:
+            candidates = list(self.cache_dir.glob(".tmp-*.npz"))
+        except OSError:
+            return 0
+        now = time.time()
+        for tmp in candidates:
+            try:
+                if tmp.is_file() and not tmp.is_symlink() and now - tmp.stat().st_mtime > older_than:
+                    tmp.unlink()
+                    removed += 1
+            except OSError:
+                continue
+        if removed:
+            logger.info("removed %d stale temporary file(s) from the embedding cache %s", removed, self.cache_dir)
+        return removed
+
     def _write(self, keys: list[str], vectors: np.ndarray, content: str) -> bool:
         meta = {"format": FORMAT_VERSION, "model_identity": self.model_identity, "content_hash": content}
         tmp_name = None
@@ -126,6 +150,7 @@ class EmbeddingCache:
             vecs = _as_matrix(embed(list(texts)), len(texts))
             return CacheResult(vecs, "disabled", None, len(texts))
 
+        self.remove_stale_temp_files()
         cached, read_status = self._read()
         if cached is not None and all(k in cached for k in keys) and len(cached) == len(set(keys)):
             return CacheResult(np.stack([cached[k] for k in keys]), "hit", self.path, 0)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -19,16 +20,31 @@ from .i18n import normalize_lang
 log = logging.getLogger("batchbot.api")
 
 
+_SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data|file)\s*:")
+
+
+def inert(text: str) -> str:
+    """Error text with user values made inert for HTML/Markdown renderers (``< > &`` as entities, no URL schemes).
+
+    Gradio's toast renders error text as sanitised HTML, where the entities display as the
+    characters; API clients that render it themselves get nothing executable.
+    """
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
+
+
 def calculator_error(err: CalculatorError) -> gr.Error:
     ds = getattr(err, "deepspeed_message", None)
     en, zh = err.message("en"), err.message("zh")
     msg = f"[{err.field}] {en}\n[{err.field}] {zh}" + (f"\nDeepSpeed: {ds}" if ds else "")
-    return gr.Error(msg, title=f"Invalid input / 输入无效: {err.field}", print_exception=False)
+    return gr.Error(inert(msg), title=f"Invalid input / 输入无效: {inert(err.field)[:80]}", print_exception=False)
 
 
 def _unexpected(exc: Exception) -> gr.Error:
-    log.exception("API call failed")
-    return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n计算失败（{type(exc).__name__}），请检查输入。")
+    from .chat import log_failure
+    log_failure("API call failed", exc)   # one line, no user payload
+    return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n"
+                    f"计算失败（{type(exc).__name__}），请检查输入。", print_exception=False)
 
 
 @contextmanager
@@ -93,7 +109,7 @@ def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -
     """Check a pasted DeepSpeed JSON / TrainingArguments / LLaMA-Factory YAML; returns {"markdown", "report"}."""
     if check_config is None:
         raise gr.Error("The config doctor (calculators/configs.py) is not installed in this build.\n"
-                       "此版本未包含配置检查器（calculators/configs.py）。")
+                       "此版本未包含配置检查器（calculators/configs.py）。", print_exception=False)
     if not isinstance(text, str) or not text.strip():
         raise gr.Error("[text] Paste a config to check.\n[text] 请粘贴要检查的配置。", title="Invalid input / 输入无效: text",
                        print_exception=False)

@@ -12,6 +12,7 @@ from .chat import MAX_QUESTION_CHARS, ChatController
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
 from .labels import Labels
+from .limits import CONCURRENCY_LIMIT, MAX_QUEUE_SIZE, launch_settings
 
 EXAMPLES_ZH = [
     "如果 train_micro_batch_size_per_gpu 开的小，gradient_accumulation_steps 开的也小会怎么样？",
@@ -56,6 +57,14 @@ class BatchBotBlocks(gr.Blocks):
         kwargs["head"] = HEAD + (kwargs.get("head") or "")
         if self.embed:
             kwargs.setdefault("footer_links", [])
+        # Limits a public endpoint needs (ui/limits.py, docs/security.md): body size and read time,
+        # no uploads, monitoring off. A caller's own app_kwargs keep their middleware after ours.
+        limits = launch_settings()
+        app_kwargs = dict(kwargs.get("app_kwargs") or {})
+        app_kwargs["middleware"] = limits.pop("app_kwargs")["middleware"] + list(app_kwargs.get("middleware") or [])
+        kwargs["app_kwargs"] = app_kwargs
+        for key, value in limits.items():
+            kwargs.setdefault(key, value)
         return super().launch(*args, **kwargs)
 
 
@@ -163,4 +172,6 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         # ---- API for other programs
         gr.api(chat.api_chat, api_name="chat", concurrency_id="assistant")
         register_calculator_api()
+    # A bounded queue: event number MAX_QUEUE_SIZE + 1 is refused ("queue is full"), not stored.
+    demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=MAX_QUEUE_SIZE)
     return demo

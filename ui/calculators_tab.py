@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from typing import Any
 
 import gradio as gr
@@ -15,7 +16,7 @@ from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_me
 from calculators.memory import LORA_MODULES, MemoryConfig
 
 from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
-from .i18n import label, t
+from .i18n import label, normalize_lang, t
 from .labels import Labels
 from .plots import breakdown_svg, sweep_points, sweep_svg
 from .render import batch_summary_md, field_error_md, md_escape
@@ -84,7 +85,8 @@ def _error(err: CalculatorError, lang: str) -> str:
 
 
 def _unexpected(exc: Exception, lang: str) -> str:
-    log.exception("calculator failed")
+    from .chat import log_failure
+    log_failure("calculator failed", exc)   # one line, no user payload
     return "✘ " + (f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。" if lang == "zh"
                    else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs.")
 
@@ -100,10 +102,11 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
             continue
         if f in OPTIONAL_NUMBERS and v == 0:
             continue  # the browser shows an empty number box as 0: 0 means "not given"
-        if f in ("zero_stage",) and isinstance(v, str):
-            v = int(v)
+        if f in ("zero_stage",) and isinstance(v, str) and v.isdigit():
+            v = int(v)   # anything else goes on as given and is refused by name
         if isinstance(v, float) and f not in ("num_params", "gpu_memory_gb", "cuda_context_gb", "allocator_slack_fraction",
-                                              "reduce_bucket_size", "allgather_bucket_size") and v == int(v):
+                                              "reduce_bucket_size", "allgather_bucket_size") \
+                and math.isfinite(v) and v == int(v):
             v = int(v)
         cfg[f] = v
     if "hf_config" in cfg or "num_params" in cfg:
@@ -118,7 +121,7 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
 
 def run_memory(values: dict[str, Any], lang: str) -> tuple[str, str, str, str, str]:
     """(error_md, summary_md, breakdown_html, micro_sweep_html, ga_sweep_html)."""
-    return _run_memory(values, lang)[0]
+    return _run_memory(values, normalize_lang(lang, "en"))[0]
 
 
 def _takes_info(component: Any) -> bool:
@@ -165,7 +168,7 @@ def _opt_int(v: Any) -> Any:
     """An optional form number: None, "" and 0 (an empty gr.Number in the browser) mean "not given"."""
     if v is None or v == "" or v == 0:
         return None
-    if isinstance(v, float) and v == int(v):
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):   # inf/nan go on and are refused by name
         return int(v)
     return v
 
@@ -174,12 +177,12 @@ def _int(v: Any) -> Any:
     """A form number that is validated as given (0 and negatives reach the calculator and are refused)."""
     if v is None or v == "":
         return None
-    return int(v) if isinstance(v, float) and v == int(v) else v
+    return int(v) if isinstance(v, float) and math.isfinite(v) and v == int(v) else v
 
 
 def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str) -> tuple[str, str]:
     """(error_md, result_md)."""
-    return _run_batch(tb, micro, ga, ws, seq_len, dataset_size, lang)[0]
+    return _run_batch(tb, micro, ga, ws, seq_len, dataset_size, normalize_lang(lang, "en"))[0]
 
 
 def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any,

@@ -10,11 +10,14 @@ import logging
 import re
 import threading
 import time
+import traceback
+from pathlib import Path
 from typing import Any, Iterator
 
 import gradio as gr
+from pydantic import ValidationError
 
-from .feedback import append_feedback, feedback_path
+from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t, text_lang
 from .render import corrections_md, sources_md, tool_call_message
 
@@ -37,6 +40,21 @@ def guard_question(question: Any, ui_lang: str) -> tuple[str | None, str]:
     if not _MEANINGFUL.search(q):
         return t("nonsense", lang), lang
     return None, lang
+
+
+def log_failure(what: str, exc: BaseException) -> None:
+    """One log line per failed request: the exception type and where it was raised, never the user's text.
+
+    ``log.exception`` wrote a full traceback whose messages repeat user values (a 1 MB forged
+    history value wrote 2 MB to the log per request).
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    log.error("%s: %s%s", what, type(exc).__name__, where)
+
+
+def _session(request: Any) -> str | None:
+    return getattr(request, "session_hash", None) if request is not None else None
 
 
 def bilingual(key: str, **kwargs: Any) -> str:
@@ -86,6 +104,7 @@ class ChatController:
         self.bot = assistant
         self.lock = threading.Lock()   # one ask() at a time: the embedding model is shared
         self.stream_delay = stream_delay
+        self.served = ServedAnswers()  # what a like/dislike may refer to, per session
 
     # ------------------------------------------------------------ shared
     def ask(self, question: str, history: list[dict[str, Any]] | None) -> Any:
@@ -94,16 +113,21 @@ class ChatController:
 
     # ------------------------------------------------------------ UI handler (generator → streaming)
     def respond(self, question: str, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                ui_lang: str) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]]:
+                ui_lang: str, request: gr.Request | None = None
+                ) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]]:
+        session = _session(request)
         msgs = _plain_messages(messages)
         history = list(history or [])
         refusal, lang = guard_question(question, ui_lang)
         if refusal is not None:
-            shown = (question or "").strip()
+            shown = question.strip() if isinstance(question, str) else ""
             if shown:
                 msgs.append({"role": "user", "content": shown[:300] + ("…" if len(shown) > 300 else "")})
             msgs.append({"role": "assistant", "content": "⚠ " + refusal})
-            yield msgs, history, question if len(question or "") > MAX_QUESTION_CHARS else "", ""
+            if session:
+                self.served.remember(session, len(msgs) - 1, shown, msgs[-1]["content"])
+            keep = isinstance(question, str) and len(question) > MAX_QUESTION_CHARS   # let the user shorten it
+            yield msgs, history, question if keep else "", ""
             return
         q = question.strip()
         msgs.append({"role": "user", "content": q})
@@ -113,7 +137,7 @@ class ChatController:
         try:
             answer = self.ask(q, history)
         except Exception as exc:  # never a traceback in the UI
-            log.exception("assistant failed")
+            log_failure("assistant failed", exc)
             msgs.append({"role": "assistant", "content": "⚠ " + t("internal_error", lang, err=type(exc).__name__)})
             yield msgs, history, "", ""
             return
@@ -126,6 +150,7 @@ class ChatController:
                              sources_md(data.get("sources", []), lang, text)) if x]
         final = "\n\n".join([text, *extra])
         msgs.append({"role": "assistant", "content": ""})
+        answer_index = len(msgs) - 1
         for part in _chunks(text):
             msgs[-1]["content"] = part
             yield msgs, history, "", ""
@@ -139,40 +164,68 @@ class ChatController:
             msg["metadata"]["duration"] = round(time.monotonic() - start, 2)
             msgs.append(msg)
             yield msgs, history, "", ""
+        if session:   # the server's own record of what it said, for ratings
+            for i in range(answer_index, len(msgs)):
+                self.served.remember(session, i, q, msgs[i]["content"])
         new_history = data.get("history") if isinstance(data.get("history"), list) else history
         yield msgs, new_history, "", ""
 
     # ------------------------------------------------------------ API handler
     def api_chat(self, question: str, history: list | None = None) -> tuple[str, dict]:
         if not isinstance(question, str) or not question.strip():
-            raise gr.Error(bilingual("empty_question"), title="question")
+            raise gr.Error(bilingual("empty_question"), title="question", print_exception=False)
         if len(question) > MAX_QUESTION_CHARS:
-            raise gr.Error(bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question")
+            raise gr.Error(bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question",
+                           print_exception=False)
         if history is not None and not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
             raise gr.Error("'history' must be the list returned in answer['history'] by a previous /chat call.\n"
-                           "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history")
+                           "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history",
+                           print_exception=False)
         try:
             answer = self.ask(question.strip(), history)
         except Exception as exc:
-            log.exception("assistant failed")
-            raise gr.Error(bilingual("internal_error", err=type(exc).__name__)) from None
+            log_failure("assistant failed", exc)
+            raise gr.Error(bilingual("internal_error", err=type(exc).__name__), print_exception=False) from None
         return answer.text, answer.model_dump(mode="json")
 
     # ------------------------------------------------------------ feedback
-    def on_like(self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData):
-        msgs = messages or []
-        idx = evt.index if isinstance(evt.index, int) else (evt.index[0] if evt.index else -1)
-        answer = _msg_text(msgs[idx]) if 0 <= idx < len(msgs) else str(evt.value)
-        question = next((_msg_text(m) for m in reversed(msgs[:max(idx, 0)]) if m.get("role") == "user"), "")
+    def on_like(self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData,
+                request: gr.Request | None = None):
+        """Store a like/dislike. Under the server, what is rated is what this server said in this session.
+
+        The browser sends the chatbot's messages, which a client can forge; the question and answer
+        stored are therefore looked up in :class:`ServedAnswers` by (session, message index). Direct
+        Python calls (no request) are trusted and use ``messages``.
+        """
+        hidden = gr.update(visible=False)
+        raw = evt.index if isinstance(evt.index, int) else (evt.index[0] if isinstance(evt.index, (list, tuple))
+                                                             and evt.index else None)
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_MESSAGE_INDEX:
+            return None, "ℹ " + t("feedback_not_served", ui_lang), hidden
+        idx = raw
+        session = _session(request)
+        if request is not None:
+            served = self.served.lookup(session or "", idx)
+            if served is None:
+                log.info("feedback refused: message %d was not served in this session", idx)
+                return None, "ℹ " + t("feedback_not_served", ui_lang), hidden
+            question, answer = served
+        else:
+            msgs = messages or []
+            answer = _msg_text(msgs[idx]) if idx < len(msgs) else clean_text(evt.value)
+            question = next((_msg_text(m) for m in reversed(msgs[:idx]) if m.get("role") == "user"), "")
         liked = evt.liked
         record = {"type": "rating", "liked": liked if isinstance(liked, bool) else None,
-                  "feedback": liked if not isinstance(liked, bool) else ("like" if liked else "dislike"),
+                  "feedback": clean_text(liked, 40) if not isinstance(liked, bool) else ("like" if liked else "dislike"),
                   "message_index": idx, "question": question, "answer": answer, "ui_lang": ui_lang}
         try:
             rec = append_feedback(record)
+        except ValidationError as exc:
+            log_failure("feedback refused", exc)
+            return None, "ℹ " + t("feedback_not_served", ui_lang), hidden
         except OSError as exc:
             return None, "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), \
-                gr.update(visible=False)
+                hidden
         return rec["id"], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
 
     def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str):
@@ -183,6 +236,9 @@ class ChatController:
             return "", ""
         try:
             append_feedback({"type": "reason", "feedback_id": feedback_id, "reason": reason, "ui_lang": ui_lang})
+        except ValidationError as exc:
+            log_failure("feedback reason refused", exc)
+            return "ℹ " + t("feedback_no_target", ui_lang), ""
         except OSError as exc:
             return "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), reason
         return "✔ " + t("feedback_reason_thanks", ui_lang), ""

@@ -37,6 +37,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "feedback_thanks": {"zh": "已记录你的反馈，谢谢！可以在下面补充原因。",
                         "en": "Feedback recorded, thank you! You can add a reason below."},
     "feedback_reason_thanks": {"zh": "已记录反馈原因，谢谢！", "en": "Reason recorded, thank you!"},
+    "feedback_not_served": {"zh": "只能评价本会话中助手给出的回答。",
+                            "en": "Only an answer the assistant gave in this session can be rated."},
     "feedback_no_target": {"zh": "请先点赞或点踩一条回答，再填写原因。",
                            "en": "Like or dislike an answer first, then add a reason."},
     "feedback_unwritable": {"zh": "⚠ 反馈无法保存：反馈文件 `{path}` 不可写（{err}）。请联系管理员。",

@@ -7,6 +7,8 @@ from typing import Any
 
 import gradio as gr
 
+from calculators.text_safety import escape_md
+
 from .i18n import t
 from .labels import Labels
 from .render import card_md, cards_table_md
@@ -39,13 +41,14 @@ class Knowledge:
         try:
             with self.lock:
                 hits = self.bot.retrieve(q, k=5)
-        except Exception:
-            log.exception("retrieve failed")
+        except Exception as exc:
+            from .chat import log_failure
+            log_failure("retrieve failed", exc)
             hits = []
         rows = [(h.card, float(h.score)) for h in hits]
         if not rows:
             return t("no_results", lang), gr.update(choices=self.card_choices(lang), value=None), ""
-        head = t("search_count", lang, q=q.replace("|", "/").replace("<", "‹").replace(">", "›"), n=len(rows))
+        head = t("search_count", lang, q=escape_md(q), n=len(rows))
         ids = [c.id for c, _ in rows]
         return head + "\n\n" + cards_table_md(rows, lang), gr.update(choices=self.card_choices(lang, ids), value=ids[0]), \
             self.show(ids[0], lang)

@@ -15,13 +15,15 @@ from calculators import GiB
 from .i18n import t
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+_SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data|file)\s*:")
 
 
 def md_escape(text: Any) -> str:
-    """Text shown literally in Markdown (no links, no HTML, no emphasis)."""
+    """Text shown literally in Markdown (no links, no HTML, no emphasis, no bare ``javascript:`` autolinks)."""
     s = str(text)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(1) if m.group(1) not in "<>" else m.group(1), s)
+    s = _MD_SPECIAL.sub(lambda m: "\\" + m.group(1) if m.group(1) not in "<>" else m.group(1), s)
+    return _SCHEME.sub(lambda m: m.group(1) + "&#58;", s)
 
 
 def code_span(text: Any) -> str:
