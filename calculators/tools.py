@@ -33,6 +33,11 @@ def _sweep(args: dict[str, Any]) -> BaseModel:
     return sweep(args["config"], args["field"], args["values"])
 
 
+def _fact_check(args: dict[str, Any]) -> BaseModel:
+    from .factcheck import fact_check_tool  # imported on use: it reads the knowledge cards through rag.cards
+    return fact_check_tool(args)
+
+
 def _zero(fn: Callable[..., tuple[int, int]]) -> Callable[[dict[str, Any]], BaseModel]:
     def run(args: dict[str, Any]) -> BaseModel:
         cpu, gpu = fn(**args)
@@ -47,6 +52,7 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),
     "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),
     "config_check": config_check_tool,
+    "fact_check": _fact_check,
 }
 
 

@@ -364,6 +364,8 @@ config_check_args = st.fixed_dictionaries(
 
 TOOL_ARGS = {
     "config_check": config_check_args,
+    "fact_check": st.fixed_dictionaries({"text": st.one_of(texts, weird)},
+                                        optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird)}),
     "effective_batch": batch_kwargs(),
     "memory": memory_configs(),
     "sweep": st.fixed_dictionaries({"config": memory_configs(), "field": st.sampled_from(SWEEPABLE),

@@ -52,7 +52,7 @@ def looks_like_chatbot_answer(text: str) -> bool:
     if not isinstance(text, str) or len(text) > MAX_CHARS:
         return False
     rest = strip_check_request(text)
-    if rest != text and len(rest.strip()) >= 40:
+    if rest != text and len(rest.strip()) >= 20:
         return True
     units = split_units(text)
     topical = sum(1 for u, _, _ in units if re.search(r"batch|批|显存|memory|梯度|gradient|精度|precision", u, re.I))

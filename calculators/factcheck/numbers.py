@@ -13,7 +13,7 @@ from ..batch import resolve_batch
 from ..errors import CalculatorError
 from .rules import EFF, GPU_TERM, has
 
-_PRODUCT_EQ = re.compile(r"(?<![\d.])(\d{1,6})\s*[×xX*✕]\s*(\d{1,6})(?:\s*[×xX*✕]\s*(\d{1,6}))?\s*[=＝]\s*(\d{1,8})(?![\d.])")
+_PRODUCT_EQ = re.compile(r"(?<![\d.])(\d{1,6})\s*[×xX*✕]\s*(\d{1,6})(?:\s*[×xX*✕]\s*(\d{1,6}))?\s*[=＝]\s*(\d{1,8})(?!\d|\.\d)")
 _GPUS = re.compile(r"(?:(\d{1,4})\s*(?:张|块|个)?\s*(?:卡|(?:[A-Za-z]?\d{2,4}\s*)?GPUs?\b|张\s*\S{0,8}卡)|"
                    r"(?:world_size|num_processes|nproc_per_node|--nproc_per_node|--num_processes)\s*[=:：]?\s*(\d{1,4}))", re.I)
 

@@ -19,9 +19,12 @@ from rag.intents import (BIG_BATCH, DOWN, EFF, GA, GENERALIZE, MULTI_GPU, POOL, 
 # Memory words, stricter than the chat's MEM (no "fit": "GA lets you fit a larger batch" is right).
 MEMX = r"(?:显存|内存|memory|vram|\boom\b|out of memory)"
 # A claim that denies, contrasts or quotes a myth is not asserting it.
-NEG = (r"(?:不会|不能|并不|并非|而非|而不是|不是|不需要|不用|不再|不影响|不改变|不变|不增加|几乎不|基本不|没有|无关|不占|误区|误解|"
-       r"\bnot\b|n[’']t\b|\bno\b|\bnever\b|\bwithout\b|unchanged|independent|regardless|rather than|instead of|"
+NEG_CORE = (r"(?:不会|不能|并不|并非|而非|而不是|不是|不需要|不用|不再|不影响|不改变|不变|不增加|几乎不|基本不|没有|无关|不占|误区|误解|"
+       r"\bnot\b|n[’']t\b|\bno\b|\bnever\b|unchanged|independent|regardless|rather than|instead of|"
        r"stays? (?:the )?same|myth|misconception)")
+NEG = r"(?:" + NEG_CORE + r"|\bwithout\b)"
+# A sentence that contrasts or qualifies ("only if", "但", "除非") is judged as a whole, never clause by clause.
+CONTRAST = r"(?:\bbut\b|however|\bonly\b|unless|whereas|但|不过|只有|除非|而是|然而)"
 # The genuine exceptions where accumulation does cost memory (card ga-memory-exceptions).
 EXCEPTION = (r"(?:流水线|pipeline|no_sync|offload|卸载|set_to_none|一份|一个梯度|one (?:extra )?(?:gradient|buffer)|"
              r"常数|constant|第一步|first (?:optimizer )?step|1F1B|GPipe)")
@@ -32,14 +35,18 @@ GPU_TERM = (r"(?:卡数|张卡|块卡|多卡|显卡数|[Gg][Pp][Uu]\s*(?:数|个
             r"num_processes|nproc|\bdevices\b|节点|\bnodes?\b|data[- ]parallel|数据并行|replicas?|并行度|副本数)")
 SINGLE_GPU = r"(?:单卡|单张|单块|单\s*GPU|一张卡|一块卡|single[- ]GPU|one GPU|\b1 GPU|一个 GPU)"
 PRODUCT = r"(?:乘积|乘以|相乘|\bproduct\b|multipl\w*|\btimes\b|[×✕*]|\s[xX]\s)"
-GA_UP = rf"(?:{UP}(?:(?!{DOWN2}).){{0,8}}{GA}|{GA}(?:(?!{DOWN2}).){{0,10}}{UP})"
-GA_DOWN = rf"(?:{DOWN2}(?:(?!{UP}).){{0,12}}{GA}|{GA}\S{{0,4}}\s?(?:{DOWN2}))"
-MEM_UP = rf"(?:{MEMX}(?:(?!{DOWN2}).){{0,10}}{UP}|{UP}(?:(?!{DOWN2}).){{0,10}}{MEMX}|占用更多|更多显存|显存需求|memory requirements? grows?)"
+UP2 = r"(?:" + UP[3:-1] + r"|提到|升到|加到|增到|调到更大)"
+GA_UP = (rf"(?:{UP2}(?:(?!{DOWN2}).){{0,8}}{GA}|{GA}(?:(?!{DOWN2}).){{0,10}}{UP2}|"
+         r"(?:more|更多的?)\s*\w+\s+(?:are\s+|is\s+|get\s+)?accumulated)")
+GA_DOWN = (rf"(?:{DOWN2}(?:(?!{UP}).){{0,12}}{GA}|{GA}\S{{0,4}}\s?(?:{DOWN2})|"
+           rf"{GA}\s*(?:从|from)\s*\d+\s*(?:{DOWN2}|(?:to|到)\s*\d+))")
+MEM_UP = rf"(?:{MEMX}(?:(?!{DOWN2}).){{0,16}}{UP}|{UP}(?:(?!{DOWN2}).){{0,10}}{MEMX}|占用更多|更多显存|显存需求|memory requirements? grows?)"
 COPIES = (r"(?:(?:保存|存储|存下|存)\S{0,3}\s*(?:\d+|N|多|每)\s*(?:个|份)\s*(?:微批次?|micro[-_ ]?batch\w*)?\S{0,4}梯度|"
           r"\d+\s*[×x*✕]\s*X\b|(?:\d+|N)\s*(?:份|倍)\s*的?梯度|梯度\S{0,6}(?:\d+|N)\s*(?:份|倍)|"
           r"(?:stor\w*|keep\w*|sav\w*|hold\w*)\s+(?:the\s+)?(?:gradients?\s+(?:of|for|from)\s+(?:each|every|all(?: \d+| N)?|\d+|N)\s+"
           r"micro[-_ ]?batch\w*|(?:\d+|N|separate|multiple)\s+(?:copies|sets)\s+of\s+(?:the\s+)?gradients?)|"
-          r"(?:\d+|N)\s*(?:x|×|times)\s+(?:the\s+)?gradient memory|梯度(?:累积)?信息\S{0,4}(?:变多|增多|更多))")
+          r"(?:\d+|N)\s*(?:x|×|times)\s+(?:the\s+)?gradient memory|gradient memory is (?:\d+|N)\s*(?:x|×|times)|"
+          r"gradients?\s+(?:of|from|for)\s+(?:each|every|all(?: \d+| N)?|\d+|N)\s+micro[-_ ]?batch\w*\s+(?:are|is)\s+(?:kept|stored|saved|held)|梯度(?:累积)?信息\S{0,4}(?:变多|增多|更多))")
 OOM_WORDS = (rf"(?:{MEMX}|爆掉|爆了|显存需求|需要存储更多|更多的激活|more activations)")
 LARGE = r"(?:过大|太大|很大|变大|越大|更大|增大|再增大|too (?:large|big)|larger|bigger|increas\w*|grows?)"
 HALF2 = (r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|大大|significantly|dramatically|substantially|greatly|50\s*%|两倍|2\s*倍|"
@@ -84,7 +91,14 @@ def _ga_indirect(s: str, unit: str, ans: str) -> bool:
 
 
 def _ga_stores_copies(s: str, unit: str, ans: str) -> bool:
-    return has(GA, unit) and has(COPIES, s) and not has(NEG, s) and not has(EXCEPTION, s)
+    return has(GA, unit) and has(COPIES, s) and not has(NEG_CORE, s) and not has(EXCEPTION, s)
+
+
+def _clauses(s: str) -> list[str]:
+    """The clauses of a plain (uncontrasted) sentence; a contrasted one stays whole."""
+    if has(CONTRAST, s):
+        return [s]
+    return [c for c in re.split(r"[，,;；]|\bso\b|所以|因此", s) if c.strip()]
 
 
 def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
@@ -95,8 +109,11 @@ def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
 
 
 def _effective_batch_oom(s: str, unit: str, ans: str) -> bool:
-    return (has(EFF, s) and has(LARGE, s) and has(OOM_WORDS, s) and not has(NEG, s)
-            and not (has(MICRO, s) and not has(GA, s)) and not has(EXCEPTION, s))
+    if (has(MICRO, s) and not has(GA, s)) or has(EXCEPTION, s):
+        return False
+    if has(EFF, s) and has(LARGE, s) and has(OOM_WORDS, s) and not has(NEG, s):
+        return True
+    return any(has(EFF, c) and has(LARGE, c) and has(OOM_WORDS, c) and not has(NEG, c) for c in _clauses(s))
 
 
 def _effective_batch_oom_unit(s: str, unit: str, ans: str) -> bool:
@@ -110,7 +127,9 @@ def _lower_ga_saves_memory(s: str, unit: str, ans: str) -> bool:
 
 
 def _mixed_precision_halves(s: str, unit: str, ans: str) -> bool:
-    return has(PREC, s) and has(MEMX, s) and has(HALF2, s) and not has(NEG, s) and not has(PREC_NUANCE, s)
+    if not has(PREC, s) or has(PREC_NUANCE, s):
+        return False
+    return any(has(MEMX, c) and has(HALF2, c) and not has(NEG, c) for c in _clauses(s))
 
 
 def _small_batch_smaller_updates(s: str, unit: str, ans: str) -> bool:

@@ -10,7 +10,7 @@ import re
 _BULLET = re.compile(r"^\s*(?:[•·\-*+]|\d{1,2}[.)、]|[（(]\d{1,2}[)）])\s+")
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]{0,40}\*\*\s*[:：]?\s*$)")
 # A sentence ends at 。！？ or at . ! ? followed by whitespace (not inside "2.5" or "e.g.").
-_SENT_END = re.compile(r"[。！？；]|(?<![0-9])(?<!e\.g)(?<!i\.e)[.!?](?=\s|$)")
+_SENT_END = re.compile(r"[。！？；]|(?<!e\.g)(?<!i\.e)[.!?](?=\s|$)")
 _MIN_CHARS = 6
 
 

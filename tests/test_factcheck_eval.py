@@ -1,0 +1,27 @@
+"""The labelled chatbot answers: precision of the flags must stay >= 0.95 (recall is reported, not gated)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("eval_factcheck", ROOT / "bench" / "eval_factcheck.py")
+ev = importlib.util.module_from_spec(_spec)
+sys.modules["eval_factcheck"] = ev  # dataclasses look their module up
+_spec.loader.exec_module(ev)  # type: ignore[union-attr]
+
+
+def test_enough_labelled_answers_in_both_languages():
+    answers = ev.load_answers()
+    assert len(answers) >= 40
+    zh = [a for a in answers if any("\u4e00" <= ch <= "\u9fff" for _, t in a["lines"] for ch in t)]
+    assert len(zh) >= 15 and len(answers) - len(zh) >= 15
+    assert sum(label in ("W", "I") for a in answers for label, _ in a["lines"]) >= 40
+
+
+def test_precision_at_least_095_and_recall_reported():
+    s = ev.score(ev.load_answers())
+    print(f"fact_check: precision {s.precision:.3f}, recall {s.recall:.3f} ({s.found_bad}/{s.labelled_bad})")
+    assert s.precision >= 0.95, s.false_positives
+    assert s.recall >= 0.6, s.misses  # a floor against a silent regression, not the target
