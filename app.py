@@ -5,10 +5,12 @@
 
 Flags override environment variables: BATCHBOT_HOST, BATCHBOT_PORT, BATCHBOT_ROOT_PATH,
 BATCHBOT_EMBED_MODEL, BATCHBOT_EMBED (1 = embed mode), BATCHBOT_LANG (zh/en, the default UI
-language), BATCHBOT_FEEDBACK_FILE (default feedback/feedback.jsonl).
+language), BATCHBOT_FEEDBACK_FILE (default feedback/feedback.jsonl), BATCHBOT_MCP (1/0: serve the tools over
+MCP at /gradio_api/mcp/, see docs/mcp.md).
 
 ``build_app(assistant=None)`` returns the gr.Blocks for tests and for mounting elsewhere.
-API endpoints (gradio_client): /chat, /effective_batch, /memory, /sweep, /check_config.
+API endpoints (gradio_client): /chat, /effective_batch, /memory, /sweep, /check_config, /fact_check,
+/memory_estimate, /memory_sweep, /config_check, /card_search (the last six and /effective_batch are the MCP tools).
 """
 from __future__ import annotations
 
@@ -59,6 +61,9 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
                    help="embed mode: no header or footer, for an iframe (also per page: ?embed=1)")
     p.add_argument("--lang", choices=("zh", "en"), default=env.get("BATCHBOT_LANG") or None,
                    help="default UI language before the browser's preference is known (env BATCHBOT_LANG)")
+    p.add_argument("--mcp", action=argparse.BooleanOptionalAction,
+                   default=str(env.get("BATCHBOT_MCP", "")).strip().lower() in ("1", "true", "yes", "on"),
+                   help="also serve the tools over the Model Context Protocol at /gradio_api/mcp/ (env BATCHBOT_MCP=1)")
     p.add_argument("--print-embed-snippet", metavar="PUBLIC_URL", default=None,
                    help="print the iframe and <gradio-app> snippets for the app served at PUBLIC_URL and exit")
     return p.parse_args(argv)
@@ -87,7 +92,7 @@ def main(argv: list[str] | None = None) -> int | None:
     demo = build_app(assistant, embed=args.embed, lang=args.lang)
     demo.queue(default_concurrency_limit=4)
     demo.launch(server_name=args.host, server_port=args.port, root_path=args.root_path or None,
-                show_error=False)
+                show_error=False, mcp_server=args.mcp or None)  # None: Gradio reads GRADIO_MCP_SERVER
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from typing import Any
 import gradio as gr
 
 from .api import register_calculator_api
+from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
 from .calculators_tab import build_calculators_tab, wire_calculators_tab
 from .chat import MAX_QUESTION_CHARS, ChatController
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
@@ -163,4 +164,6 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         # ---- API for other programs
         gr.api(chat.api_chat, api_name="chat", concurrency_id="assistant")
         register_calculator_api()
+        register_agent_tools(assistant)
+    hide_other_endpoints_from_mcp(demo)
     return demo
