@@ -114,3 +114,11 @@ def test_looks_like_chatbot_answer():
     assert not looks_like_chatbot_answer("增大梯度累积会增加显存吗？")
     assert not looks_like_chatbot_answer("Does GA=16 OOM on a 3090?")
     assert strip_check_request("这段回答对吗？\n混合精度能省一半显存").startswith("混合精度")
+
+
+def test_app_box_handler():
+    from ui.factcheck_box import run_fact_check
+    md = run_fact_check("这段回答对吗？\n使用混合精度训练可以让显存减半。", "zh")
+    assert "错误" in md and "myth-mixed-precision-halves-memory" in md
+    assert run_fact_check("", "en").startswith("ℹ")
+    assert run_fact_check("x" * 20_001, "en").startswith("✘")

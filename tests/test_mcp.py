@@ -118,3 +118,11 @@ def test_bad_input_is_an_error_result_not_a_crash(mcp_url: str):
         text = "".join(getattr(c, "text", "") for c in results[name].content)
         assert "Traceback" not in text
     assert not results["after"].isError and _payload(results["after"])["train_batch_size"] == 2
+
+
+def test_app_flag_and_env():
+    from app import parse_args
+    assert parse_args([], env={}).mcp is True
+    assert parse_args(["--no-mcp"], env={}).mcp is False
+    assert parse_args([], env={"BATCHBOT_MCP": "0"}).mcp is False
+    assert parse_args(["--mcp"], env={"BATCHBOT_MCP": "0"}).mcp is True

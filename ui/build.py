@@ -7,6 +7,7 @@ from typing import Any
 import gradio as gr
 
 from .api import register_calculator_api
+from .factcheck_box import build_factcheck_box, wire_factcheck_box
 from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
 from .calculators_tab import build_calculators_tab, wire_calculators_tab
 from .chat import MAX_QUESTION_CHARS, ChatController
@@ -126,6 +127,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
                 L.add(examples.dataset, label="examples")
             with L.add(gr.Tab(L.text("tab_calc"), id="calculators", elem_id="tab-calculators"), label="tab_calc"):
                 calc = build_calculators_tab(L)
+                fc_box = build_factcheck_box(L)
             with L.add(gr.Tab(L.text("tab_knowledge"), id="knowledge", elem_id="tab-knowledge"), label="tab_knowledge"):
                 know = build_knowledge_tab(L, kb)
 
@@ -141,6 +143,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         reason.submit(chat.on_reason, [feedback_id, reason, lang_state], [status, reason], api_visibility="private")
 
         wire_calculators_tab(calc, lang_state)
+        wire_factcheck_box(fc_box, lang_state)
         wire_knowledge_tab(know, kb, lang_state)
 
         # ---- language: the radio drives a per-session state and relabels everything
