@@ -126,3 +126,8 @@ def test_app_flag_and_env():
     assert parse_args(["--no-mcp"], env={}).mcp is False
     assert parse_args([], env={"BATCHBOT_MCP": "0"}).mcp is False
     assert parse_args(["--mcp"], env={"BATCHBOT_MCP": "0"}).mcp is True
+
+
+def test_tools_query_parameter_selects_tools(mcp_url: str):
+    tools = run(mcp_url + "?tools=fact_check,effective_batch", lambda s: s.list_tools()).tools
+    assert {t.name for t in tools} == {"fact_check", "effective_batch"}
