@@ -122,3 +122,15 @@ def test_app_box_handler():
     assert "错误" in md and "myth-mixed-precision-halves-memory" in md
     assert run_fact_check("", "en").startswith("ℹ")
     assert run_fact_check("x" * 20_001, "en").startswith("✘")
+
+
+def test_memory_figure_below_model_states_is_wrong_only_for_a_stated_setup():
+    (claim,) = fact_check("7B 模型用 AdamW 混合精度全量微调，大约需要 28 GB 显存。").flagged
+    assert claim.rule == "memory_below_model_states" and "112" in claim.correction_zh
+    for right_or_unstated in [
+        "A full fine-tune of a 7B model with AdamW in mixed precision needs about 120 GB.",      # above the states
+        "A full fine-tune of a 7B model with AdamW in mixed precision does not fit on a 24GB card.",  # negated
+        "With ZeRO-3 on 8 GPUs a full fine-tune of a 7B model with AdamW in mixed precision needs 14 GB per GPU.",
+        "A full fine-tune of a 7B model needs about 28 GB.",                                     # optimizer unstated
+    ]:
+        assert not fact_check(right_or_unstated).flagged, right_or_unstated

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import CalculatorError
 from .models import Claim, FactCheck, SourceLink
-from .numbers import check_numbers
+from .numbers import check_memory_claim, check_numbers
 from .rules import RULES, BeliefRule
 from .split import sentences_of, split_units
 
@@ -102,6 +102,10 @@ def fact_check(text: str, lang: str | None = None) -> FactCheck:
             num = check_numbers(sent, text)
             if num:
                 found.append(_claim(sent, span, "wrong", num[0], "effective-batch-formula", (num[1], num[2])))
+                continue
+            mem = check_memory_claim(sent)
+            if mem:
+                found.append(_claim(sent, span, "wrong", mem[0], "mixed-precision-bytes-per-param", (mem[1], mem[2])))
                 continue
             for rule in RULES:
                 if rule.sentence_level and rule.matches(sent, unit, text):
