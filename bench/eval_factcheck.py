@@ -6,7 +6,8 @@ Data: ``tests/data/factcheck/answers_*.yaml`` (``answers_holdout.yaml`` is repor
 not tuned on it) — each answer is a list of lines labelled W (wrong),
 I (imprecise) or R (right / no claim). A flag (verdict wrong or imprecise) is a true positive when it
 overlaps a W/I line and a false positive when it overlaps only R lines. Recall = share of W/I lines
-overlapped by at least one flag. ``tests/test_factcheck_eval.py`` asserts precision ≥ 0.95.
+overlapped by at least one flag. Also runs over the bodies of our own knowledge cards (correct text that
+quotes the myths to deny them), where every flag is a false positive. ``tests/test_factcheck_eval.py`` asserts precision ≥ 0.95.
 """
 from __future__ import annotations
 
@@ -105,6 +106,16 @@ def main() -> None:
         if args.misses:
             for m in s.misses:
                 print("MISS", m)
+    # Our own cards: correct text that quotes and denies the myths; every flag here is a false positive.
+    from rag.cards import load_cards
+    claims = flags = 0
+    for card in load_cards():
+        result = fact_check(card.body)
+        claims += len(result.claims)
+        for c in result.flagged:
+            flags += 1
+            print(f"FALSE POSITIVE (card {card.id}): [{c.rule}] {c.text[:120]}")
+    print(f"## card bodies: {claims} claims, {flags} flagged (all false positives)")
 
 
 if __name__ == "__main__":

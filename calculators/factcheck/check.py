@@ -59,6 +59,11 @@ def looks_like_chatbot_answer(text: str) -> bool:
     return len(text) >= 300 and len(units) >= 5 and topical >= 3 and bool(_ANSWER_MARKERS.search(text))
 
 
+def _plain(text: str) -> str:
+    """Text without Markdown emphasis and code marks, which are not words (and ``**`` is not a product)."""
+    return re.sub(r"\*\*|__|`", "", text)
+
+
 def _claim(text: str, span: tuple[int, int], verdict: str, rule: str | None = None, card_id: str | None = None,
            correction: tuple[str, str] | None = None) -> Claim:
     sources: list[SourceLink] = []
@@ -97,22 +102,24 @@ def fact_check(text: str, lang: str | None = None) -> FactCheck:
     claims: list[Claim] = []
     for unit, start, end in split_units(text):
         found: list[Claim] = []
+        plain_unit = _plain(unit)
         for sent, a, b in sentences_of(unit):
             span = (start + a, start + b)
-            num = check_numbers(sent, text)
+            plain = _plain(sent)
+            num = check_numbers(plain, text)
             if num:
                 found.append(_claim(sent, span, "wrong", num[0], "effective-batch-formula", (num[1], num[2])))
                 continue
-            mem = check_memory_claim(sent)
+            mem = check_memory_claim(plain)
             if mem:
                 found.append(_claim(sent, span, "wrong", mem[0], "mixed-precision-bytes-per-param", (mem[1], mem[2])))
                 continue
             for rule in RULES:
-                if rule.sentence_level and rule.matches(sent, unit, text):
+                if rule.sentence_level and rule.matches(plain, plain_unit, text):
                     found.append(_rule_claim(rule, sent, span))
                     break
         if not any(c.verdict in ("wrong", "imprecise") for c in found):
-            unit_rule = next((r for r in RULES if not r.sentence_level and r.matches(unit, unit, text)), None)
+            unit_rule = next((r for r in RULES if not r.sentence_level and r.matches(plain_unit, plain_unit, text)), None)
             if unit_rule:
                 found = [c for c in found if c.verdict != "right"] + [_rule_claim(unit_rule, unit, (start, end))]
         claims.extend(found or [_claim(unit, (start, end), "unchecked")])

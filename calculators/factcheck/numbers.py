@@ -17,7 +17,9 @@ from ..errors import CalculatorError
 from ..memory import estimate_memory
 from .rules import EFF, GPU_TERM, NEG, has
 
-_PRODUCT_EQ = re.compile(r"(?<![\d.])(\d{1,6})\s*[×xX*✕]\s*(\d{1,6})(?:\s*[×xX*✕]\s*(\d{1,6}))?\s*[=＝]\s*(\d{1,8})(?!\d|\.\d)")
+_NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,8})"
+_PRODUCT_EQ = re.compile(r"(?<![\w.\-+])" + _NUM + r"\s*[×xX*✕]\s*" + _NUM + r"(?:\s*[×xX*✕]\s*" + _NUM + r")?\s*[=＝]\s*"
+                         + _NUM + r"(?!\d|\.\d|[eE][-+]?\d)")
 _GPUS = re.compile(r"(?:(\d{1,4})\s*(?:张|块|个)?\s*(?:卡|(?:[A-Za-z]?\d{2,4}\s*)?GPUs?\b|张\s*\S{0,8}卡)|"
                    r"(?:world_size|num_processes|nproc_per_node|--nproc_per_node|--num_processes)\s*[=:：]?\s*(\d{1,4}))", re.I)
 
@@ -32,7 +34,7 @@ def stated_gpu_count(answer: str) -> int | None:
 def check_numbers(sentence: str, answer: str) -> tuple[str, str, str] | None:
     """``(rule, correction_en, correction_zh)`` when a stated number is wrong for the stated setup, else None."""
     for m in _PRODUCT_EQ.finditer(sentence):
-        a, b, c, r = (int(g) if g else None for g in m.groups())
+        a, b, c, r = (int(g.replace(",", "")) if g else None for g in m.groups())
         product = a * b * (c or 1)
         if product != r:
             expr = f"{a} × {b}" + (f" × {c}" if c else "")

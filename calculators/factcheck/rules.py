@@ -19,7 +19,7 @@ from rag.intents import (BIG_BATCH, DOWN, EFF, GA, GENERALIZE, MULTI_GPU, POOL, 
 # Memory words, stricter than the chat's MEM (no "fit": "GA lets you fit a larger batch" is right).
 MEMX = r"(?:显存|内存|memory|vram|\boom\b|out of memory)"
 # A claim that denies, contrasts or quotes a myth is not asserting it.
-NEG_CORE = (r"(?:不会|不能|并不|并非|而非|而不是|不是|不需要|不用|不再|不影响|不改变|不变|不增加|几乎不|基本不|没有|无关|不占|误区|误解|"
+NEG_CORE = (r"(?:不会|不能|不决定|不取决|不等于|不代表|不意味|不存在|并不|并非|而非|而不是|不是|不需要|不用|不再|不影响|不改变|不变|不增加|几乎不|基本不|没有|无关|不占|误区|误解|"
        r"\bnot\b|n[’']t\b|\bno\b|\bnever\b|unchanged|independent|regardless|rather than|instead of|"
        r"stays? (?:the )?same|myth|misconception)")
 NEG = r"(?:" + NEG_CORE + r"|\bwithout\b)"
@@ -31,7 +31,7 @@ EXCEPTION = (r"(?:流水线|pipeline|no_sync|offload|卸载|set_to_none|一份|�
 DOWN2 = r"(?:" + DOWN[3:-1] + r"|更小|小一些|少一些|降到|降低到|fewer)"
 UP_WORD = UP
 MICRO = r"(?:micro|微批|per[_-]device|per-gpu|单个批次)"
-GPU_TERM = (r"(?:卡数|张卡|块卡|多卡|显卡数|[Gg][Pp][Uu]\s*(?:数|个数|数量)|(?<![_-])\bgpus?\b(?!_)|world_size|world size|进程数|"
+GPU_TERM = (r"(?:卡数|张卡|块卡|\d+\s*(?:张|块)?\s*卡|多卡|显卡数|[Gg][Pp][Uu]\s*(?:数|个数|数量)|(?<![_-])\bgpus?\b(?!_)|world_size|world size|进程数|"
             r"num_processes|nproc|\bdevices\b|节点|\bnodes?\b|data[- ]parallel|数据并行|replicas?|并行度|副本数)")
 SINGLE_GPU = r"(?:单卡|单张|单块|单\s*GPU|一张卡|一块卡|single[- ]GPU|one GPU|\b1 GPU|一个 GPU)"
 PRODUCT = r"(?:乘积|乘以|相乘|\bproduct\b|multipl\w*|\btimes\b|[×✕*]|\s[xX]\s)"
@@ -40,7 +40,10 @@ GA_UP = (rf"(?:{UP2}(?:(?!{DOWN2}).){{0,8}}{GA}|{GA}(?:(?!{DOWN2}).){{0,10}}{UP2
          r"(?:more|更多的?)\s*\w+\s+(?:are\s+|is\s+|get\s+)?accumulated)")
 GA_DOWN = (rf"(?:{DOWN2}(?:(?!{UP}).){{0,12}}{GA}|{GA}\S{{0,4}}\s?(?:{DOWN2})|"
            rf"{GA}\s*(?:从|from)\s*\d+\s*(?:{DOWN2}|(?:to|到)\s*\d+))")
-MEM_UP = rf"(?:{MEMX}(?:(?!{DOWN2}).){{0,16}}{UP}|{UP}(?:(?!{DOWN2}).){{0,10}}{MEMX}|占用更多|更多显存|显存需求|memory requirements? grows?)"
+# Memory itself going up: no punctuation between, and not "memory allows … raise the micro batch".
+MEM_UP = (rf"(?:{MEMX}(?:(?!{DOWN2}|micro|batch|批|把|允许|allow)[^，,。；;:：]){{0,16}}{UP}|"
+          rf"{UP}(?:(?!{DOWN2})[^，,。；;:：]){{0,6}}{MEMX}|占用更多|更多显存|显存需求|memory requirements? grows?)")
+SAVE_MEM = r"(?:省显存|节省|节约|省内存|降低显存|减少显存|save\w* (?:gpu )?memory|reduc\w* (?:gpu )?memory|trades? time for memory|时间换空间)"
 COPIES = (r"(?:(?:保存|存储|存下|存)\S{0,3}\s*(?:\d+|N|多|每)\s*(?:个|份)\s*(?:微批次?|micro[-_ ]?batch\w*)?\S{0,4}梯度|"
           r"\d+\s*[×x*✕]\s*X\b|(?:\d+|N)\s*(?:份|倍)\s*的?梯度|梯度\S{0,6}(?:\d+|N)\s*(?:份|倍)|"
           r"(?:stor\w*|keep\w*|sav\w*|hold\w*)\s+(?:the\s+)?(?:gradients?\s+(?:of|for|from)\s+(?:each|every|all(?: \d+| N)?|\d+|N)\s+"
@@ -49,6 +52,9 @@ COPIES = (r"(?:(?:保存|存储|存下|存)\S{0,3}\s*(?:\d+|N|多|每)\s*(?:个|
           r"gradients?\s+(?:of|from|for)\s+(?:each|every|all(?: \d+| N)?|\d+|N)\s+micro[-_ ]?batch\w*\s+(?:are|is)\s+(?:kept|stored|saved|held)|梯度(?:累积)?信息\S{0,4}(?:变多|增多|更多))")
 OOM_WORDS = (rf"(?:{MEMX}|爆掉|爆了|显存需求|需要存储更多|更多的激活|more activations)")
 LARGE = r"(?:过大|太大|很大|变大|越大|更大|增大|再增大|too (?:large|big)|larger|bigger|increas\w*|grows?)"
+# The effective batch itself being large (not "for the same effective batch, a larger micro batch").
+EFF_LARGE = (rf"(?:{EFF}(?:(?!micro|微批|per[_-]device)[^，,。；;]){{0,20}}{LARGE}(?!\s*(?:micro|微批))|"
+             rf"{LARGE}\s*(?:的)?\s*{EFF})")
 HALF2 = (r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|大大|significantly|dramatically|substantially|greatly|50\s*%|两倍|2\s*倍|"
          r"\btwice\b|by a factor of 2)")
 PREC_NUANCE = (r"(?:激活|activation|推理|inference|部署|deploy|lora|冻结|frozen|权重|weights?\b|master|主权重|optimizer stat|"
@@ -102,7 +108,8 @@ def _clauses(s: str) -> list[str]:
 
 
 def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
-    if has(NEG, s) or has(EXCEPTION, s) or (has(MICRO + r"|序列|seq|max_length|cutoff_len", s) and not has(GA, s)):
+    if (has(NEG, s) or has(EXCEPTION, s) or has(SAVE_MEM, s)
+            or (has(MICRO + r"|序列|seq|max_length|cutoff_len", s) and not has(GA, s))):
         return False
     proportional = has(GA, s) and has(MEMX, s) and has(r"随着\S{0,20}(?:增加|增大)|成正比|proportional|scales? (?:linearly )?with", s)
     return (has(GA_UP, s) or has(GA_UP, unit)) and has(MEM_UP, s) or proportional
@@ -111,13 +118,15 @@ def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
 def _effective_batch_oom(s: str, unit: str, ans: str) -> bool:
     if (has(MICRO, s) and not has(GA, s)) or has(EXCEPTION, s):
         return False
-    if has(EFF, s) and has(LARGE, s) and has(OOM_WORDS, s) and not has(NEG, s):
+    if has(SAVE_MEM, s):
+        return False
+    if has(EFF_LARGE, s) and has(OOM_WORDS, s) and not has(NEG, s):
         return True
-    return any(has(EFF, c) and has(LARGE, c) and has(OOM_WORDS, c) and not has(NEG, c) for c in _clauses(s))
+    return any(has(EFF_LARGE, c) and has(OOM_WORDS, c) and not has(NEG, c) for c in _clauses(s))
 
 
 def _effective_batch_oom_unit(s: str, unit: str, ans: str) -> bool:
-    return (has(EFF, unit) and has(LARGE, unit) and has(OOM_WORDS, unit) and not has(NEG, unit)
+    return (has(EFF_LARGE, unit) and has(OOM_WORDS, unit) and not has(NEG, unit) and not has(SAVE_MEM, unit)
             and not (has(MICRO, unit) and not has(GA, unit)) and not has(EXCEPTION, unit))
 
 
