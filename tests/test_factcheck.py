@@ -134,3 +134,15 @@ def test_memory_figure_below_model_states_is_wrong_only_for_a_stated_setup():
         "A full fine-tune of a 7B model needs about 28 GB.",                                     # optimizer unstated
     ]:
         assert not fact_check(right_or_unstated).flagged, right_or_unstated
+
+
+def test_real_user_questions_do_not_look_like_chatbot_answers():
+    """Users' own long messages (logs, configs, commands) are questions to answer, never texts to fact-check."""
+    import yaml
+    folder = Path(__file__).resolve().parent / "data" / "real_questions"
+    questions = [q["question"] for f in sorted(folder.glob("*.yaml"))
+                 for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])]
+    if not questions:
+        pytest.skip("no real-question set in this checkout")
+    wrongly = [q[:80] for q in questions if looks_like_chatbot_answer(q)]
+    assert not wrongly

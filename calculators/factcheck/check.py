@@ -23,8 +23,14 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REQUEST = re.compile(r"^\s*(?:这段?(?:回答|答案|话|内容)(?:说得)?对(?:吗|不对)|帮我(?:看看|检查|核查)(?:一下)?(?:这个|这段)?(?:回答|答案)?|"
                       r"(?:please\s+)?(?:fact[- ]?check|check)\s+this(?:\s+answer)?|is this (?:answer )?(?:right|correct|true)|"
                       r"(?:ChatGPT|GPT|AI|chatbot)\s*(?:的回答|说的|says?)\S{0,10})\s*[?？:：!！。.]*\s*", re.I)
-_ANSWER_MARKERS = re.compile(r"^\s*(?:[•·\-*+]|\d{1,2}[.)、]|#{1,4}\s)|总结|综上|In summary|To summarize|Summary|"
-                             r"以下(?:几个|几种)|the following", re.I | re.M)
+# How general chatbots open, structure and close an answer.
+_ANSWER_MARKERS = re.compile(r"总结|综上|总的来说|希望(?:这些|以上|对你)|以下(?:几个|几种|是)|可能会导致以下|可以采取以下|好的[，,]|好问题|"
+                             r"In summary|To summari[sz]e|In short|Summary:|Hope this helps|Here (?:are|is)|Great question|"
+                             r"Let me explain|Key (?:points|takeaways)", re.I)
+# How users write: a question, a log, their own setup. A user's message is a question to answer, not a text to check.
+_USER_MARKERS = re.compile(r"Traceback|Error:|error:|CUDA out of memory|^\s*(?:\$ |>>> )|\b(?:I'm|I am|I have|I've|I tried|"
+                           r"I use|my (?:model|config|script|training|gpu)|we are|we're)\b|我(?:的|用|在|想|试|跑|是)|请问|求助|为什么",
+                           re.I | re.M)
 
 
 @lru_cache(maxsize=1)
@@ -54,9 +60,12 @@ def looks_like_chatbot_answer(text: str) -> bool:
     rest = strip_check_request(text)
     if rest != text and len(rest.strip()) >= 20:
         return True
+    # A question mark where users put theirs (the opening or the end); answers use them in headings too.
+    if len(text) < 300 or _USER_MARKERS.search(text) or re.search(r"[?？]", text[:150] + text[-150:]):
+        return False
     units = split_units(text)
     topical = sum(1 for u, _, _ in units if re.search(r"batch|批|显存|memory|梯度|gradient|精度|precision", u, re.I))
-    return len(text) >= 300 and len(units) >= 5 and topical >= 3 and bool(_ANSWER_MARKERS.search(text))
+    return len(units) >= 5 and topical >= 3 and bool(_ANSWER_MARKERS.search(text))
 
 
 def _plain(text: str) -> str:
