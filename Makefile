@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -r requirements.txt
+	DS_BUILD_OPS=0 $(PY) -m pip install -r requirements.txt
 	rm -f $(VENV)/.installed-* && touch $@
 
 run: $(STAMP)

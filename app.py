@@ -9,8 +9,9 @@ language), BATCHBOT_FEEDBACK_FILE (default feedback/feedback.jsonl), BATCHBOT_MC
 the tools over MCP at /gradio_api/mcp/, see docs/mcp.md).
 
 ``build_app(assistant=None)`` returns the gr.Blocks for tests and for mounting elsewhere.
-API endpoints (gradio_client): /chat, /effective_batch, /memory, /sweep, /check_config, /fact_check,
-/memory_estimate, /memory_sweep, /config_check, /card_search (the last six and /effective_batch are the MCP tools).
+API endpoints (gradio_client): /chat, /effective_batch, /memory, /sweep, /check_config, /diagnose, /fact_check,
+/memory_estimate, /memory_sweep, /config_check, /card_search, /diagnose_tool. MCP tools (docs/mcp.md):
+effective_batch, memory_estimate, memory_sweep, config_check, diagnose, fact_check, card_search.
 """
 from __future__ import annotations
 

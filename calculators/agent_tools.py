@@ -136,6 +136,34 @@ def fact_check(text: str, lang: str | None = None) -> dict:
             "claims": [c.model_dump(mode="json") for c in result.claims if c.verdict != "unchecked"]}
 
 
+#: A pasted log may be long; the diagnoser reads the part around the error (the UI's paste limit).
+MAX_PASTE_CHARS = 2_000_000
+
+
+def diagnose(text: str, lang: str = "en", setup: dict | None = None) -> dict:
+    """Diagnose a failed training run from a pasted error, log, launch command or nvidia-smi table.
+
+    Reads the paste (CUDA OOM messages, DeepSpeed batch assertions, NCCL/launch errors, host OOM kills, ...),
+    ranks the likely causes with the user's own numbers and says what to change; returns
+    {"markdown": a readable diagnosis, "diagnosis": the structured result}.
+
+    Args:
+        text (str): the pasted error / log / command / nvidia-smi output, as is.
+        lang (str): "en" or "zh".
+        setup (dict): values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096, "world_size": 8}.
+    """
+    from .diagnose import diagnose as _diagnose  # imported on use, like the run_tool entry
+    lang = _lang(lang)
+    if not isinstance(text, str) or not text.strip():
+        raise CalculatorError("text", text, "a pasted error message, log, launch command or nvidia-smi output",
+                              "报错信息、日志、启动命令或 nvidia-smi 输出")
+    if len(text) > MAX_PASTE_CHARS:
+        raise CalculatorError("text", f"{len(text)} characters", "at most 2,000,000 characters: paste the part "
+                              "around the error", "不超过 2,000,000 个字符：请只粘贴报错附近的部分")
+    d = _diagnose(text, lang=lang, setup=setup)
+    return {"markdown": d.to_markdown(lang), "diagnosis": d.model_dump(mode="json")}
+
+
 def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> list[dict]:
     """Search the bilingual knowledge cards (each fact with its public source) for a question.
 
@@ -159,5 +187,4 @@ def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> 
     return out
 
 
-# TODO(diagnose): add a `diagnose` tool here once calculators.diagnose is on main (another helper is writing it).
-TOOL_FUNCTIONS = (effective_batch, memory_estimate, memory_sweep, config_check, fact_check)
+TOOL_FUNCTIONS = (effective_batch, memory_estimate, memory_sweep, config_check, diagnose, fact_check)

@@ -12,7 +12,7 @@ not say: which values would be consistent.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -220,6 +220,31 @@ def learning_rate_guidance(base_learning_rate: float | None, base_batch_size: in
     )
 
 
+def _batch_field(field: str, value: Any) -> int:
+    """A DeepSpeed batch field as a whole number. True and fractions are refused even though DeepSpeed
+    (0.19.x, deepspeed/runtime/config.py ``_batch_assertion``) accepts them, so the refusal says what
+    DeepSpeed would do with them: Python's True is the int 1, and 2.5 passes its arithmetic unrounded."""
+    try:
+        return positive_int(field, value, maximum=MAX_BATCH)
+    except CalculatorError as err:
+        if isinstance(value, bool) and value:
+            extra_en = (" DeepSpeed itself would accept True and use it as 1 (a Python bool is an int); "
+                        "write 1 if you mean 1.")
+            extra_zh = "DeepSpeed 本身会接受 True 并把它当作 1（Python 的 bool 是整数）；如果你想要 1，请写 1。"
+        elif isinstance(value, float) and math.isfinite(value) and value > 0 and not value.is_integer():
+            near = sorted({max(1, math.floor(value)), math.ceil(value)})
+            extra_en = (f" DeepSpeed itself would accept {value:g} without rounding (its batch check only multiplies "
+                        f"and compares), so the global batch becomes fractional, and a torch DataLoader given this "
+                        f"batch size refuses it; write {' or '.join(map(str, near))}.")
+            extra_zh = (f"DeepSpeed 本身会原样接受 {value:g}（其批次检查只做乘法和比较），全局批次因此成为小数，"
+                        f"而 torch DataLoader 不接受这样的批次大小；请写 {' 或 '.join(map(str, near))}。")
+        else:
+            raise
+        raise CalculatorError(field, value, err.accepted_en, err.accepted_zh,
+                              reason_en=err.en.split(" Accepted:")[0] + extra_en,
+                              reason_zh=err.zh.split("可接受：")[0] + extra_zh) from None
+
+
 def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
                   gradient_accumulation_steps: int | None = None, world_size: int = 1, *,
                   seq_len: int | None = None, dataset_size: int | None = None,
@@ -241,11 +266,11 @@ def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_pe
                                   "与 train_micro_batch_size_per_gpu 相同的值（二者是同一个设置）")
         train_micro_batch_size_per_gpu = per_device_train_batch_size
     ws = positive_int("world_size", world_size, maximum=MAX_WORLD)
-    tb = None if train_batch_size is None else positive_int("train_batch_size", train_batch_size, maximum=MAX_BATCH)
+    tb = None if train_batch_size is None else _batch_field("train_batch_size", train_batch_size)
     mb = (None if train_micro_batch_size_per_gpu is None else
-          positive_int("train_micro_batch_size_per_gpu", train_micro_batch_size_per_gpu, maximum=MAX_BATCH))
+          _batch_field("train_micro_batch_size_per_gpu", train_micro_batch_size_per_gpu))
     ga = (None if gradient_accumulation_steps is None else
-          positive_int("gradient_accumulation_steps", gradient_accumulation_steps, maximum=MAX_BATCH))
+          _batch_field("gradient_accumulation_steps", gradient_accumulation_steps))
     seq = None if seq_len is None else positive_int("seq_len", seq_len, maximum=MAX_SEQ)
     ds = None if dataset_size is None else positive_int("dataset_size", dataset_size, maximum=MAX_DATASET)
 

@@ -38,6 +38,11 @@ def _fact_check(args: dict[str, Any]) -> BaseModel:
     return fact_check_tool(args)
 
 
+def _diagnose(args: dict[str, Any]) -> BaseModel:
+    from .diagnose import diagnose  # imported here: the diagnoser is optional for the other tools
+    return diagnose(**args)
+
+
 def _zero(fn: Callable[..., tuple[int, int]]) -> Callable[[dict[str, Any]], BaseModel]:
     def run(args: dict[str, Any]) -> BaseModel:
         cpu, gpu = fn(**args)
@@ -53,6 +58,7 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),
     "config_check": config_check_tool,
     "fact_check": _fact_check,
+    "diagnose": _diagnose,
 }
 
 

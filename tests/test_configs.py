@@ -46,13 +46,15 @@ def test_batch_consistent_only_on_one_gpu_count_is_info():
 
 def test_wrong_types_negative_numbers_and_typos():
     r = check_config(text("bad_types.json"))
-    f = only(r, "train_batch_size", "error")
-    assert "'sixteen'" in f.message and (f.line, f.column) == (2, 5)
-    f = only(r, "train_micro_batch_size_per_gpu", "error")
-    assert "Micro batch size per gpu: -4 has to be greater than 0" in f.message and f.line == 3
+    # DeepSpeed stops at the ZeRO typo first: that is the one error; ours that it did not reach are "not confirmed"
     f = only(r, "zero_optimization.overlap_com", "error")
-    assert "Extra inputs are not permitted" in f.message and "overlap_comm" in f.message
+    assert "raises ValidationError" in f.message and "Extra inputs are not permitted" in f.message
+    assert "overlap_comm" in f.message and "overlap_comm" in f.fix
     assert (f.line, f.column) == (5, 39)
+    f = only(r, "train_batch_size", "warning")
+    assert "'sixteen'" in f.message and f.message.startswith("Not confirmed") and (f.line, f.column) == (2, 5)
+    f = only(r, "train_micro_batch_size_per_gpu", "warning")
+    assert "Micro batch size per gpu: -4 has to be greater than 0" in f.message and f.line == 3
     f = only(r, "gradient_cliping", "warning")
     assert "gradient_clipping" in f.message and f.line == 7
 
@@ -107,8 +109,10 @@ def test_hf_flags_fp16_and_bf16():
 
 def test_offload_with_stage_1():
     r = check_config(text("bad_offload_stage1.json"))
-    f = only(r, "zero_optimization.offload_param", "error")
-    assert "Valid only with stage 3" in f.message and f.line == 8
+    assert not r.errors  # DeepSpeed ignores offload_param below stage 3: the run starts, so this is advice
+    f = only(r, "zero_optimization.offload_param", "warning")
+    assert "Valid only with stage 3" in f.message and f.line == 8 and f.message.startswith("Ignored")
+    assert "accepts this config" in only(r, "library", "info").message
     assert only(r, "zero_optimization.offload_optimizer", "warning").line == 7
     assert r.parsed.memory["zero_stage"] == 1 and "offload_param" not in r.parsed.memory
 
@@ -168,9 +172,11 @@ def test_explicit_values_that_disagree_with_training_args_quote_hfs_valueerror()
 def test_fp16_config_with_bf16_flag_is_a_mismatch():
     r = check_config(text("hf_ds_config_zero3.json"),
                      training_args={"learning_rate": 3e-5, "adam_beta1": 0.8, "weight_decay": 3e-7, "bf16": True})
-    f = r.errors[0]
-    assert "- ds fp16.enabled=True vs hf fp16|fp16_full_eval=False" in f.message
-    assert "- ds optimizer.params.lr" not in f.message
+    # the Trainer builds the Accelerator (set_mixed_precision) before it compares values: that raises first
+    f = only(r, "mixed_precision", "error")
+    assert ("ValueError: \"`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config "
+            "file.\"") in f.message
+    assert "accelerate DeepSpeedPlugin.set_mixed_precision" in f.message and "transformers 5" in f.message
 
 
 def test_missing_gradient_accumulation_steps_is_explained():
@@ -208,7 +214,7 @@ def test_llamafactory_qlora_example_is_qlora():
 def test_llamafactory_full_sft_on_a_3090_names_the_first_lever_that_fits():
     r = check_config(text("lf_llama3_full_sft.yaml"), gpu="rtx-3090")
     assert r.parsed.memory["zero_stage"] == 3 and r.parsed.deepspeed == "examples/deepspeed/ds_z3_config.json"
-    f = only(r, "memory", "error")
+    f = only(r, "memory", "warning")  # advice: the libraries accept the config; it runs out of memory later
     assert r.estimate.fits is False
     # gradient checkpointing is already on (LLaMA-Factory default), micro batch is 1: LoRA is the first lever
     assert f.fix.startswith("LoRA")
@@ -233,8 +239,10 @@ def test_accelerate_deepspeed_plugin_configs():
 def test_accelerate_config_file_plus_plugin_keys_is_refused():
     cfg = {"distributed_type": "DEEPSPEED", "num_processes": 2,
            "deepspeed_config": {"deepspeed_config_file": "ds.json", "zero_stage": 2}}
-    f = only(check_config(cfg), "deepspeed_config.zero_stage", "error")
+    r = check_config(cfg)
+    f = only(r, "deepspeed_config.deepspeed_config_file", "error")
     assert "When using `deepspeed_config_file`, the following accelerate config variables will be ignored" in f.message
+    assert "accelerate DeepSpeedPlugin raises ValueError" in f.message and "accelerate 1." in f.message
 
 
 def test_launchers_give_world_size():
@@ -267,16 +275,18 @@ def test_markdown_has_verdict_first_then_findings_then_table():
     r = check_config(text("lf_llama3_full_sft.yaml"), gpu="rtx-3090")
     md = r.to_markdown()
     lines = md.splitlines()
-    assert lines[2].startswith("❌")
-    assert md.index("### Errors") < md.index("### Notes") < md.index("### Memory per GPU")
+    assert lines[2].startswith("⚠️") and "does not fit" in lines[2]  # it starts, then runs out of memory
+    assert md.index("### Warnings") < md.index("### Notes") < md.index("### Memory per GPU")
     zh = r.to_markdown("zh")
-    assert "### 错误" in zh and "每卡显存估算" in zh and "放不下" in zh
+    assert "### 警告" in zh and "每卡显存估算" in zh and "放不下" in zh
+    md = check_config(text("bad_batch.json"), world_size=2).to_markdown()
+    assert md.splitlines()[2].startswith("❌") and md.index("### Errors") < md.index("### Notes")
 
 
 def test_tool_entry_point_in_chinese():
     r = config_check_tool({"config": text("bad_batch.json"), "gpu": "rtx-3090", "lang": "zh", "world_size": 2})
     f = r.errors[0]
-    assert "33 != 17 * 2 * 2" in f.message and "DeepSpeed 启动时会报" in f.message
+    assert "33 != 17 * 2 * 2" in f.message and "抛出 AssertionError" in f.message and "数据并行卡数 2" in f.message
     with pytest.raises(CalculatorError):
         config_check_tool({"gpu": "rtx-3090"})
 

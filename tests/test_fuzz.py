@@ -26,6 +26,7 @@ import os
 import re
 from collections import Counter
 from typing import Any, Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -362,10 +363,22 @@ config_check_args = st.fixed_dictionaries(
               "training_args": st.one_of(st.dictionaries(st.sampled_from(DS_CONFIG_KEYS), ds_config_value, max_size=4),
                                          weird)})
 
+PASTES_FOR_TOOLS = sorted(p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "data" / "pastes").glob("*.txt"))
+diagnose_args = st.fixed_dictionaries(
+    {"text": st.one_of(st.sampled_from(PASTES_FOR_TOOLS or [""]), texts,
+                       st.builds(lambda a, b, c: a[: len(a) // 2] + b + c, st.sampled_from(PASTES_FOR_TOOLS or [""]), texts,
+                                 st.sampled_from(PASTES_FOR_TOOLS or [""])), weird)},
+    optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird),
+              "setup": st.one_of(st.dictionaries(st.sampled_from(["model", "num_params", "seq_len", "vocab_size", "world_size",
+                                                                  "train_micro_batch_size_per_gpu", "zero_stage",
+                                                                  "offload_optimizer", "num_attention_heads"]),
+                                                 weird, max_size=4), weird)})
+
 TOOL_ARGS = {
     "config_check": config_check_args,
     "fact_check": st.fixed_dictionaries({"text": st.one_of(texts, weird)},
                                         optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird)}),
+    "diagnose": diagnose_args,
     "effective_batch": batch_kwargs(),
     "memory": memory_configs(),
     "sweep": st.fixed_dictionaries({"config": memory_configs(), "field": st.sampled_from(SWEEPABLE),

@@ -17,8 +17,8 @@ def tools(assistant):
 
 
 def test_names_descriptions_and_schemas(tools):
-    assert set(tools) == {"effective_batch", "memory_estimate", "memory_sweep", "config_check", "fact_check",
-                          "card_search"}
+    assert set(tools) == {"effective_batch", "memory_estimate", "memory_sweep", "config_check", "diagnose",
+                          "fact_check", "card_search"}
     for t in tools.values():
         assert len(t.metadata.description) > 60
         schema = t.metadata.get_parameters_dict()
@@ -37,9 +37,11 @@ def test_each_tool_computes(tools):
     assert a == b  # accumulation does not multiply activations
     cc = tools["config_check"].call(config='{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, '
                                            '"gradient_accumulation_steps": 4}', world_size=4).raw_output
-    assert "train_batch_size" in cc["markdown"] and cc["findings"]
+    assert cc["markdown"] and any(f["key"] == "train_batch_size" and f["severity"] == "error" for f in cc["findings"])
     fc = tools["fact_check"].call(text="Mixed precision halves GPU memory when fine-tuning with Adam.").raw_output
     assert fc["counts"]["wrong"] == 1 and fc["claims"][0]["card_id"] == "myth-mixed-precision-halves-memory"
+    dx = tools["diagnose"].call(text="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.").raw_output
+    assert dx["markdown"] and dx["diagnosis"]
     cards = tools["card_search"].call(query="增大梯度累积会增加显存吗", k=3).raw_output
     assert cards and all(c["sources"] for c in cards)
 
@@ -49,4 +51,5 @@ def test_bad_input_is_an_error_result(tools):
     assert out["error"]["field"] and out["error"]["message_zh"] != out["error"]["message_en"]
     assert "error" in tools["memory_estimate"].call(config="llama").raw_output
     assert "error" in tools["fact_check"].call(text="").raw_output
+    assert "error" in tools["diagnose"].call(text=" ").raw_output
     assert "error" in tools["card_search"].call(query="x", k=99).raw_output

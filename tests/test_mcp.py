@@ -76,6 +76,8 @@ def test_each_tool_answers(mcp_url: str):
                                    '"gradient_accumulation_steps": 4}', "world_size": 4},
         "fact_check": {"text": "这段回答对吗？使用更小的 gradient_accumulation_steps 有助于减少显存消耗。"},
         "card_search": {"query": "增大梯度累积会增加显存吗", "k": 2},
+        "diagnose": {"text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                             "total capacity of 23.69 GiB of which 1.12 GiB is free."},
     }
     assert set(calls) == set(MCP_TOOLS)
 
@@ -94,6 +96,7 @@ def test_each_tool_answers(mcp_url: str):
     assert out["fact_check"]["claims"][0]["card_id"] == "myth-lower-ga-saves-memory"
     cards = out["card_search"] if isinstance(out["card_search"], list) else [out["card_search"]]
     assert cards and cards[0]["sources"]
+    assert out["diagnose"]["markdown"] and out["diagnose"]["diagnosis"]
 
 
 def test_bad_input_is_an_error_result_not_a_crash(mcp_url: str):
@@ -104,6 +107,7 @@ def test_bad_input_is_an_error_result_not_a_crash(mcp_url: str):
         "config_check": {"config": ""},
         "fact_check": {"text": ""},
         "card_search": {"query": "显存", "k": 99},
+        "diagnose": {"text": "   "},
     }
 
     async def work(s):

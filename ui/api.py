@@ -1,4 +1,5 @@
-"""Named API endpoints for other programs (``gradio_client``): /effective_batch, /memory, /sweep, /check_config, /fact_check.
+"""Named API endpoints for other programs (``gradio_client``): /effective_batch, /memory, /sweep, /check_config,
+/diagnose, /fact_check.
 
 /chat is registered by the app builder (it needs the assistant). Bad input raises
 ``gr.Error`` with the English and Chinese message, naming the field.
@@ -141,6 +142,28 @@ def fact_check(text: str, lang: str = "") -> dict:
         return _fact_check(text, lang or None)
 
 
+def diagnose_endpoint(text: str, lang: str = "en", setup: dict | None = None) -> dict:
+    """Diagnose a pasted error / log / command / nvidia-smi table; returns {"markdown", "diagnosis"}.
+
+    ``setup`` (optional) holds values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096}.
+    """
+    from calculators.diagnose import diagnose
+    from .diagnose_panel import MAX_PASTE
+
+    if not isinstance(text, str) or not text.strip():
+        raise gr.Error("[text] Paste an error message, log, launch command or nvidia-smi output.\n"
+                       "[text] 请粘贴报错信息、日志、启动命令或 nvidia-smi 输出。", title="Invalid input / 输入无效: text",
+                       print_exception=False)
+    if len(text) > MAX_PASTE:
+        raise gr.Error("[text] Paste too long (over 2,000,000 characters); paste the part around the error.\n"
+                       "[text] 粘贴内容太长（超过 2,000,000 字符）；请只粘贴报错附近的部分。",
+                       title="Invalid input / 输入无效: text", print_exception=False)
+    lang = normalize_lang(lang, "en")
+    with _refusals():
+        d = diagnose(text, lang=lang, setup=setup)
+    return {"markdown": d.to_markdown(lang), "diagnosis": d.model_dump(mode="json")}
+
+
 def register_calculator_api() -> None:
     """Call inside a gr.Blocks context."""
     gr.api(effective_batch, api_name="effective_batch")
@@ -148,3 +171,4 @@ def register_calculator_api() -> None:
     gr.api(sweep_endpoint, api_name="sweep")
     gr.api(check_config_endpoint, api_name="check_config")
     gr.api(fact_check, api_name="fact_check")
+    gr.api(diagnose_endpoint, api_name="diagnose")

@@ -14,6 +14,7 @@ import gradio as gr
 from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_memory, resolve_batch, sweep
 from calculators.memory import LORA_MODULES, MemoryConfig
 
+from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
 from .i18n import label, t
 from .labels import Labels
 from .plots import breakdown_svg, sweep_points, sweep_svg
@@ -319,11 +320,13 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                           label="config_gpu", choices=gpu_choices)
             c_btn = L.add(gr.Button(L.text("run_check"), elem_id="run-check"), value="run_check")
             c_out = gr.Markdown("", elem_id="config-report")
+    diag = build_diagnose_panel(L)
 
     return dict(
         batch=(b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_btn, b_err, b_out),
         memory=(comps, m_btn, m_err, m_summary, m_bar, m_micro, m_ga),
         doctor=(c_text, c_gpu, c_btn, c_out),
+        diagnose=diag,
     )
 
 
@@ -351,3 +354,4 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
     c_text, c_gpu, c_btn, c_out = handles["doctor"]
     if c_btn is not None:
         c_btn.click(run_check_config, [c_text, c_gpu, lang_state], [c_out], api_visibility="private")
+    wire_diagnose_panel(handles["diagnose"], lang_state)

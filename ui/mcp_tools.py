@@ -3,9 +3,10 @@
 Gradio turns every public endpoint into an MCP tool named after its Python function, described by its
 docstring (the ``Args:`` lines become the parameter descriptions) and typed by its annotations. So this
 module registers one endpoint per tool with a clear name — effective_batch and fact_check live in
-``ui/api.py`` beside the other HTTP endpoints; memory_estimate, memory_sweep, config_check and card_search
-are registered here — and hides the app's other public endpoints (the chat, the older /memory, /sweep and
-/check_config that return the same numbers) from the MCP tool list, so an agent sees each tool once.
+``ui/api.py`` beside the other HTTP endpoints; memory_estimate, memory_sweep, config_check, card_search and
+diagnose (HTTP name /diagnose_tool, since /diagnose is the UI's endpoint) are registered here — and hides the
+app's other public endpoints (the chat, the older /memory, /sweep, /check_config and /diagnose that return the
+same results) from the MCP tool list, so an agent sees each tool once.
 """
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from calculators import CalculatorError, agent_tools
 
 from .api import calculator_error
 
-#: The MCP tool names, which are also their HTTP api_names.
-MCP_TOOLS = ("effective_batch", "memory_estimate", "memory_sweep", "config_check", "fact_check", "card_search")
-# TODO(diagnose): add "diagnose" when calculators.diagnose is on main (another helper is writing it).
+#: The MCP tool names and the HTTP api_names of their endpoints.
+MCP_TOOLS = ("effective_batch", "memory_estimate", "memory_sweep", "config_check", "diagnose", "fact_check",
+             "card_search")
+MCP_API_NAMES = tuple("diagnose_tool" if name == "diagnose" else name for name in MCP_TOOLS)
 
 
 def _refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -38,6 +40,7 @@ def register_agent_tools(assistant: Any) -> None:
     """Call inside a gr.Blocks context, after the other endpoints are registered."""
     for fn in (agent_tools.memory_estimate, agent_tools.memory_sweep, agent_tools.config_check):
         gr.api(_refusing(fn), api_name=fn.__name__)
+    gr.api(_refusing(agent_tools.diagnose), api_name="diagnose_tool")
 
     def card_search(query: str, k: int = 3, lang: str = "en") -> list[dict]:
         return agent_tools.card_search(query, k, lang, assistant=assistant)
@@ -53,7 +56,7 @@ def hide_other_endpoints_from_mcp(demo: gr.Blocks) -> None:
     (what ``gr.mcp.resource``/``gr.mcp.prompt`` set); the HTTP API is unchanged.
     """
     for block_fn in demo.fns.values():
-        if block_fn.fn is None or block_fn.api_name in MCP_TOOLS:
+        if block_fn.fn is None or block_fn.api_name in MCP_API_NAMES:
             continue
         target = getattr(block_fn.fn, "__func__", block_fn.fn)
         try:

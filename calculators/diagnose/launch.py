@@ -1,0 +1,254 @@
+"""Launch commands → world size, nodes, visible GPUs and config files.
+
+Launchers read: ``torchrun`` / ``python -m torch.distributed.run|launch`` (``--nproc_per_node``, ``--nnodes``),
+``deepspeed`` (``--num_gpus``, ``--num_nodes``, ``--include host:0,1``, ``--hostfile``), ``accelerate launch``
+(``--num_processes``, ``--num_machines``, ``--config_file``, ``--gpu_ids``), ``llamafactory-cli train x.yaml``
+(torchrun under the hood when more than one GPU is visible or ``FORCE_TORCHRUN=1``; ``NNODES``/``NPROC_PER_NODE``),
+and plain ``python script.py`` (one process). ``CUDA_VISIBLE_DEVICES=…`` before any of them.
+
+The deepspeed launcher honours ``CUDA_VISIBLE_DEVICES`` only when none of ``--include/--exclude/--num_gpus/
+--num_nodes`` is given (DeepSpeed PR #868, fixing issue #662, 2021); otherwise it logs "Detected CUDA_VISIBLE_DEVICES=…
+but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used". Its own
+log line ``nnodes=1, num_local_procs=4, node_rank=0`` says how many processes it started. torchrun starts exactly
+``--nproc_per_node`` processes whatever is visible. LLaMA-Factory's ``cli.py`` re-launches itself with torchrun when
+``FORCE_TORCHRUN`` is set or more than one device is visible.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from ._text import line_at, safe
+from .models import Artifact, Cause
+
+_LAUNCHER = re.compile(
+    r"(?P<env>(?:\b[A-Z_][A-Z0-9_]*=\S*\s+)*)(?P<cmd>(?:torchrun|python3?\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed"
+    r"|accelerate\s+launch|llamafactory-cli\s+train)(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
+    r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))")
+#: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
+_COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*$")
+_ARGS = {
+    "per_device_train_batch_size": "train_micro_batch_size_per_gpu", "gradient_accumulation_steps": "gradient_accumulation_steps",
+    "zero_stage": "zero_stage", "cutoff_len": "seq_len", "max_seq_length": "seq_len", "max_seq_len": "seq_len",
+    "model_max_length": "seq_len", "model_name_or_path": "model", "finetuning_type": "finetune", "lora_rank": "lora_rank",
+}
+
+
+def _logical_lines(text: str) -> list[tuple[int, int, str]]:
+    """Lines with backslash continuations joined: (start, end, joined text)."""
+    out, start, buf = [], 0, []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        if not buf:
+            start = pos
+        pos += len(line)
+        stripped = line.rstrip("\r\n")
+        if stripped.rstrip().endswith("\\"):
+            buf.append(stripped.rstrip()[:-1])
+            continue
+        buf.append(stripped)
+        out.append((start, pos, " ".join(s.strip() for s in buf)))
+        buf = []
+    if buf:
+        out.append((start, pos, " ".join(s.strip() for s in buf)))
+    return out
+
+
+def _opts(tokens: list[str]) -> dict[str, str]:
+    """``--key value`` and ``--key=value`` pairs (flags without a value map to "true")."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.startswith("--"):
+            key, eq, val = t[2:].partition("=")
+            key = key.replace("-", "_")
+            if eq:
+                out.setdefault(key, val)
+            elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+                out.setdefault(key, tokens[i + 1])
+                i += 1
+            else:
+                out.setdefault(key, "true")
+        i += 1
+    return out
+
+
+def _int(v: str | None) -> int | None:
+    return int(v) if v is not None and re.fullmatch(r"\d{1,6}", v) else None
+
+
+def _devices(value: str) -> list[str]:
+    return [d for d in value.split(",") if d.strip() != ""]
+
+
+_DS_PROCS = re.compile(r"nnodes=(\d{1,5}), num_local_procs=(\d{1,5}), node_rank=\d{1,5}")
+_DS_IGNORED = re.compile(r"Detected (?:CUDA_|NPU_|ASCEND_RT_)?VISIBLE_DEVICES=(\S{1,200}) but ignoring it because")
+
+
+def _launcher_logs(text: str) -> list[Artifact]:
+    """What the deepspeed launcher itself printed: the processes it started, and an ignored CUDA_VISIBLE_DEVICES."""
+    out: list[Artifact] = []
+    m = _DS_PROCS.search(text)
+    if m:
+        nodes, procs = int(m.group(1)), int(m.group(2))
+        out.append(Artifact(kind="launch_command", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
+                            key_line=line_at(text, m.start()),
+                            fields={"launcher": "deepspeed", "world_size": nodes * procs, "num_nodes": nodes},
+                            framework="deepspeed", version_hint="deepspeed launcher log (launch.py)"))
+    m = _DS_IGNORED.search(text)
+    if m:
+        out.append(Artifact(kind="launch_command", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
+                            key_line=line_at(text, m.start()),
+                            fields={"launcher": "deepspeed", "visible_devices": _devices(m.group(1)),
+                                    "ds_ignores_visible_devices": True},
+                            framework="deepspeed", version_hint="deepspeed runner log (runner.py)"))
+    return out
+
+
+def read(text: str) -> list[Artifact]:
+    """Every launch command line in ``text``, and the deepspeed launcher's own log lines."""
+    out: list[Artifact] = _launcher_logs(text)
+    for start, end, line in _logical_lines(text):
+        if len(line) > 20_000:
+            continue
+        m = _LAUNCHER.search(line)
+        if not m or not _COMMAND_START.search(line[:m.start()]) or line.lstrip().startswith("#"):
+            continue
+        cmd = " ".join(m.group("cmd").split())
+        try:
+            tokens = shlex.split(line[m.end():], posix=True)
+        except ValueError:
+            tokens = line[m.end():].split()
+        env = dict(kv.split("=", 1) for kv in m.group("env").split())
+        opts = _opts(tokens)
+        f: dict[str, Any] = {}
+        if "CUDA_VISIBLE_DEVICES" in env:
+            f["visible_devices"] = _devices(env["CUDA_VISIBLE_DEVICES"])
+        if "ASCEND_RT_VISIBLE_DEVICES" in env:
+            f["visible_devices"] = _devices(env["ASCEND_RT_VISIBLE_DEVICES"])
+        visible = len(f["visible_devices"]) if "visible_devices" in f else None
+        world = nodes = None
+        if cmd.startswith(("torchrun", "python -m torch", "python3 -m torch")):
+            launcher = "torchrun" if "launch" not in cmd else "torch.distributed.launch"
+            nproc = opts.get("nproc_per_node") or opts.get("nproc-per-node")
+            nnodes_raw = opts.get("nnodes", "1")
+            nodes = _int(nnodes_raw.split(":")[-1])
+            if _int(nproc):
+                world = _int(nproc) * (nodes or 1)
+            elif nproc in ("gpu", "auto") and visible:
+                world = visible * (nodes or 1)
+                f["torchrun_nproc"] = nproc
+            elif nproc is None:
+                world = nodes or 1  # torchrun's default is one process per node
+        elif cmd == "deepspeed":
+            launcher = "deepspeed"
+            nodes = _int(opts.get("num_nodes") or opts.get("num_node")) or 1  # argparse accepts the abbreviation
+            if "include" in opts:
+                hosts = [h for h in opts["include"].split("@") if h]
+                counts = [len(_devices(h.split(":", 1)[1])) if ":" in h else None for h in hosts]
+                if all(c is not None for c in counts):
+                    world = sum(counts)  # type: ignore[arg-type]
+                    nodes = len(hosts)
+                f["ds_include"] = opts["include"]
+            elif _int(opts.get("num_gpus")):
+                world = _int(opts["num_gpus"]) * nodes
+            if "hostfile" in opts:
+                f["ds_hostfile"] = opts["hostfile"]
+            ignoring = any(k in opts for k in ("include", "exclude", "num_gpus", "num_nodes", "num_node"))
+            if visible and ignoring:
+                f["ds_ignores_visible_devices"] = True
+            elif visible and world is None:
+                world = visible * nodes  # honoured since DeepSpeed PR #868 when no resource flag is given
+        elif cmd.startswith("accelerate"):
+            launcher = "accelerate"
+            nodes = _int(opts.get("num_machines")) or 1
+            world = _int(opts.get("num_processes"))
+            if "config_file" in opts:
+                f["config_file"] = opts["config_file"]
+            if "gpu_ids" in opts:
+                f["accelerate_gpu_ids"] = opts["gpu_ids"]
+        elif cmd.startswith("llamafactory-cli"):
+            launcher = "llamafactory-cli"
+            cfg = next((t for t in tokens if t.endswith((".yaml", ".yml", ".json"))), None)
+            if cfg:
+                f["config_file"] = cfg
+            nodes = _int(env.get("NNODES")) or 1
+            nproc = _int(env.get("NPROC_PER_NODE"))
+            if nproc:
+                world = nproc * nodes
+            elif visible:
+                world = visible * nodes
+        else:
+            launcher = "python"
+            world, nodes = 1, 1
+            if visible and visible > 1:
+                f["python_visible_unused"] = visible
+        f["launcher"] = launcher
+        if world is not None:
+            f["world_size"] = world
+        if nodes is not None:
+            f["num_nodes"] = nodes
+        if "deepspeed" in opts and opts["deepspeed"] != "true":
+            f["ds_config_file"] = opts["deepspeed"]
+            f.setdefault("config_file", opts["deepspeed"])
+        elif "deepspeed" in opts and launcher == "python":
+            f["uses_deepspeed"] = True
+        for key, name in _ARGS.items():
+            if key in opts and opts[key] != "true":
+                val = opts[key]
+                f[name] = int(val) if name != "model" and name != "finetune" and _int(val) else val
+        if opts.get("bf16") in ("true", "True") or opts.get("fp16") in ("true", "True"):
+            f["precision"] = "bf16" if opts.get("bf16") in ("true", "True") else "fp16"
+        out.append(Artifact(kind="launch_command", start=start, end=end, key_line=line[:240], fields=f,
+                            framework={"torchrun": "torchrun", "torch.distributed.launch": "torchrun"}.get(launcher, launcher)))
+    return out
+
+
+def causes(a: Artifact) -> list[Cause]:
+    """Launch mistakes visible from the command alone."""
+    f = a.fields
+    out: list[Cause] = []
+    vis = f.get("visible_devices")
+    world = f.get("world_size")
+    if f.get("ds_ignores_visible_devices"):
+        out.append(Cause(
+            id="launch.ds_ignores_cuda_visible_devices", likelihood="likely",
+            title_en="The deepspeed launcher ignores CUDA_VISIBLE_DEVICES here",
+            title_zh="这里 deepspeed 启动器会忽略 CUDA_VISIBLE_DEVICES",
+            because_en=f"CUDA_VISIBLE_DEVICES={safe(','.join(vis))} is set, but with --include/--exclude/--num_gpus/--num_nodes "
+                       "the deepspeed launcher ignores it and picks GPUs from those flags (it prints \"Detected CUDA_VISIBLE_DEVICES=… "
+                       "but ignoring it\"), so other GPUs than you meant may be used.",
+            because_zh=f"设置了 CUDA_VISIBLE_DEVICES={safe(','.join(vis))}，但只要给了 --include/--exclude/--num_gpus/--num_nodes，"
+                       "deepspeed 启动器就会忽略它，按这些参数选卡（日志会打印 \"Detected CUDA_VISIBLE_DEVICES=… but ignoring it\"），"
+                       "实际用到的卡可能不是你想要的。",
+            fix_en=f"Use `deepspeed --include localhost:{safe(','.join(vis))} …`, or keep CUDA_VISIBLE_DEVICES and drop "
+                   "--num_gpus/--num_nodes/--include/--exclude.",
+            fix_zh=f"改用 `deepspeed --include localhost:{safe(','.join(vis))} …`，或保留 CUDA_VISIBLE_DEVICES 并去掉 "
+                   "--num_gpus/--num_nodes/--include/--exclude。",
+            card_ids=["deepspeed-batch-assertion-error"]))
+    if vis is not None and isinstance(world, int) and f.get("launcher") in ("torchrun", "torch.distributed.launch", "accelerate"):
+        per_node = world // max(f.get("num_nodes") or 1, 1)
+        if per_node > len(vis):
+            out.append(Cause(
+                id="launch.more_processes_than_gpus", likelihood="likely",
+                title_en="More processes per node than visible GPUs", title_zh="每节点进程数多于可见 GPU 数",
+                because_en=f"{per_node} processes per node but CUDA_VISIBLE_DEVICES lists {len(vis)} GPU(s): several ranks share a GPU "
+                           "(or fail with 'invalid device ordinal').",
+                because_zh=f"每节点 {per_node} 个进程，但 CUDA_VISIBLE_DEVICES 只列了 {len(vis)} 张卡：多个 rank 共用一张卡（或报 "
+                           "'invalid device ordinal'）。",
+                fix_en=f"Make the process count equal the visible GPUs ({len(vis)}).",
+                fix_zh=f"让进程数等于可见 GPU 数（{len(vis)}）。", card_ids=[]))
+    if f.get("launcher") == "python" and (f.get("python_visible_unused") or f.get("uses_deepspeed") or f.get("ds_config_file")):
+        n = f.get("python_visible_unused")
+        out.append(Cause(
+            id="launch.python_single_process", likelihood="likely" if n else "possible",
+            title_en="`python script.py` starts one process", title_zh="`python script.py` 只启动一个进程",
+            because_en="A plain `python` launch runs a single process, so DeepSpeed/Trainer see world_size=1"
+                       + (f" even though {n} GPUs are visible." if n else "."),
+            because_zh="直接用 `python` 启动只有一个进程，DeepSpeed/Trainer 看到的 world_size=1" + (f"，尽管可见 {n} 张卡。" if n else "。"),
+            fix_en=f"Use `torchrun --nproc_per_node {n or 'N'} script.py …` or `deepspeed --num_gpus {n or 'N'} script.py …`.",
+            fix_zh=f"改用 `torchrun --nproc_per_node {n or 'N'} script.py …` 或 `deepspeed --num_gpus {n or 'N'} script.py …`。",
+            card_ids=["deepspeed-batch-assertion-error"]))
+    return out

@@ -1,0 +1,95 @@
+"""A Diagnosis as Markdown: what was read (shown back so the user sees it understood), then causes and fixes.
+
+Every value that came from the paste goes through ``calculators.text_safety.escape_md``; cause texts were built
+with user strings already escaped (``_text.safe``) and otherwise contain only our wording and numbers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..text_safety import escape_md
+from .models import Artifact, Diagnosis
+
+_KIND = {
+    "cuda_oom": ("GPU out-of-memory error", "显存不足报错"),
+    "deepspeed_batch_assert": ("DeepSpeed batch assertion", "DeepSpeed batch 断言"),
+    "config_error": ("Configuration error", "配置错误"),
+    "host_oom_kill": ("Process killed (SIGKILL / -9)", "进程被杀（SIGKILL / -9）"),
+    "launch_command": ("Launch command", "启动命令"),
+    "nvidia_smi": ("nvidia-smi table", "nvidia-smi 表格"),
+    "trainer_log": ("Trainer log", "Trainer 日志"),
+    "deepspeed_log": ("DeepSpeed log", "DeepSpeed 日志"),
+    "traceback": ("Python traceback", "Python 报错堆栈"),
+    "unknown_error": ("Error line", "报错行"),
+}
+_SHOWN = {
+    "cuda_oom": ["oom_device", "oom_request_gb", "gpu_memory_gb", "oom_free_gb", "oom_allocated_gb", "oom_reserved_gb",
+                 "oom_unallocated_gb", "oom_process_in_use_gb", "oom_other_processes_gb", "oom_non_pytorch_gb"],
+    "deepspeed_batch_assert": ["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                               "ds_world_size_seen"],
+    "config_error": ["config_error"],
+    "host_oom_kill": ["host_signal", "offload_optimizer", "offload_param", "zero_stage", "host_cpu_needed_gb"],
+    "launch_command": ["launcher", "world_size", "num_nodes", "visible_devices", "config_file", "ds_include",
+                       "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "precision"],
+    "nvidia_smi": ["gpu", "gpu_memory_gb"],
+    "trainer_log": ["log_points"],
+    "deepspeed_log": ["ds_overflow_events", "ds_loss_scale_first", "ds_loss_scale_last", "ds_step", "ds_skipped"],
+    "traceback": ["exception"],
+    "unknown_error": ["exception"],
+}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return ",".join(str(x) for x in v[:16])
+    return str(v)
+
+
+def _artifact_line(a: Artifact, lang: str) -> str:
+    en, zh = _KIND[a.kind]
+    parts = [f"{k}={escape_md(_value(a.fields[k]), 40)}" for k in _SHOWN.get(a.kind, []) if k in a.fields]
+    if a.kind == "nvidia_smi":
+        parts += [f"GPU{g['index']} {g['used_gb']:.1f}/{g['total_gb']:.1f} GiB" for g in a.fields.get("smi_gpus", [])[:8]]
+        parts.append(("processes" if lang == "en" else "进程数") + f"={len(a.fields.get('smi_processes', []))}")
+    if a.kind == "config_error" and a.fields.get("mismatches"):
+        parts += [f"{escape_md(r['ds_key'], 40)}: ds {escape_md(r['ds_value'], 20)} / hf {escape_md(r['hf_value'], 20)}"
+                  for r in a.fields["mismatches"][:6]]
+    if a.kind == "trainer_log":
+        loss = [x for x in a.fields.get("log_loss", []) if isinstance(x, float)]
+        if loss:
+            parts.append(f"loss {loss[0]:.4g} → {loss[-1]:.4g}")
+    label = zh if lang == "zh" else en
+    hint = f" ({escape_md(a.version_hint, 80)})" if a.version_hint else ""
+    line = f"- **{label}**{hint}: `{escape_md(a.key_line, 120)}`"
+    return line + ("\n  " + "; ".join(parts) if parts else "")
+
+
+def diagnosis_markdown(d: Diagnosis, lang: str) -> str:
+    """The Markdown report in one language (``zh`` or ``en``)."""
+    zh = lang == "zh"
+    out: list[str] = []
+    out.append("### 我读到的" if zh else "### What I read")
+    if d.artifacts:
+        out += [_artifact_line(a, "zh" if zh else "en") for a in d.artifacts[:12]]
+        if len(d.artifacts) > 12:
+            out.append(f"- … {len(d.artifacts) - 12} " + ("项未列出" if zh else "more not shown"))
+    else:
+        out.append("- " + ("（没有识别出的内容）" if zh else "(nothing recognised)"))
+    out.append("")
+    if d.causes:
+        out.append("### 可能原因与修复" if zh else "### Likely causes and fixes")
+        for i, c in enumerate(d.causes, 1):
+            tag = ("很可能" if c.likelihood == "likely" else "有可能") if zh else c.likelihood
+            title, because, fix = (c.title_zh, c.because_zh, c.fix_zh) if zh else (c.title_en, c.because_en, c.fix_en)
+            out.append(f"{i}. **{title}** ({tag})")
+            out.append(f"   - {'原因' if zh else 'Why'}: {because}")
+            out.append(f"   - {'修复' if zh else 'Fix'}: {fix}")
+    elif d.artifacts:
+        out.append("没有在这些内容里发现问题。" if zh else "I found no problem in what I read.")
+    note = d.unrecognised_zh if zh else d.unrecognised_en
+    if note:
+        out.append("")
+        out.append(("> 未能读取：" if zh else "> Not read: ") + note)
+    return "\n".join(out).strip() + "\n"

@@ -1,0 +1,1 @@
+torchrun --nproc_per_node 8 train.py --deepspeed ds_config.json --per_device_train_batch_size 4 --gradient_accumulation_steps 4 --learning_rate 2e-5 --bf16 --max_steps 1000 --warmup_steps 50 --output_dir out

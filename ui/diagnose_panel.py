@@ -1,0 +1,68 @@
+"""The "Paste an error or log" box in the Calculators tab (beside "Check my config").
+
+It calls ``calculators.diagnose.diagnose`` and shows its Markdown; the strings live here so the panel is one
+small, separate piece of the UI.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import gradio as gr
+
+from calculators import CalculatorError
+from calculators.diagnose import diagnose
+
+from .labels import Labels
+
+log = logging.getLogger("batchbot.diagnose")
+
+#: Pastes longer than this are refused in the UI (the diagnoser itself reads only the last 200,000 characters).
+MAX_PASTE = 2_000_000
+
+TEXT = {
+    "header": {"zh": "粘贴报错或日志", "en": "Paste an error or log"},
+    "box": {"zh": "粘贴 CUDA OOM 报错、DeepSpeed / HF 报错、启动命令、nvidia-smi 输出或训练日志",
+            "en": "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"},
+    "button": {"zh": "诊断", "en": "Diagnose"},
+    "empty": {"zh": "ℹ 请先粘贴报错、日志、命令或 nvidia-smi 输出。", "en": "ℹ Paste an error, log, command or nvidia-smi output first."},
+    "too_long": {"zh": "✘ 粘贴内容太长（超过 2,000,000 字符）。请只粘贴报错附近的部分。",
+                 "en": "✘ The paste is too long (over 2,000,000 characters). Paste only the part around the error."},
+    "failed": {"zh": "✘ 诊断失败（{name}）。请检查粘贴的内容。", "en": "✘ Diagnosis failed ({name}). Please check the paste."},
+}
+
+
+def _t(key: str, lang: str) -> str:
+    return TEXT[key]["zh" if lang == "zh" else "en"]
+
+
+def run_diagnose(text: str | None, lang: str) -> str:
+    """Markdown for the panel; never raises (bad input gets a message in the user's language)."""
+    lang = "zh" if lang == "zh" else "en"
+    if not isinstance(text, str) or not text.strip():
+        return _t("empty", lang)
+    if len(text) > MAX_PASTE:
+        return _t("too_long", lang)
+    try:
+        return diagnose(text, lang=lang).to_markdown(lang)
+    except CalculatorError as err:
+        return "✘ " + err.message(lang)
+    except Exception as exc:  # a bug must not show a traceback to the user
+        log.exception("diagnose failed")
+        return _t("failed", lang).format(name=type(exc).__name__)
+
+
+def build_diagnose_panel(L: Labels) -> tuple[Any, Any, Any]:
+    """Lay out the panel (inside the Calculators tab); returns (textbox, button, output)."""
+    with L.add(gr.Accordion(_t("header", L.lang), open=True, elem_id="diagnose-paste"),
+               label=lambda l: _t("header", l)):
+        box = L.add(gr.Textbox(None, label=_t("box", L.lang), lines=8, max_lines=30, elem_id="d_text"),
+                    label=lambda l: _t("box", l))
+        btn = L.add(gr.Button(_t("button", L.lang), elem_id="run-diagnose"), value=lambda l: _t("button", l))
+        out = gr.Markdown("", elem_id="diagnose-report")
+    return box, btn, out
+
+
+def wire_diagnose_panel(handles: tuple[Any, Any, Any], lang_state: Any) -> None:
+    box, btn, out = handles
+    btn.click(run_diagnose, [box, lang_state], [out], api_visibility="private")
