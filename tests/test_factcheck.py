@@ -9,16 +9,19 @@ from calculators import CalculatorError, run_tool
 from calculators.factcheck import fact_check, looks_like_chatbot_answer, strip_check_request
 from calculators.text_safety import escape_md
 
-SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_32865412fb916048.txt"
-SEED_ALT = Path("/work/shared/seeds/000_32865412fb916048.txt")
+# The two GPT-4o answers of the seed exchange this product was born from (2024-11-29), verbatim.
+DATA = Path(__file__).resolve().parent / "data" / "factcheck"
 
 
 def _seed_second_answer() -> str:
-    path = SEED if SEED.exists() else SEED_ALT
-    if not path.exists():
-        pytest.skip("the seed exchange is not in this checkout")
-    text = path.read_text(encoding="utf-8")
-    return text[text.index("是的，增大 gradient_accumulation_steps"):text.index("后记")]
+    return (DATA / "seed_answer2_zh.md").read_text(encoding="utf-8")
+
+
+def test_seed_first_answer_myths_flagged():
+    result = fact_check((DATA / "seed_answer1_zh.md").read_text(encoding="utf-8"))
+    rules = {c.rule for c in result.flagged}
+    assert {"small_batch_smaller_updates", "bigger_batch_generalizes"} <= rules
+    assert all(c.verdict == "wrong" for c in result.flagged)
 
 
 # The seed's second answer: its five wrong beliefs, each with the card that corrects it.
