@@ -15,11 +15,13 @@ import re
 from ..batch import resolve_batch
 from ..errors import CalculatorError
 from ..memory import estimate_memory
-from .rules import EFF, GPU_TERM, NEG, has
+from .rules import EFFX as EFF, GPU_TERM, NEG, has
 
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,8})"
-_PRODUCT_EQ = re.compile(r"(?<![\w.\-+])" + _NUM + r"\s*[×xX*✕]\s*" + _NUM + r"(?:\s*[×xX*✕]\s*" + _NUM + r")?\s*[=＝]\s*"
-                         + _NUM + r"(?!\d|\.\d|[eE][-+]?\d)")
+# Neither end may run into another product: "1 × 8 × 2 = 4 × 2 × 2 = 16" is two products equal to 16,
+# not "1 × 8 × 2 = 4" nor "2 × 2 = 16".
+_PRODUCT_EQ = re.compile(r"(?<![\w.\-+])(?<!\d[×xX*✕])(?<!\d\s[×xX*✕])(?<!\d[×xX*✕]\s)(?<!\d\s[×xX*✕]\s)" + _NUM + r"\s*[×xX*✕]\s*" + _NUM + r"(?:\s*[×xX*✕]\s*" + _NUM + r")?\s*[=＝]\s*"
+                         + _NUM + r"(?!\d|\.\d|[eE][-+]?\d|\s*[kKmMbB万千亿]|\s*[×xX*✕]\s*\d)")
 _GPUS = re.compile(r"(?:(\d{1,4})\s*(?:张|块|个)?\s*(?:卡|(?:[A-Za-z]?\d{2,4}\s*)?GPUs?\b|张\s*\S{0,8}卡)|"
                    r"(?:world_size|num_processes|nproc_per_node|--nproc_per_node|--num_processes)\s*[=:：]?\s*(\d{1,4}))", re.I)
 
@@ -60,13 +62,15 @@ _FULL_FT = r"(?:全量|全参|full[- ]?(?:parameter[- ])?fine[- ]?tun\w*|full[- 
 _ADAM = r"adam"
 _STATES_PRECISION = (r"(?:混合精度|mixed[- ]precision|\bamp\b|fp32|float32|单精度|\bbf16\b|\bfp16\b|半精度)")
 _NOT_PLAIN = r"(?:zero|fsdp|offload|卸载|lora|qlora|8-?bit|4-?bit|量化|quantiz\w*|分片|shard\w*|deepspeed|megatron|张量并行|tensor parallel)"
+# A figure for one part of the states ("156 GB for the fp32 master weights and Adam moments alone") is not a total.
+_PARTIAL = r"(?:master|moments?\b|optimizer states?|(?:bf16|fp16|fp32|half|16-bit) weights|the weights|gradients|主权重|权重|梯度|优化器)"
 _NEEDS = r"(?:需要|要|占用?|够|放得下|能放下|跑得动|needs?|requires?|takes?|uses?|fits?|enough)"
 
 
 def check_memory_claim(sentence: str) -> tuple[str, str, str] | None:
     """A memory figure below the model states of the full Adam fine-tune the sentence states, else None."""
     if not (has(_FULL_FT, sentence) and has(_ADAM, sentence) and has(_STATES_PRECISION, sentence)
-            and has(_NEEDS, sentence)) or has(_NOT_PLAIN, sentence) or has(NEG, sentence):
+            and has(_NEEDS, sentence)) or has(_NOT_PLAIN, sentence) or has(NEG, sentence) or has(_PARTIAL, sentence):
         return None
     sizes, gbs = _MODEL_SIZE.findall(sentence), _GB.findall(sentence)
     if len(set(sizes)) != 1 or not gbs:

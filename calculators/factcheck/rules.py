@@ -16,6 +16,8 @@ from typing import Callable, Literal
 from rag.intents import (BIG_BATCH, DOWN, EFF, GA, GENERALIZE, MULTI_GPU, POOL, PREC, SMALL_BATCH, UP,
                          UPDATE_SIZE)
 
+# The effective batch, but not inside HF's per_device_train_batch_size (which EFF's train_batch_size matches).
+EFFX = rf"(?<!per_device_){EFF}"
 # Memory words, stricter than the chat's MEM (no "fit": "GA lets you fit a larger batch" is right).
 MEMX = r"(?:显存|内存|memory|vram|\boom\b|out of memory)"
 # A claim that denies, contrasts or quotes a myth is not asserting it.
@@ -32,7 +34,7 @@ DOWN2 = r"(?:" + DOWN[3:-1] + r"|更小|小一些|少一些|降到|降低到|few
 UP_WORD = UP
 MICRO = r"(?:micro|微批|per[_-]device|per-gpu|单个批次)"
 GPU_TERM = (r"(?:卡数|张卡|块卡|\d+\s*(?:张|块)?\s*卡|多卡|显卡数|[Gg][Pp][Uu]\s*(?:数|个数|数量)|(?<![_-])\bgpus?\b(?!_)|world_size|world size|进程数|"
-            r"num_processes|nproc|\bdevices\b|节点|\bnodes?\b|data[- ]parallel|数据并行|replicas?|并行度|副本数)")
+            r"num_processes|nproc|\bdevices\b|process(?:es)?\b|进程|\bDP\b|dp_size|节点|\bnodes?\b|data[- ]parallel|数据并行|replicas?|并行度|副本数)")
 SINGLE_GPU = r"(?:单卡|单张|单块|单\s*GPU|一张卡|一块卡|single[- ]GPU|one GPU|\b1 GPU|一个 GPU)"
 PRODUCT = r"(?:乘积|乘以|相乘|\bproduct\b|multipl\w*|\btimes\b|[×✕*]|\s[xX]\s)"
 UP2 = r"(?:" + UP[3:-1] + r"|提到|升到|加到|增到|调到更大)"
@@ -53,8 +55,10 @@ COPIES = (r"(?:(?:保存|存储|存下|存)\S{0,3}\s*(?:\d+|N|多|每)\s*(?:个|
 OOM_WORDS = (rf"(?:{MEMX}|爆掉|爆了|显存需求|需要存储更多|更多的激活|more activations)")
 LARGE = r"(?:过大|太大|很大|变大|越大|更大|增大|再增大|too (?:large|big)|larger|bigger|increas\w*|grows?)"
 # The effective batch itself being large (not "for the same effective batch, a larger micro batch").
-EFF_LARGE = (rf"(?:{EFF}(?:(?!micro|微批|per[_-]device)[^，,。；;]){{0,20}}{LARGE}(?!\s*(?:micro|微批))|"
-             rf"{LARGE}\s*(?:的)?\s*{EFF})")
+EFF_LARGE = (rf"(?:{EFFX}(?:(?!micro|微批|per[_-]device)[^，,。；;]){{0,20}}{LARGE}(?!\s*(?:micro|微批))|"
+             rf"{LARGE}\s*(?:的)?\s*{EFFX})")
+# "use gradient accumulation for a larger effective batch" is the right advice, not the OOM myth.
+GA_AS_MEANS = rf"(?:use|using|with|via|by|through|用|使用|通过|借助|靠)\s*(?:the\s+)?{GA}"
 HALF2 = (r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|大大|significantly|dramatically|substantially|greatly|50\s*%|两倍|2\s*倍|"
          r"\btwice\b|by a factor of 2)")
 PREC_NUANCE = (r"(?:激活|activation|推理|inference|部署|deploy|lora|冻结|frozen|权重|weights?\b|master|主权重|optimizer stat|"
@@ -91,7 +95,7 @@ def _ga_indirect(s: str, unit: str, ans: str) -> bool:
     if not has(GA, unit):
         return False
     for clause in re.split(r"[，,;；]", s):
-        if has(r"间接|indirect", clause) and has(EFF, clause) and not has(NEG, clause):
+        if has(r"间接|indirect", clause) and has(EFFX, clause) and not has(NEG, clause):
             return True
     return False
 
@@ -108,17 +112,17 @@ def _clauses(s: str) -> list[str]:
 
 
 def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
-    if (has(NEG, s) or has(EXCEPTION, s) or has(SAVE_MEM, s)
+    if (has(NEG, s) or has(EXCEPTION, s) or has(SAVE_MEM, s) or has(GA_AS_MEANS, s)
             or (has(MICRO + r"|序列|seq|max_length|cutoff_len", s) and not has(GA, s))):
         return False
-    proportional = has(GA, s) and has(MEMX, s) and has(r"随着\S{0,20}(?:增加|增大)|成正比|proportional|scales? (?:linearly )?with", s)
+    proportional = has(MEMX, s) and has(rf"随着\S{{0,12}}{GA}\S{{0,6}}(?:增加|增大)|与\S{{0,4}}{GA}\S{{0,6}}成正比|"
+                                       rf"proportional to (?:the )?(?:number of )?{GA}|"
+                                       rf"scales? (?:linearly )?with (?:the )?(?:number of )?{GA}", s)
     return (has(GA_UP, s) or has(GA_UP, unit)) and has(MEM_UP, s) or proportional
 
 
 def _effective_batch_oom(s: str, unit: str, ans: str) -> bool:
-    if (has(MICRO, s) and not has(GA, s)) or has(EXCEPTION, s):
-        return False
-    if has(SAVE_MEM, s):
+    if (has(MICRO, s) and not has(GA, s)) or has(EXCEPTION, s) or has(SAVE_MEM, s) or has(GA_AS_MEANS, s):
         return False
     if has(EFF_LARGE, s) and has(OOM_WORDS, s) and not has(NEG, s):
         return True
@@ -127,6 +131,7 @@ def _effective_batch_oom(s: str, unit: str, ans: str) -> bool:
 
 def _effective_batch_oom_unit(s: str, unit: str, ans: str) -> bool:
     return (has(EFF_LARGE, unit) and has(OOM_WORDS, unit) and not has(NEG, unit) and not has(SAVE_MEM, unit)
+            and not has(GA_AS_MEANS, unit)
             and not (has(MICRO, unit) and not has(GA, unit)) and not has(EXCEPTION, unit))
 
 
@@ -160,18 +165,18 @@ def _more_gpus_pool(s: str, unit: str, ans: str) -> bool:
 def _formula_without_gpus(s: str, unit: str, ans: str) -> bool:
     """'effective batch = micro × GA' with no data-parallel factor, in an answer that never says single GPU."""
     cleaned = re.sub(r"每张卡|每卡|每个 ?GPU|per[ -]GPU|per[_-]device|_per_gpu", " ", s, flags=re.I)
-    return (has(EFF, s) and has(MICRO + r"|batch[_ ]size|批大小|批次大小", s) and has(GA, s) and has(PRODUCT, s)
+    return (has(EFFX, s) and has(MICRO + r"|batch[_ ]size|批大小|批次大小", s) and has(GA, s) and has(PRODUCT, s)
             and not has(GPU_TERM, cleaned) and not has(SINGLE_GPU, ans) and not has(NEG, s))
 
 
 def _ga_memory_unchanged(s: str, unit: str, ans: str) -> bool:
-    return has(GA + "|" + EFF, s) and has(MEMX + "|峰值|peak", s) and has(MEM_NO_CHANGE, s) and not has(GA_DOWN, s) or (
+    return has(GA + "|" + EFFX, s) and has(MEMX + "|峰值|peak", s) and has(MEM_NO_CHANGE, s) and not has(GA_DOWN, s) or (
         has(GA_DOWN, s) and has(MEMX, s) and has(r"不会|几乎不|基本不|does(?: not|n[’']t)|won[’']t|hardly|barely", s))
 
 
 def _formula_with_gpus(s: str, unit: str, ans: str) -> bool:
     cleaned = re.sub(r"每张卡|每卡|每个 ?GPU|per[ -]GPU|per[_-]device|_per_gpu", " ", s, flags=re.I)
-    return has(EFF, s) and has(MICRO + r"|batch[_ ]size|批大小", s) and has(GA, s) and has(PRODUCT, s) and has(GPU_TERM, cleaned)
+    return has(EFFX, s) and has(MICRO + r"|batch[_ ]size|批大小", s) and has(GA, s) and has(PRODUCT, s) and has(GPU_TERM, cleaned)
 
 
 #: In priority order: the first rule that matches a claim decides it.
