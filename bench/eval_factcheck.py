@@ -116,6 +116,14 @@ def main() -> None:
             flags += 1
             print(f"FALSE POSITIVE (card {card.id}): [{c.rule}] {c.text[:120]}")
     print(f"## card bodies: {claims} claims, {flags} flagged (all false positives)")
+    # The key facts of the real-question set: correct statements from maintainers' replies.
+    facts = [(q["id"], k) for f in sorted((ROOT / "tests" / "data" / "real_questions").glob("*.yaml"))
+             for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])
+             for k in q.get("key_facts") or []]
+    flagged = [(qid, c) for qid, k in facts for c in fact_check(k).flagged]
+    for qid, c in flagged:
+        print(f"FLAG (key fact {qid}): [{c.rule}] {c.text[:120]} -> {c.correction_en}")
+    print(f"## real-question key facts: {len(facts)} statements, {len(flagged)} flagged")
 
 
 if __name__ == "__main__":
