@@ -38,6 +38,9 @@ TOPICS: tuple[str, ...] = (
     "lr_batch_scaling",
     "loss_normalization_ga",
     "small_batch_effects",
+    "memory_over_time",
+    "hardware",
+    "fsdp_sharding",
 )
 
 #: Calculator tools a card may reference (see ``calculators.run_tool``).

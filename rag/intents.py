@@ -27,6 +27,9 @@ STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|
 GRAD = r"(?:梯度|gradient)"
 
 
+_GA_EFFECT = r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|add\w*)"
+
+
 def _has(pattern: str, text: str) -> bool:
     return re.search(pattern, text, re.I) is not None
 
@@ -45,7 +48,10 @@ class MisconceptionRule:
 
 
 _MATCHERS = {
-    "ga_raises_memory": lambda t: _has(GA, t) and _has(MEM, t) and (_has(UP, t) or _has(r"会不会|吗|does|do|will|is", t))
+    # GA + memory + "more/increase/affect" near GA: "GA 增大会增大显存吗", "does GA affect memory" — not every
+    # question that names GA and memory ("bs=2 ga 4，显存够吗？" asks whether it fits).
+    "ga_raises_memory": lambda t: _has(GA, t) and _has(MEM, t)
+    and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t)
     and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
@@ -149,3 +155,24 @@ def detect_intents(text: str) -> Intents:
                    compare_zero=len(stages) >= 2 or (_has(_ZERO_Q, text) and _has(r"哪个|哪一个|which|对比|比较|compare", text)),
                    compare_checkpointing=_has(_CKPT_Q, text) and _has(_COMPARE, text),
                    compare_finetune=len(methods) >= 2)
+
+
+# A message *holds* a belief when it asserts or presupposes it, not when it asks about it:
+# "I thought GA stores a copy per step, so …", "既然梯度累积会占更多显存，…", "ChatGPT told me …".
+_BELIEF_CUES = re.compile(
+    r"以为|听说|据说|不是说|明明|既然|因为.{0,20}所以|所以|网上说|别人说|有人说|看到说|文章说|教程说|chatgpt|gpt\s*说|"
+    r"\bI (?:thought|heard|read|believe|assumed?|was told|understand)\b|\bsupposedly\b|\bsince\b|\bbecause\b|"
+    r"\bso (?:I|we)\b|\btherefore\b|\baccording to\b|\bchat ?gpt\b|\bthey say\b|\bpeople say\b|\bshouldn'?t\b", re.I)
+_QUESTION = re.compile(r"[?？]|吗|么|呢|是否|会不会|是不是|能不能|有没有|^\s*(?:does|do|is|are|will|would|can|could|should|did|how|what|why)\b",
+                       re.I)
+
+
+def holds_belief(text: str, rule: MisconceptionRule) -> bool:
+    """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it)."""
+    sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    for sentence in sentences:
+        if not rule.matches(sentence):
+            continue
+        if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
+            return True
+    return False

@@ -1,170 +1,191 @@
-"""Which calculator calls answer a question, with which arguments, and which values were assumed.
+"""Step 4 of an answer: which calculator calls to run, on the user's own setup.
 
-The plan is data (name + arguments), so the user sees exactly what was computed
-and a test can assert on it.
+Numbers are computed only for the setup the conversation states: a memory figure needs the
+model (or its size) and the method or precision (:func:`rag.setup.enough_for_memory`). The one
+exception is a clearly labelled *example* after the explanation, for a user who holds a wrong
+belief about accumulation and memory but gave no setup: the example shows the belief is wrong on
+numbers, and says it is not their setup. Every filled-in default is recorded as ``assumed``.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from calculators.presets import GPU_PRESETS, PUBLISHED_PARAMS, count_params, get_model_shape
+from calculators.presets import GPU_PRESETS, PUBLISHED_PARAMS
 
+from .acts import Act
 from .intents import Intents, MisconceptionRule
-from .slots import Slots
+from .setup import Setup, enough_for_memory
 
-DEFAULT_MODEL = "llama-2-7b"
-DEFAULT_SEQ = 1024
 GA_COMPARE = 16
 MICRO_SWEEP = [1, 2, 4, 8]
+DEFAULT_SEQ = 1024
+EXAMPLE_MODEL = "llama-2-7b"
 
-_GA_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
+Label = Literal["main", "nearest_fit", "config_check", "diagnose", "ga_low", "ga_high", "micro_sweep", "effective_batch", "effective_batch_compare",
+                "precision_sweep", "zero_sweep", "checkpointing_sweep", "finetune_sweep"]
+
+GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
 
 
 @dataclass
 class PlannedCall:
     name: str
     arguments: dict[str, Any]
-    label: str = ""
+    label: Label = "main"
+
+
+@dataclass
+class Assumption:
+    key: str
+    zh: str
+    en: str
 
 
 @dataclass
 class Plan:
     calls: list[PlannedCall] = field(default_factory=list)
-    assumptions_zh: list[str] = field(default_factory=list)
-    assumptions_en: list[str] = field(default_factory=list)
+    assumptions: list[Assumption] = field(default_factory=list)
     memory_config: dict[str, Any] | None = None
+    #: True when the memory numbers are an example (not the user's setup) — shown after the explanation.
+    example: bool = False
 
-    def assume(self, zh: str, en: str) -> None:
-        if zh not in self.assumptions_zh:
-            self.assumptions_zh.append(zh)
-            self.assumptions_en.append(en)
+    def assume(self, key: str, zh: str, en: str) -> None:
+        if all(a.zh != zh for a in self.assumptions):
+            self.assumptions.append(Assumption(key, zh, en))
+
+    def by_label(self, label: str) -> PlannedCall | None:
+        return next((c for c in self.calls if c.label == label), None)
 
 
-# "a 7B model" means the canonical open model of that size: checked in this order, first within 10% wins.
+# "a 13B model" means the canonical open model of that size: checked in order, first within 10% wins.
 _CANONICAL = ("llama-2-7b", "llama-3-8b", "llama-2-13b", "llama-2-70b", "chatglm3-6b", "qwen2.5-7b", "mistral-7b",
-              "gpt2-medium", "gpt2")  # decoder LLMs only: "3B" is not estimated as T5
+              "gpt2-medium", "gpt2")
 
 
 def _nearest_preset(num_params: float) -> str | None:
-    return next((n for n in _CANONICAL if abs(PUBLISHED_PARAMS[n] - num_params) / num_params < 0.10), None)
+    return next((n for n in _CANONICAL if abs(PUBLISHED_PARAMS[n] - num_params) / num_params < 0.05), None)
 
 
-def memory_config(slots: Slots, plan: Plan) -> dict[str, Any]:
-    """MemoryConfig arguments from what the question stated plus stated defaults."""
-    s = slots.stated()
+def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
+    """MemoryConfig arguments from the setup; every default that fills a gap is recorded as assumed."""
+    s = setup.known()
     cfg: dict[str, Any] = {}
     if "model" in s:
         cfg["model"] = s["model"]
+        text = s.get("model_text")
+        if text and re.sub(r"[^a-z0-9.]", "", text.lower()) != re.sub(r"[^a-z0-9.]", "", s["model"]):
+            plan.assume("model", f"{text} 按 {s['model']} 的结构估算", f"{text} is estimated with the {s['model']} architecture")
     elif "num_params" in s:
         preset = _nearest_preset(s["num_params"])
+        name = s.get("model_text") or f"{s['num_params'] / 1e9:g}B"
         if preset:
             cfg["model"] = preset
-            plan.assume(f"{s['num_params'] / 1e9:g}B 模型按 {preset} 的结构估算",
-                        f"a {s['num_params'] / 1e9:g}B model is estimated with the {preset} architecture")
+            plan.assume("model", f"{name} 按 {preset} 的结构估算（参数量相近）",
+                        f"{name} is estimated with the {preset} architecture (similar size)")
         else:
             cfg["num_params"] = s["num_params"]
+            plan.assume("model", f"{name} 没有预设结构：只按参数量 {s['num_params'] / 1e9:g}B 估算模型状态",
+                        f"no preset for {name}: model states from its size ({s['num_params'] / 1e9:g}B) only")
     else:
-        cfg["model"] = DEFAULT_MODEL
-        plan.assume(f"模型未说明，按 {DEFAULT_MODEL} 估算", f"no model given: {DEFAULT_MODEL} assumed")
+        cfg["model"] = EXAMPLE_MODEL
+        plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
     if "gpu" in s:
         cfg["gpu"] = s["gpu"]
     elif "gpu_memory_gb" in s:
         cfg["gpu_memory_gb"] = s["gpu_memory_gb"]
-    small_gpu = ("gpu" in cfg and GPU_PRESETS[cfg["gpu"]].memory_gib <= 24) or cfg.get("gpu_memory_gb", 99) <= 24
-    if "finetune" in s:
-        cfg["finetune"] = s["finetune"]
-    elif small_gpu and "model" in cfg and count_params(get_model_shape(cfg["model"])) > 3e9:
-        cfg["finetune"] = "lora"
-        n = count_params(get_model_shape(cfg["model"]))
-        plan.assume(f"24 GB 级显卡上按 LoRA 微调估算（全量微调仅模型状态就需约 16 B/参数 × {n / 1e9:.2f}B ≈ {16 * n / 1e9:.0f} GB）",
-                    f"LoRA fine-tuning assumed on a 24 GB-class GPU (a full fine-tune needs ~16 B/param × {n / 1e9:.2f}B ≈ {16 * n / 1e9:.0f} GB of model states alone)")
-    for key in ("lora_rank", "zero_stage", "world_size", "num_nodes", "offload_optimizer", "offload_param",
-                "gradient_checkpointing", "flash_attention", "pipeline_parallel_size"):
+    for key in ("finetune", "lora_rank", "zero_stage", "world_size", "num_nodes", "offload_optimizer", "offload_param",
+                "gradient_checkpointing", "flash_attention", "pipeline_parallel_size", "precision", "seq_len",
+                "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
         if key in s:
             cfg[key] = s[key]
+    if "finetune" not in cfg:
+        cfg["finetune"] = "full"
+        plan.assume("finetune", "未说明微调方式，按全量微调", "method not given: full fine-tune")
     if cfg.get("num_nodes", 1) > 1 and "world_size" not in cfg:
         cfg["world_size"] = cfg["num_nodes"]
     if cfg.get("world_size", 1) % cfg.get("num_nodes", 1):
         cfg.pop("num_nodes")
     if (cfg.get("offload_optimizer") or cfg.get("offload_param")) and not cfg.get("zero_stage"):
         cfg["zero_stage"] = 3 if cfg.get("offload_param") else 2
-        plan.assume(f"offload 需要 ZeRO，按 ZeRO-{cfg['zero_stage']} 估算",
+        plan.assume("zero_stage", f"offload 需要 ZeRO，按 ZeRO-{cfg['zero_stage']} 估算",
                     f"offload needs ZeRO: ZeRO-{cfg['zero_stage']} assumed")
     if cfg.get("offload_param") and cfg.get("zero_stage") != 3:
         cfg.pop("offload_param")
-    if "precision" in s:
-        cfg["precision"] = s["precision"]
-    else:
+    if "precision" not in cfg:
         no_bf16 = "gpu" in cfg and not GPU_PRESETS[cfg["gpu"]].bf16
         cfg["precision"] = "fp16-mixed" if no_bf16 else "bf16-mixed"
-        plan.assume(f"精度按 {cfg['precision']}（16 位权重/梯度 + fp32 主权重与 Adam 状态）",
-                    f"precision {cfg['precision']} assumed (16-bit weights/grads + fp32 master weights and Adam states)")
-    cfg["train_micro_batch_size_per_gpu"] = s.get("train_micro_batch_size_per_gpu", 1)
-    cfg["gradient_accumulation_steps"] = s.get("gradient_accumulation_steps", 1)
-    if "train_micro_batch_size_per_gpu" not in s:
-        plan.assume("micro batch 按 1", "micro batch 1 assumed")
-    if "seq_len" in s:
-        cfg["seq_len"] = s["seq_len"]
-    else:
+        plan.assume("precision", f"精度按 {cfg['precision']}", f"precision {cfg['precision']}")
+    if "train_micro_batch_size_per_gpu" not in cfg:
+        cfg["train_micro_batch_size_per_gpu"] = 1
+        plan.assume("train_micro_batch_size_per_gpu", "micro batch 按 1", "micro batch 1")
+    if "seq_len" not in cfg:
         cfg["seq_len"] = DEFAULT_SEQ
-        plan.assume(f"序列长度按 {DEFAULT_SEQ}", f"sequence length {DEFAULT_SEQ} assumed")
+        plan.assume("seq_len", f"序列长度按 {DEFAULT_SEQ}", f"sequence length {DEFAULT_SEQ}")
     return cfg
 
 
-def _batch_args(slots: Slots, small_batch: bool, plan: Plan) -> dict[str, Any]:
-    s = slots.stated()
+def _batch_args(setup: Setup, plan: Plan) -> dict[str, Any] | None:
+    s = setup.known()
     args: dict[str, Any] = {k: s[k] for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                                 "gradient_accumulation_steps", "base_batch_size",
                                                 "base_learning_rate") if k in s}
     if "base_learning_rate" in args and "base_batch_size" not in args:
         args.pop("base_learning_rate")
-    args["world_size"] = s.get("world_size", 1)
-    if "train_batch_size" not in args and "train_micro_batch_size_per_gpu" not in args:
-        args["train_micro_batch_size_per_gpu"] = 1
-        if "gradient_accumulation_steps" not in args:
-            args["gradient_accumulation_steps"] = 1
-        plan.assume("micro batch / GA 未给出数值，按 1 / 1 演示" if small_batch else "micro batch 按 1",
-                    "no micro batch / GA values given: 1 / 1 used to illustrate" if small_batch else "micro batch 1 assumed")
+    given = [k for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps") if k in args]
+    if not given and "base_batch_size" not in args:
+        return None
+    if "world_size" in s:
+        args["world_size"] = s["world_size"]
+    else:
+        args["world_size"] = 1
+        plan.assume("world_size", "GPU 数未说明：按每张卡计算（N 张卡时乘以 N）",
+                    "GPU count not given: per GPU (multiply by N for N GPUs)")
     if "seq_len" in s:
         args["seq_len"] = s["seq_len"]
     return args
 
 
-def plan_calls(slots: Slots, intents: Intents, misconceptions: list[MisconceptionRule]) -> Plan:
-    """The calculator calls that show the numbers behind the answer."""
+def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[MisconceptionRule]) -> Plan:
+    """The calculator calls whose numbers answer this act for this setup."""
     plan = Plan()
     keys = {m.key for m in misconceptions}
-    stated = slots.stated()
-    batch_stated = any(k in stated for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
-                                             "gradient_accumulation_steps", "base_batch_size"))
-    wants_memory = (intents.memory or intents.zero or intents.precision or bool(keys & _GA_KEYS)
-                    or bool(keys & {"mixed_precision_halves", "more_gpus_pool_memory"})
-                    or intents.compare_zero or intents.compare_checkpointing or intents.compare_finetune
-                    or any(k in stated for k in ("model", "num_params", "gpu", "gpu_memory_gb", "zero_stage", "finetune")))
-    ga_memory = bool(keys & _GA_KEYS)
-    # In the GA-memory case the comparison table itself shows the effective batch of each column.
-    wants_batch = ((batch_stated or intents.effective) and not ga_memory) or intents.small_batch
-    wants_memory = wants_memory and not (intents.small_batch and not intents.memory and not keys & _GA_KEYS)
+    s = setup.known()
+    ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)
+    enough = enough_for_memory(setup)
 
-    if wants_batch:
-        plan.calls.append(PlannedCall("effective_batch", _batch_args(slots, intents.small_batch, plan), "effective_batch"))
-        if intents.small_batch:
-            # Same data, two batch settings: how many optimizer steps an epoch takes.
-            plan.calls[-1].arguments["dataset_size"] = 10_000
-            plan.calls.append(PlannedCall("effective_batch", {"train_micro_batch_size_per_gpu": 4,
-                                                              "gradient_accumulation_steps": 8, "world_size": 1,
-                                                              "dataset_size": 10_000}, "effective_batch_compare"))
-            plan.assume("每个 epoch 的步数按 10,000 条样本演示", "steps per epoch shown for 10,000 samples")
-    if not wants_memory:
+    batch_wanted = act == "batch_arithmetic" or intents.effective or (
+        sum(k in s for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")) >= 2
+        and act in ("diagnose", "configure", "is_normal"))
+    if batch_wanted and not (ga_memory and not intents.effective):
+        args = _batch_args(setup, plan)
+        if args is not None:
+            plan.calls.append(PlannedCall("effective_batch", args, "effective_batch"))
+
+    memory_wanted = (act == "fit" or (act == "configure" and enough) or ga_memory or intents.compare_zero or intents.compare_checkpointing
+                     or intents.compare_finetune or "mixed_precision_halves" in keys or "more_gpus_pool_memory" in keys
+                     or (intents.memory and act in ("diagnose", "is_normal", "yes_no", "configure")))
+    if not memory_wanted:
         return plan
-
-    cfg = memory_config(slots, plan)
+    if not enough:
+        if not ga_memory:
+            return plan
+        plan.example = True  # the belief is wrong on any setup: show it on a labelled example
+    cfg = memory_config(setup, plan)
+    if plan.example and "finetune" not in s and "gpu" in cfg and GPU_PRESETS[cfg["gpu"]].memory_gib <= 24:
+        cfg["finetune"] = "lora"
+        plan.assumptions = [a for a in plan.assumptions if a.key != "finetune"]
+        plan.assume("finetune", "示例用 LoRA（24 GB 卡放不下 7B 全量微调）", "LoRA in the example (a 7B full fine-tune does not fit 24 GB)")
     plan.memory_config = cfg
-    if keys & _GA_KEYS or (intents.memory and "gradient_accumulation_steps" in stated):
-        ga_high = max(GA_COMPARE, cfg["gradient_accumulation_steps"])
-        plan.calls.append(PlannedCall("memory", {**cfg, "gradient_accumulation_steps": 1}, "ga_low"))
-        plan.calls.append(PlannedCall("memory", {**cfg, "gradient_accumulation_steps": ga_high}, "ga_high"))
+    if ga_memory:
+        high = s.get("gradient_accumulation_steps", GA_COMPARE)
+        low = s.get("ga_from", 1)
+        if high == low:
+            low, high = 1, max(high, GA_COMPARE)
+        low, high = min(low, high), max(low, high)
+        plan.calls.append(PlannedCall("memory", {**cfg, "gradient_accumulation_steps": low}, "ga_low"))
+        plan.calls.append(PlannedCall("memory", {**cfg, "gradient_accumulation_steps": high}, "ga_high"))
         plan.calls.append(PlannedCall("sweep", {"config": cfg, "field": "train_micro_batch_size_per_gpu",
                                                 "values": MICRO_SWEEP}, "micro_sweep"))
     else:
@@ -172,19 +193,12 @@ def plan_calls(slots: Slots, intents: Intents, misconceptions: list[Misconceptio
     if "mixed_precision_halves" in keys:
         plan.calls.append(PlannedCall("sweep", {"config": {**cfg, "finetune": "full"}, "field": "precision",
                                                 "values": ["fp32", "amp-bf16", "bf16-mixed"]}, "precision_sweep"))
-    if "more_gpus_pool_memory" in keys:
-        ws = max(2, cfg.get("world_size", 2))
-        multi = {**cfg, "world_size": ws}
-        multi.pop("num_nodes", None)
-        plan.calls.append(PlannedCall("sweep", {"config": multi, "field": "zero_stage", "values": [0, 1, 2, 3]},
-                                      "zero_sweep"))
-    elif intents.compare_zero or (intents.zero and "zero_stage" not in stated and cfg.get("world_size", 1) > 1):
-        multi = dict(cfg)
+    if "more_gpus_pool_memory" in keys or intents.compare_zero:
+        multi = {k: v for k, v in cfg.items() if k not in ("offload_param", "offload_optimizer", "num_nodes")}
         if multi.get("world_size", 1) == 1:
-            multi["world_size"] = 8
-            plan.assume("ZeRO 对比按 8 张卡的数据并行", "ZeRO comparison on 8 data-parallel GPUs")
-        multi.pop("offload_param", None)
-        multi.pop("offload_optimizer", None)
+            multi["world_size"] = 8 if intents.compare_zero else 2
+            plan.assume("world_size", f"ZeRO 对比按 {multi['world_size']} 张卡的数据并行",
+                        f"ZeRO comparison on {multi['world_size']} data-parallel GPUs")
         plan.calls.append(PlannedCall("sweep", {"config": multi, "field": "zero_stage", "values": [0, 1, 2, 3]},
                                       "zero_sweep"))
     if intents.compare_checkpointing:

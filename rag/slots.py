@@ -52,6 +52,13 @@ class Slots(BaseModel):
     gradient_checkpointing: str | None = None
     flash_attention: bool | None = None
     pipeline_parallel_size: int | None = None
+    tensor_parallel_size: int | None = None
+    #: The model name as the user wrote it ("Qwen-14B", "baichuan2 13b"), shown back and kept when no preset fits.
+    model_text: str | None = None
+    #: Memory the user saw in use (nvidia-smi, "already allocated", "占用 17.9G"): never the GPU's capacity.
+    observed_memory_gb: float | None = None
+    #: "GA 从 1 调到 2" / "GA 1 -> 32": the earlier GA of a change the user describes.
+    ga_from: int | None = None
 
     def stated(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -75,13 +82,21 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"bert(?:[-_ ]?base)?\b", re.I), "bert-base"),
     (re.compile(r"t5[-_ ]?3b", re.I), "t5-3b"),
 ]
+# Model names people write, beyond the presets: family + optional version + size ("Qwen-14B", "baichuan2-13b-chat").
+_MODEL_NAME = re.compile(
+    r"(?<![A-Za-z0-9])((?:qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
+    r"llama[-_ ]?[23](?:\.[0-9])?|llama|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
+    r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm)(?:[-_ ]?(?:chat|instruct|base))?"
+    r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
+    re.I)
 _PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
 _PARAMS_YI = re.compile(r"(\d+(?:\.\d+)?)\s*亿")
 _PARAMS_M = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:params|parameters|参数|的模型|model)", re.I)
 
 def _word(pattern: str) -> re.Pattern[str]:
     """``pattern`` not glued to other Latin letters or digits (Chinese characters may touch it: 8卡A100)."""
-    return re.compile(r"(?<![A-Za-z0-9])(?:" + pattern + r")(?![A-Za-z0-9])", re.I)
+    return re.compile(r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))(?:" + pattern + r")(?![A-Za-z0-9])", re.I)
 
 
 _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -97,8 +112,16 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"a10g?"), "a10"),
     (_word(r"t4"), "t4"),
 ]
-_GPU_MEM = re.compile(r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib|G显存|GB显存)(?![a-z])(?:\s*(?:的)?\s*(?:显存|vram|memory|gpu|卡|显卡))?",
-                      re.I)
+_GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
+# Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
+_GPU_MEM = re.compile(_GB + r"\s*(?:的)?\s*(?:显存|vram|memory gpu|gpu|卡|显卡|card|graphics)|"
+                      r"(?:显存|vram|gpu memory)\s*(?:只有|是|为|:|：|=)?\s*" + _GB, re.I)
+_GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I)
+# Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
+_OBSERVED = re.compile(
+    r"(?:占用了?|占了|用了|使用了?|吃了|到了|涨到|达到|显示|uses?|using|used|shows?|showing|consum\w*|takes?|taking|"
+    r"occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at)\s*(?:about|around|~|约|大约|近|接近)?\s*" + _GB + "|"
+    + _GB + r"\s*(?:already allocated|allocated|in use|used|已分配|已使用|的占用)", re.I)
 
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
@@ -107,6 +130,9 @@ _MICRO = re.compile(
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
     r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
+_GA_CHANGE = re.compile(
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
+    r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)", re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
                           r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)" + SEP + r"(\d+)", re.I)
@@ -116,10 +142,15 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is)?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])" + NUM + r"\s*(?:张|块|个|x|×|\*)?\s*(?:卡|显卡|gpus?\b|cards?\b|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])" + NUM + r"\s*(?:张|块|个|x|×|\*|-)?\s*(?:卡|显卡|gpus?\b|cards?\b|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
+_EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
+_GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
 _GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus)" + SEP + r"(\d+)", re.I)
 _NODES = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
+# "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
+_NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
+                           r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
 _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])\b|stage[-_ ]?([0-3])\b|\bz([0-3])\b", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
@@ -131,6 +162,7 @@ _CKPT = re.compile(r"gradient[-_ ]?checkpointing|activation[-_ ]?checkpointing|c
                    r"recomputation", re.I)
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
 _EAGER = re.compile(r"\beager\b", re.I)
+_TP = re.compile(r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I)
 _PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
 
 
@@ -140,6 +172,8 @@ def _negated(text: str, start: int) -> bool:
 
 
 def _model(text: str, slots: Slots) -> None:
+    if (m := _MODEL_NAME.search(text)):
+        slots.model_text = m.group(1).strip()[:60]
     for pattern, name in _MODEL_PATTERNS:
         if pattern.search(text):
             slots.model = name
@@ -163,20 +197,30 @@ def _model(text: str, slots: Slots) -> None:
 
 def _gpu(text: str, slots: Slots) -> None:
     for pattern, name in _GPU_PATTERNS:
-        if pattern.search(text):
+        if (m := pattern.search(text)):
             slots.gpu = name
+            # "A100 (40GB each)", "A100 显存40G": the 40 GB card although the name alone means 80 GB here.
+            if name == "a100-80gb" and (re.match(r"[^\n\d]{0,16}40\s*(?:g|gb|gib)\b", text[m.end():], re.I)
+                                        or re.search(r"40\s*(?:g|gb|gib)(?![a-z])[^\n\d]{0,12}$", text[max(0, m.start() - 20):m.start()], re.I)):
+                slots.gpu = "a100-40gb"
             break
-    m = _GPU_MEM.search(text)
-    if m and not slots.gpu:
-        gb = float(m.group(1))
-        if 4 <= gb <= 200:
+    if (m := _OBSERVED.search(text)):
+        gb = float(next(g for g in m.groups() if g is not None))
+        if 0 < gb <= 2000:
+            slots.observed_memory_gb = gb
+    m = _GPU_MEM_EACH.search(text) or _GPU_MEM.search(text)
+    if m and not slots.gpu and (slots.observed_memory_gb is None or m.start() != (_OBSERVED.search(text) or m).start()):
+        gb = float(next(g for g in m.groups() if g is not None))
+        if 4 <= gb <= 200 and gb != slots.observed_memory_gb:
             slots.gpu_memory_gb = gb
 
 
 def _batch(text: str, slots: Slots) -> None:
     if (m := _MICRO.search(text)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
-    if (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
+    if (m := _GA_CHANGE.search(text)):
+        slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
+    elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)):
         slots.train_batch_size = int(m.group(1))
@@ -191,6 +235,8 @@ def _batch(text: str, slots: Slots) -> None:
 def _parallel(text: str, slots: Slots) -> None:
     if re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
         slots.world_size = 1
+    if (m := _GPUS_EN.search(text)):
+        slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
@@ -199,27 +245,31 @@ def _parallel(text: str, slots: Slots) -> None:
             break
     if (m := _GPUS_WORD.search(text)):
         slots.world_size = int(m.group(1))
-    if (m := _NODES.search(text)):
-        nodes = _num(m.group(1))
-        slots.num_nodes = nodes
-        if slots.world_size:
-            slots.world_size *= nodes
+    if (m := _NODES_X_GPUS.search(text)):
+        a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        nodes, per_node = _num(a), _num(b)
+        slots.num_nodes, slots.world_size = nodes, nodes * per_node
+    elif (m := _NODES.search(text)):
+        slots.num_nodes = _num(m.group(1))
+        if slots.world_size and slots.world_size < slots.num_nodes:
+            slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
     if (m := _ZERO.search(text)):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
-    if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()):
+    if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
+            not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
         slots.offload_optimizer = True
         if _OFFLOAD_PARAM.search(text):
             slots.offload_param = True
     if (m := _PP.search(text)):
         slots.pipeline_parallel_size = int(m.group(1))
+    if (m := _TP.search(text)):
+        slots.tensor_parallel_size = int(m.group(1))
 
 
 def _precision(text: str, slots: Slots) -> None:
     low = text.lower()
     deepspeed = bool(re.search(r"deepspeed|zero|train_micro_batch_size_per_gpu|\bds\b", low))
-    if re.search(r"\bfp32\b|float32|全精度|单精度", low):
-        slots.precision = "fp32"
-    elif re.search(r"pure[-_ ]?bf16|纯\s*bf16", low):
+    if re.search(r"pure[-_ ]?bf16|纯\s*bf16", low):
         slots.precision = "bf16"
     elif re.search(r"bf16|bfloat16", low):
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
@@ -227,6 +277,8 @@ def _precision(text: str, slots: Slots) -> None:
         slots.precision = "fp16-mixed" if deepspeed else "amp-fp16"
     elif re.search(r"混合精度|mixed[-_ ]precision", low):
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+    elif re.search(r"\bfp32\b|float32|全精度|单精度", low):
+        slots.precision = "fp32"
 
 
 def _sequence(text: str, slots: Slots) -> None:

@@ -21,38 +21,47 @@ def _calls(answer, name):
 
 
 @pytest.mark.parametrize("question,lang,verdict", [(SEED_Q2, "zh", "**不会"), (SEED_Q2_EN, "en", "**No")])
-def test_seed_question_gets_verdict_numbers_and_sources(bot, question, lang, verdict):
+def test_seed_question_gets_the_verdict_first_and_no_number_for_an_unstated_setup(bot, question, lang, verdict):
     ans = bot.ask(question)
-    assert ans.language == lang
+    assert ans.language == lang and ans.act == "yes_no"
     assert ans.text.startswith(verdict)
-    assert {c.key for c in ans.corrections} >= {"ga_raises_memory", "effective_batch_oom"}
-    memory = _calls(ans, "memory")
-    assert [c.arguments["gradient_accumulation_steps"] for c in memory] == [1, 16]
-    assert all(c.arguments["gpu"] == "rtx-3090" for c in memory)
-    assert memory[0].result["total_per_gpu"] == memory[1].result["total_per_gpu"]
-    assert memory[0].result["activations"] == memory[1].result["activations"]
-    sweep = _calls(ans, "sweep")[0]
-    totals = [p["estimate"]["total_per_gpu"] for p in sweep.result["points"]]
-    assert sweep.arguments["field"] == "train_micro_batch_size_per_gpu" and totals == sorted(totals) and totals[0] < totals[-1]
+    # Only the GPU is stated: no memory figure on the first screen, one line says what is missing.
+    assert "GiB" not in ans.first_screen
+    assert ("还需要" if lang == "zh" else "still need") in ans.first_screen
+    # The user asks; they do not assert the belief: a verdict, not a "what the question gets wrong" section.
+    assert not ans.corrections
     ids = [s.card_id for s in ans.sources]
     assert "myth-ga-stores-gradient-per-microbatch" in ids and "myth-effective-batch-causes-oom" in ids
     assert all(u.url.startswith("https://") for s in ans.sources for u in s.urls)
-    # The numbers shown in the text are the calculator's numbers.
-    gib = memory[0].result["total_per_gpu"] / 2**30
-    assert f"{gib:,.1f} GiB" in ans.text
+    # After the explanation, a clearly labelled example shows the belief is wrong on numbers.
+    memory = _calls(ans, "memory")
+    assert [c.arguments["gradient_accumulation_steps"] for c in memory] == [1, 16]
+    assert all(c.arguments["gpu"] == "rtx-3090" for c in memory)
+    assert memory[0].result["activations"] == memory[1].result["activations"]
+    example = ans.text.index("示例" if lang == "zh" else "Example (not your setup")
+    assert example > ans.text.index("解释" if lang == "zh" else "Explanation")
+    gib = memory[1].result["total_per_gpu"] / 2**30
+    assert f"{gib:,.1f} GiB" in ans.text[example:]
+
+
+def test_a_held_belief_gets_a_correction_section(bot):
+    ans = bot.ask("我以为梯度累积会把每个微批次的梯度都存一份，所以 GA=16 要 16 倍显存，对吧？")
+    assert {c.key for c in ans.corrections} & {"ga_stores_copies", "ga_raises_memory"}
+    assert "问题里的误解" in ans.text
+    asked = bot.ask("梯度累积会把每个微批次的梯度都存一份吗？")
+    assert not asked.corrections and asked.text.startswith("**不会")
 
 
 def test_seed_small_batch_question(bot):
     ans = bot.ask(SEED_Q1)
     assert ans.language == "zh"
-    batch = _calls(ans, "effective_batch")
-    assert batch and batch[0].result["train_batch_size"] == 1
-    assert batch[0].result["optimizer_steps_per_epoch"] > batch[1].result["optimizer_steps_per_epoch"]
     cards = {c.id: c for c in bot.cards}
     assert any("small_batch_effects" in cards[s.card_id].topics for s in ans.sources)
     # The usual wrong answer ("smaller weight updates") is corrected unasked.
     assert "myth-small-batch-smaller-updates" in [s.card_id for s in ans.sources]
     assert not _calls(ans, "memory")
+    # No numbers were given: no calculator invents a setup for them.
+    assert not _calls(ans, "effective_batch")
 
 
 def test_follow_up_keeps_slots_and_changes_only_what_it_names(bot):
@@ -84,16 +93,17 @@ def test_inconsistent_deepspeed_batch_shows_deepspeed_assertion(bot):
     assert "33 != 17 * 2 * 2" in ans.text
 
 
-@pytest.mark.parametrize("question,key", [
-    ("混合精度训练能让显存减半吗？", "mixed_precision_halves"),
-    ("两张3090的显存能叠加成48G来用吗？", "more_gpus_pool_memory"),
-    ("Will lowering gradient accumulation steps save GPU memory?", "lower_ga_saves_memory"),
-    ("batch 越大泛化越好吗", "bigger_batch_generalizes"),
+@pytest.mark.parametrize("question,verdict,card", [
+    ("混合精度训练能让显存减半吗？", "**不会减半", "myth-mixed-precision-halves-memory"),
+    ("两张3090的显存能叠加成48G来用吗？", "**不会", "myth-more-gpus-pools-memory"),
+    ("Will lowering gradient accumulation steps save GPU memory?", "**No", "myth-lower-ga-saves-memory"),
+    ("batch 越大泛化越好吗", "**不一定", "myth-bigger-batch-generalizes-better"),
 ])
-def test_each_seed_myth_is_corrected(bot, question, key):
+def test_each_seed_myth_gets_its_verdict_first(bot, question, verdict, card):
     ans = bot.ask(question)
-    assert key in {c.key for c in ans.corrections}
-    assert ans.corrections[0].card_id in [s.card_id for s in ans.sources]
+    assert ans.text.startswith(verdict)
+    assert card in [s.card_id for s in ans.sources]
+    assert not ans.corrections  # asked, not asserted
 
 
 def test_mixed_precision_numbers_show_no_halving(bot):
@@ -105,7 +115,7 @@ def test_mixed_precision_numbers_show_no_halving(bot):
     assert states["amp-bf16"] > states["fp32"]             # HF amp keeps an extra half copy: 18 B/param
 
 
-@pytest.mark.parametrize("question", ["", "   ", "\x00\x01", "a" * 5000, "今天天气怎么样？", "How do I bake sourdough bread?",
+@pytest.mark.parametrize("question", ["", "   ", "\x00\x01", "a" * 40_000, "今天天气怎么样？", "How do I bake sourdough bread?",
                                       "🙂🙂🙂", "<script>alert(1)</script>"])
 def test_bad_or_off_topic_input_gets_a_clear_refusal(bot, question):
     ans = bot.ask(question)
@@ -116,7 +126,7 @@ def test_bad_or_off_topic_input_gets_a_clear_refusal(bot, question):
 
 def test_refusal_is_in_the_users_language(bot):
     assert "天气" not in bot.ask("今天天气怎么样？").text and bot.ask("今天天气怎么样？").language == "zh"
-    assert bot.ask("x" * 5000).text.startswith("The question is too long")
+    assert bot.ask("x" * 40_000).text.startswith("The message is too long")
 
 
 def test_histories_do_not_mix(bot):
@@ -138,11 +148,17 @@ def test_histories_do_not_mix(bot):
     ("2机8卡 deepspeed zero-1 fp16 train_batch_size=256", dict(world_size=16, num_nodes=2, zero_stage=1,
                                                              precision="fp16-mixed", train_batch_size=256)),
     ("llama-3-8b on 4 GPUs, per_device_train_batch_size=8, gradient_accumulation_steps=4, bf16, seq len 4k",
-     dict(model="llama-3-8b", world_size=4, train_micro_batch_size_per_gpu=8, gradient_accumulation_steps=4,
+     dict(model="llama-3-8b", model_text="llama-3-8b", world_size=4, train_micro_batch_size_per_gpu=8, gradient_accumulation_steps=4,
           precision="amp-bf16", seq_len=4096)),
-    ("单卡 a100 40g qwen 7b lora，没开 gradient checkpointing", dict(model="qwen2.5-7b", gpu="a100-40gb", world_size=1,
+    ("单卡 a100 40g qwen 7b lora，没开 gradient checkpointing", dict(model="qwen2.5-7b", model_text="qwen 7b", gpu="a100-40gb", world_size=1,
                                                                   finetune="lora", gradient_checkpointing="none")),
     ("８卡Ａ100，ｂｓ＝４", dict(world_size=8, gpu="a100-80gb", train_micro_batch_size_per_gpu=4)),
+    # Observed use is never the capacity; counts glued to GPU names; GA changes; names beyond the presets.
+    ("8xA100 80GB 训练 Qwen-14B, nvidia-smi 显示占用 17.9G",
+     dict(num_params=14e9, model_text="Qwen-14B", gpu="a100-80gb", world_size=8, observed_memory_gb=17.9)),
+    ("OOM at 22.1 GiB allocated on a 24GB GPU", dict(gpu_memory_gb=24.0, observed_memory_gb=22.1)),
+    ("GA 从 1 调到 2 后 loss 变差", dict(ga_from=1, gradient_accumulation_steps=2)),
+    ("tp 2 pp 4 on 16 gpus", dict(world_size=16, pipeline_parallel_size=4, tensor_parallel_size=2)),
 ])
 def test_slot_extraction(text, expected):
     import unicodedata
@@ -163,7 +179,6 @@ def test_tiny_batch_questions_get_the_small_batch_explanation(bot, question, lan
     assert ans.language == lang
     assert ans.sources[0].card_id == "small-micro-batch-and-small-ga"
     assert "myth-small-batch-smaller-updates" in [s.card_id for s in ans.sources]
-    assert _calls(ans, "effective_batch")[0].result["train_batch_size"] == 1
 
 
 def test_nonsense_after_a_real_question_is_still_refused(bot):

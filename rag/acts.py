@@ -1,0 +1,129 @@
+"""Step 3 of an answer: what the user is asking for (the question act).
+
+The first sentence of the answer must do what the act asks: a diagnosis opens with the most
+likely cause, "is this normal" with yes/no, a fit question with fits / does not fit, batch
+arithmetic with the arithmetic on the user's numbers. Rules over both languages' phrasings,
+measured on the real-question dev set (``bench/eval_answers.py`` prints act accuracy).
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from .parts import Part, prose_of
+
+Act = Literal["diagnose", "is_normal", "yes_no", "fit", "batch_arithmetic", "configure", "explain"]
+ACTS: tuple[Act, ...] = ("diagnose", "is_normal", "yes_no", "fit", "batch_arithmetic", "configure", "explain")
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
+_IS_NORMAL = _rx(r"正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+                 r"\bis (?:this|that|it) (?:normal|expected|reasonable|correct|right|ok|okay)\b|\bis this (?:a )?(?:bug|expected)\b|"
+                 r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|\bright\s*\?\s*$|\bcorrect\s*\?\s*$|"
+                 r"isn'?t (?:correct|right) is it|\bshould (?:it|this|that) (?:be|not be)\b.*\?")
+# Asking for a quantity of memory / hardware (not "why did memory not drop by much").
+_FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|"
+           r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
+           r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
+           r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"
+           r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
+           r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
+           r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
+           r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many gpus\b|"
+           r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
+           r"\brecommend\w* (?:gpu|hardware)|"
+           r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
+           r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
+# A symptom the user observed.
+_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|hang|挂了|崩了|爆了|爆显存|oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
+               r"越来越|持续增长|一直涨|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+               r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
+               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|超出|超过了|爆掉|内存爆|显存爆|"
+               r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
+               r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
+               r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout of memory\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+               r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
+               r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not\b|"
+               r"\bsame (?:memory|result|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|\binstead of\b|"
+               r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
+               r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b")
+_WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|"
+           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
+_BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
+             r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
+             r"(?:总|全局|有效|实际|global|effective|total)\s*(?:的)?\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
+             r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
+             r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?")
+# Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
+_STEPS = _rx(r"\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
+             r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
+_CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
+                 r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
+                 r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
+                 r"\bwhat should (?:i|we) (?:set|use|choose)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+                 r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
+                 r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
+                 r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b")
+_EXPLAIN = _rx(r"什么是|是什么|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
+               r"\bwhat (?:is|are|does)\b|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
+               r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
+_YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|"
+              r"(?:^|[.?!\n]\s*)(?:does|do|is|are|will|would|can|could|should|did|must)\b[^?\n]{0,200}\?")
+_FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
+                    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve)\b|\bmy\b|\bwe\b|\bour\b")
+_TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
+                       r"Environment|Information|Who can help\??|Additional context)\s*$", re.I | re.M)
+
+
+_ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
+
+
+def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconception: bool = False,
+                 setup_enough: bool = False, previous: Act | None = None, follow_up: bool = False) -> Act:
+    """The act of a message, from its prose and the kinds of what it pasted.
+
+    ``has_misconception``: the prose touches a known wrong belief (rag.intents), so a question about
+    it ("does GA increase memory?", "显存爆掉是因为有效批次吗？") is a yes/no question about a claim.
+    ``setup_enough``: a bare description of a setup ("8卡 A100 训练 llama2-13b，zero3，micro batch 4")
+    asks, implicitly, how much memory it takes. ``previous`` / ``follow_up``: a short follow-up
+    ("那用 ZeRO-3 呢？") keeps the act of the turn it follows.
+    """
+    prose = _TEMPLATE.sub(" ", prose_of(parts))
+    pasted = {p.kind for p in parts if p.kind != "prose"}
+    error_pasted = bool(pasted & {"traceback", "error"}) or has_diagnosis
+    symptom = bool(_SYMPTOM.search(prose))
+    measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
+    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured))
+    if _IS_NORMAL.search(prose):
+        return "is_normal"
+    if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
+        return previous
+    if setup_enough and not _ANY_QUESTION.search(prose) and not error_pasted:
+        return "fit"
+    if _FIT.search(prose):
+        return "fit"
+    if has_misconception and _YES_NO.search(prose) and not error_pasted and not _FIRST_PERSON.search(prose):
+        return "yes_no"
+    if error_pasted:
+        return "diagnose"
+    if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom:
+        return "batch_arithmetic"
+    if observed or (_WHY.search(prose) and _FIRST_PERSON.search(prose)):
+        if _BATCH.search(prose) and not _WHY.search(prose):
+            return "batch_arithmetic"
+        return "diagnose"
+    if has_misconception and _YES_NO.search(prose):
+        return "yes_no"
+    if _BATCH.search(prose):
+        return "batch_arithmetic"
+    if _CONFIGURE.search(prose):
+        return "configure"
+    if _YES_NO.search(prose) and not _EXPLAIN.search(prose.split("?")[0]):
+        return "yes_no"
+    if _WHY.search(prose) and symptom:
+        return "diagnose"
+    return "explain"
+    return "explain"

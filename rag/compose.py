@@ -1,0 +1,365 @@
+"""Step 6 of an answer: the Markdown the user reads, from typed results.
+
+Layout: the *first screen* — the sentence that answers the act, the user's setup with where each
+value came from (and what was carried over or assumed), what is missing for a number — then the
+calculator numbers, the explanation, a labelled example where one helps, and the sources. Every
+number in the text comes from a calculator call in ``Answer.tool_calls``; every piece of user
+text is escaped (:func:`calculators.text_safety.escape_md`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from calculators.memory import MemoryEstimate
+from calculators.text_safety import escape_md
+
+from .acts import Act
+from .answer import Correction, ToolCall
+from .cards import Card
+from .formatting import gib, memory_table
+from .intents import MisconceptionRule
+from .planner import Plan
+from .setup import Setup
+from .strings import key_name, t
+
+#: Setup keys in the order the setup line shows them.
+_SHOWN = ("model_text", "model", "num_params", "finetune", "gpu", "gpu_memory_gb", "world_size", "num_nodes",
+          "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "ga_from", "train_batch_size", "zero_stage",
+          "offload_optimizer", "offload_param", "precision", "seq_len", "lora_rank", "gradient_checkpointing",
+          "flash_attention", "pipeline_parallel_size", "tensor_parallel_size", "observed_memory_gb")
+
+
+@dataclass
+class Results:
+    """Everything the composer needs, already computed."""
+
+    lang: str
+    act: Act
+    setup: Setup
+    plan: Plan
+    calls: list[ToolCall]
+    cards: list[Card]
+    misconceptions: list[MisconceptionRule] = field(default_factory=list)
+    corrections: list[Correction] = field(default_factory=list)
+    diagnosis: Any = None                     # calculators.diagnose.Diagnosis, when the readers found something
+    diagnosis_call: ToolCall | None = None
+    config_calls: list[ToolCall] = field(default_factory=list)
+    nearest_fit: tuple[str, ToolCall] | None = None
+    missing: list[str] = field(default_factory=list)
+
+    def call(self, label: str) -> ToolCall | None:
+        return next((tc for pc, tc in zip(self.plan.calls, self.calls) if pc.label == label), None)
+
+
+# ---- the setup line ---------------------------------------------------------------------------
+def _show_value(key: str, value: Any, lang: str) -> str:
+    if key == "num_params":
+        return f"{value / 1e9:g}B"
+    if key in ("gpu_memory_gb", "observed_memory_gb"):
+        return f"{value:g} GB"
+    if key == "zero_stage":
+        return f"ZeRO-{value}"
+    if isinstance(value, bool):
+        return ("开" if value else "关") if lang == "zh" else ("on" if value else "off")
+    return escape_md(value, 60)
+
+
+def setup_line(setup: Setup, lang: str) -> str:
+    """'Your setup: Qwen-14B · 8 GPUs · micro 4 (from your config) · carried over: … · assumed: …'."""
+    groups: dict[str, list[str]] = {}
+    values = setup.values
+    for key in _SHOWN:
+        v = values.get(key)
+        if v is None or v.source == "assumed":
+            continue
+        if key == "model" and "model_text" in values:
+            continue
+        if key == "num_params" and ("model_text" in values or "model" in values):
+            continue
+        if key == "gpu_memory_gb" and "gpu" in values:
+            continue
+        shown = _show_value(key, v.value, lang)
+        item = shown if key in ("model_text", "model", "gpu", "zero_stage", "num_params", "finetune", "precision") \
+            else f"{key_name(key, lang)} {shown}"
+        groups.setdefault(v.source, []).append(item)
+    if not groups:
+        return ""
+    sep = "，" if lang == "zh" else ", "
+    out = []
+    order = ("message", "config", "command", "error", "log", "nvidia_smi", "history")
+    for source in order:
+        items = groups.get(source)
+        if not items:
+            continue
+        if source == "message":
+            out.append(sep.join(items))
+        else:
+            label = t("carried" if source == "history" else f"from_{source}", lang)
+            out.append(f"{sep.join(items)}（{label}）" if lang == "zh" else f"{sep.join(items)} ({label})")
+    joiner = "；" if lang == "zh" else "; "
+    colon = "：" if lang == "zh" else ": "
+    return f"_{t('your_setup', lang)}{colon}{joiner.join(out)}_"
+
+
+def conflicts_line(setup: Setup, lang: str) -> str:
+    lines = []
+    for key, others in setup.conflicts.items():
+        mine = setup.values.get(key)
+        if mine is None:
+            continue
+        for other in others[:1]:
+            src_b = t(f"from_{other.source}", lang) if other.source not in ("message", "history", "assumed") else ""
+            lines.append(t("conflict", lang, name=key_name(key, lang), a=_show_value(key, mine.value, lang),
+                           src_a=t(f"from_{mine.source}", lang) if mine.source not in ("message", "history") else
+                           ("原文" if lang == "zh" else "as written"),
+                           b=_show_value(key, other.value, lang), src_b=src_b))
+    return "\n".join(lines)
+
+
+def assumptions_line(plan: Plan, lang: str) -> str:
+    if not plan.assumptions or plan.example:
+        return ""
+    sep = "；" if lang == "zh" else "; "
+    colon = "：" if lang == "zh" else ": "
+    return f"_{t('assumed', lang).capitalize()}{colon}{sep.join(a.zh if lang == 'zh' else a.en for a in plan.assumptions)}_"
+
+
+def missing_line(missing: list[str], lang: str) -> str:
+    if not missing:
+        return ""
+    names = [t("need_model" if m == "model" else "need_method", lang) for m in missing]
+    return t("need_for_memory", lang, missing=("、" if lang == "zh" else "; ").join(names))
+
+
+# ---- verdicts -------------------------------------------------------------------------------
+def _direct(card: Card, lang: str) -> str:
+    body = (card.body_zh if lang == "zh" else card.body_en).strip()
+    return body.split("\n\n", 1)[0].strip()
+
+
+def _title(card: Card, lang: str) -> str:
+    return card.title_zh if lang == "zh" else card.title_en
+
+
+def _memory_verdict(r: Results) -> str:
+    main = r.call("main")
+    if main is None or not main.result or main.result.get("total_per_gpu") is None:
+        return ""
+    res = main.result
+    lang = r.lang
+    total = gib(res["total_per_gpu"], lang)
+    if res.get("fits") is None:
+        return f"**{t('per_gpu', lang, total=total)}**"
+    if res["fits"]:
+        return "**" + t("fits", lang, total=total, gpu=res["gpu_name"], cap=gib(res["gpu_capacity"], lang),
+                        mm=res.get("max_micro_batch")) + "**"
+    over_bytes = res["total_per_gpu"] - res["gpu_capacity"]
+    over = f"{over_bytes / 2**30:.2f} GiB" if over_bytes < 0.1 * 2**30 else gib(over_bytes, lang)
+    text = "**" + t("no_fit", lang, total=total, gpu=res["gpu_name"], cap=gib(res["gpu_capacity"], lang), over=over) + "**"
+    if r.nearest_fit is not None and r.nearest_fit[1].result:
+        what, call = r.nearest_fit
+        text += " " + t("nearest_fit", lang, what=what, total=gib(call.result["total_per_gpu"], lang))
+    return text
+
+
+def _batch_verdict(r: Results) -> str:
+    call = r.call("effective_batch")
+    if call is None:
+        return ""
+    lang = r.lang
+    if call.error:
+        return t("batch_inconsistent", lang) + "\n\n" + call.summary_md.split("\n", 1)[-1]
+    res = call.result or {}
+    micro, ga, ws, total = (res.get("train_micro_batch_size_per_gpu"), res.get("gradient_accumulation_steps"),
+                            res.get("world_size"), res.get("train_batch_size"))
+    if None in (micro, ga, ws, total):
+        return ""
+    if not r.setup.has("world_size"):
+        return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**"
+    return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + "**"
+
+
+def _diagnosis_verdict(r: Results) -> str:
+    d = r.diagnosis
+    causes = list(getattr(d, "causes", None) or [])
+    if not causes:
+        return ""
+    lang = r.lang
+    first = causes[0]
+    title = getattr(first, "title_zh" if lang == "zh" else "title_en", "")
+    because = getattr(first, "because_zh" if lang == "zh" else "because_en", "")
+    fix = getattr(first, "fix_zh" if lang == "zh" else "fix_en", "")
+    out = f"**{t('likely_cause', lang, title=title.rstrip('。.'))}** {because}".strip()
+    if fix:
+        out += (" 解决：" if lang == "zh" else " Fix: ") + fix
+    more = [c for c in causes[1:3] if getattr(c, "likelihood", "") == "likely"]
+    for c in more:
+        out += "\n\n" + t("also_possible", lang, title=getattr(c, "title_zh" if lang == "zh" else "title_en", "").rstrip("。."))
+    return out
+
+
+def verdict(r: Results) -> str:
+    """The opening that does what the act asks."""
+    lang = r.lang
+    if r.act == "diagnose":
+        v = _diagnosis_verdict(r)
+        if v:
+            return v
+    if r.misconceptions and r.act in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
+        head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
+        if r.act == "fit":
+            mv = _memory_verdict(r)
+            return f"**{head}**" + (f"\n\n{mv}" if mv else "")
+        return f"**{head}**"
+    if r.act in ("fit", "configure"):
+        mv = _memory_verdict(r)
+        if mv:
+            return mv
+    if r.act == "batch_arithmetic":
+        bv = _batch_verdict(r)
+        if bv:
+            return bv
+    if r.cards:
+        card = r.cards[0]
+        if r.act == "diagnose":
+            return f"**{t('likely_cause', lang, title=_title(card, lang).rstrip('。.'))}** {_direct(card, lang).strip('*')}"
+        return _direct(card, lang)
+    mv = _memory_verdict(r) or _batch_verdict(r)
+    if mv:
+        return mv
+    return t("no_card_diag" if r.act == "diagnose" else "no_card", lang)
+
+
+# ---- the numbers ----------------------------------------------------------------------------
+def numbers_section(r: Results) -> str:
+    lang = r.lang
+    out: list[str] = []
+    batch = r.call("effective_batch")
+    if batch is not None and batch.summary_md and not (r.act == "batch_arithmetic" and batch.error):
+        out.append(batch.summary_md)
+    low, high = r.call("ga_low"), r.call("ga_high")
+    if low is not None and high is not None and not r.plan.example:
+        out.extend(_ga_compare(r, low, high))
+    main = r.call("main")
+    if main is not None:
+        out.append(main.summary_md)
+        observed = r.setup.get("observed_memory_gb")
+        if observed and main.result and main.result.get("total_per_gpu"):
+            est = main.result["total_per_gpu"] / 2**30
+            why = t("observed_higher" if observed * 1.0 > est else "observed_lower", lang)
+            out.append(t("observed", lang, seen=f"{observed:g} GB", est=f"{est:.1f} GiB", why=why))
+    if r.nearest_fit is not None:
+        out.append(r.nearest_fit[1].summary_md)
+    for label, heading, name in (("precision_sweep", "precision", "{}"), ("zero_sweep", "zero", "ZeRO-{}"),
+                                 ("checkpointing_sweep", "checkpointing", "{}"), ("finetune_sweep", "finetune", "{}")):
+        call = r.call(label)
+        if call is not None and call.result:
+            columns = [(name.format(p["value"]), MemoryEstimate(**p["estimate"])) for p in call.result["points"]]
+            out.append(t(heading, lang) + "\n\n" + memory_table(columns, lang))
+        elif call is not None and call.error:
+            out.append(call.summary_md)
+    return "\n\n".join(s for s in out if s)
+
+
+def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:
+    lang = r.lang
+    if not (low.result and high.result):
+        return [low.summary_md or high.summary_md]
+    a, b = low.arguments["gradient_accumulation_steps"], high.arguments["gradient_accumulation_steps"]
+    e1, e2 = MemoryEstimate(**low.result), MemoryEstimate(**high.result)
+    eff = "有效批次" if lang == "zh" else "effective batch"
+    mb = low.arguments["train_micro_batch_size_per_gpu"] * low.arguments.get("world_size", 1)
+    out = [t("ga_compare", lang, a=a, b=b) + "\n\n" +
+           memory_table([(f"GA={a} ({eff} {mb * a})", e1), (f"GA={b} ({eff} {mb * b})", e2)], lang)]
+    sweep = r.call("micro_sweep")
+    line = sweep.summary_md if sweep is not None and sweep.result else ""
+    diff = (e2.total_per_gpu or 0) - (e1.total_per_gpu or 0)
+    if diff == 0:
+        out.append(t("ga_same", lang) + " " + line)
+    elif e2.activations > e1.activations:
+        out.append(t("ga_differs", lang) + " " + line)
+    else:
+        out.append(t("ga_grad_buffer", lang, diff=gib(diff, lang)) + " " + line)
+    out.append(e2.gradient_accumulation_note_zh if lang == "zh" else e2.gradient_accumulation_note_en)
+    return out
+
+
+def example_section(r: Results) -> str:
+    """The labelled example for a wrong belief when the user gave no setup to compute."""
+    if not r.plan.example:
+        return ""
+    low, high = r.call("ga_low"), r.call("ga_high")
+    if low is None or high is None:
+        return ""
+    sep = "；" if r.lang == "zh" else "; "
+    what = sep.join(a.zh if r.lang == "zh" else a.en for a in r.plan.assumptions)
+    body = "\n\n".join(_ga_compare(r, low, high))
+    return f"#### {t('example', r.lang, what=what)}\n{body}"
+
+
+# ---- explanation and sources ----------------------------------------------------------------
+def explanation(r: Results) -> str:
+    if not r.cards:
+        return ""
+    lang = r.lang
+    first = (r.cards[0].body_zh if lang == "zh" else r.cards[0].body_en).strip()
+    parts = first.split("\n\n", 1)
+    misconception_cards = {m.card_id for m in r.misconceptions}
+    opened_with_card = r.cards[0].id in misconception_cards or (
+        not (r.diagnosis is not None and getattr(r.diagnosis, "causes", None)) and not r.misconceptions
+        and r.act not in ("fit", "batch_arithmetic", "configure"))
+    text = parts[1] if len(parts) > 1 and opened_with_card else first
+    for card in r.cards[1:]:
+        text += f"\n\n**{_title(card, lang)}** — {_direct(card, lang).strip('*')}"
+    return text
+
+
+def corrections_section(r: Results) -> str:
+    if not r.corrections:
+        return ""
+    lang = r.lang
+    colon = "：" if lang == "zh" else ": "
+    return f"#### {t('corrected', lang)}\n" + "\n".join(
+        f"- ❌ {t('wrong', lang)}{colon}{c.wrong}\n  ✅ {t('right', lang)}{colon}{c.correction}" for c in r.corrections)
+
+
+def sources_section(sources: list[Any], lang: str) -> str:
+    if not sources:
+        return ""
+    return f"#### {t('sources', lang)}\n" + "\n".join(
+        f"- {s.title}: " + ", ".join(f"[{u.title}]({u.url})" for u in s.urls) for s in sources)
+
+
+def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
+    """(full Markdown, first screen) of the answer."""
+    lang = r.lang
+    first = [verdict(r)]
+    for line in (setup_line(r.setup, lang), conflicts_line(r.setup, lang), assumptions_line(r.plan, lang),
+                 missing_line(r.missing, lang)):
+        if line:
+            first.append(line)
+    first_screen = "\n\n".join(s for s in first if s)
+    rest: list[str] = []
+    if r.diagnosis_call is not None and r.diagnosis_call.summary_md:
+        rest.append(f"#### {t('diagnosis', lang)}\n{r.diagnosis_call.summary_md}")
+    for call in r.config_calls:
+        if call.summary_md:
+            rest.append(call.summary_md if call.summary_md.lstrip().startswith("#")
+                        else f"#### {t('config_check', lang)}\n{call.summary_md}")
+    corrections = corrections_section(r)
+    if corrections:
+        rest.append(corrections)
+    numbers = numbers_section(r)
+    if numbers:
+        rest.append(f"#### {t('numbers', lang)}\n{numbers}")
+    expl = explanation(r)
+    if expl:
+        rest.append(f"#### {t('explain', lang)}\n{expl}")
+    example = example_section(r)
+    if example:
+        rest.append(example)
+    src = sources_section(sources, lang)
+    if src:
+        rest.append(src)
+    return "\n\n".join([first_screen, *rest]), first_screen

@@ -1,0 +1,57 @@
+"""The nearest setting that fits, when the user's does not.
+
+"It does not fit" alone leaves the user stuck. The levers are tried in the order people reach for
+them (cheapest change first): gradient checkpointing, micro batch 1, LoRA instead of a full
+fine-tune, QLoRA instead of LoRA, ZeRO-3 across the GPUs they have, optimizer offload. One change
+at a time first, then the changes accumulated, so the answer names the smallest step that fits.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+Describe = Callable[[str], str]
+
+_NAMES = {
+    "ckpt": ("开启梯度检查点", "turn on gradient checkpointing"),
+    "micro1": ("micro batch 1（用 GA 保持有效批次）", "micro batch 1 (keep the effective batch with GA)"),
+    "lora": ("改用 LoRA", "LoRA instead of a full fine-tune"),
+    "qlora": ("改用 QLoRA", "QLoRA instead of LoRA"),
+    "zero3": ("ZeRO-3", "ZeRO-3"),
+    "offload": ("优化器 offload 到 CPU", "optimizer offload to CPU"),
+}
+
+
+def _changes(cfg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    if cfg.get("gradient_checkpointing", "none") != "full":
+        out.append(("ckpt", {"gradient_checkpointing": "full"}))
+    if cfg.get("train_micro_batch_size_per_gpu", 1) > 1:
+        out.append(("micro1", {"train_micro_batch_size_per_gpu": 1}))
+    if cfg.get("finetune", "full") == "full":
+        out.append(("lora", {"finetune": "lora"}))
+    elif cfg.get("finetune") == "lora":
+        out.append(("qlora", {"finetune": "qlora"}))
+    if cfg.get("world_size", 1) > 1 and cfg.get("zero_stage", 0) < 3:
+        out.append(("zero3", {"zero_stage": 3}))
+    if not cfg.get("offload_optimizer") and cfg.get("finetune", "full") == "full":
+        out.append(("offload", {"offload_optimizer": True, "zero_stage": max(2, cfg.get("zero_stage", 0))}))
+    return out
+
+
+def candidates(cfg: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:
+    """(lever names, MemoryConfig arguments) to try, nearest first."""
+    changes = _changes(cfg)
+    out = [([name], {**cfg, **change}) for name, change in changes]
+    acc = dict(cfg)
+    names: list[str] = []
+    for name, change in changes:
+        acc = {**acc, **change}
+        names = names + [name]
+        if len(names) > 1:
+            out.append((list(names), dict(acc)))
+    return out
+
+
+def describe(names: list[str], lang: str) -> str:
+    sep = " + "
+    return sep.join(_NAMES[n][0 if lang == "zh" else 1] for n in names)

@@ -1,0 +1,263 @@
+"""Step 1 of an answer: split the user's message into typed parts.
+
+Real questions arrive the way people write on issue trackers: a few sentences of prose around
+pasted tracebacks, training logs, launch commands, ``nvidia-smi`` tables and configs. Each kind
+goes to its own reader — configs to the config doctor, errors / logs / commands / nvidia-smi to
+the diagnosis readers — and retrieval sees only the prose plus the key line of each error, never
+hundreds of log lines.
+
+Pure text processing: no model, no torch.
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel
+
+PartKind = Literal["prose", "config", "traceback", "error", "log", "command", "nvidia_smi", "code"]
+
+#: What retrieval sees of a long message (the prose first, then key error lines).
+MAX_QUERY_CHARS = 1500
+
+
+class Part(BaseModel):
+    """One piece of the message: its kind, its text and where it was in the message."""
+
+    kind: PartKind
+    text: str
+    start: int
+    end: int
+    fenced: bool = False
+
+    @property
+    def key_line(self) -> str:
+        """The one line that says what happened (the exception line of a traceback), for retrieval."""
+        if self.kind not in ("traceback", "error"):
+            return ""
+        lines = [ln.strip() for ln in self.text.splitlines() if ln.strip()]
+        errs = [ln for ln in lines if _ERROR_LINE.search(ln)]
+        return (errs[-1] if errs else lines[-1] if lines else "")[:300]
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+
+_TRACEBACK_START = re.compile(r"^\s*Traceback \(most recent call last\):", re.M)
+_ERROR_LINE = re.compile(
+    r"(?:^|\s|\])(?:[\w.]*(?:Error|Exception|Interrupt)\b:?|CUDA out of memory|out of memory|OutOfMemory|"
+    r"AssertionError|Killed\b|SIGKILL|Signals\.SIGKILL|exit(?:code| code|ed with)\s*[:=]?\s*-?\d+|ChildFailedError|"
+    r"NCCL (?:error|WARN)|RuntimeError|ValueError|KeyError|TypeError|ERROR\b|FAILED\b|fatal\b|"
+    r"is not equal to|!=\s*\d+\s*\*)", re.I)
+_TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
+_LOG_LINE = re.compile(
+    r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
+    r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[rank\d+\]|\d\d/\d\d/\d{4} \d\d:\d\d|\d\d:\d\d:\d\d[ ,.-]|"
+    r"(?:INFO|WARNING|WARN|DEBUG)\s*[:\]|-]|.*\d+%\|.*\|\s*\d+/\d+|.*\b\d+/\d+ \[\d\d:\d\d|.*(?:it/s|s/it)\]|"
+    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b)", re.I)
+_COMMAND = re.compile(
+    r"^\s*(?:\$\s+|#\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun|deepspeed|accelerate\s+launch|python3?\s|"
+    r"python3?\s+-m\s|llamafactory-cli|llamafactory|bash\s+\S+\.sh|sh\s+\S+\.sh|srun|mpirun|tune\s+run|"
+    r"CUDA_VISIBLE_DEVICES=)", re.I)
+_SMI = re.compile(r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB", re.M)
+_SMI_LINE = re.compile(r"^\s*[|+]|MiB|NVIDIA-SMI|^\s*$")
+
+
+def _classify_block(text: str) -> PartKind:
+    """The kind of a fenced block or a run of pasted lines."""
+    if _SMI.search(text) and len(re.findall(r"MiB", text)) >= 1 and text.count("|") >= 4:
+        return "nvidia_smi"
+    if _TRACEBACK_START.search(text):
+        return "traceback"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "code"
+    if _is_command(lines[0]):
+        return "command"
+    if _looks_like_config(text):
+        return "config"
+    log = sum(bool(_LOG_LINE.match(ln)) for ln in lines)
+    err = sum(bool(_ERROR_LINE.search(ln)) for ln in lines)
+    if err and err >= log:
+        return "error"
+    if log * 2 >= len(lines) or log >= 3:
+        return "log"
+    if err:
+        return "error"
+    return "code"
+
+
+def _looks_like_config(text: str) -> bool:
+    """True when the config doctor can read ``text`` as a config (JSON / YAML / flags it knows)."""
+    try:
+        from calculators import configs
+    except ImportError:  # pragma: no cover - calculators always ships with rag
+        return False
+    snippet = configs.extract_config_text(text)
+    if snippet is None or len(snippet.strip()) < 0.5 * len(text.strip()):
+        return False
+    try:
+        configs.parse_config(snippet)
+    except Exception:  # noqa: BLE001 - any parse failure means "not a config"
+        return False
+    return True
+
+
+def _is_command(line: str) -> bool:
+    """A launch command, not prose that starts with a launcher's name ("deepspeed 报错：…")."""
+    if not _COMMAND.match(line) or len(_CJK.findall(line)) > 3:
+        return False
+    return bool(re.search(r"\s--?\w|\.py\b|\.sh\b|\.ya?ml\b|\.json\b|\s-m\s|\\\s*$|\btrain\b", line))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _line_kind(line: str) -> PartKind | None:
+    if _is_command(line):
+        return "command"
+    if _LOG_LINE.match(line):
+        return "log"
+    if _ERROR_LINE.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line) and \
+            not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I):
+        return "error"
+    if _SMI_LINE.match(line) and ("|" in line or "+--" in line) and line.strip():
+        return "nvidia_smi"
+    return None
+
+
+def _unfenced_parts(text: str, offset: int) -> list[Part]:
+    """Parts of text outside code fences: tracebacks, error/log/command/smi runs, configs, prose."""
+    parts: list[Part] = []
+    lines = text.splitlines(keepends=True)
+    pos = 0
+    i = 0
+    prose_start: int | None = None
+
+    def flush_prose(end: int) -> None:
+        nonlocal prose_start
+        if prose_start is not None and text[prose_start:end].strip():
+            parts.extend(_split_config_out(text[prose_start:end], offset + prose_start))
+        prose_start = None
+
+    while i < len(lines):
+        line = lines[i]
+        if _TRACEBACK_START.match(line):
+            start = pos
+            j = i + 1
+            end = pos + len(line)
+            while j < len(lines):
+                ln = lines[j]
+                if not ln.strip():
+                    # A blank line ends the traceback unless more indented frames follow.
+                    if j + 1 < len(lines) and _TB_BODY.match(lines[j + 1]):
+                        end += len(ln)
+                        j += 1
+                        continue
+                    break
+                if _TB_BODY.match(ln) or _ERROR_LINE.search(ln) or re.match(r"^[\w.]+:\s", ln):
+                    end += len(ln)
+                    j += 1
+                    # the exception line ends the traceback
+                    if not _TB_BODY.match(ln) and _ERROR_LINE.search(ln):
+                        break
+                    continue
+                break
+            flush_prose(start)
+            parts.append(Part(kind="traceback", text=text[start:end].rstrip("\n"), start=offset + start,
+                              end=offset + end))
+            pos = end
+            i = j
+            continue
+        kind = _line_kind(line)
+        if kind is not None:
+            start = pos
+            end = pos + len(line)
+            j = i + 1
+            while j < len(lines):
+                ln = lines[j]
+                nk = _line_kind(ln)
+                cont = kind == "command" and (lines[j - 1].rstrip().endswith("\\") or ln.lstrip().startswith("--"))
+                if nk == kind or cont or (kind == "nvidia_smi" and _SMI_LINE.match(ln) and ln.strip()):
+                    end += len(ln)
+                    j += 1
+                    continue
+                break
+            flush_prose(start)
+            block = text[start:end]
+            if kind == "nvidia_smi" and not _SMI.search(block):
+                kind = "code" if block.count("|") >= 2 else "error"
+            parts.append(Part(kind=kind, text=block.rstrip("\n"), start=offset + start, end=offset + end))
+            pos = end
+            i = j
+            continue
+        if prose_start is None:
+            prose_start = pos
+        pos += len(line)
+        i += 1
+    flush_prose(pos)
+    return parts
+
+
+def _split_config_out(text: str, offset: int) -> list[Part]:
+    """Prose that may contain a bare JSON/YAML config: the config becomes its own part."""
+    try:
+        from calculators import configs
+        snippet = configs.extract_config_text(text)
+    except ImportError:  # pragma: no cover
+        snippet = None
+    if snippet and snippet.strip():
+        at = text.find(snippet)
+        if at >= 0 and _looks_like_config(snippet):
+            out: list[Part] = []
+            before, after = text[:at], text[at + len(snippet):]
+            if before.strip():
+                out.append(Part(kind="prose", text=before.strip(), start=offset, end=offset + at))
+            out.append(Part(kind="config", text=snippet, start=offset + at, end=offset + at + len(snippet)))
+            if after.strip():
+                out.extend(_split_config_out(after, offset + at + len(snippet)))
+            return out
+    return [Part(kind="prose", text=text.strip(), start=offset, end=offset + len(text))]
+
+
+def split_message(text: str) -> list[Part]:
+    """The message as ordered parts. Never raises; empty text gives []."""
+    if not text or not text.strip():
+        return []
+    parts: list[Part] = []
+    pos = 0
+    for m in _FENCE.finditer(text):
+        if m.start() > pos:
+            parts.extend(_unfenced_parts(text[pos:m.start()], pos))
+        body = m.group(2)
+        if body.strip():
+            parts.append(Part(kind=_classify_block(body), text=body.rstrip("\n"), start=m.start(2),
+                              end=m.start(2) + len(body), fenced=True))
+        pos = m.end()
+    if pos < len(text):
+        parts.extend(_unfenced_parts(text[pos:], pos))
+    return _merge_adjacent(parts)
+
+
+def _merge_adjacent(parts: list[Part]) -> list[Part]:
+    """Neighbouring unfenced parts of the same kind are one paste (a log interrupted by a blank line)."""
+    out: list[Part] = []
+    for p in parts:
+        if out and out[-1].kind == p.kind and p.kind != "prose" and not p.fenced and not out[-1].fenced:
+            prev = out[-1]
+            out[-1] = Part(kind=p.kind, text=prev.text + "\n" + p.text, start=prev.start, end=p.end)
+        else:
+            out.append(p)
+    return out
+
+
+def prose_of(parts: list[Part]) -> str:
+    """The user's own words, without any pasted material."""
+    return "\n".join(p.text for p in parts if p.kind == "prose")
+
+
+def retrieval_query(parts: list[Part]) -> str:
+    """What retrieval sees: the prose plus the key line of each error (never whole logs or configs)."""
+    prose = prose_of(parts)
+    keys = [p.key_line for p in parts if p.key_line]
+    query = "\n".join([prose, *dict.fromkeys(keys)]).strip()
+    return query[:MAX_QUERY_CHARS]

@@ -1,0 +1,279 @@
+"""Step 2 of an answer: the user's training setup, every value with where it came from.
+
+A value is *stated in this message* (prose), *read from* a pasted config, launch command, error
+or log, *carried over* from an earlier turn, or *assumed* by the planner. Values in the current
+message always win over earlier turns; when two parts of one message disagree (the prose says 8
+GPUs, DeepSpeed's assertion says it saw 1) the first stays the setup value and the other is kept
+as a conflict, because that disagreement is usually the diagnosis.
+
+Every value is validated as strictly as user input, including values that come back from a
+client's history: a forged turn cannot smuggle an unknown GPU or a world size of 1e12 into a
+calculator call.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS
+
+from .parts import Part, prose_of
+from .slots import Slots, extract_slots
+
+Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
+
+#: Where a part's values come from, by part kind.
+_PART_SOURCE: dict[str, Provenance] = {"config": "config", "command": "command", "traceback": "error",
+                                       "error": "error", "log": "log", "nvidia_smi": "nvidia_smi", "code": "config"}
+
+_NAME = re.compile(r"^[\w .+/:()\-\u4e00-\u9fff]{1,80}$")
+
+
+def _int(lo: int, hi: int):
+    def check(v: Any) -> int | None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+            return None
+        v = int(v)
+        return v if lo <= v <= hi else None
+    return check
+
+
+def _float(lo: float, hi: float):
+    def check(v: Any) -> float | None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return None
+        return float(v) if lo <= v <= hi else None
+    return check
+
+
+def _one_of(*options: Any):
+    return lambda v: v if isinstance(v, (str, bool)) and v in options else None
+
+
+def _bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _name(v: Any) -> str | None:
+    return v if isinstance(v, str) and _NAME.match(v) else None
+
+
+#: The setup vocabulary (the dev set's "stated" keys) and the validator of each value.
+VALIDATORS: dict[str, Any] = {
+    "model": _one_of(*MODEL_PRESETS),
+    "model_text": _name,
+    "num_params": _float(1e3, 1e13),
+    "gpu": _one_of(*GPU_PRESETS),
+    "gpu_memory_gb": _float(1, 2000),
+    "world_size": _int(1, 1_000_000),
+    "num_nodes": _int(1, 100_000),
+    "train_micro_batch_size_per_gpu": _int(1, 10_000_000),
+    "gradient_accumulation_steps": _int(1, 10_000_000),
+    "ga_from": _int(1, 10_000_000),
+    "train_batch_size": _int(1, 10**12),
+    "base_batch_size": _int(1, 10**12),
+    "base_learning_rate": _float(1e-12, 10),
+    "zero_stage": _int(0, 3),
+    "offload_optimizer": _bool,
+    "offload_param": _bool,
+    "precision": _one_of("fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"),
+    "seq_len": _int(1, 10_000_000),
+    "finetune": _one_of("full", "lora", "qlora"),
+    "lora_rank": _int(1, 65_536),
+    "gradient_checkpointing": _one_of("none", "selective", "full"),
+    "flash_attention": _bool,
+    "pipeline_parallel_size": _int(1, 100_000),
+    "tensor_parallel_size": _int(1, 100_000),
+    "observed_memory_gb": _float(0.001, 100_000),
+}
+SETUP_KEYS: tuple[str, ...] = tuple(VALIDATORS)
+
+
+def valid_value(key: str, value: Any) -> Any | None:
+    """``value`` if it is an acceptable value of ``key``, else None (unknown keys too)."""
+    check = VALIDATORS.get(key)
+    return None if check is None else check(value)
+
+
+class SetupValue(BaseModel):
+    """One setup value and its provenance."""
+
+    value: Any
+    source: Provenance
+    evidence: str = Field("", description="The words or key it was read from, clipped.")
+
+
+class Setup(BaseModel):
+    """The setup the answer is computed for. ``values`` never holds an invalid value."""
+
+    values: dict[str, SetupValue] = Field(default_factory=dict)
+    conflicts: dict[str, list[SetupValue]] = Field(default_factory=dict,
+                                                   description="Other values one message gave for the same key.")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self.values.get(key)
+        return default if v is None else v.value
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def source(self, key: str) -> Provenance | None:
+        v = self.values.get(key)
+        return None if v is None else v.source
+
+    def put(self, key: str, value: Any, source: Provenance, evidence: str = "", *, override: bool = False) -> bool:
+        """Add a validated value; a different value for a key already set becomes a conflict."""
+        value = valid_value(key, value)
+        if value is None:
+            return False
+        old = self.values.get(key)
+        if old is None or override:
+            self.values[key] = SetupValue(value=value, source=source, evidence=evidence[:80])
+            return True
+        if old.value != value:
+            self.conflicts.setdefault(key, []).append(SetupValue(value=value, source=source, evidence=evidence[:80]))
+        return False
+
+    def known(self) -> dict[str, Any]:
+        """Every value except assumed ones."""
+        return {k: v.value for k, v in self.values.items() if v.source != "assumed"}
+
+    def from_message(self) -> dict[str, Any]:
+        return {k: v.value for k, v in self.values.items() if v.source not in ("assumed", "history")}
+
+    def carried(self) -> list[str]:
+        return [k for k, v in self.values.items() if v.source == "history"]
+
+    def merged_over(self, earlier: "Setup") -> "Setup":
+        """This message's values win; earlier known values are carried over (source ``history``)."""
+        out = self.model_copy(deep=True)
+        for key, v in earlier.values.items():
+            if v.source == "assumed" or key in out.values:
+                continue
+            if key == "num_params" and "model" in out.values or key == "model" and "num_params" in out.values:
+                continue  # a new model replaces the old one, whichever way either was named
+            if key == "model_text" and ("model" in out.values or "num_params" in out.values):
+                continue
+            if key == "gpu_memory_gb" and "gpu" in out.values or key == "gpu" and "gpu_memory_gb" in out.values:
+                continue
+            out.values[key] = SetupValue(value=v.value, source="history", evidence=v.evidence)
+        return out
+
+    def dump(self) -> dict[str, dict[str, Any]]:
+        """JSON form for history and for API clients."""
+        return {k: v.model_dump() for k, v in self.values.items()}
+
+    @classmethod
+    def load(cls, data: Any) -> "Setup":
+        """A setup from a client's history, re-validated value by value; anything invalid is dropped."""
+        out = cls()
+        if not isinstance(data, dict):
+            return out
+        for key, item in list(data.items())[:64]:
+            if not isinstance(key, str) or not isinstance(item, dict):
+                continue
+            source = item.get("source")
+            if source not in ("message", "config", "command", "error", "log", "nvidia_smi", "history"):
+                continue
+            evidence = item.get("evidence", "")
+            out.put(key, item.get("value"), source, evidence if isinstance(evidence, str) else "")
+        return out
+
+
+# ---- readers --------------------------------------------------------------------------------
+def _put_slots(setup: Setup, slots: Slots, source: Provenance, evidence: str) -> None:
+    for key, value in slots.stated().items():
+        setup.put(key, value, source, evidence)
+
+
+_MEMORY_KEYS = {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_stage", "offload_optimizer",
+                "offload_param", "precision", "seq_len", "finetune", "lora_rank", "gradient_checkpointing",
+                "flash_attention", "pipeline_parallel_size", "world_size", "num_nodes", "model", "gpu"}
+
+
+def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
+    """Values a pasted config or command states, read by the config doctor's own parser."""
+    try:
+        from calculators import configs
+        parsed = configs.parse_config(part.text)
+    except Exception:  # noqa: BLE001 - not a config the doctor reads: nothing to take from it
+        return
+    for key, value in parsed.batch.items():
+        if key != "world_size" or parsed.world_size is not None:
+            setup.put(key, value, source, key)
+    for key, value in parsed.memory.items():
+        if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
+            setup.put(key, value, source, key)
+    if parsed.world_size is not None:
+        setup.put("world_size", parsed.world_size, source, "launcher")
+    if parsed.model_name:
+        setup.put("model_text", str(parsed.model_name).rsplit("/", 1)[-1][:60], source, "model_name_or_path")
+        _put_slots(setup, _model_only(str(parsed.model_name)), source, "model_name_or_path")
+
+
+def _model_only(name: str) -> Slots:
+    s = extract_slots(name.rsplit("/", 1)[-1])
+    return Slots(model=s.model, num_params=s.num_params)
+
+
+def _put_artifacts(setup: Setup, parts: list[Part], text: str) -> list[Any]:
+    """Values the diagnosis readers find in errors, logs, commands and nvidia-smi tables."""
+    try:
+        from calculators.diagnose import detect_artifacts
+    except ImportError:
+        return []
+    pasted = [p for p in parts if p.kind != "prose"]
+    if not pasted:
+        return []
+    artifacts: list[Any] = []
+    for part in pasted:
+        try:
+            found = detect_artifacts(part.text)
+        except Exception:  # noqa: BLE001 - a reader bug must not cost the user an answer
+            found = []
+        source = _PART_SOURCE.get(part.kind, "error")
+        for art in found:
+            artifacts.append(art)
+            for key, value in (getattr(art, "fields", None) or {}).items():
+                if key in VALIDATORS:
+                    setup.put(key, value, "command" if art.kind == "launch_command" else source, art.kind)
+    return artifacts
+
+
+def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
+    """The setup the message states (prose first, then configs and commands, then errors and logs).
+
+    Returns the setup and the diagnosis artifacts found on the way (empty without the readers).
+    """
+    setup = Setup()
+    prose = prose_of(parts)
+    if prose:
+        _put_slots(setup, extract_slots(prose), "message", "")
+    for part in parts:
+        if part.kind in ("config", "command", "code"):
+            _put_config(setup, part, _PART_SOURCE[part.kind])
+    artifacts = _put_artifacts(setup, parts, "\n".join(p.text for p in parts))
+    if setup.has("model") or setup.has("num_params"):
+        pass
+    elif setup.has("model_text"):
+        _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
+    return setup, artifacts
+
+
+def enough_for_memory(setup: Setup) -> bool:
+    """A memory figure needs at least the model (or its size) plus the method or the precision."""
+    has_model = setup.has("model") or setup.has("num_params")
+    has_method = setup.has("finetune") or setup.has("precision") or setup.has("zero_stage")
+    return has_model and has_method
+
+
+def missing_for_memory(setup: Setup) -> list[str]:
+    out = []
+    if not (setup.has("model") or setup.has("num_params")):
+        out.append("model")
+    if not (setup.has("finetune") or setup.has("precision") or setup.has("zero_stage")):
+        out.append("method")
+    return out
