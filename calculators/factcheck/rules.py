@@ -136,8 +136,9 @@ def _effective_batch_oom_unit(s: str, unit: str, ans: str) -> bool:
 
 
 def _lower_ga_saves_memory(s: str, unit: str, ans: str) -> bool:
+    # "saves at most one gradient-sized buffer, only at GA=1" (set_to_none) is the nuanced truth, not the myth.
     return (has(GA_DOWN, s) and has(MEMX + r"|省|节省|save|\boom\b", s) and not has(NEG, s)
-            and not has(GA_UP, s))
+            and not has(GA_UP, s) and not has(EXCEPTION + r"|at most|最多|only when|只在|只有在", s))
 
 
 def _mixed_precision_halves(s: str, unit: str, ans: str) -> bool:
