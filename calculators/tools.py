@@ -33,6 +33,11 @@ def _sweep(args: dict[str, Any]) -> BaseModel:
     return sweep(args["config"], args["field"], args["values"])
 
 
+def _fact_check(args: dict[str, Any]) -> BaseModel:
+    from .factcheck import fact_check_tool  # imported on use: it reads the knowledge cards through rag.cards
+    return fact_check_tool(args)
+
+
 def _diagnose(args: dict[str, Any]) -> BaseModel:
     from .diagnose import diagnose  # imported here: the diagnoser is optional for the other tools
     return diagnose(**args)
@@ -52,6 +57,7 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),
     "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),
     "config_check": config_check_tool,
+    "fact_check": _fact_check,
     "diagnose": _diagnose,
 }
 

@@ -383,6 +383,8 @@ diagnose_args = st.fixed_dictionaries(
 
 TOOL_ARGS = {
     "config_check": config_check_args,
+    "fact_check": st.fixed_dictionaries({"text": st.one_of(texts, weird)},
+                                        optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird)}),
     "diagnose": diagnose_args,
     "effective_batch": batch_kwargs(),
     "memory": memory_configs(),

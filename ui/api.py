@@ -1,4 +1,5 @@
-"""Named API endpoints for other programs (``gradio_client``): /effective_batch, /memory, /sweep, /check_config, /diagnose.
+"""Named API endpoints for other programs (``gradio_client``): /effective_batch, /memory, /sweep, /check_config,
+/diagnose, /fact_check.
 
 /chat is registered by the app builder (it needs the assistant). Bad input raises
 ``gr.Error`` with the English and Chinese message, naming the field.
@@ -76,7 +77,20 @@ def _gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
 def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
                     gradient_accumulation_steps: int | None = None, world_size: int = 1, seq_len: int | None = None,
                     dataset_size: int | None = None, lang: str = "en") -> dict:
-    """Resolve DeepSpeed's train_batch_size = micro × GA × world_size (empty fields are derived)."""
+    """Resolve DeepSpeed's train_batch_size = micro × GA × world_size (empty fields are derived).
+
+    Give any two of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps, plus
+    world_size; inconsistent values are refused with DeepSpeed's own assertion text.
+
+    Args:
+        train_batch_size (int): the effective (global) batch, if known.
+        train_micro_batch_size_per_gpu (int): samples per GPU per forward/backward (HF: per_device_train_batch_size).
+        gradient_accumulation_steps (int): micro-batches summed before each optimizer step.
+        world_size (int): number of data-parallel GPUs (all nodes together).
+        seq_len (int): tokens per sample, to report tokens per optimizer step.
+        dataset_size (int): samples in the dataset, to report optimizer steps per epoch.
+        lang (str): "en" or "zh".
+    """
     with _refusals():
         res = resolve_batch(train_batch_size=train_batch_size, train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
                             gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size,
@@ -128,6 +142,22 @@ def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -
     return out
 
 
+def fact_check(text: str, lang: str = "") -> dict:
+    """Fact-check an answer about batch size, gradient accumulation, precision or GPU memory (e.g. from a chatbot).
+
+    Marks each claim that matches a known wrong belief or contradicts a calculator as "wrong" or "imprecise",
+    with the correction and its sources; returns {"markdown", "counts", "claims"}. Unmatched claims are
+    "unchecked", not "right".
+
+    Args:
+        text (str): the answer to check (Markdown, Chinese or English).
+        lang (str): "en" or "zh" for the report; detected from the text when empty.
+    """
+    from calculators.agent_tools import fact_check as _fact_check
+    with _refusals():
+        return _fact_check(text, lang or None)
+
+
 def diagnose_endpoint(text: str, lang: str = "en", setup: dict | None = None) -> dict:
     """Diagnose a pasted error / log / command / nvidia-smi table; returns {"markdown", "diagnosis"}.
 
@@ -156,4 +186,5 @@ def register_calculator_api() -> None:
     gr.api(memory, api_name="memory")
     gr.api(sweep_endpoint, api_name="sweep")
     gr.api(check_config_endpoint, api_name="check_config")
+    gr.api(fact_check, api_name="fact_check")
     gr.api(diagnose_endpoint, api_name="diagnose")

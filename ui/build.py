@@ -7,6 +7,8 @@ from typing import Any
 import gradio as gr
 
 from .api import register_calculator_api
+from .factcheck_box import build_factcheck_box, wire_factcheck_box
+from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
 from .calculators_tab import build_calculators_tab, wire_calculators_tab
 from .chat import MAX_QUESTION_CHARS, ChatController
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
@@ -134,6 +136,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
                 L.add(examples.dataset, label="examples")
             with L.add(gr.Tab(L.text("tab_calc"), id="calculators", elem_id="tab-calculators"), label="tab_calc"):
                 calc = build_calculators_tab(L)
+                fc_box = build_factcheck_box(L)
             with L.add(gr.Tab(L.text("tab_knowledge"), id="knowledge", elem_id="tab-knowledge"), label="tab_knowledge"):
                 know = build_knowledge_tab(L, kb)
 
@@ -149,6 +152,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         reason.submit(chat.on_reason, [feedback_id, reason, lang_state], [status, reason], api_visibility="private")
 
         wire_calculators_tab(calc, lang_state)
+        wire_factcheck_box(fc_box, lang_state)
         wire_knowledge_tab(know, kb, lang_state)
 
         # ---- language: the radio drives a per-session state and relabels everything
@@ -172,6 +176,8 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         # ---- API for other programs
         gr.api(chat.api_chat, api_name="chat", concurrency_id="assistant")
         register_calculator_api()
+        register_agent_tools(assistant)
+    hide_other_endpoints_from_mcp(demo)
     # A bounded queue: event number MAX_QUEUE_SIZE + 1 is refused ("queue is full"), not stored.
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=MAX_QUEUE_SIZE)
     return demo

@@ -1,0 +1,190 @@
+"""The calculators as typed, documented functions for other people's agents (MCP, llama-index).
+
+One function per tool, JSON in and JSON out, with a docstring an LLM can act on: the MCP server
+(``ui/mcp_tools.py``, via Gradio) and the llama-index tools (``calculators/llamaindex_tools.py``)
+both wrap these, so a tool behaves the same whichever way it is reached. Bad input raises
+:class:`CalculatorError` (English + Chinese, naming the field); the wrappers turn it into an error result.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from .batch import resolve_batch
+from .configs import check_config
+from .errors import CalculatorError
+from .memory import GiB, estimate_memory
+from .sweep import sweep
+
+Lang = Literal["en", "zh"]
+_GIB_KEYS = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu", "gpu_capacity",
+             "headroom", "cpu_total")
+MAX_TEXT_CHARS = 100_000
+
+
+def _lang(lang: Any) -> Lang:
+    if lang in (None, ""):
+        return "en"
+    if lang not in ("en", "zh"):
+        raise CalculatorError("lang", lang, "'en' or 'zh'", "'en' 或 'zh'")
+    return lang
+
+
+def _config(config: Any) -> dict[str, Any]:
+    if not isinstance(config, dict):
+        raise CalculatorError("config", config, 'a JSON object of MemoryConfig fields, e.g. {"model": "llama-2-7b", '
+                              '"gpu": "rtx-3090", "finetune": "lora"}', "由 MemoryConfig 字段组成的 JSON 对象")
+    return dict(config)
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise CalculatorError(name, value, "non-empty text", "非空文本")
+    if len(value) > MAX_TEXT_CHARS:
+        raise CalculatorError(name, f"{len(value)} characters", f"at most {MAX_TEXT_CHARS:,} characters",
+                              f"不超过 {MAX_TEXT_CHARS} 个字符")
+    return value
+
+
+def gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
+    return {k: (None if d.get(k) is None else round(d[k] / GiB, 3)) for k in _GIB_KEYS}
+
+
+def effective_batch(train_micro_batch_size_per_gpu: int | None = None, gradient_accumulation_steps: int | None = None,
+                    world_size: int = 1, train_batch_size: int | None = None, lang: str = "en") -> dict:
+    """Resolve the effective (global) batch: train_batch_size = micro batch per GPU × gradient accumulation × GPUs.
+
+    Give any two of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps (plus
+    world_size); the third is derived exactly as DeepSpeed does, and inconsistent values are refused with
+    DeepSpeed's own assertion text.
+
+    Args:
+        train_micro_batch_size_per_gpu (int): samples per GPU per forward/backward (HF: per_device_train_batch_size).
+        gradient_accumulation_steps (int): micro-batches summed before each optimizer step.
+        world_size (int): number of data-parallel GPUs (all nodes together).
+        train_batch_size (int): the effective batch, if you want it checked or want a missing field derived.
+        lang (str): "en" or "zh" for the explanation.
+    """
+    res = resolve_batch(train_batch_size=train_batch_size, train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
+                        gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size, lang=_lang(lang))
+    return res.model_dump(mode="json")
+
+
+def memory_estimate(config: dict, lang: str = "en") -> dict:
+    """Estimate per-GPU training memory (weights, gradients, optimizer states, activations) for one setup.
+
+    Peak memory is model states plus ONE micro-batch's activations; gradient_accumulation_steps does not
+    multiply it. Returns bytes per category and a "gib" summary, whether it fits the GPU and the largest
+    micro batch that fits.
+
+    Args:
+        config (dict): MemoryConfig fields, e.g. {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora",
+            "precision": "bf16-mixed", "train_micro_batch_size_per_gpu": 2, "seq_len": 2048, "zero_stage": 0,
+            "world_size": 1, "gradient_checkpointing": "full"}; use "num_params" (e.g. 7e9) when no model preset fits.
+        lang (str): "en" or "zh".
+    """
+    _lang(lang)
+    d = estimate_memory(_config(config)).model_dump(mode="json")
+    d["gib"] = gib_summary(d)
+    return d
+
+
+def memory_sweep(config: dict, field: str, values: list) -> dict:
+    """Estimate memory while one setting changes, e.g. gradient_accumulation_steps over [1, 4, 16].
+
+    Args:
+        config (dict): MemoryConfig fields, as for memory_estimate.
+        field (str): the setting to vary, e.g. "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+            "seq_len", "zero_stage", "precision", "world_size".
+        values (list): the values to try (at most a few dozen).
+    """
+    res = sweep(_config(config), field, values)
+    d = res.model_dump(mode="json")
+    d["series_gib"] = [{"value": p.value, **gib_summary(p.estimate.model_dump())} for p in res.points]
+    return d
+
+
+def config_check(config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en") -> dict:
+    """Check a pasted training config: DeepSpeed JSON, HF TrainingArguments flags or a LLaMA-Factory YAML.
+
+    Finds batch inconsistencies DeepSpeed would reject, risky settings and whether it fits the GPU; returns
+    {"markdown": a readable report, "findings": [...]}.
+
+    Args:
+        config (str): the config text as pasted.
+        gpu (str): GPU preset such as "rtx-3090" or "a100-80gb", if known.
+        world_size (int): number of GPUs, if the config does not say.
+        lang (str): "en" or "zh".
+    """
+    lang = _lang(lang)
+    report = check_config(_text("config", config), gpu=gpu or None, world_size=world_size, lang=lang)
+    return {"markdown": report.to_markdown(lang), "findings": [f.model_dump(mode="json") for f in report.findings]}
+
+
+def fact_check(text: str, lang: str | None = None) -> dict:
+    """Fact-check an answer about batch size, gradient accumulation, precision or GPU memory (e.g. from a chatbot).
+
+    Splits the answer into claims and marks each that matches a known wrong belief or contradicts a calculator
+    as "wrong" or "imprecise", with the correction and its sources. Unmatched claims are "unchecked", not "right".
+
+    Args:
+        text (str): the answer to check (Markdown, Chinese or English).
+        lang (str): "en" or "zh" for the report; detected from the text when empty.
+    """
+    from .factcheck import fact_check as _fact_check
+    result = _fact_check(_text("text", text), lang or None)
+    return {"markdown": result.to_markdown(), "counts": result.counts(),
+            "claims": [c.model_dump(mode="json") for c in result.claims if c.verdict != "unchecked"]}
+
+
+#: A pasted log may be long; the diagnoser reads the part around the error (the UI's paste limit).
+MAX_PASTE_CHARS = 2_000_000
+
+
+def diagnose(text: str, lang: str = "en", setup: dict | None = None) -> dict:
+    """Diagnose a failed training run from a pasted error, log, launch command or nvidia-smi table.
+
+    Reads the paste (CUDA OOM messages, DeepSpeed batch assertions, NCCL/launch errors, host OOM kills, ...),
+    ranks the likely causes with the user's own numbers and says what to change; returns
+    {"markdown": a readable diagnosis, "diagnosis": the structured result}.
+
+    Args:
+        text (str): the pasted error / log / command / nvidia-smi output, as is.
+        lang (str): "en" or "zh".
+        setup (dict): values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096, "world_size": 8}.
+    """
+    from .diagnose import diagnose as _diagnose  # imported on use, like the run_tool entry
+    lang = _lang(lang)
+    if not isinstance(text, str) or not text.strip():
+        raise CalculatorError("text", text, "a pasted error message, log, launch command or nvidia-smi output",
+                              "报错信息、日志、启动命令或 nvidia-smi 输出")
+    if len(text) > MAX_PASTE_CHARS:
+        raise CalculatorError("text", f"{len(text)} characters", "at most 2,000,000 characters: paste the part "
+                              "around the error", "不超过 2,000,000 个字符：请只粘贴报错附近的部分")
+    d = _diagnose(text, lang=lang, setup=setup)
+    return {"markdown": d.to_markdown(lang), "diagnosis": d.model_dump(mode="json")}
+
+
+def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> list[dict]:
+    """Search the bilingual knowledge cards (each fact with its public source) for a question.
+
+    Args:
+        query (str): the question, in Chinese or English.
+        k (int): how many cards (1-10).
+        lang (str): "en" or "zh" for titles and corrections.
+    """
+    lang = _lang(lang)
+    query = _text("query", query)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10:
+        raise CalculatorError("k", k, "an integer from 1 to 10", "1 到 10 的整数")
+    out = []
+    for hit in assistant.retrieve(query, k=k):
+        card = hit.card
+        m = card.misconceptions[0] if card.misconceptions else None
+        out.append({"id": card.id, "title": card.title_zh if lang == "zh" else card.title_en,
+                    "score": round(float(hit.score), 4),
+                    "correction": (m.correction_zh if lang == "zh" else m.correction_en) if m else None,
+                    "sources": [{"title": s.title, "url": s.url} for s in card.sources]})
+    return out
+
+
+TOOL_FUNCTIONS = (effective_batch, memory_estimate, memory_sweep, config_check, diagnose, fact_check)
