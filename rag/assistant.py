@@ -77,7 +77,8 @@ class Assistant:
 
     def ask(self, question: str, history: list[dict[str, Any]] | None = None) -> Answer:
         """Answer one message; pass ``answer.history`` back for a follow-up."""
-        turns = load_history(history, set(Intents.__dataclass_fields__))[-2 * MAX_HISTORY_TURNS:]
+        rejected: list[str] = []
+        turns = load_history(history, set(Intents.__dataclass_fields__), rejected)[-2 * MAX_HISTORY_TURNS:]
         prev_lang = next((h.language for h in reversed(turns) if h.language), None)
         if not isinstance(question, str):
             question = "" if question is None else str(question)
@@ -90,11 +91,11 @@ class Assistant:
             return self._refusal(t("empty", lang), lang, turns, text)
         if len(text) > MAX_QUESTION_CHARS:
             return self._refusal(t("too_long", lang, n=len(text), max=MAX_QUESTION_CHARS), lang, turns, text[:200])
-        try:
-            return self._answer(text, parts, lang, turns)
-        except Exception:  # noqa: BLE001 - one line in the log, a clear message to the user
-            log.exception("answer failed (message of %d characters)", len(text))
-            raise
+        answer = self._answer(text, parts, lang, turns)
+        if rejected and not answer.refused:
+            note = t("history_rejected", lang, keys=", ".join(dict.fromkeys(rejected)))
+            answer = answer.model_copy(update={"text": answer.text + "\n\n" + note})
+        return answer
 
     # ---- steps ------------------------------------------------------------------------------
     def _answer(self, text: str, parts: list[Part], lang: str, turns: list[Turn]) -> Answer:
@@ -104,6 +105,13 @@ class Assistant:
         intents = detect_intents(prose)
         misconceptions = detect_misconceptions(prose)
 
+        if re.search(r"pipeline|流水线|\bpp\b", prose, re.I) and any(m.key in GA_MEMORY_KEYS for m in misconceptions):
+            # With pipeline parallelism GA *does* add in-flight activations: no "GA never adds memory" verdict.
+            misconceptions = [m for m in misconceptions if m.key not in GA_MEMORY_KEYS]
+            intents = replace(intents, memory=True)
+            pipeline_card = self._by_id.get("ga-memory-exceptions")
+        else:
+            pipeline_card = None
         diagnosis, diagnosis_call = self._diagnose(parts, setup, lang)
         config_calls = self._check_configs(parts, setup, lang)
         query = retrieval_query(parts)
@@ -138,6 +146,8 @@ class Assistant:
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)
         cards = self._cards_for(misconceptions, hits, intents, diagnosis)
+        if pipeline_card is not None:
+            cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         held = [m for m in misconceptions if holds_belief(prose, m)]
         corrections = [self._correction(m, lang) for m in held if m.card_id in self._by_id]
         ga_asked = bool({m.key for m in misconceptions} & GA_MEMORY_KEYS) or act == "fit"

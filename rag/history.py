@@ -40,8 +40,11 @@ class Turn(BaseModel):
         return Setup.load(self.setup)
 
 
-def load_history(history: Any, intent_fields: set[str]) -> list[Turn]:
-    """The valid turns of ``history`` (newest ``MAX_TURNS``); anything malformed is dropped."""
+def load_history(history: Any, intent_fields: set[str], rejected: list[str] | None = None) -> list[Turn]:
+    """The valid turns of ``history`` (newest ``MAX_TURNS``); anything malformed is dropped.
+
+    Setup values that fail validation are dropped too; their keys go to ``rejected``.
+    """
     if not isinstance(history, list):
         return []
     out: list[Turn] = []
@@ -54,10 +57,10 @@ def load_history(history: Any, intent_fields: set[str]) -> list[Turn]:
         intents: dict[str, bool] = {}
         if turn["role"] == "user":
             if isinstance(turn.get("setup"), dict):
-                setup = Setup.load(turn["setup"]).dump()
+                setup = Setup.load(turn["setup"], rejected).dump()
             elif isinstance(turn.get("slots"), dict):  # turns written before setups had provenance
                 setup = Setup.load({k: {"value": v, "source": "message"} for k, v in turn["slots"].items()
-                                    if isinstance(k, str)}).dump()
+                                    if isinstance(k, str)}, rejected).dump()
             raw = turn.get("intents")
             if isinstance(raw, dict):
                 intents = {k: bool(v) for k, v in raw.items() if k in intent_fields and isinstance(v, bool)}

@@ -167,11 +167,21 @@ _QUESTION = re.compile(r"[?？]|吗|么|呢|是否|会不会|是不是|能不能
                        re.I)
 
 
+# A sentence that denies the belief ("GA is decoupled from memory", "不会增加显存") does not hold it.
+_DENIAL = re.compile(r"不会|不应该|不该|并不|没有|无关|不影响|不增加|\bnot\b|n't\b|\bno\b|\bnever\b|decoupled|independent|"
+                     r"unrelated|regardless|doesn'?t|shouldn'?t|without", re.I)
+# Quoted documentation is not the user's belief ("文档原文如下：", "the README says").
+_QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|论文|quote", re.I)
+
+
 def holds_belief(text: str, rule: MisconceptionRule) -> bool:
-    """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it)."""
+    """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it,
+    denies it, or quotes a document that states it)."""
+    if _QUOTED.search(text):
+        return False
     sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
     for sentence in sentences:
-        if not rule.matches(sentence):
+        if not rule.matches(sentence) or _DENIAL.search(sentence):
             continue
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True

@@ -44,9 +44,9 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.
 
 _TRACEBACK_START = re.compile(r"^\s*Traceback \(most recent call last\):", re.M)
 _ERROR_LINE = re.compile(
-    r"(?:^|\s|\])(?:[\w.]*(?:Error|Exception|Interrupt)\b:?|CUDA out of memory|out of memory|OutOfMemory|"
+    r"(?:^|\s|\])(?:(?-i:[\w.]*[A-Z]\w*(?:Error|Exception|Interrupt))\b:?|CUDA out of memory|out of memory|OutOfMemory|"
     r"AssertionError|Killed\b|SIGKILL|Signals\.SIGKILL|exit(?:code| code|ed with)\s*[:=]?\s*-?\d+|ChildFailedError|"
-    r"NCCL (?:error|WARN)|RuntimeError|ValueError|KeyError|TypeError|ERROR\b|FAILED\b|fatal\b|"
+    r"NCCL (?:error|WARN)|RuntimeError|ValueError|KeyError|TypeError|(?-i:ERROR|FAILED)\b|fatal\b|"
     r"is not equal to|!=\s*\d+\s*\*)", re.I)
 _TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
 _LOG_LINE = re.compile(

@@ -167,8 +167,9 @@ class Setup(BaseModel):
         return {k: v.model_dump() for k, v in self.values.items()}
 
     @classmethod
-    def load(cls, data: Any) -> "Setup":
-        """A setup from a client's history, re-validated value by value; anything invalid is dropped."""
+    def load(cls, data: Any, rejected: list[str] | None = None) -> "Setup":
+        """A setup from a client's history, re-validated value by value; anything invalid is dropped
+        (its key, clipped, is appended to ``rejected`` so the answer can say what it ignored)."""
         out = cls()
         if not isinstance(data, dict):
             return out
@@ -179,7 +180,9 @@ class Setup(BaseModel):
             if source not in ("message", "config", "command", "error", "log", "nvidia_smi", "history"):
                 continue
             evidence = item.get("evidence", "")
-            out.put(key, item.get("value"), source, evidence if isinstance(evidence, str) else "")
+            if not out.put(key, item.get("value"), source, evidence if isinstance(evidence, str) else "") \
+                    and key not in out.values and rejected is not None:
+                rejected.append(key[:40])
         return out
 
 

@@ -16,6 +16,8 @@ TEXT: dict[str, dict[str, str]] = {
                  "en": "The message is too long ({n} characters, limit {max}). Keep the question, the key error lines and the config."},
     "off_topic": {"zh": "这个问题超出了我能回答的范围。我只回答训练配置的问题：batch size、梯度累积、精度、ZeRO/FSDP 分片、需要多少显存，以及训练为什么失败。例如：“7B 模型 LoRA 在 3090 上 micro batch 能开多大？”",
                   "en": "That is outside what I can answer. I answer training-setup questions: batch size, gradient accumulation, precision, ZeRO/FSDP sharding, how much GPU memory it takes, and why a run failed. For example: “How large a micro batch fits a 7B LoRA run on a 3090?”"},
+    "history_rejected": {"zh": "_已忽略上文中不合法的取值：{keys}（不在可接受范围内）。_",
+                         "en": "_Ignored from the earlier turns: {keys} (not an accepted value)._"},
     # section headings
     "numbers": {"zh": "计算结果", "en": "The numbers"},
     "explain": {"zh": "解释", "en": "Explanation"},

@@ -2,8 +2,7 @@
 
 Each case of the issue is a test, bounded in time and in the server's memory (RSS of the
 server process and its children, read from /proc and sampled every 50 ms while the request
-runs, so a short peak is seen too). Cases whose fix belongs to code another branch owns are
-``xfail(strict=True)``: they flip to a failure the day that code is fixed, so the mark is removed.
+runs, so a short peak is seen too).
 
 The server runs with ``BATCHBOT_BODY_TIMEOUT_S=3`` so the slow-client case takes seconds, not 30.
 """
@@ -275,10 +274,8 @@ def test_hf_config_as_json_text_still_works(client: Client) -> None:
 
 # ------------------------------------------------------------------- 3. raw user text in returned Markdown
 XSS = "<img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(1)</script>"
-DOCTOR_OWNS = "escaping of config-doctor findings is owned by branch doctor (calculators/configs.py)"
 
 
-@pytest.mark.xfail(strict=True, reason=DOCTOR_OWNS)
 def test_check_config_markdown_escapes_user_keys_and_values(client: Client) -> None:
     text = json.dumps({"<script>alert(1)</script>": 1, "train_batch_size": "<img src=x onerror=alert(1)>",
                        "optimizer": {"type": "javascript:alert(1)"}})
@@ -286,7 +283,6 @@ def test_check_config_markdown_escapes_user_keys_and_values(client: Client) -> N
     assert not RAW.search(r["markdown"]), r["markdown"][:500]
 
 
-@pytest.mark.xfail(strict=True, reason=DOCTOR_OWNS + " and rag/assistant.py (lead)")
 def test_chat_config_answer_escapes_user_keys(client: Client) -> None:
     q = 'My ds_config: {"train_batch_size": 16, "<script>alert(1)</script>": 2, ' \
         '"gradient_accumulation_steps": "javascript:alert(1)"} is it right?'
@@ -417,7 +413,6 @@ def test_queue_is_bounded(server: Server) -> None:
 
 
 # ------------------------------------------------------------------- 5. forged histories
-RAG_OWNS = "history re-validation is owned by main/rag (rag/assistant.py)"
 
 
 def _forged(slots: dict[str, Any]) -> list[dict[str, Any]]:
@@ -427,8 +422,7 @@ def _forged(slots: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("slots", [
-    pytest.param({"gpu": "rtx-9999", "model": "llama-2-7b"}, id="unknown-gpu",
-                 marks=pytest.mark.xfail(strict=True, reason=RAG_OWNS)),
+    pytest.param({"gpu": "rtx-9999", "model": "llama-2-7b"}, id="unknown-gpu"),
     pytest.param({"model": "no-such-model"}, id="unknown-model")])
 def test_forged_history_with_unknown_names_gets_a_clear_answer(client: Client, slots: dict) -> None:
     text, _ = client.predict(question="And with micro batch 4?", history=_forged(slots), api_name="/chat")
@@ -444,16 +438,14 @@ def test_forged_history_out_of_range_is_named(server: Server, client: Client, sl
     assert field in text and "failed" not in text
 
 
-@pytest.mark.xfail(strict=True, reason=RAG_OWNS)
 @pytest.mark.parametrize("slots", [{"world_size": 10**12, "model": "llama-2-7b"}, {"seq_len": -5, "model": "llama-2-7b"}],
                          ids=["world-1e12", "seq-neg"])
 def test_forged_history_out_of_range_is_not_carried_forward(client: Client, slots: dict) -> None:
     _, answer = client.predict(question="And with micro batch 4?", history=_forged(slots), api_name="/chat")
-    carried = [h.get("slots") or {} for h in answer["history"]]
+    carried = [{k: v["value"] for k, v in (h.get("setup") or {}).items()} for h in answer["history"]]
     assert all(s.get("world_size", 1) <= 1_000_000 and s.get("seq_len", 1) >= 1 for s in carried), carried
 
 
-@pytest.mark.xfail(strict=True, reason=RAG_OWNS)
 def test_forged_history_megabyte_value_is_not_echoed(server: Server, client: Client) -> None:
     with server.bounded(seconds=20, grow_mb=200):
         text, answer = client.predict(question="And with micro batch 4?", history=_forged({"model": "x" * 900_000}),

@@ -48,7 +48,7 @@ def setup_for(client: int, round_: int) -> tuple[str, dict[str, Any]]:
 
 def _slots(answer: dict[str, Any]) -> dict[str, Any]:
     user = [h for h in answer.get("history", []) if h.get("role") == "user"]
-    return user[-1].get("slots", {}) if user else {}
+    return {k: v["value"] for k, v in (user[-1].get("setup") or {}).items()} if user else {}
 
 
 def run_client(url: str, client: int, questions: int, latencies: list[float], lock: threading.Lock) -> list[str]:

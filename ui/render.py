@@ -33,6 +33,16 @@ def code_span(text: Any) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+def inert_json(value: Any, limit: int | None = None) -> str:
+    """JSON for a code block that stays inert in any renderer: ``<``, ``>`` and the ':' of a URL scheme as
+    ``\\uXXXX`` escapes (still valid JSON, same value)."""
+    text = json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    if limit is not None:
+        text = text[:limit]
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e")
+    return re.sub(r"(?i)(javascript|vbscript|data)\s*:", lambda m: m.group(1) + "\\u003a", text)
+
+
 def code_block(text: str, lang: str = "") -> str:
     fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     return f"{fence}{lang}\n{text}\n{fence}"
@@ -120,7 +130,7 @@ def _flat_scalars(d: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 def result_table(name: str, result: Any, lang: str) -> str:
     """A compact Markdown table for one calculator result (a dict from model_dump)."""
     if not isinstance(result, dict):
-        return code_block(json.dumps(result, ensure_ascii=False, indent=1, default=str)[:3000], "json")
+        return code_block(inert_json(result, 3000), "json")
     if "error" in result and len(result) <= 3:
         return "✘ " + md_escape(result.get("error"))
     if name == "memory" or "total_per_gpu" in result:
@@ -140,7 +150,7 @@ def tool_call_message(call: dict[str, Any], lang: str) -> dict[str, Any]:
     """One collapsible Chatbot message for one calculator call."""
     name = str(call.get("name", "?"))
     args = call.get("arguments") or {}
-    parts = [f"**{t('arguments', lang)}**", code_block(json.dumps(args, ensure_ascii=False, indent=1, default=str), "json")]
+    parts = [f"**{t('arguments', lang)}**", code_block(inert_json(args), "json")]
     summary = str(call.get("summary_md") or "")
     parts.append(f"**{t('result', lang)}**")
     if re.search(r"(^|\n)\s*\|.*\|\s*\n\s*\|[-:| ]+\|", summary) and not call.get("error"):
