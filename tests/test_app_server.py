@@ -71,11 +71,13 @@ def test_effective_batch_endpoint_returns_numbers(client):
     assert "train_batch_size" in r["derived"]
 
 
-def test_sweep_endpoint_ga_line_is_flat(client):
+def test_sweep_endpoint_ga_line_is_flat_from_ga_2(client):
+    """With zero_grad(set_to_none=True) GA>=2 keeps one gradient buffer through the next forward: a constant step
+    from GA=1 to GA=2 (tiny for LoRA: only the adapters have gradients), then flat."""
     r = client.predict(config={"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora"},
                        field="gradient_accumulation_steps", values=[1, 4, 16], api_name="/sweep")
-    totals = {p["total_per_gpu"] for p in r["series_gib"]}
-    assert len(totals) == 1
+    totals = [p["total_per_gpu"] for p in r["series_gib"]]
+    assert totals[1] == totals[2] and totals[0] <= totals[1] < totals[0] + 0.1
 
 
 def test_negative_micro_batch_is_a_clear_error_naming_the_field(client):
@@ -157,7 +159,7 @@ def test_memory_form_error_names_the_field():
     assert "offload_param" in err or "zero_stage" in err or "config" in err
 
 
-def test_memory_form_plots_show_capacity_and_flat_ga_line():
+def test_memory_form_plots_show_capacity_and_ga_line_flat_from_ga_2():
     import re
 
     from ui.calculators_tab import DEFAULTS, run_memory
@@ -165,7 +167,9 @@ def test_memory_form_plots_show_capacity_and_flat_ga_line():
     assert err == "" and "total per GPU" in summary
     assert 'class="capacity"' in bar and "seg-weights" in bar and "seg-activations" in bar
     ys = [float(y) for y in re.findall(r"L?[\d.]+,([\d.]+)", re.search(r'class="line-total" d="([^"]+)"', ga).group(1))]
-    assert len(set(ys)) == 1, "memory vs gradient accumulation must be a flat line"
+    # GA=1 → GA=2 may step up by one gradient buffer (set_to_none); from GA=2 on the line is flat.
+    assert len(set(ys[1:])) == 1, "memory vs gradient accumulation must be flat from GA=2"
+    assert ys[0] >= ys[1]  # SVG y grows downwards: GA=1 is not above GA=2
     ys = [float(y) for y in re.findall(r"L?[\d.]+,([\d.]+)", re.search(r'class="line-total" d="([^"]+)"', micro).group(1))]
     assert ys == sorted(ys, reverse=True) and len(set(ys)) > 1, "memory grows with the micro batch (y is inverted)"
 

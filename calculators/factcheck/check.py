@@ -29,7 +29,8 @@ _ANSWER_MARKERS = re.compile(r"总结|综上|总的来说|希望(?:这些|以上
                              r"Let me explain|Key (?:points|takeaways)", re.I)
 # How users write: a question, a log, their own setup. A user's message is a question to answer, not a text to check.
 _USER_MARKERS = re.compile(r"Traceback|Error:|error:|CUDA out of memory|^\s*(?:\$ |>>> )|\b(?:I'm|I am|I have|I've|I tried|"
-                           r"I use|my (?:model|config|script|training|gpu)|we are|we're)\b|我(?:的|用|在|想|试|跑|是)|请问|求助|为什么",
+                           r"I use|my (?:model|config|script|training|gpu)|we are|we're|when we|we (?:load|train|run|resume|use|want))\b|"
+                           r"我(?:的|用|在|想|试|跑|是)|请问|求助|为什么",
                            re.I | re.M)
 
 
