@@ -91,7 +91,8 @@ class Assistant:
             return self._refusal(t("empty", lang), lang, turns, text)
         if len(text) > MAX_QUESTION_CHARS:
             return self._refusal(t("too_long", lang, n=len(text), max=MAX_QUESTION_CHARS), lang, turns, text[:200])
-        answer = self._answer(text, parts, lang, turns)
+        checked = self._maybe_fact_check(text, lang, turns)
+        answer = checked if checked is not None else self._answer(text, parts, lang, turns)
         if rejected and not answer.refused:
             note = t("history_rejected", lang, keys=", ".join(dict.fromkeys(rejected)))
             answer = answer.model_copy(update={"text": answer.text + "\n\n" + note})
@@ -175,6 +176,30 @@ class Assistant:
         return Answer(text=answer_text, language=lang, act=act, first_screen=first_screen, setup=setup.dump(),
                       parts=[p.kind for p in parts], sources=sources, tool_calls=tool_calls, corrections=corrections,
                       assumptions=assumptions, history=new_history)
+
+    def _maybe_fact_check(self, text: str, lang: str, turns: list[Turn]) -> Answer | None:
+        """A pasted answer from another chatbot ("这段回答对吗？" + text) is fact-checked claim by claim."""
+        try:
+            from calculators.factcheck import looks_like_chatbot_answer, strip_check_request
+        except ImportError:
+            return None
+        if not looks_like_chatbot_answer(text):
+            return None
+        call = self._run(PlannedCall("fact_check", {"text": strip_check_request(text)[:MAX_CONFIG_CHARS], "lang": lang},
+                                     "fact_check"), lang)
+        body = call.summary_md or call.error or ""
+        first = body.split("\n", 1)[0]
+        sources = []
+        for claim in (call.result or {}).get("claims", []):
+            cid = claim.get("card_id")
+            if claim.get("verdict") in ("wrong", "imprecise") and cid in self._by_id and \
+                    cid not in [s.card_id for s in sources]:
+                sources.append(self._source(self._by_id[cid], lang))
+        new_history = [turn.model_dump() for turn in turns] + [
+            Turn(role="user", content=text[:4000], language=lang, act="yes_no").model_dump(),
+            Turn(role="assistant", content=body[:4000], language=lang).model_dump()]
+        return Answer(text=body, language=lang, act="yes_no", first_screen=first, parts=["prose"], sources=sources,
+                      tool_calls=[call], history=new_history)
 
     def _diagnose(self, parts: list[Part], setup: Setup, lang: str) -> tuple[Any, ToolCall | None]:
         """Errors, logs, launch commands and nvidia-smi tables go to the diagnosis readers."""

@@ -207,3 +207,13 @@ def test_strings_have_both_languages_with_the_same_placeholders():
     for key, both in TEXT.items():
         assert set(both) == {"zh", "en"}, key
         assert sorted(re.findall(r"{(\w+)", both["zh"])) == sorted(re.findall(r"{(\w+)", both["en"])), key
+
+
+def test_a_pasted_chatbot_answer_is_fact_checked_in_the_chat(bot):
+    seed = ("这段回答对吗？\n梯度累积会为每个微批次各存一份梯度，所以 gradient_accumulation_steps=4 时梯度显存是 4 倍。"
+            "显存爆掉是因为有效批次太大。要省显存就调小梯度累积步数。")
+    ans = bot.ask(seed)
+    call = ans.tool_calls[0]
+    assert call.name == "fact_check" and ans.language == "zh"
+    assert sum(c["verdict"] == "wrong" for c in call.result["claims"]) >= 2
+    assert ans.text.startswith("**核查结果")
