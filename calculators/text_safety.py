@@ -30,3 +30,13 @@ def escape_md(value: Any, limit: int = ECHO_LIMIT) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     return _SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
+
+
+def code_span_text(value: Any, limit: int = ECHO_LIMIT) -> str:
+    """User text for inside a Markdown code span: clipped, one line, no backticks, ``< >`` as look-alikes.
+
+    Markdown shows code spans literally (backslash escapes would appear as backslashes), so this keeps the
+    text readable while staying inert in renderers that mishandle code spans.
+    """
+    text = clip(value, limit).replace("`", "'").replace("<", "‹").replace(">", "›")
+    return _SCHEME.sub(lambda m: m.group(1) + "\u02d0", text)

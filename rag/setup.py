@@ -197,19 +197,27 @@ _MEMORY_KEYS = {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                 "flash_attention", "pipeline_parallel_size", "world_size", "num_nodes", "model", "gpu"}
 
 
+_PRECISION_WORDS = re.compile(r"bf16|fp16|fp32|float16|bfloat16|float32|half|mixed_precision|amp", re.I)
+
+
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
-    """Values a pasted config or command states, read by the config doctor's own parser."""
+    """Values a pasted config or command states, read by the config doctor's own parser; then whatever the
+    text itself states (`GRPOConfig(per_device_train_batch_size=1, …)`, `--micro_batch_size 4`)."""
     try:
         from calculators import configs
         parsed = configs.parse_config(part.text)
-    except Exception:  # noqa: BLE001 - not a config the doctor reads: nothing to take from it
+    except Exception:  # noqa: BLE001 - not a config the doctor reads: read the text as written
+        _put_slots(setup, extract_slots(part.text), source, "")
         return
     for key, value in parsed.batch.items():
         if key != "world_size" or parsed.world_size is not None:
             setup.put(key, value, source, key)
     for key, value in parsed.memory.items():
+        if key == "precision" and not _PRECISION_WORDS.search(part.text):
+            continue  # the parser's default, not something the config says
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
             setup.put(key, value, source, key)
+    _put_slots(setup, extract_slots(part.text), source, "")
     if parsed.world_size is not None:
         setup.put("world_size", parsed.world_size, source, "launcher")
     if parsed.model_name:

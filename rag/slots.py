@@ -215,14 +215,23 @@ def _gpu(text: str, slots: Slots) -> None:
             slots.gpu_memory_gb = gb
 
 
+_MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
+_BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
+
+
 def _batch(text: str, slots: Slots) -> None:
-    if (m := _MICRO.search(text)):
+    if (m := _MICRO_AND_BATCH.search(text)):
+        # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
+        slots.train_micro_batch_size_per_gpu = int(m.group(1))
+        if (b := _BATCH_FLAG.search(text)):
+            slots.train_batch_size = int(b.group(1))
+    elif (m := _MICRO.search(text)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
     if (m := _GA_CHANGE.search(text)):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
     elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
-    if (m := _TRAIN_BATCH.search(text)):
+    if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
         slots.train_batch_size = int(m.group(1))
     if (m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text)):
         slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))

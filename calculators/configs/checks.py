@@ -191,7 +191,11 @@ def _check_batch(out: _Out, pc: ParsedConfig, ws: int | None, lang: str) -> None
             return
     world = ws or 1
     if any(v <= 0 for v in given.values()):
-        t, m, g, _ = deepspeed_fill(tb, mb, ga, world)
+        try:
+            t, m, g, _ = deepspeed_fill(tb, mb, ga, world)
+        except ZeroDivisionError:
+            # DeepSpeed's own derivation divides by the zero micro batch (ZeroDivisionError) before any check.
+            t, m, g = (tb if tb is not None else 0), (mb if mb is not None else 0), (ga if ga is not None else 0)
         for value, key in ((t, "train_batch_size"), (m, "train_micro_batch_size_per_gpu"), (g, "gradient_accumulation_steps")):
             if value <= 0:
                 msg = f"{_DS_LABELS[key]}: {value} has to be greater than 0"

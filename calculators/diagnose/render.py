@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..text_safety import escape_md
+from ..text_safety import code_span_text, escape_md
 from .models import Artifact, Diagnosis
 
 _KIND = {
@@ -62,7 +62,7 @@ def _artifact_line(a: Artifact, lang: str) -> str:
             parts.append(f"loss {loss[0]:.4g} → {loss[-1]:.4g}")
     label = zh if lang == "zh" else en
     hint = f" ({escape_md(a.version_hint, 80)})" if a.version_hint else ""
-    line = f"- **{label}**{hint}: `{escape_md(a.key_line, 120)}`"
+    line = f"- **{label}**{hint}: `{code_span_text(a.key_line, 120)}`"
     return line + ("\n  " + "; ".join(parts) if parts else "")
 
 
