@@ -211,10 +211,10 @@ GLOSSARY: tuple[Term, ...] = (
     # --- cards-c (issue #11): model loading, DataParallel ---------------------------------
     _t("模型load|load时|load的时候|加载模型|模型加载|载入模型|加载阶段|加载时",
        "model loading|loading the model|load time|at load",
-       "from_pretrained zero.Init low_cpu_mem_usage"),
+       "zero.Init low_cpu_mem_usage per-process copy"),
     _t("另一张显卡也会被使用|另一张卡也被占用|单进程多卡",
-       "DataParallel|nn.DataParallel|gather along dimension",
-       "nn.DataParallel GPU 0 gathers outputs CUDA_VISIBLE_DEVICES torchrun"),
+       "nn.DataParallel|gather along dimension",
+       "DataParallel GPU 0 gathers outputs one process per GPU torchrun"),
 )
 
 #: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
