@@ -208,6 +208,13 @@ GLOSSARY: tuple[Term, ...] = (
     _t("", "alpaca-lora|alpaca lora|finetune.py", "alpaca-lora"),
     _t("断点续训|续训|断点续练|恢复训练|继续训练", "resume from checkpoint|resume training|resuming",
        "resume_from_checkpoint"),
+    # --- cards-c (issue #11): model loading, DataParallel ---------------------------------
+    _t("模型load|load时|load的时候|加载模型|模型加载|载入模型|加载阶段|加载时",
+       "model loading|loading the model|load time|at load",
+       "zero.Init low_cpu_mem_usage per-process copy"),
+    _t("另一张显卡也会被使用|另一张卡也被占用|单进程多卡",
+       "nn.DataParallel|gather along dimension",
+       "DataParallel GPU 0 gathers outputs one process per GPU torchrun"),
 )
 
 #: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
