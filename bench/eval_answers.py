@@ -4,8 +4,8 @@ Per language it prints:
   act accuracy        answer.act == the labelled act
   fidelity            stated values the answer used / values the user stated, and how many it contradicted
                       (a different value in the answer's setup or in a main calculator call)
-  assumed headlines   first screens with a memory figure (GiB) although the labels say the user did not state
-                      enough for one (model or size, plus method or precision)
+  assumed headlines   first screens with a memory figure computed by a calculator although the labels say the user
+                      did not state enough for one (model or size, plus method or precision)
   strawman            answers with a "what the question gets wrong" correction where the user held no wrong belief
   card hit@1 / hit@3  an expected card among the answer's cited cards (questions that have expected cards)
   first screen        median and 90th percentile length in words (Chinese: 2 characters = 1 word)
@@ -37,7 +37,6 @@ import yaml  # noqa: E402
 
 DEV_DIR = ROOT / "tests" / "data" / "real_questions"
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_GIB = re.compile(r"\d+(?:\.\d+)?\s*GiB")
 #: Labels of the calls that carry the user's own setup (comparisons and levers change values on purpose).
 _OWN_SETUP_LABELS = {"main", "effective_batch", "config_check"}
 _ALIASES = {"learning_rate": "base_learning_rate"}
@@ -175,6 +174,16 @@ def first_screen_words(text: str) -> float:
     return latin + cjk / 2
 
 
+def computed_memory_in(answer: Any) -> bool:
+    """Whether the first screen shows a memory figure we computed (not the user's own numbers read back)."""
+    for call in answer.tool_calls:
+        res = call.result or {}
+        total = res.get("total_per_gpu") if call.name == "memory" else None
+        if total and f"{total / 2**30:,.1f} GiB" in answer.first_screen:
+            return True
+    return False
+
+
 def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
     rows = []
     for q in questions:
@@ -187,7 +196,7 @@ def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
         rows.append({
             "id": q["id"], "lang": q["lang"], "act": q["act"], "got_act": answer.act,
             "used": used, "stated": n_stated, "contradicted": contradicted, "fidelity_notes": notes,
-            "assumed_headline": bool(_GIB.search(answer.first_screen)) and not enough_stated(q.get("stated") or {}),
+            "assumed_headline": computed_memory_in(answer) and not enough_stated(q.get("stated") or {}),
             "strawman": bool(answer.corrections) and (q.get("misconception") or "none") == "none",
             "expected_cards": expected, "cited": cited,
             "hit1": bool(expected) and bool(cited) and cited[0] in expected,

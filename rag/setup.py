@@ -277,7 +277,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
 def enough_for_memory(setup: Setup) -> bool:
     """A memory figure needs at least the model (or its size) plus the method or the precision."""
     has_model = setup.has("model") or setup.has("num_params")
-    has_method = setup.has("finetune") or setup.has("precision") or setup.has("zero_stage")
+    has_method = setup.has("finetune") or setup.has("precision") or bool(setup.get("zero_stage"))
     return has_model and has_method
 
 
@@ -285,6 +285,6 @@ def missing_for_memory(setup: Setup) -> list[str]:
     out = []
     if not (setup.has("model") or setup.has("num_params")):
         out.append("model")
-    if not (setup.has("finetune") or setup.has("precision") or setup.has("zero_stage")):
+    if not (setup.has("finetune") or setup.has("precision") or bool(setup.get("zero_stage"))):
         out.append("method")
     return out
