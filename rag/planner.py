@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from calculators.presets import GPU_PRESETS, PUBLISHED_PARAMS
+from calculators.text_safety import escape_md
 
 from .acts import Act
 from .intents import Intents, MisconceptionRule
@@ -74,12 +75,12 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     cfg: dict[str, Any] = {}
     if "model" in s:
         cfg["model"] = s["model"]
-        text = s.get("model_text")
+        text = escape_md(s["model_text"], 60) if s.get("model_text") else None
         if text and re.sub(r"[^a-z0-9.]", "", text.lower()) != re.sub(r"[^a-z0-9.]", "", s["model"]):
             plan.assume("model", f"{text} 按 {s['model']} 的结构估算", f"{text} is estimated with the {s['model']} architecture")
     elif "num_params" in s:
         preset = _nearest_preset(s["num_params"])
-        name = s.get("model_text") or f"{s['num_params'] / 1e9:g}B"
+        name = escape_md(s["model_text"], 60) if s.get("model_text") else f"{s['num_params'] / 1e9:g}B"
         if preset:
             cfg["model"] = preset
             plan.assume("model", f"{name} 按 {preset} 的结构估算（参数量相近）",

@@ -217,3 +217,10 @@ def test_a_pasted_chatbot_answer_is_fact_checked_in_the_chat(bot):
     assert call.name == "fact_check" and ans.language == "zh"
     assert sum(c["verdict"] == "wrong" for c in call.result["claims"]) >= 2
     assert ans.text.startswith("**核查结果")
+
+
+def test_a_model_name_from_a_pasted_config_is_escaped_everywhere(bot):
+    msg = ("does it fit on one A100 80GB?\n```yaml\nmodel_name_or_path: javascript:alert(1)-7B\nfinetuning_type: lora\n"
+           "per_device_train_batch_size: 2\ncutoff_len: 1024\n```")
+    ans = bot.ask(msg)
+    assert "javascript:" not in ans.text
