@@ -78,6 +78,13 @@ _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|O
                        r"Environment|Information|Who can help\??|Additional context)\s*$", re.I | re.M)
 
 
+# An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
+_ERROR_IN_PROSE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
+                             r"torch\.Size\(\[0\]\)|报错|(?i:\btimed? ?out\b|killed|exit code|-9\b)")
+# Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
+_FIT_QUANTITY = _rx(r"需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+                    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
+                    r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
 _ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
 
 
@@ -101,10 +108,14 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
-    if setup_enough and not _ANY_QUESTION.search(prose) and not error_pasted:
+    error_in_prose = bool(_ERROR_IN_PROSE.search(prose))
+    if setup_enough and not _ANY_QUESTION.search(prose) and not error_pasted and not error_in_prose \
+            and len(prose) < 200 and not symptom:
         return "fit"
-    if _FIT.search(prose):
+    if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)):
         return "fit"
+    if error_in_prose and not _IS_NORMAL.search(prose):
+        return "diagnose"
     if has_misconception and _YES_NO.search(prose) and not error_pasted and not _FIRST_PERSON.search(prose):
         return "yes_no"
     if error_pasted:
