@@ -133,7 +133,7 @@ class Intents:
         return self.memory or self.batch or self.zero or self.precision or self.small_batch or self.effective
 
 
-_EFFECT_WORDS = r"效果|会怎样|会怎么样|怎么样|影响|差|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b"
+_EFFECT_WORDS = r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b"
 
 
 def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:
