@@ -9,7 +9,6 @@ for the setup the user stated (values carried over or assumed are labelled as su
 """
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import replace
 from typing import Any
@@ -33,8 +32,6 @@ from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup
 from .strings import t
 
-log = logging.getLogger("batchbot.assistant")
-
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
 MAX_QUESTION_CHARS = 30_000
 MAX_CONFIG_CHARS = 50_000
@@ -49,10 +46,6 @@ SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
 CLOSE_TO_BEST = 0.08
 # Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
 _FOLLOW_UP = re.compile(r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I)
-
-
-def _clean(text: str) -> str:
-    return clean_text(text)
 
 
 class Assistant:
@@ -76,7 +69,7 @@ class Assistant:
     # ---- public API -------------------------------------------------------------------------
     def retrieve(self, query: str, k: int = 3) -> list[Any]:
         """The k best cards for ``query`` (empty when nothing is relevant enough)."""
-        return self.retriever.retrieve(_clean(query or ""), k=k)
+        return self.retriever.retrieve(clean_text(query or ""), k=k)
 
     def ask(self, question: str, history: list[dict[str, Any]] | None = None) -> Answer:
         """Answer one message; pass ``answer.history`` back for a follow-up."""
@@ -85,7 +78,7 @@ class Assistant:
         prev_lang = next((h.language for h in reversed(turns) if h.language), None)
         if not isinstance(question, str):
             question = "" if question is None else str(question)
-        text = _clean(question).strip()
+        text = clean_text(question).strip()
         parts = split_message(text[:MAX_QUESTION_CHARS + 1])
         prose = prose_of(parts)
         lang_basis = prose if re.search(r"[A-Za-z\u4e00-\u9fff]", prose) else text

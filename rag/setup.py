@@ -230,7 +230,7 @@ def _model_only(name: str) -> Slots:
     return Slots(model=s.model, num_params=s.num_params)
 
 
-def _put_artifacts(setup: Setup, parts: list[Part], text: str) -> list[Any]:
+def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     """Values the diagnosis readers find in errors, logs, commands and nvidia-smi tables."""
     try:
         from calculators.diagnose import detect_artifacts
@@ -266,10 +266,8 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])
-    artifacts = _put_artifacts(setup, parts, "\n".join(p.text for p in parts))
-    if setup.has("model") or setup.has("num_params"):
-        pass
-    elif setup.has("model_text"):
+    artifacts = _put_artifacts(setup, parts)
+    if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts
 

@@ -19,7 +19,7 @@ from rag.intents import RULES, holds_belief
 from rag.parts import retrieval_query, split_message
 from rag.planner import plan_calls
 from rag.intents import detect_intents
-from rag.setup import Setup, enough_for_memory, read_setup
+from rag.setup import enough_for_memory, read_setup
 from rag.strings import TEXT
 
 CARDS = load_cards()
