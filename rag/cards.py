@@ -113,12 +113,23 @@ class AppliesTo(_Strict):
     note: str | None = None
 
 
+class SecondReading(_Strict):
+    """An independent reader's check of a card written by someone else: what they read and what they changed."""
+
+    date: NonEmptyStr
+    by: NonEmptyStr
+    read: Annotated[list[NonEmptyStr], Field(min_length=1)]
+    #: Each correction made, or ["none"] when every claim held against the sources read.
+    changed: Annotated[list[NonEmptyStr], Field(min_length=1)]
+
+
 class Checked(_Strict):
-    """A second reader's fact check against the card's primary sources."""
+    """The fact check against the card's primary sources: the author's reading, then a second reader's."""
 
     date: NonEmptyStr
     read: Annotated[list[NonEmptyStr], Field(min_length=1)]
     by: str | None = None
+    second_reader: SecondReading | None = None
 
 
 class Card(_Strict):
