@@ -63,3 +63,27 @@ def test_hit_without_bm25_rank_attribute_still_works(bot):
 
     hits = [Bare(BY_ID[IDS[0]], 0.7), Bare(BY_ID[IDS[1]], 0.3)]
     assert [c.id for c in bot._cards_for([], hits, NO_INTENTS, None)] == [IDS[0]]
+
+
+# ---- glossary: how users write requirement, growth and GPU-count questions -----------------------
+@pytest.mark.parametrize("text, expected", [
+    ("全参数微调至少需要多少张A100？", "how much GPU memory"),
+    ("训练越来越慢，显存占用慢慢增大", "keeps growing"),
+    ("多卡的效果不如单卡", "global batch grows with GPU count"),
+    ("用了四张卡训练，一个epoch的step数只有单卡的四分之一", "global batch grows with GPU count"),
+    ("两张卡的显存能加起来用吗", "pool GPU memory"),
+    ("训练进度条卡住不动", "hang"),
+])
+def test_glossary_reads_common_user_phrasings(text, expected):
+    assert expected in expand_query(text)
+
+
+def test_worse_results_alone_does_not_imply_gpu_count():
+    """The GPU-count reading needs a GPU-count word too: "效果不如" alone is about anything."""
+    assert "global batch grows with GPU count" not in expand_query("换了数据集之后效果不如以前")
+
+
+def test_new_terms_are_whole_jieba_words():
+    from rag.tokenize import tokenize
+    assert "需要多少显存" in tokenize("全量微调需要多少显存")
+    assert [t.en[0] for t in find_terms("显存越来越大")].count("keeps growing") == 1
