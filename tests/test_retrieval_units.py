@@ -87,3 +87,26 @@ def test_new_terms_are_whole_jieba_words():
     from rag.tokenize import tokenize
     assert "需要多少显存" in tokenize("全量微调需要多少显存")
     assert [t.en[0] for t in find_terms("显存越来越大")].count("keeps growing") == 1
+
+
+# ---- fusion -------------------------------------------------------------------------------------
+def test_one_retrievers_first_card_beats_a_card_both_put_fifth():
+    """The two retrievers read different things; a first place is stronger evidence than two middling ranks."""
+    from rag.retrieval import fuse_ranks
+
+    dense = {"compromise": 5, "bm25-first": 40, "dense-first": 1}
+    bm25 = {"compromise": 5, "bm25-first": 1}
+    fused = fuse_ranks(dense, bm25)
+    order = sorted(fused, key=lambda c: -fused[c])
+    assert order.index("bm25-first") < order.index("compromise")
+    assert order.index("dense-first") < order.index("compromise")
+    # with the textbook k=60 the compromise card would win: the reason RRF_K is small here
+    flat = fuse_ranks(dense, bm25, k=60)
+    assert flat["compromise"] > flat["bm25-first"]
+
+
+def test_fusion_sums_over_rankings_and_skips_unranked():
+    from rag.retrieval import fuse_ranks
+
+    fused = fuse_ranks({"a": 1, "b": 2}, {"a": 3}, k=2)
+    assert fused == pytest.approx({"a": 1 / 3 + 1 / 5, "b": 1 / 4})
