@@ -138,8 +138,11 @@ GLOSSARY: tuple[Term, ...] = (
     _t("尖锐极小值|平坦极小值|极小值", "sharp minima|flat minima|minima"),
     _t("梯度裁剪", "gradient clipping|max_grad_norm|clip", "max_grad_norm gradient_clipping"),
     # --- errors and configs -------------------------------------------------------------
-    _t("断言错误|断言|报错|错误|异常|不一致|对不上",
-       "assertion error|AssertionError|error|mismatch|exception"),
+    # "报错/错误" is any error: mapping it to "assertion error" pulled the DeepSpeed batch-assertion card into
+    # every Chinese question that mentions an error (and "断言错误" into every English one that says "error").
+    _t("断言错误|断言", "assertion error|AssertionError"),
+    _t("报错|错误|出错", "error|exception|errors"),
+    _t("不一致|对不上", "mismatch|does not match|inconsistent"),
     _t("配置文件|配置|参数设置|设置", "config|configuration|config file|settings"),
     _t("自动|auto值", "auto|\"auto\""),
     _t("命令行|启动命令", "command line|launcher|deepspeed launcher|torchrun"),

@@ -110,3 +110,10 @@ def test_fusion_sums_over_rankings_and_skips_unranked():
 
     fused = fuse_ranks({"a": 1, "b": 2}, {"a": 3}, k=2)
     assert fused == pytest.approx({"a": 1 / 3 + 1 / 5, "b": 1 / 4})
+
+
+def test_a_generic_error_word_is_not_an_assertion_error():
+    """"报错" is any error; only "断言" / AssertionError means the DeepSpeed batch assertion."""
+    assert "assertion error" not in expand_query("训练的时候报错了，怎么办")
+    assert "断言错误" not in expand_query("I get an error when training")
+    assert "assertion error" in expand_query("deepspeed 断言错误 train_batch_size")
