@@ -5,9 +5,9 @@ Pipeline for a question ``q``:
 1. ``expand_query(q)`` (:mod:`rag.glossary`) appends English/Chinese equivalents of the
    domain terms found, so the English-only default embedding model and BM25 see both
    languages' words.
-2. Dense: each card becomes several llama-index ``TextNode`` passages (English title +
-   questions, Chinese title + questions, each misconception, body paragraphs in both
-   languages; each short enough for the model's 256-word-piece window). Passages are
+2. Dense: each card becomes several llama-index ``TextNode`` passages (title, each question,
+   each symptom, each misconception; body paragraphs only if :data:`DENSE_BODY`; each short
+   enough for the model's 256-word-piece window). Passages are
    embedded once with the configured passage prefix and cached on disk (:mod:`rag.cache`);
    the query is embedded with the query prefix. Card score = best passage cosine.
 3. BM25: one ``TextNode`` per card holding titles + questions + misconceptions + body in
@@ -121,8 +121,19 @@ def _strip_md(text: str) -> str:
     return text.replace("**", "").replace("`", "")
 
 
-def dense_passages(card: Card, langs: Sequence[str] = ("en", "zh")) -> list[tuple[str, str]]:
-    """(view name, text) passages of one card for the embedding model, in the given languages."""
+#: Whether the body paragraphs are dense passages too. They are not: a user's message is matched against how users
+#: ask (questions, symptoms), the title and the misconceptions; the body is technical explanation whose
+#: paragraphs matched long pasted messages about other cards (a card's score is its best passage, so a card with
+#: many body paragraphs had many chances). Measured on the real-question dev set (bench/eval_answers.py inputs,
+#: hit@3 zh / en): with body 0.825 / 0.853, without 0.838 / 0.859; hit@1 0.494 / 0.627 → 0.519 / 0.638. BM25 still
+#: indexes the body.
+DENSE_BODY = False
+
+
+def dense_passages(card: Card, langs: Sequence[str] = ("en", "zh"), body: bool | None = None) -> list[tuple[str, str]]:
+    """(view name, text) passages of one card for the embedding model, in the given languages
+    (body paragraphs only when ``body`` / :data:`DENSE_BODY` says so)."""
+    body = DENSE_BODY if body is None else body
     out: list[tuple[str, str]] = []
     for lang in langs:
         title = card.title_en if lang == "en" else card.title_zh
@@ -134,8 +145,10 @@ def dense_passages(card: Card, langs: Sequence[str] = ("en", "zh")) -> list[tupl
         for i, m in enumerate(card.misconceptions):
             text = f"{m.wrong_en} {m.correction_en}" if lang == "en" else f"{m.wrong_zh} {m.correction_zh}"
             out.append((f"mis_{lang}{i}", text))
-        body = card.body_en if lang == "en" else card.body_zh
-        for j, chunk in enumerate(_chunks(_strip_md(body), _MAX_CHUNK_CHARS[lang])):
+        if not body:
+            continue
+        text = card.body_en if lang == "en" else card.body_zh
+        for j, chunk in enumerate(_chunks(_strip_md(text), _MAX_CHUNK_CHARS[lang])):
             out.append((f"body_{lang}{j}", chunk))
     return out
 
