@@ -44,6 +44,12 @@ SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
 #: 117/100/114 answers; 0.08 → 0.604 / 0.763 (70/85/176); 0.12 → 0.636 / 0.774 but 239 of 331 answers cite
 #: three cards, which is padding in all but name.
 CLOSE_TO_BEST = 0.08
+#: ... or when BM25 ranks it this high. The English-only embedding model reads a Chinese question only through
+#: the glossary's English words, so its cosines are flat there and the dense cut alone dropped cards that BM25
+#: (jieba words, exact error strings) put first or second. Measured on the dev set (bench/eval_answers.py, same
+#: inputs): 1 → hit@3 0.656 zh / 0.768 en (2.40 cards an answer); 2 → 0.662 / 0.774 (2.57); 3 → 0.675 / 0.774
+#: (2.72); citing the fused top 3 always → 0.682 / 0.780 (3.00). Before: 0.623 / 0.763 (2.32).
+BM25_TOP = 2
 # Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
 _FOLLOW_UP = re.compile(r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I)
 
@@ -274,7 +280,7 @@ class Assistant:
 
     def _cards_for(self, misconceptions: list[Any], hits: list[Any], intents: Intents, diagnosis: Any) -> list[Card]:
         """Cards to explain with: the diagnosis's and the corrected beliefs' first, then retrieved cards whose
-        score is close to the best one's — never padded to a fixed count."""
+        dense score is close to the best one's or that BM25 ranks at the top — never padded to a fixed count."""
         chosen: list[Card] = []
         for cause in list(getattr(diagnosis, "causes", None) or [])[:2]:
             for cid in getattr(cause, "card_ids", []) or []:
@@ -285,7 +291,8 @@ class Assistant:
         if hits:
             best = max((h.dense_score or 0.0) for h in hits)
             for i, hit in enumerate(hits):
-                close = i == 0 or (hit.dense_score or 0.0) >= best - CLOSE_TO_BEST
+                close = i == 0 or (hit.dense_score or 0.0) >= best - CLOSE_TO_BEST or \
+                    (getattr(hit, "bm25_rank", None) or BM25_TOP + 1) <= BM25_TOP
                 if close and hit.card not in chosen:
                     chosen.append(hit.card)
         if intents.small_batch and SMALL_BATCH_CARD in self._by_id and \

@@ -109,7 +109,7 @@ GLOSSARY: tuple[Term, ...] = (
     _t("预训练", "pretraining|pre-training"),
     # --- hardware and parallelism -------------------------------------------------------
     _t("显卡|张卡|块卡|单卡|一张卡|GPU卡", "GPU|GPUs|graphics card|single GPU"),
-    _t("多卡|多张卡|多GPU|多机多卡|几张卡", "multi-GPU|multiple GPUs|multi GPU|number of GPUs"),
+    _t("多卡|多张卡|多GPU|多机多卡|几张卡|双卡|两张卡|三张卡|四张卡|八张卡|多机", "multi-GPU|multiple GPUs|multi GPU|number of GPUs"),
     _t("消费级显卡|消费级|游戏卡|3090|4090|3080|24G|24GB|24g",
        "consumer GPU|RTX 3090|RTX 4090|24GB|24 GB"),
     _t("每卡|每张卡|每个GPU|每个卡", "per GPU|per device|per-device|per-GPU"),
@@ -138,8 +138,11 @@ GLOSSARY: tuple[Term, ...] = (
     _t("尖锐极小值|平坦极小值|极小值", "sharp minima|flat minima|minima"),
     _t("梯度裁剪", "gradient clipping|max_grad_norm|clip", "max_grad_norm gradient_clipping"),
     # --- errors and configs -------------------------------------------------------------
-    _t("断言错误|断言|报错|错误|异常|不一致|对不上",
-       "assertion error|AssertionError|error|mismatch|exception"),
+    # "报错/错误" is any error: mapping it to "assertion error" pulled the DeepSpeed batch-assertion card into
+    # every Chinese question that mentions an error (and "断言错误" into every English one that says "error").
+    _t("断言错误|断言", "assertion error|AssertionError"),
+    _t("报错|错误|出错", "error|exception|errors"),
+    _t("不一致|对不上", "mismatch|does not match|inconsistent"),
     _t("配置文件|配置|参数设置|设置", "config|configuration|config file|settings"),
     _t("自动|auto值", "auto|\"auto\""),
     _t("命令行|启动命令", "command line|launcher|deepspeed launcher|torchrun"),
@@ -208,6 +211,23 @@ GLOSSARY: tuple[Term, ...] = (
     _t("", "alpaca-lora|alpaca lora|finetune.py", "alpaca-lora"),
     _t("断点续训|续训|断点续练|恢复训练|继续训练", "resume from checkpoint|resume training|resuming",
        "resume_from_checkpoint"),
+    # --- retrieval (issue #10): how users ask about requirements, growth, GPU counts ----------
+    _t("需要多少显存|要多少显存|需要多大的显存|需要多大显存|多大的显存|多大显存|显存需求|显存要求|最低配置|最低硬件|"
+       "硬件要求|硬件配置|资源要求|需要多少张|需要几张|多少张卡|多少张|至少需要",
+       "how much GPU memory|memory requirement|minimum hardware|how many GPUs|memory estimate"),
+    _t("越训|越来越大|越来越多|慢慢增大|慢慢的增大|慢慢增加|逐渐增大|不断增大|一直增大|一直增加|一直在涨|持续上涨|不断上涨",
+       "keeps growing|grows over steps|increases over time|memory creep"),
+    _t("效果不如|效果差|效果变差|性能差|性能比|结果差|差距|不一致的结果|结果不一样|结果不同|准确率|正确率",
+       "worse results|results differ|accuracy gap|different results"),
+    _t("平均分到|分到两张卡|分到每张卡|分摊|合并显存|显存叠加|加起来|总显存|共\d+G|显存没有因为|显存没降|显存没有减少|"
+       "显存一致|显存一样|每张卡都",
+       "pool GPU memory|memory not split across GPUs|each GPU holds a full copy|per-GPU memory"),
+    _t("使用率|利用率|不参与计算|没有工作|只占用一张卡|只用了一张卡|只有一张卡在跑|另一张卡",
+       "GPU utilization|only one GPU used|idle GPU"),
+    _t("卡住|卡在|不动了|卡死|没有反应|hang住", "hang|stuck|hangs|no progress"),
+    _t("特别慢|很慢|慢很多|慢了|慢这么多|慢一倍|速度慢", "slow|much slower|slowdown"),
+    _t("每个epoch|一个epoch|每轮|step数|多少step|多少个step|步数不对|steps数", "steps per epoch|number of steps|step count"),
+    _t("", "global batch grows with GPU count|fewer steps with more GPUs", "effective batch size number of GPUs"),
     # --- cards-c (issue #11): model loading, DataParallel ---------------------------------
     _t("模型load|load时|load的时候|加载模型|模型加载|载入模型|加载阶段|加载时",
        "model loading|loading the model|load time|at load",
@@ -306,6 +326,9 @@ COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
      ("small",), "small batch"),
     (("micro batch", "batch size", "effective batch size", "gradient accumulation"),
      ("large",), "large batch"),
+    # "多卡效果不如单卡" / "steps did not drop with more GPUs": the global batch changed with the GPU count.
+    (("multi-GPU", "world size"), ("worse results", "steps per epoch", "optimizer step"),
+     "global batch grows with GPU count"),
 )
 
 
