@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from .parts import Part, prose_of
-from .slots import Slots, extract_slots
+from .slots import Slots, extract_printed, extract_slots
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -266,6 +266,9 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])
+    for part in parts:
+        if part.kind in ("log", "error", "traceback"):
+            _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")
     artifacts = _put_artifacts(setup, parts)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")

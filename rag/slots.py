@@ -321,10 +321,127 @@ def _memory_features(text: str, slots: Slots) -> None:
         slots.flash_attention = False
 
 
+# ---- named settings: `PER_DEVICE_BATCH_SIZE=1`, `--per_gpu_train_batch_size=8`, `"gradient_accumulation_steps": 8`,
+# `accumulate_grad_batches: 2`, `set micro_train_batch_size as 2`. Every framework spells its keys its own way; the
+# words inside a key say what it is, so the key is split into words and classified instead of listed.
+_ASSIGN = re.compile(
+    r"(?<![\w.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s|\s(?=\d))\s*"
+    r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))")
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_WORD_NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
+#: Key words that make a batch key something other than the training batch (evaluation, generation, RL rollouts).
+_NOT_TRAIN = {"eval", "evaluation", "test", "valid", "validation", "val", "infer", "inference", "generation", "gen",
+              "rollout", "prompt", "predict", "prediction", "forward", "logprobs", "ref", "reward", "critic", "sample",
+              "samples", "vllm", "max", "min", "buffer", "dataloader", "step", "steps"}
+
+
+def _key_words(key: str) -> list[str]:
+    return [w.lower() for w in _KEY_WORDS.findall(key.replace("-", "_").replace(".", "_"))]
+
+
+def classify_key(key: str) -> str | None:
+    """The setup key a config / command / env key names, from the words in it; None when it names none of ours.
+
+    ``per_device_train_batch_size``, ``PER_DEVICE_BATCH_SIZE``, ``device_train_microbatch_size``,
+    ``micro_train_batch_size`` → the micro batch; ``global_train_batch_size``, ``train_batch_size`` (DeepSpeed's
+    name for the global batch) → the global batch; ``GRADIENT_ACCUMULATIONS``, ``accumulate_grad_batches``,
+    ``grad_accum`` → GA; ``eval_batch_size``, ``rollout_batch_size`` → None.
+    """
+    words = _key_words(key)
+    if not words or len(words) > 8:
+        return None
+    joined = "_".join(words)
+    ws = set(words)
+    if ws & _NOT_TRAIN and not (joined.startswith("max_seq") or joined in ("max_length", "model_max_length",
+                                                                           "max_seq_length", "max_seq_len")):
+        if not ("accumulation" in ws and "steps" in ws and not ws & (_NOT_TRAIN - {"steps", "step"})):
+            return None
+    if "accum" in joined or "accumulat" in joined:
+        return "gradient_accumulation_steps"
+    if "batch" in joined or words[-1] == "bs" or joined in ("bs", "batchsize"):
+        if ws & {"micro", "microbatch", "device", "gpu", "per"}:
+            return "train_micro_batch_size_per_gpu"
+        if ws & {"global", "total", "effective"} or joined in ("train_batch_size", "global_batch_size"):
+            return "train_batch_size"
+        if joined in ("batch_size", "bs", "batchsize", "batch", "per_device_batch_size"):
+            return "train_micro_batch_size_per_gpu"
+        return None
+    if joined in ("max_seq_len", "max_seq_length", "seq_len", "seq_length", "cutoff_len", "max_length",
+                  "model_max_length", "max_len", "block_size", "sequence_len", "sequence_length", "max_source_length",
+                  "context_length", "max_seq"):
+        return "seq_len"
+    if joined in ("nproc_per_node", "num_processes", "num_gpus", "world_size", "n_gpu", "n_gpus", "ngpus", "gpus",
+                  "gpu_num", "num_gpu", "nproc"):
+        return "world_size"
+    if joined in ("nnodes", "num_nodes", "num_machines", "n_nodes", "nodes"):
+        return "num_nodes"
+    if joined in ("learning_rate", "lr"):
+        return "base_learning_rate"
+    if joined in ("zero_stage", "zero_optimization_stage"):
+        return "zero_stage"
+    if joined in ("lora_rank", "lora_r"):
+        return "lora_rank"
+    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp"):
+        return "tensor_parallel_size"
+    if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):
+        return "pipeline_parallel_size"
+    return None
+
+
+def _assignments(text: str, slots: Slots) -> None:
+    """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
+    seen: set[str] = set()
+    found = [(m, classify_key(m.group(1))) for m in _ASSIGN.finditer(text)]
+    # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
+    explicit_micro = any(key == "train_micro_batch_size_per_gpu" and "micro" in "".join(_key_words(m.group(1)))
+                         for m, key in found)
+    for m, key in found:
+        if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
+                "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs"):
+            key = "train_batch_size"
+        if key is None or key in seen:
+            continue
+        raw = m.group(2)
+        value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
+        if key != "base_learning_rate":
+            if value != int(value):
+                continue
+            value = int(value)
+        elif not 0 < value < 10:
+            continue
+        if key == "zero_stage" and value > 3:
+            continue
+        seen.add(key)
+        setattr(slots, key, value)
+
+
+# ---- what training frameworks print: the HF Trainer banner, TRL's and DeepSpeed's batch checks ----------
+_BANNER = [
+    (re.compile(r"Instantaneous batch size per device\s*=\s*(\d+)", re.I), "train_micro_batch_size_per_gpu"),
+    (re.compile(r"Total train batch size \(w\. parallel, distributed & accumulation\)\s*=\s*(\d+)", re.I),
+     "train_batch_size"),
+    (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)", re.I), "gradient_accumulation_steps"),
+]
+# TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
+_TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
+
+
+def extract_printed(text: str) -> Slots:
+    """Setup values in what a framework printed (a log or an error), read only from lines whose wording is fixed by
+    the framework; never the free-text patterns, which would read step counts and timings as a setup."""
+    slots = Slots()
+    for pattern, key in _BANNER:
+        if (m := pattern.search(text)):
+            setattr(slots, key, int(m.group(1)))
+    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
+        slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
+    return slots
+
+
 def extract_slots(text: str) -> Slots:
     """Every setup fact the text states; unknown stays None."""
     slots = Slots()
-    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features):
+    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments):
         step(text, slots)
     return slots
 
