@@ -67,6 +67,7 @@ VALIDATORS: dict[str, Any] = {
     "model_text": _name,
     "num_params": _float(1e3, 1e13),
     "gpu": _one_of(*GPU_PRESETS),
+    "gpu_text": _name,
     "gpu_memory_gb": _float(1, 2000),
     "world_size": _int(1, 1_000_000),
     "num_nodes": _int(1, 100_000),
@@ -157,8 +158,9 @@ class Setup(BaseModel):
                 continue  # a new model replaces the old one, whichever way either was named
             if key == "model_text" and ("model" in out.values or "num_params" in out.values):
                 continue
-            if key == "gpu_memory_gb" and "gpu" in out.values or key == "gpu" and "gpu_memory_gb" in out.values:
-                continue
+            if key in ("gpu", "gpu_text", "gpu_memory_gb") and \
+                    any(k in out.values for k in ("gpu", "gpu_text", "gpu_memory_gb")):
+                continue  # a new GPU replaces the old one, whichever way either was named
             out.values[key] = SetupValue(value=v.value, source="history", evidence=v.evidence)
         return out
 

@@ -55,6 +55,8 @@ class Slots(BaseModel):
     tensor_parallel_size: int | None = None
     #: The model name as the user wrote it ("Qwen-14B", "baichuan2 13b"), shown back and kept when no preset fits.
     model_text: str | None = None
+    #: The GPU as the user named it ("Tesla P4", "TITAN RTX", "V100 32G"), shown back and kept when no preset fits.
+    gpu_text: str | None = None
     #: Memory the user saw in use (nvidia-smi, "already allocated", "占用 17.9G"): never the GPU's capacity.
     observed_memory_gb: float | None = None
     #: "GA 从 1 调到 2" / "GA 1 -> 32": the earlier GA of a change the user describes.
@@ -101,26 +103,91 @@ def _word(pattern: str) -> re.Pattern[str]:
 
 _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"(?:rtx\s*)?3090(?:\s*ti)?"), "rtx-3090"),
+    (_word(r"(?:rtx\s*)?4090\s*d"), "rtx-4090d"),
     (_word(r"(?:rtx\s*)?4090"), "rtx-4090"),
-    (_word(r"[ah]800|a100[-_ ]?(?:80|80g|80gb)|a100(?![-_ ]?40)"), "a100-80gb"),
+    (_word(r"(?:rtx\s*)?4080(?:\s*super)?"), "rtx-4080"),
+    (_word(r"(?:rtx\s*)?2080\s*ti"), "rtx-2080ti"),
+    (_word(r"(?:rtx\s*)?a6000"), "rtx-a6000"),
+    (_word(r"a800"), "a800-80gb"),
+    (_word(r"h800"), "h800-80gb"),
+    (_word(r"a100[-_ ]?(?:80|80g|80gb)|a100(?![-_ ]?40)"), "a100-80gb"),
     (_word(r"a100[-_ ]?40(?:g|gb)?"), "a100-40gb"),
     (_word(r"h100"), "h100-80gb"),
     (_word(r"h200"), "h200"),
-    (_word(r"v100[-_ ]?16(?:g|gb)?"), "v100-16gb"),
-    (_word(r"v100"), "v100-32gb"),
+    (_word(r"h20"), "h20"),
+    (_word(r"v100s?[-_ ]?16(?:g|gb)?"), "v100-16gb"),
+    (_word(r"v100s?"), "v100-32gb"),
     (_word(r"l40s?"), "l40s"),
+    (_word(r"l20"), "l20"),
+    (_word(r"l4"), "l4"),
     (_word(r"a10g?"), "a10"),
     (_word(r"t4"), "t4"),
+    (_word(r"mi300x?"), "mi300x"),
+    (_word(r"(?:ascend\s*)?910b\d?"), "ascend-910b"),
 ]
+#: A GPU as people name it, with its vendor words: "Tesla V100", "RTX A5000", "TITAN RTX", "2080ti", "8*P100",
+#: "AMD MI250", "tpu v3-8". Bare numbers only for the consumer series (1060 … 5090), never any 4-digit number.
+_GPU_NAME = re.compile(
+    r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
+    r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
+    r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
+    r"(?:ascend\s*)?910b\d?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
+    # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
+    r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
+    r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
+# A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
+_GPU_CAP_AFTER = re.compile(r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", re.I)
+_GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
+# Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
+_GPU_MINE = re.compile(r"(?:\d|[一两二三四五六七八九十单双]|two|three|four|six|eight)\s*(?:张|块|台|x|×|\*|个)?\s*$|"
+                       r"(?:\bI(?:'m| am)? (?:use|using|have|run|train\w*)|\bmy|\bon|\bwith|我(?:用|有|的|使用)|使用|用的是|用了|单张|单卡)"
+                       r"[^.。,，;；]{0,12}$", re.I)
+_GPU_OTHERS = re.compile(r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
+                         r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$", re.I)
+
+
+def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
+    """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first."""
+    out = []
+    for i, m in enumerate(_GPU_NAME.finditer(text)):
+        before = text[max(0, m.start() - 24):m.start()]
+        cap = _GPU_CAP_AFTER.match(text[m.end():m.end() + 24]) or _GPU_CAP_BEFORE.search(before[-12:])
+        mine = _GPU_MINE.search(before)
+        score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十单双"
+                 else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) else 0)
+        out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+    out.sort(reverse=True)
+    return [(score, name, cap) for score, _, name, cap in out]
+
+
+def _gpu_preset(name: str, capacity: float | None) -> str | None:
+    """The preset a GPU name means; with a capacity, the preset variant of that size, or None when none has it."""
+    name = re.sub(r"(?<=\d)s$", "", name.strip())  # "A100s", "RTX-3090s"
+    for pattern, preset in _GPU_PATTERNS:
+        if pattern.search(name):
+            if capacity is None or abs(GPU_PRESETS[preset].memory_gib - capacity) <= 0.08 * capacity:
+                return preset
+            family = preset.split("-")[0] if preset[0] in "av" else preset
+            for other in GPU_PRESETS:
+                if other.startswith(family) and abs(GPU_PRESETS[other].memory_gib - capacity) <= 0.08 * capacity:
+                    return other
+            return None
+    return None
+
+
 _GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
 # Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
-_GPU_MEM = re.compile(_GB + r"\s*(?:的)?\s*(?:显存|vram|memory gpu|gpu|卡|显卡|card|graphics)|"
-                      r"(?:显存|vram|gpu memory)\s*(?:只有|是|为|:|：|=)?\s*" + _GB, re.I)
+_GPU_MEM = re.compile(_GB + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|card|graphics|npus?\b|nvidia|tesla)|"
+                      r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
+                      + _GB + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB", re.I)
+# "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
+_REQUIREMENT = re.compile(r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$",
+                          re.I)
 _GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I)
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _OBSERVED = re.compile(
     r"(?:占用了?|占了|用了|使用了?|吃了|到了|涨到|达到|显示|uses?|using|used|shows?|showing|consum\w*|takes?|taking|"
-    r"occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at)\s*(?:about|around|~|约|大约|近|接近)?\s*" + _GB + "|"
+    r"occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at)\s*(?:about|around|~|约|大约|大概|近|接近)?\s*" + _GB + "|"
     + _GB + r"\s*(?:already allocated|allocated|in use|used|已分配|已使用|的占用)", re.I)
 
 _MICRO = re.compile(
@@ -196,23 +263,41 @@ def _model(text: str, slots: Slots) -> None:
 
 
 def _gpu(text: str, slots: Slots) -> None:
-    for pattern, name in _GPU_PATTERNS:
-        if (m := pattern.search(text)):
-            slots.gpu = name
-            # "A100 (40GB each)", "A100 显存40G": the 40 GB card although the name alone means 80 GB here.
-            if name == "a100-80gb" and (re.match(r"[^\n\d]{0,16}40\s*(?:g|gb|gib)\b", text[m.end():], re.I)
-                                        or re.search(r"40\s*(?:g|gb|gib)(?![a-z])[^\n\d]{0,12}$", text[max(0, m.start() - 20):m.start()], re.I)):
-                slots.gpu = "a100-40gb"
-            break
-    if (m := _OBSERVED.search(text)):
-        gb = float(next(g for g in m.groups() if g is not None))
+    mentions = _gpu_mentions(text)
+    if mentions:
+        _, name, cap = mentions[0]
+        # A capacity written next to another mention of the same card ("8*(v100 32G)") sizes it too.
+        family = _gpu_family_key(name)
+        cap = cap if cap is not None else next((c for _, n, c in mentions if c is not None and _gpu_family_key(n) == family),
+                                               None)
+        slots.gpu_text = re.sub(r"\s+", " ", name)[:40]
+        slots.gpu = _gpu_preset(name, cap)
+        if cap is not None and 1 <= cap <= 2000:
+            slots.gpu_memory_gb = cap
+    observed = _OBSERVED.search(text)
+    if observed:
+        gb = float(next(g for g in observed.groups() if g is not None))
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
-    m = _GPU_MEM_EACH.search(text) or _GPU_MEM.search(text)
-    if m and not slots.gpu and (slots.observed_memory_gb is None or m.start() != (_OBSERVED.search(text) or m).start()):
-        gb = float(next(g for g in m.groups() if g is not None))
-        if 4 <= gb <= 200 and gb != slots.observed_memory_gb:
-            slots.gpu_memory_gb = gb
+    used_spans = [m.span() for m in _OBSERVED.finditer(text)]
+    if slots.gpu_memory_gb is None:
+        for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
+            if any(a < m.end() and m.start() < b for a, b in used_spans):
+                continue  # "占用了 20G 显存" is use, not the card's size
+            if _REQUIREMENT.search(text[max(0, m.start() - 16):m.start()]):
+                continue
+            gb = float(next(g for g in m.groups() if g is not None))
+            if m.group(0).lower().endswith("mib"):
+                gb = round(gb / 1024, 2)
+            if 2 <= gb <= 200 and gb != slots.observed_memory_gb:
+                slots.gpu_memory_gb = gb
+                if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
+                    slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
+                break
+
+
+def _gpu_family_key(name: str) -> str:
+    return re.sub(r"^(?:nvidia|amd|tesla|geforce|quadro|rtx|gtx|\s|-)+", "", name.lower()).rstrip("s")[:6]
 
 
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")

@@ -66,3 +66,57 @@ def test_trl_global_batch_error():
     s = extract_printed("ValueError: The global train batch size (7 x 1) must be evenly divisible by the number of "
                         "generations per prompt (8).")
     assert (s.world_size, s.train_micro_batch_size_per_gpu) == (7, 1)
+
+
+# ---- GPUs: the user's own card, its size, names beyond the presets -------------------------------------------
+@pytest.mark.parametrize("text, gpu, gpu_text, memory", [
+    # haotian-liu/LLaVA#157: the A100/H100 are what flash-attention needs; the user's cards are the 3090s
+    ("the flash-attention requires A100 or H100 when Head dim > 64. I fine-tune the LLaVA-7B model on two RTX-3090s.",
+     "rtx-3090", "RTX-3090s", None),
+    # hiyouga/LLaMA-Factory#3708: a count glued to the name, the name glued to the next word
+    ("4张3090lora微调Qwen7B爆显存", "rtx-3090", "3090", None),
+    # Neutralzz/BiLLa#37: a card without a preset is kept as written, never mapped to another card
+    ("我们在8*P100上进行第二阶段的全参数微调", None, "P100", None),
+    # tloen/alpaca-lora#191: the 16 GB V100, not the 32 GB preset; "using 9G" is use, not size
+    ("I am using V100 with 16G memory. ... while only using 9G memory.", "v100-16gb", "V100", 16.0),
+    # hpcaitech/ColossalAI#6272: a modded 22 GB 2080 Ti matches no preset: its size is kept, the 11 GB preset is not
+    ("I got resource with 1T cpu mem and 4 2080ti22GB cards", None, "2080ti", 22.0),
+    # hiyouga/LLaMA-Factory#747
+    ("using 3 sets of machines containing 8 A100s (40G)", "a100-40gb", "A100s", 40.0),
+])
+def test_gpu_as_named(text, gpu, gpu_text, memory):
+    s = extract_slots(text)
+    assert (s.gpu, s.gpu_text, s.gpu_memory_gb) == (gpu, gpu_text, memory)
+
+
+def test_capacity_is_not_a_requirement_and_reads_mib():
+    # hiyouga/ChatGLM-Efficient-Tuning#394: the readme's "8G" is a requirement; the card says 11264MiB
+    s = extract_slots("根据readme中的表格，最小运行显存为8G。\n我的服务器配置为4块 NVIDIA GeForce RTX 2080，显存为11264MiB")
+    assert s.gpu_memory_gb == 11.0 and s.gpu_text == "NVIDIA GeForce RTX 2080"
+
+
+def test_observed_use_is_never_capacity():
+    # zai-org/GLM-4#324
+    s = extract_slots("我的服务器上有两张A40，当其中一张显卡的显存占用达到大概20G的时候，另一张显卡也会被使用")
+    assert s.gpu_memory_gb is None and s.observed_memory_gb == 20.0
+
+
+# ---- parts: the user's sentences that quote an error stay prose ---------------------------------------------
+def test_sentence_quoting_an_error_is_prose():
+    # hiyouga/LLaMA-Factory#260
+    parts = split_message("My device:\nV100 32G\n\nThis is interesting because I use 8 V100 32G, which is also 240G, "
+                          "but encounter `CUDA out of memory` Error. I use deepspeed Zero-2.")
+    assert [p.kind for p in parts] == ["prose"]
+
+
+def test_title_line_is_prose_and_a_wrapped_oom_stays_one_error():
+    # Alpha-VLLM/LLaMA2-Accessory#26 (title); SCIR-HI/Med-ChatGLM#11 (an OOM wrapped over lines)
+    parts = split_message("llama2 13b out of memory on A800\nI run the script.")
+    assert parts[0].kind == "prose" and "A800" in parts[0].text
+    oom = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 39.56\n"
+           "GiB total capacity; 37.88 GiB already allocated; 32.56 MiB free; 38.21 GiB\n"
+           "reserved in total by PyTorch) If reserved memory is >> allocated memory try\n")
+    parts = split_message("显存不够，请问怎么办\n" + oom)
+    assert [p.kind for p in parts] == ["prose", "error"]
+    setup = setup_of("显存不够，请问怎么办\n" + oom)
+    assert setup.get("gpu_memory_gb") == pytest.approx(39.56) and setup.source("gpu_memory_gb") == "error"
