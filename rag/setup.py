@@ -232,6 +232,23 @@ def _model_only(name: str) -> Slots:
     return Slots(model=s.model, num_params=s.num_params)
 
 
+_ARTIFACT_KEYS = {"ds_world_size_seen": "world_size"}
+
+
+def _reconcile_per_node(setup: Setup) -> None:
+    """"8 A100s" in the prose and `--num_gpus 8 --num_nodes 3` in the command: the prose counted one node."""
+    mine, nodes = setup.values.get("world_size"), setup.get("num_nodes")
+    if mine is None or not nodes or nodes < 2:
+        return
+    others = setup.conflicts.get("world_size", [])
+    total = next((o for o in others if o.value == mine.value * nodes and o.source in ("config", "command")), None)
+    if total is not None:
+        setup.values["world_size"] = total
+        setup.conflicts["world_size"] = [o for o in others if o is not total and o.value != total.value]
+        if not setup.conflicts["world_size"]:
+            del setup.conflicts["world_size"]
+
+
 def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     """Values the diagnosis readers find in errors, logs, commands and nvidia-smi tables."""
     try:
@@ -251,6 +268,9 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         for art in found:
             artifacts.append(art)
             for key, value in (getattr(art, "fields", None) or {}).items():
+                # DeepSpeed's batch assertion prints the world size it saw: next to the user's own count it is the
+                # disagreement the diagnosis is about (kept as a conflict), alone it is the world size.
+                key = _ARTIFACT_KEYS.get(key, key)
                 if key in VALIDATORS:
                     setup.put(key, value, "command" if art.kind == "launch_command" else source, art.kind)
     return artifacts
@@ -272,6 +292,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
         if part.kind in ("log", "error", "traceback"):
             _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")
     artifacts = _put_artifacts(setup, parts)
+    _reconcile_per_node(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts

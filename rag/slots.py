@@ -209,12 +209,12 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is)?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])" + NUM + r"\s*(?:张|块|个|x|×|\*|-)?\s*(?:卡|显卡|gpus?\b|cards?\b|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?<!\d[,，、])" + NUM + r"\s*(?:张|块|个|x|×|\*|-)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
 _GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
 _GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus)" + SEP + r"(\d+)", re.I)
-_NODES = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
+_NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
                            r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
@@ -326,6 +326,38 @@ def _batch(text: str, slots: Slots) -> None:
             slots.base_learning_rate = lr
 
 
+# "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4".
+_GPU_NUM = re.compile(r"(?:gpu\s*(?:num|count|number)|num(?:ber)?\s*of\s*(?:gpus?|cards?)|(?:gpu|显卡|卡)\s*(?:数量|个数|数))"
+                      + SEP + r"(\d+)", re.I)
+# "3 groups with 8 A100 graphics cards (total of 24 ...)", "共 16 张卡", "总共8卡": the total, whatever else was said.
+_GPU_TOTAL = re.compile(r"(?:total(?: of)?|in total|altogether|一共|总共|共计|共)\s*(\d+)\s*(?:张|块|个)?\s*(?:[\w-]+\s+){0,2}?"
+                        r"(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|graphics)", re.I)
+# "后来变成单卡", "switched to 4 GPUs": a later count replaces the earlier one.
+_GPU_CHANGE = re.compile(r"(?:变成|变为|改成|改为|换成|改用|切到|switch(?:ed)? to|moved to|now (?:on|with|using))\s*"
+                         r"(单|\d+)\s*(?:张|块)?\s*(?:卡|gpus?(?![A-Za-z]))", re.I)
+# "1 8xH100 node": nodes, then GPUs per node.
+_NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
+_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
+               "sixteen": 16}
+_COUNT_BEFORE = re.compile(r"(?:(?<![\d.,，、/])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
+                           r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
+                           r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
+_COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:\d{1,3}\s*(?:g|gb|gib)\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])", re.I)
+
+
+def _count_at_gpu_names(text: str) -> int | None:
+    """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"."""
+    for m in _GPU_NAME.finditer(text):
+        before = _COUNT_BEFORE.search(text[max(0, m.start() - 24):m.start()])
+        if before:
+            d, w, c = before.groups()
+            return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
+        after = _COUNT_AFTER.match(text[m.end():m.end() + 16])
+        if after:
+            return int(after.group(1))
+    return None
+
+
 def _parallel(text: str, slots: Slots) -> None:
     if re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
         slots.world_size = 1
@@ -337,9 +369,15 @@ def _parallel(text: str, slots: Slots) -> None:
         if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
             slots.world_size = n
             break
-    if (m := _GPUS_WORD.search(text)):
+    if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
+        slots.world_size = n
+    if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
         slots.world_size = int(m.group(1))
-    if (m := _NODES_X_GPUS.search(text)):
+    if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
+        slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
+    if (m := _NODES_OF_GPUS.search(text)):
+        slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
+    elif (m := _NODES_X_GPUS.search(text)):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
@@ -347,6 +385,10 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and slots.world_size < slots.num_nodes:
             slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
+    if (m := _GPU_TOTAL.search(text)):
+        slots.world_size = int(m.group(1))
+    if (m := _GPU_CHANGE.search(text)):
+        slots.world_size = _num(m.group(1))
     if (m := _ZERO.search(text)):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
     if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \

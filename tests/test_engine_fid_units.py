@@ -120,3 +120,40 @@ def test_title_line_is_prose_and_a_wrapped_oom_stays_one_error():
     assert [p.kind for p in parts] == ["prose", "error"]
     setup = setup_of("显存不够，请问怎么办\n" + oom)
     assert setup.get("gpu_memory_gb") == pytest.approx(39.56) and setup.source("gpu_memory_gb") == "error"
+
+
+# ---- world size --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, world_size", [
+    ("I am using one 32GB V100 GPU to do this job.", 1),                  # 2U1/Qwen-VL-Series-Finetune#184
+    ("I try to full-parameter finetune Qwen-VL on a single 80G A800.", 1),  # QwenLM/Qwen-VL#242
+    ("below is the configuration of my GPU: 2 16G A4000.", 2),            # OptimalScale/LMFlow#213
+    ("GPU: A100 80G * 1", 1),                                             # meta-llama/llama-cookbook#792
+    ("GPU: TITAN RTX 24GB *2", 2),                                        # LianjiaTech/BELLE#402
+    ("total batchsize is 4096, GPU num is 8, so per gpu batch size is 512?", 8),  # zdou0830/METER#18
+    ("我用8个gpu训练，其中每个gpu的batch size设为2。", 8),                # hiyouga/LLaMA-Factory#3215
+    ("The cpu memory usage stays same if I use 1,2,4 gpus, however, if I use 8 gpus, the cpu memory usage "
+     "increases a lot", 8),                                               # deepspeedai/DeepSpeed#2841
+    ("一张显卡休息，另外一张显卡使劲工作", 2),                            # hiyouga/LLaMA-Factory#7439
+    ("比如我上次2卡训练到了9501步，总计10500步，二次续训，变成单卡，结果变成了9501/21000", 1),  # LLaMA-Factory#3321
+    ("Configured as 3 groups with 8 A100 graphics cards (total of 24 A100-40G graphics cards)", 24),  # LLaMA-Factory#747
+    ("when I want to do full SFT on 1 8xH100 node.", 8),                  # hiyouga/LLaMA-Factory#6942
+])
+def test_world_size_as_written(text, world_size):
+    assert extract_slots(text).world_size == world_size
+
+
+def test_prose_count_per_node_with_a_multi_node_launch():
+    # hiyouga/LLaMA-Factory#747: "8 A100s" in the prose was one node of the 3 the command launches
+    setup = setup_of("I'm fine-tuning the llama-2-70B using machines containing 8 A100s (40G)\n"
+                     "```\ndeepspeed --num_gpus 8 \\\n    --num_nodes 3 \\\n    src/train_bash.py --stage sft\n```")
+    assert setup.get("world_size") == 24 and "world_size" not in setup.conflicts
+
+
+def test_world_size_deepspeed_saw_is_kept_next_to_the_users():
+    # bigcode-project/starcoder#41: 8 GPUs launched, DeepSpeed's assertion saw 1 — that disagreement is the diagnosis
+    setup = setup_of("* GPU count and types: 8 X A100 (80GB) GPUs\n```\nAssertionError: Check batch related parameters. "
+                     "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 256 != 4 * 8 "
+                     "* 1\n```")
+    assert setup.get("world_size") == 8
+    assert [(c.value, c.source) for c in setup.conflicts["world_size"]] == [(1, "error")]
+    assert setup.get("train_batch_size") == 256 and setup.get("gradient_accumulation_steps") == 8
