@@ -125,6 +125,9 @@ def _answer_values(answer: Any, key: str) -> list[Any]:
                 from calculators.presets import GPU_PRESETS
                 v = GPU_PRESETS[v].memory_gib if v in GPU_PRESETS else v
             vals.append(v)
+        # The other value the first screen shows for this key ("8 GPUs in your message, DeepSpeed saw 1").
+        if k == key:
+            vals.extend(v for v in (getattr(answer, "conflicts", None) or {}).get(k, []))
     return vals
 
 
