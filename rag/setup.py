@@ -214,12 +214,15 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     for key, value in parsed.batch.items():
         if key != "world_size" or parsed.world_size is not None:
             setup.put(key, value, source, key)
+    text_slots = extract_slots(part.text)
     for key, value in parsed.memory.items():
         if key == "precision" and not _PRECISION_WORDS.search(part.text):
             continue  # the parser's default, not something the config says
+        if key == "precision" and value == "fp32" and text_slots.precision not in (None, "fp32"):
+            continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
             setup.put(key, value, source, key)
-    _put_slots(setup, extract_slots(part.text), source, "")
+    _put_slots(setup, text_slots, source, "")
     if parsed.world_size is not None:
         setup.put("world_size", parsed.world_size, source, "launcher")
     if parsed.model_name:

@@ -402,19 +402,38 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.tensor_parallel_size = int(m.group(1))
 
 
+_PRECISION_MENTION = re.compile(
+    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b)|(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
+    # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed"
+    r"precision[\"']?\s*(?:=|:|：|to|is|as|为|设为)?\s*[\"']?(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+# "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
+_PRECISION_OFF_BEFORE = re.compile(r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
+                                   r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$", re.I)
+_PRECISION_OFF_AFTER = re.compile(r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false",
+                                  re.I)
+
+
 def _precision(text: str, slots: Slots) -> None:
+    """The first precision the text names for training, skipping ones it turns off or names for something else."""
     low = text.lower()
     deepspeed = bool(re.search(r"deepspeed|zero|train_micro_batch_size_per_gpu|\bds\b", low))
     if re.search(r"pure[-_ ]?bf16|纯\s*bf16", low):
         slots.precision = "bf16"
-    elif re.search(r"bf16|bfloat16", low):
+        return
+    for m in _PRECISION_MENTION.finditer(text):
+        if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24):m.start()]) or \
+                _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40]):
+            continue
+        kind = m.lastgroup
+        if kind == "bf16":
+            slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+        elif kind in ("fp16", "l16"):
+            slots.precision = "fp16-mixed" if deepspeed else "amp-fp16"
+        else:
+            slots.precision = "fp32"
+        return
+    if re.search(r"混合精度|mixed[-_ ]precision", low):
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
-    elif re.search(r"fp16|float16|半精度|\bamp\b", low):
-        slots.precision = "fp16-mixed" if deepspeed else "amp-fp16"
-    elif re.search(r"混合精度|mixed[-_ ]precision", low):
-        slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
-    elif re.search(r"\bfp32\b|float32|全精度|单精度", low):
-        slots.precision = "fp32"
 
 
 def _sequence(text: str, slots: Slots) -> None:
@@ -425,13 +444,26 @@ def _sequence(text: str, slots: Slots) -> None:
             slots.seq_len = int(value)
 
 
+_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|"
+                   r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
+                   r"finetuning_type\W{0,4}full", re.I)
+_LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
+# A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
+_OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|alternatives?|considering|also tried|tried using|tried|"
+                           r"而不是|不用|不是|换成|试过|也试了?)[^.。;；\n]{0,40}$", re.I)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     low = text.lower()
-    if "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
+    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    full = _FULL.search(text)
+    if full and not lora:
+        slots.finetune = "full"
+    elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
         slots.finetune = "qlora"
-    elif re.search(r"\blora\b|lora", low):
+    elif lora:
         slots.finetune = "lora"
-    elif re.search(r"全量|全参|full[-_ ]?(?:fine[-_ ]?tun|ft|parameter)|full finetun", low):
+    elif full:
         slots.finetune = "full"
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
         slots.lora_rank = int(m.group(1))

@@ -157,3 +157,31 @@ def test_world_size_deepspeed_saw_is_kept_next_to_the_users():
     assert setup.get("world_size") == 8
     assert [(c.value, c.source) for c in setup.conflicts["world_size"]] == [(1, "error")]
     assert setup.get("train_batch_size") == 256 and setup.get("gradient_accumulation_steps") == 8
+
+
+# ---- method and precision ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, finetune", [
+    ("Some alternatives we are considering are just doing LoRA, which can work. I am just exploring if it is possible "
+     "to fine-tune the full model.", "full"),                                    # EleutherAI/gpt-neox#892
+    ("how can full parameters should be finetuned rather than lora?", "full"),  # deepseek-ai/DeepSeek-Coder#78
+    ("During the full fine-tuning process ... I have also tried using LoRA for fine-tuning", "full"),  # torchtune#1871
+    ('File "/usr/local/lib/python3.10/dist-packages/peft/peft_model.py", line 1129, in forward', "lora"),  # LLaMA-Factory#3508
+])
+def test_finetune_method(text, finetune):
+    assert extract_slots(text).finetune == finetune
+
+
+@pytest.mark.parametrize("text, precision", [
+    # 2U1/Qwen-VL-Series-Finetune#184: the bf16 is the one the V100 lacks
+    ("I am using fp16 since V100 GPU doesn't support bf16.", "amp-fp16"),
+    # LLaMA-Factory#493: downcast_bf16: 'no' is off; mixed_precision: fp16 is the setting
+    ("distributed_type: DEEPSPEED downcast_bf16: 'no' machine_rank: 0 mixed_precision: fp16", "fp16-mixed"),
+    # huggingface/trl#1111: the 4-bit compute dtype is not the training precision
+    ("bnb_4bit_compute_dtype=torch.bfloat16\n        fp16=True,", "amp-fp16"),
+    # Lightning: precision=16 / "16-mixed" / "32-true"
+    ("T5_copy训练参数precision=16，batch=16", "amp-fp16"),          # renmada/t5-pegasus-pytorch#59
+    ('I re-vise the precision to "16-mixed",', "amp-fp16"),          # Lightning-AI/lit-llama#204
+    ("For finetuning santacoder (no_fp16, batch_size 2 and sequence length of 2048)", None),  # bigcode/starcoder#14
+])
+def test_precision_as_set(text, precision):
+    assert extract_slots(text).precision == precision
