@@ -47,8 +47,10 @@ _ERROR_LINE = re.compile(
     r"(?:^|\s|\])(?:(?-i:[\w.]*[A-Z]\w*(?:Error|Exception|Interrupt))\b:?|CUDA out of memory|out of memory|OutOfMemory|"
     r"AssertionError|Killed\b|SIGKILL|Signals\.SIGKILL|exit(?:code| code|ed with)\s*[:=]?\s*-?\d+|ChildFailedError|"
     r"NCCL (?:error|WARN)|RuntimeError|ValueError|KeyError|TypeError|(?-i:ERROR|FAILED)\b|fatal\b|"
-    r"is not equal to|!=\s*\d+\s*\*|GiB total capacity|already allocated|reserved in total by PyTorch|"
-    r"max_split_size_mb|PYTORCH_CUDA_ALLOC_CONF)", re.I)
+    r"is not equal to|!=\s*\d+\s*\*)", re.I)
+# The rest of a CUDA OOM message wrapped over lines: part of the error, never its key line.
+_ERROR_CONT = re.compile(r"GiB total capacity|already allocated|reserved in total by PyTorch|max_split_size_mb|"
+                         r"PYTORCH_CUDA_ALLOC_CONF")
 _TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
 _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
@@ -123,6 +125,8 @@ def _line_kind(line: str, first: bool = False) -> PartKind | None:
         return "command"
     if _LOG_LINE.match(line):
         return "log"
+    if _ERROR_CONT.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line):
+        return "error"
     if _ERROR_LINE.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line) and \
             not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I) and \
             not (_FIRST_PERSON.search(line) and not _EXCEPTION_AT.match(line)) and \

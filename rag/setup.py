@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from .parts import Part, prose_of
-from .slots import Slots, extract_printed, extract_slots
+from .slots import Slots, extract_gpu, extract_printed, extract_slots
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -294,6 +294,8 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     for part in parts:
         if part.kind in ("log", "error", "traceback"):
             _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")
+        elif part.kind == "nvidia_smi":
+            _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
     _reconcile_per_node(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):

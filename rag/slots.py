@@ -146,6 +146,21 @@ _GPU_OTHERS = re.compile(r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|
                          r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$", re.I)
 
 
+def _quoted(text: str, pos: int) -> bool:
+    """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line): someone else's words."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text.count("“", 0, pos) > text.count("”", 0, pos) or text[line_start:pos].lstrip().startswith(">")
+
+
+def extract_gpu(text: str) -> Slots:
+    """Only the GPU a text names (an nvidia-smi table's "Tesla P100-PCIE..."), none of the other patterns."""
+    slots = Slots()
+    if (mentions := _gpu_mentions(text)):
+        _, name, cap = mentions[0]
+        slots.gpu_text, slots.gpu = re.sub(r"\s+", " ", name)[:40], _gpu_preset(name, cap)
+    return slots
+
+
 def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first."""
     out = []
@@ -153,8 +168,8 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
         before = text[max(0, m.start() - 24):m.start()]
         cap = _GPU_CAP_AFTER.match(text[m.end():m.end() + 24]) or _GPU_CAP_BEFORE.search(before[-12:])
         mine = _GPU_MINE.search(before)
-        score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十单双"
-                 else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) else 0)
+        score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
+                 else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
@@ -218,7 +233,8 @@ _NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
                            r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
-_ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])\b|stage[-_ ]?([0-3])\b|\bz([0-3])\b", re.I)
+_ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
+                   r"(?<![A-Za-z0-9])z([0-3])(?![\dA-Za-z])", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
 _SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"

@@ -185,3 +185,30 @@ def test_finetune_method(text, finetune):
 ])
 def test_precision_as_set(text, precision):
     assert extract_slots(text).precision == precision
+
+
+def test_gpu_in_an_nvidia_smi_table_and_quoted_setups():
+    # woshiyyya/DFGN-pytorch#23: the card is named only in the nvidia-smi table
+    smi = ("+-----------------------------------------------------------------------------+\n"
+           "| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |\n"
+           "|-------------------------------+----------------------+----------------------+\n"
+           "|   0  Tesla P100-PCIE...  On   | 00000000:00:06.0 Off |                    0 |\n"
+           "| N/A   40C    P0    36W / 250W |  11677MiB / 12198MiB |      0%      Default |\n"
+           "+-------------------------------+----------------------+----------------------+\n")
+    setup = setup_of("是GPU太小的问题吗？\n" + smi)
+    assert setup.get("gpu_text") == "Tesla P100-PCIE" and setup.source("gpu_text") == "nvidia_smi"
+    # ZhuiyiTechnology/t5-pegasus#8: the 3090s are in a quotation of the author's setup
+    s = extract_slots("单卡Tesla V100；16G显存\n（追问）我看作者用的是3090，这个应该是24G的吧\n“使用6张3090训练了100万步”")
+    assert (s.gpu, s.gpu_text, s.gpu_memory_gb) == ("v100-16gb", "Tesla V100", 16.0)
+
+
+def test_zero_stage_glued_to_chinese():
+    # QwenLM/Qwen3-VL#126
+    assert extract_slots("使用DeepSpeed ZeRO3训练模型时").zero_stage == 3
+
+
+def test_wrapped_oom_key_line_is_the_exception():
+    parts = split_message("显存不够\nOutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 39.56\n"
+                          "GiB total capacity; 37.88 GiB already allocated; 32.56 MiB free\n"
+                          "setting max_split_size_mb to avoid fragmentation. See PYTORCH_CUDA_ALLOC_CONF\n")
+    assert parts[-1].key_line.startswith("OutOfMemoryError: CUDA out of memory")
