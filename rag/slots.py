@@ -200,15 +200,30 @@ _REQUIREMENT = re.compile(r"(?:最小|最低|至少|需要|要求|推荐|minimum
                           re.I)
 _GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I)
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
+_USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:占用了?|占了|用了|使用了?|吃了|到了|涨到|达到|显示|uses?|using|used|shows?|showing|consum\w*|takes?|taking|"
-    r"occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at)\s*(?:about|around|~|约|大约|大概|近|接近)?\s*" + _GB + "|"
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示)\s*(?:也|都|还)?\s*(?:在|为|是)?|uses?|using|used|shows?|showing|"
+    r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
+    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
+    r"(?:about|around|~|约|大约|大概|近|接近)?\s*" + _USE_GB + "|"
     + _GB + r"\s*(?:already allocated|allocated|in use|used|已分配|已使用|的占用)", re.I)
 
+
+def _observed_gb(m: re.Match[str]) -> float:
+    """The amount an observation names; the top of a range ("占35-39G" → 39)."""
+    return max(float(g) for g in m.groups() if g is not None)
+
+# How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
+_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)"
+_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
-    r"(?<![A-Za-z_])(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
+    r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
     r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小)"
-    + SEP + NUM, re.I)
+    r"(?:" + _SET + r"|" + SEP + r")|"
+    # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
+    r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)"
+    + NUM + r"(?!\d|\.\d)", re.I)
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
     r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
@@ -292,7 +307,7 @@ def _gpu(text: str, slots: Slots) -> None:
             slots.gpu_memory_gb = cap
     observed = _OBSERVED.search(text)
     if observed:
-        gb = float(next(g for g in observed.groups() if g is not None))
+        gb = _observed_gb(observed)
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
@@ -316,6 +331,8 @@ def _gpu_family_key(name: str) -> str:
     return re.sub(r"^(?:nvidia|amd|tesla|geforce|quadro|rtx|gtx|\s|-)+", "", name.lower()).rstrip("s")[:6]
 
 
+# "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.
+_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)\s*$", re.I)
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
@@ -326,7 +343,8 @@ def _batch(text: str, slots: Slots) -> None:
         slots.train_micro_batch_size_per_gpu = int(m.group(1))
         if (b := _BATCH_FLAG.search(text)):
             slots.train_batch_size = int(b.group(1))
-    elif (m := _MICRO.search(text)):
+    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])),
+                    None)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
     if (m := _GA_CHANGE.search(text)):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
@@ -538,7 +556,7 @@ def classify_key(key: str) -> str | None:
             return "train_micro_batch_size_per_gpu"
         if ws & {"global", "total", "effective"} or joined in ("train_batch_size", "global_batch_size"):
             return "train_batch_size"
-        if joined in ("batch_size", "bs", "batchsize", "batch", "per_device_batch_size"):
+        if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
             return "train_micro_batch_size_per_gpu"
         return None
     if joined in ("max_seq_len", "max_seq_length", "seq_len", "seq_length", "cutoff_len", "max_length",
@@ -563,14 +581,22 @@ def classify_key(key: str) -> str | None:
     return None
 
 
+# A dataclass field's default: `per_device_train_batch_size: int = field(default=1, ...)`.
+_FIELD_DEFAULT = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,60})\s*:\s*[\w\[\], .]{1,30}=\s*field\(\s*default\s*=\s*"
+                            r"(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\b")
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
-    found = [(m, classify_key(m.group(1))) for m in _ASSIGN.finditer(text)]
+    found = [(m, classify_key(m.group(1))) for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)],
+                                                            key=lambda m: m.start())]
     # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
     explicit_micro = any(key == "train_micro_batch_size_per_gpu" and "micro" in "".join(_key_words(m.group(1)))
                          for m, key in found)
     for m, key in found:
+        if key == "train_micro_batch_size_per_gpu" and _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            key = "train_batch_size"  # "total batchsize is 4096"
         if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
                 "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs"):
             key = "train_batch_size"

@@ -212,3 +212,30 @@ def test_wrapped_oom_key_line_is_the_exception():
                           "GiB total capacity; 37.88 GiB already allocated; 32.56 MiB free\n"
                           "setting max_split_size_mb to avoid fragmentation. See PYTORCH_CUDA_ALLOC_CONF\n")
     assert parts[-1].key_line.startswith("OutOfMemoryError: CUDA out of memory")
+
+
+# ---- batch and observed use in sentences -------------------------------------------------------------------
+@pytest.mark.parametrize("text, micro", [
+    ("测试模型：BLOOM 560M & BLOOM 1.1B, training batch 为1", 1),                 # LianjiaTech/BELLE#402
+    ("为啥我12G显存 batch_size 要设置成2才不会oom", 2),                            # Morizeyao/GPT2-Chinese#160
+    ("我用单张16G的V100，batchsize最多设置为2，占用显存约10G", 2),                  # PaddlePaddle/PaddleSeg#985
+    ("batch_size默认使用1 数据集为1800多条 epoch为3 为什么step是351呢？", 1),       # modelscope/ms-swift#1067
+    ("The above code works well with a 16GB Nvidia Tesla batch size of 96.", 96),  # huggingface/peft#785
+    ('per_device_train_batch_size: int = field(default=1, metadata={"help": "训练的batch size"})', 1),  # LLM-Dojo#15
+    ("total batchsize is 4096, GPU num is 8, so per gpu batch size is 512?", 512),  # zdou0830/METER#18
+    ("a batch of 1800 samples", None),
+])
+def test_micro_batch_in_sentences(text, micro):
+    assert extract_slots(text).train_micro_batch_size_per_gpu == micro
+
+
+@pytest.mark.parametrize("text, observed", [
+    ("looking in nvidia-smi I see 9.6GB in both cases", 9.6),                     # bitsandbytes#22
+    ("zero2占35-39G\nzero3也占35-39G，显存达到上限", 39.0),                         # LLaMA-Factory#493
+    ("使用zero3的情况下显存占用也在17个G左右", 17.0),                              # OpenBMB/MiniCPM-V#537
+    ("I can see the memory usage increases from 5Gb to 61Gb", 61.0),              # bigcode/starcoder#47
+    ("Also, training loads GPU with 10GB of memory.", 10.0),                      # huggingface/trl#1111
+])
+def test_observed_use(text, observed):
+    s = extract_slots(text)
+    assert s.observed_memory_gb == observed and s.gpu_memory_gb != observed
