@@ -373,7 +373,7 @@ _GPU_CHANGE = re.compile(r"(?:变成|变为|改成|改为|换成|改用|切到|s
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
 _COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
                "sixteen": 16}
-_COUNT_BEFORE = re.compile(r"(?:(?<![\d.,，、/])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
+_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
                            r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
                            r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
 _COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:\d{1,3}\s*(?:g|gb|gib)\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])", re.I)
