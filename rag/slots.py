@@ -239,11 +239,12 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is)?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?<!\d[,，、])" + NUM + r"\s*(?:张|块|个|x|×|\*|-)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?<!\d[,，、])" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+                   r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
 _GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
-_GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus)" + SEP + r"(\d+)", re.I)
+_GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I)
 _NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
@@ -382,6 +383,8 @@ _COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:\d{1,3}\s*(?:g|gb|gib)\s*)?(?:gpus?\s*)
 def _count_at_gpu_names(text: str) -> int | None:
     """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"."""
     for m in _GPU_NAME.finditer(text):
+        if _quoted(text, m.start()):
+            continue
         before = _COUNT_BEFORE.search(text[max(0, m.start() - 24):m.start()])
         if before:
             d, w, c = before.groups()
@@ -393,11 +396,11 @@ def _count_at_gpu_names(text: str) -> int | None:
 
 
 def _parallel(text: str, slots: Slots) -> None:
-    if re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
-        slots.world_size = 1
     if (m := _GPUS_EN.search(text)):
         slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
+        if m.group(1) == "单" or _quoted(text, m.start()):
+            continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
@@ -405,6 +408,9 @@ def _parallel(text: str, slots: Slots) -> None:
             break
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
         slots.world_size = n
+    # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
+    if slots.world_size is None and re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
+        slots.world_size = 1
     if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
         slots.world_size = int(m.group(1))
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
@@ -518,7 +524,8 @@ def _memory_features(text: str, slots: Slots) -> None:
 # `accumulate_grad_batches: 2`, `set micro_train_batch_size as 2`. Every framework spells its keys its own way; the
 # words inside a key say what it is, so the key is split into words and classified instead of listed.
 _ASSIGN = re.compile(
-    r"(?<![\w.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s|\s(?=\d))\s*"
+    r"(?<![A-Za-z0-9_.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
+    r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _WORD_NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
@@ -545,13 +552,15 @@ def classify_key(key: str) -> str | None:
         return None
     joined = "_".join(words)
     ws = set(words)
+    if "accum" in joined or "accumulat" in joined:
+        if ws & (_NOT_TRAIN - {"steps", "step"}):
+            return None  # eval_accumulation_steps
+        # Caffe's accum_batch_size is the batch gradients are accumulated to, not a number of steps
+        return "train_batch_size" if "batch" in joined and "batches" not in ws else "gradient_accumulation_steps"
     if ws & _NOT_TRAIN and not (joined.startswith("max_seq") or joined in ("max_length", "model_max_length",
                                                                            "max_seq_length", "max_seq_len")):
-        if not ("accumulation" in ws and "steps" in ws and not ws & (_NOT_TRAIN - {"steps", "step"})):
-            return None
-    if "accum" in joined or "accumulat" in joined:
-        return "gradient_accumulation_steps"
-    if "batch" in joined or words[-1] == "bs" or joined in ("bs", "batchsize"):
+        return None
+    if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
         if ws & {"micro", "microbatch", "device", "gpu", "per"}:
             return "train_micro_batch_size_per_gpu"
         if ws & {"global", "total", "effective"} or joined in ("train_batch_size", "global_batch_size"):
@@ -563,8 +572,8 @@ def classify_key(key: str) -> str | None:
                   "model_max_length", "max_len", "block_size", "sequence_len", "sequence_length", "max_source_length",
                   "context_length", "max_seq"):
         return "seq_len"
-    if joined in ("nproc_per_node", "num_processes", "num_gpus", "world_size", "n_gpu", "n_gpus", "ngpus", "gpus",
-                  "gpu_num", "num_gpu", "nproc"):
+    if joined in ("nproc_per_node", "num_processes", "num_gpus", "world_size", "n_gpu", "n_gpus", "gpu_num", "num_gpu",
+                  "nproc"):
         return "world_size"
     if joined in ("nnodes", "num_nodes", "num_machines", "n_nodes", "nodes"):
         return "num_nodes"

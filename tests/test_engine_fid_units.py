@@ -239,3 +239,21 @@ def test_micro_batch_in_sentences(text, micro):
 def test_observed_use(text, observed):
     s = extract_slots(text)
     assert s.observed_memory_gb == observed and s.gpu_memory_gb != observed
+
+
+@pytest.mark.parametrize("text, world_size", [
+    ("我用3个12G的卡训练，但是第一个卡显存会爆掉……但是用单卡来跑的话batchsize可以设置为6", 3),  # pytorch_classification#43
+    ("qwen1.5-4b全量训练8*80G显卡batch设为1会爆显存", 8),                              # LLaMA-Factory#2992
+    ("你好，微调模型单卡，多卡需要多大的显存？……如果把单卡1个batch需要的显存分到两个显卡上", 2),  # gpt2-ml-torch#11
+    ('trainer = pl.Trainer(gpus = 1, precision = 32)', 1),                          # lllyasviel/ControlNet#456
+    ("Fine-tuning Method\tGPUs: 2\tGPUs: 4\tGPUs: 8\n我在8张3090上面训练", 8),          # OpenBMB/MiniCPM-V#537
+])
+def test_world_size_single_is_a_fallback(text, world_size):
+    assert extract_slots(text).world_size == world_size
+
+
+def test_keys_that_only_look_like_settings():
+    assert classify_key("ids_per_batch") is None                     # person-reid: not a batch size
+    assert classify_key("accum_batch_size") == "train_batch_size"    # Caffe SSD: the accumulated batch
+    assert classify_key("gradient_accumulate_step") == "gradient_accumulation_steps"  # DFGN-pytorch#23
+    assert extract_slots("我设置一个更小的gradient_accumulate_step=5").gradient_accumulation_steps == 5
