@@ -254,8 +254,9 @@ _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
 _SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
-                  r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?", re.I)
-_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens|token|长度|上下文|context)", re.I)
+                  r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
+                  re.I)
+_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
 _CKPT = re.compile(r"gradient[-_ ]?checkpointing|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
                    r"recomputation", re.I)
@@ -539,6 +540,11 @@ def _key_words(key: str) -> list[str]:
     return [w.lower() for w in _KEY_WORDS.findall(key.replace("-", "_").replace(".", "_"))]
 
 
+_SEQ_KEYS = {"max_seq_len", "max_seq_length", "seq_len", "seq_length", "cutoff_len", "max_length", "model_max_length",
+             "max_len", "block_size", "sequence_len", "sequence_length", "max_source_length", "context_length", "max_seq",
+             "max_words", "max_tokens_per_sample", "max_position"}
+
+
 def classify_key(key: str) -> str | None:
     """The setup key a config / command / env key names, from the words in it; None when it names none of ours.
 
@@ -557,8 +563,9 @@ def classify_key(key: str) -> str | None:
             return None  # eval_accumulation_steps
         # Caffe's accum_batch_size is the batch gradients are accumulated to, not a number of steps
         return "train_batch_size" if "batch" in joined and "batches" not in ws else "gradient_accumulation_steps"
-    if ws & _NOT_TRAIN and not (joined.startswith("max_seq") or joined in ("max_length", "model_max_length",
-                                                                           "max_seq_length", "max_seq_len")):
+    if joined in _SEQ_KEYS:
+        return "seq_len"
+    if ws & _NOT_TRAIN:
         return None
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
         if ws & {"micro", "microbatch", "device", "gpu", "per"}:
@@ -568,10 +575,6 @@ def classify_key(key: str) -> str | None:
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
             return "train_micro_batch_size_per_gpu"
         return None
-    if joined in ("max_seq_len", "max_seq_length", "seq_len", "seq_length", "cutoff_len", "max_length",
-                  "model_max_length", "max_len", "block_size", "sequence_len", "sequence_length", "max_source_length",
-                  "context_length", "max_seq"):
-        return "seq_len"
     if joined in ("nproc_per_node", "num_processes", "num_gpus", "world_size", "n_gpu", "n_gpus", "gpu_num", "num_gpu",
                   "nproc"):
         return "world_size"
@@ -591,7 +594,7 @@ def classify_key(key: str) -> str | None:
 
 
 # A dataclass field's default: `per_device_train_batch_size: int = field(default=1, ...)`.
-_FIELD_DEFAULT = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,60})\s*:\s*[\w\[\], .]{1,30}=\s*field\(\s*default\s*=\s*"
+_FIELD_DEFAULT = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,60})\s*:\s*[\w\[\], .]{1,30}=\s*(?:field\(\s*default\s*=\s*)?"
                             r"(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\b")
 
 

@@ -257,3 +257,14 @@ def test_keys_that_only_look_like_settings():
     assert classify_key("accum_batch_size") == "train_batch_size"    # Caffe SSD: the accumulated batch
     assert classify_key("gradient_accumulate_step") == "gradient_accumulation_steps"  # DFGN-pytorch#23
     assert extract_slots("我设置一个更小的gradient_accumulate_step=5").gradient_accumulation_steps == 5
+
+
+@pytest.mark.parametrize("text, seq_len", [
+    ("8 GPUs, max_words = 512, 7B", 512),                                               # LLaMA2-Accessory#91
+    ("   --max_len 2048 \\", 2048),                                                    # OpenRLHF#384
+    ("max_length: Optional[int] = 1024\nmax_prompt_length: Optional[int] = 512", 1024),  # LLM-Dojo#15
+    ("（追问）长度已改成4096，batch是1", 4096),                                          # LLaMA-Factory#2992
+    ("train a lora of 512+ ctx sizes in it?", 512),                                     # alpaca-lora#221
+])
+def test_sequence_length(text, seq_len):
+    assert extract_slots(text).seq_len == seq_len
