@@ -250,7 +250,9 @@ _NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b
 _NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
                            r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
 _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
-                   r"(?<![A-Za-z0-9])z([0-3])(?![\dA-Za-z])", re.I)
+                   r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])", re.I)
+# A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
+_ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
 _SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
@@ -430,7 +432,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = int(m.group(1))
     if (m := _GPU_CHANGE.search(text)):
         slots.world_size = _num(m.group(1))
-    if (m := _ZERO.search(text)):
+    if (m := _ZERO_KEY.search(text) or _ZERO.search(text)):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
     if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
             not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
@@ -635,6 +637,8 @@ _BANNER = [
      "train_batch_size"),
     (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)", re.I), "gradient_accumulation_steps"),
 ]
+# DeepSpeed's stage-3 optimizer named in a traceback or log.
+_ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
 # TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
 _TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 
@@ -646,6 +650,8 @@ def extract_printed(text: str) -> Slots:
     for pattern, key in _BANNER:
         if (m := pattern.search(text)):
             setattr(slots, key, int(m.group(1)))
+    if _ZERO3_CLASS.search(text):
+        slots.zero_stage = 3
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
     return slots

@@ -268,3 +268,17 @@ def test_keys_that_only_look_like_settings():
 ])
 def test_sequence_length(text, seq_len):
     assert extract_slots(text).seq_len == seq_len
+
+
+@pytest.mark.parametrize("text, stage", [
+    ('[BUG]deepspeed-zero-2-cpu-offloading\n"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme"}}', 3),
+    ("### Reproduction\nds3配置", 3),                                                  # LLaMA-Factory#4078
+    ("--deepspeed=deepspeed_z3_config_bf16.json", 3),                                   # bigcode/starcoder#41
+])
+def test_zero_stage_as_set(text, stage):
+    assert extract_slots(text).zero_stage == stage
+
+
+def test_zero3_optimizer_in_a_log():
+    # baichuan-inc/Baichuan2#113
+    assert extract_printed("[INFO] [Driver] optimizer = DeepSpeedZeroOptimizer_Stage3(").zero_stage == 3
