@@ -86,8 +86,9 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 # Model names people write, beyond the presets: family + optional version + size ("Qwen-14B", "baichuan2-13b-chat").
 _MODEL_NAME = re.compile(
-    r"(?<![A-Za-z0-9])((?:qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
-    r"llama[-_ ]?[23](?:\.[0-9])?|llama|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
+    r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
+    # "llama factory" / LLaMA-Factory is the framework, not a model
+    r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
     r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm)(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
@@ -273,12 +274,19 @@ def _negated(text: str, start: int) -> bool:
     return bool(_NEG.search(window))
 
 
+# The size inside a model name glued to it: "Qwen7B", "Baichuan13b", "yi34B", "vicuna_13b".
+_NAME_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB](?=[-_ ](?:chat|instruct|base|it|hf))",
+                        re.I)
+
+
 def _model(text: str, slots: Slots) -> None:
     if (m := _MODEL_NAME.search(text)):
         slots.model_text = m.group(1).strip()[:60]
+        if (size := _NAME_SIZE.search(slots.model_text)):
+            slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     for pattern, name in _MODEL_PATTERNS:
         if pattern.search(text):
-            slots.model = name
+            slots.model, slots.num_params = name, None  # the preset carries its size
             return
     m = _PARAMS_B.search(text)
     if m and not re.search(r"\b(?:bf|fp)$", text[:m.start()], re.I):

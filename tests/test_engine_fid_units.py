@@ -282,3 +282,13 @@ def test_zero_stage_as_set(text, stage):
 def test_zero3_optimizer_in_a_log():
     # baichuan-inc/Baichuan2#113
     assert extract_printed("[INFO] [Driver] optimizer = DeepSpeedZeroOptimizer_Stage3(").zero_stage == 3
+
+
+@pytest.mark.parametrize("text, model_text, num_params", [
+    ("双卡4090 lora微调Baichuan13b发生OOM错误", "Baichuan13b", 13e9),                   # LLaMA-Factory#634
+    ("llama factory 0.8.2\nyi34B   zero3  lora，模型load时显存先涨到50G+", "yi34B", 34e9),  # LLaMA-Factory#4745
+    ("预训练codeqwen1.5-7b时显存分布异常", "codeqwen1.5-7b", None),                      # LLaMA-Factory#3908
+])
+def test_model_name_and_its_size(text, model_text, num_params):
+    s = extract_slots(text)
+    assert s.model_text == model_text and (num_params is None or s.num_params == num_params)
