@@ -50,7 +50,8 @@ _ERROR_LINE = re.compile(
     r"is not equal to|!=\s*\d+\s*\*)", re.I)
 # The rest of a CUDA OOM message wrapped over lines: part of the error, never its key line.
 _ERROR_CONT = re.compile(r"GiB total capacity|already allocated|reserved in total by PyTorch|max_split_size_mb|"
-                         r"PYTORCH_CUDA_ALLOC_CONF")
+                         r"PYTORCH_CUDA_ALLOC_CONF|GiB memory in use|is allocated by PyTorch|reserved by PyTorch but "
+                         r"unallocated|total capac\w* of [\d.]+ GiB")
 _TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
 _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"

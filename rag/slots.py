@@ -203,16 +203,20 @@ _GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:�
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示)\s*(?:也|都|还)?\s*(?:在|为|是)?|uses?|using|used|shows?|showing|"
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
+    r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*" + _USE_GB + "|"
-    + _GB + r"\s*(?:already allocated|allocated|in use|used|已分配|已使用|的占用)", re.I)
+    + _GB + r"\s*(?:is\s+)?(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
+    # "显存39825MB" next to a run's settings: a measurement, in MB
+    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)", re.I)
 
 
 def _observed_gb(m: re.Match[str]) -> float:
-    """The amount an observation names; the top of a range ("占35-39G" → 39)."""
-    return max(float(g) for g in m.groups() if g is not None)
+    """The amount an observation names; the top of a range ("占35-39G" → 39); MB in GB."""
+    gb = max(float(g) for g in m.groups() if g is not None)
+    return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
 _SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)"
@@ -500,14 +504,16 @@ _FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft
                    r"finetuning_type\W{0,4}full", re.I)
 _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
 # A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
-_OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|alternatives?|considering|also tried|tried using|tried|"
-                           r"而不是|不用|不是|换成|试过|也试了?)[^.。;；\n]{0,40}$", re.I)
+_OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
+                           r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$", re.I)
+# "without any PEFT and Quantization": the whole model is trained.
+_NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
 def _finetune(text: str, slots: Slots) -> None:
     low = text.lower()
     lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
-    full = _FULL.search(text)
+    full = _FULL.search(text) or _NO_ADAPTER.search(text)
     if full and not lora:
         slots.finetune = "full"
     elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):

@@ -292,3 +292,19 @@ def test_zero3_optimizer_in_a_log():
 def test_model_name_and_its_size(text, model_text, num_params):
     s = extract_slots(text)
     assert s.model_text == model_text and (num_params is None or s.num_params == num_params)
+
+
+def test_no_adapter_means_full_and_a_question_about_lora_is_not_the_method():
+    # meta-llama/llama-cookbook#413; InternLM/InternLM-XComposer#314
+    assert extract_slots("I wanted to finetune the llama-7b model without any PEFT and Quantization").finetune == "full"
+    assert extract_slots("全参数微调是否可行……如果全参数微调不可行，那么是否可以多阶段lora微调？").finetune == "full"
+
+
+@pytest.mark.parametrize("text, observed", [
+    ("长度1024，不加lora， batch_size=1，显存39825MB", 38.89),            # yuanzhoulvpi2017/zero_nlp#23
+    ("直接跑train.py, 显存消耗50-60G，", 60.0),                           # ssbuild/chatglm_finetuning#253
+    ("训练时使用显存也一直维持在9.8G", 9.8),                               # modelscope/ms-swift#5400
+    ("batch是1， accumulate_grad 1, 显存占用一直在30G左右", 30.0),          # LLaMA-Factory#2992
+])
+def test_observed_use_more(text, observed):
+    assert extract_slots(text).observed_memory_gb == pytest.approx(observed, abs=0.01)
