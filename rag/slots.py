@@ -163,11 +163,17 @@ def extract_gpu(text: str) -> Slots:
 
 
 def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
-    """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first."""
+    """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first.
+
+    A size that is part of an observation ("3090(17GB memory per card is used)") is not the card's capacity."""
+    used = [m.span() for m in _OBSERVED.finditer(text)]
     out = []
     for i, m in enumerate(_GPU_NAME.finditer(text)):
         before = text[max(0, m.start() - 24):m.start()]
-        cap = _GPU_CAP_AFTER.match(text[m.end():m.end() + 24]) or _GPU_CAP_BEFORE.search(before[-12:])
+        after = _GPU_CAP_AFTER.match(text[m.end():m.end() + 24])
+        if after and any(a <= m.end() + after.start(1) < b for a, b in used):
+            after = None
+        cap = after or _GPU_CAP_BEFORE.search(before[-12:])
         mine = _GPU_MINE.search(before)
         score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
                  else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
@@ -208,7 +214,8 @@ _OBSERVED = re.compile(
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*" + _USE_GB + "|"
-    + _GB + r"\s*(?:is\s+)?(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
+    + _GB + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
+    r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
     r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)", re.I)
 

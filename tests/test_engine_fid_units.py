@@ -308,3 +308,9 @@ def test_no_adapter_means_full_and_a_question_about_lora_is_not_the_method():
 ])
 def test_observed_use_more(text, observed):
     assert extract_slots(text).observed_memory_gb == pytest.approx(observed, abs=0.01)
+
+
+def test_size_in_an_observation_next_to_a_gpu_is_not_its_capacity():
+    # BatsResearch/csp#15
+    s = extract_slots("i can train model with batch size of 64 by two RTX 3090(17GB memory per card is used).")
+    assert s.gpu_memory_gb is None and s.observed_memory_gb == 17.0 and s.gpu == "rtx-3090"
