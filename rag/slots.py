@@ -137,7 +137,7 @@ _GPU_NAME = re.compile(
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
 # A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
-_GPU_CAP_AFTER = re.compile(r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", re.I)
+_GPU_CAP_AFTER = re.compile(r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])", re.I)
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
 # Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
 _GPU_MINE = re.compile(r"(?:\d|[一两二三四五六七八九十单双]|two|three|four|six|eight)\s*(?:张|块|台|x|×|\*|个)?\s*$|"
@@ -399,7 +399,8 @@ _COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "two": 2, "three": 3, "four
 _COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
                            r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
                            r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
-_COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:\d{1,3}\s*(?:g|gb|gib)\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])", re.I)
+_COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])",
+                          re.I)
 
 
 def _count_at_gpu_names(text: str) -> int | None:
@@ -576,8 +577,10 @@ def classify_key(key: str) -> str | None:
     name for the global batch) → the global batch; ``GRADIENT_ACCUMULATIONS``, ``accumulate_grad_batches``,
     ``grad_accum`` → GA; ``eval_batch_size``, ``rollout_batch_size`` → None.
     """
-    words = _key_words(key)
-    if not words or len(words) > 8:
+    words = ["batch" if w == "bsize" else w for w in _key_words(key)]  # OpenRLHF's micro_train_bsize
+    if "batch" in words and "bsize" in key.lower():
+        words.append("size")
+    if not words or len(words) > 9:
         return None
     joined = "_".join(words)
     ws = set(words)
@@ -609,7 +612,7 @@ def classify_key(key: str) -> str | None:
         return "zero_stage"
     if joined in ("lora_rank", "lora_r"):
         return "lora_rank"
-    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp"):
+    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp", "autotp_size"):
         return "tensor_parallel_size"
     if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):
         return "pipeline_parallel_size"
@@ -633,7 +636,7 @@ def _assignments(text: str, slots: Slots) -> None:
         if key == "train_micro_batch_size_per_gpu" and _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
             key = "train_batch_size"  # "total batchsize is 4096"
         if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
-                "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs"):
+                "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize"):
             key = "train_batch_size"
         if key is None or key in seen:
             continue

@@ -314,3 +314,11 @@ def test_size_in_an_observation_next_to_a_gpu_is_not_its_capacity():
     # BatsResearch/csp#15
     s = extract_slots("i can train model with batch size of 64 by two RTX 3090(17GB memory per card is used).")
     assert s.gpu_memory_gb is None and s.observed_memory_gb == 17.0 and s.gpu == "rtx-3090"
+
+
+def test_openrlhf_bsize_and_a_count_after_a_sized_name():
+    # OpenRLHF/OpenRLHF#384
+    s = extract_slots("显卡为 `A100-80Gx8`\n按照如下参数训练 (bsize=128, micro_train_bsize=1, bf16, zero3)")
+    assert (s.world_size, s.gpu, s.gpu_memory_gb) == (8, "a100-80gb", 80.0)
+    assert (s.train_batch_size, s.train_micro_batch_size_per_gpu) == (128, 1)
+    assert classify_key("autotp_size") == "tensor_parallel_size"   # deepspeedai/DeepSpeed#7298
