@@ -250,7 +250,8 @@ _BATCH_CHANGE = re.compile(r"(?:batch|批次?|批大小)\D{0,16}?(?:从|from)\s*
 _BATCH_CHANGE_FROM = re.compile(
     r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
-_LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is)?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
+_LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
+                 r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
 _GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?<!\d[,，、])" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
                    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
@@ -272,7 +273,7 @@ _SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)
                   re.I)
 _SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
-_CKPT = re.compile(r"gradient[-_ ]?checkpointing|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
+_CKPT = re.compile(r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
                    r"recomputation", re.I)
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
 _EAGER = re.compile(r"\beager\b", re.I)
@@ -483,7 +484,12 @@ def _precision(text: str, slots: Slots) -> None:
     if re.search(r"pure[-_ ]?bf16|纯\s*bf16", low):
         slots.precision = "bf16"
         return
+    switched_off = False
     for m in _PRECISION_MENTION.finditer(text):
+        if m.lastgroup in ("bf16", "fp16") and (re.search(r"no[_-]$", text[max(0, m.start() - 3):m.start()], re.I)
+                                                or _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40])):
+            switched_off = True  # "no_fp16", "fp16": {"enabled": false}
+            continue
         if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24):m.start()]) or \
                 _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40]):
             continue
@@ -497,6 +503,8 @@ def _precision(text: str, slots: Slots) -> None:
         return
     if re.search(r"混合精度|mixed[-_ ]precision", low):
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+    elif switched_off:
+        slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
 
 
 def _sequence(text: str, slots: Slots) -> None:
@@ -612,7 +620,8 @@ def classify_key(key: str) -> str | None:
         return "zero_stage"
     if joined in ("lora_rank", "lora_r"):
         return "lora_rank"
-    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp", "autotp_size"):
+    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp", "autotp_size",
+                  "model_parallel_size"):
         return "tensor_parallel_size"
     if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):
         return "pipeline_parallel_size"

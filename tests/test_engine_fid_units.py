@@ -181,7 +181,8 @@ def test_finetune_method(text, finetune):
     # Lightning: precision=16 / "16-mixed" / "32-true"
     ("T5_copy训练参数precision=16，batch=16", "amp-fp16"),          # renmada/t5-pegasus-pytorch#59
     ('I re-vise the precision to "16-mixed",', "amp-fp16"),          # Lightning-AI/lit-llama#204
-    ("For finetuning santacoder (no_fp16, batch_size 2 and sequence length of 2048)", None),  # bigcode/starcoder#14
+    ("For finetuning santacoder (no_fp16, batch_size 2 and sequence length of 2048)", "fp32"),  # bigcode/starcoder#14
+    ('"fp16": {"enabled": false}, "bf16": {"enabled": true}', "amp-bf16"),
 ])
 def test_precision_as_set(text, precision):
     assert extract_slots(text).precision == precision
@@ -322,3 +323,10 @@ def test_openrlhf_bsize_and_a_count_after_a_sized_name():
     assert (s.world_size, s.gpu, s.gpu_memory_gb) == (8, "a100-80gb", 80.0)
     assert (s.train_batch_size, s.train_micro_batch_size_per_gpu) == (128, 1)
     assert classify_key("autotp_size") == "tensor_parallel_size"   # deepspeedai/DeepSpeed#7298
+
+
+def test_lr_checkpointing_and_megatron_model_parallel():
+    # mosaicml/diffusion#17, microsoft/LoRA#120, Alpha-VLLM/LLaMA2-Accessory#26
+    assert extract_slots("In SD-256.yaml, the learning rate is set to 1e-4").base_learning_rate == 1e-4
+    assert extract_slots("When I use gradient checkpoint with LoRA").gradient_checkpointing == "full"
+    assert extract_slots("--model_parallel_size 2 --checkpointing").tensor_parallel_size == 2
