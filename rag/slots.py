@@ -90,7 +90,8 @@ _MODEL_NAME = re.compile(
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm)(?:[-_ ]?(?:chat|instruct|base))?"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder)"
+    r"(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
     re.I)
 _PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
@@ -460,6 +461,15 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.offload_optimizer = True
         if _OFFLOAD_PARAM.search(text):
             slots.offload_param = True
+    # Accelerate's `offload_optimizer_device: none` / `offload_param_device: none`: stated off.
+    if slots.offload_optimizer is None and \
+            re.search(r"offload_optimizer(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+        slots.offload_optimizer = False
+    if slots.offload_param is None and \
+            re.search(r"offload_param(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+        slots.offload_param = False
+    if slots.num_nodes is None and re.search(r"单机|single[-_ ]node|one node", text, re.I):
+        slots.num_nodes = 1
     if (m := _PP.search(text)):
         slots.pipeline_parallel_size = int(m.group(1))
     if (m := _TP.search(text)):

@@ -330,3 +330,13 @@ def test_lr_checkpointing_and_megatron_model_parallel():
     assert extract_slots("In SD-256.yaml, the learning rate is set to 1e-4").base_learning_rate == 1e-4
     assert extract_slots("When I use gradient checkpoint with LoRA").gradient_checkpointing == "full"
     assert extract_slots("--model_parallel_size 2 --checkpointing").tensor_parallel_size == 2
+
+
+def test_offload_stated_off_single_node_and_more_model_names():
+    # LLaMA-Factory#493 (Accelerate config), Baichuan2#147, ms-swift#3674, LLaVA#157
+    s = extract_slots("offload_optimizer_device: none offload_param_device: none zero3_init_flag: true")
+    assert (s.offload_optimizer, s.offload_param) == (False, False)
+    assert extract_slots("使用A100(40GB)单机(8卡)进行全量微调").num_nodes == 1
+    assert extract_slots("我在双卡4090lora微调internvl2.5").model_text == "internvl2.5"
+    assert extract_slots("I fine-tune the LLaVA-7B model on two RTX-3090s").model_text == "LLaVA-7B"
+    assert extract_slots("see the llava repo").model_text is None
