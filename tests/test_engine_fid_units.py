@@ -340,3 +340,20 @@ def test_offload_stated_off_single_node_and_more_model_names():
     assert extract_slots("我在双卡4090lora微调internvl2.5").model_text == "internvl2.5"
     assert extract_slots("I fine-tune the LLaVA-7B model on two RTX-3090s").model_text == "LLaVA-7B"
     assert extract_slots("see the llava repo").model_text is None
+
+
+# ---- the scorer: an equal value is counted as used ---------------------------------------------------------
+def test_scorer_counts_gpu_text_and_the_shown_conflict():
+    from types import SimpleNamespace
+
+    from bench.eval_answers import score_fidelity
+    setup = setup_of("* GPU count and types: 8 X Tesla P100 GPUs\n```\nAssertionError: Check batch related parameters. "
+                     "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 256 != 4 * 8 "
+                     "* 1\n```")
+    answer = SimpleNamespace(setup=setup.dump(), tool_calls=[],
+                             conflicts={k: [v[0].value] for k, v in setup.conflicts.items() if v})
+    used, stated, contradicted, _ = score_fidelity({"stated": {"gpu": "Tesla P100", "world_size": 1}}, answer)
+    assert (used, stated, contradicted) == (2, 2, 0)
+    # without the conflict shown, the world size DeepSpeed saw is not used
+    answer.conflicts = {}
+    assert score_fidelity({"stated": {"world_size": 1}}, answer)[0] == 0
