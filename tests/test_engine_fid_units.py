@@ -357,3 +357,9 @@ def test_scorer_counts_gpu_text_and_the_shown_conflict():
     # without the conflict shown, the world size DeepSpeed saw is not used
     answer.conflicts = {}
     assert score_fidelity({"stated": {"world_size": 1}}, answer)[0] == 0
+
+
+def test_chinese_count_after_a_comma_is_a_count():
+    # a comma before 两张卡 is punctuation, not the "1,2,4 gpus" list
+    s = extract_slots("deepspeed 报错：train_batch_size=33，train_micro_batch_size_per_gpu=17，gradient_accumulation_steps=2，两张卡")
+    assert s.world_size == 2
