@@ -7,6 +7,7 @@ later by the composer, which says which values it assumed.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -661,6 +662,8 @@ def _assignments(text: str, slots: Slots) -> None:
             continue
         raw = m.group(2)
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
+        if not math.isfinite(value) or value > 1e15:
+            continue  # "1e309": not a setting anyone runs
         if key != "base_learning_rate":
             if value != int(value):
                 continue

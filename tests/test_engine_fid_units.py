@@ -363,3 +363,9 @@ def test_chinese_count_after_a_comma_is_a_count():
     # a comma before 两张卡 is punctuation, not the "1,2,4 gpus" list
     s = extract_slots("deepspeed 报错：train_batch_size=33，train_micro_batch_size_per_gpu=17，gradient_accumulation_steps=2，两张卡")
     assert s.world_size == 2
+
+
+def test_absurd_numbers_in_settings_are_ignored():
+    # found by tests/test_fuzz.py: a pasted JSON with 1e309 must not crash the reader
+    s = extract_slots('{"train_batch_size": 1e309, "train_micro_batch_size_per_gpu": -0, "gradient_accumulation_steps": NaN}')
+    assert s.train_batch_size is None and s.gradient_accumulation_steps is None
