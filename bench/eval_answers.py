@@ -89,7 +89,7 @@ def same_value(key: str, stated: Any, used: Any) -> bool:
     if key in ("model", "model_text"):
         a, b = _alnum(stated), _alnum(used)
         return bool(a and b) and (a in b or b in a)
-    if key == "gpu":
+    if key in ("gpu", "gpu_text"):
         return _gpu_family(stated) == _gpu_family(used)
     if key in ("num_params",):
         return _num_close(stated, used, 0.1)
@@ -113,7 +113,7 @@ def _answer_values(answer: Any, key: str) -> list[Any]:
     setup = answer.setup
     vals = []
     keys = [key] + (["model_text", "model"] if key == "model" else []) + \
-        (["model", "num_params"] if key == "num_params" else []) + (["gpu", "gpu_memory_gb"] if key == "gpu_memory_gb" else [])
+        (["model", "num_params"] if key == "num_params" else []) + (["gpu", "gpu_memory_gb"] if key == "gpu_memory_gb" else []) + (["gpu_text"] if key == "gpu" else [])
     for k in dict.fromkeys(keys):
         item = setup.get(k)
         if item and item.get("source") != "assumed":
@@ -125,6 +125,9 @@ def _answer_values(answer: Any, key: str) -> list[Any]:
                 from calculators.presets import GPU_PRESETS
                 v = GPU_PRESETS[v].memory_gib if v in GPU_PRESETS else v
             vals.append(v)
+        # The other value the first screen shows for this key ("8 GPUs in your message, DeepSpeed saw 1").
+        if k == key:
+            vals.extend(v for v in (getattr(answer, "conflicts", None) or {}).get(k, []))
     return vals
 
 

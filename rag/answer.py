@@ -50,6 +50,9 @@ class Answer(BaseModel):
     setup: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="The setup the answer used: key → {value, source, evidence}; source is "
                                           "message, config, command, error, log, nvidia_smi, history or assumed.")
+    conflicts: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Another value the message gave for a setup key (the prose says 8 GPUs, "
+                                          "DeepSpeed's assertion saw 1), as the first screen shows it.")
     parts: list[str] = Field(default_factory=list, description="The kinds of the message's parts, in order.")
     sources: list[SourceRef] = []
     tool_calls: list[ToolCall] = []

@@ -176,6 +176,7 @@ class Assistant:
             Turn(role="assistant", content=answer_text[:4000], language=lang).model_dump(),
         ]
         return Answer(text=answer_text, language=lang, act=act, first_screen=first_screen, setup=setup.dump(),
+                      conflicts={k: [v[0].value] for k, v in setup.conflicts.items() if v and k in setup.values},
                       parts=[p.kind for p in parts], sources=sources, tool_calls=tool_calls, corrections=corrections,
                       assumptions=assumptions, history=new_history)
 

@@ -24,7 +24,7 @@ from .setup import Setup
 from .strings import key_name, t
 
 #: Setup keys in the order the setup line shows them.
-_SHOWN = ("model_text", "model", "num_params", "finetune", "gpu", "gpu_memory_gb", "world_size", "num_nodes",
+_SHOWN = ("model_text", "model", "num_params", "finetune", "gpu_text", "gpu", "gpu_memory_gb", "world_size", "num_nodes",
           "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "ga_from", "train_batch_size", "zero_stage",
           "offload_optimizer", "offload_param", "precision", "seq_len", "lora_rank", "gradient_checkpointing",
           "flash_attention", "pipeline_parallel_size", "tensor_parallel_size", "observed_memory_gb")
@@ -77,10 +77,12 @@ def setup_line(setup: Setup, lang: str) -> str:
             continue
         if key == "num_params" and ("model_text" in values or "model" in values):
             continue
+        if key == "gpu" and "gpu_text" in values:
+            continue
         if key == "gpu_memory_gb" and "gpu" in values:
             continue
         shown = _show_value(key, v.value, lang)
-        item = shown if key in ("model_text", "model", "gpu", "zero_stage", "num_params", "finetune", "precision") \
+        item = shown if key in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "num_params", "finetune", "precision") \
             else f"{key_name(key, lang)} {shown}"
         groups.setdefault(v.source, []).append(item)
     if not groups:

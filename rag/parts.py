@@ -48,6 +48,10 @@ _ERROR_LINE = re.compile(
     r"AssertionError|Killed\b|SIGKILL|Signals\.SIGKILL|exit(?:code| code|ed with)\s*[:=]?\s*-?\d+|ChildFailedError|"
     r"NCCL (?:error|WARN)|RuntimeError|ValueError|KeyError|TypeError|(?-i:ERROR|FAILED)\b|fatal\b|"
     r"is not equal to|!=\s*\d+\s*\*)", re.I)
+# The rest of a CUDA OOM message wrapped over lines: part of the error, never its key line.
+_ERROR_CONT = re.compile(r"GiB total capacity|already allocated|reserved in total by PyTorch|max_split_size_mb|"
+                         r"PYTORCH_CUDA_ALLOC_CONF|GiB memory in use|is allocated by PyTorch|reserved by PyTorch but "
+                         r"unallocated|total capac\w* of [\d.]+ GiB")
 _TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
 _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
@@ -112,13 +116,22 @@ def _is_command(line: str) -> bool:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def _line_kind(line: str) -> PartKind | None:
+# The user's own sentence that quotes an error ("I use 8 V100 32G but encounter `CUDA out of memory`"): prose.
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|we|our|me)\b|`[^`]*(?:error|out of memory)[^`]*`", re.I)
+_EXCEPTION_AT = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)\b:?|Traceback|RuntimeError|CUDA out of memory\.|torch\.)")
+
+
+def _line_kind(line: str, first: bool = False) -> PartKind | None:
     if _is_command(line):
         return "command"
     if _LOG_LINE.match(line):
         return "log"
+    if _ERROR_CONT.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line):
+        return "error"
     if _ERROR_LINE.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line) and \
-            not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I):
+            not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I) and \
+            not (_FIRST_PERSON.search(line) and not _EXCEPTION_AT.match(line)) and \
+            not (first and not _EXCEPTION_AT.match(line) and len(line) < 120):
         return "error"
     if _SMI_LINE.match(line) and ("|" in line or "+--" in line) and line.strip():
         return "nvidia_smi"
@@ -168,7 +181,9 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             pos = end
             i = j
             continue
-        kind = _line_kind(line)
+        # The message's first line is usually its title ("llama2 13b out of memory on A800"): prose unless it is
+        # the error itself.
+        kind = _line_kind(line, first=offset == 0 and pos == 0)
         if kind is not None:
             start = pos
             end = pos + len(line)

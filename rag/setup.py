@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from .parts import Part, prose_of
-from .slots import Slots, extract_slots
+from .slots import Slots, extract_gpu, extract_printed, extract_slots
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -67,6 +67,7 @@ VALIDATORS: dict[str, Any] = {
     "model_text": _name,
     "num_params": _float(1e3, 1e13),
     "gpu": _one_of(*GPU_PRESETS),
+    "gpu_text": _name,
     "gpu_memory_gb": _float(1, 2000),
     "world_size": _int(1, 1_000_000),
     "num_nodes": _int(1, 100_000),
@@ -157,8 +158,9 @@ class Setup(BaseModel):
                 continue  # a new model replaces the old one, whichever way either was named
             if key == "model_text" and ("model" in out.values or "num_params" in out.values):
                 continue
-            if key == "gpu_memory_gb" and "gpu" in out.values or key == "gpu" and "gpu_memory_gb" in out.values:
-                continue
+            if key in ("gpu", "gpu_text", "gpu_memory_gb") and \
+                    any(k in out.values for k in ("gpu", "gpu_text", "gpu_memory_gb")):
+                continue  # a new GPU replaces the old one, whichever way either was named
             out.values[key] = SetupValue(value=v.value, source="history", evidence=v.evidence)
         return out
 
@@ -212,12 +214,15 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     for key, value in parsed.batch.items():
         if key != "world_size" or parsed.world_size is not None:
             setup.put(key, value, source, key)
+    text_slots = extract_slots(part.text)
     for key, value in parsed.memory.items():
         if key == "precision" and not _PRECISION_WORDS.search(part.text):
             continue  # the parser's default, not something the config says
+        if key == "precision" and value == "fp32" and text_slots.precision not in (None, "fp32"):
+            continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
             setup.put(key, value, source, key)
-    _put_slots(setup, extract_slots(part.text), source, "")
+    _put_slots(setup, text_slots, source, "")
     if parsed.world_size is not None:
         setup.put("world_size", parsed.world_size, source, "launcher")
     if parsed.model_name:
@@ -228,6 +233,23 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
 def _model_only(name: str) -> Slots:
     s = extract_slots(name.rsplit("/", 1)[-1])
     return Slots(model=s.model, num_params=s.num_params)
+
+
+_ARTIFACT_KEYS = {"ds_world_size_seen": "world_size"}
+
+
+def _reconcile_per_node(setup: Setup) -> None:
+    """"8 A100s" in the prose and `--num_gpus 8 --num_nodes 3` in the command: the prose counted one node."""
+    mine, nodes = setup.values.get("world_size"), setup.get("num_nodes")
+    if mine is None or not nodes or nodes < 2:
+        return
+    others = setup.conflicts.get("world_size", [])
+    total = next((o for o in others if o.value == mine.value * nodes and o.source in ("config", "command")), None)
+    if total is not None:
+        setup.values["world_size"] = total
+        setup.conflicts["world_size"] = [o for o in others if o is not total and o.value != total.value]
+        if not setup.conflicts["world_size"]:
+            del setup.conflicts["world_size"]
 
 
 def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
@@ -249,6 +271,9 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         for art in found:
             artifacts.append(art)
             for key, value in (getattr(art, "fields", None) or {}).items():
+                # DeepSpeed's batch assertion prints the world size it saw: next to the user's own count it is the
+                # disagreement the diagnosis is about (kept as a conflict), alone it is the world size.
+                key = _ARTIFACT_KEYS.get(key, key)
                 if key in VALIDATORS:
                     setup.put(key, value, "command" if art.kind == "launch_command" else source, art.kind)
     return artifacts
@@ -266,7 +291,13 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])
+    for part in parts:
+        if part.kind in ("log", "error", "traceback"):
+            _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")
+        elif part.kind == "nvidia_smi":
+            _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
+    _reconcile_per_node(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts

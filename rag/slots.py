@@ -7,6 +7,7 @@ later by the composer, which says which values it assumed.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -55,6 +56,8 @@ class Slots(BaseModel):
     tensor_parallel_size: int | None = None
     #: The model name as the user wrote it ("Qwen-14B", "baichuan2 13b"), shown back and kept when no preset fits.
     model_text: str | None = None
+    #: The GPU as the user named it ("Tesla P4", "TITAN RTX", "V100 32G"), shown back and kept when no preset fits.
+    gpu_text: str | None = None
     #: Memory the user saw in use (nvidia-smi, "already allocated", "占用 17.9G"): never the GPU's capacity.
     observed_memory_gb: float | None = None
     #: "GA 从 1 调到 2" / "GA 1 -> 32": the earlier GA of a change the user describes.
@@ -84,10 +87,12 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 # Model names people write, beyond the presets: family + optional version + size ("Qwen-14B", "baichuan2-13b-chat").
 _MODEL_NAME = re.compile(
-    r"(?<![A-Za-z0-9])((?:qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
-    r"llama[-_ ]?[23](?:\.[0-9])?|llama|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
+    r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
+    # "llama factory" / LLaMA-Factory is the framework, not a model
+    r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm)(?:[-_ ]?(?:chat|instruct|base))?"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder)"
+    r"(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
     re.I)
 _PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
@@ -101,32 +106,138 @@ def _word(pattern: str) -> re.Pattern[str]:
 
 _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"(?:rtx\s*)?3090(?:\s*ti)?"), "rtx-3090"),
+    (_word(r"(?:rtx\s*)?4090\s*d"), "rtx-4090d"),
     (_word(r"(?:rtx\s*)?4090"), "rtx-4090"),
-    (_word(r"[ah]800|a100[-_ ]?(?:80|80g|80gb)|a100(?![-_ ]?40)"), "a100-80gb"),
+    (_word(r"(?:rtx\s*)?4080(?:\s*super)?"), "rtx-4080"),
+    (_word(r"(?:rtx\s*)?2080\s*ti"), "rtx-2080ti"),
+    (_word(r"(?:rtx\s*)?a6000"), "rtx-a6000"),
+    (_word(r"a800"), "a800-80gb"),
+    (_word(r"h800"), "h800-80gb"),
+    (_word(r"a100[-_ ]?(?:80|80g|80gb)|a100(?![-_ ]?40)"), "a100-80gb"),
     (_word(r"a100[-_ ]?40(?:g|gb)?"), "a100-40gb"),
     (_word(r"h100"), "h100-80gb"),
     (_word(r"h200"), "h200"),
-    (_word(r"v100[-_ ]?16(?:g|gb)?"), "v100-16gb"),
-    (_word(r"v100"), "v100-32gb"),
+    (_word(r"h20"), "h20"),
+    (_word(r"v100s?[-_ ]?16(?:g|gb)?"), "v100-16gb"),
+    (_word(r"v100s?"), "v100-32gb"),
     (_word(r"l40s?"), "l40s"),
+    (_word(r"l20"), "l20"),
+    (_word(r"l4"), "l4"),
     (_word(r"a10g?"), "a10"),
     (_word(r"t4"), "t4"),
+    (_word(r"mi300x?"), "mi300x"),
+    (_word(r"(?:ascend\s*)?910b\d?"), "ascend-910b"),
 ]
+#: A GPU as people name it, with its vendor words: "Tesla V100", "RTX A5000", "TITAN RTX", "2080ti", "8*P100",
+#: "AMD MI250", "tpu v3-8". Bare numbers only for the consumer series (1060 … 5090), never any 4-digit number.
+_GPU_NAME = re.compile(
+    r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
+    r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
+    r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
+    r"(?:ascend\s*)?910b\d?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
+    # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
+    r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
+    r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
+# A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
+_GPU_CAP_AFTER = re.compile(r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])", re.I)
+_GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
+# Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
+_GPU_MINE = re.compile(r"(?:\d|[一两二三四五六七八九十单双]|two|three|four|six|eight)\s*(?:张|块|台|x|×|\*|个)?\s*$|"
+                       r"(?:\bI(?:'m| am)? (?:use|using|have|run|train\w*)|\bmy|\bon|\bwith|我(?:用|有|的|使用)|使用|用的是|用了|单张|单卡)"
+                       r"[^.。,，;；]{0,12}$", re.I)
+_GPU_OTHERS = re.compile(r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
+                         r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$", re.I)
+
+
+def _quoted(text: str, pos: int) -> bool:
+    """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line): someone else's words."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text.count("“", 0, pos) > text.count("”", 0, pos) or text[line_start:pos].lstrip().startswith(">")
+
+
+def extract_gpu(text: str) -> Slots:
+    """Only the GPU a text names (an nvidia-smi table's "Tesla P100-PCIE..."), none of the other patterns."""
+    slots = Slots()
+    if (mentions := _gpu_mentions(text)):
+        _, name, cap = mentions[0]
+        slots.gpu_text, slots.gpu = re.sub(r"\s+", " ", name)[:40], _gpu_preset(name, cap)
+    return slots
+
+
+def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
+    """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first.
+
+    A size that is part of an observation ("3090(17GB memory per card is used)") is not the card's capacity."""
+    used = [m.span() for m in _OBSERVED.finditer(text)]
+    out = []
+    for i, m in enumerate(_GPU_NAME.finditer(text)):
+        before = text[max(0, m.start() - 24):m.start()]
+        after = _GPU_CAP_AFTER.match(text[m.end():m.end() + 24])
+        if after and any(a <= m.end() + after.start(1) < b for a, b in used):
+            after = None
+        cap = after or _GPU_CAP_BEFORE.search(before[-12:])
+        mine = _GPU_MINE.search(before)
+        score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
+                 else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
+        out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+    out.sort(reverse=True)
+    return [(score, name, cap) for score, _, name, cap in out]
+
+
+def _gpu_preset(name: str, capacity: float | None) -> str | None:
+    """The preset a GPU name means; with a capacity, the preset variant of that size, or None when none has it."""
+    name = re.sub(r"(?<=\d)s$", "", name.strip())  # "A100s", "RTX-3090s"
+    for pattern, preset in _GPU_PATTERNS:
+        if pattern.search(name):
+            if capacity is None or abs(GPU_PRESETS[preset].memory_gib - capacity) <= 0.08 * capacity:
+                return preset
+            family = preset.split("-")[0] if preset[0] in "av" else preset
+            for other in GPU_PRESETS:
+                if other.startswith(family) and abs(GPU_PRESETS[other].memory_gib - capacity) <= 0.08 * capacity:
+                    return other
+            return None
+    return None
+
+
 _GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
 # Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
-_GPU_MEM = re.compile(_GB + r"\s*(?:的)?\s*(?:显存|vram|memory gpu|gpu|卡|显卡|card|graphics)|"
-                      r"(?:显存|vram|gpu memory)\s*(?:只有|是|为|:|：|=)?\s*" + _GB, re.I)
+_GPU_MEM = re.compile(_GB + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|card|graphics|npus?\b|nvidia|tesla)|"
+                      r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
+                      + _GB + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB", re.I)
+# "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
+_REQUIREMENT = re.compile(r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$",
+                          re.I)
 _GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I)
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
+_USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:占用了?|占了|用了|使用了?|吃了|到了|涨到|达到|显示|uses?|using|used|shows?|showing|consum\w*|takes?|taking|"
-    r"occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at)\s*(?:about|around|~|约|大约|近|接近)?\s*" + _GB + "|"
-    + _GB + r"\s*(?:already allocated|allocated|in use|used|已分配|已使用|的占用)", re.I)
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
+    r"uses?|using|used|shows?|showing|"
+    r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
+    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
+    r"(?:about|around|~|约|大约|大概|近|接近)?\s*" + _USE_GB + "|"
+    + _GB + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
+    r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
+    # "显存39825MB" next to a run's settings: a measurement, in MB
+    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)", re.I)
 
+
+def _observed_gb(m: re.Match[str]) -> float:
+    """The amount an observation names; the top of a range ("占35-39G" → 39); MB in GB."""
+    gb = max(float(g) for g in m.groups() if g is not None)
+    return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
+
+# How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
+_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)"
+_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
-    r"(?<![A-Za-z_])(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
+    r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
     r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小)"
-    + SEP + NUM, re.I)
+    r"(?:" + _SET + r"|" + SEP + r")|"
+    # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
+    r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)"
+    + NUM + r"(?!\d|\.\d)", re.I)
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
     r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
@@ -141,24 +252,30 @@ _BATCH_CHANGE = re.compile(r"(?:batch|批次?|批大小)\D{0,16}?(?:从|from)\s*
 _BATCH_CHANGE_FROM = re.compile(
     r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
-_LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is)?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])" + NUM + r"\s*(?:张|块|个|x|×|\*|-)?\s*(?:卡|显卡|gpus?\b|cards?\b|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+_LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
+                 r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
+_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+                   r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
 _GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
-_GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus)" + SEP + r"(\d+)", re.I)
-_NODES = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
+_GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I)
+_NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
                            r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
-_ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])\b|stage[-_ ]?([0-3])\b|\bz([0-3])\b", re.I)
+_ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
+                   r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])", re.I)
+# A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
+_ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
 _SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
-                  r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?", re.I)
-_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens|token|长度|上下文|context)", re.I)
+                  r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
+                  re.I)
+_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
-_CKPT = re.compile(r"gradient[-_ ]?checkpointing|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
+_CKPT = re.compile(r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
                    r"recomputation", re.I)
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
 _EAGER = re.compile(r"\beager\b", re.I)
@@ -171,12 +288,19 @@ def _negated(text: str, start: int) -> bool:
     return bool(_NEG.search(window))
 
 
+# The size inside a model name glued to it: "Qwen7B", "Baichuan13b", "yi34B", "vicuna_13b".
+_NAME_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB](?=[-_ ](?:chat|instruct|base|it|hf))",
+                        re.I)
+
+
 def _model(text: str, slots: Slots) -> None:
     if (m := _MODEL_NAME.search(text)):
         slots.model_text = m.group(1).strip()[:60]
+        if (size := _NAME_SIZE.search(slots.model_text)):
+            slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     for pattern, name in _MODEL_PATTERNS:
         if pattern.search(text):
-            slots.model = name
+            slots.model, slots.num_params = name, None  # the preset carries its size
             return
     m = _PARAMS_B.search(text)
     if m and not re.search(r"\b(?:bf|fp)$", text[:m.start()], re.I):
@@ -196,25 +320,45 @@ def _model(text: str, slots: Slots) -> None:
 
 
 def _gpu(text: str, slots: Slots) -> None:
-    for pattern, name in _GPU_PATTERNS:
-        if (m := pattern.search(text)):
-            slots.gpu = name
-            # "A100 (40GB each)", "A100 显存40G": the 40 GB card although the name alone means 80 GB here.
-            if name == "a100-80gb" and (re.match(r"[^\n\d]{0,16}40\s*(?:g|gb|gib)\b", text[m.end():], re.I)
-                                        or re.search(r"40\s*(?:g|gb|gib)(?![a-z])[^\n\d]{0,12}$", text[max(0, m.start() - 20):m.start()], re.I)):
-                slots.gpu = "a100-40gb"
-            break
-    if (m := _OBSERVED.search(text)):
-        gb = float(next(g for g in m.groups() if g is not None))
+    mentions = _gpu_mentions(text)
+    if mentions:
+        _, name, cap = mentions[0]
+        # A capacity written next to another mention of the same card ("8*(v100 32G)") sizes it too.
+        family = _gpu_family_key(name)
+        cap = cap if cap is not None else next((c for _, n, c in mentions if c is not None and _gpu_family_key(n) == family),
+                                               None)
+        slots.gpu_text = re.sub(r"\s+", " ", name)[:40]
+        slots.gpu = _gpu_preset(name, cap)
+        if cap is not None and 1 <= cap <= 2000:
+            slots.gpu_memory_gb = cap
+    observed = _OBSERVED.search(text)
+    if observed:
+        gb = _observed_gb(observed)
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
-    m = _GPU_MEM_EACH.search(text) or _GPU_MEM.search(text)
-    if m and not slots.gpu and (slots.observed_memory_gb is None or m.start() != (_OBSERVED.search(text) or m).start()):
-        gb = float(next(g for g in m.groups() if g is not None))
-        if 4 <= gb <= 200 and gb != slots.observed_memory_gb:
-            slots.gpu_memory_gb = gb
+    used_spans = [m.span() for m in _OBSERVED.finditer(text)]
+    if slots.gpu_memory_gb is None:
+        for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
+            if any(a < m.end() and m.start() < b for a, b in used_spans):
+                continue  # "占用了 20G 显存" is use, not the card's size
+            if _REQUIREMENT.search(text[max(0, m.start() - 16):m.start()]):
+                continue
+            gb = float(next(g for g in m.groups() if g is not None))
+            if m.group(0).lower().endswith("mib"):
+                gb = round(gb / 1024, 2)
+            if 2 <= gb <= 200 and gb != slots.observed_memory_gb:
+                slots.gpu_memory_gb = gb
+                if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
+                    slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
+                break
 
 
+def _gpu_family_key(name: str) -> str:
+    return re.sub(r"^(?:nvidia|amd|tesla|geforce|quadro|rtx|gtx|\s|-)+", "", name.lower()).rstrip("s")[:6]
+
+
+# "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.
+_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)\s*$", re.I)
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
@@ -225,7 +369,8 @@ def _batch(text: str, slots: Slots) -> None:
         slots.train_micro_batch_size_per_gpu = int(m.group(1))
         if (b := _BATCH_FLAG.search(text)):
             slots.train_batch_size = int(b.group(1))
-    elif (m := _MICRO.search(text)):
+    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])),
+                    None)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
     if (m := _GA_CHANGE.search(text)):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
@@ -241,20 +386,64 @@ def _batch(text: str, slots: Slots) -> None:
             slots.base_learning_rate = lr
 
 
+# "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4".
+_GPU_NUM = re.compile(r"(?:gpu\s*(?:num|count|number)|num(?:ber)?\s*of\s*(?:gpus?|cards?)|(?:gpu|显卡|卡)\s*(?:数量|个数|数))"
+                      + SEP + r"(\d+)", re.I)
+# "3 groups with 8 A100 graphics cards (total of 24 ...)", "共 16 张卡", "总共8卡": the total, whatever else was said.
+_GPU_TOTAL = re.compile(r"(?:total(?: of)?|in total|altogether|一共|总共|共计|共)\s*(\d+)\s*(?:张|块|个)?\s*(?:[\w-]+\s+){0,2}?"
+                        r"(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|graphics)", re.I)
+# "后来变成单卡", "switched to 4 GPUs": a later count replaces the earlier one.
+_GPU_CHANGE = re.compile(r"(?:变成|变为|改成|改为|换成|改用|切到|switch(?:ed)? to|moved to|now (?:on|with|using))\s*"
+                         r"(单|\d+)\s*(?:张|块)?\s*(?:卡|gpus?(?![A-Za-z]))", re.I)
+# "1 8xH100 node": nodes, then GPUs per node.
+_NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
+_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
+               "sixteen": 16}
+_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
+                           r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
+                           r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
+_COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])",
+                          re.I)
+
+
+def _count_at_gpu_names(text: str) -> int | None:
+    """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"."""
+    for m in _GPU_NAME.finditer(text):
+        if _quoted(text, m.start()):
+            continue
+        before = _COUNT_BEFORE.search(text[max(0, m.start() - 24):m.start()])
+        if before:
+            d, w, c = before.groups()
+            return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
+        after = _COUNT_AFTER.match(text[m.end():m.end() + 16])
+        if after:
+            return int(after.group(1))
+    return None
+
+
 def _parallel(text: str, slots: Slots) -> None:
-    if re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
-        slots.world_size = 1
     if (m := _GPUS_EN.search(text)):
         slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
+        if m.group(1) == "单" or _quoted(text, m.start()):
+            continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
             slots.world_size = n
             break
-    if (m := _GPUS_WORD.search(text)):
+    if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
+        slots.world_size = n
+    # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
+    if slots.world_size is None and re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
+        slots.world_size = 1
+    if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
         slots.world_size = int(m.group(1))
-    if (m := _NODES_X_GPUS.search(text)):
+    if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
+        slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
+    if (m := _NODES_OF_GPUS.search(text)):
+        slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
+    elif (m := _NODES_X_GPUS.search(text)):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
@@ -262,32 +451,71 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and slots.world_size < slots.num_nodes:
             slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
-    if (m := _ZERO.search(text)):
+    if (m := _GPU_TOTAL.search(text)):
+        slots.world_size = int(m.group(1))
+    if (m := _GPU_CHANGE.search(text)):
+        slots.world_size = _num(m.group(1))
+    if (m := _ZERO_KEY.search(text) or _ZERO.search(text)):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
     if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
             not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
         slots.offload_optimizer = True
         if _OFFLOAD_PARAM.search(text):
             slots.offload_param = True
+    # Accelerate's `offload_optimizer_device: none` / `offload_param_device: none`: stated off.
+    if slots.offload_optimizer is None and \
+            re.search(r"offload_optimizer(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+        slots.offload_optimizer = False
+    if slots.offload_param is None and \
+            re.search(r"offload_param(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+        slots.offload_param = False
+    if slots.num_nodes is None and re.search(r"单机|single[-_ ]node|one node", text, re.I):
+        slots.num_nodes = 1
     if (m := _PP.search(text)):
         slots.pipeline_parallel_size = int(m.group(1))
     if (m := _TP.search(text)):
         slots.tensor_parallel_size = int(m.group(1))
 
 
+_PRECISION_MENTION = re.compile(
+    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b)|(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
+    # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed"
+    r"precision[\"']?\s*(?:=|:|：|to|is|as|为|设为)?\s*[\"']?(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+# "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
+_PRECISION_OFF_BEFORE = re.compile(r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
+                                   r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$", re.I)
+_PRECISION_OFF_AFTER = re.compile(r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false",
+                                  re.I)
+
+
 def _precision(text: str, slots: Slots) -> None:
+    """The first precision the text names for training, skipping ones it turns off or names for something else."""
     low = text.lower()
     deepspeed = bool(re.search(r"deepspeed|zero|train_micro_batch_size_per_gpu|\bds\b", low))
     if re.search(r"pure[-_ ]?bf16|纯\s*bf16", low):
         slots.precision = "bf16"
-    elif re.search(r"bf16|bfloat16", low):
+        return
+    switched_off = False
+    for m in _PRECISION_MENTION.finditer(text):
+        if m.lastgroup in ("bf16", "fp16") and (re.search(r"no[_-]$", text[max(0, m.start() - 3):m.start()], re.I)
+                                                or _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40])):
+            switched_off = True  # "no_fp16", "fp16": {"enabled": false}
+            continue
+        if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24):m.start()]) or \
+                _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40]):
+            continue
+        kind = m.lastgroup
+        if kind == "bf16":
+            slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+        elif kind in ("fp16", "l16"):
+            slots.precision = "fp16-mixed" if deepspeed else "amp-fp16"
+        else:
+            slots.precision = "fp32"
+        return
+    if re.search(r"混合精度|mixed[-_ ]precision", low):
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
-    elif re.search(r"fp16|float16|半精度|\bamp\b", low):
-        slots.precision = "fp16-mixed" if deepspeed else "amp-fp16"
-    elif re.search(r"混合精度|mixed[-_ ]precision", low):
-        slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
-    elif re.search(r"\bfp32\b|float32|全精度|单精度", low):
-        slots.precision = "fp32"
+    elif switched_off:
+        slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
 
 
 def _sequence(text: str, slots: Slots) -> None:
@@ -298,13 +526,28 @@ def _sequence(text: str, slots: Slots) -> None:
             slots.seq_len = int(value)
 
 
+_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|"
+                   r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
+                   r"finetuning_type\W{0,4}full", re.I)
+_LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
+# A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
+_OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
+                           r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$", re.I)
+# "without any PEFT and Quantization": the whole model is trained.
+_NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     low = text.lower()
-    if "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
+    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    full = _FULL.search(text) or _NO_ADAPTER.search(text)
+    if full and not lora:
+        slots.finetune = "full"
+    elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
         slots.finetune = "qlora"
-    elif re.search(r"\blora\b|lora", low):
+    elif lora:
         slots.finetune = "lora"
-    elif re.search(r"全量|全参|full[-_ ]?(?:fine[-_ ]?tun|ft|parameter)|full finetun", low):
+    elif full:
         slots.finetune = "full"
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
         slots.lora_rank = int(m.group(1))
@@ -321,10 +564,149 @@ def _memory_features(text: str, slots: Slots) -> None:
         slots.flash_attention = False
 
 
+# ---- named settings: `PER_DEVICE_BATCH_SIZE=1`, `--per_gpu_train_batch_size=8`, `"gradient_accumulation_steps": 8`,
+# `accumulate_grad_batches: 2`, `set micro_train_batch_size as 2`. Every framework spells its keys its own way; the
+# words inside a key say what it is, so the key is split into words and classified instead of listed.
+_ASSIGN = re.compile(
+    r"(?<![A-Za-z0-9_.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
+    r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
+    r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))")
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_WORD_NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
+#: Key words that make a batch key something other than the training batch (evaluation, generation, RL rollouts).
+_NOT_TRAIN = {"eval", "evaluation", "test", "valid", "validation", "val", "infer", "inference", "generation", "gen",
+              "rollout", "prompt", "predict", "prediction", "forward", "logprobs", "ref", "reward", "critic", "sample",
+              "samples", "vllm", "max", "min", "buffer", "dataloader", "step", "steps"}
+
+
+def _key_words(key: str) -> list[str]:
+    return [w.lower() for w in _KEY_WORDS.findall(key.replace("-", "_").replace(".", "_"))]
+
+
+_SEQ_KEYS = {"max_seq_len", "max_seq_length", "seq_len", "seq_length", "cutoff_len", "max_length", "model_max_length",
+             "max_len", "block_size", "sequence_len", "sequence_length", "max_source_length", "context_length", "max_seq",
+             "max_words", "max_tokens_per_sample", "max_position"}
+
+
+def classify_key(key: str) -> str | None:
+    """The setup key a config / command / env key names, from the words in it; None when it names none of ours.
+
+    ``per_device_train_batch_size``, ``PER_DEVICE_BATCH_SIZE``, ``device_train_microbatch_size``,
+    ``micro_train_batch_size`` → the micro batch; ``global_train_batch_size``, ``train_batch_size`` (DeepSpeed's
+    name for the global batch) → the global batch; ``GRADIENT_ACCUMULATIONS``, ``accumulate_grad_batches``,
+    ``grad_accum`` → GA; ``eval_batch_size``, ``rollout_batch_size`` → None.
+    """
+    words = ["batch" if w == "bsize" else w for w in _key_words(key)]  # OpenRLHF's micro_train_bsize
+    if "batch" in words and "bsize" in key.lower():
+        words.append("size")
+    if not words or len(words) > 9:
+        return None
+    joined = "_".join(words)
+    ws = set(words)
+    if "accum" in joined or "accumulat" in joined:
+        if ws & (_NOT_TRAIN - {"steps", "step"}):
+            return None  # eval_accumulation_steps
+        # Caffe's accum_batch_size is the batch gradients are accumulated to, not a number of steps
+        return "train_batch_size" if "batch" in joined and "batches" not in ws else "gradient_accumulation_steps"
+    if joined in _SEQ_KEYS:
+        return "seq_len"
+    if ws & _NOT_TRAIN:
+        return None
+    if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
+        if ws & {"micro", "microbatch", "device", "gpu", "per"}:
+            return "train_micro_batch_size_per_gpu"
+        if ws & {"global", "total", "effective"} or joined in ("train_batch_size", "global_batch_size"):
+            return "train_batch_size"
+        if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
+            return "train_micro_batch_size_per_gpu"
+        return None
+    if joined in ("nproc_per_node", "num_processes", "num_gpus", "world_size", "n_gpu", "n_gpus", "gpu_num", "num_gpu",
+                  "nproc"):
+        return "world_size"
+    if joined in ("nnodes", "num_nodes", "num_machines", "n_nodes", "nodes"):
+        return "num_nodes"
+    if joined in ("learning_rate", "lr"):
+        return "base_learning_rate"
+    if joined in ("zero_stage", "zero_optimization_stage"):
+        return "zero_stage"
+    if joined in ("lora_rank", "lora_r"):
+        return "lora_rank"
+    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp", "autotp_size",
+                  "model_parallel_size"):
+        return "tensor_parallel_size"
+    if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):
+        return "pipeline_parallel_size"
+    return None
+
+
+# A dataclass field's default: `per_device_train_batch_size: int = field(default=1, ...)`.
+_FIELD_DEFAULT = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,60})\s*:\s*[\w\[\], .]{1,30}=\s*(?:field\(\s*default\s*=\s*)?"
+                            r"(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\b")
+
+
+def _assignments(text: str, slots: Slots) -> None:
+    """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
+    seen: set[str] = set()
+    found = [(m, classify_key(m.group(1))) for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)],
+                                                            key=lambda m: m.start())]
+    # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
+    explicit_micro = any(key == "train_micro_batch_size_per_gpu" and "micro" in "".join(_key_words(m.group(1)))
+                         for m, key in found)
+    for m, key in found:
+        if key == "train_micro_batch_size_per_gpu" and _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            key = "train_batch_size"  # "total batchsize is 4096"
+        if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
+                "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize"):
+            key = "train_batch_size"
+        if key is None or key in seen:
+            continue
+        raw = m.group(2)
+        value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
+        if not math.isfinite(value) or value > 1e15:
+            continue  # "1e309": not a setting anyone runs
+        if key != "base_learning_rate":
+            if value != int(value):
+                continue
+            value = int(value)
+        elif not 0 < value < 10:
+            continue
+        if key == "zero_stage" and value > 3:
+            continue
+        seen.add(key)
+        setattr(slots, key, value)
+
+
+# ---- what training frameworks print: the HF Trainer banner, TRL's and DeepSpeed's batch checks ----------
+_BANNER = [
+    (re.compile(r"Instantaneous batch size per device\s*=\s*(\d+)", re.I), "train_micro_batch_size_per_gpu"),
+    (re.compile(r"Total train batch size \(w\. parallel, distributed & accumulation\)\s*=\s*(\d+)", re.I),
+     "train_batch_size"),
+    (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)", re.I), "gradient_accumulation_steps"),
+]
+# DeepSpeed's stage-3 optimizer named in a traceback or log.
+_ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
+# TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
+_TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
+
+
+def extract_printed(text: str) -> Slots:
+    """Setup values in what a framework printed (a log or an error), read only from lines whose wording is fixed by
+    the framework; never the free-text patterns, which would read step counts and timings as a setup."""
+    slots = Slots()
+    for pattern, key in _BANNER:
+        if (m := pattern.search(text)):
+            setattr(slots, key, int(m.group(1)))
+    if _ZERO3_CLASS.search(text):
+        slots.zero_stage = 3
+    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
+        slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
+    return slots
+
+
 def extract_slots(text: str) -> Slots:
     """Every setup fact the text states; unknown stays None."""
     slots = Slots()
-    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features):
+    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments):
         step(text, slots)
     return slots
 

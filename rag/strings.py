@@ -85,7 +85,7 @@ TEXT: dict[str, dict[str, str]] = {
 #: Names of setup keys as shown in the setup line.
 KEY_NAMES: dict[str, dict[str, str]] = {
     "model": {"zh": "模型", "en": "model"}, "model_text": {"zh": "模型", "en": "model"},
-    "num_params": {"zh": "参数量", "en": "size"}, "gpu": {"zh": "GPU", "en": "GPU"},
+    "num_params": {"zh": "参数量", "en": "size"}, "gpu": {"zh": "GPU", "en": "GPU"}, "gpu_text": {"zh": "GPU", "en": "GPU"},
     "gpu_memory_gb": {"zh": "显存", "en": "GPU memory"}, "world_size": {"zh": "卡数", "en": "GPUs"},
     "num_nodes": {"zh": "节点", "en": "nodes"}, "train_micro_batch_size_per_gpu": {"zh": "micro batch", "en": "micro batch"},
     "gradient_accumulation_steps": {"zh": "GA", "en": "GA"}, "ga_from": {"zh": "原 GA", "en": "earlier GA"},
