@@ -41,7 +41,7 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
 _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|hang|挂了|崩了|爆了|爆显存|oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|超出|超过了|爆掉|内存爆|显存爆|"
+               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比.{0,12}(?:大|高|多|慢)|"
                r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
                r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
                r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout of memory\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
@@ -49,7 +49,8 @@ _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|hang|�
                r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not\b|"
                r"\bsame (?:memory|result|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|\binstead of\b|"
                r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
-               r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b")
+               r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
+               r"\beven though\b")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|"
            r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
@@ -67,7 +68,7 @@ _CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|�
                  r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
                  r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b")
-_EXPLAIN = _rx(r"什么是|是什么|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
+_EXPLAIN = _rx(r"什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
                r"\bwhat (?:is|are|does)\b|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
                r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
 _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|"
@@ -79,12 +80,28 @@ _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|O
 
 
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
-_ERROR_IN_PROSE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
-                             r"torch\.Size\(\[0\]\)|报错|(?i:\btimed? ?out\b|killed|exit code|-9\b)")
+_ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
+                             r"torch\.Size\(\[0\]\)|报错|"
+                             r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
+                             r"\bcannot (?:find|load|save|be)\b)")
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(r"需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
                     r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
                     r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
+# A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
+# question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
+_ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|"
+                    r"怎么|如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
+                    r"^\W*(?:how|what|why|which|when|where|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
+                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
+
+
+def asked_sentences(prose: str) -> list[str]:
+    """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order."""
+    return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
+
+
 _ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
 
 
@@ -104,6 +121,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     symptom = bool(_SYMPTOM.search(prose))
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
     observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured))
+    asks = asked_sentences(prose)
+    ask = "\n".join(asks) if asks else prose
     if _IS_NORMAL.search(prose):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
@@ -122,7 +141,7 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "diagnose"
     if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom:
         return "batch_arithmetic"
-    if observed or (_WHY.search(prose) and _FIRST_PERSON.search(prose)):
+    if observed or (_WHY.search(ask) and (_FIRST_PERSON.search(prose) or symptom)):
         if _BATCH.search(prose) and not _WHY.search(prose):
             return "batch_arithmetic"
         return "diagnose"
@@ -134,7 +153,6 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "configure"
     if _YES_NO.search(prose) and not _EXPLAIN.search(prose.split("?")[0]):
         return "yes_no"
-    if _WHY.search(prose) and symptom:
+    if symptom and not _EXPLAIN.search(ask):
         return "diagnose"
-    return "explain"
     return "explain"
