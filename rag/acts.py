@@ -50,14 +50,16 @@ _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|hang|�
                r"\bsame (?:memory|result|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|\binstead of\b|"
                r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
                r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
-               r"\beven though\b")
+               r"\beven though\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|"
            r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total)\s*(?:的)?\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
              r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
-             r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?")
+             r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
+             r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
+             r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+")
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
 _STEPS = _rx(r"\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
@@ -79,6 +81,7 @@ _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需�
 # a claim even when the message mentions a symptom as its motive ("显存不够，想减小 batch，会影响结果吗").
 _EFFECT_ASK = _rx(r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
                   r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))")
+_THIS = _rx(r"这|那|\b(?:this|that|it)\b")
 _FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
                     r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve)\b|\bmy\b|\bwe\b|\bour\b")
 _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
@@ -149,7 +152,9 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "yes_no"
     if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom:
         return "batch_arithmetic"
-    if observed or (_WHY.search(ask) and (_FIRST_PERSON.search(prose) or symptom)):
+    # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
+    if observed or any(_WHY.search(a) and (_FIRST_PERSON.search(a) or _SYMPTOM.search(a)
+                                   or (symptom and _THIS.search(a))) for a in asks):
         if _BATCH.search(prose) and not _WHY.search(prose):
             return "batch_arithmetic"
         return "diagnose"
@@ -159,7 +164,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "batch_arithmetic"
     if _CONFIGURE.search(prose):
         return "configure"
-    if _YES_NO.search(prose) and not _EXPLAIN.search(prose.split("?")[0]):
+    first_question = prose.split("?")[0]
+    if _YES_NO.search(prose) and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
         return "diagnose"
