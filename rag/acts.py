@@ -21,7 +21,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
-                 r"\bis (?:this|that|it) (?:normal|expected|reasonable|correct|right|ok|okay)\b|\bis this (?:a )?(?:bug|expected)\b|"
+                 r"\bis (?:this|that|it) (?:normal|expected|reasonable|correct|right|ok|okay)\b|\bis (?:this|it|that) (?:a )?(?:bug|expected)\b|"
                  r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|\bright\s*\?\s*$|\bcorrect\s*\?\s*$|"
                  r"isn'?t (?:correct|right) is it|\bshould (?:it|this|that) (?:be|not be)\b.*\?")
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
@@ -38,10 +38,10 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
            r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
            r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
 # A symptom the user observed.
-_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|hang|挂了|崩了|爆了|爆显存|oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
+_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比.{0,12}(?:大|高|多|慢)|"
+               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢)|"
                r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
                r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
                r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout of memory\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
@@ -50,10 +50,10 @@ _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|
                r"\bsame (?:memory|result|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|\binstead of\b|"
                r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
                r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
-               r"\beven though\b|\bimpossible\b|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
+               r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
            r"问题出在|哪里出[了的]?问题|出了什么问题|"
-           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
+           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total)\s*(?:的)?\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
@@ -74,7 +74,7 @@ _CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|�
                  r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
                  r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
 _EXPLAIN = _rx(r"什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
-               r"\bwhat (?:is|are|does)\b|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
+               r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
                r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
 _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|吧\s*[,，。.]*\s*$|"
               r"(?:^|[.?!\n]\s*)(?:does|do|is|are|will|would|can|could|should|did|must)\b[^?\n]{0,200}\?")
@@ -82,9 +82,6 @@ _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需�
 # a claim even when the message mentions a symptom as its motive ("显存不够，想减小 batch，会影响结果吗").
 _EFFECT_ASK = _rx(r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
                   r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))")
-# "… steps 4 times, why?", "…，不知道为啥": a why after the description asks about what was just described.
-_WHY_LAST = _rx(r"(?:\bwhy|为啥|为什么|为何|办法解决|怎么解决|如何解决|怎么办|\bfix (?:it|this)|\bsolve (?:it|this))\s*[?？!.。]*\s*$")
-_THIS = _rx(r"这|那|\b(?:this|that|it)\b")
 _FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
                     r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve)\b|\bmy\b|\bwe\b|\bour\b")
 _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
@@ -157,7 +154,7 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "batch_arithmetic"
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     if observed or any(_WHY.search(a) and (_FIRST_PERSON.search(a) or _SYMPTOM.search(a)
-                                   or (symptom and (_THIS.search(a) or _WHY_LAST.search(a)))) for a in asks):
+                                   or symptom) for a in asks):
         if _BATCH.search(prose) and not _WHY.search(prose):
             return "batch_arithmetic"
         return "diagnose"
