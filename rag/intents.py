@@ -14,7 +14,7 @@ MEM = r"(?:显存|内存|memory|vram|\boom\b|out of memory|爆|撑|装不下|放
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
 SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|cut\w*|reduc\w*)"
-EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|train_batch_size)"
+EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
 PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
 HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|cut\w*|reduc\w*)"
 SMALL_BATCH = r"(?:小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{0,6}(?<!大)小|small\w*\s+(?:micro[-_ ]?)?batch\w*|(?:micro[-_ ]?)?batch\w*\s+(?:is|are|too)?\s*small)"
@@ -27,6 +27,10 @@ STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|
 GRAD = r"(?:梯度|gradient)"
 
 
+# The change is said of memory itself ("increase memory", "显存越大", "cause OOM"), not of the batch that GA simulates
+# ("simulate a larger batch with limited GPU memory").
+_MEM_CHANGE = (r"(?:" + UP + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|add\w*)[^。.?？!！]{0,15}" + MEM + "|"
+               + MEM + r"[^。.?？!！]{0,15}(?:" + UP + r"|affect\w*|impact\w*|chang\w*)")
 _GA_EFFECT = r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|add\w*)"
 
 
@@ -51,7 +55,7 @@ _MATCHERS = {
     # GA + memory + "more/increase/affect" near GA: "GA 增大会增大显存吗", "does GA affect memory" — not every
     # question that names GA and memory ("bs=2 ga 4，显存够吗？" asks whether it fits).
     "ga_raises_memory": lambda t: _has(GA, t) and _has(MEM, t)
-    and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t)
+    and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t) and _has(_MEM_CHANGE, t)
     and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
@@ -174,6 +178,13 @@ _DENIAL = re.compile(r"不会|不应该|不该|并不|没有|无关|不影响|�
 _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|论文|quote", re.I)
 
 
+# A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
+# is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
+_OBSERVATION = re.compile(r"\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
+                          r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示", re.I)
+_STRONG_BELIEF = re.compile(r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I)
+
+
 def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it,
     denies it, or quotes a document that states it)."""
@@ -182,6 +193,8 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
     for sentence in sentences:
         if not rule.matches(sentence) or _DENIAL.search(sentence):
+            continue
+        if _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
             continue
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True
