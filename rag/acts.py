@@ -99,7 +99,7 @@ _FIT_QUANTITY = _rx(r"需要多少|要多少|需要多大|要多大|最低配置
                     r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
-_ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|"
+_ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
                     r"怎么|如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
                     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
                     r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b")

@@ -1,0 +1,110 @@
+"""The question act and the held-belief check, fast (no embedding model, no assistant).
+
+Phrasings written the way issue-tracker users write (a title, a description, then the question), not
+copied from the dev set: each case pins one rule of rag/acts.py or rag/intents.py that the dev-set
+figures (bench/eval_answers.py) rest on.
+"""
+from __future__ import annotations
+
+import pytest
+
+from rag.acts import asked_sentences, classify_act
+from rag.intents import RULES, detect_misconceptions, holds_belief
+from rag.parts import split_message
+
+RULE = {r.key: r for r in RULES}
+
+
+def act_of(text: str, **kw) -> str:
+    parts = split_message(text)
+    misconceptions = detect_misconceptions(text)
+    return classify_act(parts, has_misconception=bool(misconceptions), **kw)
+
+
+# ---- what is asked ---------------------------------------------------------------------------
+def test_asked_sentences_are_the_questions_not_the_description():
+    text = ("Training hangs at step 0 with ZeRO-3. When I launch on 2 nodes the log stops after init, "
+            "which is odd. What is the reason?")
+    assert asked_sentences(text) == ["What is the reason?"]
+    zh = "用4张卡训练，显存一直在涨，这是什么原因呢，能不能限制住"
+    assert asked_sentences(zh) == ["这是什么原因呢，", "能不能限制住"]
+
+
+# ---- diagnose: a symptom described, an error named ----------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Exception: could not find the transformer layer class to wrap in the model",
+    "`.half()` is not supported for quantized models, it worked last week with the same script",
+    "8张A100 全参微调 13B 爆显存",                      # a title that only states a symptom
+    "Loss goes to NaN after 200 steps with fp16, what is the reason?",
+    "显存一直在涨，为什么？我用的是 zero3",
+    "多卡训练时第一张卡的显存占用比其他卡大很多，这个是什么原因",
+])
+def test_a_described_symptom_or_named_error_is_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+def test_why_about_a_rule_is_an_explanation_not_a_diagnosis():
+    # No symptom: the user asks why a documented constraint exists.
+    assert act_of("Why does the trainer require per_device_train_batch_size * num_processes to be divisible "
+                  "by num_generations? What if I have 2 GPUs?") == "explain"
+
+
+# ---- yes/no: a question about an effect, even with a symptom as its motive ------------------------
+@pytest.mark.parametrize("text", [
+    "把 batch size 调小一点会影响最终效果吗？因为显存不够，batch 大了会爆",
+    "Will a smaller per-device batch affect the final accuracy? My 12GB card is too small for 16.",
+])
+def test_an_effect_question_is_yes_no_even_with_a_symptom_as_motive(text):
+    assert act_of(text) == "yes_no"
+
+
+# ---- is it normal -------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Memory goes from 3.1 GB to 3.6 GB after the first step. Is this supposed to happen?",
+    "The progress bar counts optimizer steps, not batches. Is it a bug or intended?",
+])
+def test_asking_whether_an_observation_is_expected_is_is_normal(text):
+    assert act_of(text) == "is_normal"
+
+
+# ---- batch arithmetic and configure ---------------------------------------------------------------
+def test_checking_an_effective_batch_on_ones_numbers_is_batch_arithmetic():
+    assert act_of("If I understand correctly, with 4 GPUs I should set micro batch 2 and GA 8 "
+                  "for an effective batch size of 64?") == "batch_arithmetic"
+
+
+@pytest.mark.parametrize("text", [
+    "How to convert the sharded FSDP checkpoint into a Hugging Face model?",
+    "全量微调 7B 的启动脚本如何编写？超参数怎么设置？",
+])
+def test_how_to_do_something_is_configure(text):
+    assert act_of(text) == "configure"
+
+
+# ---- held beliefs: no correction for what the user did not assert ---------------------------------
+def test_simulating_a_larger_batch_with_limited_memory_is_not_the_ga_memory_myth():
+    text = "Gradient accumulation exists to simulate a larger batch size with limited GPU memory."
+    assert not RULE["ga_raises_memory"].matches(text)
+    # …while the belief itself still matches, asked or asserted.
+    assert RULE["ga_raises_memory"].matches("Does increasing gradient accumulation steps increase GPU memory?")
+    assert RULE["ga_raises_memory"].matches("梯度累积步数调大以后显存会变大吗")
+
+
+def test_per_device_batch_is_not_the_effective_batch():
+    text = "When I set per_device_train_batch_size=8 the GPU memory went down, so weird"
+    assert "effective_batch_oom" not in {m.key for m in detect_misconceptions(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "Here's the memory usage as I increase gradient_accumulation_steps: 41 GB, 47 GB, 55 GB.",
+    "accumulate_grad 1，显存占用一直在30G左右，但后来突然就有一个卡爆了。",
+])
+def test_a_reported_measurement_is_not_a_held_belief(text):
+    for m in detect_misconceptions(text):
+        assert not holds_belief(text, m)
+
+
+def test_a_stated_belief_is_still_held_even_with_numbers():
+    text = "我以为梯度累积会把每个微批次的梯度都存一份，所以 GA=16 要 16 倍显存。"
+    held = [m.key for m in detect_misconceptions(text) if holds_belief(text, m)]
+    assert held
