@@ -51,12 +51,15 @@ _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|
                r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
                r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
                r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
+# A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
+_FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out of memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
+               r"\bnan\b|报错|\bkilled\b|挂了|崩了")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
            r"问题出在|哪里出[了的]?问题|出了什么问题|"
            r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
-             r"(?:总|全局|有效|实际|global|effective|total)\s*(?:的)?\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
+             r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
              r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
              r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
              r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
@@ -129,7 +132,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     error_pasted = bool(pasted & {"traceback", "error"}) or has_diagnosis
     symptom = bool(_SYMPTOM.search(prose))
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
-    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured))
+    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured)
+                            or bool(_FAILURE.search(prose)))
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
     if _IS_NORMAL.search(prose):
@@ -156,7 +160,7 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
     if observed or any(_WHY.search(a) and (_FIRST_PERSON.search(a) or _SYMPTOM.search(a) or symptom
                                            or (len(a) < 12 and _FIRST_PERSON.search(prose))) for a in asks):
-        if _BATCH.search(prose) and not _WHY.search(prose):
+        if any(_BATCH.search(a) for a in asks) and not _WHY.search(prose):
             return "batch_arithmetic"
         return "diagnose"
     if has_misconception and _YES_NO.search(prose):
