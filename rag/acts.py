@@ -154,7 +154,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "diagnose"
     if asks and _EFFECT_ASK.search(asks[0]) and not (_SYMPTOM.search(asks[0]) or _WHY.search(asks[0])):
         return "yes_no"
-    if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom:
+    if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom \
+            and (not asks or any(_STEPS.search(a) or _BATCH.search(a) for a in asks)):
         return "batch_arithmetic"
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
