@@ -34,7 +34,8 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
            r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
            r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many gpus\b|"
            r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
-           r"\brecommend\w* (?:gpu|hardware)|"
+           r"\brecommend\w* (?:gpu|hardware)|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
+           r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
            r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
            r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
 # A symptom the user observed.
@@ -97,7 +98,7 @@ _ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Wa
                              r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
                              r"\bcannot (?:find|load|save|be)\b)")
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
-_FIT_QUANTITY = _rx(r"需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+_FIT_QUANTITY = _rx(r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
                     r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
                     r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
@@ -144,7 +145,9 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     if setup_enough and not _ANY_QUESTION.search(prose) and not error_pasted and not error_in_prose \
             and len(prose) < 200 and not symptom:
         return "fit"
-    if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)):
+    # The first question (often the issue title) asks whether it fits: a fit question, even when an OOM is its motive.
+    if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)
+                               or (asks and _FIT.search(asks[0]) and not error_pasted)):
         return "fit"
     if error_in_prose and not _IS_NORMAL.search(prose):
         return "diagnose"
