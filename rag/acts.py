@@ -75,6 +75,8 @@ _CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|�
                  r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
                  r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
+                 r"\b(?:right|correct|proper|recommended) (?:setting|config\w*|value|hyper-?param\w*)s?\b|"
+                 r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|正确的?(?:设置|配置|参数)|"
                  r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
                  r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
 _EXPLAIN = _rx(r"解释|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
