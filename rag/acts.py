@@ -39,7 +39,7 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
            r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
            r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
 # A symptom the user observed.
-_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
+_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
                r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢)|"
@@ -117,6 +117,8 @@ def asked_sentences(prose: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
 
 
+# "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
+_TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
 _ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
 
 
@@ -165,7 +167,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
     if observed or any(_WHY.search(a) and (_FIRST_PERSON.search(a) or _SYMPTOM.search(a) or symptom
-                                           or (len(a) < 12 and _FIRST_PERSON.search(prose))) for a in asks):
+                                           or (len(a) < 12 and _FIRST_PERSON.search(prose))
+                                           or (len(a) > 25 and _TRAILING_WHY.search(a))) for a in asks):
         if any(_BATCH.search(a) for a in asks) and not _WHY.search(prose):
             return "batch_arithmetic"
         return "diagnose"
