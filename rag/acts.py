@@ -51,7 +51,7 @@ _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|
                r"\bsame (?:memory|result|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|\binstead of\b|"
                r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
                r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
-               r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
+               r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
 _FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out of memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
                r"\bnan\b|报错|\bkilled\b|挂了|崩了")
@@ -79,7 +79,7 @@ _CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|�
                  r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|正确的?(?:设置|配置|参数)|"
                  r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
                  r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
-_EXPLAIN = _rx(r"解释|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
+_EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
                r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
                r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
 _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|吧\s*[,，。.]*\s*$|"
@@ -97,6 +97,7 @@ _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|O
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
 _ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
                              r"torch\.Size\(\[0\]\)|报错|"
+                             r"\bassert\s+[\w.\[\]()]+\s*(?:[<>=!]=?|%)|"
                              r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
                              r"\bcannot (?:find|load|save|be)\b)")
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
