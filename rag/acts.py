@@ -57,7 +57,7 @@ _FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\b
                r"\bnan\b|报错|\bkilled\b|挂了|崩了")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
            r"问题出在|哪里出[了的]?问题|出了什么问题|"
-           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
+           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
@@ -107,7 +107,7 @@ _FIT_QUANTITY = _rx(r"显存占用(?:是|为|大概|大约|要)?多少|占用多
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
 _ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
-                    r"怎么|如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
+                    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
                     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
                     r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
@@ -120,6 +120,9 @@ def asked_sentences(prose: str) -> list[str]:
 
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
+_ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
+_KNOB = _rx(r"batch|学习率|learning[-_ ]rate|\blr\b|超参|hyper-?param\w*|gradient[-_ ]accumulation|梯度累[积加]|\bzero\b|offload|"
+            r"配置|\bconfig\w*|参数|脚本|\bscript\b|\bsettings?\b|设置")
 _ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
 
 
@@ -154,6 +157,12 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)
                                or (asks and _FIT.search(asks[0]) and not error_pasted)):
         return "fit"
+    # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
+    # the error or OOM around it is the motive, the answer is the setting.
+    knob_asks = [a for a in asks if _ASK_WORD.search(a)]
+    if knob_asks and all(_CONFIGURE.search(a) and _KNOB.search(a) and not (_WHY.search(a) or _SYMPTOM.search(a))
+                         for a in knob_asks):
+        return "configure"
     if error_in_prose and not _IS_NORMAL.search(prose):
         return "diagnose"
     if has_misconception and _YES_NO.search(prose) and not error_pasted and not _FIRST_PERSON.search(prose):
