@@ -68,7 +68,7 @@ _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
 _STEPS = _rx(r"\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
-_CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
+_CONFIGURE = _rx(r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
                  r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
                  r"\bwhat should (?:i|we) (?:set|use|choose)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
@@ -160,8 +160,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
     # the error or OOM around it is the motive, the answer is the setting.
     knob_asks = [a for a in asks if _ASK_WORD.search(a)]
-    if knob_asks and all(_CONFIGURE.search(a) and _KNOB.search(a) and not (_WHY.search(a) or _SYMPTOM.search(a))
-                         for a in knob_asks):
+    if knob_asks and any(_KNOB.search(a) for a in knob_asks) \
+            and all(_CONFIGURE.search(a) and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
         return "configure"
     if error_in_prose and not _IS_NORMAL.search(prose):
         return "diagnose"
