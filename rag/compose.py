@@ -8,6 +8,7 @@ text is escaped (:func:`calculators.text_safety.escape_md`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,6 +200,15 @@ def _diagnosis_verdict(r: Results) -> str:
     return out
 
 
+#: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
+_VERDICT_WORD = re.compile(r"^(?:不会减半|不会|不是|不对|不一定)[。，,]\s*|^(?:No|Not by half|Not automatically)[.,]\s*")
+
+
+#: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
+#: OOM from one micro-batch's activations) — a diagnosis can open with it as the most likely cause.
+_CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
+
+
 def verdict(r: Results) -> str:
     """The opening that does what the act asks."""
     lang = r.lang
@@ -208,6 +218,12 @@ def verdict(r: Results) -> str:
             return v
     if r.misconceptions and r.act in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
         head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
+        if r.act == "diagnose" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+            # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
+            # needs 16 GB" is explained by "GPUs do not pool memory".
+            causes = [_VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+                      for m in r.misconceptions[:2]]
+            return "**" + t("likely_cause", lang, title=("；" if lang == "zh" else "; ").join(causes)) + "**"
         if r.act == "fit":
             mv = _memory_verdict(r)
             return f"**{head}**" + (f"\n\n{mv}" if mv else "")

@@ -21,8 +21,12 @@ SMALL_BATCH = r"(?:小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{
 UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
 BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
 GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
-MULTI_GPU = r"(?:多卡|多张|两张|加卡|\d+\s*张|\d+\s*卡|more gpus|multiple gpus|\d+\s*gpus|two gpus|多\s*gpu)"
-POOL = r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|pool\w*|combin\w*|add up|sum of|share memory|48\s*g)"
+MULTI_GPU = (r"(?:多卡|多张|两张|加卡|\d+\s*张|\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|\d+\s*gpus|"
+             r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
+             r"\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)")
+POOL = (r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
+        r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|48\s*g|"
+        r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))")
 STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?)"
 GRAD = r"(?:梯度|gradient)"
 
@@ -64,7 +68,8 @@ _MATCHERS = {
     "mixed_precision_halves": lambda t: _has(PREC, t) and _has(MEM, t) and _has(HALF, t),
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
-    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM, t) and _has(POOL, t),
+    # "单卡要 16G，两张卡平均分到每张卡上": a capacity in GB stands for memory here.
+    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM + r"|\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t),
 }
 
 RULES: tuple[MisconceptionRule, ...] = (
@@ -185,6 +190,9 @@ _OBSERVATION = re.compile(r"\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:teste
 _STRONG_BELIEF = re.compile(r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I)
 
 
+_GA_MEMORY_RULES = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
+
+
 def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it,
     denies it, or quotes a document that states it)."""
@@ -194,7 +202,7 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     for sentence in sentences:
         if not rule.matches(sentence) or _DENIAL.search(sentence):
             continue
-        if _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
+        if rule.key in _GA_MEMORY_RULES and _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
             continue
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True

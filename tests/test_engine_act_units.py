@@ -108,3 +108,27 @@ def test_a_stated_belief_is_still_held_even_with_numbers():
     text = "我以为梯度累积会把每个微批次的梯度都存一份，所以 GA=16 要 16 倍显存。"
     held = [m.key for m in detect_misconceptions(text) if holds_belief(text, m)]
     assert held
+
+
+# ---- pooled-memory belief, written the way users write it ------------------------------------------
+@pytest.mark.parametrize("text", [
+    "我用了4张24G的卡，共96G显存，全参微调还是OOM",
+    "I have 8 GPUs for a total amount of GPU memory of 40 GB * 8 = 320 GB, yet the 70B LoRA run goes OOM.",
+    "单卡要 16G，我以为两张卡的话会平均分到每张卡上，每张只要 8G",
+])
+def test_pooled_memory_belief_is_recognised_in_users_phrasings(text):
+    assert "more_gpus_pool_memory" in {m.key for m in detect_misconceptions(text)}
+
+
+def test_several_gpus_without_a_pooling_claim_is_not_the_belief():
+    text = "我用4张3090训练 7B LoRA，每张卡占用 20G，速度正常"
+    assert "more_gpus_pool_memory" not in {m.key for m in detect_misconceptions(text)}
+
+
+def test_a_diagnosis_opens_with_the_pooling_cause_not_with_no():
+    from tests.test_pipeline_units import CARDS, StubRetriever
+    from rag import Assistant
+    bot = Assistant(cards=CARDS, retriever=StubRetriever())
+    ans = bot.ask("我用4张3090，合计96G显存，全参微调 7B 还是 OOM，怎么回事？")
+    assert ans.act == "diagnose"
+    assert ans.first_screen.startswith("**最可能的原因：多卡不会")
