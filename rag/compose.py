@@ -176,9 +176,12 @@ def _batch_verdict(r: Results) -> str:
                             res.get("world_size"), res.get("train_batch_size"))
     if None in (micro, ga, ws, total):
         return ""
+    steps, samples = res.get("optimizer_steps_per_epoch"), call.arguments.get("dataset_size")
+    per_epoch = (" " + t("batch_steps", lang, samples=f"{samples:,}", total=total, steps=f"{steps:,}")
+                 if steps and samples and r.setup.has("world_size") else "")
     if not r.setup.has("world_size"):
         return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**"
-    return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + "**"
+    return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + per_epoch + "**"
 
 
 def _diagnosis_verdict(r: Results) -> str:

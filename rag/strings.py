@@ -62,6 +62,8 @@ TEXT: dict[str, dict[str, str]] = {
                        "en": "The estimate is for the worst case (full sequence length, all activations); shorter samples, checkpointing or frozen PEFT layers use less."},
     "batch_formula": {"zh": "全局批次 = micro {micro} × GA {ga} × {ws} 张卡 = {total}。",
                       "en": "Global batch = micro {micro} × GA {ga} × {ws} GPUs = {total}."},
+    "batch_steps": {"zh": "{samples} 个样本 ÷ {total} = 每个 epoch {steps} 次优化器更新（向上取整）。",
+                    "en": "{samples} samples ÷ {total} = {steps} optimizer steps per epoch (rounded up)."},
     "batch_per_gpu": {"zh": "每张卡每次优化器更新 = micro {micro} × GA {ga} = {per}；N 张卡时全局批次 = {per} × N。",
                       "en": "Per GPU per optimizer step = micro {micro} × GA {ga} = {per}; with N GPUs the global batch is {per} × N."},
     "batch_inconsistent": {"zh": "这组数不一致，DeepSpeed 会报错：", "en": "These values are inconsistent; DeepSpeed raises:"},

@@ -132,3 +132,29 @@ def test_a_diagnosis_opens_with_the_pooling_cause_not_with_no():
     ans = bot.ask("我用4张3090，合计96G显存，全参微调 7B 还是 OOM，怎么回事？")
     assert ans.act == "diagnose"
     assert ans.first_screen.startswith("**最可能的原因：多卡不会")
+
+
+# ---- batch arithmetic on the user's own numbers -------------------------------------------------------
+@pytest.mark.parametrize("text,size", [
+    ("I have 2 million samples and 4 GPUs", 2_000_000),
+    ("训练集是20k条问答对", 20_000),
+    ("我有1000条数据，4张卡", 1000),
+    ("数据集为1800多条", None),            # approximate: not a number the user stated
+    ("about 2k samples", None),
+    ("500 samples in one set and 1000 examples in the other", None),   # two counts: which one is unclear
+    ("micro batch 4, GA 8", None),
+])
+def test_dataset_size_is_read_only_when_stated_exactly(text, size):
+    from rag.planner import dataset_size_in
+    assert dataset_size_in(text) == size
+
+
+def test_steps_per_epoch_question_gets_the_arithmetic_first():
+    from tests.test_pipeline_units import CARDS, StubRetriever
+    from rag import Assistant
+    bot = Assistant(cards=CARDS, retriever=StubRetriever())
+    ans = bot.ask("I have 1,000,000 samples, per_device_train_batch_size 2, gradient_accumulation_steps 4 on 8 GPUs. "
+                  "How many steps per epoch?")
+    assert ans.act == "batch_arithmetic"
+    first = ans.first_screen.split("\n")[0]
+    assert "2 × GA 4 × 8 GPUs = 64" in first and "15,625" in first   # 1,000,000 / 64 = 15,625
