@@ -34,7 +34,7 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
            r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
            r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many gpus\b|"
            r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
-           r"\brecommend\w* (?:gpu|hardware)|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
+           r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
            r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
            r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
            r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
@@ -64,6 +64,7 @@ _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps
              r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
              r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
              r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
+             r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
              r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+")
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
 _STEPS = _rx(r"\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
@@ -76,7 +77,8 @@ _CONFIGURE = _rx(r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设�
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
                  r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
                  r"\b(?:right|correct|proper|recommended) (?:setting|config\w*|value|hyper-?param\w*)s?\b|"
-                 r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|正确的?(?:设置|配置|参数)|"
+                 r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|"
+                 r"\bwhat (?:is|was|were) the (?:best |recommended |right )?(?:batch[-_ ]?size|learning[-_ ]rate|lr|hyper-?param\w*|settings?)\s+(?:for|used|you)\b|正确的?(?:设置|配置|参数)|"
                  r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
                  r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
 _EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
