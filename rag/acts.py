@@ -25,7 +25,8 @@ _IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) r
                  r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|\bright\s*\?\s*$|\bcorrect\s*\?\s*$|"
                  r"isn'?t (?:correct|right) is it|\bshould (?:it|this|that) (?:be|not be)\b.*\?")
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
-_FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|"
+_FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+           r"能不能放下|能不能装下|塞得下|"
            r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
            r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
            r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"

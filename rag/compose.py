@@ -145,10 +145,12 @@ def _title(card: Card, lang: str) -> str:
 
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
-    if main is None or not main.result or main.result.get("total_per_gpu") is None:
+    if main is None or not main.result:
         return ""
     res = main.result
     lang = r.lang
+    if res.get("total_per_gpu") is None:
+        return _states_only_verdict(res, lang)
     total = gib(res["total_per_gpu"], lang)
     if res.get("fits") is None:
         return f"**{t('per_gpu', lang, total=total)}**"
@@ -162,6 +164,18 @@ def _memory_verdict(r: Results) -> str:
         what, call = r.nearest_fit
         text += " " + t("nearest_fit", lang, what=what, total=gib(call.result["total_per_gpu"], lang))
     return text
+
+
+def _states_only_verdict(res: dict[str, Any], lang: str) -> str:
+    """No preset architecture, so no activations: the model states still settle 'does not fit' when they alone
+    exceed the card, and otherwise say how much of it they take."""
+    parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
+    if any(p is None for p in parts) or not res.get("gpu_capacity"):
+        return ""
+    states = sum(parts)
+    cap = res["gpu_capacity"]
+    key = "states_no_fit" if states > cap else "states_only"
+    return "**" + t(key, lang, states=gib(states, lang), gpu=res.get("gpu_name", ""), cap=gib(cap, lang)) + "**"
 
 
 def _batch_verdict(r: Results) -> str:

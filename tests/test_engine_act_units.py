@@ -158,3 +158,13 @@ def test_steps_per_epoch_question_gets_the_arithmetic_first():
     assert ans.act == "batch_arithmetic"
     first = ans.first_screen.split("\n")[0]
     assert "2 × GA 4 × 8 GPUs = 64" in first and "15,625" in first   # 1,000,000 / 64 = 15,625
+
+
+def test_fit_without_a_preset_architecture_still_answers_from_the_model_states():
+    from tests.test_pipeline_units import CARDS, StubRetriever
+    from rag import Assistant
+    bot = Assistant(cards=CARDS, retriever=StubRetriever())
+    big = bot.ask("Full fine-tune of a 30B model on one 80GB A100, bf16: does it fit?")
+    assert big.act == "fit" and big.first_screen.startswith("**It does not fit: the model states alone")
+    zh = bot.ask("全量微调一个 30B 的模型，单张 A100 80G，bf16，能放下吗？")
+    assert zh.act == "fit" and zh.first_screen.startswith("**放不下：仅模型状态")
