@@ -4,6 +4,11 @@ The first sentence of the answer must do what the act asks: a diagnosis opens wi
 likely cause, "is this normal" with yes/no, a fit question with fits / does not fit, batch
 arithmetic with the arithmetic on the user's numbers. Rules over both languages' phrasings,
 measured on the real-question dev set (``bench/eval_answers.py`` prints act accuracy).
+
+Issue reports describe a lot and ask little: what was pasted (a traceback, an error) and what was
+observed (a symptom, a failure) set the prior towards a diagnosis, and the sentences that actually
+ask (:func:`asked_sentences`, usually the title and the last lines) decide when they ask for
+something else — a fit, a setting, the arithmetic, a yes/no about an effect.
 """
 from __future__ import annotations
 
@@ -179,7 +184,7 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "batch_arithmetic"
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
-    if observed or any(_WHY.search(a) and (_FIRST_PERSON.search(a) or _SYMPTOM.search(a) or symptom
+    if observed or any(_WHY.search(a) and (symptom or _FIRST_PERSON.search(a)
                                            or (len(a) < 12 and _FIRST_PERSON.search(prose))
                                            or (len(a) > 25 and _TRAILING_WHY.search(a))) for a in asks):
         if any(_BATCH.search(a) for a in asks) and not _WHY.search(prose):
