@@ -14,10 +14,10 @@ pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
 FLOORS = {
-    "zh": {"act_accuracy": 0.68, "fidelity": 0.72, "hit3": 0.58},
-    "en": {"act_accuracy": 0.62, "fidelity": 0.70, "hit3": 0.74},
+    "zh": {"act_accuracy": 0.83, "fidelity": 0.72, "hit3": 0.58},
+    "en": {"act_accuracy": 0.82, "fidelity": 0.70, "hit3": 0.74},
 }
-CEILINGS = {"contradicted": 75, "assumed_headlines": 2, "strawman": 3, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 75, "assumed_headlines": 1, "strawman": 0, "first_words_p90": 120, "refused": 0}
 
 
 @pytest.fixture(scope="module")
