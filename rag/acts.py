@@ -68,12 +68,12 @@ _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
              r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
-             r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
+             r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
              r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
              r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
              r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+")
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
-_STEPS = _rx(r"\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
+_STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
 _CONFIGURE = _rx(r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"

@@ -21,9 +21,9 @@ SMALL_BATCH = r"(?:小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{
 UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
 BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
 GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
-MULTI_GPU = (r"(?:多卡|多张|两张|加卡|\d+\s*张|\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|\d+\s*gpus|"
+MULTI_GPU = (r"(?:多卡|多张|两张|加卡|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
              r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
-             r"\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)")
+             r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)")
 POOL = (r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
         r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|48\s*g|"
         r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))")
@@ -69,7 +69,7 @@ _MATCHERS = {
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
     # "单卡要 16G，两张卡平均分到每张卡上": a capacity in GB stands for memory here.
-    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM + r"|\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t),
+    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM + r"|(?<!\d)\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t),
 }
 
 RULES: tuple[MisconceptionRule, ...] = (
@@ -185,7 +185,7 @@ _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|�
 
 # A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
 # is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
-_OBSERVATION = re.compile(r"\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
+_OBSERVATION = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
                           r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示", re.I)
 _STRONG_BELIEF = re.compile(r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I)
 

@@ -130,7 +130,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
 # "2 million samples", "20k条问答对", "1000 examples": the dataset size a steps-per-epoch question needs. An
 # approximate count ("1800多条", "about 2k") is not a number the user stated, so it is not read.
 _DATASET = re.compile(
-    r"(?<![A-Za-z0-9_.])(\d[\d,]*(?:\.\d+)?)\s*(k|m|million|thousand|万|千|w)?\s*(?:training\s+)?"
+    r"(?<![A-Za-z0-9_.,])(\d[\d,]*(?:\.\d+)?)\s*(k|m|million|thousand|万|千|w)?\s*(?:training\s+)?"
     r"(?:samples|examples|sequences|rows|datasets?|data points|instances|images|sentences|pairs|条|个样本|个数据|张图片?|个问答对|对问答)",
     re.I)
 _SCALE = {"k": 1e3, "thousand": 1e3, "千": 1e3, "m": 1e6, "million": 1e6, "万": 1e4, "w": 1e4}

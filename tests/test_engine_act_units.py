@@ -168,3 +168,19 @@ def test_fit_without_a_preset_architecture_still_answers_from_the_model_states()
     assert big.act == "fit" and big.first_screen.startswith("**It does not fit: the model states alone")
     zh = bot.ask("全量微调一个 30B 的模型，单张 A100 80G，bf16，能放下吗？")
     assert zh.act == "fit" and zh.first_screen.startswith("**放不下：仅模型状态")
+
+
+# ---- no quadratic regexes on long digit runs (a 30,000-character message is accepted) -----------------
+@pytest.mark.parametrize("text", ["1" * 30_000, "1," * 15_000, "12G " * 7_000])
+def test_reading_a_long_digit_run_stays_linear(text):
+    import time
+
+    from rag.parts import Part
+    from rag.planner import dataset_size_in
+    start = time.perf_counter()
+    classify_act([Part(kind="prose", text=text, start=0, end=len(text))])
+    for rule in detect_misconceptions(text):
+        holds_belief(text, rule)
+    dataset_size_in(text)
+    # Linear work here is well under a second; the quadratic versions took minutes ("1," * 15000: 5 min).
+    assert time.perf_counter() - start < 10
