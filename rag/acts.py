@@ -4,6 +4,11 @@ The first sentence of the answer must do what the act asks: a diagnosis opens wi
 likely cause, "is this normal" with yes/no, a fit question with fits / does not fit, batch
 arithmetic with the arithmetic on the user's numbers. Rules over both languages' phrasings,
 measured on the real-question dev set (``bench/eval_answers.py`` prints act accuracy).
+
+Issue reports describe a lot and ask little: what was pasted (a traceback, an error) and what was
+observed (a symptom, a failure) set the prior towards a diagnosis, and the sentences that actually
+ask (:func:`asked_sentences`, usually the title and the last lines) decide when they ask for
+something else — a fit, a setting, the arithmetic, a yes/no about an effect.
 """
 from __future__ import annotations
 
@@ -20,12 +25,13 @@ def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
 
-_IS_NORMAL = _rx(r"正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
-                 r"\bis (?:this|that|it) (?:normal|expected|reasonable|correct|right|ok|okay)\b|\bis this (?:a )?(?:bug|expected)\b|"
+_IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+                 r"\bis (?:this|that|it) (?:normal|expected|reasonable)\b|\bis (?:this|it|that) (?:a )?(?:bug|expected)\b|"
                  r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|\bright\s*\?\s*$|\bcorrect\s*\?\s*$|"
                  r"isn'?t (?:correct|right) is it|\bshould (?:it|this|that) (?:be|not be)\b.*\?")
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
-_FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|"
+_FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+           r"能不能放下|能不能装下|塞得下|"
            r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
            r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
            r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"
@@ -34,44 +40,62 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
            r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
            r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many gpus\b|"
            r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
-           r"\brecommend\w* (?:gpu|hardware)|"
+           r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
+           r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
            r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
            r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
 # A symptom the user observed.
-_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|hang|挂了|崩了|爆了|爆显存|oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
-               r"越来越|持续增长|一直涨|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
+               r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|超出|超过了|爆掉|内存爆|显存爆|"
+               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢)|"
                r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
                r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
                r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout of memory\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
                r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
-               r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not\b|"
-               r"\bsame (?:memory|result|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|\binstead of\b|"
+               r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
+               r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
                r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
-               r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b")
-_WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|"
-           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
+               r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
+               r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
+# A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
+_FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out of memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
+               r"\bnan\b|报错|\bkilled\b|挂了|崩了")
+_WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
+           r"问题出在|哪里出[了的]?问题|出了什么问题|"
+           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
-             r"(?:总|全局|有效|实际|global|effective|total)\s*(?:的)?\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
+             r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
              r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
-             r"是\s*\d+\s*还是\s*\d+|\d+\s*还是\s*\d+|\bor\s+\d+\s*\?")
+             r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
+             r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
+             r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
+             r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+")
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
-_STEPS = _rx(r"\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
+_STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
-_CONFIGURE = _rx(r"怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
+_CONFIGURE = _rx(r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
                  r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
                  r"\bwhat should (?:i|we) (?:set|use|choose)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
                  r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
-                 r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b")
-_EXPLAIN = _rx(r"什么是|是什么|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
-               r"\bwhat (?:is|are|does)\b|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
+                 r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
+                 r"\b(?:right|correct|proper|recommended) (?:setting|config\w*|value|hyper-?param\w*)s?\b|"
+                 r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|"
+                 r"\bwhat (?:is|was|were) the (?:best |recommended |right )?(?:batch[-_ ]?size|learning[-_ ]rate|lr|hyper-?param\w*|settings?)\s+(?:for|used|you)\b|正确的?(?:设置|配置|参数)|"
+                 r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
+                 r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
+_EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
+               r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
                r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
-_YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|"
+_YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|吧\s*[,，。.]*\s*$|"
               r"(?:^|[.?!\n]\s*)(?:does|do|is|are|will|would|can|could|should|did|must)\b[^?\n]{0,200}\?")
+# A yes/no question about an effect ("修改 batch_size 对效果有影响吗", "will it affect the result?"): a question about
+# a claim even when the message mentions a symptom as its motive ("显存不够，想减小 batch，会影响结果吗").
+_EFFECT_ASK = _rx(r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
+                  r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))")
 _FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
                     r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve)\b|\bmy\b|\bwe\b|\bour\b")
 _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
@@ -79,12 +103,34 @@ _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|O
 
 
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
-_ERROR_IN_PROSE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
-                             r"torch\.Size\(\[0\]\)|报错|(?i:\btimed? ?out\b|killed|exit code|-9\b)")
+_ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
+                             r"torch\.Size\(\[0\]\)|报错|"
+                             r"\bassert\s+[\w.\[\]()]+\s*(?:[<>=!]=?|%)|"
+                             r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
+                             r"\bcannot (?:find|load|save|be)\b)")
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
-_FIT_QUANTITY = _rx(r"需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+_FIT_QUANTITY = _rx(r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
                     r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
                     r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
+# A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
+# question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
+_ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
+                    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
+                    r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
+                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
+
+
+def asked_sentences(prose: str) -> list[str]:
+    """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order."""
+    return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
+
+
+# "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
+_TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
+_ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
+_KNOB = _rx(r"batch|学习率|learning[-_ ]rate|\blr\b|超参|hyper-?param\w*|gradient[-_ ]accumulation|梯度累[积加]|\bzero\b|offload|"
+            r"配置|\bconfig\w*|参数|脚本|\bscript\b|\bsettings?\b|设置")
 _ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
 
 
@@ -103,7 +149,10 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     error_pasted = bool(pasted & {"traceback", "error"}) or has_diagnosis
     symptom = bool(_SYMPTOM.search(prose))
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
-    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured))
+    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured)
+                            or bool(_FAILURE.search(prose)))
+    asks = asked_sentences(prose)
+    ask = "\n".join(asks) if asks else prose
     if _IS_NORMAL.search(prose):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
@@ -112,18 +161,33 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     if setup_enough and not _ANY_QUESTION.search(prose) and not error_pasted and not error_in_prose \
             and len(prose) < 200 and not symptom:
         return "fit"
-    if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)):
+    # The first question (often the issue title) asks whether it fits: a fit question, even when an OOM is its motive.
+    if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)
+                               or (asks and _FIT.search(asks[0]) and not error_pasted)):
         return "fit"
+    # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
+    # the error or OOM around it is the motive, the answer is the setting.
+    knob_asks = [a for a in asks if _ASK_WORD.search(a)]
+    if knob_asks and any(_KNOB.search(a) for a in knob_asks) \
+            and all(_CONFIGURE.search(a) and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
+        return "configure"
     if error_in_prose and not _IS_NORMAL.search(prose):
         return "diagnose"
     if has_misconception and _YES_NO.search(prose) and not error_pasted and not _FIRST_PERSON.search(prose):
         return "yes_no"
     if error_pasted:
         return "diagnose"
-    if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom:
+    if asks and _EFFECT_ASK.search(asks[0]) and not (_SYMPTOM.search(asks[0]) or _WHY.search(asks[0])):
+        return "yes_no"
+    if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom \
+            and (not asks or any(_STEPS.search(a) or _BATCH.search(a) for a in asks)):
         return "batch_arithmetic"
-    if observed or (_WHY.search(prose) and _FIRST_PERSON.search(prose)):
-        if _BATCH.search(prose) and not _WHY.search(prose):
+    # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
+    # A bare "为什么？" / "why?" asks about what the sentence before it described.
+    if observed or any(_WHY.search(a) and (symptom or _FIRST_PERSON.search(a)
+                                           or (len(a) < 12 and _FIRST_PERSON.search(prose))
+                                           or (len(a) > 25 and _TRAILING_WHY.search(a))) for a in asks):
+        if any(_BATCH.search(a) for a in asks) and not _WHY.search(prose):
             return "batch_arithmetic"
         return "diagnose"
     if has_misconception and _YES_NO.search(prose):
@@ -132,9 +196,9 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "batch_arithmetic"
     if _CONFIGURE.search(prose):
         return "configure"
-    if _YES_NO.search(prose) and not _EXPLAIN.search(prose.split("?")[0]):
+    first_question = prose.split("?")[0]
+    if _YES_NO.search(prose) and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
         return "yes_no"
-    if _WHY.search(prose) and symptom:
+    if symptom and not _EXPLAIN.search(ask):
         return "diagnose"
-    return "explain"
     return "explain"

@@ -145,7 +145,7 @@ class Assistant:
             misconceptions = []  # they asked for a number or a setting, not about the belief
         if not prose.strip() and config_calls:
             act = "diagnose"
-        plan = plan_calls(setup, act, intents, misconceptions)
+        plan = plan_calls(setup, act, intents, misconceptions, prose)
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)
         cards = self._cards_for(misconceptions, hits, intents, diagnosis)

@@ -8,6 +8,7 @@ text is escaped (:func:`calculators.text_safety.escape_md`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,10 +147,12 @@ def _title(card: Card, lang: str) -> str:
 
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
-    if main is None or not main.result or main.result.get("total_per_gpu") is None:
+    if main is None or not main.result:
         return ""
     res = main.result
     lang = r.lang
+    if res.get("total_per_gpu") is None:
+        return _states_only_verdict(res, lang)
     total = gib(res["total_per_gpu"], lang)
     if res.get("fits") is None:
         return f"**{t('per_gpu', lang, total=total)}**"
@@ -165,6 +168,18 @@ def _memory_verdict(r: Results) -> str:
     return text
 
 
+def _states_only_verdict(res: dict[str, Any], lang: str) -> str:
+    """No preset architecture, so no activations: the model states still settle 'does not fit' when they alone
+    exceed the card, and otherwise say how much of it they take."""
+    parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
+    if any(p is None for p in parts) or not res.get("gpu_capacity"):
+        return ""
+    states = sum(parts)
+    cap = res["gpu_capacity"]
+    key = "states_no_fit" if states > cap else "states_only"
+    return "**" + t(key, lang, states=gib(states, lang), gpu=res.get("gpu_name", ""), cap=gib(cap, lang)) + "**"
+
+
 def _batch_verdict(r: Results) -> str:
     call = r.call("effective_batch")
     if call is None:
@@ -177,9 +192,12 @@ def _batch_verdict(r: Results) -> str:
                             res.get("world_size"), res.get("train_batch_size"))
     if None in (micro, ga, ws, total):
         return ""
+    steps, samples = res.get("optimizer_steps_per_epoch"), call.arguments.get("dataset_size")
+    per_epoch = (" " + t("batch_steps", lang, samples=f"{samples:,}", total=total, steps=f"{steps:,}")
+                 if steps and samples and r.setup.has("world_size") else "")
     if not r.setup.has("world_size"):
         return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**"
-    return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + "**"
+    return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + per_epoch + "**"
 
 
 def _diagnosis_verdict(r: Results) -> str:
@@ -201,6 +219,15 @@ def _diagnosis_verdict(r: Results) -> str:
     return out
 
 
+#: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
+_VERDICT_WORD = re.compile(r"^(?:不会减半|不会|不是|不对|不一定)[。，,]\s*|^(?:No|Not by half|Not automatically)[.,]\s*")
+
+
+#: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
+#: OOM from one micro-batch's activations) — a diagnosis can open with it as the most likely cause.
+_CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
+
+
 def verdict(r: Results) -> str:
     """The opening that does what the act asks."""
     lang = r.lang
@@ -210,6 +237,12 @@ def verdict(r: Results) -> str:
             return v
     if r.misconceptions and r.act in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
         head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
+        if r.act == "diagnose" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+            # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
+            # needs 16 GB" is explained by "GPUs do not pool memory".
+            causes = [_VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+                      for m in r.misconceptions[:2]]
+            return "**" + t("likely_cause", lang, title=("；" if lang == "zh" else "; ").join(causes)) + "**"
         if r.act == "fit":
             mv = _memory_verdict(r)
             return f"**{head}**" + (f"\n\n{mv}" if mv else "")

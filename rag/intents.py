@@ -14,19 +14,27 @@ MEM = r"(?:显存|内存|memory|vram|\boom\b|out of memory|爆|撑|装不下|放
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
 SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|cut\w*|reduc\w*)"
-EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|train_batch_size)"
+EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
 PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
 HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|cut\w*|reduc\w*)"
 SMALL_BATCH = r"(?:小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{0,6}(?<!大)小|small\w*\s+(?:micro[-_ ]?)?batch\w*|(?:micro[-_ ]?)?batch\w*\s+(?:is|are|too)?\s*small)"
 UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
 BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
 GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
-MULTI_GPU = r"(?:多卡|多张|两张|加卡|\d+\s*张|\d+\s*卡|more gpus|multiple gpus|\d+\s*gpus|two gpus|多\s*gpu)"
-POOL = r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|pool\w*|combin\w*|add up|sum of|share memory|48\s*g)"
+MULTI_GPU = (r"(?:多卡|多张|两张|加卡|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
+             r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
+             r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)")
+POOL = (r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
+        r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|48\s*g|"
+        r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))")
 STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?)"
 GRAD = r"(?:梯度|gradient)"
 
 
+# The change is said of memory itself ("increase memory", "显存越大", "cause OOM"), not of the batch that GA simulates
+# ("simulate a larger batch with limited GPU memory").
+_MEM_CHANGE = (r"(?:" + UP + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|add\w*)[^。.?？!！]{0,15}" + MEM + "|"
+               + MEM + r"[^。.?？!！]{0,15}(?:" + UP + r"|affect\w*|impact\w*|chang\w*)")
 _GA_EFFECT = r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|add\w*)"
 
 
@@ -51,7 +59,7 @@ _MATCHERS = {
     # GA + memory + "more/increase/affect" near GA: "GA 增大会增大显存吗", "does GA affect memory" — not every
     # question that names GA and memory ("bs=2 ga 4，显存够吗？" asks whether it fits).
     "ga_raises_memory": lambda t: _has(GA, t) and _has(MEM, t)
-    and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t)
+    and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t) and _has(_MEM_CHANGE, t)
     and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
@@ -60,7 +68,8 @@ _MATCHERS = {
     "mixed_precision_halves": lambda t: _has(PREC, t) and _has(MEM, t) and _has(HALF, t),
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
-    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM, t) and _has(POOL, t),
+    # "单卡要 16G，两张卡平均分到每张卡上": a capacity in GB stands for memory here.
+    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM + r"|(?<!\d)\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t),
 }
 
 RULES: tuple[MisconceptionRule, ...] = (
@@ -174,6 +183,16 @@ _DENIAL = re.compile(r"不会|不应该|不该|并不|没有|无关|不影响|�
 _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|论文|quote", re.I)
 
 
+# A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
+# is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
+_OBSERVATION = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
+                          r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示", re.I)
+_STRONG_BELIEF = re.compile(r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I)
+
+
+_GA_MEMORY_RULES = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
+
+
 def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it,
     denies it, or quotes a document that states it)."""
@@ -182,6 +201,8 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
     for sentence in sentences:
         if not rule.matches(sentence) or _DENIAL.search(sentence):
+            continue
+        if rule.key in _GA_MEMORY_RULES and _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
             continue
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True

@@ -127,7 +127,33 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     return cfg
 
 
-def _batch_args(setup: Setup, plan: Plan) -> dict[str, Any] | None:
+# "2 million samples", "20k条问答对", "1000 examples": the dataset size a steps-per-epoch question needs. An
+# approximate count ("1800多条", "about 2k") is not a number the user stated, so it is not read.
+_DATASET = re.compile(
+    r"(?<![A-Za-z0-9_.,])(\d[\d,]*(?:\.\d+)?)\s*(k|m|million|thousand|万|千|w)?\s*(?:training\s+)?"
+    r"(?:samples|examples|sequences|rows|datasets?|data points|instances|images|sentences|pairs|条|个样本|个数据|张图片?|个问答对|对问答)",
+    re.I)
+_SCALE = {"k": 1e3, "thousand": 1e3, "千": 1e3, "m": 1e6, "million": 1e6, "万": 1e4, "w": 1e4}
+_APPROX = re.compile(r"多|余|左右|约|大约|大概|\babout\b|\baround\b|\broughly\b|~|\+", re.I)
+
+
+def dataset_size_in(text: str) -> int | None:
+    """The number of training samples the message states exactly, or None (none, several, or approximate)."""
+    found = set()
+    for m in _DATASET.finditer(text):
+        before, after = text[max(0, m.start() - 6):m.start()], text[m.end(1):m.end(1) + 3]
+        if _APPROX.search(before) or _APPROX.search(after):
+            return None
+        try:
+            value = float(m.group(1).replace(",", "")) * _SCALE.get((m.group(2) or "").lower(), 1)
+        except ValueError:
+            continue
+        if value >= 1 and value == int(value):
+            found.add(int(value))
+    return found.pop() if len(found) == 1 else None
+
+
+def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> dict[str, Any] | None:
     s = setup.known()
     args: dict[str, Any] = {k: s[k] for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                                 "gradient_accumulation_steps", "base_batch_size",
@@ -145,11 +171,15 @@ def _batch_args(setup: Setup, plan: Plan) -> dict[str, Any] | None:
                     "GPU count not given: per GPU (multiply by N for N GPUs)")
     if "seq_len" in s:
         args["seq_len"] = s["seq_len"]
+    if dataset_size is not None:
+        args["dataset_size"] = dataset_size
     return args
 
 
-def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[MisconceptionRule]) -> Plan:
-    """The calculator calls whose numbers answer this act for this setup."""
+def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[MisconceptionRule],
+               text: str = "") -> Plan:
+    """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
+    dataset size a steps-per-epoch question states)."""
     plan = Plan()
     keys = {m.key for m in misconceptions}
     s = setup.known()
@@ -160,7 +190,7 @@ def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[Mi
         sum(k in s for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")) >= 2
         and act in ("diagnose", "configure", "is_normal"))
     if batch_wanted and not (ga_memory and not intents.effective):
-        args = _batch_args(setup, plan)
+        args = _batch_args(setup, plan, dataset_size_in(text) if act == "batch_arithmetic" else None)
         if args is not None:
             plan.calls.append(PlannedCall("effective_batch", args, "effective_batch"))
 

@@ -1,0 +1,186 @@
+"""The question act and the held-belief check, fast (no embedding model, no assistant).
+
+Phrasings written the way issue-tracker users write (a title, a description, then the question), not
+copied from the dev set: each case pins one rule of rag/acts.py or rag/intents.py that the dev-set
+figures (bench/eval_answers.py) rest on.
+"""
+from __future__ import annotations
+
+import pytest
+
+from rag.acts import asked_sentences, classify_act
+from rag.intents import RULES, detect_misconceptions, holds_belief
+from rag.parts import split_message
+
+RULE = {r.key: r for r in RULES}
+
+
+def act_of(text: str, **kw) -> str:
+    parts = split_message(text)
+    misconceptions = detect_misconceptions(text)
+    return classify_act(parts, has_misconception=bool(misconceptions), **kw)
+
+
+# ---- what is asked ---------------------------------------------------------------------------
+def test_asked_sentences_are_the_questions_not_the_description():
+    text = ("Training hangs at step 0 with ZeRO-3. When I launch on 2 nodes the log stops after init, "
+            "which is odd. What is the reason?")
+    assert asked_sentences(text) == ["What is the reason?"]
+    zh = "用4张卡训练，显存一直在涨，这是什么原因呢，能不能限制住"
+    assert asked_sentences(zh) == ["这是什么原因呢，", "能不能限制住"]
+
+
+# ---- diagnose: a symptom described, an error named ----------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Exception: could not find the transformer layer class to wrap in the model",
+    "`.half()` is not supported for quantized models, it worked last week with the same script",
+    "8张A100 全参微调 13B 爆显存",                      # a title that only states a symptom
+    "Loss goes to NaN after 200 steps with fp16, what is the reason?",
+    "显存一直在涨，为什么？我用的是 zero3",
+    "多卡训练时第一张卡的显存占用比其他卡大很多，这个是什么原因",
+])
+def test_a_described_symptom_or_named_error_is_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+def test_why_about_a_rule_is_an_explanation_not_a_diagnosis():
+    # No symptom: the user asks why a documented constraint exists.
+    assert act_of("Why does the trainer require per_device_train_batch_size * num_processes to be divisible "
+                  "by num_generations? What if I have 2 GPUs?") == "explain"
+
+
+# ---- yes/no: a question about an effect, even with a symptom as its motive ------------------------
+@pytest.mark.parametrize("text", [
+    "把 batch size 调小一点会影响最终效果吗？因为显存不够，batch 大了会爆",
+    "Will a smaller per-device batch affect the final accuracy? My 12GB card is too small for 16.",
+])
+def test_an_effect_question_is_yes_no_even_with_a_symptom_as_motive(text):
+    assert act_of(text) == "yes_no"
+
+
+# ---- is it normal -------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Memory goes from 3.1 GB to 3.6 GB after the first step. Is this supposed to happen?",
+    "The progress bar counts optimizer steps, not batches. Is it a bug or intended?",
+])
+def test_asking_whether_an_observation_is_expected_is_is_normal(text):
+    assert act_of(text) == "is_normal"
+
+
+# ---- batch arithmetic and configure ---------------------------------------------------------------
+def test_checking_an_effective_batch_on_ones_numbers_is_batch_arithmetic():
+    assert act_of("If I understand correctly, with 4 GPUs I should set micro batch 2 and GA 8 "
+                  "for an effective batch size of 64?") == "batch_arithmetic"
+
+
+@pytest.mark.parametrize("text", [
+    "How to convert the sharded FSDP checkpoint into a Hugging Face model?",
+    "全量微调 7B 的启动脚本如何编写？超参数怎么设置？",
+])
+def test_how_to_do_something_is_configure(text):
+    assert act_of(text) == "configure"
+
+
+# ---- held beliefs: no correction for what the user did not assert ---------------------------------
+def test_simulating_a_larger_batch_with_limited_memory_is_not_the_ga_memory_myth():
+    text = "Gradient accumulation exists to simulate a larger batch size with limited GPU memory."
+    assert not RULE["ga_raises_memory"].matches(text)
+    # …while the belief itself still matches, asked or asserted.
+    assert RULE["ga_raises_memory"].matches("Does increasing gradient accumulation steps increase GPU memory?")
+    assert RULE["ga_raises_memory"].matches("梯度累积步数调大以后显存会变大吗")
+
+
+def test_per_device_batch_is_not_the_effective_batch():
+    text = "When I set per_device_train_batch_size=8 the GPU memory went down, so weird"
+    assert "effective_batch_oom" not in {m.key for m in detect_misconceptions(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "Here's the memory usage as I increase gradient_accumulation_steps: 41 GB, 47 GB, 55 GB.",
+    "accumulate_grad 1，显存占用一直在30G左右，但后来突然就有一个卡爆了。",
+])
+def test_a_reported_measurement_is_not_a_held_belief(text):
+    for m in detect_misconceptions(text):
+        assert not holds_belief(text, m)
+
+
+def test_a_stated_belief_is_still_held_even_with_numbers():
+    text = "我以为梯度累积会把每个微批次的梯度都存一份，所以 GA=16 要 16 倍显存。"
+    held = [m.key for m in detect_misconceptions(text) if holds_belief(text, m)]
+    assert held
+
+
+# ---- pooled-memory belief, written the way users write it ------------------------------------------
+@pytest.mark.parametrize("text", [
+    "我用了4张24G的卡，共96G显存，全参微调还是OOM",
+    "I have 8 GPUs for a total amount of GPU memory of 40 GB * 8 = 320 GB, yet the 70B LoRA run goes OOM.",
+    "单卡要 16G，我以为两张卡的话会平均分到每张卡上，每张只要 8G",
+])
+def test_pooled_memory_belief_is_recognised_in_users_phrasings(text):
+    assert "more_gpus_pool_memory" in {m.key for m in detect_misconceptions(text)}
+
+
+def test_several_gpus_without_a_pooling_claim_is_not_the_belief():
+    text = "我用4张3090训练 7B LoRA，每张卡占用 20G，速度正常"
+    assert "more_gpus_pool_memory" not in {m.key for m in detect_misconceptions(text)}
+
+
+def test_a_diagnosis_opens_with_the_pooling_cause_not_with_no():
+    from tests.test_pipeline_units import CARDS, StubRetriever
+    from rag import Assistant
+    bot = Assistant(cards=CARDS, retriever=StubRetriever())
+    ans = bot.ask("我用4张3090，合计96G显存，全参微调 7B 还是 OOM，怎么回事？")
+    assert ans.act == "diagnose"
+    assert ans.first_screen.startswith("**最可能的原因：多卡不会")
+
+
+# ---- batch arithmetic on the user's own numbers -------------------------------------------------------
+@pytest.mark.parametrize("text,size", [
+    ("I have 2 million samples and 4 GPUs", 2_000_000),
+    ("训练集是20k条问答对", 20_000),
+    ("我有1000条数据，4张卡", 1000),
+    ("数据集为1800多条", None),            # approximate: not a number the user stated
+    ("about 2k samples", None),
+    ("500 samples in one set and 1000 examples in the other", None),   # two counts: which one is unclear
+    ("micro batch 4, GA 8", None),
+])
+def test_dataset_size_is_read_only_when_stated_exactly(text, size):
+    from rag.planner import dataset_size_in
+    assert dataset_size_in(text) == size
+
+
+def test_steps_per_epoch_question_gets_the_arithmetic_first():
+    from tests.test_pipeline_units import CARDS, StubRetriever
+    from rag import Assistant
+    bot = Assistant(cards=CARDS, retriever=StubRetriever())
+    ans = bot.ask("I have 1,000,000 samples, per_device_train_batch_size 2, gradient_accumulation_steps 4 on 8 GPUs. "
+                  "How many steps per epoch?")
+    assert ans.act == "batch_arithmetic"
+    first = ans.first_screen.split("\n")[0]
+    assert "2 × GA 4 × 8 GPUs = 64" in first and "15,625" in first   # 1,000,000 / 64 = 15,625
+
+
+def test_fit_without_a_preset_architecture_still_answers_from_the_model_states():
+    from tests.test_pipeline_units import CARDS, StubRetriever
+    from rag import Assistant
+    bot = Assistant(cards=CARDS, retriever=StubRetriever())
+    big = bot.ask("Full fine-tune of a 30B model on one 80GB A100, bf16: does it fit?")
+    assert big.act == "fit" and big.first_screen.startswith("**It does not fit: the model states alone")
+    zh = bot.ask("全量微调一个 30B 的模型，单张 A100 80G，bf16，能放下吗？")
+    assert zh.act == "fit" and zh.first_screen.startswith("**放不下：仅模型状态")
+
+
+# ---- no quadratic regexes on long digit runs (a 30,000-character message is accepted) -----------------
+@pytest.mark.parametrize("text", ["1" * 30_000, "1," * 15_000, "12G " * 7_000])
+def test_reading_a_long_digit_run_stays_linear(text):
+    import time
+
+    from rag.parts import Part
+    from rag.planner import dataset_size_in
+    start = time.perf_counter()
+    classify_act([Part(kind="prose", text=text, start=0, end=len(text))])
+    for rule in detect_misconceptions(text):
+        holds_belief(text, rule)
+    dataset_size_in(text)
+    # Linear work here is well under a second; the quadratic versions took minutes ("1," * 15000: 5 min).
+    assert time.perf_counter() - start < 10
