@@ -1,13 +1,16 @@
 # Two commands on a fresh machine:  `make run` (the app)  and  `make test` (the whole suite).
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: run test bench browser-deps
 
-$(STAMP): requirements.txt
+# requirements.txt is the pinned lock; then this project itself, editable and without touching the lock
+# (calculators/, rag/, ui/ and app import from anywhere: bench/ scripts, tests run as scripts, `batchbot`).
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	DS_BUILD_OPS=0 $(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps -e .
 	rm -f $(VENV)/.installed-* && touch $@
 
 run: $(STAMP)

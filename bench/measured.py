@@ -19,12 +19,9 @@ logit, are kept and not modelled), no activation checkpointing on one GPU; on se
 from __future__ import annotations
 
 import statistics
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calculators import estimate_memory  # noqa: E402
 

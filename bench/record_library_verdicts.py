@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from calculators.configs import library, parse_config  # noqa: E402
 from calculators.configs.accelerate_yaml import accelerate_verdict  # noqa: E402

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# tests/ is not part of the installed package: the hostile-server helpers are imported from the checkout.
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 
