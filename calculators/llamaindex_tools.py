@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from llama_index.core.tools import FunctionTool
 

@@ -30,7 +30,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .activations import activation_bytes
 from .errors import CalculatorError
-from .presets import ModelShape, active_params, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
+from .presets import (
+    ModelShape,
+    active_params,
+    count_params,
+    get_gpu,
+    get_model_shape,
+    layer_params,
+    shape_from_hf_config,
+)
 from .validate import positive_float, positive_int
 
 GiB = 2**30
@@ -146,7 +154,7 @@ class MemoryConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _check(self) -> "MemoryConfig":
+    def _check(self) -> MemoryConfig:
         given = [x for x in (self.model, self.num_params, self.hf_config) if x is not None]
         if len(given) != 1:
             raise CalculatorError("model", self.model, "exactly one of model (a preset name), num_params or hf_config",
@@ -586,7 +594,6 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_en.append(f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory.")
         notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
 
-    ga = cfg.gradient_accumulation_steps
     ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
     if fsdp_nosync:
         ga_en += (f" FSDP: with GA ≥ 2 Accelerate/HF Trainer run the micro-steps under no_sync(), which accumulates "

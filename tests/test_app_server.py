@@ -46,7 +46,7 @@ def test_chat_chinese_seed_question_has_verdict_and_tool_call(client):
 
 
 def test_chat_ui_streams_tool_calls_as_collapsible_messages(client):
-    messages, status = client.predict(SEED_ZH, [], api_name="/chat_ui")[0], None
+    messages = client.predict(SEED_ZH, [], api_name="/chat_ui")[0]
     tools = [m for m in messages if (m.get("metadata") or {}).get("title")]
     assert tools, "each calculator call is its own message with a metadata title"
     assert all(m["metadata"]["status"] == "done" for m in tools)

@@ -30,7 +30,6 @@ import gradio as gr
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from test_fuzz import NASTY_STRINGS, SCALE, fuzz_settings, questions, scalar, weird
 
 COUNT: Counter[str] = Counter()
@@ -71,8 +70,8 @@ def _call(name: str, fn: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------- calculator endpoints
-from ui import api as endpoints  # noqa: E402
 from calculators.memory import MemoryConfig  # noqa: E402
+from ui import api as endpoints  # noqa: E402
 
 MEMORY_FIELDS = list(MemoryConfig.model_fields)
 VALID = {"model": st.sampled_from(["llama-2-7b", "gpt2", "qwen2.5-7b", "mistral-7b"]),
@@ -304,7 +303,7 @@ def test_chat_endpoint(real_chat: ChatController, q: Any, history: Any) -> None:
 def test_chat_ui_handler(real_chat: ChatController, q: Any, lng: Any) -> None:
     COUNT["/chat_ui"] += 1
     last = None
-    for last in real_chat.respond(q, [], [], lng or "en", SimpleNamespace(session_hash="fuzz")):
+    for last in real_chat.respond(q, [], [], lng or "en", SimpleNamespace(session_hash="fuzz")):  # noqa: B007
         pass
     msgs = last[0]
     assert msgs and msgs[-1]["role"] == "assistant"

@@ -18,6 +18,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from bench import eval_retrieval  # noqa: E402
 from rag.cache import EmbeddingCache  # noqa: E402
 from rag.cards import TOPICS, load_cards  # noqa: E402
 from rag.embedding import (  # noqa: E402
@@ -31,8 +32,6 @@ from rag.embedding import (  # noqa: E402
 )
 from rag.glossary import CONFIG_KEYS, GLOSSARY, expand_query, user_dictionary  # noqa: E402
 from rag.tokenize import tokenize  # noqa: E402
-
-from bench import eval_retrieval  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,11 +10,10 @@ from typing import Any
 import yaml
 
 from . import library
-from .library import LibraryVerdict
-
-from .models import ParsedConfig
 from .checks import _Out
 from .keys import ACC_DS_KEYS, ACC_IGNORED_WITH_FILE, ACC_KEYS
+from .library import LibraryVerdict
+from .models import ParsedConfig
 from .values import _int, _micro_ga_to_memory, _read_batch, _truthy, _unknown
 
 

@@ -6,17 +6,27 @@ from typing import Any
 from ..errors import CalculatorError
 from ..memory import GiB, MemoryEstimate
 from ..presets import get_gpu
-from .models import ConfigParseError, ConfigReport, ParsedConfig
-from .keys import HF_DEFAULTS
-from .values import _int, resolve_model_preset
-from .registry import library_verdict, parse_config
-from .verdict import reconcile
 from .accelerate_yaml import _check_accelerate
+from .checks import (
+    _check_auto,
+    _check_batch,
+    _check_missing_ga,
+    _check_offload,
+    _check_overlap,
+    _check_precision,
+    _check_unknown,
+    _check_values,
+    _check_zero3_small,
+    _hidden_size,
+    _Out,
+)
 from .hf_args import _check_mismatch, _hf_values
-from .checks import (_Out, _check_auto, _check_batch, _check_missing_ga,
-                     _check_offload, _check_overlap, _check_precision, _check_unknown, _check_values,
-                     _check_zero3_small, _hidden_size)
+from .keys import HF_DEFAULTS
 from .levers import _memory, _memory_kwargs
+from .models import ConfigParseError, ConfigReport, ParsedConfig
+from .registry import library_verdict, parse_config
+from .values import _int, resolve_model_preset
+from .verdict import reconcile
 
 
 def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | float | None = None,
@@ -80,10 +90,10 @@ def _run_checks(out: _Out, pc: ParsedConfig, companion: ParsedConfig | None, gpu
             ws = None
     ws = ws or pc.world_size or (companion.world_size if companion else None)
     if pc.notes_en:
-        for en, zh in zip(pc.notes_en, pc.notes_zh):
+        for en, zh in zip(pc.notes_en, pc.notes_zh, strict=False):
             out.add("info", "assumption", en, zh)
     if companion is not None:
-        for en, zh in zip(companion.notes_en, companion.notes_zh):
+        for en, zh in zip(companion.notes_en, companion.notes_zh, strict=False):
             out.add("info", "assumption", en, zh, parsed=companion)
     _check_values(out, pc)
     _check_unknown(out, pc)

@@ -7,13 +7,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import library
-from .library import LibraryVerdict
-from .models import ParsedConfig
 from .checks import _Out
 from .keys import HF_DEFAULTS, HF_KEYS
+from .library import LibraryVerdict
+from .models import ParsedConfig
 from .text import _scalar
-from .values import (_get, _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len,
-                     _truthy)
+from .values import _get, _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len, _truthy
 
 
 def _parse_hf(pc: ParsedConfig) -> None:

@@ -131,7 +131,7 @@ ACC_KEYS = frozenset({
     "same_network", "main_training_function", "enable_cpu_affinity", "fp8_config", "deepspeed_config",
     "fsdp_config", "parallelism_config", "megatron_lm_config", "mpirun_config", "downcast_bf16", "tpu_name",
     "tpu_zone", "tpu_use_cluster", "tpu_use_sudo", "command_file", "commands", "tpu_vm", "tpu_env",
-    "dynamo_config", "tpu_metrics_debug", "tpu_env", "ipex_config", "mpirun_config",
+    "dynamo_config", "tpu_metrics_debug", "ipex_config",
 })
 ACC_DS_KEYS = frozenset({
     "deepspeed_config_file", "gradient_accumulation_steps", "gradient_clipping", "zero_stage",

@@ -26,7 +26,8 @@ import logging
 import os
 import threading
 import warnings
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -123,7 +124,7 @@ def quiet() -> Iterator[None]:
             warnings.simplefilter("ignore")
             yield
     finally:
-        for lg, lvl in zip(loggers, levels):
+        for lg, lvl in zip(loggers, levels, strict=True):
             lg.setLevel(lvl)
 
 

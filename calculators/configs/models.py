@@ -6,9 +6,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import CalculatorError
-from ..text_safety import escape_md
 from ..memory import GiB, MemoryEstimate
-
+from ..text_safety import escape_md
 
 Kind = Literal["deepspeed", "hf_training_args", "accelerate", "llamafactory"]
 Severity = Literal["error", "warning", "info"]

@@ -4,15 +4,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CalculatorError
-from .models import ConfigParseError, KINDS, Kind, ParsedConfig
-from .keys import HF_KEYS
-from .text import _load_text
-from .values import _collect_auto
-from .library import LibraryVerdict
+from .accelerate_yaml import _parse_accelerate, accelerate_verdict
 from .deepspeed_json import _parse_deepspeed, deepspeed_verdict
 from .hf_args import _parse_hf, hf_deepspeed_verdict, training_args_verdict
+from .keys import HF_KEYS
+from .library import LibraryVerdict
 from .llamafactory import _parse_llamafactory
-from .accelerate_yaml import _parse_accelerate, accelerate_verdict
+from .models import KINDS, ConfigParseError, Kind, ParsedConfig
+from .text import _load_text
+from .values import _collect_auto
 
 
 def _detect_kind(d: dict[str, Any]) -> Kind | None:

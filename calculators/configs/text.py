@@ -10,8 +10,7 @@ from typing import Any
 import yaml
 
 from .. import safe_yaml
-from .models import ConfigParseError, MAX_TEXT
-
+from .models import MAX_TEXT, ConfigParseError
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _LAUNCHERS = ("torchrun", "deepspeed", "accelerate", "python", "python3", "llamafactory-cli")

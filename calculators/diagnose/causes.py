@@ -5,6 +5,7 @@ a huge paste are read — errors sit at the end of logs) and explains in both la
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -59,10 +60,8 @@ def detect_artifacts(text: str) -> list[Artifact]:
             found.extend(reader(body))
         except Exception:  # a reader bug must not turn a paste into a traceback; the others still report
             continue
-    try:
+    with contextlib.suppress(Exception):
         found.extend(_tracebacks(body, found))
-    except Exception:
-        pass
     found = _cap_per_kind(sorted(found, key=lambda a: (a.start, a.end)))
     if offset:
         found = [a.model_copy(update={"start": a.start + offset, "end": a.end + offset}) for a in found]

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..presets import get_model_shape
 from ..errors import CalculatorError
+from ..presets import get_model_shape
 from ._text import SIZE, flex, fmt_gib, gib, line_at
 from .models import Artifact, Cause
 

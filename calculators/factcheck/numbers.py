@@ -15,7 +15,8 @@ import re
 from ..batch import resolve_batch
 from ..errors import CalculatorError
 from ..memory import estimate_memory
-from .rules import EFFX as EFF, GPU_TERM, NEG, has
+from .rules import EFFX as EFF
+from .rules import GPU_TERM, NEG, has
 
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,8})"
 # Neither end may run into another product: "1 × 8 × 2 = 4 × 2 × 2 = 16" is two products equal to 16,
