@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test bench browser-deps
+.PHONY: run test lint bench browser-deps
 
 # requirements.txt is the pinned lock; then this project itself, editable and without touching the lock
 # (calculators/, rag/, ui/ and app import from anywhere: bench/ scripts, tests run as scripts, `batchbot`).
@@ -21,6 +21,11 @@ browser-deps:
 	@dpkg -s chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji; \
 	  else echo "chromium missing: sudo apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji"; exit 1; fi; }
+
+# Lint and types: ruff's rules and mypy (strict on calculators/); settings in pyproject.toml. `.ci/run` runs it first.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: $(STAMP) browser-deps
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q $(PYTEST_ARGS)

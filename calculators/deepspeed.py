@@ -43,7 +43,7 @@ __all__ = [
 def _param_count(field: str, value: Any, *, upper: float = MAX_PARAMS, upper_label: str = "1e15") -> float:
     """A parameter count: a finite real number in (0, upper]. Floats such as 2851e6 are allowed (DeepSpeed's docs use them)."""
     if not _is_bool(value) and isinstance(value, Real) and math.isfinite(as_float(value)) and 0 < as_float(value) <= upper:
-        return value if isinstance(value, Integral) else float(value)
+        return int(value) if isinstance(value, Integral) else float(value)
     accepted_en, accepted_zh = f"a number of parameters > 0 and <= {upper_label}", f"参数数量，需 > 0 且 <= {upper_label}"
     if _is_bool(value) or not isinstance(value, Real):
         raise _not_a_number(field, value, accepted_en, accepted_zh, "a number", "数字")

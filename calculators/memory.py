@@ -24,6 +24,7 @@ See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -134,7 +135,7 @@ class MemoryConfig(BaseModel):
 
     @field_validator("lora_target_modules")
     @classmethod
-    def _modules(cls, v: list[str]) -> list[str]:
+    def _modules(cls, v: list[str] | str) -> list[str]:
         if v == ["all"] or v == "all":
             return list(LORA_MODULES)
         bad = [m for m in v if m not in LORA_MODULES]
@@ -143,15 +144,14 @@ class MemoryConfig(BaseModel):
                                   f"{', '.join(LORA_MODULES)} 或 ['all']")
         # A module listed twice would be counted twice (1,000,000 copies of q_proj gave 2.1 trillion
         # trainable parameters); PEFT matches each module once, so a repeat is a mistake, not more adapters.
-        seen: set[str] = set()
-        repeated = sorted({m for m in v if m in seen or seen.add(m)})
+        repeated = sorted(m for m, n in Counter(v).items() if n > 1)
         if repeated:
             names = ", ".join(repeated)
             raise CalculatorError("lora_target_modules", v, f"each module at most once ({', '.join(LORA_MODULES)})",
                                   f"每个模块最多列一次（{', '.join(LORA_MODULES)}）",
                                   reason_en=f"lora_target_modules lists {names} more than once.",
                                   reason_zh=f"lora_target_modules 中 {names} 重复出现。")
-        return v
+        return list(v)
 
     @model_validator(mode="after")
     def _check(self) -> MemoryConfig:

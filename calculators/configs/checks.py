@@ -22,7 +22,7 @@ from .keys import (
     HF_KEYS,
     LF_KEYS,
 )
-from .models import Finding, ParsedConfig
+from .models import Finding, ParsedConfig, Severity
 from .values import _get, _int, _num, _truthy
 
 
@@ -31,9 +31,9 @@ class _Out:
 
     def __init__(self, parsed: ParsedConfig | None) -> None:
         self.parsed = parsed
-        self.items: list[tuple[str, str, str, str, str, str, int | None, int | None]] = []
+        self.items: list[tuple[Severity, str, str, str, str, str, int | None, int | None]] = []
 
-    def add(self, severity: str, key: str, en: str, zh: str, fix_en: str = "", fix_zh: str = "",
+    def add(self, severity: Severity, key: str, en: str, zh: str, fix_en: str = "", fix_zh: str = "",
             line: int | None = None, column: int | None = None, at: str | None = None,
             parsed: ParsedConfig | None = None) -> None:
         src = parsed or self.parsed
@@ -80,7 +80,7 @@ def _check_values(out: _Out, pc: ParsedConfig) -> None:
         if key in DS_BATCH_KEYS and isinstance(value, str):
             en += " DeepSpeed does not convert strings: the batch check fails with a TypeError at start-up."
             zh += "DeepSpeed 不会把字符串转成数字：启动时批次检查会抛出 TypeError。"
-        severity = "error"
+        severity: Severity = "error"
         if pc.kind == "deepspeed" and key in DS_BATCH_KEYS and (value is True or (
                 isinstance(value, float) and math.isfinite(value) and value > 0)):
             # DeepSpeedConfig accepts these (recorded: ds_micro_true, ds_micro_fraction): the run starts
@@ -129,6 +129,7 @@ def _check_unknown(out: _Out, pc: ParsedConfig) -> None:
         known = {"deepspeed": DS_TOP_KEYS, "hf_training_args": HF_KEYS, "llamafactory": LF_KEYS,
                  "accelerate": ACC_KEYS if "." not in key else ACC_DS_KEYS}[pc.kind]
         guess = _close(leaf, known)
+        sev: Severity
         if pc.kind == "deepspeed":
             sev = "warning"
             en = (f"Unknown top-level key '{key}': DeepSpeed ignores it silently and uses the default "

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CalculatorError
+from ..lang import Lang
 from ..memory import GiB, MemoryEstimate
 from ..presets import get_gpu
 from .accelerate_yaml import _check_accelerate
@@ -41,7 +42,7 @@ def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | floa
     start-up verdict (see :mod:`.library`); without it, or when they cannot be loaded,
     only our own checks run.
     """
-    lang = "zh" if lang == "zh" else "en"
+    report_lang: Lang = "zh" if lang == "zh" else "en"
     out = _Out(None)
     parsed: ParsedConfig | None = None
     companion: ParsedConfig | None = None
@@ -57,13 +58,13 @@ def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | floa
         if companion is not None and parsed.kind != "deepspeed" and companion.kind == "deepspeed":
             parsed, companion = companion, parsed  # the DeepSpeed JSON is the one the Trainer's values are checked against
             out.parsed = parsed
-        estimate = _run_checks(out, parsed, companion, gpu, world_size, model, lang, use_libraries)
+        estimate = _run_checks(out, parsed, companion, gpu, world_size, model, report_lang, use_libraries)
     except CalculatorError as err:
         _parse_failure(out, err, "config")
     except Exception as exc:  # noqa: BLE001 - the doctor must answer, whatever was pasted
         out.add("error", INTERNAL_ERROR_KEY, f"The checker failed on this input ({type(exc).__name__}: {exc}).",
                 f"检查器处理该输入时出错（{type(exc).__name__}: {exc}）。")
-    report = ConfigReport(parsed=parsed, findings=out.findings(lang), estimate=estimate, lang=lang, companion=companion)
+    report = ConfigReport(parsed=parsed, findings=out.findings(report_lang), estimate=estimate, lang=report_lang, companion=companion)
     report._by_lang = {"en": out.findings("en"), "zh": out.findings("zh")}
     return report
 

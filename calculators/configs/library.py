@@ -96,6 +96,14 @@ def load(module: str) -> Any | None:
         return None
 
 
+def loaded(module: str) -> Any:
+    """The module :func:`load` already imported; callers check ``load(module) is not None`` first."""
+    mod = load(module)
+    if mod is None:
+        raise ImportError(f"{module} is not available: {import_error(module)}")
+    return mod
+
+
 def import_error(module: str) -> str:
     return _failed.get(module, "")
 

@@ -20,7 +20,7 @@ def _parse_llamafactory(pc: ParsedConfig) -> None:
     if isinstance(ds, (str, dict)) and ds:
         pc.deepspeed = ds
         m = _LF_DS_NAMES.search(ds) if isinstance(ds, str) else None
-        if m:
+        if m and isinstance(ds, str):
             stage = int(m.group(1))
             pc.memory["zero_stage"] = stage
             if m.group(2):

@@ -72,7 +72,7 @@ def _cap_per_kind(arts: list[Artifact]) -> list[Artifact]:
     by_kind: dict[str, list[Artifact]] = {}
     for a in arts:
         by_kind.setdefault(a.kind, []).append(a)
-    keep = set()
+    keep: set[int] = set()
     for same in by_kind.values():
         chosen = same if len(same) <= PER_KIND_HEAD + PER_KIND_TAIL else same[:PER_KIND_HEAD] + same[-PER_KIND_TAIL:]
         keep.update(id(a) for a in chosen)
