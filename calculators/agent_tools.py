@@ -13,12 +13,13 @@ from .batch import resolve_batch
 from .configs import check_config
 from .errors import CalculatorError
 from .lang import Lang, is_lang
+from .limits import MAX_CONFIG_CHARS, MAX_PASTE_CHARS
 from .memory import GiB, estimate_memory
 from .sweep import sweep
 
 _GIB_KEYS = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu", "gpu_capacity",
              "headroom", "cpu_total")
-MAX_TEXT_CHARS = 100_000
+MAX_TEXT_CHARS = MAX_CONFIG_CHARS   # a config or an answer to check (calculators.limits)
 
 
 def _lang(lang: Any) -> Lang:
@@ -41,7 +42,7 @@ def _text(name: str, value: Any) -> str:
         raise CalculatorError(name, value, "non-empty text", "非空文本")
     if len(value) > MAX_TEXT_CHARS:
         raise CalculatorError(name, f"{len(value)} characters", f"at most {MAX_TEXT_CHARS:,} characters",
-                              f"不超过 {MAX_TEXT_CHARS} 个字符")
+                              f"不超过 {MAX_TEXT_CHARS:,} 个字符")
     return value
 
 
@@ -136,9 +137,6 @@ def fact_check(text: str, lang: str | None = None) -> dict[str, Any]:
             "claims": [c.model_dump(mode="json") for c in result.claims if c.verdict != "unchecked"]}
 
 
-#: A pasted log may be long; the diagnoser reads the part around the error (the UI's paste limit).
-MAX_PASTE_CHARS = 2_000_000
-
 
 def diagnose(text: str, lang: str = "en", setup: dict[str, Any] | None = None) -> dict[str, Any]:
     """Diagnose a failed training run from a pasted error, log, launch command or nvidia-smi table.
@@ -158,8 +156,8 @@ def diagnose(text: str, lang: str = "en", setup: dict[str, Any] | None = None) -
         raise CalculatorError("text", text, "a pasted error message, log, launch command or nvidia-smi output",
                               "报错信息、日志、启动命令或 nvidia-smi 输出")
     if len(text) > MAX_PASTE_CHARS:
-        raise CalculatorError("text", f"{len(text)} characters", "at most 2,000,000 characters: paste the part "
-                              "around the error", "不超过 2,000,000 个字符：请只粘贴报错附近的部分")
+        raise CalculatorError("text", f"{len(text)} characters", f"at most {MAX_PASTE_CHARS:,} characters: paste the "
+                              "part around the error", f"不超过 {MAX_PASTE_CHARS:,} 个字符：请只粘贴报错附近的部分")
     d = _diagnose(text, lang=lang, setup=setup)
     return {"markdown": d.to_markdown(lang), "diagnosis": d.model_dump(mode="json")}
 

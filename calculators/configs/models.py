@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import CalculatorError
 from ..lang import Lang
+from ..limits import MAX_CONFIG_CHARS
 from ..memory import GiB, MemoryEstimate
 from ..text_safety import escape_md
 
@@ -14,7 +15,7 @@ Kind = Literal["deepspeed", "hf_training_args", "accelerate", "llamafactory"]
 Severity = Literal["error", "warning", "info"]
 SourceFormat = Literal["json", "yaml", "flags", "dict"]
 KINDS = ("deepspeed", "hf_training_args", "accelerate", "llamafactory")
-MAX_TEXT = 200_000
+MAX_TEXT = MAX_CONFIG_CHARS   # one config's text (calculators.limits)
 
 
 class Finding(BaseModel):
