@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from ..errors import CalculatorError
 from ..lang import Lang
 from ..limits import MAX_CONFIG_CHARS
-from ..memory import GiB, MemoryEstimate
+from ..memory import MemoryEstimate
 from ..text_safety import escape_md
+from ..units import gib_number
 
 Kind = Literal["deepspeed", "hf_training_args", "accelerate", "llamafactory"]
 Severity = Literal["error", "warning", "info"]
@@ -167,4 +168,4 @@ def _md(text: str) -> str:
 
 
 def _gib(n: int | float | None) -> str:
-    return "?" if n is None else f"{n / GiB:.1f}"
+    return gib_number(n)
