@@ -39,9 +39,16 @@ XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascr
 GENERIC_FAILURES = ("calculation failed", "计算失败", "计算出错", "assistant failed", "助手出错")
 
 
+_ECHOED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")   # a refusal quotes the user's value ("got str 'ASSISTANT FAILED'")
+
+
 def _generic(text: str) -> bool:
-    """True when the text is the catch-all message of an unexpected exception (a bug, not a refusal)."""
-    return any(g in text.lower() for g in GENERIC_FAILURES)
+    """True when the text is the catch-all message of an unexpected exception (a bug, not a refusal).
+
+    Quoted values are the user's own input echoed back, not the app's words: hypothesis feeds string constants it
+    finds in the source, such as "ASSISTANT FAILED", and a refusal that repeats them is still a refusal.
+    """
+    return any(g in _ECHOED.sub("", text).lower() for g in GENERIC_FAILURES)
 
 hostile_text = st.one_of(st.sampled_from(XSS + NASTY_STRINGS), st.text(max_size=60),
                          st.builds(lambda a, b: a + b, st.sampled_from(XSS), st.text(max_size=20)))
