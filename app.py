@@ -5,8 +5,9 @@
 
 Flags override environment variables: BATCHBOT_HOST, BATCHBOT_PORT, BATCHBOT_ROOT_PATH,
 BATCHBOT_EMBED_MODEL, BATCHBOT_EMBED (1 = embed mode), BATCHBOT_LANG (zh/en, the default UI
-language), BATCHBOT_FEEDBACK_FILE (default feedback/feedback.jsonl), BATCHBOT_MCP (default 1; 0 = do not serve
-the tools over MCP at /gradio_api/mcp/, see docs/mcp.md).
+language), BATCHBOT_MCP (default 1; 0 = do not serve the tools over MCP at /gradio_api/mcp/, see docs/mcp.md),
+BATCHBOT_TORCH_THREADS (default 1). The README's table lists these and the variables read elsewhere
+(tests/test_readme_flags.py keeps it in step with the code).
 
 Security and limits (body size, uploads, queue, what is trusted, running behind an
 authenticating proxy): docs/security.md.
@@ -49,14 +50,29 @@ def _root_path(value: str) -> str:
     return "/" + value.strip("/")
 
 
-def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None) -> argparse.Namespace:
+def _torch_threads(value: str) -> int:
+    try:
+        threads = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"torch threads must be an integer, not {value!r}") from None
+    if not 1 <= threads <= 1024:
+        raise argparse.ArgumentTypeError(f"torch threads must be 1-1024, not {threads}")
+    return threads
+
+
+def build_parser(env: dict[str, str] | None = None) -> argparse.ArgumentParser:
+    """The command line; each flag's default comes from its BATCHBOT_* variable in ``env`` (default os.environ).
+
+    Defaults are strings where a value is checked, so argparse checks an environment value like a flag's and a bad
+    one ends in a usage error naming the flag, not a traceback.
+    """
     env = dict(os.environ if env is None else env)
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="batchbot", description=(__doc__ or "").split("\n")[0])
     p.add_argument("--host", default=env.get("BATCHBOT_HOST") or DEFAULT_HOST,
                    help="interface to listen on (env BATCHBOT_HOST; default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=_port(env.get("BATCHBOT_PORT") or str(DEFAULT_PORT)),
+    p.add_argument("--port", type=_port, default=env.get("BATCHBOT_PORT") or str(DEFAULT_PORT),
                    help="port (env BATCHBOT_PORT; default 7860)")
-    p.add_argument("--root-path", type=_root_path, default=_root_path(env.get("BATCHBOT_ROOT_PATH", "")),
+    p.add_argument("--root-path", type=_root_path, default=env.get("BATCHBOT_ROOT_PATH", ""),
                    help="path prefix when served behind a reverse proxy, e.g. /batchbot (env BATCHBOT_ROOT_PATH)")
     p.add_argument("--embed-model", default=env.get("BATCHBOT_EMBED_MODEL") or None,
                    help="sentence-embedding model name or local path (env BATCHBOT_EMBED_MODEL)")
@@ -73,7 +89,15 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
                         "--no-mcp or env BATCHBOT_MCP=0 turns it off)")
     p.add_argument("--print-embed-snippet", metavar="PUBLIC_URL", default=None,
                    help="print the iframe and <gradio-app> snippets for the app served at PUBLIC_URL and exit")
-    return p.parse_args(argv)
+    # One torch thread per query embedding: on small CPUs this keeps p95 latency low under load
+    # (bench/latency.py --threads 1 vs 2: 36 ms vs 500 ms p95 at load 2-4); the index is already built.
+    p.add_argument("--torch-threads", type=_torch_threads, default=env.get("BATCHBOT_TORCH_THREADS") or "1",
+                   help="torch CPU threads for query embeddings (env BATCHBOT_TORCH_THREADS; default 1)")
+    return p
+
+
+def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None) -> argparse.Namespace:
+    return build_parser(env).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int | None:
@@ -92,10 +116,8 @@ def main(argv: list[str] | None = None) -> int | None:
     except (CardError, EmbeddingLoadError) as err:  # refuse to start, with the reason, not a traceback
         print(f"batchbot: cannot start: {err}", file=sys.stderr)
         return 2
-    # One torch thread per query embedding: on small CPUs this keeps p95 latency low under load
-    # (bench/latency.py --threads 1 vs 2: 36 ms vs 500 ms p95 at load 2-4); the index is already built.
     import torch
-    torch.set_num_threads(int(os.environ.get("BATCHBOT_TORCH_THREADS", "1")))
+    torch.set_num_threads(args.torch_threads)
     demo = build_app(assistant, embed=args.embed, lang=args.lang)
     # build_app() already set the queue limits and BatchBotBlocks.launch() the body/upload limits (ui/limits.py).
     demo.launch(server_name=args.host, server_port=args.port, root_path=args.root_path or None,

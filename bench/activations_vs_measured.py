@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+# tests/ is not part of the installed package: the probe is imported from the checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402

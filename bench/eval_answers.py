@@ -23,13 +23,11 @@ import math
 import os
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -157,8 +155,8 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
             if call.label not in _OWN_SETUP_LABELS:
                 continue
             args = call.arguments
-            if key in args and isinstance(args[key], (int, float, str, bool)) and key not in ("model", "gpu"):
-                if not same_value(key, value, args[key]):
+            if (key in args and isinstance(args[key], (int, float, str, bool)) and key not in ("model", "gpu")
+                    and not same_value(key, value, args[key])):
                     bad.append(f"{call.name}.{key}={args[key]!r}")
         if bad and key not in ("model", "model_text", "gpu"):
             contradicted += 1

@@ -21,7 +21,6 @@ _GIB = re.compile(r"\d+(?:\.\d+)?\s*GiB")
 
 
 def main(old_checkout: str) -> int:
-    sys.path.insert(0, str(ROOT / "bench"))
     from eval_answers import enough_stated, load_dev_set  # today's dev set and label rule
     questions = load_dev_set()
     sys.path.insert(0, old_checkout)     # the old engine's rag/ and calculators/ win from here on

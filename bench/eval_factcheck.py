@@ -12,12 +12,10 @@ quotes the myths to deny them), where every flag is a false positive. ``tests/te
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 

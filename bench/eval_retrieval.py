@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -55,7 +53,7 @@ def first_hit_rank(hits, topic: str) -> int | None:
 
 def evaluate(retriever, questions: list[Question], depth: int = 10) -> dict:
     """Per mode and language: hit@1, hit@3, MRR, n; plus relevance scores and the misses."""
-    ranks: dict[tuple[str, str], list[int | None]] = {(m, l): [] for m in MODES for l in LANGS}
+    ranks: dict[tuple[str, str], list[int | None]] = {(m, lang): [] for m in MODES for lang in LANGS}
     on_scores: list[tuple[float, Question]] = []
     none_scores: list[tuple[float, Question]] = []
     misses: list[tuple[Question, list[str]]] = []

@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -109,8 +108,8 @@ def main() -> None:
             ask_dense_ms.append(dense.take() * 1000)
             ask_bm25_ms.append(bm25.take() * 1000)
 
-    rest = [a - b for a, b in zip(ask_ms, ask_retr_ms)]
-    retr_other = [a - b - c for a, b, c in zip(ask_retr_ms, ask_dense_ms, ask_bm25_ms)]
+    rest = [a - b for a, b in zip(ask_ms, ask_retr_ms, strict=True)]
+    retr_other = [a - b - c for a, b, c in zip(ask_retr_ms, ask_dense_ms, ask_bm25_ms, strict=True)]
     mean = statistics.fmean
     load = os.getloadavg()
     print(f"questions: {len(questions)} × {args.repeat} passes; cores: {os.cpu_count()}; torch threads: "

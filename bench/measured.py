@@ -19,12 +19,8 @@ logit, are kept and not modelled), no activation checkpointing on one GPU; on se
 from __future__ import annotations
 
 import statistics
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calculators import estimate_memory  # noqa: E402
 
@@ -92,7 +88,7 @@ POINTS += [Point("Llama-2-13B LoRA nf4 mb1", 23.14, None, NF4),
 # Finetuning with Adapter / Adapter v2 on 1 GPU
 for name, gbs in (("Adapter", (9.10, 5.65, 5.48, 19.98, 12.68, 12.38)), ("Adapter v2", (10.71, 7.41, 7.25, 25.51, 18.30, 17.98))):
     for (model, quant), gb in zip([("StableLM-3B", q) for q in ("None", "nf4", "nf4-dq")]
-                                  + [("Llama-2-7B", q) for q in ("None", "nf4", "nf4-dq")], gbs):
+                                  + [("Llama-2-7B", q) for q in ("None", "nf4", "nf4-dq")], gbs, strict=True):
         POINTS.append(Point(f"{model} {name} {quant} mb1", gb, None, ADAPTER))
 # Finetuning with LoRA on several GPUs (FSDP, activation checkpointing)
 for micro, gb in ((1, 4.86), (2, 5.05), (4, 5.88)):

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from calculators.configs import library, parse_config  # noqa: E402
 from calculators.configs.accelerate_yaml import accelerate_verdict  # noqa: E402
+from calculators.configs.checks import _hidden_size  # noqa: E402
 from calculators.configs.hf_args import hf_deepspeed_verdict, training_args_verdict  # noqa: E402
 from calculators.configs.registry import _hf_fields  # noqa: E402
-from calculators.configs.checks import _hidden_size  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "configs"
 WORLD_SIZES = (1, 8)

@@ -6,10 +6,18 @@ Pure Python (pydantic in, pydantic out); importing this package does not import 
 >>> resolve_batch(train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=8, world_size=4).train_batch_size
 64
 """
-from .batch import BatchConfigError, BatchResult, resolve_batch, resolve_hf_batch, learning_rate_guidance
+from .batch import BatchConfigError, BatchResult, learning_rate_guidance, resolve_batch, resolve_hf_batch
 from .errors import CalculatorError
 from .memory import GiB, MemoryConfig, MemoryEstimate, estimate_memory, make_config
-from .presets import GPU_PRESETS, MODEL_PRESETS, ModelShape, count_params, get_gpu, get_model_shape, shape_from_hf_config
+from .presets import (
+    GPU_PRESETS,
+    MODEL_PRESETS,
+    ModelShape,
+    count_params,
+    get_gpu,
+    get_model_shape,
+    shape_from_hf_config,
+)
 from .sweep import SweepResult, sweep
 from .tools import TOOLS, run_tool
 

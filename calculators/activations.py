@@ -24,8 +24,9 @@ b*a*s numbers) are ignored, as in the paper. Pure Python: no torch import.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -475,7 +476,7 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
 
     # LM head + loss -----------------------------------------------------------
     final_norm = _norm_terms(style, B, sb * h, g, True) if style != "bert" else 0
-    if style == "bert":
+    if style == "bert":  # noqa: SIM108 (one comment per case)
         # transform dense input, GELU input, LayerNorm input, decoder input (the dense layers' inputs
         # only when their weights are trained)
         head_inputs = (4 if g.full else 2) * B * sb * h

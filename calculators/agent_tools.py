@@ -7,24 +7,25 @@ both wrap these, so a tool behaves the same whichever way it is reached. Bad inp
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from .batch import resolve_batch
 from .configs import check_config
 from .errors import CalculatorError
+from .lang import Lang, is_lang
+from .limits import MAX_CONFIG_CHARS, MAX_PASTE_CHARS
 from .memory import GiB, estimate_memory
 from .sweep import sweep
 
-Lang = Literal["en", "zh"]
 _GIB_KEYS = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu", "gpu_capacity",
              "headroom", "cpu_total")
-MAX_TEXT_CHARS = 100_000
+MAX_TEXT_CHARS = MAX_CONFIG_CHARS   # a config or an answer to check (calculators.limits)
 
 
 def _lang(lang: Any) -> Lang:
     if lang in (None, ""):
         return "en"
-    if lang not in ("en", "zh"):
+    if not is_lang(lang):
         raise CalculatorError("lang", lang, "'en' or 'zh'", "'en' 或 'zh'")
     return lang
 
@@ -41,7 +42,7 @@ def _text(name: str, value: Any) -> str:
         raise CalculatorError(name, value, "non-empty text", "非空文本")
     if len(value) > MAX_TEXT_CHARS:
         raise CalculatorError(name, f"{len(value)} characters", f"at most {MAX_TEXT_CHARS:,} characters",
-                              f"不超过 {MAX_TEXT_CHARS} 个字符")
+                              f"不超过 {MAX_TEXT_CHARS:,} 个字符")
     return value
 
 
@@ -50,7 +51,7 @@ def gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
 
 
 def effective_batch(train_micro_batch_size_per_gpu: int | None = None, gradient_accumulation_steps: int | None = None,
-                    world_size: int = 1, train_batch_size: int | None = None, lang: str = "en") -> dict:
+                    world_size: int = 1, train_batch_size: int | None = None, lang: str = "en") -> dict[str, Any]:
     """Resolve the effective (global) batch: train_batch_size = micro batch per GPU × gradient accumulation × GPUs.
 
     Give any two of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps (plus
@@ -69,7 +70,7 @@ def effective_batch(train_micro_batch_size_per_gpu: int | None = None, gradient_
     return res.model_dump(mode="json")
 
 
-def memory_estimate(config: dict, lang: str = "en") -> dict:
+def memory_estimate(config: dict[str, Any], lang: str = "en") -> dict[str, Any]:
     """Estimate per-GPU training memory (weights, gradients, optimizer states, activations) for one setup.
 
     Peak memory is model states plus ONE micro-batch's activations; gradient_accumulation_steps does not
@@ -88,7 +89,7 @@ def memory_estimate(config: dict, lang: str = "en") -> dict:
     return d
 
 
-def memory_sweep(config: dict, field: str, values: list) -> dict:
+def memory_sweep(config: dict[str, Any], field: str, values: list[Any]) -> dict[str, Any]:
     """Estimate memory while one setting changes, e.g. gradient_accumulation_steps over [1, 4, 16].
 
     Args:
@@ -103,7 +104,7 @@ def memory_sweep(config: dict, field: str, values: list) -> dict:
     return d
 
 
-def config_check(config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en") -> dict:
+def config_check(config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en") -> dict[str, Any]:
     """Check a pasted training config: DeepSpeed JSON, HF TrainingArguments flags or a LLaMA-Factory YAML.
 
     Finds batch inconsistencies DeepSpeed would reject, risky settings and whether it fits the GPU; returns
@@ -120,7 +121,7 @@ def config_check(config: str, gpu: str | None = None, world_size: int | None = N
     return {"markdown": report.to_markdown(lang), "findings": [f.model_dump(mode="json") for f in report.findings]}
 
 
-def fact_check(text: str, lang: str | None = None) -> dict:
+def fact_check(text: str, lang: str | None = None) -> dict[str, Any]:
     """Fact-check an answer about batch size, gradient accumulation, precision or GPU memory (e.g. from a chatbot).
 
     Splits the answer into claims and marks each that matches a known wrong belief or contradicts a calculator
@@ -136,11 +137,8 @@ def fact_check(text: str, lang: str | None = None) -> dict:
             "claims": [c.model_dump(mode="json") for c in result.claims if c.verdict != "unchecked"]}
 
 
-#: A pasted log may be long; the diagnoser reads the part around the error (the UI's paste limit).
-MAX_PASTE_CHARS = 2_000_000
 
-
-def diagnose(text: str, lang: str = "en", setup: dict | None = None) -> dict:
+def diagnose(text: str, lang: str = "en", setup: dict[str, Any] | None = None) -> dict[str, Any]:
     """Diagnose a failed training run from a pasted error, log, launch command or nvidia-smi table.
 
     Reads the paste (CUDA OOM messages, DeepSpeed batch assertions, NCCL/launch errors, host OOM kills, ...),
@@ -158,13 +156,13 @@ def diagnose(text: str, lang: str = "en", setup: dict | None = None) -> dict:
         raise CalculatorError("text", text, "a pasted error message, log, launch command or nvidia-smi output",
                               "报错信息、日志、启动命令或 nvidia-smi 输出")
     if len(text) > MAX_PASTE_CHARS:
-        raise CalculatorError("text", f"{len(text)} characters", "at most 2,000,000 characters: paste the part "
-                              "around the error", "不超过 2,000,000 个字符：请只粘贴报错附近的部分")
+        raise CalculatorError("text", f"{len(text)} characters", f"at most {MAX_PASTE_CHARS:,} characters: paste the "
+                              "part around the error", f"不超过 {MAX_PASTE_CHARS:,} 个字符：请只粘贴报错附近的部分")
     d = _diagnose(text, lang=lang, setup=setup)
     return {"markdown": d.to_markdown(lang), "diagnosis": d.model_dump(mode="json")}
 
 
-def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> list[dict]:
+def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> list[dict[str, Any]]:
     """Search the bilingual knowledge cards (each fact with its public source) for a question.
 
     Args:

@@ -12,11 +12,12 @@ not say: which values would be consistent.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from .errors import CalculatorError
+from .lang import Lang
 from .validate import positive_float, positive_int
 
 MAX_BATCH = 10**9
@@ -24,7 +25,6 @@ MAX_WORLD = 10**6
 MAX_SEQ = 10**8
 MAX_DATASET = 10**13
 
-Lang = Literal["en", "zh"]
 
 
 class BatchConfigError(CalculatorError):
@@ -312,7 +312,7 @@ def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_pe
 
 
 def resolve_hf_batch(per_device_train_batch_size: int, gradient_accumulation_steps: int = 1, world_size: int = 1,
-                     **kwargs) -> BatchResult:
+                     **kwargs: Any) -> BatchResult:
     """Hugging Face Trainer's view: total batch = per_device × GA × world_size (the same equation)."""
     return resolve_batch(train_micro_batch_size_per_gpu=per_device_train_batch_size,
                          gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size, **kwargs)

@@ -43,7 +43,7 @@ __all__ = [
 def _param_count(field: str, value: Any, *, upper: float = MAX_PARAMS, upper_label: str = "1e15") -> float:
     """A parameter count: a finite real number in (0, upper]. Floats such as 2851e6 are allowed (DeepSpeed's docs use them)."""
     if not _is_bool(value) and isinstance(value, Real) and math.isfinite(as_float(value)) and 0 < as_float(value) <= upper:
-        return value if isinstance(value, Integral) else float(value)
+        return int(value) if isinstance(value, Integral) else float(value)
     accepted_en, accepted_zh = f"a number of parameters > 0 and <= {upper_label}", f"参数数量，需 > 0 且 <= {upper_label}"
     if _is_bool(value) or not isinstance(value, Real):
         raise _not_a_number(field, value, accepted_en, accepted_zh, "a number", "数字")
@@ -137,7 +137,7 @@ def estimate_zero3_model_states_mem_needs(total_params: float, largest_layer_par
     ``largest_layer_params`` is the largest single module's own parameters (DeepSpeed's
     ``model_to_params``); ``4 * largest_layer_params`` bytes are gathered on every GPU.
     """
-    t, l, g, n, f = _validate_zero3(total_params, largest_layer_params, num_gpus_per_node, num_nodes,
+    t, l, g, n, f = _validate_zero3(total_params, largest_layer_params, num_gpus_per_node, num_nodes,  # noqa: E741
                                     additional_buffer_factor)
     cpu, gpu, _ = _zero3(t, l, g, n, flag("cpu_offload", cpu_offload),
                          flag("cpu_offload_params", cpu_offload_params), flag("zero_init", zero_init), f)
@@ -196,7 +196,7 @@ def zero2_table(total_params: float, num_gpus_per_node: int = 1, num_nodes: int 
 def zero3_table(total_params: float, largest_layer_params: float, num_gpus_per_node: int = 1, num_nodes: int = 1,
                 additional_buffer_factor: float = 1.5) -> list[Zero3Option]:
     """The six rows ``estimate_zero3_model_states_mem_needs_all_cold`` prints, in its order."""
-    t, l, g, n, f = _validate_zero3(total_params, largest_layer_params, num_gpus_per_node, num_nodes,
+    t, l, g, n, f = _validate_zero3(total_params, largest_layer_params, num_gpus_per_node, num_nodes,  # noqa: E741
                                     additional_buffer_factor)
     rows = []
     for cpu_offload in (True, False):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from llama_index.core.tools import FunctionTool
 
@@ -20,7 +21,7 @@ from . import agent_tools
 from .errors import CalculatorError
 
 
-def error_result(err: CalculatorError) -> dict:
+def error_result(err: CalculatorError) -> dict[str, Any]:
     return {"error": {"field": err.field, "message_en": err.message("en"), "message_zh": err.message("zh")}}
 
 
@@ -34,10 +35,10 @@ def _safe(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _card_search(assistant: Any) -> Callable[..., list[dict] | dict]:
+def _card_search(assistant: Any) -> Callable[..., list[dict[str, Any]] | dict[str, Any]]:
     lock, holder = threading.Lock(), {"bot": assistant}
 
-    def card_search(query: str, k: int = 3, lang: str = "en") -> list[dict] | dict:
+    def card_search(query: str, k: int = 3, lang: str = "en") -> list[dict[str, Any]] | dict[str, Any]:
         with lock:
             if holder["bot"] is None:  # built on first use: it loads the embedding model
                 from rag import Assistant

@@ -24,16 +24,26 @@ See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .activations import activation_bytes
 from .errors import CalculatorError
-from .presets import ModelShape, active_params, count_params, get_gpu, get_model_shape, layer_params, shape_from_hf_config
+from .presets import (
+    ModelShape,
+    active_params,
+    count_params,
+    get_gpu,
+    get_model_shape,
+    layer_params,
+    shape_from_hf_config,
+)
+from .units import GiB as GiB  # re-exported: calculators.memory.GiB predates calculators.units
+from .units import format_gib
 from .validate import positive_float, positive_int
 
-GiB = 2**30
 Precision = Literal["fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"]
 Optimizer = Literal["adamw", "adamw-8bit", "sgd-momentum", "adafactor"]
 LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -126,7 +136,7 @@ class MemoryConfig(BaseModel):
 
     @field_validator("lora_target_modules")
     @classmethod
-    def _modules(cls, v: list[str]) -> list[str]:
+    def _modules(cls, v: list[str] | str) -> list[str]:
         if v == ["all"] or v == "all":
             return list(LORA_MODULES)
         bad = [m for m in v if m not in LORA_MODULES]
@@ -135,18 +145,17 @@ class MemoryConfig(BaseModel):
                                   f"{', '.join(LORA_MODULES)} 或 ['all']")
         # A module listed twice would be counted twice (1,000,000 copies of q_proj gave 2.1 trillion
         # trainable parameters); PEFT matches each module once, so a repeat is a mistake, not more adapters.
-        seen: set[str] = set()
-        repeated = sorted({m for m in v if m in seen or seen.add(m)})
+        repeated = sorted(m for m, n in Counter(v).items() if n > 1)
         if repeated:
             names = ", ".join(repeated)
             raise CalculatorError("lora_target_modules", v, f"each module at most once ({', '.join(LORA_MODULES)})",
                                   f"每个模块最多列一次（{', '.join(LORA_MODULES)}）",
                                   reason_en=f"lora_target_modules lists {names} more than once.",
                                   reason_zh=f"lora_target_modules 中 {names} 重复出现。")
-        return v
+        return list(v)
 
     @model_validator(mode="after")
-    def _check(self) -> "MemoryConfig":
+    def _check(self) -> MemoryConfig:
         given = [x for x in (self.model, self.num_params, self.hf_config) if x is not None]
         if len(given) != 1:
             raise CalculatorError("model", self.model, "exactly one of model (a preset name), num_params or hf_config",
@@ -586,14 +595,13 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_en.append(f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory.")
         notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
 
-    ga = cfg.gradient_accumulation_steps
     ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
     if fsdp_nosync:
         ga_en += (f" FSDP: with GA ≥ 2 Accelerate/HF Trainer run the micro-steps under no_sync(), which accumulates "
-                  f"unsharded gradients ({fsdp_nosync / GiB:.2f} GiB per GPU, included above); "
+                  f"unsharded gradients ({format_gib(fsdp_nosync)} per GPU, included above); "
                   "GradientAccumulationPlugin(sync_each_batch=True) (fsdp_sync_each_batch) keeps them sharded.")
         ga_zh += (f" FSDP：GA ≥ 2 时 Accelerate/HF Trainer 在 no_sync() 中执行微步，梯度以未分片形式累加（每卡 "
-                  f"{fsdp_nosync / GiB:.2f} GiB，已计入上面的差值）；GradientAccumulationPlugin(sync_each_batch=True)"
+                  f"{format_gib(fsdp_nosync)}，已计入上面的差值）；GradientAccumulationPlugin(sync_each_batch=True)"
                   "（fsdp_sync_each_batch）可保持分片。")
     if pp > 1:
         ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
@@ -632,7 +640,6 @@ def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str,
           "一个与参数同大小的缓冲区，所以 GA=2 与 GA=64 显存相同；峰值由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
     if ga_extra is None:
         return en, zh
-    gib = ga_extra / GiB
     if grads == 0:
         en += " No gradient buffer is kept on the GPU in this setup (offloaded), so GA=1 needs the same."
         zh += " 本配置下 GPU 上不保留梯度缓冲区（已卸载），所以 GA=1 也一样。"
@@ -648,10 +655,10 @@ def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str,
         who_zh = ("zero_grad(set_to_none=True)，PyTorch ≥ 2.0 与 HF Trainer 的默认" if cfg.zero_stage == 0
                   else f"DeepSpeed ZeRO-{cfg.zero_stage} 在每次优化器更新后释放梯度")
         en += (f" One exception, constant in GA: at GA=1 ({who}) no gradients exist during the forward pass, while at "
-               f"GA≥2 the accumulated gradients ({grads / GiB:.2f} GiB here) coexist with the next micro-batch's "
-               f"activations, so GA≥2 needs {gib:.2f} GiB more than GA=1 in this setup (at most one gradient buffer).")
+               f"GA≥2 the accumulated gradients ({format_gib(grads)} here) coexist with the next micro-batch's "
+               f"activations, so GA≥2 needs {format_gib(ga_extra)} more than GA=1 in this setup (at most one gradient buffer).")
         zh += (f" 唯一的例外与 GA 大小无关：GA=1 时（{who_zh}）前向期间没有梯度；GA≥2 时已累加的梯度（此处 "
-               f"{grads / GiB:.2f} GiB）与下一个微批次的激活同时存在，所以本配置下 GA≥2 比 GA=1 多 {gib:.2f} GiB"
+               f"{format_gib(grads)}）与下一个微批次的激活同时存在，所以本配置下 GA≥2 比 GA=1 多 {format_gib(ga_extra)}"
                "（至多一份梯度缓冲区）。")
     return en, zh
 

@@ -6,7 +6,8 @@ argument names mean the same thing everywhere.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel
 

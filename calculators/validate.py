@@ -30,10 +30,10 @@ def positive_int(field: str, value: Any, *, maximum: int, minimum: int = 1) -> i
         if not math.isfinite(v) or not v.is_integer():
             raise _not_a_number(field, value, accepted_en, accepted_zh, "a whole number", "整数")
         value = int(v)
-    value = int(value)
-    if not minimum <= value <= maximum:
-        raise CalculatorError(field, value, accepted_en, accepted_zh)
-    return value
+    whole = int(value)
+    if not minimum <= whole <= maximum:
+        raise CalculatorError(field, whole, accepted_en, accepted_zh)
+    return whole
 
 
 def positive_float(field: str, value: Any, *, maximum: float, minimum_exclusive: float = 0.0) -> float:
@@ -53,7 +53,7 @@ def as_float(value: Real) -> float:
     try:
         return float(value)
     except OverflowError:
-        return math.inf if value > 0 else -math.inf
+        return -math.inf if value < 0 else math.inf  # only huge ints and Fractions overflow a float
 
 
 def flag(field: str, value: Any) -> bool:

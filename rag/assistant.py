@@ -15,6 +15,7 @@ from typing import Any
 
 from calculators import BatchConfigError, CalculatorError, run_tool
 from calculators.batch import BatchResult
+from calculators.limits import MAX_CONFIG_CHARS, MAX_QUESTION_CHARS
 from calculators.memory import MemoryEstimate
 from calculators.sweep import SweepResult
 
@@ -33,8 +34,6 @@ from .setup import Setup, enough_for_memory, missing_for_memory, read_setup
 from .strings import t
 
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
-MAX_QUESTION_CHARS = 30_000
-MAX_CONFIG_CHARS = 50_000
 MAX_HISTORY_TURNS = 20
 MAX_CONFIG_PARTS = 2
 SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"

@@ -160,7 +160,7 @@ def _memory_verdict(r: Results) -> str:
         return "**" + t("fits", lang, total=total, gpu=res["gpu_name"], cap=gib(res["gpu_capacity"], lang),
                         mm=res.get("max_micro_batch")) + "**"
     over_bytes = res["total_per_gpu"] - res["gpu_capacity"]
-    over = f"{over_bytes / 2**30:.2f} GiB" if over_bytes < 0.1 * 2**30 else gib(over_bytes, lang)
+    over = gib(over_bytes, lang)
     text = "**" + t("no_fit", lang, total=total, gpu=res["gpu_name"], cap=gib(res["gpu_capacity"], lang), over=over) + "**"
     if r.nearest_fit is not None and r.nearest_fit[1].result:
         what, call = r.nearest_fit

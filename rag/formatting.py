@@ -1,9 +1,10 @@
 """Markdown rendering of calculator results, in Chinese or English."""
 from __future__ import annotations
 
-from calculators import GiB, MemoryEstimate
+from calculators import MemoryEstimate
 from calculators.batch import BatchResult
 from calculators.sweep import SweepResult
+from calculators.units import format_gib
 
 LABELS = {
     "zh": {"weights": "权重", "gradients": "梯度", "optimizer_states": "优化器状态", "activations": "激活",
@@ -19,9 +20,7 @@ ROWS = ("weights", "gradients", "optimizer_states", "activations", "other", "tot
 
 
 def gib(nbytes: int | float | None, lang: str = "en") -> str:
-    if nbytes is None:
-        return LABELS[lang]["unknown"]
-    return f"{nbytes / GiB:,.1f} GiB"
+    return format_gib(nbytes, unknown=LABELS[lang]["unknown"])
 
 
 def memory_table(columns: list[tuple[str, MemoryEstimate]], lang: str) -> str:

@@ -4,9 +4,9 @@
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-Lang = Literal["zh", "en"]
+# The Lang type is calculators.lang.Lang (one type for every layer).
 
 TEXT: dict[str, dict[str, str]] = {
     # refusals

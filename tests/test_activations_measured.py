@@ -40,7 +40,6 @@ import torch
 from calculators.activations import activation_bytes, korthikanti_layer_bytes
 from calculators.errors import CalculatorError
 from calculators.presets import MODEL_PRESETS, ModelShape, count_params
-
 from tests import activation_probe as P
 
 TOL = 0.03

@@ -1,6 +1,7 @@
 """resolve_batch against DeepSpeed's own semantics and test cases (tests/unit/runtime/test_ds_config*.py)."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from calculators import BatchConfigError, CalculatorError, resolve_batch, resolve_hf_batch
 

@@ -6,16 +6,17 @@ answer and the memory plots are also copied to docs/screenshots/ for the README.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from conftest import free_port
 
 pytestmark = pytest.mark.browser
@@ -95,7 +96,7 @@ class LoopbackSite:
         self.loop.run_until_complete(start())
         self.loop.run_forever()
 
-    def start(self) -> "LoopbackSite":
+    def start(self) -> LoopbackSite:
         self.thread.start()
         assert self.ready.wait(20), "loopback site did not start"
         return self
@@ -104,10 +105,8 @@ class LoopbackSite:
         async def shutdown() -> None:
             await self.session.close()
             await self.runner.cleanup()
-        try:
+        with contextlib.suppress(Exception):  # an event stream still open: the daemon thread dies with the process
             asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(20)
-        except Exception:  # an event stream still open: the daemon thread dies with the process
-            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
 

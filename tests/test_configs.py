@@ -3,10 +3,19 @@ import json
 import pathlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from calculators.configs import (INTERNAL_ERROR_KEY, ConfigReport, check_config, config_check_tool, extract_config_text,
-                                 looks_like_config, parse_config, resolve_model_preset)
+from calculators.configs import (
+    INTERNAL_ERROR_KEY,
+    ConfigReport,
+    check_config,
+    config_check_tool,
+    extract_config_text,
+    looks_like_config,
+    parse_config,
+    resolve_model_preset,
+)
 from calculators.errors import CalculatorError
 
 DATA = pathlib.Path(__file__).parent / "data" / "configs"
@@ -363,8 +372,8 @@ def _billion_laughs(levels: int = 9, width: int = 9) -> str:
 
 def test_yaml_alias_bomb_is_refused_fast_with_its_line():
     """Security: 9**9 ≈ 387M nodes once expanded; refused before anything is built (was 98 s and 5.8 GB)."""
-    import time
     import resource
+    import time
     bomb = _billion_laughs()
     assert len(bomb) < 700
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -381,8 +390,9 @@ def test_yaml_alias_bomb_is_refused_fast_with_its_line():
 
 
 def test_yaml_node_and_depth_caps():
-    from calculators import safe_yaml
     import yaml
+
+    from calculators import safe_yaml
     with pytest.raises(yaml.YAMLError):
         safe_yaml.load("[" * 200 + "]" * 200)
     with pytest.raises(yaml.YAMLError):

@@ -85,7 +85,8 @@ def test_report_escapes_what_it_echoes_from_the_config():
 
 # --- the adapters never turn odd values into a checker failure -------------------------------------------------
 
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from calculators.configs import INTERNAL_ERROR_KEY  # noqa: E402
 

@@ -12,8 +12,15 @@ import math
 
 import pytest
 
-from calculators.deepspeed import (GIB, Zero3Option, estimate_zero2_model_states_mem_needs,
-                                   estimate_zero3_model_states_mem_needs, format_table, zero2_table, zero3_table)
+from calculators.deepspeed import (
+    GIB,
+    Zero3Option,
+    estimate_zero2_model_states_mem_needs,
+    estimate_zero3_model_states_mem_needs,
+    format_table,
+    zero2_table,
+    zero3_table,
+)
 from calculators.errors import CalculatorError
 
 P, L = 2851e6, 32e6

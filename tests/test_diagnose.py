@@ -117,6 +117,16 @@ def test_truncated_oom_says_what_is_missing() -> None:
     assert "cut off" in d.unrecognised_en and "截断" in d.unrecognised_zh
 
 
+def test_new_format_oom_cut_before_the_allocated_line_is_still_read() -> None:
+    """torch>=2.1 text ending after "… memory in use." (no "Of the allocated memory" line): found, marked truncated."""
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "23.64 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has 22.57 GiB memory in use.")
+    d = diagnose(text)
+    assert [a.kind for a in d.artifacts] == ["cuda_oom"]
+    fields = d.artifacts[0].fields
+    assert fields["oom_truncated"] and fields["gpu_memory_gb"] == 23.64 and fields["oom_process_in_use_gb"] == 22.57
+
+
 @pytest.mark.parametrize("text", ["", "   \n", "hello world, how are you", "\x00\x01\x02" * 1000, "{" * 5000 + "}" * 5000,
                                   "Tried to allocate", "step=", "NVIDIA-SMI 1.0\n| 0 x On |"])
 def test_garbage_gets_a_clear_message_not_a_traceback(text: str) -> None:

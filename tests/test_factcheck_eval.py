@@ -42,6 +42,7 @@ def test_key_facts_of_real_questions_are_not_flagged():
     (both products are 256), which the arithmetic check rightly catches.
     """
     import yaml
+
     from calculators.factcheck import fact_check
     folder = ROOT / "tests" / "data" / "real_questions"
     facts = [(q["id"], k) for f in sorted(folder.glob("*.yaml"))

@@ -116,7 +116,7 @@ BREAKAGES = {
     # name: (edit of the card text, field the message must name)
     "bad-url": (lambda t: t.replace("url: \"https://", "url: \"ftp://", 1), "sources.0.url"),
     "unknown-topic": (lambda t: t.replace("topics: [", "topics: [no_such_topic, ", 1), "topics"),
-    "no-title-en": (lambda t: "\n".join(l for l in t.splitlines() if not l.startswith("title_en:")) + "\n",
+    "no-title-en": (lambda t: "\n".join(ln for ln in t.splitlines() if not ln.startswith("title_en:")) + "\n",
                     "title_en"),
     "extra-key": (lambda t: t.replace("---\n", "---\nsecret_key: 1\n", 1), "secret_key"),
     "yaml": (lambda t: t.replace("topics: [", "topics: [[", 1), "<front matter>"),

@@ -25,8 +25,9 @@ import math
 import os
 import re
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -30,7 +30,6 @@ import gradio as gr
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from test_fuzz import NASTY_STRINGS, SCALE, fuzz_settings, questions, scalar, weird
 
 COUNT: Counter[str] = Counter()
@@ -40,9 +39,16 @@ XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascr
 GENERIC_FAILURES = ("calculation failed", "计算失败", "计算出错", "assistant failed", "助手出错")
 
 
+_ECHOED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")   # a refusal quotes the user's value ("got str 'ASSISTANT FAILED'")
+
+
 def _generic(text: str) -> bool:
-    """True when the text is the catch-all message of an unexpected exception (a bug, not a refusal)."""
-    return any(g in text.lower() for g in GENERIC_FAILURES)
+    """True when the text is the catch-all message of an unexpected exception (a bug, not a refusal).
+
+    Quoted values are the user's own input echoed back, not the app's words: hypothesis feeds string constants it
+    finds in the source, such as "ASSISTANT FAILED", and a refusal that repeats them is still a refusal.
+    """
+    return any(g in _ECHOED.sub("", text).lower() for g in GENERIC_FAILURES)
 
 hostile_text = st.one_of(st.sampled_from(XSS + NASTY_STRINGS), st.text(max_size=60),
                          st.builds(lambda a, b: a + b, st.sampled_from(XSS), st.text(max_size=20)))
@@ -71,8 +77,8 @@ def _call(name: str, fn: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------- calculator endpoints
-from ui import api as endpoints  # noqa: E402
 from calculators.memory import MemoryConfig  # noqa: E402
+from ui import api as endpoints  # noqa: E402
 
 MEMORY_FIELDS = list(MemoryConfig.model_fields)
 VALID = {"model": st.sampled_from(["llama-2-7b", "gpt2", "qwen2.5-7b", "mistral-7b"]),
@@ -304,7 +310,7 @@ def test_chat_endpoint(real_chat: ChatController, q: Any, history: Any) -> None:
 def test_chat_ui_handler(real_chat: ChatController, q: Any, lng: Any) -> None:
     COUNT["/chat_ui"] += 1
     last = None
-    for last in real_chat.respond(q, [], [], lng or "en", SimpleNamespace(session_hash="fuzz")):
+    for last in real_chat.respond(q, [], [], lng or "en", SimpleNamespace(session_hash="fuzz")):  # noqa: B007
         pass
     msgs = last[0]
     assert msgs and msgs[-1]["role"] == "assistant"

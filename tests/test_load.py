@@ -16,12 +16,9 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 MODELS = ["llama-2-7b", "llama-2-13b", "qwen2.5-7b", "mistral-7b"]
 WORLD = [1, 2, 4, 8]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -37,10 +38,9 @@ def mcp_url(assistant: Any, feedback_file: Any) -> Iterator[str]:
 
 
 async def _session(url: str, work):
-    async with streamablehttp_client(url) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            return await work(session)
+    async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as session:
+        await session.initialize()
+        return await work(session)
 
 
 def run(url: str, work) -> Any:

@@ -2,10 +2,19 @@
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from calculators import (GPU_PRESETS, MODEL_PRESETS, CalculatorError, GiB, MemoryConfig, count_params,
-                         estimate_memory, sweep)
+from calculators import (
+    GPU_PRESETS,
+    MODEL_PRESETS,
+    CalculatorError,
+    GiB,
+    MemoryConfig,
+    count_params,
+    estimate_memory,
+    sweep,
+)
 from calculators.presets import PUBLISHED_PARAMS
 
 
@@ -103,6 +112,7 @@ def test_hf_config_string_is_never_read_as_a_path(tmp_path):
 def test_hf_config_path_object_reads_only_regular_small_files(tmp_path):
     import os
     from pathlib import Path
+
     from calculators.presets import shape_from_hf_config
     (tmp_path / "config.json").write_text(json.dumps(_LLAMA2_7B_CFG))
     assert shape_from_hf_config(Path(tmp_path)).hidden_size == 4096

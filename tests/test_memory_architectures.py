@@ -114,6 +114,7 @@ def test_moe_activations_match_saved_tensors(cls, kw, dtype):
     import torch
     import transformers
     from transformers import AutoModelForCausalLM
+
     from calculators.activations import activation_bytes
     from tests import activation_probe as P
     torch.manual_seed(0)

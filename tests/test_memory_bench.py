@@ -1,14 +1,10 @@
 """bench/measured.py: published peaks with pinned sources; old bitsandbytes keeps 4-bit layers' inputs."""
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
+from bench import measured
 from calculators import estimate_memory
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import measured  # noqa: E402
 
 
 def test_every_point_is_sourced_at_a_pinned_commit_and_says_what_was_measured():

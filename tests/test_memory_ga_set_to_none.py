@@ -31,7 +31,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from calculators import estimate_memory
-
 from tests import activation_probe as P
 
 

@@ -22,7 +22,6 @@ import pytest
 import torch
 
 from calculators import estimate_memory
-
 from tests import activation_probe as P
 from tests.test_memory_ga_set_to_none import LiveBytes
 

@@ -15,10 +15,9 @@ from rag import Assistant
 from rag.acts import classify_act
 from rag.cards import load_cards
 from rag.history import load_history
-from rag.intents import RULES, holds_belief
+from rag.intents import RULES, detect_intents, holds_belief
 from rag.parts import retrieval_query, split_message
 from rag.planner import plan_calls
-from rag.intents import detect_intents
 from rag.setup import enough_for_memory, read_setup
 from rag.strings import TEXT
 

@@ -95,7 +95,7 @@ def test_entry_schema(entry):
     name, i, q = entry
     assert isinstance(q, dict), "entry must be a mapping"
     keys = set(q)
-    assert FIELDS_REQUIRED <= keys, f"missing {FIELDS_REQUIRED - keys}"
+    assert keys >= FIELDS_REQUIRED, f"missing {FIELDS_REQUIRED - keys}"
     assert keys <= FIELDS_REQUIRED | FIELDS_OPTIONAL, f"unknown fields {keys - FIELDS_REQUIRED - FIELDS_OPTIONAL}"
 
     assert isinstance(q["id"], str) and ID_RE.match(q["id"]), f"bad id {q['id']!r}"

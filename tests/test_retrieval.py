@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -19,6 +18,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from bench import eval_retrieval  # noqa: E402
 from rag.cache import EmbeddingCache  # noqa: E402
 from rag.cards import TOPICS, load_cards  # noqa: E402
 from rag.embedding import (  # noqa: E402
@@ -34,8 +34,6 @@ from rag.glossary import CONFIG_KEYS, GLOSSARY, expand_query, user_dictionary  #
 from rag.tokenize import tokenize  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-import eval_retrieval  # noqa: E402
 
 SEED_SMALL = "如果 train_micro_batch_size_per_gpu 开的小，gradient_accumulation_steps 开的也小会怎么样？"
 SEED_MEMORY = "在3090显存受限的情况下，gradient_accumulation_steps 增大会增大显存吗？显存爆掉是因为有效批次大小吗？"

@@ -14,8 +14,9 @@ from typing import Any, Iterator
 import gradio as gr
 
 from calculators import CalculatorError, GiB, estimate_memory, resolve_batch, sweep
+from calculators.configs import check_config
+from calculators.limits import MAX_CONFIG_CHARS
 
-from .calculators_tab import check_config
 from .i18n import normalize_lang
 
 log = logging.getLogger("batchbot.api")
@@ -121,14 +122,12 @@ def sweep_endpoint(config: dict, field: str, values: list, lang: str = "en") -> 
 
 def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -> dict:
     """Check a pasted DeepSpeed JSON / TrainingArguments / LLaMA-Factory YAML; returns {"markdown", "report"}."""
-    if check_config is None:
-        raise gr.Error("The config doctor (calculators/configs.py) is not installed in this build.\n"
-                       "此版本未包含配置检查器（calculators/configs.py）。", print_exception=False)
     if not isinstance(text, str) or not text.strip():
         raise gr.Error("[text] Paste a config to check.\n[text] 请粘贴要检查的配置。", title="Invalid input / 输入无效: text",
                        print_exception=False)
-    if len(text) > 100_000:
-        raise gr.Error("[text] Config too long (over 100,000 characters).\n[text] 配置太长（超过 100,000 字符）。",
+    if len(text) > MAX_CONFIG_CHARS:
+        raise gr.Error(f"[text] Config too long (over {MAX_CONFIG_CHARS:,} characters).\n"
+                       f"[text] 配置太长（超过 {MAX_CONFIG_CHARS:,} 字符）。",
                        title="Invalid input / 输入无效: text", print_exception=False)
     lang = normalize_lang(lang, "en")
     with _refusals():

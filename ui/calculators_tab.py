@@ -13,6 +13,8 @@ from typing import Any
 import gradio as gr
 
 from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_memory, resolve_batch, sweep
+from calculators.configs import check_config
+from calculators.limits import MAX_CONFIG_CHARS
 from calculators.memory import LORA_MODULES, MemoryConfig
 
 from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
@@ -27,10 +29,6 @@ CUSTOM = "__custom__"
 MICRO_SWEEP = [1, 2, 4, 8, 16, 32]
 GA_SWEEP = [1, 2, 4, 8, 16, 32, 64]
 
-try:  # written by another engineer; the box only appears once it exists
-    from calculators.configs import check_config  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the checkout
-    check_config = None
 
 # Every MemoryConfig field, in form order.
 MEMORY_FIELDS = (
@@ -200,12 +198,11 @@ def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size
 
 
 def run_check_config(text: str, gpu: str | None, lang: str) -> str:
-    if check_config is None:
-        return t("config_doctor_missing", lang)
     if not (text or "").strip():
         return "ℹ " + t("config_text", lang)
-    if len(text) > 100_000:
-        return "✘ " + ("配置太长（超过 100,000 字符）。" if lang == "zh" else "Config too long (over 100,000 characters).")
+    if len(text) > MAX_CONFIG_CHARS:
+        return "✘ " + (f"配置太长（超过 {MAX_CONFIG_CHARS:,} 字符）。" if lang == "zh"
+                       else f"Config too long (over {MAX_CONFIG_CHARS:,} characters).")
     try:
         report = check_config(text, gpu=None if gpu in (None, "", CUSTOM) else gpu, lang=lang)
         return report.to_markdown(lang)
@@ -326,16 +323,12 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
     # ---------------------------------------------------------------- config doctor
     with L.add(gr.Accordion(L.text("config_doctor_header"), open=False, elem_id="config-doctor"),
                label="config_doctor_header"):
-        if check_config is None:
-            L.add(gr.Markdown(L.text("config_doctor_missing")), value="config_doctor_missing")
-            c_text = c_gpu = c_btn = c_out = None
-        else:
-            c_text = L.add(gr.Code(None, language="yaml", label=L.text("config_text"), lines=8, elem_id="c_text"),
-                           label="config_text")
-            c_gpu = L.add(gr.Dropdown(gpu_choices(lang), value=CUSTOM, label=L.text("config_gpu"), elem_id="c_gpu"),
-                          label="config_gpu", choices=gpu_choices)
-            c_btn = L.add(gr.Button(L.text("run_check"), elem_id="run-check"), value="run_check")
-            c_out = gr.Markdown("", elem_id="config-report")
+        c_text = L.add(gr.Code(None, language="yaml", label=L.text("config_text"), lines=8, elem_id="c_text"),
+                       label="config_text")
+        c_gpu = L.add(gr.Dropdown(gpu_choices(lang), value=CUSTOM, label=L.text("config_gpu"), elem_id="c_gpu"),
+                      label="config_gpu", choices=gpu_choices)
+        c_btn = L.add(gr.Button(L.text("run_check"), elem_id="run-check"), value="run_check")
+        c_out = gr.Markdown("", elem_id="config-report")
     diag = build_diagnose_panel(L)
 
     return dict(
@@ -368,6 +361,5 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
     m_btn.click(on_memory, [comps[f] for f in fields] + [lang_state],
                 [m_err, m_summary, m_bar, m_micro, m_ga] + [comps[f] for f in fields], api_visibility="private")
     c_text, c_gpu, c_btn, c_out = handles["doctor"]
-    if c_btn is not None:
-        c_btn.click(run_check_config, [c_text, c_gpu, lang_state], [c_out], api_visibility="private")
+    c_btn.click(run_check_config, [c_text, c_gpu, lang_state], [c_out], api_visibility="private")
     wire_diagnose_panel(handles["diagnose"], lang_state)

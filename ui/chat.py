@@ -17,13 +17,14 @@ from typing import Any, Iterator
 import gradio as gr
 from pydantic import ValidationError
 
+from calculators.limits import MAX_QUESTION_CHARS
+
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t, text_lang
 from .render import corrections_md, sources_md, tool_call_message
 
 log = logging.getLogger("batchbot.chat")
 
-MAX_QUESTION_CHARS = 4000
 _MEANINGFUL = re.compile(r"[0-9A-Za-z\u3400-\u9fff\uf900-\ufaff]")
 
 

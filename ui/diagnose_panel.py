@@ -12,13 +12,14 @@ import gradio as gr
 
 from calculators import CalculatorError
 from calculators.diagnose import diagnose
+from calculators.limits import MAX_PASTE_CHARS
 
 from .labels import Labels
 
 log = logging.getLogger("batchbot.diagnose")
 
 #: Pastes longer than this are refused in the UI (the diagnoser itself reads only the last 200,000 characters).
-MAX_PASTE = 2_000_000
+MAX_PASTE = MAX_PASTE_CHARS   # calculators.limits: the same limit as the diagnose tool
 
 TEXT = {
     "header": {"zh": "粘贴报错或日志", "en": "Paste an error or log"},
@@ -26,8 +27,8 @@ TEXT = {
             "en": "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"},
     "button": {"zh": "诊断", "en": "Diagnose"},
     "empty": {"zh": "ℹ 请先粘贴报错、日志、命令或 nvidia-smi 输出。", "en": "ℹ Paste an error, log, command or nvidia-smi output first."},
-    "too_long": {"zh": "✘ 粘贴内容太长（超过 2,000,000 字符）。请只粘贴报错附近的部分。",
-                 "en": "✘ The paste is too long (over 2,000,000 characters). Paste only the part around the error."},
+    "too_long": {"zh": f"✘ 粘贴内容太长（超过 {MAX_PASTE_CHARS:,} 字符）。请只粘贴报错附近的部分。",
+                 "en": f"✘ The paste is too long (over {MAX_PASTE_CHARS:,} characters). Paste only the part around the error."},
     "failed": {"zh": "✘ 诊断失败（{name}）。请检查粘贴的内容。", "en": "✘ Diagnosis failed ({name}). Please check the paste."},
 }
 

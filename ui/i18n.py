@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from calculators.lang import as_lang, detect_language
+
 DEFAULT_LANG = "zh"
 LANGS = ("zh", "en")
 
@@ -195,13 +197,9 @@ def lang_from_accept_language(header: str | None) -> str | None:
     return best[2] if best else None
 
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
 def text_lang(text: str, fallback: str) -> str:
-    """'zh' when the text contains Chinese characters, 'en' when it has Latin letters, else ``fallback``."""
-    if _CJK.search(text or ""):
-        return "zh"
-    if re.search(r"[A-Za-z]", text or ""):
-        return "en"
-    return fallback
+    """The message's language by the assistant's own detector (calculators.lang), ``fallback`` when it has no letters.
+
+    The same rule as the answer's language, so a refusal or a status line is in the language the answer would be.
+    """
+    return detect_language(text or "", fallback=as_lang(fallback))

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any, Sequence
 
 from calculators import GiB
+from calculators.units import format_gib, format_gib_value
 
 CATEGORIES = ("weights", "gradients", "optimizer_states", "activations", "other")
 COLORS = {"weights": "#4e79a7", "gradients": "#f28e2b", "optimizer_states": "#59a14f",
@@ -80,13 +81,13 @@ def breakdown_svg(est: Any, lang: str) -> str:
             continue
         y0, y1 = y(acc + v), y(acc)
         body.append(f'<rect class="seg-{c}" x="{bx}" y="{y0:.1f}" width="{bw}" height="{max(y1 - y0, 0.5):.1f}" '
-                    f'fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
+                    f'fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {format_gib_value(v)}</title></rect>')
         if y1 - y0 > 13:
             body.append(f'<text x="{bx + bw / 2}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="middle" font-size="11" '
                         f'fill="white">{v:.1f}</text>')
         acc += v
     body.append(f'<text x="{bx + bw / 2}" y="{y(total) - 6:.1f}" text-anchor="middle" font-size="12" '
-                f'font-weight="bold">{total:.1f} GiB</text>')
+                f'font-weight="bold">{format_gib_value(total)}</text>')
     if cap_g:
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>'
@@ -138,7 +139,7 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
         body.append(f'<path class="line-{key}" d="{path}" fill="none" stroke="{COLORS[key]}" stroke-width="2.5"/>')
         for (cx, cy), p in zip(coords, [p for p in pts if p[idx] is not None]):
             body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3.5" fill="{COLORS[key]}">'
-                        f'<title>{escape(field)}={escape(str(p[0]))}: {p[idx] / GiB:.2f} GiB</title></circle>')
+                        f'<title>{escape(field)}={escape(str(p[0]))}: {format_gib(p[idx])}</title></circle>')
     if cap_g:
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>')

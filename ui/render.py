@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any, Iterable
 
-from calculators import GiB
+from calculators.units import format_gib
 
 from .i18n import t
 
@@ -60,8 +60,8 @@ def link(title: Any, url: Any) -> str:
     return f"[{md_escape(title)}]({u})" if u else md_escape(title)
 
 
-def gib(value: int | float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value / GiB:.{digits}f} GiB"
+def gib(value: int | float | None) -> str:
+    return format_gib(value)   # calculators.units: the chat and the tab write the same figure
 
 
 # ---------------------------------------------------------------- tool calls

@@ -10,11 +10,10 @@ from typing import Any
 import yaml
 
 from . import library
-from .library import LibraryVerdict
-
-from .models import ParsedConfig
 from .checks import _Out
 from .keys import ACC_DS_KEYS, ACC_IGNORED_WITH_FILE, ACC_KEYS
+from .library import LibraryVerdict
+from .models import ParsedConfig
 from .values import _int, _micro_ga_to_memory, _read_batch, _truthy, _unknown
 
 
@@ -29,7 +28,8 @@ def _parse_accelerate(pc: ParsedConfig) -> None:
         elif iv > 0:
             pc.world_size = iv
     dist = str(d.get("distributed_type", "")).upper()
-    ds = d.get("deepspeed_config") if isinstance(d.get("deepspeed_config"), dict) else {}
+    raw_ds = d.get("deepspeed_config")
+    ds: dict[str, Any] = raw_ds if isinstance(raw_ds, dict) else {}
     if d.get("deepspeed_config") not in (None, {}) and not isinstance(d.get("deepspeed_config"), dict):
         pc.invalid["deepspeed_config"] = d.get("deepspeed_config")
     pc.unknown_keys += _unknown(ds, ACC_DS_KEYS, "deepspeed_config.")
@@ -59,7 +59,8 @@ def _parse_accelerate(pc: ParsedConfig) -> None:
         _read_batch(pc, ds, {"gradient_accumulation_steps": "gradient_accumulation_steps"}, strict=True)
         _micro_ga_to_memory(pc)
     elif dist == "FSDP":
-        fs = d.get("fsdp_config") if isinstance(d.get("fsdp_config"), dict) else {}
+        raw_fs = d.get("fsdp_config")
+        fs: dict[str, Any] = raw_fs if isinstance(raw_fs, dict) else {}
         strategy = str(fs.get("fsdp_sharding_strategy", "FULL_SHARD")).upper()
         stage = {"FULL_SHARD": 3, "1": 3, "SHARD_GRAD_OP": 2, "2": 2, "NO_SHARD": 0, "3": 0,
                  "HYBRID_SHARD": 3, "4": 3}.get(strategy)
@@ -102,9 +103,9 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
                 "deepspeed.runtime.config"):
         if library.load(mod) is None:
             return library.unavailable(mod, ACC_PATH, ws or 1)
-    launch = library.load("accelerate.commands.launch")
-    ulaunch = library.load("accelerate.utils.launch")
-    acc = library.load("accelerate.utils")
+    launch = library.loaded("accelerate.commands.launch")
+    ulaunch = library.loaded("accelerate.utils.launch")
+    acc = library.loaded("accelerate.utils")
     versions = {n: library.version(n) for n in ("accelerate", "deepspeed")}
     notes_en: list[str] = []
     notes_zh: list[str] = []

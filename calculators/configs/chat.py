@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import re
 
+from .keys import _STRONG_KEYS, DETECT_KEYS
 from .models import MAX_TEXT
-from .keys import DETECT_KEYS, _STRONG_KEYS
 from .text import _FENCE
-
 
 _YAML_LINE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*:(\s|$)")
 _FLAG = re.compile(r"--([A-Za-z_][\w-]*)")

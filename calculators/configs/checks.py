@@ -8,12 +8,22 @@ from typing import Any
 from ..batch import BatchConfigError, deepspeed_fill, resolve_batch
 from ..errors import CalculatorError
 from ..presets import count_params, get_model_shape
-from .models import Finding, ParsedConfig
-from .keys import (ACC_DS_KEYS, ACC_KEYS, DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_REMOVED_TOP_KEYS,
-                   DS_REMOVED_ZERO_KEYS, DS_TOP_KEYS,
-                   DS_ZERO_KEYS, HF_AUTO_SOURCES, HF_KEYS, LF_KEYS)
-from .values import _get, _int, _num, _truthy
 from .deepspeed_json import _offload_device
+from .keys import (
+    ACC_DS_KEYS,
+    ACC_KEYS,
+    DS_BATCH_KEYS,
+    DS_OFFLOAD_KEYS,
+    DS_REMOVED_TOP_KEYS,
+    DS_REMOVED_ZERO_KEYS,
+    DS_TOP_KEYS,
+    DS_ZERO_KEYS,
+    HF_AUTO_SOURCES,
+    HF_KEYS,
+    LF_KEYS,
+)
+from .models import Finding, ParsedConfig, Severity
+from .values import _get, _int, _num, _truthy
 
 
 class _Out:
@@ -21,9 +31,9 @@ class _Out:
 
     def __init__(self, parsed: ParsedConfig | None) -> None:
         self.parsed = parsed
-        self.items: list[tuple[str, str, str, str, str, str, int | None, int | None]] = []
+        self.items: list[tuple[Severity, str, str, str, str, str, int | None, int | None]] = []
 
-    def add(self, severity: str, key: str, en: str, zh: str, fix_en: str = "", fix_zh: str = "",
+    def add(self, severity: Severity, key: str, en: str, zh: str, fix_en: str = "", fix_zh: str = "",
             line: int | None = None, column: int | None = None, at: str | None = None,
             parsed: ParsedConfig | None = None) -> None:
         src = parsed or self.parsed
@@ -70,7 +80,7 @@ def _check_values(out: _Out, pc: ParsedConfig) -> None:
         if key in DS_BATCH_KEYS and isinstance(value, str):
             en += " DeepSpeed does not convert strings: the batch check fails with a TypeError at start-up."
             zh += "DeepSpeed 不会把字符串转成数字：启动时批次检查会抛出 TypeError。"
-        severity = "error"
+        severity: Severity = "error"
         if pc.kind == "deepspeed" and key in DS_BATCH_KEYS and (value is True or (
                 isinstance(value, float) and math.isfinite(value) and value > 0)):
             # DeepSpeedConfig accepts these (recorded: ds_micro_true, ds_micro_fraction): the run starts
@@ -119,6 +129,7 @@ def _check_unknown(out: _Out, pc: ParsedConfig) -> None:
         known = {"deepspeed": DS_TOP_KEYS, "hf_training_args": HF_KEYS, "llamafactory": LF_KEYS,
                  "accelerate": ACC_KEYS if "." not in key else ACC_DS_KEYS}[pc.kind]
         guess = _close(leaf, known)
+        sev: Severity
         if pc.kind == "deepspeed":
             sev = "warning"
             en = (f"Unknown top-level key '{key}': DeepSpeed ignores it silently and uses the default "
@@ -170,25 +181,24 @@ def _check_batch(out: _Out, pc: ParsedConfig, ws: int | None, lang: str) -> None
                 out.add("error", key, f"DeepSpeed stops with \"AssertionError: {msg}\".",
                         f"DeepSpeed 会报 \"AssertionError: {msg}\"。", "Use a positive integer.", "请使用正整数。")
         return
-    if ws is None and tb is not None and mb is not None and ga is not None:
-        if mb > 0 and ga > 0 and tb > 0:
-            if tb % (mb * ga):
-                out.add("error", "train_batch_size",
-                        f"train_batch_size={tb} is not a multiple of micro × GA = {mb} × {ga} = {mb * ga}: DeepSpeed's "
-                        "check train_batch_size == micro × GA × world_size fails for every number of GPUs.",
-                        f"train_batch_size={tb} 不是 micro × GA = {mb} × {ga} = {mb * ga} 的整数倍：无论用几张卡，DeepSpeed "
-                        "的检查 train_batch_size == micro × GA × world_size 都不会通过。",
-                        f"Set train_batch_size to {mb * ga} × (number of GPUs), or drop it and let DeepSpeed derive it.",
-                        f"把 train_batch_size 设为 {mb * ga} × 卡数，或删掉它让 DeepSpeed 自行推导。")
-            else:
-                n = tb // (mb * ga)
-                out.add("info", "train_batch_size",
-                        f"All three batch fields are fixed: this config only starts on exactly {n} data-parallel GPU(s) "
-                        f"({tb} = {mb} × {ga} × {n}).",
-                        f"三个批次字段都写死了：该配置只能在恰好 {n} 张数据并行 GPU 上启动（{tb} = {mb} × {ga} × {n}）。",
-                        "Omit train_batch_size (or use \"auto\" with HF Trainer) so it follows the GPU count.",
-                        "去掉 train_batch_size（或配合 HF Trainer 用 \"auto\"），让它随卡数变化。")
-            return
+    if ws is None and tb is not None and mb is not None and ga is not None and mb > 0 and ga > 0 and tb > 0:
+        if tb % (mb * ga):
+            out.add("error", "train_batch_size",
+                    f"train_batch_size={tb} is not a multiple of micro × GA = {mb} × {ga} = {mb * ga}: DeepSpeed's "
+                    "check train_batch_size == micro × GA × world_size fails for every number of GPUs.",
+                    f"train_batch_size={tb} 不是 micro × GA = {mb} × {ga} = {mb * ga} 的整数倍：无论用几张卡，DeepSpeed "
+                    "的检查 train_batch_size == micro × GA × world_size 都不会通过。",
+                    f"Set train_batch_size to {mb * ga} × (number of GPUs), or drop it and let DeepSpeed derive it.",
+                    f"把 train_batch_size 设为 {mb * ga} × 卡数，或删掉它让 DeepSpeed 自行推导。")
+        else:
+            n = tb // (mb * ga)
+            out.add("info", "train_batch_size",
+                    f"All three batch fields are fixed: this config only starts on exactly {n} data-parallel GPU(s) "
+                    f"({tb} = {mb} × {ga} × {n}).",
+                    f"三个批次字段都写死了：该配置只能在恰好 {n} 张数据并行 GPU 上启动（{tb} = {mb} × {ga} × {n}）。",
+                    "Omit train_batch_size (or use \"auto\" with HF Trainer) so it follows the GPU count.",
+                    "去掉 train_batch_size（或配合 HF Trainer 用 \"auto\"），让它随卡数变化。")
+        return
     world = ws or 1
     if any(v <= 0 for v in given.values()):
         try:
@@ -350,13 +360,12 @@ def _check_precision(out: _Out, pc: ParsedConfig, hf: dict[str, Any] | None) -> 
                     "the weight/gradient memory and is much slower on tensor cores.",
                     "没有 fp16/bf16 配置段：DeepSpeed 以 fp32 训练（两者默认关闭），权重/梯度显存约为两倍，且无法充分利用 Tensor Core。",
                     'Add "bf16": {"enabled": "auto"} (or true).', '加上 "bf16": {"enabled": "auto"}（或 true）。')
-    elif pc.kind in ("hf_training_args", "llamafactory"):
-        if _truthy(d.get("fp16")) and _truthy(d.get("bf16")):
-            out.add("error", "bf16",
-                    "fp16 and bf16 are both set. TrainingArguments raises \"ValueError: At most one of fp16 and bf16 can "
-                    "be True, but not both\".",
-                    "同时设置了 fp16 和 bf16。TrainingArguments 会报 \"ValueError: At most one of fp16 and bf16 can be "
-                    "True, but not both\"。", "Keep only one of them.", "只保留其中一个。")
+    elif pc.kind in ("hf_training_args", "llamafactory") and _truthy(d.get("fp16")) and _truthy(d.get("bf16")):
+        out.add("error", "bf16",
+                "fp16 and bf16 are both set. TrainingArguments raises \"ValueError: At most one of fp16 and bf16 can "
+                "be True, but not both\".",
+                "同时设置了 fp16 和 bf16。TrainingArguments 会报 \"ValueError: At most one of fp16 and bf16 can be "
+                "True, but not both\"。", "Keep only one of them.", "只保留其中一个。")
 
 
 def _check_offload(out: _Out, pc: ParsedConfig) -> None:

@@ -5,9 +5,9 @@ import copy
 from typing import Any
 
 from . import library
+from .keys import DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_TOP_KEYS, DS_ZERO_KEYS
 from .library import LibraryVerdict
 from .models import ParsedConfig
-from .keys import DS_BATCH_KEYS, DS_OFFLOAD_KEYS, DS_TOP_KEYS, DS_ZERO_KEYS
 from .values import _get, _int, _num, _precision, _read_batch, _unknown
 
 

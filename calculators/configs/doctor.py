@@ -4,19 +4,30 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CalculatorError
+from ..lang import Lang
 from ..memory import GiB, MemoryEstimate
 from ..presets import get_gpu
-from .models import ConfigParseError, ConfigReport, ParsedConfig
-from .keys import HF_DEFAULTS
-from .values import _int, resolve_model_preset
-from .registry import library_verdict, parse_config
-from .verdict import reconcile
 from .accelerate_yaml import _check_accelerate
+from .checks import (
+    _check_auto,
+    _check_batch,
+    _check_missing_ga,
+    _check_offload,
+    _check_overlap,
+    _check_precision,
+    _check_unknown,
+    _check_values,
+    _check_zero3_small,
+    _hidden_size,
+    _Out,
+)
 from .hf_args import _check_mismatch, _hf_values
-from .checks import (_Out, _check_auto, _check_batch, _check_missing_ga,
-                     _check_offload, _check_overlap, _check_precision, _check_unknown, _check_values,
-                     _check_zero3_small, _hidden_size)
+from .keys import HF_DEFAULTS
 from .levers import _memory, _memory_kwargs
+from .models import ConfigParseError, ConfigReport, ParsedConfig
+from .registry import library_verdict, parse_config
+from .values import _int, resolve_model_preset
+from .verdict import reconcile
 
 
 def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | float | None = None,
@@ -31,7 +42,7 @@ def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | floa
     start-up verdict (see :mod:`.library`); without it, or when they cannot be loaded,
     only our own checks run.
     """
-    lang = "zh" if lang == "zh" else "en"
+    report_lang: Lang = "zh" if lang == "zh" else "en"
     out = _Out(None)
     parsed: ParsedConfig | None = None
     companion: ParsedConfig | None = None
@@ -47,13 +58,13 @@ def check_config(config: str | dict[str, Any] | ParsedConfig, *, gpu: str | floa
         if companion is not None and parsed.kind != "deepspeed" and companion.kind == "deepspeed":
             parsed, companion = companion, parsed  # the DeepSpeed JSON is the one the Trainer's values are checked against
             out.parsed = parsed
-        estimate = _run_checks(out, parsed, companion, gpu, world_size, model, lang, use_libraries)
+        estimate = _run_checks(out, parsed, companion, gpu, world_size, model, report_lang, use_libraries)
     except CalculatorError as err:
         _parse_failure(out, err, "config")
     except Exception as exc:  # noqa: BLE001 - the doctor must answer, whatever was pasted
         out.add("error", INTERNAL_ERROR_KEY, f"The checker failed on this input ({type(exc).__name__}: {exc}).",
                 f"检查器处理该输入时出错（{type(exc).__name__}: {exc}）。")
-    report = ConfigReport(parsed=parsed, findings=out.findings(lang), estimate=estimate, lang=lang, companion=companion)
+    report = ConfigReport(parsed=parsed, findings=out.findings(report_lang), estimate=estimate, lang=report_lang, companion=companion)
     report._by_lang = {"en": out.findings("en"), "zh": out.findings("zh")}
     return report
 
@@ -80,10 +91,10 @@ def _run_checks(out: _Out, pc: ParsedConfig, companion: ParsedConfig | None, gpu
             ws = None
     ws = ws or pc.world_size or (companion.world_size if companion else None)
     if pc.notes_en:
-        for en, zh in zip(pc.notes_en, pc.notes_zh):
+        for en, zh in zip(pc.notes_en, pc.notes_zh, strict=False):
             out.add("info", "assumption", en, zh)
     if companion is not None:
-        for en, zh in zip(companion.notes_en, companion.notes_zh):
+        for en, zh in zip(companion.notes_en, companion.notes_zh, strict=False):
             out.add("info", "assumption", en, zh, parsed=companion)
     _check_values(out, pc)
     _check_unknown(out, pc)

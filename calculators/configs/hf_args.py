@@ -7,13 +7,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import library
-from .library import LibraryVerdict
-from .models import ParsedConfig
 from .checks import _Out
 from .keys import HF_DEFAULTS, HF_KEYS
+from .library import LibraryVerdict
+from .models import ParsedConfig
 from .text import _scalar
-from .values import (_get, _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len,
-                     _truthy)
+from .values import _get, _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len, _truthy
 
 
 def _parse_hf(pc: ParsedConfig) -> None:
@@ -89,7 +88,7 @@ def training_arguments(hf: dict[str, Any]) -> tuple[Any, list[str]]:
     """
     import dataclasses
 
-    ta = library.load("transformers.training_args")
+    ta = library.loaded("transformers.training_args")
     fields = {f.name for f in dataclasses.fields(ta.TrainingArguments) if f.init}
     kwargs = {k: v for k, v in hf.items() if k in fields and k != "deepspeed"}
     kwargs.setdefault("output_dir", "output")
@@ -142,8 +141,8 @@ def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int
                 "deepspeed.runtime.config"):
         if library.load(mod) is None:
             return library.unavailable(mod, HF_PATH, ws)
-    integ = library.load("transformers.integrations.deepspeed")
-    acc = library.load("accelerate.utils")
+    integ = library.loaded("transformers.integrations.deepspeed")
+    acc = library.loaded("accelerate.utils")
     notes_en: list[str] = []
     notes_zh: list[str] = []
     versions = _versions()

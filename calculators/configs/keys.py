@@ -122,7 +122,7 @@ train_from_scratch train_on_prompt trust_remote_code upcast_layernorm upcast_lmh
 use_apollo use_audio_in_video use_badam use_dft_loss use_dora use_fast_tokenizer use_galore use_llama_pro
 use_mca use_muon use_reentrant_gc use_rslora use_swanlab use_unsloth use_unsloth_gc use_v1_kernels val_size
 video_fps video_max_pixels video_maxlen video_min_pixels vllm_config vllm_enforce_eager vllm_gpu_util
-vllm_max_lora_rank vllm_maxlen ddp_timeout hf_hub_token
+vllm_max_lora_rank vllm_maxlen
 """.split()))
 # accelerate ClusterConfig fields (commands/config/config_args.py) and deepspeed_config keys (DeepSpeedPlugin).
 ACC_KEYS = frozenset({
@@ -131,7 +131,7 @@ ACC_KEYS = frozenset({
     "same_network", "main_training_function", "enable_cpu_affinity", "fp8_config", "deepspeed_config",
     "fsdp_config", "parallelism_config", "megatron_lm_config", "mpirun_config", "downcast_bf16", "tpu_name",
     "tpu_zone", "tpu_use_cluster", "tpu_use_sudo", "command_file", "commands", "tpu_vm", "tpu_env",
-    "dynamo_config", "tpu_metrics_debug", "tpu_env", "ipex_config", "mpirun_config",
+    "dynamo_config", "tpu_metrics_debug", "ipex_config",
 })
 ACC_DS_KEYS = frozenset({
     "deepspeed_config_file", "gradient_accumulation_steps", "gradient_clipping", "zero_stage",

@@ -6,10 +6,10 @@ from typing import Any
 
 from ..errors import CalculatorError
 from ..memory import MemoryConfig, MemoryEstimate, estimate_memory, make_config
-from .models import ParsedConfig, _gib
-from .values import _int, _precision, resolve_model_preset
 from .checks import _Out
 from .hf_args import _hf_values
+from .models import ParsedConfig, _gib
+from .values import _int, _precision, resolve_model_preset
 
 
 def _memory(out: _Out, pc: ParsedConfig, kw: dict[str, Any], lang: str) -> MemoryEstimate | None:

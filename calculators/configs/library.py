@@ -26,7 +26,8 @@ import logging
 import os
 import threading
 import warnings
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -95,6 +96,14 @@ def load(module: str) -> Any | None:
         return None
 
 
+def loaded(module: str) -> Any:
+    """The module :func:`load` already imported; callers check ``load(module) is not None`` first."""
+    mod = load(module)
+    if mod is None:
+        raise ImportError(f"{module} is not available: {import_error(module)}")
+    return mod
+
+
 def import_error(module: str) -> str:
     return _failed.get(module, "")
 
@@ -123,7 +132,7 @@ def quiet() -> Iterator[None]:
             warnings.simplefilter("ignore")
             yield
     finally:
-        for lg, lvl in zip(loggers, levels):
+        for lg, lvl in zip(loggers, levels, strict=True):
             lg.setLevel(lvl)
 
 

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import re
 
-from .models import ParsedConfig
 from .keys import LF_KEYS
+from .models import ParsedConfig
 from .values import _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len, _truthy
-
 
 _LF_DS_NAMES = re.compile(r"ds_z([0-3])(_offload)?_config\.json$")
 
@@ -21,7 +20,7 @@ def _parse_llamafactory(pc: ParsedConfig) -> None:
     if isinstance(ds, (str, dict)) and ds:
         pc.deepspeed = ds
         m = _LF_DS_NAMES.search(ds) if isinstance(ds, str) else None
-        if m:
+        if m and isinstance(ds, str):
             stage = int(m.group(1))
             pc.memory["zero_stage"] = stage
             if m.group(2):

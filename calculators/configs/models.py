@@ -6,14 +6,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import CalculatorError
+from ..lang import Lang
+from ..limits import MAX_CONFIG_CHARS
+from ..memory import MemoryEstimate
 from ..text_safety import escape_md
-from ..memory import GiB, MemoryEstimate
-
+from ..units import gib_number
 
 Kind = Literal["deepspeed", "hf_training_args", "accelerate", "llamafactory"]
 Severity = Literal["error", "warning", "info"]
+SourceFormat = Literal["json", "yaml", "flags", "dict"]
 KINDS = ("deepspeed", "hf_training_args", "accelerate", "llamafactory")
-MAX_TEXT = 200_000
+MAX_TEXT = MAX_CONFIG_CHARS   # one config's text (calculators.limits)
 
 
 class Finding(BaseModel):
@@ -54,7 +57,7 @@ class ParsedConfig(BaseModel):
     world_size: int | None = Field(None, description="From a launcher (torchrun/deepspeed/accelerate) or num_processes.")
     deepspeed: str | dict[str, Any] | None = Field(None, description="The DeepSpeed config this config points to.")
     model_name: str | None = None
-    source_format: Literal["json", "yaml", "flags", "dict"] = "dict"
+    source_format: SourceFormat = "dict"
     positions: dict[str, tuple[int, int]] = Field(default_factory=dict, description="Dotted key → (line, column).")
     invalid: dict[str, Any] = Field(default_factory=dict, description="Keys whose value has the wrong type.")
     notes_en: list[str] = Field(default_factory=list)
@@ -72,7 +75,7 @@ class ConfigReport(BaseModel):
     parsed: ParsedConfig | None
     findings: list[Finding]
     estimate: MemoryEstimate | None = None
-    lang: Literal["en", "zh"] = "en"
+    lang: Lang = "en"
     companion: ParsedConfig | None = Field(None, description="The second config given as training_args.")
     _by_lang: dict[str, list[Finding]] = PrivateAttr(default_factory=dict)
     _lever_lines: dict[str, list[str]] = PrivateAttr(default_factory=dict)
@@ -165,4 +168,4 @@ def _md(text: str) -> str:
 
 
 def _gib(n: int | float | None) -> str:
-    return "?" if n is None else f"{n / GiB:.1f}"
+    return gib_number(n)

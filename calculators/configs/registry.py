@@ -1,18 +1,18 @@
 """One registry of formats: recognise the kind of a config and dispatch to its reader."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..errors import CalculatorError
-from .models import ConfigParseError, KINDS, Kind, ParsedConfig
-from .keys import HF_KEYS
-from .text import _load_text
-from .values import _collect_auto
-from .library import LibraryVerdict
+from .accelerate_yaml import _parse_accelerate, accelerate_verdict
 from .deepspeed_json import _parse_deepspeed, deepspeed_verdict
 from .hf_args import _parse_hf, hf_deepspeed_verdict, training_args_verdict
+from .keys import HF_KEYS
+from .library import LibraryVerdict
 from .llamafactory import _parse_llamafactory
-from .accelerate_yaml import _parse_accelerate, accelerate_verdict
+from .models import KINDS, ConfigParseError, Kind, ParsedConfig, SourceFormat
+from .text import _load_text
+from .values import _collect_auto
 
 
 def _detect_kind(d: dict[str, Any]) -> Kind | None:
@@ -47,6 +47,7 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
     notes_en: list[str] = []
     notes_zh: list[str] = []
     dups: list[str] = []
+    fmt: SourceFormat
     if isinstance(text_or_dict, dict):
         data, fmt = text_or_dict, "dict"
     elif isinstance(text_or_dict, str):
@@ -55,7 +56,7 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
         raise ConfigParseError(f"A config must be text or a dict, not {type(text_or_dict).__name__}.",
                                f"配置必须是文本或字典，而不是 {type(text_or_dict).__name__}。")
     data = {str(k): v for k, v in data.items()}
-    detected = kind or _detect_kind(data)
+    detected = cast(Kind, kind) if kind else _detect_kind(data)   # kind was checked against KINDS above
     if detected is None:
         raise ConfigParseError(
             "Not recognised as a DeepSpeed, TrainingArguments, Accelerate or LLaMA-Factory config (no known training keys).",

@@ -10,8 +10,7 @@ from typing import Any
 import yaml
 
 from .. import safe_yaml
-from .models import ConfigParseError, MAX_TEXT
-
+from .models import MAX_TEXT, ConfigParseError, SourceFormat
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _LAUNCHERS = ("torchrun", "deepspeed", "accelerate", "python", "python3", "llamafactory-cli")
@@ -199,7 +198,7 @@ def _strip_fence(text: str) -> tuple[str, str]:
     return text, ""
 
 
-def _load_text(text: str) -> tuple[dict[str, Any], str, dict[str, tuple[int, int]], int | None, list[str], list[str],
+def _load_text(text: str) -> tuple[dict[str, Any], SourceFormat, dict[str, tuple[int, int]], int | None, list[str], list[str],
                                    list[str]]:
     """Text → (dict, format, positions, world_size, notes_en, notes_zh, duplicate_keys)."""
     if len(text) > MAX_TEXT:

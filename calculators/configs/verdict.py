@@ -15,7 +15,7 @@ from .library import LibraryVerdict
 from .models import ParsedConfig
 
 # (pattern on the library's message, key or None (taken from group "key"), explanation en, zh, fix en, zh)
-_EXPLAIN: list[tuple[re.Pattern[str], str | None, str, str, str, str]] = [(re.compile(p, re.S), *rest) for p, *rest in [
+_EXPLAIN: list[tuple[re.Pattern[str], str | None, str, str, str, str]] = [(re.compile(p, re.S), k, en, zh, fen, fzh) for p, k, en, zh, fen, fzh in [
     (r"Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided", "train_micro_batch_size_per_gpu",
      "No batch size at all. Hugging Face Trainer and Accelerate only replace \"auto\"; they do not add a missing key.",
      "完全没有批次大小。Hugging Face Trainer 和 Accelerate 只替换 \"auto\"，不会补上缺失的键。",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from ..text_safety import escape_md
+from ..units import format_gib_value
 
 #: A size as PyTorch's allocator prints it ("20.00 MiB", "0 bytes", "1.5 GiB").
 SIZE = r"(\d{1,12}(?:\.\d{1,6})?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB)\b"
@@ -18,9 +19,7 @@ def gib(number: str, unit: str) -> float:
 
 def fmt_gib(value: float) -> str:
     """GiB with a sensible number of decimals (0.02 GiB, 1.24 GiB, 79.2 GiB)."""
-    if value >= 10:
-        return f"{value:.1f} GiB"
-    return f"{value:.2f} GiB"
+    return format_gib_value(value)
 
 
 def flex(pattern: str) -> re.Pattern[str]:

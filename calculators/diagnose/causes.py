@@ -5,10 +5,12 @@ a huge paste are read — errors sit at the end of logs) and explains in both la
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
 from ..errors import CalculatorError
+from ..units import format_gib_value
 from . import deepspeed_errors, host_kill, launch, nvidia_smi, oom, train_log
 from ._text import line_at, safe
 from .models import Artifact, Cause, Diagnosis
@@ -59,10 +61,8 @@ def detect_artifacts(text: str) -> list[Artifact]:
             found.extend(reader(body))
         except Exception:  # a reader bug must not turn a paste into a traceback; the others still report
             continue
-    try:
+    with contextlib.suppress(Exception):
         found.extend(_tracebacks(body, found))
-    except Exception:
-        pass
     found = _cap_per_kind(sorted(found, key=lambda a: (a.start, a.end)))
     if offset:
         found = [a.model_copy(update={"start": a.start + offset, "end": a.end + offset}) for a in found]
@@ -73,7 +73,7 @@ def _cap_per_kind(arts: list[Artifact]) -> list[Artifact]:
     by_kind: dict[str, list[Artifact]] = {}
     for a in arts:
         by_kind.setdefault(a.kind, []).append(a)
-    keep = set()
+    keep: set[int] = set()
     for same in by_kind.values():
         chosen = same if len(same) <= PER_KIND_HEAD + PER_KIND_TAIL else same[:PER_KIND_HEAD] + same[-PER_KIND_TAIL:]
         keep.update(id(a) for a in chosen)
@@ -180,9 +180,9 @@ def diagnose(text: str, *, lang: str = "en", setup: dict[str, Any] | None = None
         notes_zh.append(f"粘贴内容共 {len(text):,} 个字符；我只读取了最后 {MAX_CHARS:,} 个（报错通常在末尾）。")
     for a in artifacts:
         if a.kind == "cuda_oom" and a.fields.get("oom_truncated"):
-            notes_en.append(f"The out-of-memory message looks cut off after the request ({a.fields['oom_request_gb']:.2f} GiB): paste "
+            notes_en.append(f"The out-of-memory message looks cut off after the request ({format_gib_value(a.fields['oom_request_gb'])}): paste "
                             "the whole message (capacity, free, allocated, reserved) to tell fragmentation from a real shortfall.")
-            notes_zh.append(f"显存不足报错在申请大小（{a.fields['oom_request_gb']:.2f} GiB）之后被截断：请粘贴完整报错（容量、空闲、已分配、"
+            notes_zh.append(f"显存不足报错在申请大小（{format_gib_value(a.fields['oom_request_gb'])}）之后被截断：请粘贴完整报错（容量、空闲、已分配、"
                             "已预留），才能区分碎片和真正不够。")
         if a.kind in ("traceback", "unknown_error"):
             exc = safe(a.fields["exception"], 60)

@@ -231,7 +231,7 @@ def causes(a: Artifact, others: list[Artifact]) -> list[Cause]:
     cid = a.fields.get("config_error")
     if cid == "hf.ds_config_mismatch":
         return _mismatch_causes(a)
-    for pattern, kid, fw, t_en, t_zh, fix_en, fix_zh, cards in KNOWN:
+    for _pattern, kid, _fw, t_en, t_zh, fix_en, fix_zh, cards in KNOWN:
         if kid == cid:
             keys = a.fields.get("config_unused_keys")
             extra_en = extra_zh = ""

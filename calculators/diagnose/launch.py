@@ -37,7 +37,9 @@ _ARGS = {
 
 def _logical_lines(text: str) -> list[tuple[int, int, str]]:
     """Lines with backslash continuations joined: (start, end, joined text)."""
-    out, start, buf = [], 0, []
+    out: list[tuple[int, int, str]] = []
+    start = 0
+    buf: list[str] = []
     pos = 0
     for line in text.splitlines(keepends=True):
         if not buf:
@@ -135,8 +137,8 @@ def read(text: str) -> list[Artifact]:
             nproc = opts.get("nproc_per_node") or opts.get("nproc-per-node")
             nnodes_raw = opts.get("nnodes", "1")
             nodes = _int(nnodes_raw.split(":")[-1])
-            if _int(nproc):
-                world = _int(nproc) * (nodes or 1)
+            if per_node := _int(nproc):
+                world = per_node * (nodes or 1)
             elif nproc in ("gpu", "auto") and visible:
                 world = visible * (nodes or 1)
                 f["torchrun_nproc"] = nproc
@@ -152,8 +154,8 @@ def read(text: str) -> list[Artifact]:
                     world = sum(counts)  # type: ignore[arg-type]
                     nodes = len(hosts)
                 f["ds_include"] = opts["include"]
-            elif _int(opts.get("num_gpus")):
-                world = _int(opts["num_gpus"]) * nodes
+            elif num_gpus := _int(opts.get("num_gpus")):
+                world = num_gpus * nodes
             if "hostfile" in opts:
                 f["ds_hostfile"] = opts["hostfile"]
             ignoring = any(k in opts for k in ("include", "exclude", "num_gpus", "num_nodes", "num_node"))
@@ -175,9 +177,9 @@ def read(text: str) -> list[Artifact]:
             if cfg:
                 f["config_file"] = cfg
             nodes = _int(env.get("NNODES")) or 1
-            nproc = _int(env.get("NPROC_PER_NODE"))
-            if nproc:
-                world = nproc * nodes
+            nproc_env = _int(env.get("NPROC_PER_NODE"))
+            if nproc_env:
+                world = nproc_env * nodes
             elif visible:
                 world = visible * nodes
         else:
@@ -210,7 +212,7 @@ def causes(a: Artifact) -> list[Cause]:
     """Launch mistakes visible from the command alone."""
     f = a.fields
     out: list[Cause] = []
-    vis = f.get("visible_devices")
+    vis: list[str] = f.get("visible_devices") or []
     world = f.get("world_size")
     if f.get("ds_ignores_visible_devices"):
         out.append(Cause(

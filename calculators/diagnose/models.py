@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..lang import Lang
+
 ArtifactKind = Literal["cuda_oom", "deepspeed_batch_assert", "config_error", "host_oom_kill", "launch_command",
                        "nvidia_smi", "trainer_log", "deepspeed_log", "traceback", "unknown_error"]
 
@@ -48,7 +50,7 @@ class Diagnosis(BaseModel):
     unrecognised_en: str | None = None
     unrecognised_zh: str | None = None
 
-    def to_markdown(self, lang: Literal["zh", "en"] = "en") -> str:
+    def to_markdown(self, lang: Lang = "en") -> str:
         """"What I read" (shown back), then causes and fixes; user text is escaped (calculators.text_safety)."""
         from .render import diagnosis_markdown
         return diagnosis_markdown(self, lang)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..presets import get_model_shape
 from ..errors import CalculatorError
+from ..presets import get_model_shape
 from ._text import SIZE, flex, fmt_gib, gib, line_at
 from .models import Artifact, Cause
 
@@ -113,9 +113,8 @@ def read(text: str) -> list[Artifact]:
                 f["oom_unallocated_gb"] = gib(al.group(3), al.group(4))
                 f["oom_reserved_gb"] = f["oom_allocated_gb"] + f["oom_unallocated_gb"]
                 f.setdefault("observed_memory_gb", f.get("oom_process_in_use_gb", f["oom_reserved_gb"]))
-            else:
+            else:  # the message was cut before "Of the allocated memory …": read what is there
                 f["oom_truncated"] = True
-                end = max(end, m.start() + al.end())
             if "oom_process_in_use_gb" in f and "oom_reserved_gb" in f:
                 f["oom_non_pytorch_gb"] = max(f["oom_process_in_use_gb"] - f["oom_reserved_gb"], 0.0)
         else:
@@ -133,8 +132,9 @@ def _g(v: float) -> str:
 
 
 def _vocab(setup: dict[str, Any]) -> int | None:
-    if isinstance(setup.get("vocab_size"), int) and setup["vocab_size"] > 0:
-        return setup["vocab_size"]
+    vocab = setup.get("vocab_size")
+    if isinstance(vocab, int) and vocab > 0:
+        return vocab
     if isinstance(setup.get("model"), str):
         try:
             return get_model_shape(setup["model"]).vocab_size
@@ -308,7 +308,7 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     crowded = any(c.id == "oom.other_processes" and c.likelihood == "likely" for c in out)
     short = alloc is not None and not huge and not (unalloc is not None and frag_likely) and (
         alloc >= 0.75 * total or (free is not None and free - req < 0.2 and not crowded))
-    if short:
+    if short and alloc is not None:  # (short implies it; said again for the type checker)
         num_params = setup.get("num_params")
         extra_en = extra_zh = ""
         if isinstance(num_params, (int, float)) and num_params > 0 and setup.get("finetune") in (None, "full"):

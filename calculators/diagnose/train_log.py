@@ -33,9 +33,9 @@ def _num(s: str) -> float | None:
 def read(text: str) -> list[Artifact]:
     """At most one trainer_log and one deepspeed_log artifact, spanning all their lines."""
     out: list[Artifact] = []
-    rows: list[dict[str, float]] = []
+    rows: list[dict[str, float | None]] = []
     spans: list[tuple[int, int]] = []
-    final: dict[str, float] = {}
+    final: dict[str, float | None] = {}
     for m in _DICT.finditer(text):
         d = {k: _num(v) for k, v in _KV.findall(m.group(0))}
         if "train_runtime" in d:
@@ -52,7 +52,6 @@ def read(text: str) -> list[Artifact]:
             f["log_grad_norm"] = [r.get("grad_norm") for r in rows][:2000]
         if final:
             f["log_finished"] = True
-        first = rows[0]
         out.append(Artifact(kind="trainer_log", start=spans[0][0], end=spans[-1][1],
                             key_line=text[spans[0][0]:spans[0][1]][:240], fields=f, framework="transformers"))
     steps = [(m, int(m.group(1)), int(m.group(2))) for m in _STEP.finditer(text)]
@@ -72,9 +71,10 @@ def read(text: str) -> list[Artifact]:
                 f["ds_lr"] = float(lr)
         if minimum:
             f["ds_loss_scale_at_minimum"] = True
-        first = min(marks)
-        out.append(Artifact(kind="deepspeed_log", start=text.rfind("\n", 0, first) + 1, end=max(ends),
-                            key_line=text[first:text.find("\n", first) if text.find("\n", first) > 0 else first + 200][:240],
+        first_mark = min(marks)
+        line_end = text.find("\n", first_mark)
+        out.append(Artifact(kind="deepspeed_log", start=text.rfind("\n", 0, first_mark) + 1, end=max(ends),
+                            key_line=text[first_mark:line_end if line_end > 0 else first_mark + 200][:240],
                             fields=f, framework="deepspeed"))
     return out
 

@@ -11,7 +11,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import CalculatorError
-from .models import Claim, FactCheck, SourceLink
+from ..lang import Lang, detect_language, is_lang
+from .models import Claim, FactCheck, SourceLink, Verdict
 from .numbers import check_memory_claim, check_numbers
 from .rules import RULES, BeliefRule
 from .split import sentences_of, split_units
@@ -40,9 +41,9 @@ def _cards() -> dict[str, Any]:
     return {c.id: c for c in load_cards()}
 
 
-def detect_lang(text: str) -> str:
-    letters = len(re.findall(r"[A-Za-z]", text))
-    return "zh" if len(_CJK.findall(text)) * 2 >= letters * 0.5 and _CJK.search(text) else "en"
+def detect_lang(text: str) -> Lang:
+    """The answer's language, by the one detector the chat uses (calculators.lang.detect_language)."""
+    return detect_language(text)
 
 
 def strip_check_request(text: str) -> str:
@@ -74,7 +75,7 @@ def _plain(text: str) -> str:
     return re.sub(r"\*\*|__|`", "", text)
 
 
-def _claim(text: str, span: tuple[int, int], verdict: str, rule: str | None = None, card_id: str | None = None,
+def _claim(text: str, span: tuple[int, int], verdict: Verdict, rule: str | None = None, card_id: str | None = None,
            correction: tuple[str, str] | None = None) -> Claim:
     sources: list[SourceLink] = []
     en = zh = None
@@ -133,7 +134,7 @@ def fact_check(text: str, lang: str | None = None) -> FactCheck:
             if unit_rule:
                 found = [c for c in found if c.verdict != "right"] + [_rule_claim(unit_rule, unit, (start, end))]
         claims.extend(found or [_claim(unit, (start, end), "unchecked")])
-    return FactCheck(lang=lang or detect_lang(text), claims=claims)
+    return FactCheck(lang=lang if is_lang(lang) else detect_lang(text), claims=claims)
 
 
 def fact_check_tool(args: dict[str, Any]) -> FactCheck:

@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..lang import Lang
 from ..text_safety import escape_md
 
 Verdict = Literal["wrong", "imprecise", "right", "unchecked"]
@@ -34,7 +35,7 @@ class Claim(BaseModel):
 class FactCheck(BaseModel):
     """Every claim of the answer; only ``wrong``/``imprecise``/``right`` ones were matched by a rule."""
 
-    lang: Literal["zh", "en"]
+    lang: Lang
     claims: list[Claim]
 
     @property

@@ -15,7 +15,8 @@ import re
 from ..batch import resolve_batch
 from ..errors import CalculatorError
 from ..memory import estimate_memory
-from .rules import EFFX as EFF, GPU_TERM, NEG, has
+from .rules import EFFX as EFF
+from .rules import GPU_TERM, NEG, has
 
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,8})"
 # Neither end may run into another product: "1 × 8 × 2 = 4 × 2 × 2 = 16" is two products equal to 16,
@@ -36,7 +37,8 @@ def stated_gpu_count(answer: str) -> int | None:
 def check_numbers(sentence: str, answer: str) -> tuple[str, str, str] | None:
     """``(rule, correction_en, correction_zh)`` when a stated number is wrong for the stated setup, else None."""
     for m in _PRODUCT_EQ.finditer(sentence):
-        a, b, c, r = (int(g.replace(",", "")) if g else None for g in m.groups())
+        a, b, r = (int(m.group(i).replace(",", "")) for i in (1, 2, 4))   # always present
+        c = int(m.group(3).replace(",", "")) if m.group(3) else None        # the optional third factor
         product = a * b * (c or 1)
         if product != r:
             expr = f"{a} × {b}" + (f" × {c}" if c else "")

@@ -10,11 +10,11 @@ Precision over recall: a correct sentence must never be marked wrong.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
-from rag.intents import (BIG_BATCH, DOWN, EFF, GA, GENERALIZE, MULTI_GPU, POOL, PREC, SMALL_BATCH, UP,
-                         UPDATE_SIZE)
+from rag.intents import BIG_BATCH, DOWN, EFF, GA, GENERALIZE, MULTI_GPU, POOL, PREC, SMALL_BATCH, UP, UPDATE_SIZE
 
 # The effective batch, but not inside HF's per_device_train_batch_size (which EFF's train_batch_size matches).
 EFFX = rf"(?<!per_device_){EFF}"

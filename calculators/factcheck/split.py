@@ -23,7 +23,7 @@ def _sentences(text: str, base: int) -> list[tuple[str, int, int]]:
     if start < len(text):
         out.append((text[start:], start, len(text)))
     res = []
-    for s, a, b in out:
+    for s, a, _b in out:
         stripped = s.strip()
         if len(stripped) >= _MIN_CHARS:
             lead = len(s) - len(s.lstrip())
