@@ -26,9 +26,12 @@ log = logging.getLogger("batchbot.check")
 
 MAX_CONFIG_CHARS = 100_000
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-#: HighlightedText colours by the (translated) severity label.
-COLOR_MAP = {"错误": "#dc2626", "error": "#dc2626", "警告": "#d97706", "warning": "#d97706",
-             "说明": "#2563eb", "note": "#2563eb"}
+SEVERITY_COLORS = {"error": "#dc2626", "warning": "#d97706", "info": "#2563eb"}
+
+
+def color_map(lang: str) -> dict[str, str]:
+    """HighlightedText colours keyed by the severity label in ``lang`` (the legend shows one language)."""
+    return {t(f"sev_{sev}", lang): color for sev, color in SEVERITY_COLORS.items()}
 
 
 def model_choices_for_check(lang: str) -> list[tuple[str, str]]:
@@ -111,9 +114,9 @@ def build_check_tab(L: Labels) -> dict[str, Any]:
                     btn = L.add(gr.Button(L.text("run_check"), variant="primary", elem_id="run-check"),
                                 value="run_check")
             marks = L.add(gr.HighlightedText(None, label=L.text("config_marked"), elem_id="config-marked",
-                                             color_map=COLOR_MAP, show_legend=True, combine_adjacent=False,
-                                             show_whitespaces=False, visible=True),
-                          label="config_marked")
+                                             color_map=color_map(lang), show_legend=True, combine_adjacent=False,
+                                             show_whitespaces=False),
+                          label="config_marked", color_map=color_map)
             out = gr.Markdown("", elem_id="config-report")
             doctor = dict(text=text, model=model, gpu=gpu, ws=ws, button=btn, marks=marks, out=out)
     diagnose = build_diagnose_panel(L)

@@ -27,6 +27,7 @@ NAMES = {
     "total": {"zh": "每卡合计", "en": "total per GPU"},
     "capacity": {"zh": "显卡容量", "en": "GPU capacity"},
     "current": {"zh": "当前设置", "en": "your setting"},
+    "not_together": {"zh": "梯度与激活不同时达到峰值（GA=1）", "en": "gradients | activations: not at once (GA=1)"},
     "off_scale": {"zh": "超出坐标范围", "en": "off the scale"},
     "unknown_act": {"zh": "激活未知（仅给了参数量）", "en": "activations unknown (only num_params given)"},
 }
@@ -97,11 +98,32 @@ def verdict_text(d: dict[str, Any], lang: str) -> str:
             else f"✘ does not fit ({over_text(d.get('headroom'), lang)})")
 
 
+def stack(d: dict[str, Any]) -> tuple[list[tuple[str, float, float, int | None]], float]:
+    """The bar's segments as (category, base GiB, size GiB, lane) and the peak it reaches.
+
+    When gradients are not alive during the forward pass (GA=1 with ``zero_grad(set_to_none=True)``), the
+    backward pass creates gradients as it frees activations: the two never peak together and the estimate's
+    total counts only the larger (see ``calculators.memory._peak``). They are then drawn side by side on the
+    same base (lanes 0 and 1), so the bar's top is the real peak, not their sum."""
+    values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
+    out: list[tuple[str, float, float, int | None]] = []
+    base = 0.0
+    together = d.get("gradients_live_during_forward", True) or not values["gradients"] or not values["activations"]
+    for c in ("weights", "optimizer_states", "other") + (("gradients", "activations") if together else ()):
+        if values[c] > 0:
+            out.append((c, base, values[c], None))
+            base += values[c]
+    if not together:
+        out += [("gradients", base, values["gradients"], 0), ("activations", base, values["activations"], 1)]
+        base += max(values["gradients"], values["activations"])
+    return out, base
+
+
 def breakdown_svg(est: Any, lang: str) -> str:
     """Stacked bar (GiB) of one MemoryEstimate, with a dashed GPU-capacity line."""
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
-    total = sum(values.values())
+    segments, total = stack(d)
     cap = d.get("gpu_capacity")
     cap_g = cap / GiB if cap else None
     top = _nice_max(max(total, cap_g or 0) * 1.08)
@@ -116,18 +138,17 @@ def breakdown_svg(est: Any, lang: str) -> str:
     body.append(f'<text x="14" y="{tp + ph / 2}" font-size="11" transform="rotate(-90 14 {tp + ph / 2})" '
                 f'text-anchor="middle" {INK}>GiB</text>')
     bx, bw = left + 50, 140
-    acc = 0.0
-    for c in CATEGORIES:
-        v = values[c]
-        if v <= 0:
-            continue
-        y0, y1 = y(acc + v), y(acc)
-        body.append(f'<rect class="seg-{c}" x="{bx}" y="{y0:.1f}" width="{bw}" height="{max(y1 - y0, 0.5):.1f}" '
+    for c, base, v, lane in segments:
+        y0, y1 = y(base + v), y(base)
+        sx, sw = (bx, bw) if lane is None else (bx + lane * bw / 2, bw / 2)
+        body.append(f'<rect class="seg-{c}" x="{sx:.1f}" y="{y0:.1f}" width="{sw:.1f}" height="{max(y1 - y0, 0.5):.1f}" '
                     f'fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
         if y1 - y0 > 13:
-            body.append(f'<text x="{bx + bw / 2}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="middle" font-size="11" '
+            body.append(f'<text x="{sx + sw / 2:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="middle" font-size="11" '
                         f'fill="white">{v:.1f}</text>')
-        acc += v
+    if any(lane is not None for *_, lane in segments):
+        body.append(f'<text x="{bx + bw / 2}" y="{tp + ph + 16}" text-anchor="middle" font-size="10" {INK}>'
+                    f'{escape(NAMES["not_together"][lang])}</text>')
     body.append(f'<text x="{bx + bw / 2}" y="{y(total) - 6:.1f}" text-anchor="middle" font-size="12" '
                 f'font-weight="bold" {INK}>{total:.1f} GiB</text>')
     if cap_g:
@@ -236,41 +257,38 @@ def memory_chart_svg(result: Any, lang: str) -> str:
     if not d.get("total_per_gpu"):
         return ""
     values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
-    total = sum(values.values())
+    segments, total = stack(d)
     cap_g = _gib_or_none(d.get("gpu_capacity"))
     top = max(total, cap_g or 0) * 1.05 or 1.0
-    w, h, left, right, bar_y, bar_h = 480, 96, 8, 8, 26, 24
+    w, h, left, right, bar_y, bar_h = 520, 104, 8, 8, 40, 22
     pw = w - left - right
     x = lambda v: left + v / top * pw  # noqa: E731
     title = ("每卡显存" if lang == "zh" else "Memory per GPU") + f" · {d.get('model_name', '')}"
-    body = [f'<text x="{left}" y="16" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
+    body = [f'<text x="{left}" y="15" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
             f'{d["total_per_gpu"] / GiB:.1f} GiB</text>']
-    acc = 0.0
-    for c in CATEGORIES:
-        v = values[c]
-        if v <= 0:
-            continue
-        body.append(f'<rect class="seg-{c}" x="{x(acc):.1f}" y="{bar_y}" width="{max(x(acc + v) - x(acc), 0.5):.1f}" '
-                    f'height="{bar_h}" fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
-        acc += v
-    if cap_g:
-        cx = x(cap_g)
-        body.append(f'<line class="capacity" x1="{cx:.1f}" x2="{cx:.1f}" y1="{bar_y - 6}" y2="{bar_y + bar_h + 6}" '
-                    f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
-                    f'<text x="{min(cx, w - right):.1f}" y="{bar_y + bar_h + 18}" text-anchor="end" font-size="11" {INK}>'
-                    f'{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
     verdict = verdict_text(d, lang)
     if verdict:
-        body.append(f'<text class="verdict" x="{left}" y="{bar_y + bar_h + 18}" font-size="11" font-weight="bold" '
+        body.append(f'<text class="verdict" x="{left}" y="31" font-size="11" font-weight="bold" '
                     f'fill="{COLORS["fits"] if d["fits"] else COLORS["over"]}">{escape(verdict)}</text>')
+    for c, base, v, lane in segments:
+        sy, sh = (bar_y, bar_h) if lane is None else (bar_y + lane * bar_h / 2, bar_h / 2)
+        body.append(f'<rect class="seg-{c}" x="{x(base):.1f}" y="{sy:.1f}" width="{max(x(base + v) - x(base), 0.5):.1f}" '
+                    f'height="{sh:.1f}" fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
+    if cap_g:
+        cx = x(cap_g)
+        anchor = "end" if cx > w / 2 else "start"
+        body.append(f'<line class="capacity" x1="{cx:.1f}" x2="{cx:.1f}" y1="{bar_y - 4}" y2="{bar_y + bar_h + 4}" '
+                    f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
+                    f'<text x="{cx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 15}" text-anchor="{anchor}" '
+                    f'font-size="11" {INK}>{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
     lx = left
     for c in CATEGORIES:
         if values[c] <= 0:
             continue
         text = f"{NAMES[c][lang]} {values[c]:.1f}"
-        body.append(f'<rect x="{lx}" y="{h - 12}" width="9" height="9" fill="{COLORS[c]}"/>'
-                    f'<text x="{lx + 12}" y="{h - 4}" font-size="10" {INK}>{escape(text)}</text>')
-        lx += 14 + 6.5 * len(text) * (1.6 if lang == "zh" else 1)
+        body.append(f'<rect x="{lx}" y="{h - 11}" width="9" height="9" fill="{COLORS[c]}"/>'
+                    f'<text x="{lx + 12}" y="{h - 3}" font-size="10" {INK}>{escape(text)}</text>')
+        lx += 22 + sum(10 if ord(ch) > 0x2e80 else 5.6 for ch in text)
     return _wrap("".join(body), w, h, title, "chat-memory-chart", max_width=w)
 
 
