@@ -17,7 +17,7 @@ from calculators.memory import LORA_MODULES, MemoryConfig
 
 from .i18n import label, normalize_lang, t
 from .labels import Labels
-from .plots import breakdown_svg, sweep_points, sweep_svg
+from .plots import PLOT_CSS, breakdown_svg, responsive, sweep_points, sweep_svg
 from .render import batch_summary_md, field_error_md, md_escape
 
 log = logging.getLogger("batchbot.calculators")
@@ -182,11 +182,12 @@ def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str,
     summary = memory_summary_md(est, lang)
     if way_out:
         summary = way_out + "\n\n" + summary
-    return ("", summary, breakdown_svg(est, lang),
-            sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang, micro_title,
-                      current=micro),
-            sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title,
-                      current=ga)), None, ""
+    plots = [breakdown_svg(est, lang, narrow=n) for n in (False, True)]
+    micro_plots = [sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang,
+                             micro_title, current=micro, narrow=n) for n in (False, True)]
+    ga_plots = [sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title,
+                          current=ga, narrow=n) for n in (False, True)]
+    return ("", summary, responsive(*plots), responsive(*micro_plots), responsive(*ga_plots)), None, ""
 
 
 def _opt_int(v: Any) -> Any:
@@ -317,12 +318,12 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
         with gr.Column(scale=1, min_width=300):
             m_summary = gr.Markdown(first_mem[1], elem_id="memory-summary")
         with gr.Column(scale=1, min_width=300):
-            m_bar = gr.HTML(first_mem[2], elem_id="memory-breakdown", js_on_load=None)
+            m_bar = gr.HTML(first_mem[2], elem_id="memory-breakdown", js_on_load=None, css_template=PLOT_CSS)
     with gr.Row(equal_height=False):
         with gr.Column(min_width=300):
-            m_micro = gr.HTML(first_mem[3], elem_id="memory-vs-micro", js_on_load=None)
+            m_micro = gr.HTML(first_mem[3], elem_id="memory-vs-micro", js_on_load=None, css_template=PLOT_CSS)
         with gr.Column(min_width=300):
-            m_ga = gr.HTML(first_mem[4], elem_id="memory-vs-ga", js_on_load=None)
+            m_ga = gr.HTML(first_mem[4], elem_id="memory-vs-ga", js_on_load=None, css_template=PLOT_CSS)
 
     # ---------------------------------------------------------------- effective batch (shares the fields above)
     first_batch, _, _ = _run_batch(None, DEFAULTS["train_micro_batch_size_per_gpu"],

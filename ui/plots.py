@@ -76,6 +76,33 @@ def _wrap(svg_body: str, w: int, h: int, title: str, test_id: str, max_width: in
             f'{svg_body}</svg></div>')
 
 
+def _title(title: str, w: int, narrow: bool) -> tuple[str, int]:
+    """The chart title as SVG text (two lines on a narrow chart when it has a parenthesis) and the y where the
+    plot area may start."""
+    size = 13 if narrow else 15
+    head, sep, tail = title.partition(" (") if narrow and len(title) > 34 else (title, "", "")
+    if not sep:
+        head, sep, tail = title.partition("（") if narrow and len(title) > 20 else (title, "", "")
+        tail = ("（" + tail) if sep else ""
+    else:
+        tail = "(" + tail
+    out = f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="{size}" font-weight="bold" {INK}>{escape(head)}</text>'
+    if tail:
+        out += f'<text x="{w / 2}" y="37" text-anchor="middle" font-size="{size - 1}" {INK}>{escape(tail)}</text>'
+    return out, 52 if tail else 40
+
+
+def responsive(wide: str, narrow: str) -> str:
+    """Both layouts of a chart; the ``PLOT_CSS`` media query shows one (a phone gets the narrow one, whose
+    text stays readable instead of a 620-unit drawing shrunk to 150 px)."""
+    return f'<div class="plot-wide">{wide}</div><div class="plot-narrow">{narrow}</div>'
+
+
+#: For gr.HTML(css_template=...): which layout of a :func:`responsive` chart shows.
+PLOT_CSS = (".plot-narrow { display: none; } "
+            "@media (max-width: 640px) { .plot-wide { display: none; } .plot-narrow { display: block; } }")
+
+
 def _gib_or_none(v: Any) -> float | None:
     return None if v is None else v / GiB
 
@@ -119,25 +146,26 @@ def stack(d: dict[str, Any]) -> tuple[list[tuple[str, float, float, int | None]]
     return out, base
 
 
-def breakdown_svg(est: Any, lang: str) -> str:
-    """Stacked bar (GiB) of one MemoryEstimate, with a dashed GPU-capacity line."""
+def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
+    """Stacked bar (GiB) of one MemoryEstimate, with a dashed GPU-capacity line (``narrow``: legend below)."""
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
     segments, total = stack(d)
     cap = d.get("gpu_capacity")
     cap_g = cap / GiB if cap else None
     top = _nice_max(max(total, cap_g or 0) * 1.08)
-    w, h, left, right, tp, bottom = 620, 360, 60, 250, 40, 40
+    w, h, left, right, tp, bottom = (360, 480, 44, 16, 40, 200) if narrow else (620, 360, 60, 250, 40, 40)
     ph = h - tp - bottom
     y = lambda v: tp + ph - v / top * ph  # noqa: E731
     title = ("每卡显存构成" if lang == "zh" else "Per-GPU memory breakdown") + f" · {d.get('model_name', '')}"
-    body = [f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold" {INK}>{escape(title)}</text>']
+    head, _ = _title(title, w, False)
+    body = [head.replace('font-size="15"', 'font-size="13"') if narrow else head]
     for tv in _ticks(top):
         body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" {GRID}/>'
                     f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11" {INK}>{_fmt(tv)}</text>')
     body.append(f'<text x="14" y="{tp + ph / 2}" font-size="11" transform="rotate(-90 14 {tp + ph / 2})" '
                 f'text-anchor="middle" {INK}>GiB</text>')
-    bx, bw = left + 50, 140
+    bx, bw = (left + 60, 150) if narrow else (left + 50, 140)
     for c, base, v, lane in segments:
         y0, y1 = y(base + v), y(base)
         sx, sw = (bx, bw) if lane is None else (bx + lane * bw / 2, bw / 2)
@@ -157,7 +185,7 @@ def breakdown_svg(est: Any, lang: str) -> str:
                     f'<text x="{w - right - 4}" y="{y(cap_g) - 5:.1f}" text-anchor="end" font-size="11" '
                     f'{INK}>{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
     body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" {AXIS}/>')
-    lx, ly = w - right + 20, tp + 10
+    lx, ly = (left, tp + ph + 30) if narrow else (w - right + 20, tp + 10)
     for i, c in enumerate(CATEGORIES):
         label = NAMES[c][lang] + (f" {values[c]:.2f}" if d.get(c) is not None else f" ({NAMES['unknown_act'][lang]})")
         body.append(f'<rect x="{lx}" y="{ly + i * 22}" width="12" height="12" fill="{COLORS[c]}"/>'
@@ -176,15 +204,16 @@ def breakdown_svg(est: Any, lang: str) -> str:
 
 
 def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None]], capacity: int | None,
-              lang: str, title: str, current: Any = None) -> str:
+              lang: str, title: str, current: Any = None, narrow: bool = False) -> str:
     """Line plot of (value, total_bytes, activation_bytes) points, evenly spaced on x, with the capacity line.
 
     ``current`` (a value among the points) is marked with a vertical line and its total. The y-axis stops a
     little above the capacity (see :func:`y_top`); points beyond it sit on the top edge with their value."""
     pts = [(v, tot, act) for v, tot, act in points if tot is not None]
-    w, h, left, right, tp, bottom = 620, 320, 60, 20, 40, 70
+    head, tp = _title(title, 380 if narrow else 620, narrow)
+    w, h, left, right, bottom = (380, 360, 44, 14, 96) if narrow else (620, 320, 60, 20, 70)
     pw, ph = w - left - right, h - tp - bottom
-    body = [f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold" {INK}>{escape(title)}</text>']
+    body = [head]
     if not pts:
         msg = NAMES["unknown_act"][lang]
         body.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle" font-size="13" {INK}>{escape(msg)}</text>')
@@ -202,7 +231,7 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
     body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" {AXIS}/>')
     body.append(f'<text x="14" y="{tp + ph / 2}" font-size="11" transform="rotate(-90 14 {tp + ph / 2})" '
                 f'text-anchor="middle" {INK}>GiB</text>')
-    body.append(f'<text x="{left + pw / 2}" y="{h - 30}" text-anchor="middle" font-size="12" {INK}>{escape(field)}</text>')
+    body.append(f'<text x="{left + pw / 2}" y="{tp + ph + 34}" text-anchor="middle" font-size="12" {INK}>{escape(field)}</text>')
     for i, (v, _, _) in enumerate(pts):
         bold = 'font-weight="bold" ' if i == cur_i else ""
         body.append(f'<text x="{x(i):.1f}" y="{tp + ph + 16}" text-anchor="middle" font-size="11" '
@@ -239,13 +268,13 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
             else:
                 r = 5.5 if i == cur_i and key == "total" else 3.5
                 body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r}" fill="{COLORS[key]}">{tip}</circle>')
-    lx, ly = left, h - 12
     legend = [("total", NAMES["total"][lang]), ("activations", NAMES["activations"][lang])]
     if cap_g:
         legend.append(("capacity", f"{NAMES['capacity'][lang]} {cap_g:.0f} GiB"))
     for i, (k, text) in enumerate(legend):
-        body.append(f'<rect x="{lx + i * 180}" y="{ly - 9}" width="14" height="4" fill="{COLORS[k]}"/>'
-                    f'<text x="{lx + i * 180 + 20}" y="{ly}" font-size="11" {INK}>{escape(text)}</text>')
+        lx, ly = (left + (i % 2) * 170, h - 26 + (i // 2) * 17) if narrow else (left + i * 180, h - 12)
+        body.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{COLORS[k]}"/>'
+                    f'<text x="{lx + 20}" y="{ly}" font-size="11" {INK}>{escape(text)}</text>')
     return _wrap("".join(body), w, h, title, f"sweep-{field}")
 
 
