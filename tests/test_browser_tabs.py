@@ -51,8 +51,16 @@ def shot(page: Any, name: str) -> None:
 
 
 def open_tab(page: Any, url: str, name: str, lang: str = "en") -> None:
+    """Open a tab; on a phone Gradio folds the tabs that do not fit into its "More tabs" menu."""
     page.goto(f"{url}/?lang={lang}")
-    page.get_by_role("tab", name=name).click()
+    page.get_by_role("tab", name="Chat").wait_for()
+    tab = page.get_by_role("tab", name=name)
+    if tab.count() and tab.is_visible():
+        tab.click()
+    else:
+        page.locator("button[aria-label='More tabs']").click()
+        page.locator(".overflow-dropdown button", has_text=name).click()
+    page.locator(f"[role=tabpanel][id^='tab-']:visible").first.wait_for()
 
 
 def shown(page: Any) -> str:
@@ -93,7 +101,7 @@ def test_calculators_show_a_result_on_open_and_follow_every_change(page, app_ser
     svg = page.locator(f"#memory-vs-micro {shown(page)} svg")
     box = svg.bounding_box()
     column = page.locator("#memory-vs-micro").bounding_box()
-    assert box["width"] >= 0.95 * column["width"] or box["width"] >= 600, (box, column)   # as wide as it may be
+    assert box["width"] >= 0.9 * column["width"] or box["width"] >= 600, (box, column)   # as wide as it may be
     if page.size == "phone":                 # the narrow layout: its 11-unit text renders at >= 9 px
         assert box["width"] / 380 * 11 >= 9 - 0.01, box
     shot(page, "calculators_live")
@@ -176,10 +184,8 @@ CONFIG = '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 2,\
 
 
 def pick(page: Any, dropdown: str, value: str) -> None:
-    box = page.locator(f"{dropdown} input")
-    box.click()
-    box.fill(value)
-    page.locator("ul.options li", has_text=value).first.click()
+    page.locator(f"{dropdown} input").click()
+    page.locator(f"{dropdown} [role=option][aria-label='{value}']").first.click()
 
 
 def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
@@ -208,16 +214,18 @@ def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
 def test_knowledge_rows_open_their_card_without_scores(page, app_server):
     open_tab(page, app_server.url, "Knowledge")
     table = page.locator("#kb-list")
-    table.locator("tbody tr").first.wait_for()
-    headers = table.locator("thead").inner_text()
+    rows = table.locator("tbody tr:visible")
+    rows.first.wait_for()
+    headers = table.locator("thead").first.inner_text()
     assert "Score" not in headers and "相关度" not in headers and "Title" in headers
-    assert "BatchNorm" not in table.locator("tbody tr").first.inner_text()
-    row = table.locator("tbody tr").nth(2)
+    assert "BatchNorm" not in rows.first.inner_text()
+    assert "accumulat" in rows.first.inner_text().lower()                        # what people ask first
+    row = rows.nth(2)
     title = row.locator("td").first.inner_text().strip()
     row.locator("td").first.click()
     page.locator("#kb-card h2").filter(has_text=title[:20]).wait_for()
     page.locator("#kb-query textarea, #kb-query input").first.fill("gradient accumulation memory")
     page.locator("#kb-search").click()
     page.locator("#kb-count").get_by_text("Top 5 results").wait_for()
-    assert "#" in table.locator("thead").inner_text() and "0.0" not in table.inner_text()
+    assert "#" in table.locator("thead").first.inner_text() and "0.0" not in table.inner_text()
     shot(page, "knowledge_rows")

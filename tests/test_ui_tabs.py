@@ -10,7 +10,7 @@ import pytest
 from calculators import GiB, estimate_memory
 from ui.calculators_tab import DEFAULTS, nearest_fits, run_memory
 from ui.check_tab import marked_lines, run_check_config
-from ui.knowledge_tab import TOPIC_ORDER, Knowledge, reading_order
+from ui.knowledge_tab import OPENERS, TOPIC_ORDER, Knowledge, reading_order
 from ui.plots import COLORS, breakdown_svg, memory_chart_svg, over_text, stack, sweep_svg, y_top
 from ui.render import memory_table, nearest_fits_md, tool_call_message
 
@@ -182,10 +182,11 @@ def cards():
 
 def test_default_order_starts_with_what_people_ask(cards):
     ordered = reading_order(cards)
-    assert not ordered[0].id.startswith("batchnorm")
-    assert TOPIC_ORDER[0] in ordered[0].topics
-    ranks = [min(TOPIC_ORDER.index(t) if t in TOPIC_ORDER else len(TOPIC_ORDER) for t in c.topics) for c in ordered]
-    assert ranks == sorted(ranks) and len(ordered) == len(cards)
+    assert [c.id for c in ordered[:3]] == list(OPENERS)
+    assert not ordered[0].id.startswith("batchnorm") and TOPIC_ORDER[0] in ordered[0].topics
+    rest = ordered[3:]
+    ranks = [min(TOPIC_ORDER.index(t) if t in TOPIC_ORDER else len(TOPIC_ORDER) for t in c.topics) for c in rest]
+    assert ranks == sorted(ranks) and len(ordered) == len(cards) and len({c.id for c in ordered}) == len(cards)
 
 
 def test_table_has_no_fusion_score_and_a_click_opens_the_row(cards):

@@ -30,15 +30,21 @@ TOPIC_ORDER = ("grad_accum_memory", "effective_batch", "deepspeed_batch_config",
                "framework_steps", "rl_batch", "hardware", "framework_bugs")
 
 
-def reading_order(cards: list[Any]) -> list[Any]:
-    """Cards sorted by their earliest topic in :data:`TOPIC_ORDER`; within a topic, the card whose first
-    topic it is comes first, then by id (a stable, explainable order)."""
-    rank = {topic: i for i, topic in enumerate(TOPIC_ORDER)}
+#: The three cards that answer the tab's most common questions (does GA cost memory, what is the effective
+#: batch, is the effective batch what runs out of memory) open the list when they exist.
+OPENERS = ("ga-how-accumulation-works", "effective-batch-formula", "myth-effective-batch-causes-oom")
 
-    def key(card: Any) -> tuple[int, int, str]:
+
+def reading_order(cards: list[Any]) -> list[Any]:
+    """:data:`OPENERS` first, then cards sorted by their earliest topic in :data:`TOPIC_ORDER`; within a
+    topic, the card whose first topic it is comes first, then by id (a stable, explainable order)."""
+    rank = {topic: i for i, topic in enumerate(TOPIC_ORDER)}
+    opener = {cid: i for i, cid in enumerate(OPENERS)}
+
+    def key(card: Any) -> tuple[int, int, int, str]:
         topics = list(card.topics) or [""]
         best = min(rank.get(x, len(rank)) for x in topics)
-        return best, 0 if rank.get(topics[0], len(rank)) == best else 1, card.id
+        return opener.get(card.id, len(opener)), best, 0 if rank.get(topics[0], len(rank)) == best else 1, card.id
     return sorted(cards, key=key)
 
 
