@@ -2,6 +2,7 @@
 sizes (issue #15 items 3, 4, 7, 8, 10). Screenshots go to test-output/screenshots/ (gitignored)."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -14,7 +15,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
-TIMEOUT = 90_000
+TIMEOUT = 45_000
 SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
@@ -103,7 +104,7 @@ def test_calculators_show_a_result_on_open_and_follow_every_change(page, app_ser
     column = page.locator("#memory-vs-micro").bounding_box()
     assert box["width"] >= 0.9 * column["width"] or box["width"] >= 600, (box, column)   # as wide as it may be
     if page.size == "phone":                 # the narrow layout: its 11-unit text renders at >= 9 px
-        assert box["width"] / 380 * 11 >= 9 - 0.01, box
+        assert box["width"] / 360 * 11 >= 9, box
     shot(page, "calculators_live")
 
 
@@ -185,7 +186,7 @@ CONFIG = '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 2,\
 
 def pick(page: Any, dropdown: str, value: str) -> None:
     page.locator(f"{dropdown} input").click()
-    page.locator(f"{dropdown} [role=option][aria-label='{value}']").first.click()
+    page.locator(f"{dropdown} [role=option]", has_text=value).first.click()
 
 
 def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
@@ -214,18 +215,20 @@ def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
 def test_knowledge_rows_open_their_card_without_scores(page, app_server):
     open_tab(page, app_server.url, "Knowledge")
     table = page.locator("#kb-list")
-    rows = table.locator("tbody tr:visible")
+    rows = table.locator("[role=row]:has([role=gridcell])")
     rows.first.wait_for()
-    headers = table.locator("thead").first.inner_text()
+    headers = " ".join(table.locator("[role=columnheader]").all_inner_texts())
     assert "Score" not in headers and "相关度" not in headers and "Title" in headers
     assert "BatchNorm" not in rows.first.inner_text()
     assert "accumulat" in rows.first.inner_text().lower()                        # what people ask first
     row = rows.nth(2)
-    title = row.locator("td").first.inner_text().strip()
-    row.locator("td").first.click()
+    title = row.locator("[role=gridcell]").nth(1).inner_text().strip()
+    row.locator("[role=gridcell]").nth(1).click()
     page.locator("#kb-card h2").filter(has_text=title[:20]).wait_for()
     page.locator("#kb-query textarea, #kb-query input").first.fill("gradient accumulation memory")
     page.locator("#kb-search").click()
     page.locator("#kb-count").get_by_text("Top 5 results").wait_for()
-    assert "#" in table.locator("thead").first.inner_text() and "0.0" not in table.inner_text()
+    page.wait_for_timeout(500)
+    assert "#" in " ".join(table.locator("[role=columnheader]").all_inner_texts())
+    assert not re.search(r"\b0\.0[0-9]{2}\b", table.inner_text())                      # no fusion scores
     shot(page, "knowledge_rows")

@@ -192,12 +192,12 @@ def test_default_order_starts_with_what_people_ask(cards):
 def test_table_has_no_fusion_score_and_a_click_opens_the_row(cards):
     kb = Knowledge(_Bot(cards), threading.Lock())
     head, table, ids, first, card = kb.search("gradient accumulation", "en")
-    assert table["headers"] == ["#", "Title", "Topics", "ID"]
+    assert table["headers"] == ["#", "Title", "Topics"]
     assert not any(isinstance(cell, float) for row in table["data"] for cell in row)
-    assert [row[-1] for row in table["data"]] == ids and card
+    assert [row[1] for row in table["data"]] == [kb.by_id[i].title_en for i in ids] and card
     evt = SimpleNamespace(index=[2, 1])
     cid, md = kb.open_row(ids, "zh", evt)
     assert cid == ids[2] and md == kb.show(ids[2], "zh") and md.startswith("## ")
     assert kb.open_row(ids, "en", SimpleNamespace(index=[99, 0])) == (None, "")
     head, table, ids, _, _ = kb.search("", "zh")
-    assert table["headers"] == ["标题", "主题", "ID"] and len(ids) == len(cards)
+    assert table["headers"] == ["#", "标题", "主题"] and len(ids) == len(cards)

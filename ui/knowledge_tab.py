@@ -55,14 +55,14 @@ class Knowledge:
         self.cards = reading_order(list(getattr(assistant, "cards", []) or []))
         self.by_id = {c.id: c for c in self.cards}
 
-    def table(self, ids: list[str], lang: str, ranked: bool = False) -> dict[str, Any]:
-        """The Dataframe value for these cards: (#), title in the UI language, topics, id."""
-        head = ([t("col_rank", lang)] if ranked else []) + [t("col_title", lang), t("col_topics", lang), t("col_id", lang)]
+    def table(self, ids: list[str], lang: str) -> dict[str, Any]:
+        """The Dataframe value for these cards: position (rank for a search), title in the UI language, topics.
+        The card ids travel in a gr.State beside it (a click reads the row number)."""
+        head = [t("col_rank", lang), t("col_title", lang), t("col_topics", lang)]
         rows = []
         for i, cid in enumerate(ids, start=1):
             card = self.by_id[cid]
-            title = card.title_zh if lang == "zh" else card.title_en
-            rows.append(([i] if ranked else []) + [title, ", ".join(card.topics), card.id])
+            rows.append([i, card.title_zh if lang == "zh" else card.title_en, ", ".join(card.topics)])
         return {"headers": head, "data": rows}
 
     def listing(self, lang: str) -> tuple[str, dict[str, Any], list[str]]:
@@ -85,9 +85,9 @@ class Knowledge:
             hits = []
         ids = [h.card.id for h in hits if h.card.id in self.by_id]
         if not ids:
-            return t("no_results", lang), self.table([], lang, ranked=True), [], None, ""
+            return t("no_results", lang), self.table([], lang), [], None, ""
         head = f"{t('search_count', lang, q=escape_md(q), n=len(ids))} · {t('kb_open_hint', lang)}"
-        return head, self.table(ids, lang, ranked=True), ids, ids[0], self.show(ids[0], lang)
+        return head, self.table(ids, lang), ids, ids[0], self.show(ids[0], lang)
 
     def open_row(self, ids: list[str], lang: str, evt: gr.SelectData) -> tuple[str | None, str]:
         """A click on any cell of a row opens that row's card."""
@@ -124,7 +124,7 @@ def build_knowledge_tab(L: Labels, kb: Knowledge) -> dict[str, Any]:
         with gr.Column(scale=2, min_width=300):
             count = gr.Markdown(head, elem_id="kb-count")
             listing = gr.Dataframe(value=table, interactive=False, wrap=True, elem_id="kb-list", max_height=640,
-                                   show_search="none")
+                                   show_search="none", column_widths=["12%", "60%", "28%"])
         with gr.Column(scale=3, min_width=300):
             card = gr.Markdown(kb.show(first, lang), elem_id="kb-card")
     shown_ids = gr.State(ids)

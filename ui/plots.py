@@ -210,8 +210,8 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
     ``current`` (a value among the points) is marked with a vertical line and its total. The y-axis stops a
     little above the capacity (see :func:`y_top`); points beyond it sit on the top edge with their value."""
     pts = [(v, tot, act) for v, tot, act in points if tot is not None]
-    head, tp = _title(title, 380 if narrow else 620, narrow)
-    w, h, left, right, bottom = (380, 360, 44, 14, 96) if narrow else (620, 320, 60, 20, 70)
+    head, tp = _title(title, 360 if narrow else 620, narrow)
+    w, h, left, right, bottom = (360, 350, 42, 12, 96) if narrow else (620, 320, 60, 20, 70)
     pw, ph = w - left - right, h - tp - bottom
     body = [head]
     if not pts:
@@ -272,7 +272,7 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
     if cap_g:
         legend.append(("capacity", f"{NAMES['capacity'][lang]} {cap_g:.0f} GiB"))
     for i, (k, text) in enumerate(legend):
-        lx, ly = (left + (i % 2) * 170, h - 26 + (i // 2) * 17) if narrow else (left + i * 180, h - 12)
+        lx, ly = (left + (i % 2) * 160, h - 26 + (i // 2) * 17) if narrow else (left + i * 180, h - 12)
         body.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{COLORS[k]}"/>'
                     f'<text x="{lx + 20}" y="{ly}" font-size="11" {INK}>{escape(text)}</text>')
     return _wrap("".join(body), w, h, title, f"sweep-{field}")
