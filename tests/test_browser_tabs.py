@@ -202,9 +202,9 @@ def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
     assert "model=" not in report.inner_text() and "error" in report.inner_text()
     marked = page.locator("#config-marked")
     marked.get_by_text("train_batch_size").first.wait_for()
-    line = marked.locator(".textspan", has_text="train_batch_size").first
+    line = marked.locator(".token", has_text="train_batch_size").first
     assert line.evaluate("e => getComputedStyle(e).backgroundColor") not in ("", "rgba(0, 0, 0, 0)", "transparent")
-    assert marked.locator(".textspan", has_text="gradient_accumulation_steps").first \
+    assert marked.locator(".token", has_text="gradient_accumulation_steps").first \
         .evaluate("e => getComputedStyle(e).backgroundColor") in ("rgba(0, 0, 0, 0)", "transparent")
     assert "Traceback" not in page.content()
     marked.scroll_into_view_if_needed()
