@@ -11,7 +11,7 @@ from calculators import GiB, estimate_memory
 from ui.calculators_tab import DEFAULTS, nearest_fits, run_memory
 from ui.check_tab import marked_lines, run_check_config
 from ui.knowledge_tab import OPENERS, TOPIC_ORDER, Knowledge, reading_order
-from ui.plots import COLORS, breakdown_svg, memory_chart_svg, over_text, stack, sweep_svg, y_top
+from ui.plots import COLORS, memory_chart_svg, over_text, stack, sweep_svg, y_top
 from ui.render import memory_table, nearest_fits_md, tool_call_message
 
 FULL_7B_3090 = {**DEFAULTS, "finetune": "full"}
