@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 
 from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_memory, resolve_batch, sweep
-from calculators.memory import LORA_MODULES, MemoryConfig
+from calculators.memory import LORA_MODULES, MemoryConfig, as_config
 
 from .i18n import label, normalize_lang, t
 from .labels import Labels
@@ -149,7 +149,8 @@ def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[s
     from rag import levers   # lazy: the tab's pure functions import without the retrieval stack
     singles: list[tuple[str, Any]] = []
     combos: list[tuple[str, Any]] = []
-    for names, candidate in levers.candidates(dict(cfg)):
+    base = {k: v for k, v in as_config(cfg).model_dump().items() if v is not None}   # validated, typed values
+    for names, candidate in levers.candidates(base):
         try:
             est = estimate_memory(candidate)
         except CalculatorError:
@@ -165,8 +166,8 @@ def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str,
     try:
         cfg = form_to_config(values)
         est = estimate_memory(cfg)
-        micro = cfg.get("train_micro_batch_size_per_gpu", 1)
-        ga = cfg.get("gradient_accumulation_steps", 1)
+        checked = as_config(cfg)          # validated: "2" from a client is the number 2 here
+        micro, ga = checked.train_micro_batch_size_per_gpu, checked.gradient_accumulation_steps
         micro_values = sorted(set(MICRO_SWEEP) | {micro})
         ga_values = sorted(set(GA_SWEEP) | {ga})
         by_micro = sweep(cfg, "train_micro_batch_size_per_gpu", micro_values)
