@@ -2,7 +2,9 @@
 sizes (issue #15 items 3, 4, 7, 8, 10). Screenshots go to test-output/screenshots/ (gitignored)."""
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -46,9 +48,16 @@ def page(request, browser) -> Iterator[Any]:
     p.context.close()
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, publish: bool = False) -> None:
+    """Save a screenshot; ``publish`` copies the desktop one to docs/screenshots/ for the README when
+    UPDATE_DOCS_SCREENSHOTS=1."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}_{page.size}.png"))
+    path = SHOTS / f"{name}_{page.size}.png"
+    page.screenshot(path=str(path))
+    if publish and page.size == "desktop" and os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":
+        docs = SHOTS.parent.parent / "docs" / "screenshots"
+        docs.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, docs / f"{name}_en.png")
 
 
 def open_tab(page: Any, url: str, name: str, lang: str = "en") -> None:
@@ -120,7 +129,7 @@ def test_a_setting_that_does_not_fit_shows_the_overshoot_and_the_nearest_that_fi
     assert "none: even micro batch 1 does not fit" in text
     assert "GiB over" in svg_text(page, f"#memory-breakdown {shown(page)} svg .verdict")
     summary.scroll_into_view_if_needed()
-    shot(page, "calculators_no_fit")
+    shot(page, "calculators_no_fit", publish=True)
     page.locator("#m_finetune").get_by_text("lora", exact=True).click()             # the way out, taken
     page.wait_for_function("() => !document.querySelector('#memory-summary').innerText.includes('nearest settings')")
     assert "✔ fits" in summary.inner_text()
@@ -208,7 +217,7 @@ def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
         .evaluate("e => getComputedStyle(e).backgroundColor") in ("rgba(0, 0, 0, 0)", "transparent")
     assert "Traceback" not in page.content()
     marked.scroll_into_view_if_needed()
-    shot(page, "check_tab")
+    shot(page, "check_tab", publish=True)
 
 
 # ---------------------------------------------------------------- item 10: knowledge

@@ -320,7 +320,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             m_summary = gr.Markdown(first_mem[1], elem_id="memory-summary")
         with gr.Column(scale=1, min_width=300):
             m_bar = gr.HTML(first_mem[2], elem_id="memory-breakdown", js_on_load=None, css_template=PLOT_CSS)
-    with gr.Row(equal_height=False):
+    with gr.Row(equal_height=False, elem_id="memory-sweeps"):
         with gr.Column(min_width=300):
             m_micro = gr.HTML(first_mem[3], elem_id="memory-vs-micro", js_on_load=None, css_template=PLOT_CSS)
         with gr.Column(min_width=300):

@@ -115,7 +115,7 @@ def build_check_tab(L: Labels) -> dict[str, Any]:
                                 value="run_check")
             marks = L.add(gr.HighlightedText(None, label=L.text("config_marked"), elem_id="config-marked",
                                              color_map=color_map(lang), show_legend=True, combine_adjacent=False,
-                                             show_whitespaces=False),
+                                             show_whitespaces=True),
                           label="config_marked", color_map=color_map)
             out = gr.Markdown("", elem_id="config-report")
             doctor = dict(text=text, model=model, gpu=gpu, ws=ws, button=btn, marks=marks, out=out)
