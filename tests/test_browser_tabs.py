@@ -115,6 +115,11 @@ def test_calculators_show_a_result_on_open_and_follow_every_change(page, app_ser
     if page.size == "phone":                 # the narrow layout: its 11-unit text renders at >= 9 px
         assert box["width"] / 360 * 11 >= 9, box
     shot(page, "calculators_live")
+    # the language switch re-renders the results, not only the labels
+    page.locator("#lang-toggle").get_by_text("中文").click()
+    summary.get_by_text("每卡合计").first.wait_for()
+    batch.get_by_text("train_batch_size = 2 × 16 × 1 = 32").first.wait_for()
+    assert "total per GPU" not in summary.inner_text()
 
 
 # ---------------------------------------------------------------- item 3: a "no" with a way out

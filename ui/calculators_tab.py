@@ -151,6 +151,8 @@ def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[s
     combos: list[tuple[str, Any]] = []
     base = {k: v for k, v in as_config(cfg).model_dump().items() if v is not None}   # validated, typed values
     for names, candidate in levers.candidates(base):
+        if len(names) > 1 and (singles or combos):
+            break    # combinations come after the single changes (nearer); the first combination that fits is enough
         try:
             est = estimate_memory(candidate)
         except CalculatorError:
