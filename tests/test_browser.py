@@ -204,18 +204,16 @@ def test_calculators_tab_plots_and_field_errors(page_zh, app_server):
     page = page_zh
     page.goto(app_server.url + "/?lang=en")
     page.get_by_role("tab", name="Calculators").click()
-    page.locator("#run-memory").click()
-    page.locator("#memory-breakdown svg").wait_for()
-    page.locator("#memory-vs-ga svg path.line-total").wait_for(state="attached")  # a flat line has zero height
-    assert page.locator("#memory-breakdown svg line.capacity").count() == 1
-    assert page.locator("#memory-vs-micro svg path.line-total").count() == 1
+    page.locator("#memory-breakdown .plot-wide svg").wait_for()       # computed on open, no button
+    page.locator("#memory-vs-ga .plot-wide svg path.line-total").wait_for(state="attached")  # a flat line: zero height
+    assert page.locator("#memory-breakdown .plot-wide svg line.capacity").count() == 1
+    assert page.locator("#memory-vs-micro .plot-wide svg path.line-total").count() == 1
     page.locator("#memory-breakdown").scroll_into_view_if_needed()
     shot(page, "calculators_en.png")
-    plots = shot(page.locator("#memory-vs-micro").locator("xpath=.."), "memory_sweeps_en.png")
+    plots = shot(page.locator("#memory-sweeps"), "memory_sweeps_en.png")
     publish(plots)
     # A bad value: the message names the field, next to the form; no traceback.
-    page.locator("#m_micro input").fill("-2")
-    page.locator("#run-memory").click()
+    page.locator("#m_micro input").fill("-2")                         # recalculated on change
     err = page.locator("#memory-error")
     err.get_by_text("train_micro_batch_size_per_gpu").wait_for()
     # ... and next to the field itself: its message under the label, a red border.
@@ -225,11 +223,9 @@ def test_calculators_tab_plots_and_field_errors(page_zh, app_server):
     assert "field-invalid" not in (page.locator("#m_ga").get_attribute("class") or "")
     assert "Traceback" not in page.content()
     shot(page, "calculators_error_en.png")
-    page.locator("#m_micro input").fill("1")                          # fixed: the mark goes away
-    page.locator("#run-memory").click()
-    page.locator("#memory-breakdown svg").first.wait_for()
+    page.locator("#m_micro input").fill("2")                          # fixed: the mark goes away
+    page.locator("#memory-breakdown .plot-wide svg").wait_for()
     page.wait_for_function("() => !document.querySelector('#m_micro').className.includes('field-invalid')")
-    page.locator("#run-batch").click()
     page.locator("#batch-result").get_by_text("train_batch_size = 2 × 8 × 1 = 16").first.wait_for()
 
 
@@ -242,7 +238,7 @@ def test_language_toggle_relabels_the_ui(page_zh, app_server):
     page.get_by_role("tab", name="Knowledge").click()
     page.locator("#kb-query textarea, #kb-query input").first.fill("gradient accumulation memory")
     page.locator("#kb-search").click()
-    page.locator("#kb-list").get_by_text("Top 5 results").wait_for()
+    page.locator("#kb-count").get_by_text("Top 5 results").wait_for()
     assert page.locator("#kb-card a[href^='https://']").count() >= 1
     shot(page, "knowledge_en.png")
 
@@ -286,8 +282,8 @@ def test_under_a_path_prefix_behind_a_reverse_proxy(browser, site, prefixed_serv
     frame.locator("#chatbot").get_by_text("Calculator:").first.wait_for()
     frame.locator("#chatbot").get_by_text("Sources").last.wait_for()
     frame.get_by_role("tab", name="Calculators").click()
-    frame.locator("#run-memory").click()
-    frame.locator("#memory-vs-ga svg").wait_for()
+    frame.locator("#m_ga input").fill("4")                             # a recalculation through the proxy
+    frame.locator("#memory-vs-ga .plot-wide .current-label").filter(has_text="4 →").wait_for(state="attached")
     shot(page, "iframe_prefixed_en.png")
     app_requests = [u for u in seen if u.startswith(site.url) and not u.endswith("/prefixed.html")]
     assert app_requests and all(u.startswith(site.url + PREFIX + "/") for u in app_requests), \

@@ -302,7 +302,8 @@ def test_tool_entry_point_in_chinese():
 
 def test_unknown_model_says_what_to_provide():
     r = check_config({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True}})
-    assert "model=" in only(r, "model", "info").message and r.estimate is None
+    msg = only(r, "model", "info").message
+    assert "the model" in msg and "the GPU" in msg and "model=" not in msg and r.estimate is None
 
 
 def test_extract_config_from_chat_messages():

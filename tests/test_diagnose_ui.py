@@ -8,6 +8,7 @@ import pytest
 
 from ui.api import diagnose_endpoint, register_calculator_api
 from ui.calculators_tab import build_calculators_tab, wire_calculators_tab
+from ui.check_tab import build_check_tab, wire_check_tab
 from ui.diagnose_panel import run_diagnose
 from ui.labels import Labels
 
@@ -48,6 +49,7 @@ def test_panel_and_endpoint_are_in_the_app() -> None:
         L = Labels("en")
         handles = build_calculators_tab(L)
         wire_calculators_tab(handles, lang_state)
+        wire_check_tab(build_check_tab(L), lang_state)
         register_calculator_api()
     ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
     assert {"diagnose-paste", "d_text", "run-diagnose", "diagnose-report", "config-doctor"} <= ids

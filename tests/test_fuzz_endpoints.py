@@ -326,7 +326,7 @@ def test_knowledge_search(assistant: Any, q: Any, lng: Any) -> None:
 
     from ui.knowledge_tab import Knowledge
     COUNT["knowledge search"] += 1
-    head, _, card = Knowledge(assistant, threading.Lock()).search(q if isinstance(q, str) else str(q), lng or "en")
+    head, *_, card = Knowledge(assistant, threading.Lock()).search(q if isinstance(q, str) else str(q), lng or "en")
     first_line = head.split("\n", 1)[0]
     assert not RAW.search(first_line), first_line
 

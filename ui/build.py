@@ -1,4 +1,4 @@
-"""Assemble the Gradio app: header, Chat / Calculators / Knowledge tabs, API endpoints, embed mode."""
+"""Assemble the Gradio app: header, Chat / Calculators / Check / Knowledge tabs, API endpoints, embed mode."""
 from __future__ import annotations
 
 import os
@@ -7,9 +7,9 @@ from typing import Any
 import gradio as gr
 
 from .api import register_calculator_api
-from .factcheck_box import build_factcheck_box, wire_factcheck_box
 from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
 from .calculators_tab import build_calculators_tab, wire_calculators_tab
+from .check_tab import build_check_tab, wire_check_tab
 from .chat import MAX_QUESTION_CHARS, ChatController
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
@@ -136,7 +136,8 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
                 L.add(examples.dataset, label="examples")
             with L.add(gr.Tab(L.text("tab_calc"), id="calculators", elem_id="tab-calculators"), label="tab_calc"):
                 calc = build_calculators_tab(L)
-                fc_box = build_factcheck_box(L)
+            with L.add(gr.Tab(L.text("tab_check"), id="check", elem_id="tab-check"), label="tab_check"):
+                check = build_check_tab(L)
             with L.add(gr.Tab(L.text("tab_knowledge"), id="knowledge", elem_id="tab-knowledge"), label="tab_knowledge"):
                 know = build_knowledge_tab(L, kb)
 
@@ -152,16 +153,16 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         reason.submit(chat.on_reason, [feedback_id, reason, lang_state], [status, reason], api_visibility="private")
 
         wire_calculators_tab(calc, lang_state)
-        wire_factcheck_box(fc_box, lang_state)
-        wire_knowledge_tab(know, kb, lang_state)
+        wire_check_tab(check, lang_state)
+        wire_knowledge_tab(know, kb, lang_state)   # each tab follows lang_state itself (results, list, card)
 
         # ---- language: the radio drives a per-session state and relabels everything
-        def set_lang(value: str, card_id: str | None):
+        def set_lang(value: str):
             new = normalize_lang(value, lang)
-            return [new, gr.update(label=t("lang_label", new)), kb.listing(new), kb.show(card_id, new)] + L.updates(new)
+            return [new, gr.update(label=t("lang_label", new))] + L.updates(new)
 
-        lang_outputs = [lang_state, lang_radio, know["listing"], know["card"]] + L.components
-        lang_radio.change(set_lang, [lang_radio, know["pick"]], lang_outputs, api_visibility="private")
+        lang_outputs = [lang_state, lang_radio] + L.components
+        lang_radio.change(set_lang, [lang_radio], lang_outputs, api_visibility="private")
         if embed:
             lang_radio_embed.change(lambda v: gr.update(value=v), [lang_radio_embed], [lang_radio],
                                     api_visibility="private")

@@ -13,14 +13,11 @@ from typing import Any
 import gradio as gr
 
 from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_memory, resolve_batch, sweep
-from calculators.configs import check_config
-from calculators.limits import MAX_CONFIG_CHARS
-from calculators.memory import LORA_MODULES, MemoryConfig
+from calculators.memory import LORA_MODULES, MemoryConfig, as_config
 
-from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
 from .i18n import label, normalize_lang, t
 from .labels import Labels
-from .plots import breakdown_svg, sweep_points, sweep_svg
+from .plots import PLOT_CSS, breakdown_svg, responsive, sweep_points, sweep_svg
 from .render import batch_summary_md, field_error_md, md_escape
 
 log = logging.getLogger("batchbot.calculators")
@@ -29,6 +26,10 @@ CUSTOM = "__custom__"
 MICRO_SWEEP = [1, 2, 4, 8, 16, 32]
 GA_SWEEP = [1, 2, 4, 8, 16, 32, 64]
 
+try:  # written by another engineer; the box only appears once it exists
+    from calculators.configs import check_config  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the checkout
+    check_config = None
 
 # Every MemoryConfig field, in form order.
 MEMORY_FIELDS = (
@@ -140,26 +141,56 @@ def _error_field(err: CalculatorError) -> str:
     return str(err.field).split(".")[0]
 
 
+def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[str, Any]]:
+    """(description, MemoryEstimate) of the nearest settings that fit, nearest first.
+
+    The candidates come from :mod:`rag.levers` (the chat uses the same list): each single change that fits,
+    else the first accumulated combination that does. Candidates the calculator refuses are skipped."""
+    from rag import levers   # lazy: the tab's pure functions import without the retrieval stack
+    singles: list[tuple[str, Any]] = []
+    combos: list[tuple[str, Any]] = []
+    base = {k: v for k, v in as_config(cfg).model_dump().items() if v is not None}   # validated, typed values
+    for names, candidate in levers.candidates(base):
+        if len(names) > 1 and (singles or combos):
+            break    # combinations come after the single changes (nearer); the first combination that fits is enough
+        try:
+            est = estimate_memory(candidate)
+        except CalculatorError:
+            continue
+        if est.fits:
+            (singles if len(names) == 1 else combos).append((levers.describe(names, lang), est))
+    return singles[:limit] if singles else combos[:1]
+
+
 def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str, str, str], str | None, str]:
     """run_memory's outputs plus the refused field (or None) and its message, for marking the form."""
-    from .render import memory_summary_md
+    from .render import memory_summary_md, nearest_fits_md
     try:
         cfg = form_to_config(values)
         est = estimate_memory(cfg)
-        micro_values = sorted(set(MICRO_SWEEP) | {cfg.get("train_micro_batch_size_per_gpu", 1)})
-        ga_values = sorted(set(GA_SWEEP) | {cfg.get("gradient_accumulation_steps", 1)})
+        checked = as_config(cfg)          # validated: "2" from a client is the number 2 here
+        micro, ga = checked.train_micro_batch_size_per_gpu, checked.gradient_accumulation_steps
+        micro_values = sorted(set(MICRO_SWEEP) | {micro})
+        ga_values = sorted(set(GA_SWEEP) | {ga})
         by_micro = sweep(cfg, "train_micro_batch_size_per_gpu", micro_values)
         by_ga = sweep(cfg, "gradient_accumulation_steps", ga_values)
+        way_out = nearest_fits_md(est, nearest_fits(cfg, lang), lang) if est.fits is False else ""
     except CalculatorError as err:
         return (_error(err, lang), "", "", "", ""), _error_field(err), err.message(lang)
     except Exception as exc:  # never a traceback
         return (_unexpected(exc, lang), "", "", "", ""), None, ""
     micro_title = "显存 vs 微批次（train_micro_batch_size_per_gpu）" if lang == "zh" else "Memory vs micro batch"
-    ga_title = ("显存 vs 梯度累积步数（平的：GA 不增加显存）" if lang == "zh"
-                else "Memory vs gradient accumulation steps (flat: GA does not add memory)")
-    return ("", memory_summary_md(est, lang), breakdown_svg(est, lang),
-            sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang, micro_title),
-            sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title)), None, ""
+    ga_title = ("显存 vs 梯度累积步数（GA ≥ 2 时是平的）" if lang == "zh"
+                else "Memory vs gradient accumulation steps (flat from GA = 2)")
+    summary = memory_summary_md(est, lang)
+    if way_out:
+        summary = way_out + "\n\n" + summary
+    plots = [breakdown_svg(est, lang, narrow=n) for n in (False, True)]
+    micro_plots = [sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang,
+                             micro_title, current=micro, narrow=n) for n in (False, True)]
+    ga_plots = [sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title,
+                          current=ga, narrow=n) for n in (False, True)]
+    return ("", summary, responsive(*plots), responsive(*micro_plots), responsive(*ga_plots)), None, ""
 
 
 def _opt_int(v: Any) -> Any:
@@ -197,47 +228,23 @@ def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size
     return ("", batch_summary_md(res, lang)), None, ""
 
 
-def run_check_config(text: str, gpu: str | None, lang: str) -> str:
-    if not (text or "").strip():
-        return "ℹ " + t("config_text", lang)
-    if len(text) > MAX_CONFIG_CHARS:
-        return "✘ " + (f"配置太长（超过 {MAX_CONFIG_CHARS:,} 字符）。" if lang == "zh"
-                       else f"Config too long (over {MAX_CONFIG_CHARS:,} characters).")
-    try:
-        report = check_config(text, gpu=None if gpu in (None, "", CUSTOM) else gpu, lang=lang)
-        return report.to_markdown(lang)
-    except CalculatorError as err:
-        return _error(err, lang)
-    except Exception as exc:
-        return _unexpected(exc, lang)
-
-
 def build_calculators_tab(L: Labels) -> dict[str, Any]:
-    """Lay out the tab (inside a gr.Tab); returns the components for :func:`wire_calculators_tab`."""
+    """Lay out the tab (inside a gr.Tab); returns the components for :func:`wire_calculators_tab`.
+
+    Memory comes first (the question most people open the tab with), its result right under the form and
+    already computed for the default form (no empty tab). The effective-batch form below shares the memory
+    form's micro batch, GA, world_size and seq_len (one value each, never two that disagree) and adds only
+    what is its own: a target train_batch_size and the dataset size."""
     lang = L.lang
 
     def F(field: str) -> str:
         return label(field, lang)
 
-    # ---------------------------------------------------------------- effective batch
-    L.add(gr.Markdown(f"### {L.text('batch_header')}"), value=lambda l: f"### {t('batch_header', l)}")
-    L.add(gr.Markdown(L.text("batch_help")), value="batch_help")
-    with gr.Row():
-        b_tb = L.add(gr.Number(None, label=F("train_batch_size"), precision=0, elem_id="b_tb"), label="train_batch_size")
-        b_micro = L.add(gr.Number(2, label=F("train_micro_batch_size_per_gpu"), precision=0, elem_id="b_micro"),
-                        label="train_micro_batch_size_per_gpu")
-        b_ga = L.add(gr.Number(8, label=F("gradient_accumulation_steps"), precision=0, elem_id="b_ga"),
-                     label="gradient_accumulation_steps")
-    with gr.Row():
-        b_ws = L.add(gr.Number(1, label=F("world_size"), precision=0, elem_id="b_ws"), label="world_size")
-        b_seq = L.add(gr.Number(None, label=F("batch_seq_len"), precision=0, elem_id="b_seq"), label="batch_seq_len")
-        b_ds = L.add(gr.Number(None, label=F("dataset_size"), precision=0, elem_id="b_ds"), label="dataset_size")
-    b_err = gr.Markdown("", elem_id="batch-error", elem_classes=["field-error"])
-    b_btn = L.add(gr.Button(L.text("run_batch"), variant="primary", elem_id="run-batch"), value="run_batch")
-    b_out = gr.Markdown("", elem_id="batch-result")
+    first_mem, _, _ = _run_memory(dict(DEFAULTS), lang)
 
     # ---------------------------------------------------------------- memory
     L.add(gr.Markdown(f"### {L.text('memory_header')}"), value=lambda l: f"### {t('memory_header', l)}")
+    L.add(gr.Markdown(L.text("calc_live_help")), value="calc_live_help")
     comps: dict[str, Any] = {}
 
     def reg(field: str, comp: Any, **extra: Any) -> Any:
@@ -245,7 +252,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
         return L.add(comp, label=field, **extra)
 
     with gr.Row():
-        with gr.Column():
+        with gr.Column(min_width=240):
             L.add(gr.Markdown(f"**{L.text('model_section')}**"), value=lambda l: f"**{t('model_section', l)}**")
             reg("model", gr.Dropdown(model_choices(lang), value=DEFAULTS["model"], label=F("model"), elem_id="m_model"),
                 choices=model_choices)
@@ -255,18 +262,18 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                                          elem_id="m_precision"))
             reg("optimizer", gr.Dropdown(_literal_choices("optimizer"), value=DEFAULTS["optimizer"], label=F("optimizer"),
                                          elem_id="m_optimizer"))
-        with gr.Column():
+        with gr.Column(min_width=240):
             L.add(gr.Markdown(f"**{L.text('hardware_section')}**"), value=lambda l: f"**{t('hardware_section', l)}**")
             reg("gpu", gr.Dropdown(gpu_choices(lang), value=DEFAULTS["gpu"], label=F("gpu"), elem_id="m_gpu"),
                 choices=gpu_choices)
             reg("zero_stage", gr.Radio([0, 1, 2, 3], value=0, label=F("zero_stage"), elem_id="m_zero"))
             with gr.Row():
-                reg("world_size", gr.Number(1, label=F("world_size"), precision=0, elem_id="m_ws"))
+                reg("world_size", gr.Number(1, label=F("world_size"), precision=0, elem_id="m_ws", minimum=1))
                 reg("num_nodes", gr.Number(1, label=F("num_nodes"), precision=0, elem_id="m_nodes"))
             with gr.Row():
                 reg("offload_optimizer", gr.Checkbox(False, label=F("offload_optimizer"), elem_id="m_off_opt"))
                 reg("offload_param", gr.Checkbox(False, label=F("offload_param"), elem_id="m_off_param"))
-        with gr.Column():
+        with gr.Column(min_width=240):
             L.add(gr.Markdown(f"**{L.text('training_section')}**"), value=lambda l: f"**{t('training_section', l)}**")
             reg("train_micro_batch_size_per_gpu", gr.Number(DEFAULTS["train_micro_batch_size_per_gpu"], precision=0,
                                                             label=F("train_micro_batch_size_per_gpu"), elem_id="m_micro"))
@@ -309,38 +316,41 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg("allocator_slack_fraction", gr.Number(0.10, label=F("allocator_slack_fraction"), elem_id="m_slack"))
             reg("bitsandbytes_before_0_43_2", gr.Checkbox(False, label=F("bitsandbytes_before_0_43_2"),
                                                           elem_id="m_bnb_old"))
-    m_err = gr.Markdown("", elem_id="memory-error", elem_classes=["field-error"])
-    m_btn = L.add(gr.Button(L.text("run_memory"), variant="primary", elem_id="run-memory"), value="run_memory")
-    with gr.Row():
-        with gr.Column(scale=1):
-            m_summary = gr.Markdown("", elem_id="memory-summary")
-        with gr.Column(scale=1):
-            m_bar = gr.HTML("", elem_id="memory-breakdown", js_on_load=None)
-    with gr.Row():
-        m_micro = gr.HTML("", elem_id="memory-vs-micro", js_on_load=None)
-        m_ga = gr.HTML("", elem_id="memory-vs-ga", js_on_load=None)
+    m_err = gr.Markdown(first_mem[0], elem_id="memory-error", elem_classes=["field-error"])
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=300):
+            m_summary = gr.Markdown(first_mem[1], elem_id="memory-summary")
+        with gr.Column(scale=1, min_width=300):
+            m_bar = gr.HTML(first_mem[2], elem_id="memory-breakdown", js_on_load=None, css_template=PLOT_CSS)
+    with gr.Row(equal_height=False, elem_id="memory-sweeps"):
+        with gr.Column(min_width=300):
+            m_micro = gr.HTML(first_mem[3], elem_id="memory-vs-micro", js_on_load=None, css_template=PLOT_CSS)
+        with gr.Column(min_width=300):
+            m_ga = gr.HTML(first_mem[4], elem_id="memory-vs-ga", js_on_load=None, css_template=PLOT_CSS)
 
-    # ---------------------------------------------------------------- config doctor
-    with L.add(gr.Accordion(L.text("config_doctor_header"), open=False, elem_id="config-doctor"),
-               label="config_doctor_header"):
-        c_text = L.add(gr.Code(None, language="yaml", label=L.text("config_text"), lines=8, elem_id="c_text"),
-                       label="config_text")
-        c_gpu = L.add(gr.Dropdown(gpu_choices(lang), value=CUSTOM, label=L.text("config_gpu"), elem_id="c_gpu"),
-                      label="config_gpu", choices=gpu_choices)
-        c_btn = L.add(gr.Button(L.text("run_check"), elem_id="run-check"), value="run_check")
-        c_out = gr.Markdown("", elem_id="config-report")
-    diag = build_diagnose_panel(L)
+    # ---------------------------------------------------------------- effective batch (shares the fields above)
+    first_batch, _, _ = _run_batch(None, DEFAULTS["train_micro_batch_size_per_gpu"],
+                                   DEFAULTS["gradient_accumulation_steps"], DEFAULTS["world_size"], DEFAULTS["seq_len"],
+                                   None, lang)
+    L.add(gr.Markdown(f"### {L.text('batch_header')}"), value=lambda l: f"### {t('batch_header', l)}")
+    L.add(gr.Markdown(L.text("batch_shared_help")), value="batch_shared_help")
+    with gr.Row():
+        b_tb = L.add(gr.Number(None, label=F("train_batch_size"), precision=0, elem_id="b_tb"), label="train_batch_size")
+        b_ds = L.add(gr.Number(None, label=F("dataset_size"), precision=0, elem_id="b_ds"), label="dataset_size")
+    b_err = gr.Markdown(first_batch[0], elem_id="batch-error", elem_classes=["field-error"])
+    b_out = gr.Markdown(first_batch[1], elem_id="batch-result")
 
     return dict(
-        batch=(b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_btn, b_err, b_out),
-        memory=(comps, m_btn, m_err, m_summary, m_bar, m_micro, m_ga),
-        doctor=(c_text, c_gpu, c_btn, c_out),
-        diagnose=diag,
+        batch=(b_tb, comps["train_micro_batch_size_per_gpu"], comps["gradient_accumulation_steps"],
+               comps["world_size"], comps["seq_len"], b_ds, b_err, b_out),
+        memory=(comps, m_err, m_summary, m_bar, m_micro, m_ga),
     )
 
 
 def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
-    b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_btn, b_err, b_out = handles["batch"]
+    """Recalculate on every change (and on a language switch): the result on screen always belongs to the
+    form on screen; a refused value clears the result instead of leaving a stale one."""
+    b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_err, b_out = handles["batch"]
     batch_comps = {"train_batch_size": b_tb, "train_micro_batch_size_per_gpu": b_micro,
                    "gradient_accumulation_steps": b_ga, "world_size": b_ws, "seq_len": b_seq, "dataset_size": b_ds}
 
@@ -348,9 +358,10 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
         outputs, bad, message = _run_batch(*args)
         return (*outputs, *field_marks(batch_comps, bad, message))
 
-    b_btn.click(on_batch, [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state], [b_err, b_out, *batch_comps.values()],
-                api_visibility="private")
-    comps, m_btn, m_err, m_summary, m_bar, m_micro, m_ga = handles["memory"]
+    gr.on([c.change for c in batch_comps.values()] + [lang_state.change], on_batch,
+          [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state], [b_err, b_out, *batch_comps.values()],
+          api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    comps, m_err, m_summary, m_bar, m_micro, m_ga = handles["memory"]
     fields = list(comps)
 
     def on_memory(*args: Any):
@@ -358,8 +369,6 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
         outputs, bad, message = _run_memory(dict(zip(fields, vals)), lang)
         return (*outputs, *field_marks(comps, bad, message))
 
-    m_btn.click(on_memory, [comps[f] for f in fields] + [lang_state],
-                [m_err, m_summary, m_bar, m_micro, m_ga] + [comps[f] for f in fields], api_visibility="private")
-    c_text, c_gpu, c_btn, c_out = handles["doctor"]
-    c_btn.click(run_check_config, [c_text, c_gpu, lang_state], [c_out], api_visibility="private")
-    wire_diagnose_panel(handles["diagnose"], lang_state)
+    gr.on([comps[f].change for f in fields] + [lang_state.change], on_memory, [comps[f] for f in fields] + [lang_state],
+          [m_err, m_summary, m_bar, m_micro, m_ga] + [comps[f] for f in fields], api_visibility="private",
+          trigger_mode="always_last", show_progress="hidden")

@@ -1,4 +1,4 @@
-"""The "Paste an error or log" box in the Calculators tab (beside "Check my config").
+"""The "Paste an error or log" box in the Check / diagnose tab (below "Check my config").
 
 It calls ``calculators.diagnose.diagnose`` and shows its Markdown; the strings live here so the panel is one
 small, separate piece of the UI.
@@ -54,7 +54,7 @@ def run_diagnose(text: str | None, lang: str) -> str:
 
 
 def build_diagnose_panel(L: Labels) -> tuple[Any, Any, Any]:
-    """Lay out the panel (inside the Calculators tab); returns (textbox, button, output)."""
+    """Lay out the panel (inside the Check / diagnose tab); returns (textbox, button, output)."""
     with L.add(gr.Accordion(_t("header", L.lang), open=True, elem_id="diagnose-paste"),
                label=lambda l: _t("header", l)):
         box = L.add(gr.Textbox(None, label=_t("box", L.lang), lines=8, max_lines=30, elem_id="d_text"),

@@ -1,6 +1,6 @@
-"""The "Check a chatbot's answer" box in the Calculators tab: paste an answer, get the fact-check report.
+"""The "Check a chatbot's answer" box in the Check / diagnose tab: paste an answer, get the fact-check report.
 
-Kept apart from ``calculators_tab.py`` (its own strings, its own handler) so the two can change independently.
+Kept apart from ``check_tab.py`` (its own strings, its own handler) so the two can change independently.
 """
 from __future__ import annotations
 

@@ -100,6 +100,27 @@ STRINGS: dict[str, dict[str, str]] = {
     "misconceptions": {"zh": "常见误区", "en": "Misconceptions"},
     "wrong": {"zh": "误区", "en": "Wrong"},
     "correct": {"zh": "纠正", "en": "Correction"},
+    # ---- issue #15 (tabs): calculators, check / diagnose, knowledge
+    "calc_live_help": {"zh": "改动任何一项，结果立即重新计算（单位 GiB）。",
+                       "en": "Results recalculate as you change any field (sizes in GiB)."},
+    "batch_shared_help": {"zh": "使用上面表单里的 micro batch、梯度累积、world_size 和 seq_len；"
+                                "填了 train_batch_size 时按 DeepSpeed 的规则检查三者是否一致。",
+                          "en": "Uses the micro batch, gradient accumulation, world_size and seq_len of the form above; "
+                                "a train_batch_size you enter is checked against them with DeepSpeed's rule."},
+    "tab_check": {"zh": "检查 / 诊断", "en": "Check / diagnose"},
+    "check_intro": {"zh": "粘贴配置检查它，或粘贴报错 / 日志来诊断原因。",
+                    "en": "Paste a config to check it, or an error / log to find the cause."},
+    "config_model": {"zh": "模型（用于显存估算）", "en": "Model (for the memory estimate)"},
+    "config_model_from_text": {"zh": "（从配置里读 / 不估算显存）", "en": "(from the config / no memory estimate)"},
+    "config_ws": {"zh": "GPU 数 world_size（0 = 从配置或启动命令读）",
+                  "en": "GPUs, world_size (0 = from the config or launch command)"},
+    "config_marked": {"zh": "标出的行", "en": "Lines at fault"},
+    "sev_error": {"zh": "错误", "en": "error"},
+    "sev_warning": {"zh": "警告", "en": "warning"},
+    "sev_info": {"zh": "说明", "en": "note"},
+    "kb_open_hint": {"zh": "点击一行打开卡片。", "en": "Click a row to open its card."},
+    "col_rank": {"zh": "#", "en": "#"},
+    "col_sources": {"zh": "来源数", "en": "Sources"},
 }
 
 # Field labels: the real config names stay visible so users can copy them.

@@ -10,11 +10,14 @@ from html import escape
 from typing import Any, Sequence
 
 from calculators import GiB
-from calculators.units import format_gib, format_gib_value
 
 CATEGORIES = ("weights", "gradients", "optimizer_states", "activations", "other")
+# Categorical colours (Tableau 10). The GPU-capacity line is drawn in the text colour (``currentColor``),
+# dashed, so it never shares a hue with a category (issue #15: capacity and activations were both red)
+# and it stays visible in dark mode; "does not fit" is marked in the over-capacity colour below.
 COLORS = {"weights": "#4e79a7", "gradients": "#f28e2b", "optimizer_states": "#59a14f",
-          "activations": "#e15759", "other": "#9c9c9c", "total": "#1f4e79", "capacity": "#d62728"}
+          "activations": "#e15759", "other": "#9c9c9c", "total": "#4e79a7", "capacity": "currentColor",
+          "current": "#b07aa1", "over": "#c2410c", "fits": "#2e7d32"}
 NAMES = {
     "weights": {"zh": "权重", "en": "weights"},
     "gradients": {"zh": "梯度", "en": "gradients"},
@@ -23,9 +26,16 @@ NAMES = {
     "other": {"zh": "其他", "en": "other"},
     "total": {"zh": "每卡合计", "en": "total per GPU"},
     "capacity": {"zh": "显卡容量", "en": "GPU capacity"},
+    "current": {"zh": "当前设置", "en": "your setting"},
+    "not_together": {"zh": "梯度与激活不同时达到峰值（GA=1）", "en": "gradients | activations: not at once (GA=1)"},
+    "off_scale": {"zh": "超出坐标范围", "en": "off the scale"},
     "unknown_act": {"zh": "激活未知（仅给了参数量）", "en": "activations unknown (only num_params given)"},
 }
 FONT = "font-family=\"'Noto Sans CJK SC','Noto Sans',sans-serif\""
+# Text, axes and grid use the page's text colour: no white box in dark mode.
+INK = 'fill="currentColor"'
+GRID = 'stroke="currentColor" stroke-opacity="0.15"'
+AXIS = 'stroke="currentColor" stroke-opacity="0.7"'
 
 
 def _nice_max(v: float) -> float:
@@ -47,110 +57,268 @@ def _fmt(v: float) -> str:
     return f"{v:.0f}" if v >= 10 or v == 0 else f"{v:.1f}"
 
 
-def _wrap(svg_body: str, w: int, h: int, title: str, test_id: str) -> str:
-    return (f'<div class="batchbot-plot" data-testid="{escape(test_id)}">'
+def y_top(values_gib: Sequence[float], capacity_gib: float | None, current_gib: float | None = None) -> float:
+    """The top of the y-axis: enough to show the capacity line and the current setting with room above them,
+    but not so far that a sweep running to 250 GiB squashes the part near the capacity (issue #15).
+    Points above the top are drawn on the top edge and labelled with their value."""
+    highest = max(list(values_gib) + [0.0])
+    if not capacity_gib:
+        return _nice_max(highest * 1.08)
+    focus = max(capacity_gib * 1.4, (current_gib or 0.0) * 1.15)   # the region the reader decides in
+    return _nice_max(max(capacity_gib * 1.15, min(highest * 1.08, focus)))
+
+
+def _wrap(svg_body: str, w: int, h: int, title: str, test_id: str, max_width: int | None = None) -> str:
+    return (f'<div class="batchbot-plot" data-testid="{escape(test_id)}" style="width:100%">'
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="100%" '
-            f'style="max-width:{w}px;height:auto" role="img" aria-label="{escape(title)}" {FONT}>'
-            f'<title>{escape(title)}</title><rect width="{w}" height="{h}" fill="white"/>'
+            f'style="max-width:{max_width or w}px;height:auto;color:inherit" role="img" aria-label="{escape(title)}" '
+            f'{FONT}><title>{escape(title)}</title>'
             f'{svg_body}</svg></div>')
 
 
-def breakdown_svg(est: Any, lang: str) -> str:
-    """Stacked bar (GiB) of one MemoryEstimate, with a dashed GPU-capacity line."""
+def _title(title: str, w: int, narrow: bool) -> tuple[str, int]:
+    """The chart title as SVG text (two lines on a narrow chart when it has a parenthesis) and the y where the
+    plot area may start."""
+    size = 13 if narrow else 15
+    head, sep, tail = title.partition(" (") if narrow and len(title) > 34 else (title, "", "")
+    if not sep:
+        head, sep, tail = title.partition("（") if narrow and len(title) > 20 else (title, "", "")
+        tail = ("（" + tail) if sep else ""
+    else:
+        tail = "(" + tail
+    out = f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="{size}" font-weight="bold" {INK}>{escape(head)}</text>'
+    if tail:
+        out += f'<text x="{w / 2}" y="37" text-anchor="middle" font-size="{size - 1}" {INK}>{escape(tail)}</text>'
+    return out, 52 if tail else 40
+
+
+def responsive(wide: str, narrow: str) -> str:
+    """Both layouts of a chart; the ``PLOT_CSS`` media query shows one (a phone gets the narrow one, whose
+    text stays readable instead of a 620-unit drawing shrunk to 150 px)."""
+    return f'<div class="plot-wide">{wide}</div><div class="plot-narrow">{narrow}</div>'
+
+
+#: For gr.HTML(css_template=...): which layout of a :func:`responsive` chart shows.
+PLOT_CSS = (".plot-narrow { display: none; } "
+            "@media (max-width: 640px) { .plot-wide { display: none; } .plot-narrow { display: block; } }")
+
+
+def _gib_or_none(v: Any) -> float | None:
+    return None if v is None else v / GiB
+
+
+def over_text(headroom: int | None, lang: str) -> str:
+    """"+0.02 GiB over" / "超出 0.02 GiB" for a negative headroom, "" otherwise."""
+    if headroom is None or headroom >= 0:
+        return ""
+    over = -headroom / GiB
+    return f"超出 {over:.2f} GiB" if lang == "zh" else f"+{over:.2f} GiB over"
+
+
+def verdict_text(d: dict[str, Any], lang: str) -> str:
+    if d.get("fits") is None:
+        return ""
+    if d["fits"]:
+        spare = (d.get("headroom") or 0) / GiB
+        return f"✔ 放得下（剩余 {spare:.2f} GiB）" if lang == "zh" else f"✔ fits ({spare:.2f} GiB spare)"
+    return (f"✘ 放不下（{over_text(d.get('headroom'), lang)}）" if lang == "zh"
+            else f"✘ does not fit ({over_text(d.get('headroom'), lang)})")
+
+
+def stack(d: dict[str, Any]) -> tuple[list[tuple[str, float, float, int | None]], float]:
+    """The bar's segments as (category, base GiB, size GiB, lane) and the peak it reaches.
+
+    When gradients are not alive during the forward pass (GA=1 with ``zero_grad(set_to_none=True)``), the
+    backward pass creates gradients as it frees activations: the two never peak together and the estimate's
+    total counts only the larger (see ``calculators.memory._peak``). They are then drawn side by side on the
+    same base (lanes 0 and 1), so the bar's top is the real peak, not their sum."""
+    values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
+    out: list[tuple[str, float, float, int | None]] = []
+    base = 0.0
+    together = d.get("gradients_live_during_forward", True) or not values["gradients"] or not values["activations"]
+    for c in ("weights", "optimizer_states", "other") + (("gradients", "activations") if together else ()):
+        if values[c] > 0:
+            out.append((c, base, values[c], None))
+            base += values[c]
+    if not together:
+        out += [("gradients", base, values["gradients"], 0), ("activations", base, values["activations"], 1)]
+        base += max(values["gradients"], values["activations"])
+    return out, base
+
+
+def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
+    """Stacked bar (GiB) of one MemoryEstimate, with a dashed GPU-capacity line (``narrow``: legend below)."""
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
-    total = sum(values.values())
+    segments, total = stack(d)
     cap = d.get("gpu_capacity")
     cap_g = cap / GiB if cap else None
     top = _nice_max(max(total, cap_g or 0) * 1.08)
-    w, h, left, right, tp, bottom = 620, 360, 60, 250, 40, 40
+    w, h, left, right, tp, bottom = (360, 480, 44, 16, 40, 200) if narrow else (620, 360, 60, 250, 40, 40)
     ph = h - tp - bottom
     y = lambda v: tp + ph - v / top * ph  # noqa: E731
     title = ("每卡显存构成" if lang == "zh" else "Per-GPU memory breakdown") + f" · {d.get('model_name', '')}"
-    body = [f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{escape(title)}</text>']
+    head, _ = _title(title, w, False)
+    body = [head.replace('font-size="15"', 'font-size="13"') if narrow else head]
     for tv in _ticks(top):
-        body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" stroke="#e5e5e5"/>'
-                    f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11">{_fmt(tv)}</text>')
+        body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" {GRID}/>'
+                    f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11" {INK}>{_fmt(tv)}</text>')
     body.append(f'<text x="14" y="{tp + ph / 2}" font-size="11" transform="rotate(-90 14 {tp + ph / 2})" '
-                f'text-anchor="middle">GiB</text>')
-    bx, bw = left + 50, 140
-    acc = 0.0
-    for c in CATEGORIES:
-        v = values[c]
-        if v <= 0:
-            continue
-        y0, y1 = y(acc + v), y(acc)
-        body.append(f'<rect class="seg-{c}" x="{bx}" y="{y0:.1f}" width="{bw}" height="{max(y1 - y0, 0.5):.1f}" '
-                    f'fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {format_gib_value(v)}</title></rect>')
+                f'text-anchor="middle" {INK}>GiB</text>')
+    bx, bw = (left + 60, 150) if narrow else (left + 50, 140)
+    for c, base, v, lane in segments:
+        y0, y1 = y(base + v), y(base)
+        sx, sw = (bx, bw) if lane is None else (bx + lane * bw / 2, bw / 2)
+        body.append(f'<rect class="seg-{c}" x="{sx:.1f}" y="{y0:.1f}" width="{sw:.1f}" height="{max(y1 - y0, 0.5):.1f}" '
+                    f'fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
         if y1 - y0 > 13:
-            body.append(f'<text x="{bx + bw / 2}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="middle" font-size="11" '
+            body.append(f'<text x="{sx + sw / 2:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="middle" font-size="11" '
                         f'fill="white">{v:.1f}</text>')
-        acc += v
+    if any(lane is not None for *_, lane in segments):
+        body.append(f'<text x="{bx + bw / 2}" y="{tp + ph + 16}" text-anchor="middle" font-size="10" {INK}>'
+                    f'{escape(NAMES["not_together"][lang])}</text>')
     body.append(f'<text x="{bx + bw / 2}" y="{y(total) - 6:.1f}" text-anchor="middle" font-size="12" '
-                f'font-weight="bold">{format_gib_value(total)}</text>')
+                f'font-weight="bold" {INK}>{total:.1f} GiB</text>')
     if cap_g:
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>'
                     f'<text x="{w - right - 4}" y="{y(cap_g) - 5:.1f}" text-anchor="end" font-size="11" '
-                    f'fill="{COLORS["capacity"]}">{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
-    body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" stroke="#333"/>')
-    lx, ly = w - right + 20, tp + 10
+                    f'{INK}>{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
+    body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" {AXIS}/>')
+    lx, ly = (left, tp + ph + 30) if narrow else (w - right + 20, tp + 10)
     for i, c in enumerate(CATEGORIES):
         label = NAMES[c][lang] + (f" {values[c]:.2f}" if d.get(c) is not None else f" ({NAMES['unknown_act'][lang]})")
         body.append(f'<rect x="{lx}" y="{ly + i * 22}" width="12" height="12" fill="{COLORS[c]}"/>'
-                    f'<text x="{lx + 18}" y="{ly + i * 22 + 11}" font-size="12">{escape(label)}</text>')
+                    f'<text x="{lx + 18}" y="{ly + i * 22 + 11}" font-size="12" {INK}>{escape(label)}</text>')
+    i = len(CATEGORIES)
+    if cap_g:
+        body.append(f'<line x1="{lx}" x2="{lx + 12}" y1="{ly + i * 22 + 6}" y2="{ly + i * 22 + 6}" '
+                    f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
+                    f'<text x="{lx + 18}" y="{ly + i * 22 + 11}" font-size="12" {INK}>'
+                    f'{escape(NAMES["capacity"][lang])} {cap_g:.0f}</text>')
+        i += 1
     if d.get("fits") is not None:
-        verdict = (("✔ 放得下" if d["fits"] else "✘ 放不下") if lang == "zh" else ("✔ fits" if d["fits"] else "✘ does not fit"))
-        body.append(f'<text x="{lx}" y="{ly + 6 * 22}" font-size="13" font-weight="bold" '
-                    f'fill="{"#2e7d32" if d["fits"] else COLORS["capacity"]}">{escape(verdict)}</text>')
+        body.append(f'<text class="verdict" x="{lx}" y="{ly + i * 22 + 14}" font-size="13" font-weight="bold" '
+                    f'fill="{COLORS["fits"] if d["fits"] else COLORS["over"]}">{escape(verdict_text(d, lang))}</text>')
     return _wrap("".join(body), w, h, title, "breakdown-plot")
 
 
 def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None]], capacity: int | None,
-              lang: str, title: str) -> str:
-    """Line plot of (value, total_bytes, activation_bytes) points, evenly spaced on x, with the capacity line."""
+              lang: str, title: str, current: Any = None, narrow: bool = False) -> str:
+    """Line plot of (value, total_bytes, activation_bytes) points, evenly spaced on x, with the capacity line.
+
+    ``current`` (a value among the points) is marked with a vertical line and its total. The y-axis stops a
+    little above the capacity (see :func:`y_top`); points beyond it sit on the top edge with their value."""
     pts = [(v, tot, act) for v, tot, act in points if tot is not None]
-    w, h, left, right, tp, bottom = 620, 320, 60, 20, 40, 70
+    head, tp = _title(title, 360 if narrow else 620, narrow)
+    w, h, left, right, bottom = (360, 350, 42, 12, 96) if narrow else (620, 320, 60, 20, 70)
     pw, ph = w - left - right, h - tp - bottom
-    body = [f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{escape(title)}</text>']
+    body = [head]
     if not pts:
         msg = NAMES["unknown_act"][lang]
-        body.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle" font-size="13">{escape(msg)}</text>')
+        body.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle" font-size="13" {INK}>{escape(msg)}</text>')
         return _wrap("".join(body), w, h, title, f"sweep-{field}")
     cap_g = capacity / GiB if capacity else None
-    top = _nice_max(max([p[1] / GiB for p in pts] + [cap_g or 0]) * 1.08)
+    cur_i = next((i for i, p in enumerate(pts) if current is not None and p[0] == current), None)
+    cur_g = pts[cur_i][1] / GiB if cur_i is not None else None
+    top = y_top([p[1] / GiB for p in pts], cap_g, cur_g)
     n = len(pts)
     x = lambda i: left + (pw * (i / (n - 1)) if n > 1 else pw / 2)  # noqa: E731
-    y = lambda v: tp + ph - v / top * ph  # noqa: E731
+    y = lambda v: tp + ph - min(v, top) / top * ph  # noqa: E731
     for tv in _ticks(top):
-        body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" stroke="#e5e5e5"/>'
-                    f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11">{_fmt(tv)}</text>')
-    body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" stroke="#333"/>')
+        body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" {GRID}/>'
+                    f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11" {INK}>{_fmt(tv)}</text>')
+    body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" {AXIS}/>')
     body.append(f'<text x="14" y="{tp + ph / 2}" font-size="11" transform="rotate(-90 14 {tp + ph / 2})" '
-                f'text-anchor="middle">GiB</text>')
-    body.append(f'<text x="{left + pw / 2}" y="{h - 30}" text-anchor="middle" font-size="12">{escape(field)}</text>')
+                f'text-anchor="middle" {INK}>GiB</text>')
+    body.append(f'<text x="{left + pw / 2}" y="{tp + ph + 34}" text-anchor="middle" font-size="12" {INK}>{escape(field)}</text>')
     for i, (v, _, _) in enumerate(pts):
-        body.append(f'<text x="{x(i):.1f}" y="{tp + ph + 16}" text-anchor="middle" font-size="11">{escape(str(v))}</text>')
-    for key, idx in (("total", 1), ("activations", 2)):
-        coords = [(x(i), y(p[idx] / GiB)) for i, p in enumerate(pts) if p[idx] is not None]
-        if not coords:
-            continue
-        path = " ".join(f"{'M' if j == 0 else 'L'}{cx:.1f},{cy:.1f}" for j, (cx, cy) in enumerate(coords))
-        body.append(f'<path class="line-{key}" d="{path}" fill="none" stroke="{COLORS[key]}" stroke-width="2.5"/>')
-        for (cx, cy), p in zip(coords, [p for p in pts if p[idx] is not None]):
-            body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3.5" fill="{COLORS[key]}">'
-                        f'<title>{escape(field)}={escape(str(p[0]))}: {format_gib(p[idx])}</title></circle>')
+        bold = 'font-weight="bold" ' if i == cur_i else ""
+        body.append(f'<text x="{x(i):.1f}" y="{tp + ph + 16}" text-anchor="middle" font-size="11" '
+                    f'{bold}{INK}>{escape(str(v))}</text>')
+    if cur_i is not None:
+        cx = x(cur_i)
+        anchor = "start" if cur_i < n / 2 else "end"
+        dx = 6 if anchor == "start" else -6
+        body.append(f'<line class="current" x1="{cx:.1f}" x2="{cx:.1f}" y1="{tp}" y2="{tp + ph}" '
+                    f'stroke="{COLORS["current"]}" stroke-width="1.5" stroke-dasharray="3 3"/>'
+                    f'<text class="current-label" x="{cx + dx:.1f}" y="{tp + 12}" text-anchor="{anchor}" font-size="11" '
+                    f'font-weight="bold" fill="{COLORS["current"]}">{escape(NAMES["current"][lang])}: '
+                    f'{escape(str(pts[cur_i][0]))} → {cur_g:.1f} GiB</text>')
     if cap_g:
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>')
-    lx, ly = left, h - 12
+    for key, idx in (("total", 1), ("activations", 2)):
+        shown = [(i, p) for i, p in enumerate(pts) if p[idx] is not None]
+        if not shown:
+            continue
+        coords = [(x(i), y(p[idx] / GiB)) for i, p in shown]
+        path = " ".join(f"{'M' if j == 0 else 'L'}{cx:.1f},{cy:.1f}" for j, (cx, cy) in enumerate(coords))
+        dash = ' stroke-dasharray="2 3"' if key == "activations" else ""
+        body.append(f'<path class="line-{key}" d="{path}" fill="none" stroke="{COLORS[key]}" stroke-width="2.5"{dash}/>')
+        for (cx, cy), (i, p) in zip(coords, shown):
+            g = p[idx] / GiB
+            tip = f'<title>{escape(field)}={escape(str(p[0]))}: {g:.2f} GiB</title>'
+            if g > top:   # off the scale: a triangle on the top edge with the value
+                body.append(f'<path class="off-scale" d="M{cx - 5:.1f},{tp + 6} L{cx + 5:.1f},{tp + 6} L{cx:.1f},{tp - 2} Z" '
+                            f'fill="{COLORS[key]}">{tip}</path>')
+                if key == "total":
+                    body.append(f'<text x="{cx:.1f}" y="{tp + 18}" text-anchor="middle" font-size="10" {INK}>'
+                                f'{g:.0f}</text>')
+            else:
+                r = 5.5 if i == cur_i and key == "total" else 3.5
+                body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r}" fill="{COLORS[key]}">{tip}</circle>')
     legend = [("total", NAMES["total"][lang]), ("activations", NAMES["activations"][lang])]
     if cap_g:
         legend.append(("capacity", f"{NAMES['capacity'][lang]} {cap_g:.0f} GiB"))
     for i, (k, text) in enumerate(legend):
-        body.append(f'<rect x="{lx + i * 180}" y="{ly - 9}" width="14" height="4" fill="{COLORS[k]}"/>'
-                    f'<text x="{lx + i * 180 + 20}" y="{ly}" font-size="11">{escape(text)}</text>')
+        lx, ly = (left + (i % 2) * 160, h - 26 + (i // 2) * 17) if narrow else (left + i * 180, h - 12)
+        body.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{COLORS[k]}"/>'
+                    f'<text x="{lx + 20}" y="{ly}" font-size="11" {INK}>{escape(text)}</text>')
     return _wrap("".join(body), w, h, title, f"sweep-{field}")
+
+
+def memory_chart_svg(result: Any, lang: str) -> str:
+    """A small horizontal stacked bar for a memory answer in the chat: the categories, the capacity mark and
+    the verdict with the overshoot. ``result`` is a MemoryEstimate or its ``model_dump()``; "" when there is
+    nothing to draw (no total)."""
+    d = result.model_dump() if hasattr(result, "model_dump") else dict(result or {})
+    if not d.get("total_per_gpu"):
+        return ""
+    values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
+    segments, total = stack(d)
+    cap_g = _gib_or_none(d.get("gpu_capacity"))
+    top = max(total, cap_g or 0) * 1.05 or 1.0
+    w, h, left, right, bar_y, bar_h = 520, 104, 8, 8, 40, 22
+    pw = w - left - right
+    x = lambda v: left + v / top * pw  # noqa: E731
+    title = ("每卡显存" if lang == "zh" else "Memory per GPU") + f" · {d.get('model_name', '')}"
+    body = [f'<text x="{left}" y="15" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
+            f'{d["total_per_gpu"] / GiB:.1f} GiB</text>']
+    verdict = verdict_text(d, lang)
+    if verdict:
+        body.append(f'<text class="verdict" x="{left}" y="31" font-size="11" font-weight="bold" '
+                    f'fill="{COLORS["fits"] if d["fits"] else COLORS["over"]}">{escape(verdict)}</text>')
+    for c, base, v, lane in segments:
+        sy, sh = (bar_y, bar_h) if lane is None else (bar_y + lane * bar_h / 2, bar_h / 2)
+        body.append(f'<rect class="seg-{c}" x="{x(base):.1f}" y="{sy:.1f}" width="{max(x(base + v) - x(base), 0.5):.1f}" '
+                    f'height="{sh:.1f}" fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
+    if cap_g:
+        cx = x(cap_g)
+        anchor = "end" if cx > w / 2 else "start"
+        body.append(f'<line class="capacity" x1="{cx:.1f}" x2="{cx:.1f}" y1="{bar_y - 4}" y2="{bar_y + bar_h + 4}" '
+                    f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
+                    f'<text x="{cx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 15}" text-anchor="{anchor}" '
+                    f'font-size="11" {INK}>{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
+    lx = left
+    for c in CATEGORIES:
+        if values[c] <= 0:
+            continue
+        text = f"{NAMES[c][lang]} {values[c]:.1f}"
+        body.append(f'<rect x="{lx}" y="{h - 11}" width="9" height="9" fill="{COLORS[c]}"/>'
+                    f'<text x="{lx + 12}" y="{h - 3}" font-size="10" {INK}>{escape(text)}</text>')
+        lx += 22 + sum(10 if ord(ch) > 0x2e80 else 5.6 for ch in text)
+    return _wrap("".join(body), w, h, title, "chat-memory-chart", max_width=w)
 
 
 def sweep_points(result: Any) -> list[tuple[Any, int | None, int | None]]:

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from calculators.units import format_gib
 
 from .i18n import t
+from .plots import memory_chart_svg, over_text, verdict_text
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 _SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data|file)\s*:")
@@ -89,10 +90,12 @@ def memory_table(res: dict[str, Any], lang: str) -> str:
         if key in res and not (key == "cpu_total" and not res.get(key)):
             rows.append((names[lang], gib(res.get(key))))
     if res.get("fits") is not None:
-        yes = ("✔ 放得下" if res["fits"] else "✘ 放不下") if lang == "zh" else ("✔ fits" if res["fits"] else "✘ does not fit")
-        rows.append(("结论" if lang == "zh" else "verdict", f"{yes} ({gib(res.get('headroom'))})"))
+        rows.append(("结论" if lang == "zh" else "verdict", verdict_text(res, lang)))
     if res.get("max_micro_batch") is not None:
-        rows.append(("最大微批次" if lang == "zh" else "largest micro batch that fits", str(res["max_micro_batch"])))
+        mm = res["max_micro_batch"]
+        shown = str(mm) if mm > 0 else ("无：micro batch 1 也放不下" if lang == "zh"
+                                        else "none: even micro batch 1 does not fit")
+        rows.append(("最大微批次" if lang == "zh" else "largest micro batch that fits", shown))
     return _table(rows, ("项目" if lang == "zh" else "item", "每卡" if lang == "zh" else "per GPU"))
 
 
@@ -159,6 +162,10 @@ def tool_call_message(call: dict[str, Any], lang: str) -> dict[str, Any]:
         parts.append(result_table(name, call.get("result"), lang))
         if summary:
             parts.append(summary)
+    if name == "memory" and isinstance(call.get("result"), dict) and not call.get("error"):
+        chart = memory_chart_svg(call["result"], lang)
+        if chart:
+            parts.insert(0, chart)      # the picture first, then the arguments and the table
     short_args = ", ".join(f"{k}={v}" for k, v in list(args.items())[:4] if not isinstance(v, (dict, list)))
     return {
         "role": "assistant",
@@ -209,6 +216,32 @@ def memory_summary_md(est: Any, lang: str) -> str:
     return "\n\n".join(parts)
 
 
+def nearest_fits_md(est: Any, options: list[tuple[str, Any]], lang: str) -> str:
+    """The "no" with a way out: how far over the capacity the setting is, and the nearest settings that fit,
+    each with its own numbers. ``options`` are (description, MemoryEstimate) pairs, nearest first."""
+    d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
+    if d.get("fits") is not False:
+        return ""
+    zh = lang == "zh"
+    name = str(d.get("gpu_name") or "")
+    if not name or name.endswith("GiB GPU"):   # a custom capacity: its name is only the size again
+        name = "显卡" if zh else "the GPU"
+    head = (f"**✘ 放不下：每卡约 {gib(d.get('total_per_gpu'))}，{md_escape(name)} 只有 "
+            f"{gib(d.get('gpu_capacity'))}（{over_text(d.get('headroom'), lang)}）。**" if zh else
+            f"**✘ Does not fit: about {gib(d.get('total_per_gpu'))} per GPU; {md_escape(name)} has "
+            f"{gib(d.get('gpu_capacity'))} ({over_text(d.get('headroom'), lang)}).**")
+    if not options:
+        return head + "\n\n" + ("检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、"
+                                 "更大显存的卡，或更短的序列。" if zh else
+                                 "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, "
+                                 "makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences.")
+    rows = [f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |", "|---|---|---|"]
+    for what, e in options:
+        rows.append(f"| {md_escape(what)} | {gib(e.total_per_gpu)} | {gib(e.headroom)} |")
+    intro = "最接近且能放下的设置：" if zh else "The nearest settings that fit:"
+    return "\n\n".join([head, intro, "\n".join(rows)])
+
+
 def batch_summary_md(res: Any, lang: str) -> str:
     d = res.model_dump() if hasattr(res, "model_dump") else dict(res)
     parts = [f"### {code_span(d['formula'])}", batch_table(d, lang)]
@@ -233,19 +266,6 @@ def field_error_md(field: str, message: str, lang: str) -> str:
 # ---------------------------------------------------------------- cards
 def card_title(card: Any, lang: str) -> str:
     return card.title_zh if lang == "zh" else card.title_en
-
-
-def cards_table_md(rows: list[tuple[Any, float | None]], lang: str) -> str:
-    with_score = any(s is not None for _, s in rows)
-    head = [t("col_id", lang), t("col_title", lang), t("col_topics", lang)] + ([t("col_score", lang)] if with_score else [])
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for card, score in rows:
-        titles = f"{md_escape(card.title_zh)}<br>{md_escape(card.title_en)}"
-        cells = [code_span(card.id), titles, ", ".join(code_span(x) for x in card.topics)]
-        if with_score:
-            cells.append("" if score is None else f"{score:.3f}")
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
 
 
 def card_md(card: Any, lang: str) -> str:

@@ -17,12 +17,12 @@ def _memory(out: _Out, pc: ParsedConfig, kw: dict[str, Any], lang: str) -> Memor
         name = f" ('{pc.model_name}' is not a preset)" if pc.model_name else ""
         name_zh = f"（'{pc.model_name}' 不是预设）" if pc.model_name else ""
         out.add("info", "model",
-                f"No memory estimate: the model is unknown{name}. Give model= (e.g. llama-3-8b, qwen2.5-7b) and gpu= "
-                "(e.g. rtx-3090, a100-80gb) to get one.",
-                f"没有显存估算：模型未知{name_zh}。请提供 model=（如 llama-3-8b、qwen2.5-7b）和 gpu=（如 rtx-3090、a100-80gb）。")
+                f"No memory estimate: the model is unknown{name}. Name the model (e.g. llama-3-8b, "
+                "qwen2.5-7b) and the GPU (e.g. rtx-3090, a100-80gb) to get one.",
+                f"没有显存估算：模型未知{name_zh}。请指明模型（如 llama-3-8b、qwen2.5-7b）和显卡（如 rtx-3090、a100-80gb）。")
         return None
     if "gpu" not in kw and "gpu_memory_gb" not in kw:
-        out.add("info", "gpu", "No GPU given: the estimate below cannot say whether it fits. Give gpu= (e.g. rtx-4090, a100-80gb).",
+        out.add("info", "gpu", "No GPU given: the estimate below cannot say whether it fits. Name the GPU (e.g. rtx-4090, a100-80gb).",
                 "没有给出 GPU：下面的估算无法判断是否放得下。请提供 gpu=（如 rtx-4090、a100-80gb）。")
     try:
         est = estimate_memory(make_config(**kw))
@@ -43,22 +43,33 @@ def _memory(out: _Out, pc: ParsedConfig, kw: dict[str, Any], lang: str) -> Memor
     if lever:
         en, zh, new = lever
         out.add("warning", "memory",
-                f"Does not fit: about {_gib(est.total_per_gpu)} GiB per GPU on a {_gib(est.gpu_capacity)} GiB "
-                f"{est.gpu_name} ({_gib(short)} GiB short). Biggest lever that fits: {en} → about "
+                f"Does not fit: about {_gib(est.total_per_gpu)} GiB per GPU on {_on_gpu(est)} "
+                f"({_gib(short)} GiB short). Biggest lever that fits: {en} → about "
                 f"{_gib(new.total_per_gpu)} GiB ({_gib(new.headroom)} GiB spare).",
-                f"放不下：每卡约 {_gib(est.total_per_gpu)} GiB，{est.gpu_name} 只有 {_gib(est.gpu_capacity)} GiB"
+                f"放不下：每卡约 {_gib(est.total_per_gpu)} GiB，{_gpu_zh(est)} 只有 {_gib(est.gpu_capacity)} GiB"
                 f"（差 {_gib(short)} GiB）。最有效且能放下的办法：{zh} → 约 {_gib(new.total_per_gpu)} GiB"
                 f"（剩余 {_gib(new.headroom)} GiB）。", en, zh)
     else:
         out.add("warning", "memory",
-                f"Does not fit: about {_gib(est.total_per_gpu)} GiB per GPU on a {_gib(est.gpu_capacity)} GiB "
-                f"{est.gpu_name} ({_gib(short)} GiB short), and no single change (checkpointing, smaller micro batch, "
+                f"Does not fit: about {_gib(est.total_per_gpu)} GiB per GPU on {_on_gpu(est)} "
+                f"({_gib(short)} GiB short), and no single change (checkpointing, smaller micro batch, "
                 "LoRA, ZeRO-3/offload, QLoRA) nor all of them together make it fit.",
-                f"放不下：每卡约 {_gib(est.total_per_gpu)} GiB，{est.gpu_name} 只有 {_gib(est.gpu_capacity)} GiB"
+                f"放不下：每卡约 {_gib(est.total_per_gpu)} GiB，{_gpu_zh(est)} 只有 {_gib(est.gpu_capacity)} GiB"
                 f"（差 {_gib(short)} GiB），梯度检查点、减小微批次、LoRA、ZeRO-3/offload、QLoRA 单独或全部叠加都放不下。",
                 "Use more GPUs (with ZeRO-3) or GPUs with more memory, or a shorter sequence length.",
                 "增加 GPU（配合 ZeRO-3）、换更大显存的卡，或缩短序列长度。")
     return est
+
+
+def _on_gpu(est: MemoryEstimate) -> str:
+    """"one 80.0 GiB GPU" for a bare capacity, "one 24.0 GiB RTX 3090" for a preset (never "a 80.0 GiB 80 GiB GPU")."""
+    name = str(est.gpu_name or "")
+    return f"one {_gib(est.gpu_capacity)} GiB {'GPU' if not name or name.endswith('GiB GPU') else name}"
+
+
+def _gpu_zh(est: MemoryEstimate) -> str:
+    name = str(est.gpu_name or "")
+    return "显卡" if not name or name.endswith("GiB GPU") else name
 
 
 def _try(kw: dict[str, Any], **changes: Any) -> MemoryEstimate | None:
