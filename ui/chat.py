@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t, text_lang
-from .render import corrections_md, sources_md, tool_call_message
+from .chat_render import answer_messages, user_message_md
 
 log = logging.getLogger("batchbot.chat")
 
@@ -105,6 +105,8 @@ class ChatController:
         self.lock = threading.Lock()   # one ask() at a time: the embedding model is shared
         self.stream_delay = stream_delay
         self.served = ServedAnswers()  # what a like/dislike may refer to, per session
+        self._busy: set[str] = set()   # sessions with an answer in progress (a second Enter waits for it)
+        self._busy_lock = threading.Lock()
 
     # ------------------------------------------------------------ shared
     def ask(self, question: str, history: list[dict[str, Any]] | None) -> Any:
@@ -113,9 +115,36 @@ class ChatController:
 
     # ------------------------------------------------------------ UI handler (generator → streaming)
     def respond(self, question: str, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                ui_lang: str, request: gr.Request | None = None
-                ) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]]:
+                ui_lang: str, request: gr.Request | None = None) -> Iterator[tuple[Any, ...]]:
+        """Stream one answer: (messages, history, question box, status, Send, Stop) per step.
+
+        While it runs, Send is disabled and Stop shown; a second submit from the same session (Enter
+        pressed again) changes nothing. The first screen streams; the folded parts come at once.
+        """
         session = _session(request)
+        if session and not self._claim(session):
+            yield (gr.skip(),) * 6
+            return
+        try:
+            yield from self._respond(question, messages, history, ui_lang, session)
+        finally:
+            self._release(session)
+
+    def _claim(self, session: str) -> bool:
+        with self._busy_lock:
+            if session in self._busy:
+                return False
+            self._busy.add(session)
+            return True
+
+    def _release(self, session: str | None) -> None:
+        with self._busy_lock:
+            self._busy.discard(session or "")
+
+    def _respond(self, question: Any, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
+                 ui_lang: str, session: str | None) -> Iterator[tuple[Any, ...]]:
+        busy = (gr.update(interactive=False), gr.update(visible=True))
+        idle = (gr.update(interactive=True), gr.update(visible=False))
         msgs = _plain_messages(messages)
         history = list(history or [])
         refusal, lang = guard_question(question, ui_lang)
@@ -127,48 +156,36 @@ class ChatController:
             if session:
                 self.served.remember(session, len(msgs) - 1, shown, msgs[-1]["content"])
             keep = isinstance(question, str) and len(question) > MAX_QUESTION_CHARS   # let the user shorten it
-            yield msgs, history, question if keep else "", ""
+            yield (msgs, history, question if keep else "", "") + idle
             return
         q = question.strip()
-        msgs.append({"role": "user", "content": q})
+        msgs.append({"role": "user", "content": user_message_md(q)})
         pending = {"role": "assistant", "content": "", "metadata": {"title": t("thinking", lang), "status": "pending"}}
-        yield msgs + [pending], history, "", ""
-        start = time.monotonic()
+        yield (msgs + [pending], history, "", "") + busy
         try:
             answer = self.ask(q, history)
         except Exception as exc:  # never a traceback in the UI
             log_failure("assistant failed", exc)
             msgs.append({"role": "assistant", "content": "⚠ " + t("internal_error", lang, err=type(exc).__name__)})
-            yield msgs, history, "", ""
+            yield (msgs, history, "", "") + idle
             return
         lang = getattr(answer, "language", lang) or lang
         data = answer.model_dump()
-        # The verdict comes first (the answer text starts with it); the calculator calls that back it follow as
-        # collapsible messages the user can open.
-        text = data.get("text", "")
-        extra = [x for x in (corrections_md(data.get("corrections", []), text, lang),
-                             sources_md(data.get("sources", []), lang, text)) if x]
-        final = "\n\n".join([text, *extra])
+        answer_msgs = answer_messages(data, lang)
+        first = answer_msgs[0]["content"]
         msgs.append({"role": "assistant", "content": ""})
         answer_index = len(msgs) - 1
-        for part in _chunks(text):
+        for part in _chunks(first):
             msgs[-1]["content"] = part
-            yield msgs, history, "", ""
+            yield (msgs, history, "", "") + busy
             if self.stream_delay:
                 time.sleep(self.stream_delay)
-        msgs[-1]["content"] = final
-        for call in data.get("tool_calls", []):
-            if call.get("error") and not call.get("result"):
-                call = {**call, "result": {"error": call["error"]}}
-            msg = tool_call_message(call, lang)
-            msg["metadata"]["duration"] = round(time.monotonic() - start, 2)
-            msgs.append(msg)
-            yield msgs, history, "", ""
+        msgs.extend(answer_msgs[1:])
         if session:   # the server's own record of what it said, for ratings
             for i in range(answer_index, len(msgs)):
                 self.served.remember(session, i, q, msgs[i]["content"])
         new_history = data.get("history") if isinstance(data.get("history"), list) else history
-        yield msgs, new_history, "", ""
+        yield (msgs, new_history, "", "") + idle
 
     # ------------------------------------------------------------ API handler
     def api_chat(self, question: str, history: list | None = None) -> tuple[str, dict]:

@@ -32,6 +32,18 @@ STRINGS: dict[str, dict[str, str]] = {
     "send": {"zh": "发送", "en": "Send"},
     "clear": {"zh": "清空对话", "en": "Clear chat"},
     "examples": {"zh": "示例问题", "en": "Example questions"},
+    "stop": {"zh": "停止", "en": "Stop"},
+    "stopped": {"zh": "已停止。", "en": "Stopped."},
+    "enter_hint": {"zh": "Enter 发送 · Shift+Enter 换行", "en": "Enter to send · Shift+Enter for a new line"},
+    "details": {"zh": "详细说明", "en": "Details"},
+    "welcome": {"zh": "### 你好！\n问我 batch、梯度累积、精度、ZeRO/FSDP 怎么设，要多少显存，或者训练为什么挂了——"
+                      "可以直接粘贴报错、日志、配置和启动命令。数字来自确定性的计算器，每条结论都附来源。",
+                "en": "### Hello!\nAsk how to set batch, gradient accumulation, precision or ZeRO/FSDP, how much GPU "
+                      "memory it takes, or why a run failed — paste the error, log, config and launch command as they "
+                      "are. Numbers come from deterministic calculators; every claim links its source."},
+    "feedback_wrong_number": {"zh": "数字不对", "en": "Wrong number"},
+    "feedback_wrong_setup": {"zh": "读错了我的设置", "en": "Misread my setup"},
+    "feedback_not_helpful": {"zh": "没回答我的问题", "en": "Did not answer my question"},
     "feedback_reason": {"zh": "反馈原因（可选）", "en": "Reason for your feedback (optional)"},
     "feedback_submit": {"zh": "提交原因", "en": "Send reason"},
     "feedback_thanks": {"zh": "已记录你的反馈，谢谢！可以在下面补充原因。",
