@@ -79,7 +79,7 @@ class ChatUI:
 
 def build_chat(L: Labels, lang: str) -> ChatUI:
     chatbot = L.add(gr.Chatbot(
-        label=L.text("chatbot"), elem_id="chatbot", height="calc(100dvh - 330px)", min_height=320,
+        label=L.text("chatbot"), elem_id="chatbot", height="calc(100dvh - 345px)", min_height=320,
         sanitize_html=True, allow_tags=False, render_markdown=True, feedback_options=feedback_options(lang),
         buttons=["copy", "copy_all"], layout="bubble", autoscroll=False, placeholder=L.text("welcome"),
         examples=examples_for(lang)),
@@ -127,12 +127,6 @@ def _from_storage(saved: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return msgs[-KEEP_MESSAGES:], hist
 
 
-def _drop_pending(messages: list[dict[str, Any]] | None, lang: str):
-    from .chat import _plain_messages
-    msgs = [m for m in _plain_messages(messages) if (m.get("metadata") or {}).get("status") != "pending"]
-    return msgs, "ℹ " + t("stopped", lang), gr.update(interactive=True), gr.update(visible=False)
-
-
 def _example_text(evt: gr.SelectData) -> str:
     value = evt.value
     return str(value.get("text", "")) if isinstance(value, dict) else str(value or "")
@@ -142,24 +136,23 @@ def wire_chat(ui: ChatUI, chat: ChatController, lang_state: Any) -> None:
     chat_inputs = [ui.question, ui.chatbot, ui.history, lang_state]
     chat_outputs = [ui.chatbot, ui.history, ui.question, ui.status, ui.send, ui.stop]
     save = (_to_storage, [ui.chatbot, ui.history], [ui.saved])
-    runs = []
-    ev = ui.send.click(chat.respond, chat_inputs, chat_outputs, api_name="chat_ui", concurrency_id="assistant")
-    runs.append(ev)
-    ev.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
-    ev = ui.question.submit(chat.respond, chat_inputs, chat_outputs, api_visibility="private",
-                            concurrency_id="assistant")
-    runs.append(ev)
-    ev.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
-    ev = ui.chatbot.example_select(_example_text, None, [ui.question], api_visibility="private", queue=False
-                                   ).then(chat.respond, chat_inputs, chat_outputs, api_visibility="private",
-                                          concurrency_id="assistant")
-    runs.append(ev)
-    ev.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
-    ui.stop.click(_drop_pending, [ui.chatbot, lang_state], [ui.chatbot, ui.status, ui.send, ui.stop],
+    # One event for Send and Enter: a second trigger while it runs is dropped by the browser (trigger_mode "once"),
+    # and Stop has one event to cancel.
+    ask = gr.on([ui.send.click, ui.question.submit], chat.respond, chat_inputs, chat_outputs, api_name="chat_ui",
+                concurrency_id="assistant", trigger_mode="once")
+    ask.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
+    example = ui.chatbot.example_select(_example_text, None, [ui.question], api_visibility="private", queue=False
+                                        ).then(chat.respond, chat_inputs, chat_outputs, api_visibility="private",
+                                               concurrency_id="assistant", trigger_mode="once")
+    example.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
+    runs = [ask, example]
+    ui.stop.click(chat.stop, [ui.chatbot, lang_state], [ui.chatbot, ui.status, ui.send, ui.stop],
                   cancels=runs, api_visibility="private").then(*save, api_visibility="private")
     ui.clear.click(lambda: ([], [], "", "", None, gr.update(visible=False), {"messages": [], "history": []}), None,
                    [ui.chatbot, ui.history, ui.question, ui.status, ui.feedback_id, ui.reason_row, ui.saved],
                    api_visibility="private")
+    ui.chatbot.clear(lambda: ([], "", None, gr.update(visible=False), {"messages": [], "history": []}), None,
+                     [ui.history, ui.status, ui.feedback_id, ui.reason_row, ui.saved], api_visibility="private")
     ui.chatbot.like(chat.on_like, [ui.chatbot, lang_state], [ui.feedback_id, ui.status, ui.reason_row],
                     api_visibility="private")
     ui.reason_btn.click(chat.on_reason, [ui.feedback_id, ui.reason, lang_state], [ui.status, ui.reason],

@@ -35,6 +35,8 @@ html.batchbot-embed .batchbot-embed-only { display: flex !important; justify-con
 #chat-hint p { font-size: var(--text-sm); color: var(--body-text-color-subdued); margin: 0; }
 #chat-buttons { gap: 6px; }
 #stop { min-height: 42px; }
+/* the status line is our own message; Gradio's tracker would add "Error" to it when Stop cancels a run */
+#chat-status [data-testid="status-tracker"] { display: none !important; }
 /* example cards in the empty chat: the whole question, never cut off */
 #chatbot .examples button, #chatbot .example { white-space: normal !important; height: auto !important; }
 #chatbot .examples .example-text, #chatbot .example-text, #chatbot .example-content {
