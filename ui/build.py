@@ -12,7 +12,7 @@ from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
 from .calculators_tab import build_calculators_tab, wire_calculators_tab
 from .chat import ChatController
 from .chat_layout import build_chat, restore_chat, wire_chat
-from .style import TAB_IN_URL_JS, head_style, theme
+from .style import TAB_FROM_URL_JS, TAB_IN_URL_JS, head_style, theme
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
 from .labels import Labels
@@ -134,11 +134,11 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         def on_load(request: gr.Request):
             params = getattr(request, "query_params", {}) or {}
             hide = embed or _truthy(params.get("embed"))
-            tab = str(params.get("tab") or "").strip().lower()
-            selected = gr.update(selected=tab) if tab in ("chat", "calculators", "knowledge") else gr.update()
-            return initial_lang(request, lang), gr.update(visible=not hide), selected
+            return initial_lang(request, lang), gr.update(visible=not hide)
 
-        demo.load(on_load, None, [lang_radio, header, tabs], api_visibility="private")
+        demo.load(on_load, None, [lang_radio, header], api_visibility="private")
+        # ?tab=calculators opens that tab (a Tabs(selected=) update from a load event is not applied in 6.31).
+        demo.load(None, js=TAB_FROM_URL_JS)
         demo.load(*restore_chat(chat_ui), api_visibility="private")
 
         # ---- API for other programs

@@ -82,5 +82,28 @@ TAB_IN_URL_JS = """() => {
 }"""
 
 
+# The tab asked for in the link, read before the app renders: Gradio selects the first tab on start, and that
+# select event writes ?tab=chat into the URL before a load event could read the link's tab.
+TAB_PARAM_SCRIPT = """<script>
+try { window.__batchbotTab = (new URLSearchParams(window.location.search).get('tab') || '').toLowerCase(); }
+catch (e) { window.__batchbotTab = ''; }
+</script>"""
+
+
 def head_style() -> str:
-    return "<style>" + CHAT_CSS + "</style>"
+    return "<style>" + CHAT_CSS + "</style>" + TAB_PARAM_SCRIPT
+
+TAB_FROM_URL_JS = """() => {
+  try {
+    if (document.querySelector('gradio-app[src]')) return;
+    const tab = window.__batchbotTab || '';
+    if (!/^(chat|calculators|knowledge)$/.test(tab)) return;
+    const pick = () => {
+      const b = document.querySelector('#tab-' + tab + '-button') ||
+        [...document.querySelectorAll('[role=tab]')].find(x => (x.id || '').startsWith('tab-' + tab));
+      if (b) { b.click(); return true; }
+      return false;
+    };
+    if (!pick()) setTimeout(pick, 300);
+  } catch (e) {}
+}"""
