@@ -104,6 +104,8 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     joined = " | ".join(titles)
     assert "Sources" in joined and "Explanation" in joined, joined
     assert any("→" in t and "GiB" in t for t in titles), joined                 # calculator titles say the result
+    path = shot(page, f"chat_{size}_en.png")                                   # the resting state, for the README
+    publish(path)
     links = chat.locator("a[href^='https://']")
     assert not any(links.nth(i).is_visible() for i in range(links.count()))
     chat.get_by_text("Sources", exact=True).last.click()
@@ -114,9 +116,6 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     assert page.evaluate("() => { const f = []; document.fonts.forEach(x => f.push(x.family)); return f; }") == []
     assert not page.evaluate("performance.getEntriesByType('resource').map(r => r.name)"
                              ".filter(n => /\\.(woff2?|ttf|otf)(\\?|$)/.test(n))")
-    page.evaluate("() => { const w = document.querySelector('#chatbot .bubble-wrap'); w.scrollTop = 0; }")
-    path = shot(page, f"chat_{size}_en.png")
-    publish(path)
     # 11: the conversation survives a reload (browser storage).
     page.reload()
     page.locator("#chatbot .message-row.user-row").first.wait_for()
