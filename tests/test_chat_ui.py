@@ -115,3 +115,36 @@ def test_respond_disables_send_while_answering_and_ignores_a_second_submit(assis
     assert _text(last[0][0]) == GA_Q and last[0][1]["content"].startswith("**不会")
     # Finished: the same session may ask again.
     assert list(chat.respond("ZeRO-2 呢？", last[0], last[1], "zh", req))[-1][4]["interactive"] is True
+
+
+@pytest.mark.slow
+def test_stop_frees_the_session_and_the_stopped_run_never_lands(assistant):
+    chat = ChatController(assistant, stream_delay=0.0)
+    req = SimpleNamespace(session_hash="s3")
+    run = chat.respond(GA_Q, [], [], "zh", req)
+    msgs, *_ = next(run)                                        # the question and a pending bubble are shown
+    assert msgs[-1]["metadata"]["status"] == "pending"
+    shown, status, send, stop = chat.stop(msgs, "zh", req)      # Stop pressed (Gradio cancels the event)
+    assert [m["role"] for m in shown] == ["user"] and "已停止" in status
+    assert send["interactive"] is True and stop["visible"] is False
+    rest = list(run)                                            # the step that was running still finishes...
+    assert len(rest) == 1 and len(rest[0][0]) == 1              # ...but ends as Stop left it: no answer
+    assert "已停止" in rest[0][3] and rest[0][4]["interactive"] is True
+    again = list(chat.respond("ZeRO-2 呢？", shown, [], "zh", req))   # the session can ask again
+    assert again[-1][0][-1]["role"] == "assistant" and again[-1][4]["interactive"] is True
+
+
+def test_a_stopped_run_does_not_overwrite_a_newer_one():
+    class Slow:
+        def ask(self, q: str, history: Any = None) -> Any:
+            raise RuntimeError("not reached")
+    chat = ChatController(Slow(), stream_delay=0.0)
+    req = SimpleNamespace(session_hash="s4")
+    old = chat.respond("does GA raise memory?", [], [], "en", req)
+    next(old)
+    chat.stop([], "en", req)
+    newer = chat._claim("s4")                                   # a new question of the same session is running
+    assert newer is not None
+    assert chat._stopped("s4", newer) is False
+    old.close()                                                 # the old run closed late must not free the newer one
+    assert chat._busy.get("s4") is newer
