@@ -57,6 +57,7 @@ html.batchbot-embed .batchbot-embed-only { display: flex !important; justify-con
   #lang-toggle .wrap { flex-wrap: nowrap !important; gap: 4px !important; }
   #lang-toggle label { padding: 2px 6px !important; font-size: 12px !important; }
   #chatbot { height: calc(100dvh - 215px) !important; min-height: 240px !important; }
+  #chatbot > label, #chatbot [data-testid="block-label"] { display: none !important; }   /* covered the question */
   #tab-chat { padding-bottom: 96px; }
   #chat-input { position: fixed; left: 0; right: 0; bottom: 0; z-index: 50; margin: 0 !important;
     background: var(--background-fill-primary); border-top: 1px solid var(--border-color-primary);
