@@ -47,14 +47,18 @@ def test_chat_chinese_seed_question_has_verdict_and_tool_call(client):
 
 def test_chat_ui_streams_tool_calls_as_collapsible_messages(client):
     messages = client.predict(SEED_ZH, [], api_name="/chat_ui")[0]
-    tools = [m for m in messages if (m.get("metadata") or {}).get("title")]
+    folded = [m for m in messages if (m.get("metadata") or {}).get("title")]
+    assert all(m["metadata"]["status"] == "done" for m in folded)             # Gradio shows them collapsed
+    tools = [m for m in folded if m["metadata"]["title"].startswith("调用计算器")]
     assert tools, "each calculator call is its own message with a metadata title"
-    assert all(m["metadata"]["status"] == "done" for m in tools)
     assert any("memory" in m["metadata"]["title"] or "sweep" in m["metadata"]["title"] for m in tools)
     assert "```json" in _text(tools[0]) and "|---" in _text(tools[0])   # arguments + a result table
     answer = next(m for m in messages if m["role"] == "assistant" and not (m.get("metadata") or {}).get("title"))
-    assert _text(answer).startswith("**不会") and "https://" in _text(answer)   # verdict and linked sources
+    assert _text(answer).startswith("**不会")                                 # the verdict, open
     assert messages.index(answer) < messages.index(tools[0])                 # the verdict comes first
+    sources = [m for m in folded if m["metadata"]["title"] in ("参考来源", "来源")]
+    assert sources and "https://" in _text(sources[0])                       # linked sources, folded
+    assert "https://" not in _text(answer) or len(_text(answer)) < 1200      # the open part is the first screen
 
 
 def test_memory_endpoint_returns_numbers(client):

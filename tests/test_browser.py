@@ -172,7 +172,8 @@ def test_chinese_seed_question_shows_verdict_tool_call_and_sources(page_zh, app_
     chat.get_by_text("来源").last.wait_for()                         # sources under the answer
     expect_text = chat.inner_text()
     assert "不会" in expect_text
-    assert chat.locator("a[href^='https://']").count() >= 3
+    chat.get_by_text("参考来源", exact=True).last.click()             # sources are folded under the verdict
+    chat.locator("a[href^='https://']").nth(2).wait_for()
     assert page.locator("#send").inner_text().strip() == "发送"      # Chinese UI labels
     # Scroll the conversation to the verdict for the README picture.
     time.sleep(1.5)                                                   # let the stream finish and autoscroll settle
@@ -349,6 +350,8 @@ def test_html_in_a_card_never_executes(page_zh, poisoned_server):
     page.get_by_role("tab", name="Chat").click()
     ask(page, "quuxprobe: does gradient accumulation raise memory?")
     page.locator("#chatbot").get_by_text("Sources").last.wait_for()
+    for title in ("Explanation", "Sources"):                                           # folded under the verdict
+        page.locator("#chatbot").get_by_text(title, exact=True).last.click()
     page.locator("#chatbot").get_by_text("quuxprobe direct answer").last.wait_for()   # the card is in the answer
     time.sleep(1.0)
     assert page.evaluate("window.__xss") is None

@@ -21,10 +21,12 @@ from calculators.limits import MAX_QUESTION_CHARS
 
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t, text_lang
-from .render import corrections_md, sources_md, tool_call_message
+from .chat_render import answer_messages, user_message_md
 
 log = logging.getLogger("batchbot.chat")
 
+#: The same rating of the same message within this many seconds is one click sent twice (see on_like).
+DUPLICATE_RATING_S = 1.0
 _MEANINGFUL = re.compile(r"[0-9A-Za-z\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -106,6 +108,9 @@ class ChatController:
         self.lock = threading.Lock()   # one ask() at a time: the embedding model is shared
         self.stream_delay = stream_delay
         self.served = ServedAnswers()  # what a like/dislike may refer to, per session
+        self._busy: dict[str, object] = {}   # session → token of its answer in progress (a second Enter waits)
+        self._busy_lock = threading.Lock()
+        self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}   # (session, message, rating) → id
 
     # ------------------------------------------------------------ shared
     def ask(self, question: str, history: list[dict[str, Any]] | None) -> Any:
@@ -114,9 +119,58 @@ class ChatController:
 
     # ------------------------------------------------------------ UI handler (generator → streaming)
     def respond(self, question: str, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                ui_lang: str, request: gr.Request | None = None
-                ) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]]:
+                ui_lang: str, request: gr.Request | None = None) -> Iterator[tuple[Any, ...]]:
+        """Stream one answer: (messages, history, question box, status, Send, Stop) per step.
+
+        While it runs, Send is disabled and Stop shown; a second submit from the same session (Enter
+        pressed again) changes nothing. The first screen streams; the folded parts come at once.
+        """
         session = _session(request)
+        token = self._claim(session) if session else None
+        if session and token is None:
+            yield (gr.skip(),) * 6
+            return
+        try:
+            yield from self._respond(question, messages, history, ui_lang, session, token)
+        finally:
+            self._release(session, token)
+
+    def stop(self, messages: list[dict[str, Any]] | None, ui_lang: str, request: gr.Request | None = None):
+        """Stop pressed (the answer's event is cancelled by Gradio): drop the pending bubble, free the session."""
+        session = _session(request)
+        if session:
+            with self._busy_lock:
+                self._busy.pop(session, None)
+        msgs = [m for m in _plain_messages(messages) if (m.get("metadata") or {}).get("status") != "pending"]
+        return msgs, "ℹ " + t("stopped", ui_lang), gr.update(interactive=True), gr.update(visible=False)
+
+    def _claim(self, session: str) -> object | None:
+        """A token for this session's answer, or None while another answer of the session runs."""
+        with self._busy_lock:
+            if session in self._busy:
+                return None
+            token = object()
+            self._busy[session] = token
+            return token
+
+    def _release(self, session: str | None, token: object | None) -> None:
+        # Only this run's own claim: a cancelled run closed late must not free a newer one.
+        with self._busy_lock:
+            if session and self._busy.get(session) is token:
+                del self._busy[session]
+
+    def _stopped(self, session: str | None, token: object | None) -> bool:
+        """Stop was pressed for this run. Gradio lets a running step finish and still sends what it yields,
+        so the run itself must notice and end in the state Stop left."""
+        if not session:
+            return False
+        with self._busy_lock:
+            return self._busy.get(session) is not token
+
+    def _respond(self, question: Any, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
+                 ui_lang: str, session: str | None, token: object | None = None) -> Iterator[tuple[Any, ...]]:
+        busy = (gr.update(interactive=False), gr.update(visible=True))
+        idle = (gr.update(interactive=True), gr.update(visible=False))
         msgs = _plain_messages(messages)
         history = list(history or [])
         refusal, lang = guard_question(question, ui_lang)
@@ -128,48 +182,40 @@ class ChatController:
             if session:
                 self.served.remember(session, len(msgs) - 1, shown, msgs[-1]["content"])
             keep = isinstance(question, str) and len(question) > MAX_QUESTION_CHARS   # let the user shorten it
-            yield msgs, history, question if keep else "", ""
+            yield (msgs, history, question if keep else "", "") + idle
             return
         q = question.strip()
-        msgs.append({"role": "user", "content": q})
+        msgs.append({"role": "user", "content": user_message_md(q)})
         pending = {"role": "assistant", "content": "", "metadata": {"title": t("thinking", lang), "status": "pending"}}
-        yield msgs + [pending], history, "", ""
-        start = time.monotonic()
+        yield (msgs + [pending], history, "", "") + busy
         try:
             answer = self.ask(q, history)
         except Exception as exc:  # never a traceback in the UI
             log_failure("assistant failed", exc)
             msgs.append({"role": "assistant", "content": "⚠ " + t("internal_error", lang, err=type(exc).__name__)})
-            yield msgs, history, "", ""
+            yield (msgs, history, gr.skip(), "") + idle
+            return
+        if self._stopped(session, token):
+            if not self._busy.get(session or ""):   # nothing newer runs: end as Stop left it
+                yield (msgs, history, gr.skip(), "ℹ " + t("stopped", ui_lang)) + idle
             return
         lang = getattr(answer, "language", lang) or lang
         data = answer.model_dump()
-        # The verdict comes first (the answer text starts with it); the calculator calls that back it follow as
-        # collapsible messages the user can open.
-        text = data.get("text", "")
-        extra = [x for x in (corrections_md(data.get("corrections", []), text, lang),
-                             sources_md(data.get("sources", []), lang, text)) if x]
-        final = "\n\n".join([text, *extra])
+        answer_msgs = answer_messages(data, lang)
+        first = answer_msgs[0]["content"]
         msgs.append({"role": "assistant", "content": ""})
         answer_index = len(msgs) - 1
-        for part in _chunks(text):
+        for part in _chunks(first):
             msgs[-1]["content"] = part
-            yield msgs, history, "", ""
+            yield (msgs, history, gr.skip(), "") + busy
             if self.stream_delay:
                 time.sleep(self.stream_delay)
-        msgs[-1]["content"] = final
-        for call in data.get("tool_calls", []):
-            if call.get("error") and not call.get("result"):
-                call = {**call, "result": {"error": call["error"]}}
-            msg = tool_call_message(call, lang)
-            msg["metadata"]["duration"] = round(time.monotonic() - start, 2)
-            msgs.append(msg)
-            yield msgs, history, "", ""
+        msgs.extend(answer_msgs[1:])
         if session:   # the server's own record of what it said, for ratings
             for i in range(answer_index, len(msgs)):
                 self.served.remember(session, i, q, msgs[i]["content"])
         new_history = data.get("history") if isinstance(data.get("history"), list) else history
-        yield msgs, new_history, "", ""
+        yield (msgs, new_history, gr.skip(), "") + idle
 
     # ------------------------------------------------------------ API handler
     def api_chat(self, question: str, history: list | None = None) -> tuple[str, dict]:
@@ -219,6 +265,12 @@ class ChatController:
         record = {"type": "rating", "liked": liked if isinstance(liked, bool) else None,
                   "feedback": clean_text(liked, 40) if not isinstance(liked, bool) else ("like" if liked else "dislike"),
                   "message_index": idx, "question": question, "answer": answer, "ui_lang": ui_lang}
+        # Gradio 6.31 sends a reason picked from the 👎 menu twice within milliseconds: one record per click.
+        key = (session or "", idx, record["feedback"])
+        with self._busy_lock:
+            last = self._last_rating.get(key)
+        if session and last is not None and time.monotonic() - last[1] < DUPLICATE_RATING_S:
+            return last[0], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
         try:
             rec = append_feedback(record)
         except ValidationError as exc:
@@ -227,6 +279,10 @@ class ChatController:
         except OSError as exc:
             return None, "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), \
                 hidden
+        with self._busy_lock:
+            if len(self._last_rating) > 10_000:
+                self._last_rating.clear()
+            self._last_rating[key] = (rec["id"], time.monotonic())
         return rec["id"], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
 
     def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str):
