@@ -219,7 +219,7 @@ GLOSSARY: tuple[Term, ...] = (
        "keeps growing|grows over steps|increases over time|memory creep"),
     _t("效果不如|效果差|效果变差|性能差|性能比|结果差|差距|不一致的结果|结果不一样|结果不同|准确率|正确率",
        "worse results|results differ|accuracy gap|different results"),
-    _t("平均分到|分到两张卡|分到每张卡|分摊|合并显存|显存叠加|加起来|总显存|共\d+G|显存没有因为|显存没降|显存没有减少|"
+    _t(r"平均分到|分到两张卡|分到每张卡|分摊|合并显存|显存叠加|加起来|总显存|共\d+G|显存没有因为|显存没降|显存没有减少|"
        "显存一致|显存一样|每张卡都",
        "pool GPU memory|memory not split across GPUs|each GPU holds a full copy|per-GPU memory"),
     _t("使用率|利用率|不参与计算|没有工作|只占用一张卡|只用了一张卡|只有一张卡在跑|另一张卡",

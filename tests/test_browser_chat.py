@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from conftest import free_port
 from test_browser import CHROMIUM, TIMEOUT, browser, publish, shot  # noqa: F401  (fixture)
 

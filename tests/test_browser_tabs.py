@@ -6,8 +6,9 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -70,7 +71,7 @@ def open_tab(page: Any, url: str, name: str, lang: str = "en") -> None:
     else:
         page.locator("button[aria-label='More tabs']").click()
         page.locator(".overflow-dropdown button", has_text=name).click()
-    page.locator(f"[role=tabpanel][id^='tab-']:visible").first.wait_for()
+    page.locator("[role=tabpanel][id^='tab-']:visible").first.wait_for()
 
 
 def shown(page: Any) -> str:

@@ -126,8 +126,8 @@ def test_several_gpus_without_a_pooling_claim_is_not_the_belief():
 
 
 def test_a_diagnosis_opens_with_the_pooling_cause_not_with_no():
-    from tests.test_pipeline_units import CARDS, StubRetriever
     from rag import Assistant
+    from tests.test_pipeline_units import CARDS, StubRetriever
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
     ans = bot.ask("我用4张3090，合计96G显存，全参微调 7B 还是 OOM，怎么回事？")
     assert ans.act == "diagnose"
@@ -150,8 +150,8 @@ def test_dataset_size_is_read_only_when_stated_exactly(text, size):
 
 
 def test_steps_per_epoch_question_gets_the_arithmetic_first():
-    from tests.test_pipeline_units import CARDS, StubRetriever
     from rag import Assistant
+    from tests.test_pipeline_units import CARDS, StubRetriever
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
     ans = bot.ask("I have 1,000,000 samples, per_device_train_batch_size 2, gradient_accumulation_steps 4 on 8 GPUs. "
                   "How many steps per epoch?")
@@ -161,8 +161,8 @@ def test_steps_per_epoch_question_gets_the_arithmetic_first():
 
 
 def test_fit_without_a_preset_architecture_still_answers_from_the_model_states():
-    from tests.test_pipeline_units import CARDS, StubRetriever
     from rag import Assistant
+    from tests.test_pipeline_units import CARDS, StubRetriever
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
     big = bot.ask("Full fine-tune of a 30B model on one 80GB A100, bf16: does it fit?")
     assert big.act == "fit" and big.first_screen.startswith("**It does not fit: the model states alone")
