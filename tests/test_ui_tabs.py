@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from calculators import GiB, estimate_memory
+from calculators.units import format_gib
 from ui.calculators_tab import DEFAULTS, nearest_fits, run_memory
 from ui.check_tab import marked_lines, run_check_config
 from ui.knowledge_tab import OPENERS, TOPIC_ORDER, Knowledge, reading_order
@@ -34,7 +35,7 @@ def test_a_setting_that_does_not_fit_gets_the_nearest_ones_that_do():
     assert options and all(est.fits for _, est in options)
     # every number shown is the calculator's own for that changed setting
     lora = estimate_memory({**cfg, "finetune": "lora"})
-    assert f"{lora.total_per_gpu / GiB:.2f} GiB" in summary
+    assert format_gib(lora.total_per_gpu) in summary   # the one GiB formatter (calculators/units.py)
     assert "none: even micro batch 1 does not fit" in summary       # not "largest micro batch 0"
     zh = run_memory(FULL_7B_3090, "zh")[1]
     assert "最接近且能放下的设置" in zh and "超出" in zh
@@ -54,7 +55,7 @@ def test_nothing_fits_says_what_is_left():
 def test_custom_capacity_is_not_named_twice():
     est = estimate_memory({"model": "llama-2-13b", "gpu_memory_gb": 80, "finetune": "full"})
     md = nearest_fits_md(est, [], "en")
-    assert "80 GiB GPU" not in md and "the GPU has 80.00 GiB" in md
+    assert "80 GiB GPU" not in md and "the GPU has 80.0 GiB" in md
 
 
 def test_config_checker_no_longer_says_80_gib_80_gib_gpu():

@@ -91,7 +91,7 @@ def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: str
         fits = res.get("fits")
         mark = "" if fits is None else (" ✔" if fits else " ✘")
         what = escape_md(", ".join(diff[:4])) if diff else ""
-        return f"{prefix}: {what} → {gib(res['total_per_gpu'], 1)}{mark}".replace(":  →", " →")
+        return f"{prefix}: {what} → {gib(res['total_per_gpu'])}{mark}".replace(":  →", " →")
     if name == "sweep" and isinstance(res.get("points"), list) and res["points"]:
         field = str(res.get("field") or args.get("field") or "")
         pts = [(p.get("value"), (p.get("estimate") or {}).get("total_per_gpu")) for p in res["points"]]
@@ -99,7 +99,7 @@ def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: str
         if pts:
             span = f"{_fmt(pts[0][0])}…{_fmt(pts[-1][0])}"
             return (f"{prefix}: {escape_md(_SHORT.get(field, field) or field)} {escape_md(span)} → "
-                    f"{gib(pts[0][1], 1)}…{gib(pts[-1][1], 1)}")
+                    f"{gib(pts[0][1])}…{gib(pts[-1][1])}")
     if name == "effective_batch" and res.get("formula"):
         return f"{prefix}: {escape_md(res['formula'])}"
     return prefix
