@@ -291,6 +291,10 @@ def test_chat_config_answer_escapes_user_keys(client: Client) -> None:
     assert not RAW.search(text), text[:500]
 
 
+OWN_CHART = re.compile(r'<div class=\\"batchbot-plot\\" data-testid=\\"chat-memory-chart\\".*?</svg></div>', re.S)
+RAW_IN_CHART = re.compile(r"<(script|img|iframe|foreignObject)|javascript:|onerror=", re.IGNORECASE)
+
+
 @pytest.mark.parametrize("question", [
     f"{XSS} how much memory does llama-2-7b need on rtx-3090",
     f"How much memory for llama-2-7b LoRA on {XSS}",
@@ -308,7 +312,12 @@ def test_chat_answers_do_not_echo_raw_html(client: Client, question: str) -> Non
     for m in messages:
         if m["role"] == "assistant":
             body = json.dumps(m.get("content"), ensure_ascii=False)
-            assert not RAW.search(body), body[:500]
+            # Our own memory chart is an inline SVG (ui/plots.py): it may be there, but the user's markup may not
+            # be inside it either; everything outside it is held to the full rule.
+            for chart in OWN_CHART.findall(body):
+                assert not RAW_IN_CHART.search(chart), chart[:500]
+            outside = OWN_CHART.sub("", body)
+            assert not RAW.search(outside), outside[:500]
 
 
 def test_api_errors_do_not_echo_raw_html(client: Client) -> None:
