@@ -31,14 +31,20 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7860
 
 
-def _port(value: str) -> int:
-    try:
-        port = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"port must be an integer, not {value!r}") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be 1-65535, not {port}")
-    return port
+def _int_in(name: str, low: int, high: int):
+    """An argparse type: an integer in [low, high], else a usage error naming ``name`` (never a traceback)."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, not {value!r}") from None
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"{name} must be {low}-{high}, not {number}")
+        return number
+    return parse
+
+
+_port = _int_in("port", 1, 65535)
 
 
 def _root_path(value: str) -> str:
@@ -50,14 +56,7 @@ def _root_path(value: str) -> str:
     return "/" + value.strip("/")
 
 
-def _torch_threads(value: str) -> int:
-    try:
-        threads = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"torch threads must be an integer, not {value!r}") from None
-    if not 1 <= threads <= 1024:
-        raise argparse.ArgumentTypeError(f"torch threads must be 1-1024, not {threads}")
-    return threads
+_torch_threads = _int_in("torch threads", 1, 1024)
 
 
 def build_parser(env: dict[str, str] | None = None) -> argparse.ArgumentParser:
