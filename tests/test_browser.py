@@ -29,6 +29,8 @@ SHOTS = ROOT / "test-output" / "screenshots"
 SEED_ZH = "在3090显存受限的情况下，gradient_accumulation_steps 增大会增大显存吗？显存爆掉是因为有效批次大小吗？"
 PREFIX = "/batchbot"
 TIMEOUT = 90_000
+#: The two viewports every browser test checks (issue #15: desktop and phone).
+SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
               "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding", "content-encoding"}
 

@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 from conftest import free_port
-from test_browser import CHROMIUM, TIMEOUT, browser, publish, shot  # noqa: F401  (fixture)
+from test_browser import CHROMIUM, SIZES, TIMEOUT, browser, publish, shot  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.browser
 
-SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 FIT_EN = "How much GPU memory does a full fine-tune of Llama-2-7B with AdamW need on one A100-80GB?"
 GA_EN = "Does increasing gradient_accumulation_steps use more GPU memory?"
 GA_ZH = "在3090显存受限的情况下，gradient_accumulation_steps 增大会增大显存吗？显存爆掉是因为有效批次大小吗？"

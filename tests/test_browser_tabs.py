@@ -11,26 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_browser import SIZES, browser  # noqa: F401  (fixture: one Chromium launcher for every browser test)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
 TIMEOUT = 45_000
-SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: apt-get install chromium fonts-noto-cjk (make browser-deps)")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def _page(browser: Any, size: str, scheme: str = "light") -> Any:
