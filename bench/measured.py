@@ -15,6 +15,15 @@ rank 8 on query and value, batch 128 (GA = 128 / micro batch), torch SDPA attent
 128 tokens with a chunked cross-entropy (``loss_implementation="chunked"``; the bf16 logits chunks, 2 B per
 logit, are kept and not modelled), no activation checkpointing on one GPU; on several GPUs FSDP
 (full shard, per-Block wrapping) with activation checkpointing of every Block.
+
+Why the FSDP runs need more memory than one GPU (7B: 22.18 GB on each of 2 GPUs vs 21.30 GB on one): LitGPT's
+``FSDPStrategy(auto_wrap_policy={Block}, ...)`` (finetune/lora.py at 8641822) runs with ``use_orig_params=True``
+(Lightning 71aed751, src/lightning/fabric/strategies/fsdp.py sets it by default), so each Block's flat parameter
+holds the frozen weights *and* the LoRA matrices and requires a gradient as a whole -- PyTorch's FSDP docs: with
+frozen and non-frozen parameters mixed "the gradient memory usage will be higher than expected (namely, equivalent
+to not freezing those parameters)" -- and the micro-steps run in ``fabric.no_backward_sync`` (FSDP ``no_sync``),
+which accumulates *unsharded* gradients. Per GPU: sharded bf16 weights + unsharded bf16 gradients of every
+parameter + gathered units + activations (``fsdp_frozen_in_trainable_units=True``).
 """
 from __future__ import annotations
 
@@ -60,7 +69,10 @@ def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[st
     if quant != "None":
         cfg["bitsandbytes_before_0_43_2"] = True   # the runs used bitsandbytes 0.41.1
     if gpus > 1:
-        cfg.update(fsdp="full_shard", world_size=gpus, gradient_checkpointing="full")
+        # Lightning FSDPStrategy(auto_wrap_policy={Block}) with use_orig_params=True: each Block's flat parameter
+        # holds the frozen weights and the LoRA matrices, so it requires a gradient as a whole.
+        cfg.update(fsdp="full_shard", world_size=gpus, gradient_checkpointing="full",
+                   fsdp_frozen_in_trainable_units=True)
     return cfg
 
 

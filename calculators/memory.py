@@ -99,6 +99,13 @@ class MemoryConfig(BaseModel):
         "FullyShardedDataParallel). FSDP2 (fully_shard, fsdp_version 2) has no no_sync() and reduce-scatters every "
         "micro-batch: set True for FSDP2. Sources: https://pytorch.org/docs/stable/fsdp.html (no_sync), "
         "https://huggingface.co/docs/accelerate/concept_guides/gradient_synchronization (sync_each_batch)."))
+    fsdp_frozen_in_trainable_units: bool = Field(False, description=(
+        "LoRA/QLoRA under FSDP1 with use_orig_params=True when one wrapped unit holds both frozen base weights and "
+        "adapters (e.g. LitGPT's Lightning FSDPStrategy wrapping each Block). The unit's flat parameter then "
+        "requires a gradient, so FSDP keeps gradients for the whole unit (PyTorch FSDP docs, 'mixing frozen and "
+        "non-frozen parameters ... the gradient memory usage will be higher than expected (namely, equivalent to not "
+        "freezing those parameters)'), and the frozen linears save their inputs. False: adapters wrapped in units of "
+        "their own, as HF Trainer does for PEFT models (peft.utils.other.fsdp_auto_wrap_policy)."))
     zero_grad_set_to_none: bool = Field(True, description=(
         "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
         "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
@@ -173,6 +180,10 @@ class MemoryConfig(BaseModel):
             raise CalculatorError("fsdp", self.fsdp, "FSDP alone: zero_stage 0, no DeepSpeed offload, no pipeline "
                                   "parallelism (FSDP and DeepSpeed ZeRO are alternatives)",
                                   "单独使用 FSDP：zero_stage 为 0、不开 DeepSpeed offload、不用流水线并行（FSDP 与 ZeRO 二选一）")
+        if self.fsdp_frozen_in_trainable_units and (self.fsdp == "none" or self.finetune == "full"):
+            raise CalculatorError("fsdp_frozen_in_trainable_units", True, "only with an fsdp strategy and finetune "
+                                  "'lora' or 'qlora' (frozen base weights sharing FSDP units with adapters)",
+                                  "仅在设置了 fsdp 策略且 finetune 为 'lora' 或 'qlora' 时可用（冻结的基座权重与适配器同在一个 FSDP 单元）")
         if self.fsdp_cpu_offload and self.fsdp == "none":
             raise CalculatorError("fsdp_cpu_offload", True, "fsdp_cpu_offload with an fsdp strategy",
                                   "需先设置 fsdp 策略才能使用 fsdp_cpu_offload")
@@ -376,8 +387,8 @@ def _comm_buffers(cfg: MemoryConfig, grad_bytes_full: int, largest_layer: int) -
 
 
 def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, frozen: float, adafactor: float,
-                 largest_layer: int, gpus_per_node: int) -> tuple[float, float, float, float, dict[str, int]]:
-    """Per-GPU (weights, gradients, optimizer, CPU bytes, buffers) under PyTorch FSDP.
+                 largest_layer: int, gpus_per_node: int) -> tuple[float, float, float, float, dict[str, int], int]:
+    """Per-GPU (weights, sharded gradients, optimizer, CPU bytes, buffers, no_sync gradients) under PyTorch FSDP.
 
     FSDP keeps each unit's parameters as a flat sharded tensor in the dtype the model was loaded in (fp32 for
     the ``amp-*`` / fp32 regimes; its MixedPrecision casts a gathered unit to 16 bits for compute), gradients
@@ -387,7 +398,12 @@ def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, fro
     a unit's unsharded gradient exists until its reduce-scatter: 3 × the largest unit in the compute dtype
     (HF auto-wrap makes each transformer block a unit). ``shard_grad_op`` keeps the gathered 16-bit
     parameters of every unit from forward to backward. With GA and ``no_sync()`` (Accelerate's default,
-    ``sync_each_batch=False``) gradients accumulate unsharded: FSDP docs, ``no_sync``.
+    ``sync_each_batch=False``) gradients accumulate unsharded (FSDP docs, ``no_sync``): the last element
+    returned, the unsharded gradient bytes every GA >= 2 window holds (0 when no_sync cannot apply). They take
+    the place of the sharded gradients, not their sum: after ``zero_grad(set_to_none=True)`` no sharded gradient
+    exists, and the synchronising micro-step reduce-scatters each unit's unsharded gradient into its shard and
+    frees it. With ``fsdp_frozen_in_trainable_units`` a unit's frozen weights get gradients too (its flat
+    parameter requires one), in the dtype they are stored in.
     """
     compute = 4 if cfg.precision == "fp32" else 2
     w_bytes = bpp["weights"] - (2 if cfg.precision.startswith("amp-") else 0)  # the 16-bit copy is per gathered unit
@@ -395,6 +411,8 @@ def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, fro
              "no_shard": 1}[cfg.fsdp]
     weights = (frozen + trainable * w_bytes) / shard
     grads_full = trainable * bpp["gradients"]
+    if cfg.finetune != "full" and cfg.fsdp_frozen_in_trainable_units:
+        grads_full += frozen  # the frozen part of each flat parameter's gradient, in the weights' dtype
     grads = grads_full / shard
     optim = (trainable * bpp["optimizer_states"] + adafactor) / shard
     buffers: dict[str, int] = {}
@@ -402,12 +420,11 @@ def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, fro
         buffers["fsdp_gathered_units"] = 3 * compute * largest_layer
     elif cfg.fsdp == "shard_grad_op" and shard > 1:
         buffers["fsdp_gathered_params"] = int(compute * (frozen / 2 + trainable))  # every unit, fwd -> bwd
-    if cfg.gradient_accumulation_steps >= 2 and not cfg.fsdp_sync_each_batch and shard > 1:
-        buffers["fsdp_no_sync_unsharded_grads"] = int(grads_full)
+    no_sync = int(grads_full) if not cfg.fsdp_sync_each_batch and shard > 1 else 0
     cpu = 0.0
     if cfg.fsdp_cpu_offload:
         cpu, weights, grads, optim = weights + grads + optim, 0.0, 0.0, 0.0
-    return weights, grads, optim, cpu, buffers
+    return weights, grads, optim, cpu, buffers, no_sync
 
 
 def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
@@ -463,7 +480,9 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
     if shape is None:
         return None, {}
     bpv = 4 if cfg.precision == "fp32" else 2
-    lora = cfg.finetune != "full"  # frozen base: frozen linears' inputs are not saved (QLoRA: same activations)
+    # Frozen base: frozen linears' inputs are not saved (QLoRA: same activations) -- unless FSDP puts the frozen
+    # weights in a flat parameter that requires a gradient (fsdp_frozen_in_trainable_units): then they are saved.
+    lora = cfg.finetune != "full" and not (cfg.fsdp != "none" and cfg.fsdp_frozen_in_trainable_units)
     act = activation_bytes(shape, micro, cfg.seq_len, bytes_per_value=bpv, flash_attention=cfg.flash_attention,
                            checkpointing=cfg.gradient_checkpointing,
                            trainable_linears=frozenset(cfg.lora_target_modules) if lora else None,
@@ -541,14 +560,21 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         weights = 2.0 * largest_layer  # the layer being gathered for compute
     gpus_per_node = ws // cfg.num_nodes
     fsdp_buffers: dict[str, int] = {}
+    fsdp_nosync = 0  # FSDP no_sync(): unsharded accumulated gradients at any GA >= 2
     if cfg.fsdp != "none":
-        weights, grads, optim, cpu_fsdp, fsdp_buffers = _fsdp_states(cfg, bpp, trainable, frozen, adafactor,
-                                                                      largest_layer, gpus_per_node)
+        weights, grads, optim, cpu_fsdp, fsdp_buffers, fsdp_nosync = _fsdp_states(
+            cfg, bpp, trainable, frozen, adafactor, largest_layer, gpus_per_node)
         cpu_per_gpu += cpu_fsdp
+    grads_ga1 = grads  # what GA=1 holds; GA >= 2 under no_sync holds the unsharded gradients instead
+    grads_ga_n = fsdp_nosync or grads
+    if cfg.gradient_accumulation_steps >= 2:
+        grads = grads_ga_n
 
     act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
     comm = _comm_buffers(cfg, int(grads_full), largest_layer) if cfg.fsdp == "none" else fsdp_buffers
     details.update(comm)
+    if fsdp_nosync and cfg.gradient_accumulation_steps >= 2:
+        details["fsdp_no_sync_unsharded_grads"] = fsdp_nosync  # counted as the gradients, not in 'other'
     details["cuda_context"] = int(cfg.cuda_context_gb * GiB)
     other = sum(comm.values()) + details["cuda_context"]
 
@@ -569,12 +595,7 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     # What going from GA=1 to GA>=2 adds at peak (0 when the gradients are alive at GA=1 anyway).
     ga1 = cfg.model_copy(update={"gradient_accumulation_steps": 1})
     ga_extra = None if act is None else (
-        _peak(fixed, int(grads), act, True) - _peak(fixed, int(grads), act, _gradients_live_in_forward(ga1)))
-    fsdp_nosync = 0
-    if cfg.fsdp in ("full_shard", "shard_grad_op", "hybrid_shard") and not cfg.fsdp_sync_each_batch and ws > 1:
-        fsdp_nosync = int(trainable * bpp["gradients"])  # FSDP no_sync(): unsharded accumulated gradients, GA >= 2
-        if ga_extra is not None:
-            ga_extra += fsdp_nosync
+        _peak(fixed, int(grads_ga_n), act, True) - _peak(fixed, int(grads_ga1), act, _gradients_live_in_forward(ga1)))
     fits = headroom = max_micro = None
     if capacity is not None and total is not None:
         headroom = capacity - total

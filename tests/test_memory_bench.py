@@ -37,3 +37,12 @@ def test_bitsandbytes_before_0_43_2_keeps_the_4bit_inputs():
     assert old.activations - new.activations == 2 * 1000 * ((3 * h + i) * L - h)
     assert estimate_memory(dict(base, finetune="lora", bitsandbytes_before_0_43_2=True)).activations == \
         estimate_memory(dict(base, finetune="lora")).activations   # only 4-bit layers
+
+
+def test_litgpt_fsdp_lora_points_within_10_percent():
+    """LitGPT's FSDP LoRA runs (Block units holding frozen weights and adapters, no_sync under GA)."""
+    rows, _ = measured.evaluate()
+    fsdp = [(p, pred) for p, pred in rows if "×A100" in p.label]
+    assert len(fsdp) == 10
+    for p, pred in fsdp:
+        assert abs(pred / p.measured_gb - 1) <= 0.10, p.label

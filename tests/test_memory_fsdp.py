@@ -50,3 +50,30 @@ def test_fsdp_with_zero_is_refused(kw):
     with pytest.raises(CalculatorError) as err:
         _e(**kw)
     assert err.value.message("zh") != err.value.message("en")
+
+
+def test_no_sync_gradients_replace_the_sharded_ones():
+    """GA >= 2 under no_sync holds the unsharded gradients instead of the shards, not both."""
+    ga4 = _e(fsdp="full_shard", gradient_accumulation_steps=4)
+    assert ga4.gradients == 4 * ga4.num_params            # fp32 gradients of every parameter, unsharded
+    assert ga4.total_per_gpu == ga4.weights + ga4.optimizer_states + ga4.other + ga4.gradients + ga4.activations
+
+
+LORA = dict(model="llama-2-7b", precision="bf16", finetune="lora", world_size=2, fsdp="full_shard", seq_len=1024,
+            gradient_checkpointing="full", gradient_accumulation_steps=8)
+
+
+def test_frozen_weights_sharing_units_with_adapters_get_gradients():
+    """FSDP1 use_orig_params=True: a flat parameter with frozen weights and adapters needs a gradient as a whole."""
+    own = estimate_memory(LORA)
+    mixed = estimate_memory(dict(LORA, fsdp_frozen_in_trainable_units=True))
+    assert own.details["fsdp_no_sync_unsharded_grads"] == 4 * own.trainable_params
+    assert mixed.details["fsdp_no_sync_unsharded_grads"] == 4 * own.trainable_params + 2 * own.num_params
+    assert mixed.activations > own.activations             # frozen linears save their inputs in that case
+
+
+@pytest.mark.parametrize("kw", [dict(fsdp="none"), dict(finetune="full")])
+def test_frozen_in_units_needs_fsdp_and_adapters(kw):
+    with pytest.raises(CalculatorError) as err:
+        estimate_memory(dict(LORA, fsdp_frozen_in_trainable_units=True, **kw))
+    assert "fsdp_frozen_in_trainable_units" in err.value.message("en")
