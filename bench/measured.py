@@ -68,6 +68,7 @@ def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[st
                                flash_attention=True, loss_implementation="chunked", cuda_context_gb=0)
     if quant != "None":
         cfg["bitsandbytes_before_0_43_2"] = True   # the runs used bitsandbytes 0.41.1
+        cfg["qlora_double_quant"] = quant == "nf4-dq"
     if gpus > 1:
         # Lightning FSDPStrategy(auto_wrap_policy={Block}) with use_orig_params=True: each Block's flat parameter
         # holds the frozen weights and the LoRA matrices, so it requires a gradient as a whole.
@@ -76,26 +77,25 @@ def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[st
     return cfg
 
 
-NF4 = "bnb.nf4 without double quantisation (the estimator models NF4 + double quantisation only)"
 ADAPTER = "LLaMA-Adapter / Adapter v2 fine-tuning is not modelled"
 
 POINTS: list[Point] = []
 # Finetuning with LoRA on 1 GPU
 for micro, gb in ((1, 4.82), (2, 6.76), (4, 10.68)):
     POINTS.append(Point(f"phi-1.5 LoRA mb{micro}", gb, _lora("phi", micro)))
-POINTS += [Point("phi-1.5 LoRA nf4 mb1", 3.78, None, NF4),
+POINTS += [Point("phi-1.5 LoRA nf4 mb1", 3.78, _lora("phi", 1, "nf4")),
            Point("phi-1.5 LoRA nf4-dq mb1", 3.72, _lora("phi", 1, "nf4-dq"))]
 for micro, gb in ((1, 9.69), (2, 12.10), (4, 16.92)):
     POINTS.append(Point(f"StableLM-3B LoRA mb{micro}", gb, _lora("stablelm", micro)))
-POINTS += [Point("StableLM-3B LoRA nf4 mb1", 6.35, None, NF4),
+POINTS += [Point("StableLM-3B LoRA nf4 mb1", 6.35, _lora("stablelm", 1, "nf4")),
            Point("StableLM-3B LoRA nf4-dq mb1", 6.19, _lora("stablelm", 1, "nf4-dq"))]
 for micro, gb in ((1, 21.30), (2, 29.07), (4, None)):
     POINTS.append(Point(f"Llama-2-7B LoRA mb{micro}", gb, _lora("llama2-7b", micro)))
-POINTS += [Point("Llama-2-7B LoRA nf4 mb1", 14.14, None, NF4),
+POINTS += [Point("Llama-2-7B LoRA nf4 mb1", 14.14, _lora("llama2-7b", 1, "nf4")),
            Point("Llama-2-7B LoRA nf4-dq mb1", 13.84, _lora("llama2-7b", 1, "nf4-dq"))]
 for micro, gb in ((1, 38.12), (2, None), (4, None)):
     POINTS.append(Point(f"Llama-2-13B LoRA mb{micro}", gb, _lora("llama2-13b", micro)))
-POINTS += [Point("Llama-2-13B LoRA nf4 mb1", 23.14, None, NF4),
+POINTS += [Point("Llama-2-13B LoRA nf4 mb1", 23.14, _lora("llama2-13b", 1, "nf4")),
            Point("Llama-2-13B LoRA nf4-dq mb1", 22.55, _lora("llama2-13b", 1, "nf4-dq"))]
 # Finetuning with Adapter / Adapter v2 on 1 GPU
 for name, gbs in (("Adapter", (9.10, 5.65, 5.48, 19.98, 12.68, 12.38)), ("Adapter v2", (10.71, 7.41, 7.25, 25.51, 18.30, 17.98))):

@@ -112,6 +112,10 @@ class MemoryConfig(BaseModel):
         "pass's activations. False keeps zeroed gradient buffers alive all the time."))
 
     finetune: Literal["full", "lora", "qlora"] = "full"
+    qlora_double_quant: bool = Field(True, description=(
+        "QLoRA NF4 storage: True = double quantisation (bnb_4bit_use_double_quant=True, LitGPT bnb.nf4-dq): "
+        "4.127 bits per weight; False (BitsAndBytesConfig's default, LitGPT bnb.nf4): an fp32 absmax per block of "
+        "64 weights, 4.5 bits per weight (Dettmers et al. 2023, QLoRA, section 3)."))
     lora_rank: int = 8
     lora_target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "v_proj"])
 
@@ -353,10 +357,12 @@ def _state_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> tuple[d
         trainable = _lora_trainable(shape, n, cfg.lora_rank, cfg.lora_target_modules)
         base = n
         if cfg.finetune == "qlora":
-            # NF4 with double quantisation: 4 + 0.127 bits per quantised weight (Dettmers et al. 2023);
-            # embeddings, LM head and norms stay 16-bit.
+            # NF4: 4 bits + an fp32 absmax per 64 weights (4.5 bits), or with double quantisation an 8-bit absmax
+            # per 64 and an fp32 one per 256 of those (4.127 bits) (Dettmers et al. 2023); embeddings, LM head and
+            # norms stay 16-bit.
             kept = n - (shape.total_layers * layer_params(shape) if shape else int(n * 0.95))
-            frozen = (n - kept) * (4.127 / 8) + kept * 2
+            bits = 4.127 if cfg.qlora_double_quant else 4.5
+            frozen = (n - kept) * (bits / 8) + kept * 2
         else:
             frozen = base * (4.0 if p == "fp32" else 2.0)
         # Adapters train in fp32 (PEFT default), with the chosen optimizer.

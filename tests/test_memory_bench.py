@@ -46,3 +46,10 @@ def test_litgpt_fsdp_lora_points_within_10_percent():
     assert len(fsdp) == 10
     for p, pred in fsdp:
         assert abs(pred / p.measured_gb - 1) <= 0.10, p.label
+
+
+def test_nf4_without_double_quantisation_stores_4_5_bits_per_weight():
+    base = dict(model="llama-2-7b", precision="bf16", finetune="qlora", seq_len=512)
+    dq, plain = estimate_memory(base), estimate_memory(dict(base, qlora_double_quant=False))
+    quantised = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)        # the linears of the 32 blocks
+    assert plain.weights - dq.weights == pytest.approx(quantised * (4.5 - 4.127) / 8, rel=1e-3)
