@@ -12,8 +12,8 @@ Alpaca padded to its longest example: 1034 tokens for StableLM Alpha, 1304 for L
 ``torch.cuda.max_memory_allocated() / 1e9`` (finetune/lora.py at 8641822 prints it), i.e. the allocator
 peak in decimal GB, compared here with ``peak_allocated``. The LoRA recipe at 8641822 (finetune/lora.py):
 rank 8 on query and value, batch 128 (GA = 128 / micro batch), torch SDPA attention, LM head in chunks of
-128 tokens with a chunked cross-entropy (``loss_implementation="chunked"``; the bf16 logits chunks, 2 B per
-logit, are kept and not modelled), no activation checkpointing on one GPU; on several GPUs FSDP
+128 tokens with a chunked cross-entropy on the bf16 chunks (``loss_implementation="lm-head-chunks"``: the
+chunks and their log-softmax outputs are kept, 4 B per logit, measured in tests/test_memory_logits.py), no activation checkpointing on one GPU; on several GPUs FSDP
 (full shard, per-Block wrapping) with activation checkpointing of every Block.
 
 Why the FSDP runs need more memory than one GPU (7B: 22.18 GB on each of 2 GPUs vs 21.30 GB on one): LitGPT's
@@ -65,7 +65,7 @@ def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[st
     cfg: dict[str, Any] = dict(MODEL[model], precision="bf16", finetune="lora" if quant == "None" else "qlora",
                                lora_rank=8, lora_target_modules=["q_proj", "v_proj"], seq_len=seq,
                                train_micro_batch_size_per_gpu=micro, gradient_accumulation_steps=128 // micro,
-                               flash_attention=True, loss_implementation="chunked", cuda_context_gb=0)
+                               flash_attention=True, loss_implementation="lm-head-chunks", cuda_context_gb=0)
     if quant != "None":
         cfg["bitsandbytes_before_0_43_2"] = True   # the runs used bitsandbytes 0.41.1
         cfg["qlora_double_quant"] = quant == "nf4-dq"

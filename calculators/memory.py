@@ -127,13 +127,19 @@ class MemoryConfig(BaseModel):
         "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
         "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."))
 
-    loss_implementation: Literal["hf", "hf-keep-outputs", "chunked"] = Field("hf", description=(
+    loss_implementation: Literal["hf", "hf-keep-outputs", "chunked", "lm-head-chunks", "ce-chunks"] = Field(
+        "hf", description=(
         "How the causal-LM loss is computed. 'hf': transformers' ForCausalLMLoss as HF Trainer calls it (the model "
         "output is dropped before backward): at the start of backward the fp32 log-softmax output, its fp32 "
         "gradient and the fp32 gradient of the logits coexist, 12 bytes per logit (measured). 'hf-keep-outputs': "
         "a loop that keeps `outputs` alive through loss.backward() also keeps the 16-bit (fp32) logits: 12 + 2 (4). "
         "'chunked': a chunked / fused linear cross-entropy (Liger, torchtune, Unsloth) that never materialises the "
-        "full logits (its per-chunk buffer is not modelled)."))
+        "full logits (its per-chunk buffer is not modelled). "
+        "'lm-head-chunks': LitGPT's LoRA recipe (model(x, lm_head_chunk_size=128) + chunked_cross_entropy, no fp32 "
+        "upcast): every chunk's logits and log-softmax output are kept, 2·B bytes per logit, plus one 128-token "
+        "chunk's two gradients in backward. 'ce-chunks': LitGPT's full recipe (full logits, cross-entropy over "
+        "128-row slices): the logits, the slices' gradients and their concatenation, 3·B per logit. B = 2 (16-bit) "
+        "or 4; measured in tests/test_memory_logits.py."))
     allocator_slack_fraction: float = Field(0.10, description=(
         "What nvidia-smi shows above PyTorch's peak allocation (the caching allocator keeps freed blocks "
         "reserved, and fragmentation rounds blocks up), as a fraction of the peak. An assumption: it varies with "
@@ -512,9 +518,13 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         # fp32 gradient of the logits coexist: 12 B per logit (+ B while the caller keeps the logits), measured
         # with transformers 5.23 in tests/test_memory_logits.py. (Versions that built a shifted contiguous fp32
         # copy, `shift_logits = logits[..., :-1, :].contiguous()`, keep 4 B more.)
-        per_logit = {"hf": 12, "hf-keep-outputs": 12 + bpv, "chunked": 0}[cfg.loss_implementation]
+        impl = cfg.loss_implementation
+        per_logit = {"hf": 12, "hf-keep-outputs": 12 + bpv, "chunked": 0, "lm-head-chunks": 2 * bpv,
+                     "ce-chunks": 3 * bpv}[impl]
         n_logits = micro * cfg.seq_len * shape.vocab_size
         logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
+        if impl == "lm-head-chunks":  # the gradient of one chunk's log-softmax output and of its logits
+            logits += 2 * bpv * micro * min(128, cfg.seq_len) * shape.vocab_size
         total = total - act.logits + logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:

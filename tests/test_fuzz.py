@@ -251,7 +251,7 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "allgather_bucket_size": st.floats(1, 1e12),
     "overlap_comm": st.booleans(),
     "zero_grad_set_to_none": st.booleans(),
-    "loss_implementation": st.sampled_from(["hf", "hf-keep-outputs", "chunked"]),
+    "loss_implementation": st.sampled_from(["hf", "hf-keep-outputs", "chunked", "lm-head-chunks", "ce-chunks"]),
     "allocator_slack_fraction": st.floats(0, 10),
     "fsdp": st.sampled_from(["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"]),
     "fsdp_cpu_offload": st.booleans(),

@@ -66,3 +66,49 @@ def test_chunked_loss_drops_the_logits_and_two_figures_are_reported():
     assert hf.peak_allocated == hf.total_per_gpu - hf.details["cuda_context"]
     assert hf.nvidia_smi == int(hf.peak_allocated * 1.10) + hf.details["cuda_context"]
     assert any("allocator_slack_fraction" in a for a in hf.assumptions_en)
+
+
+def _litgpt_ce(logits, targets, chunk_size=128):
+    """The computation of LitGPT's chunked_cross_entropy (litgpt/utils.py at 00af8b0d): per-chunk
+    cross-entropy on the 16-bit logits, reduction='none', concatenated and averaged."""
+    F = torch.nn.functional
+    if isinstance(logits, list):
+        pairs = zip([c.reshape(-1, c.size(-1)) for c in logits],
+                    [t.reshape(-1) for t in targets.split(logits[0].size(1), dim=1)], strict=True)
+    else:
+        pairs = zip(logits.reshape(-1, logits.size(-1)).split(chunk_size), targets.reshape(-1).split(chunk_size),
+                    strict=True)
+    return torch.cat([F.cross_entropy(a, b, reduction="none") for a, b in pairs]).mean()
+
+
+def _litgpt_peak(vocab: int, head_chunks: bool, b: int = 2, s: int = 512, h: int = 8) -> int:
+    """Peak live bytes of LitGPT's LM head + loss in bf16: LoRA recipe (lm_head_chunk_size=128, frozen head)
+    or full recipe (one logits tensor, trainable head); the caller keeps ``logits`` through backward."""
+    torch.manual_seed(0)
+    head = torch.nn.Linear(h, vocab, bias=False).to(torch.bfloat16)
+    head.weight.requires_grad_(not head_chunks)
+    x = torch.randn(b, s, h, dtype=torch.bfloat16, requires_grad=True)
+    y = torch.randint(0, vocab, (b, s))
+    with LiveBytes([head.weight, x, y]) as tracker:
+        if head_chunks:
+            logits = [head(xi) for xi in x.split(128, dim=1)]
+            logits[-1] = logits[-1][..., :-1, :]
+            loss = _litgpt_ce(logits, y[..., 1:])
+        else:
+            logits = head(x)
+            loss = _litgpt_ce(logits[..., :-1, :], y[..., 1:])
+        loss.backward()
+        del loss, logits
+    return tracker.peak
+
+
+@pytest.mark.parametrize("impl,head_chunks", [("lm-head-chunks", True), ("ce-chunks", False)])
+def test_litgpt_16bit_chunked_losses_match_the_estimator(impl, head_chunks):
+    b, s, dv = 2, 512, 2000
+    measured = _litgpt_peak(4000, head_chunks) - _litgpt_peak(2000, head_chunks)
+    kw = dict(precision="bf16", train_micro_batch_size_per_gpu=b, seq_len=s, loss_implementation=impl,
+              hidden_size=8, num_layers=1, num_attention_heads=1, num_params=1e6)
+    e1, e2 = (estimate_memory(dict(kw, vocab_size=v)) for v in (2000, 4000))
+    predicted = e2.details["activations_logits"] - e1.details["activations_logits"]
+    assert measured / (b * s * dv) == pytest.approx(5.0 if head_chunks else 6.0, rel=0.02)
+    assert predicted == pytest.approx(measured, rel=0.03)
