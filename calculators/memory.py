@@ -398,8 +398,20 @@ def _comm_buffers(cfg: MemoryConfig, grad_bytes_full: int, largest_layer: int) -
     return out
 
 
+def _frozen_block_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int, frozen: float) -> float:
+    """Bytes of the frozen weights inside the transformer blocks (where LoRA puts its adapters); the embeddings,
+    final norm and LM head form FSDP units of their own with no adapter, so they never get a gradient."""
+    if shape is None:
+        return frozen
+    block_params = shape.total_layers * layer_params(shape)
+    if cfg.finetune == "qlora":
+        return block_params * (4.127 if cfg.qlora_double_quant else 4.5) / 8
+    return frozen * block_params / n
+
+
 def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, frozen: float, adafactor: float,
-                 largest_layer: int, gpus_per_node: int) -> tuple[float, float, float, float, dict[str, int], int]:
+                 largest_layer: int, gpus_per_node: int,
+                 frozen_in_blocks: float) -> tuple[float, float, float, float, dict[str, int], int]:
     """Per-GPU (weights, sharded gradients, optimizer, CPU bytes, buffers, no_sync gradients) under PyTorch FSDP.
 
     FSDP keeps each unit's parameters as a flat sharded tensor in the dtype the model was loaded in (fp32 for
@@ -424,7 +436,7 @@ def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, fro
     weights = (frozen + trainable * w_bytes) / shard
     grads_full = trainable * bpp["gradients"]
     if cfg.finetune != "full" and cfg.fsdp_frozen_in_trainable_units:
-        grads_full += frozen  # the frozen part of each flat parameter's gradient, in the weights' dtype
+        grads_full += frozen_in_blocks  # the frozen part of each block's flat-parameter gradient, weights' dtype
     grads = grads_full / shard
     optim = (trainable * bpp["optimizer_states"] + adafactor) / shard
     buffers: dict[str, int] = {}
@@ -579,7 +591,8 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     fsdp_nosync = 0  # FSDP no_sync(): unsharded accumulated gradients at any GA >= 2
     if cfg.fsdp != "none":
         weights, grads, optim, cpu_fsdp, fsdp_buffers, fsdp_nosync = _fsdp_states(
-            cfg, bpp, trainable, frozen, adafactor, largest_layer, gpus_per_node)
+            cfg, bpp, trainable, frozen, adafactor, largest_layer, gpus_per_node,
+            _frozen_block_bytes(cfg, shape, n, frozen))
         cpu_per_gpu += cpu_fsdp
     grads_ga1 = grads  # what GA=1 holds; GA >= 2 under no_sync holds the unsharded gradients instead
     grads_ga_n = fsdp_nosync or grads
