@@ -19,7 +19,7 @@ def test_every_point_is_sourced_at_a_pinned_commit_and_says_what_was_measured():
 
 def test_oom_runs_are_predicted_above_the_card():
     _, summary = measured.evaluate()
-    assert summary["oom_runs"] >= 3 and summary["oom_predicted_over_40gb"] == summary["oom_runs"]
+    assert summary["oom_runs"] >= 3 and summary["oom_predicted_over_card"] == summary["oom_runs"]
 
 
 @pytest.mark.parametrize("label", ["Llama-2-7B LoRA mb1", "Llama-2-7B LoRA mb2", "Llama-2-13B LoRA mb1",
