@@ -167,11 +167,11 @@ hub_rows: list[tuple[str, float | None, dict[str, Any] | None, str]] = [
     ("falcon-7b lora mb1", 16.69, _hub("falcon-7b", "lora", 1, 8), ""),
     ("falcon-7b lora 4×A10G", 16.69, None, SAME_AS_1GPU),
     ("falcon-7b qlora mb1", 9.44, _hub("falcon-7b", "qlora", 1, 8), ""),
-    ("gemma-7b lora mb1 (OOM)", None, None, LORA_HEAD), ("gemma-7b lora 4×A10G (OOM)", None, None, LORA_HEAD),
-    ("gemma-2-9b lora mb1 (OOM)", None, None, LORA_HEAD), ("gemma-2-9b lora 4×A10G (OOM)", None, None, LORA_HEAD),
-    ("llama-2-7b full 4×A10G (OOM)", None, _hub("llama-2-7b", "full", 4, 64, devices=4), ""),
-    ("llama-3-8b full 4×A10G (OOM)", None, _hub("llama-3-8b", "full", 4, 64, devices=4), ""),
-    ("llama-3.1-8b full 1×A10G (OOM)", None, None, "the table says 1×A10G, the yaml says devices: 4"),
+    ("gemma-7b lora mb1", None, None, LORA_HEAD), ("gemma-7b lora 4×A10G", None, None, LORA_HEAD),
+    ("gemma-2-9b lora mb1", None, None, LORA_HEAD), ("gemma-2-9b lora 4×A10G", None, None, LORA_HEAD),
+    ("llama-2-7b full 4×A10G", None, _hub("llama-2-7b", "full", 4, 64, devices=4), ""),
+    ("llama-3-8b full 4×A10G", None, _hub("llama-3-8b", "full", 4, 64, devices=4), ""),
+    ("llama-3.1-8b full 1×A10G", None, None, "the table says 1×A10G, the yaml says devices: 4"),
     ("gemma-2b full 4×A10G", 17.43, _hub("gemma-2b", "full", 1, 16, devices=4), ""),
     ("gemma-2b lora mb2", 12.62, None, LORA_HEAD), ("gemma-2b lora 4×A10G", 12.62, None, LORA_HEAD),
     ("gemma-2b qlora mb2", 11.58, None, LORA_HEAD),
@@ -239,20 +239,29 @@ def evaluate() -> tuple[list[tuple[Point, float | None]], dict[str, Any]]:
 
 def main() -> None:
     rows, s = evaluate()
-    print("| point | measured GB | predicted GB | predicted / measured |")
-    print("|---|---:|---:|---:|")
+    print("| point | source | measured GB | predicted GB | predicted / measured |")
+    print("|---|---|---:|---:|---:|")
+    skipped: dict[str, list[str]] = {}
     for p, pred in rows:
-        meas = "OOM" if p.measured_gb is None else f"{p.measured_gb:.2f}"
         if pred is None:
-            print(f"| {p.label} | {meas} | not expressible: {p.reason} | |")
-        else:
-            ratio = "" if p.measured_gb is None else f"{pred / p.measured_gb:.3f}"
-            print(f"| {p.label} | {meas} | {pred:.2f} | {ratio} |")
+            skipped.setdefault(p.reason, []).append(p.label + (" (OOM)" if p.measured_gb is None else ""))
+            continue
+        meas = "OOM" if p.measured_gb is None else f"{p.measured_gb:.2f}"
+        ratio = "" if p.measured_gb is None else f"{pred / p.measured_gb:.3f}"
+        print(f"| {p.label} | {_source_name(p.source)} | {meas} | {pred:.2f} | {ratio} |")
+    print()
+    print("Not expressible or not the stated run (listed, not dropped):")
+    for reason, labels in skipped.items():
+        print(f"- {reason}: {', '.join(labels)}")
     print()
     print(f"{s['points']} points ({s['measured']} measured peaks, {s['oom_runs']} expressible OOM runs); "
           f"{s['compared']} compared, {s['not_expressible']} not expressible. "
           f"Median |error| {s['median_abs_error']:.1%}; {s['within_10pct']}/{s['compared']} within ±10%; "
           f"OOM runs predicted above the card: {s['oom_predicted_over_card']}/{s['oom_runs']}.")
+
+
+def _source_name(url: str) -> str:
+    return "LitGPT hub" if "config_hub" in url else "LitGPT tables"
 
 
 if __name__ == "__main__":

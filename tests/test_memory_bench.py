@@ -9,7 +9,7 @@ from calculators import estimate_memory
 
 def test_every_point_is_sourced_at_a_pinned_commit_and_says_what_was_measured():
     rows, summary = measured.evaluate()
-    assert summary["measured"] >= 39
+    assert summary["measured"] >= 85
     for p, pred in rows:
         assert re.search(r"/blob/[0-9a-f]{40}/", p.source), p.label
         assert "max_memory_allocated" in p.measured
@@ -53,3 +53,11 @@ def test_nf4_without_double_quantisation_stores_4_5_bits_per_weight():
     dq, plain = estimate_memory(base), estimate_memory(dict(base, qlora_double_quant=False))
     quantised = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)        # the linears of the 32 blocks
     assert plain.weights - dq.weights == pytest.approx(quantised * (4.5 - 4.127) / 8, rel=1e-3)
+
+
+def test_summary_floors():
+    """Just below what bench/measured.py reaches (README: median |error| 6.6%, 31/47 within ±10%)."""
+    _, summary = measured.evaluate()
+    assert summary["compared"] >= 47
+    assert summary["median_abs_error"] <= 0.07
+    assert summary["within_10pct"] >= 31 and summary["within_10pct"] / summary["compared"] >= 0.65
