@@ -219,6 +219,24 @@ for label, gb, cfg, why in hub_rows:
     POINTS.append(Point(f"LitGPT hub {label}", gb, cfg, why, source=HUB, capacity_gb=A10G_24 / 1e9))
 
 
+# --- The Hugging Face single-GPU guide at 98513dfd (docs/source/en/perf_train_gpu_one.mdx): bert-large-uncased with a
+# sequence-classification head, 512 random sequences of 512 tokens, HF Trainer (early 2022), V100 16 GB; the figure
+# is NVML's "used" memory of the whole GPU after training (pynvml, printed as MB but computed as bytes // 1024**2:
+# MiB), which includes the CUDA context (1,343 MiB measured in the same guide) and the allocator's reserve.
+HF_GUIDE = ("https://github.com/huggingface/transformers/blob/98513dfd0db6dab00d26c1ef3a0e5f7410ce2035/"
+            "docs/source/en/perf_train_gpu_one.mdx")
+NVML = "NVML used memory of the GPU (nvidia-smi), MiB"
+SEQ_CLS = ("BertForSequenceClassification: the estimator's encoder has an MLM head over the vocabulary, not a "
+           "pooler + 2-way classifier, and the run's PyTorch / transformers versions (zero_grad set_to_none, AMP "
+           "weight copies) are not stated in the guide")
+for label, mib in [("bs4", 14949), ("bs1 GA4", 8681), ("bs1 GA4 gradient checkpointing", 6775), ("bs4 fp16", 13939),
+                   ("bs1 GA4 checkpointing fp16", 7275), ("bs4 Adafactor", 12295),
+                   ("bs1 GA4 checkpointing fp16 Adafactor", 4847), ("bs4 8-bit Adam", 13085),
+                   ("bs1 GA4 checkpointing fp16 8-bit Adam", 5363)]:
+    POINTS.append(Point(f"HF guide bert-large {label}", mib * 2**20 / 1e9, None, SEQ_CLS, source=HF_GUIDE,
+                        measured=NVML, capacity_gb=16 * 2**30 / 1e9))
+
+
 def evaluate() -> tuple[list[tuple[Point, float | None]], dict[str, Any]]:
     rows = []
     for p in POINTS:
@@ -261,6 +279,8 @@ def main() -> None:
 
 
 def _source_name(url: str) -> str:
+    if "perf_train_gpu_one" in url:
+        return "HF guide"
     return "LitGPT hub" if "config_hub" in url else "LitGPT tables"
 
 
