@@ -124,19 +124,27 @@ POINTS.append(Point("Llama-2-13B LoRA 4×A100 mb1", 35.57, _lora("llama2-13b", 1
 HUB = ("https://github.com/Lightning-AI/litgpt/blob/00af8b0d9b43eaa3f8c812e3e8bd53ef38cbb49d/"
        "config_hub/finetune/README.md")
 A10G_24 = 24e9
-# tiiuae/falcon-7b and TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T config.json
+# LitGPT's GPT (litgpt/model.py at 00af8b0d) always builds its own lm_head next to the embedding; only pretrain.py
+# ties them (train.tie_embeddings). So the models that tie in transformers (Falcon, Llama 3.2, Gemma) are untied here.
+# tiiuae/falcon-7b, TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T, Llama-3.2-1B/3B config.json (LitGPT's
+# litgpt/config.py entries at 00af8b0d: padded vocabulary 128256)
 FALCON_7B = {"model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
              "multi_query": True, "parallel_attn": True, "vocab_size": 65024, "new_decoder_architecture": False,
-             "bias": False, "alibi": False}
+             "bias": False, "alibi": False, "tie_word_embeddings": False}
+LLAMA_32_1B = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256, "tie_word_embeddings": False}
+LLAMA_32_3B = {"model_type": "llama", "hidden_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 24,
+               "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256, "tie_word_embeddings": False}
 TINY_LLAMA = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 22, "num_attention_heads": 32,
               "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 32000, "tie_word_embeddings": False}
 # google/gemma-2b config.json
 GEMMA_2B = {"model_type": "gemma", "hidden_size": 2048, "num_hidden_layers": 18, "num_attention_heads": 8,
-            "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 16384, "vocab_size": 256000}
+            "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 16384, "vocab_size": 256000,
+            "tie_word_embeddings": False}
 HUB_MODEL: dict[str, dict[str, Any]] = {
     "falcon-7b": {"hf_config": FALCON_7B}, "llama-2-7b": {"model": "llama-2-7b"}, "llama-3-8b": {"model": "llama-3-8b"},
-    "llama-3.1-8b": {"model": "llama-3-8b"}, "llama-3.2-1b": {"model": "llama-3.2-1b"},
-    "llama-3.2-3b": {"model": "llama-3.2-3b"}, "mistral-7b": {"model": "mistral-7b"},
+    "llama-3.1-8b": {"model": "llama-3-8b"}, "llama-3.2-1b": {"hf_config": LLAMA_32_1B},
+    "llama-3.2-3b": {"hf_config": LLAMA_32_3B}, "mistral-7b": {"model": "mistral-7b"},
     "mistral-7b-v0.2": {"model": "mistral-7b"}, "phi-3": {"model": "phi-3-mini"},
     "stablelm-base-alpha-3b": {"hf_config": STABLELM_3B}, "tiny-llama": {"hf_config": TINY_LLAMA},
     "gemma-2b": {"hf_config": GEMMA_2B},
