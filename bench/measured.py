@@ -70,6 +70,7 @@ def _lora(model: str, micro: int, quant: str = "None", gpus: int = 1) -> dict[st
     if quant != "None":
         cfg["bitsandbytes_before_0_43_2"] = True   # the runs used bitsandbytes 0.41.1
         cfg["qlora_double_quant"] = quant == "nf4-dq"
+        cfg["qlora_lm_head_4bit"] = True           # Lightning's BitsandbytesPrecision replaces every nn.Linear
     if gpus > 1:
         # Lightning FSDPStrategy(auto_wrap_policy={Block}) with use_orig_params=True: each Block's flat parameter
         # holds the frozen weights and the LoRA matrices, so it requires a gradient as a whole.
@@ -163,7 +164,7 @@ def _hub(model: str, method: str, micro: int, global_batch: int, rank: int = 32,
     cfg.update(finetune="lora" if method == "lora" else "qlora", lora_rank=rank, lora_target_modules=["q_proj", "v_proj"],
                loss_implementation="lm-head-chunks")
     if method == "qlora":
-        cfg.update(qlora_double_quant=False, bitsandbytes_before_0_43_2=True)
+        cfg.update(qlora_double_quant=False, bitsandbytes_before_0_43_2=True, qlora_lm_head_4bit=True)
     return cfg
 
 

@@ -112,6 +112,12 @@ class MemoryConfig(BaseModel):
         "pass's activations. False keeps zeroed gradient buffers alive all the time."))
 
     finetune: Literal["full", "lora", "qlora"] = "full"
+    qlora_lm_head_4bit: bool = Field(False, description=(
+        "QLoRA with an untied LM head quantised too. Lightning's BitsandbytesPrecision (LitGPT --quantize bnb.*) "
+        "replaces every nn.Linear, the LM head included, quantising an fp16 copy; bitsandbytes' MatMul4Bit then "
+        "dequantises the head to fp16 and casts it to the compute dtype in forward and backward "
+        "(`F.dequantize_4bit(B, state).to(A.dtype)`), so two V·h 16-bit copies are live at the loss peak. "
+        "transformers' BitsAndBytesConfig keeps lm_head in 16 bits (llm_int8_skip_modules): False."))
     qlora_double_quant: bool = Field(True, description=(
         "QLoRA NF4 storage: True = double quantisation (bnb_4bit_use_double_quant=True, LitGPT bnb.nf4-dq): "
         "4.127 bits per weight; False (BitsAndBytesConfig's default, LitGPT bnb.nf4): an fp32 absmax per block of "
@@ -194,6 +200,8 @@ class MemoryConfig(BaseModel):
             raise CalculatorError("fsdp_frozen_in_trainable_units", True, "only with an fsdp strategy and finetune "
                                   "'lora' or 'qlora' (frozen base weights sharing FSDP units with adapters)",
                                   "仅在设置了 fsdp 策略且 finetune 为 'lora' 或 'qlora' 时可用（冻结的基座权重与适配器同在一个 FSDP 单元）")
+        if self.qlora_lm_head_4bit and self.finetune != "qlora":
+            raise CalculatorError("qlora_lm_head_4bit", True, "only with finetune='qlora'", "仅在 finetune='qlora' 时可用")
         if self.fsdp_cpu_offload and self.fsdp == "none":
             raise CalculatorError("fsdp_cpu_offload", True, "fsdp_cpu_offload with an fsdp strategy",
                                   "需先设置 fsdp 策略才能使用 fsdp_cpu_offload")
@@ -367,6 +375,8 @@ def _state_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> tuple[d
             # per 64 and an fp32 one per 256 of those (4.127 bits) (Dettmers et al. 2023); embeddings, LM head and
             # norms stay 16-bit.
             kept = n - (shape.total_layers * layer_params(shape) if shape else int(n * 0.95))
+            if cfg.qlora_lm_head_4bit and shape is not None and not shape.tie_word_embeddings:
+                kept -= shape.vocab_size * shape.hidden_size  # the LM head is quantised with the blocks
             bits = 4.127 if cfg.qlora_double_quant else 4.5
             frozen = (n - kept) * (bits / 8) + kept * 2
         else:
@@ -537,6 +547,8 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
         if impl == "lm-head-chunks":  # the gradient of one chunk's log-softmax output and of its logits
             logits += 2 * bpv * micro * min(128, cfg.seq_len) * shape.vocab_size
+        if cfg.finetune == "qlora" and cfg.qlora_lm_head_4bit and not shape.tie_word_embeddings:
+            logits += 2 * 2 * shape.vocab_size * shape.hidden_size  # fp16 dequantised head + its compute-dtype cast
         total = total - act.logits + logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:
