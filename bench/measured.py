@@ -1,12 +1,16 @@
 """Published measured training peaks vs ``estimate_memory``.
 
     .venv/bin/python bench/measured.py            # prints the ratio table (Markdown) and the summary
+    PYTHONPATH=. .venv/bin/python bench/measured.py   # from a git worktree (the editable install points elsewhere)
 
 Every point names its primary source at a pinned commit and what was measured. Points whose
 configuration the estimator cannot express are listed as such with the reason, never tuned away
 or dropped. Runs that went out of memory are checked separately (is the prediction above the card?).
 
-Source so far: LitGPT's resource tables (tutorials/resource-tables.md at commit 26857050; runs with
+Three sources: LitGPT's resource tables (below), LitGPT's config hub table (further down, ``HUB``) and the Hugging
+Face single-GPU guide (``HF_GUIDE``, nvidia-smi readings, listed as not expressible).
+
+LitGPT's resource tables (tutorials/resource-tables.md at commit 26857050; runs with
 LitGPT commit 8641822, PyTorch 2.1.0, bitsandbytes 0.41.1, A100-SXM4-40GB, ``--precision bf16-true``,
 Alpaca padded to its longest example: 1034 tokens for StableLM Alpha, 1304 for Llama 2). The figure is
 ``torch.cuda.max_memory_allocated() / 1e9`` (finetune/lora.py at 8641822 prints it), i.e. the allocator
