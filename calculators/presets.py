@@ -561,17 +561,17 @@ def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
         return _moe_shape(model_type, name, config)
     if model_type in _UNSUPPORTED:
         raise CalculatorError("model_config", model_type, _accepted_types()[0], _accepted_types()[1],
-                              reason_en=f"{_UNSUPPORTED[model_type]} cannot be expressed yet; reading it as a dense "
+                              reason_en=f"model_config: {_UNSUPPORTED[model_type]} cannot be expressed yet; reading it as a dense "
                                         "model would give wrong numbers. Give num_params instead.",
                               reason_zh=f"暂不支持 {_UNSUPPORTED[model_type]}；按稠密模型读取会得出错误数字。请改用 num_params。")
     if model_type not in _LLAMA_STYLE:
         raise CalculatorError("model_config", model_type[:80], _accepted_types()[0], _accepted_types()[1],
-                              reason_en=f"Unknown model_type {model_type[:80]!r}: not read as LLaMA-style, "
+                              reason_en=f"model_config: unknown model_type {model_type[:80]!r}, not read as LLaMA-style, "
                                         "because a guess could be silently wrong.",
                               reason_zh=f"未知的 model_type {model_type[:80]!r}：为避免悄悄读错，不按 LLaMA 结构猜测。")
     if _get(config, "num_local_experts", "num_experts", "n_routed_experts") not in (None, 0, 1):
         raise CalculatorError("model_config", "num_experts", _accepted_types()[0], _accepted_types()[1],
-                              reason_en="This config.json describes a mixture-of-experts model under a dense "
+                              reason_en="model_config: this config.json describes a mixture-of-experts model under a dense "
                                         "model_type; refusing rather than reading it as dense.",
                               reason_zh="该 config.json 以稠密 model_type 描述了一个混合专家模型；拒绝按稠密模型读取。")
     d = _LLAMA_STYLE[model_type]

@@ -90,7 +90,7 @@ def test_gemma3_multimodal_reads_the_text_model_and_says_so():
     ({"model_type": "deepseek_v2", "hidden_size": 2048, "num_hidden_layers": 27, "num_attention_heads": 16,
       "intermediate_size": 10944, "vocab_size": 102400, "n_routed_experts": 64}, "DeepSeek-V2"),
     ({"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-      "intermediate_size": 96, "vocab_size": 320}, "Unknown model_type"),
+      "intermediate_size": 96, "vocab_size": 320}, "unknown model_type"),
     ({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
       "intermediate_size": 96, "vocab_size": 320, "num_local_experts": 8}, "mixture-of-experts"),
 ])

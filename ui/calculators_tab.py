@@ -40,7 +40,8 @@ MEMORY_FIELDS = (
     "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "seq_len", "gradient_checkpointing",
     "flash_attention", "cuda_context_gb", "reduce_bucket_size", "allgather_bucket_size", "overlap_comm",
     "zero_grad_set_to_none", "loss_implementation", "allocator_slack_fraction", "bitsandbytes_before_0_43_2",
-    "fsdp", "fsdp_cpu_offload", "fsdp_sync_each_batch",
+    "fsdp", "fsdp_cpu_offload", "fsdp_sync_each_batch", "fsdp_frozen_in_trainable_units",
+    "qlora_double_quant", "qlora_lm_head_4bit",
 )
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "the form must cover every MemoryConfig field"
 
@@ -309,6 +310,11 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg("fsdp", gr.Radio(_literal_choices("fsdp"), value="none", label=F("fsdp"), elem_id="m_fsdp"))
             reg("fsdp_cpu_offload", gr.Checkbox(False, label=F("fsdp_cpu_offload"), elem_id="m_fsdp_off"))
             reg("fsdp_sync_each_batch", gr.Checkbox(False, label=F("fsdp_sync_each_batch"), elem_id="m_fsdp_sync"))
+            reg("fsdp_frozen_in_trainable_units", gr.Checkbox(False, label=F("fsdp_frozen_in_trainable_units"),
+                                                              elem_id="m_fsdp_frozen"))
+        with gr.Row():
+            reg("qlora_double_quant", gr.Checkbox(True, label=F("qlora_double_quant"), elem_id="m_qlora_dq"))
+            reg("qlora_lm_head_4bit", gr.Checkbox(False, label=F("qlora_lm_head_4bit"), elem_id="m_qlora_head"))
         with gr.Row():
             reg("zero_grad_set_to_none", gr.Checkbox(True, label=F("zero_grad_set_to_none"), elem_id="m_set_to_none"))
             reg("loss_implementation", gr.Radio(_literal_choices("loss_implementation"), value="hf",
