@@ -1,4 +1,4 @@
-"""Calculators tab: effective batch, per-GPU memory with plots, and (if installed) the config doctor.
+"""Calculators tab: effective batch and per-GPU memory with plots (the config doctor is in the Check tab).
 
 The handlers are plain functions of plain values (tested without a browser);
 errors come back as a Markdown line naming the field, never as a traceback.
@@ -25,11 +25,6 @@ log = logging.getLogger("batchbot.calculators")
 CUSTOM = "__custom__"
 MICRO_SWEEP = [1, 2, 4, 8, 16, 32]
 GA_SWEEP = [1, 2, 4, 8, 16, 32, 64]
-
-try:  # written by another engineer; the box only appears once it exists
-    from calculators.configs import check_config  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the checkout
-    check_config = None
 
 # Every MemoryConfig field, in form order.
 MEMORY_FIELDS = (
@@ -228,6 +223,12 @@ def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size
     return ("", batch_summary_md(res, lang)), None, ""
 
 
+def _heading(key: str, lang: str) -> str:
+    """A form section's heading: the string in bold, first letter capitalised ("model" → "**Model**")."""
+    text = t(key, lang)
+    return f"**{text[:1].upper()}{text[1:]}**"
+
+
 def build_calculators_tab(L: Labels) -> dict[str, Any]:
     """Lay out the tab (inside a gr.Tab); returns the components for :func:`wire_calculators_tab`.
 
@@ -253,7 +254,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
 
     with gr.Row():
         with gr.Column(min_width=240):
-            L.add(gr.Markdown(f"**{L.text('model_section')}**"), value=lambda l: f"**{t('model_section', l)}**")
+            L.add(gr.Markdown(_heading("model_section", lang)), value=lambda l: _heading("model_section", l))
             reg("model", gr.Dropdown(model_choices(lang), value=DEFAULTS["model"], label=F("model"), elem_id="m_model"),
                 choices=model_choices)
             reg("finetune", gr.Radio(_literal_choices("finetune"), value=DEFAULTS["finetune"], label=F("finetune"),

@@ -14,6 +14,7 @@ from calculators import CalculatorError
 from calculators.diagnose import diagnose
 from calculators.limits import MAX_PASTE_CHARS
 
+from .i18n import t
 from .labels import Labels
 
 log = logging.getLogger("batchbot.diagnose")
@@ -27,8 +28,6 @@ TEXT = {
             "en": "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"},
     "button": {"zh": "诊断", "en": "Diagnose"},
     "empty": {"zh": "ℹ 请先粘贴报错、日志、命令或 nvidia-smi 输出。", "en": "ℹ Paste an error, log, command or nvidia-smi output first."},
-    "too_long": {"zh": f"✘ 粘贴内容太长（超过 {MAX_PASTE_CHARS:,} 字符）。请只粘贴报错附近的部分。",
-                 "en": f"✘ The paste is too long (over {MAX_PASTE_CHARS:,} characters). Paste only the part around the error."},
     "failed": {"zh": "✘ 诊断失败（{name}）。请检查粘贴的内容。", "en": "✘ Diagnosis failed ({name}). Please check the paste."},
 }
 
@@ -43,7 +42,7 @@ def run_diagnose(text: str | None, lang: str) -> str:
     if not isinstance(text, str) or not text.strip():
         return _t("empty", lang)
     if len(text) > MAX_PASTE:
-        return _t("too_long", lang)
+        return "✘ " + t("too_long", lang, n=f"{len(text):,}", max=f"{MAX_PASTE:,}")   # the chat's wording
     try:
         return diagnose(text, lang=lang).to_markdown(lang)
     except CalculatorError as err:
