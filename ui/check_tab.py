@@ -40,8 +40,9 @@ def model_choices_for_check(lang: str) -> list[tuple[str, str]]:
     return [(t("config_model_from_text", lang), CUSTOM)] + [(m, m) for m in MODEL_PRESETS]
 
 
-def _world_size(v: Any) -> int | None:
-    """0 / empty (what an empty gr.Number sends) = read it from the config; other values are checked by the doctor."""
+def _world_size(v: Any) -> Any:
+    """0 / empty (what an empty gr.Number sends) = read it from the config (None); a whole float as an int; any
+    other value passes through unchanged, for the doctor to refuse in the user's language."""
     if v is None or v == "" or v == 0:
         return None
     if isinstance(v, float) and math.isfinite(v) and v == int(v):

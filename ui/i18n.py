@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from calculators.lang import as_lang, detect_language
-from rag.strings import TEXT as ANSWER_TEXT
+from calculators.lang import Lang, as_lang, detect_language
 from rag.strings import KEY_NAMES, key_name
+from rag.strings import TEXT as ANSWER_TEXT
 
-DEFAULT_LANG = "zh"
-LANGS = ("zh", "en")
+DEFAULT_LANG: Lang = "zh"
+LANGS: tuple[Lang, ...] = ("zh", "en")
 
 STRINGS: dict[str, dict[str, str]] = {
     "title": {"zh": "批次与显存助手", "en": "Batch & memory assistant"},
@@ -180,7 +180,7 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
 }
 
 
-def normalize_lang(value: Any, default: str = DEFAULT_LANG) -> str:
+def normalize_lang(value: Any, default: Lang = DEFAULT_LANG) -> Lang:
     """'zh'/'en' from anything a user or a browser might send ('zh-CN', 'English', None…)."""
     if not isinstance(value, str):
         return default
@@ -235,7 +235,7 @@ def lang_from_accept_language(header: str | None) -> str | None:
     return best[2] if best else None
 
 
-def text_lang(text: str, fallback: str) -> str:
+def text_lang(text: str, fallback: str) -> Lang:
     """The message's language by the assistant's own detector (calculators.lang), ``fallback`` when it has no letters.
 
     The same rule as the answer's language, so a refusal or a status line is in the language the answer would be.

@@ -6,12 +6,14 @@
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Sequence
+from typing import Any
 
 from calculators import GiB
 from calculators.memory_table import CATEGORIES, short_name, verdict_text
-from calculators.memory_table import over_text as over_text   # re-exported: the chart's verdict is the tables' one
+from calculators.memory_table import over_text as over_text  # re-exported: the chart's verdict is the tables' one
 from calculators.units import format_gib, format_gib_value, gib_value_number
 
 # Categorical colours (Tableau 10). The GPU-capacity line is drawn in the text colour (``currentColor``),
@@ -37,8 +39,7 @@ AXIS = 'stroke="currentColor" stroke-opacity="0.7"'
 def _nice_max(v: float) -> float:
     if v <= 0:
         return 1.0
-    import math
-    exp = 10 ** math.floor(math.log10(v))
+    exp = 10.0 ** math.floor(math.log10(v))
     for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if m * exp >= v:
             return m * exp
@@ -134,7 +135,10 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
     top = _nice_max(max(total, cap_g or 0) * 1.08)
     w, h, left, right, tp, bottom = (360, 480, 44, 16, 40, 200) if narrow else (620, 360, 60, 250, 40, 40)
     ph = h - tp - bottom
-    y = lambda v: tp + ph - v / top * ph  # noqa: E731
+
+    def y(v: float) -> float:
+        return tp + ph - v / top * ph
+
     title = ("每卡显存构成" if lang == "zh" else "Per-GPU memory breakdown") + f" · {d.get('model_name', '')}"
     head, _ = _title(title, w, False)
     body = [head.replace('font-size="15"', 'font-size="13"') if narrow else head]
@@ -201,8 +205,13 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
     cur_g = pts[cur_i][1] / GiB if cur_i is not None else None
     top = y_top([p[1] / GiB for p in pts], cap_g, cur_g)
     n = len(pts)
-    x = lambda i: left + (pw * (i / (n - 1)) if n > 1 else pw / 2)  # noqa: E731
-    y = lambda v: tp + ph - min(v, top) / top * ph  # noqa: E731
+
+    def x(i: int) -> float:
+        return left + (pw * (i / (n - 1)) if n > 1 else pw / 2)
+
+    def y(v: float) -> float:
+        return tp + ph - min(v, top) / top * ph
+
     for tv in _ticks(top):
         body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" {GRID}/>'
                     f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11" {INK}>{_fmt(tv)}</text>')
@@ -227,16 +236,16 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>')
     for key, idx in (("total", 1), ("activations", 2)):
-        shown = [(i, p) for i, p in enumerate(pts) if p[idx] is not None]
+        shown = [(i, p[0], b) for i, p in enumerate(pts) if (b := p[idx]) is not None]
         if not shown:
             continue
-        coords = [(x(i), y(p[idx] / GiB)) for i, p in shown]
+        coords = [(x(i), y(b / GiB)) for i, _, b in shown]
         path = " ".join(f"{'M' if j == 0 else 'L'}{cx:.1f},{cy:.1f}" for j, (cx, cy) in enumerate(coords))
         dash = ' stroke-dasharray="2 3"' if key == "activations" else ""
         body.append(f'<path class="line-{key}" d="{path}" fill="none" stroke="{COLORS[key]}" stroke-width="2.5"{dash}/>')
-        for (cx, cy), (i, p) in zip(coords, shown):
-            g = p[idx] / GiB
-            tip = f'<title>{escape(field)}={escape(str(p[0]))}: {format_gib_value(g)}</title>'
+        for (cx, cy), (i, value, b) in zip(coords, shown, strict=True):
+            g = b / GiB
+            tip = f'<title>{escape(field)}={escape(str(value))}: {format_gib_value(g)}</title>'
             if g > top:   # off the scale: a triangle on the top edge with the value
                 body.append(f'<path class="off-scale" d="M{cx - 5:.1f},{tp + 6} L{cx + 5:.1f},{tp + 6} L{cx:.1f},{tp - 2} Z" '
                             f'fill="{COLORS[key]}">{tip}</path>')
@@ -269,7 +278,10 @@ def memory_chart_svg(result: Any, lang: str) -> str:
     top = max(total, cap_g or 0) * 1.05 or 1.0
     w, h, left, right, bar_y, bar_h = 520, 104, 8, 8, 40, 22
     pw = w - left - right
-    x = lambda v: left + v / top * pw  # noqa: E731
+
+    def x(v: float) -> float:
+        return left + v / top * pw
+
     title = ("每卡显存" if lang == "zh" else "Memory per GPU") + f" · {d.get('model_name', '')}"
     body = [f'<text x="{left}" y="15" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
             f'{format_gib(d["total_per_gpu"])}</text>']
@@ -288,7 +300,7 @@ def memory_chart_svg(result: Any, lang: str) -> str:
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
                     f'<text x="{cx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 15}" text-anchor="{anchor}" '
                     f'font-size="11" {INK}>{escape(short_name("gpu_capacity", lang))} {format_gib_value(cap_g)}</text>')
-    lx = left
+    lx: float = left
     for c in CATEGORIES:
         if values[c] <= 0:
             continue

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from calculators.memory_table import memory_table as memory_columns_table
 from calculators.memory_table import over_text, row_name
@@ -245,7 +246,7 @@ def field_error_md(field: str, message: str, lang: str) -> str:
 
 # ---------------------------------------------------------------- cards
 def card_title(card: Any, lang: str) -> str:
-    return card.title_zh if lang == "zh" else card.title_en
+    return str(card.title_zh if lang == "zh" else card.title_en)
 
 
 def card_md(card: Any, lang: str) -> str:
