@@ -28,5 +28,10 @@ def format_gib_value(gib: float) -> str:
     return f"{_digits(gib)} GiB"
 
 
+def gib_value_number(gib: float) -> str:
+    """A size already in GiB (a chart's value), without the unit, written like :func:`gib_number`."""
+    return _digits(gib)
+
+
 def _digits(value: float) -> str:
     return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.2f}"

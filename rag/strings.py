@@ -22,7 +22,7 @@ TEXT: dict[str, dict[str, str]] = {
     "numbers": {"zh": "计算结果", "en": "The numbers"},
     "explain": {"zh": "解释", "en": "Explanation"},
     "related": {"zh": "相关", "en": "Related"},
-    "sources": {"zh": "来源", "en": "Sources"},
+    "sources": {"zh": "参考来源", "en": "Sources"},   # also the chat tab's folded sources title (ui/i18n.py)
     "corrected": {"zh": "问题里的误解", "en": "What the question gets wrong"},
     "wrong": {"zh": "错误说法", "en": "Wrong"},
     "right": {"zh": "实际情况", "en": "Actually"},
@@ -88,7 +88,8 @@ TEXT: dict[str, dict[str, str]] = {
                      "en": "No known cause in the knowledge base matches this yet; paste the full error (last 30 lines), the launch command and the config, and I will read the numbers in them."},
 }
 
-#: Names of setup keys as shown in the setup line.
+#: The one name of each setup field: the chat's setup line and conflict notes, and (as {name}) the calculators tab's
+#: form labels (ui/i18n.py FIELD_LABELS) use it.
 KEY_NAMES: dict[str, dict[str, str]] = {
     "model": {"zh": "模型", "en": "model"}, "model_text": {"zh": "模型", "en": "model"},
     "num_params": {"zh": "参数量", "en": "size"}, "gpu": {"zh": "GPU", "en": "GPU"}, "gpu_text": {"zh": "GPU", "en": "GPU"},
@@ -98,7 +99,7 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "train_batch_size": {"zh": "全局 batch", "en": "global batch"}, "base_batch_size": {"zh": "原 batch", "en": "earlier batch"},
     "base_learning_rate": {"zh": "学习率", "en": "LR"}, "zero_stage": {"zh": "ZeRO", "en": "ZeRO"},
     "offload_optimizer": {"zh": "优化器 offload", "en": "optimizer offload"}, "offload_param": {"zh": "参数 offload", "en": "param offload"},
-    "precision": {"zh": "精度", "en": "precision"}, "seq_len": {"zh": "序列长度", "en": "seq len"},
+    "precision": {"zh": "精度", "en": "precision"}, "seq_len": {"zh": "序列长度", "en": "sequence length"},
     "finetune": {"zh": "方式", "en": "method"}, "lora_rank": {"zh": "LoRA rank", "en": "LoRA rank"},
     "gradient_checkpointing": {"zh": "梯度检查点", "en": "checkpointing"}, "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
     "pipeline_parallel_size": {"zh": "PP", "en": "PP"}, "tensor_parallel_size": {"zh": "TP", "en": "TP"},

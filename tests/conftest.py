@@ -5,6 +5,7 @@ import os
 import socket
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,20 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def launched(demo: Any, **launch_kwargs: Any) -> Iterator[str]:
+    """``demo`` (a built app) served on a free loopback port for the ``with`` block; yields its base URL.
+
+    The one way the tests start a Gradio server in this process (app_server, prefixed_server, the MCP server):
+    launched without blocking, closed afterwards even when a test fails. ``launch_kwargs`` go to ``demo.launch``."""
+    port = free_port()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True, **launch_kwargs)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        demo.close()
 
 
 class Server:
@@ -51,12 +66,8 @@ def app_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
     """build_app() launched once on a free loopback port."""
     from app import build_app
     demo = build_app(assistant, stream_delay=0.01)
-    port = free_port()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    try:
-        yield Server(demo, url or f"http://127.0.0.1:{port}", port, feedback_file)
-    finally:
-        demo.close()
+    with launched(demo) as url:
+        yield Server(demo, url, _port(url), feedback_file)
 
 
 @pytest.fixture(scope="session")
@@ -66,10 +77,9 @@ def prefixed_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
     args = parse_args(["--root-path", "batchbot/"], env={})
     assert args.root_path == "/batchbot"
     demo = build_app(assistant, stream_delay=0.01)
-    port = free_port()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True,
-                            root_path=args.root_path)
-    try:
-        yield Server(demo, f"http://127.0.0.1:{port}", port, feedback_file)
-    finally:
-        demo.close()
+    with launched(demo, root_path=args.root_path) as url:
+        yield Server(demo, url, _port(url), feedback_file)
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])

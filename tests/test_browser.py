@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import free_port
+from conftest import free_port, launched
 
 pytestmark = pytest.mark.browser
 
@@ -333,13 +333,8 @@ def poisoned_server(tmp_path_factory) -> Iterator[Any]:
     if default_cache_dir().is_dir():  # start from the warm cache: only the probe card is embedded
         shutil.copytree(default_cache_dir(), cache, dirs_exist_ok=True)
     cards = load_cards() + [parse_card(POISONED_CARD, "zz-html-injection-probe.md")]
-    demo = build_app(Assistant(cards=cards, cache_dir=str(cache)), stream_delay=0.0)
-    port = free_port()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        demo.close()
+    with launched(build_app(Assistant(cards=cards, cache_dir=str(cache)), stream_delay=0.0)) as url:
+        yield url
 
 
 def test_html_in_a_card_never_executes(page_zh, poisoned_server):

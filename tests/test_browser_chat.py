@@ -19,7 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from conftest import free_port
+from conftest import free_port, launched
 from test_browser import CHROMIUM, SIZES, TIMEOUT, browser, publish, shot  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.browser
@@ -170,13 +170,8 @@ class SlowAssistant:
 @pytest.fixture(scope="module")
 def slow_server(assistant) -> Iterator[str]:
     from app import build_app
-    demo = build_app(SlowAssistant(assistant, 3.0), stream_delay=0.0)
-    port = free_port()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        demo.close()
+    with launched(build_app(SlowAssistant(assistant, 3.0), stream_delay=0.0)) as url:
+        yield url
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])

@@ -18,7 +18,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamablehttp_client  # noqa: E402
 
-from tests.conftest import free_port  # noqa: E402
+from tests.conftest import launched  # noqa: E402
 from ui.mcp_tools import MCP_TOOLS  # noqa: E402
 
 CONFIG = {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora", "train_micro_batch_size_per_gpu": 1,
@@ -28,13 +28,8 @@ CONFIG = {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora", "train_m
 @pytest.fixture(scope="module")
 def mcp_url(assistant: Any, feedback_file: Any) -> Iterator[str]:
     from app import build_app
-    demo = build_app(assistant, stream_delay=0.01)
-    port = free_port()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True, mcp_server=True)
-    try:
-        yield f"http://127.0.0.1:{port}/gradio_api/mcp/"
-    finally:
-        demo.close()
+    with launched(build_app(assistant, stream_delay=0.01), mcp_server=True) as url:
+        yield f"{url}/gradio_api/mcp/"
 
 
 async def _session(url: str, work):

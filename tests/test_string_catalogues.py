@@ -6,8 +6,11 @@ The tables are found by scanning the modules of calculators/, rag/ and ui/ (a mo
 from __future__ import annotations
 
 import importlib
+import itertools
 import pkgutil
+import re
 import string
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +22,7 @@ import ui
 from calculators.lang import LANGS, as_lang, detect_language, is_lang
 
 KNOWN = {"rag.strings.TEXT", "rag.strings.KEY_NAMES", "ui.i18n.STRINGS", "ui.i18n.FIELD_LABELS",
-         "ui.factcheck_box.STRINGS", "ui.diagnose_panel.TEXT", "ui.plots.NAMES"}
+         "ui.factcheck_box.STRINGS", "ui.diagnose_panel.TEXT", "ui.plots.NAMES", "calculators.memory_table.NAMES"}
 
 
 def _modules() -> Iterator[Any]:
@@ -62,10 +65,64 @@ def test_every_key_has_both_languages_with_the_same_placeholders(name: str) -> N
         assert _fields(both["zh"]) == _fields(both["en"]), f"{name}[{key!r}]: {_fields(both['zh'])} vs {_fields(both['en'])}"
 
 
-def test_the_memory_rows_of_the_chat_table_have_both_languages() -> None:
-    from ui.render import _MEMORY_ROWS
-    for key, both in _MEMORY_ROWS:
-        assert set(both) == set(LANGS) and all(v.strip() for v in both.values()), key
+def _normal(text: str) -> str:
+    """A string as a reader sees it: full-width forms folded (（ → (), case and spacing ignored, leading marks and
+    trailing punctuation dropped ("✘ Wrong:" reads as "wrong")."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = re.sub(r"\s+", " ", folded).strip()
+    return folded.lstrip("✘✔ℹ⚠*#_ ").rstrip(".:;,。：；， _*")
+
+
+def _duplicates(catalogues: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """Entries of two catalogues that say the same thing in either language ("Sources" is "Sources" whether the
+    Chinese reads 来源 or 参考来源: one of them is a copy that drifted). Two keys of one catalogue may share a
+    wording (aliases such as "model" / "model_text"); the same entry object reached through another catalogue
+    (ui imports the answer engine's wording) is one string, not a copy."""
+    entries = [(name, key, both) for name, cat in catalogues.items() for key, both in cat.items()]
+    homes: dict[int, set[str]] = {}
+    for name, _, both in entries:
+        homes.setdefault(id(both), set()).add(name)
+    found = []
+    for (n1, k1, b1), (n2, k2, b2) in itertools.combinations(entries, 2):
+        if b1 is b2 or homes[id(b1)] & homes[id(b2)]:
+            continue
+        if any(_normal(str(b1.get(lang, ""))) == _normal(str(b2.get(lang, ""))) for lang in LANGS):
+            found.append(f"{n1}[{k1!r}] = {n2}[{k2!r}] = {b1}")
+    return found
+
+
+def test_no_string_is_written_in_two_catalogues() -> None:
+    """One owner per string: a message or a name both ui and rag show lives in the lower layer, the other imports it."""
+    assert _duplicates(CATALOGUES) == []
+
+
+def test_the_duplicate_check_catches_a_copy() -> None:
+    copy = {"sources": {"zh": "来源", "en": "Sources:"}, "other": {"zh": "别的", "en": "Other"}}
+    original = {"sources": {"zh": "参考来源", "en": " sources"}, "x": {"zh": "甲", "en": "x"}}
+    assert _duplicates({"a": copy, "b": original}) == [f"a['sources'] = b['sources'] = {copy['sources']}"]
+    assert _duplicates({"a": copy, "b": {"sources": copy["sources"]}}) == []   # imported, not copied
+    assert _duplicates({"a": {"k": {"zh": "模型", "en": "model"}, "k2": {"zh": "模型", "en": "Model"}}}) == []  # aliases
+    assert _normal("（GiB）") == _normal("(gib)")
+
+
+def test_field_labels_name_a_field_the_way_the_chat_does() -> None:
+    """The calculators tab's label of a setup field carries the field's one name (rag.strings.KEY_NAMES)."""
+    from rag.strings import KEY_NAMES
+    from ui.i18n import FIELD_LABELS, label
+    shared = set(KEY_NAMES) & set(FIELD_LABELS)
+    assert len(shared) >= 15, sorted(shared)
+    for field in shared:
+        for lang in LANGS:
+            named = "{name}" in FIELD_LABELS[field][lang]
+            assert named or field in ("lora_rank",), f"FIELD_LABELS[{field!r}][{lang!r}] writes its own name"
+            if named:
+                assert KEY_NAMES[field][lang].casefold() in label(field, lang).casefold()
+    assert label("world_size", "zh") == "数据并行卡数 world_size" and label("model", "en") == "Model preset"
+
+
+def test_every_memory_row_has_a_name() -> None:
+    from calculators.memory_table import NAMES, ROWS
+    assert set(ROWS) <= set(NAMES)
 
 
 @pytest.mark.parametrize(("value", "expected"), [("zh", "zh"), (" EN ", "en"), ("fr", "en"), (None, "en"), (3, "en")])

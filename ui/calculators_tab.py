@@ -1,4 +1,4 @@
-"""Calculators tab: effective batch, per-GPU memory with plots, and (if installed) the config doctor.
+"""Calculators tab: effective batch and per-GPU memory with plots (the config doctor is in the Check tab).
 
 The handlers are plain functions of plain values (tested without a browser);
 errors come back as a Markdown line naming the field, never as a traceback.
@@ -25,11 +25,6 @@ log = logging.getLogger("batchbot.calculators")
 CUSTOM = "__custom__"
 MICRO_SWEEP = [1, 2, 4, 8, 16, 32]
 GA_SWEEP = [1, 2, 4, 8, 16, 32, 64]
-
-try:  # written by another engineer; the box only appears once it exists
-    from calculators.configs import check_config  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the checkout
-    check_config = None
 
 # Every MemoryConfig field, in form order.
 MEMORY_FIELDS = (
@@ -133,7 +128,7 @@ def field_marks(comps: dict[str, Any], bad_field: str | None, message: str) -> l
     ``info`` line (not gr.Code), the message right under its label; the others are cleared."""
     out = []
     for name, comp in comps.items():
-        info = {"info": message if name == bad_field else ""} if _takes_info(comp) else {}
+        info: dict[str, Any] = {"info": message if name == bad_field else ""} if _takes_info(comp) else {}
         out.append(gr.update(elem_classes=["field-invalid"] if name == bad_field else [], **info))
     return out
 
@@ -147,7 +142,7 @@ def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[s
 
     The candidates come from :mod:`rag.levers` (the chat uses the same list): each single change that fits,
     else the first accumulated combination that does. Candidates the calculator refuses are skipped."""
-    from rag import levers   # lazy: the tab's pure functions import without the retrieval stack
+    from rag import levers  # lazy: the tab's pure functions import without the retrieval stack
     singles: list[tuple[str, Any]] = []
     combos: list[tuple[str, Any]] = []
     base = {k: v for k, v in as_config(cfg).model_dump().items() if v is not None}   # validated, typed values
@@ -218,6 +213,7 @@ def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size:
 def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any,
                lang: str) -> tuple[tuple[str, str], str | None, str]:
     """run_batch's outputs plus the refused field (or None) and its message, for marking the form."""
+    lang = normalize_lang(lang, "en")   # the form's handler passes the session's language state as it is
     try:
         res = resolve_batch(train_batch_size=_opt_int(tb), train_micro_batch_size_per_gpu=_int(micro),
                             gradient_accumulation_steps=_int(ga), world_size=1 if _int(ws) is None else _int(ws),
@@ -227,6 +223,12 @@ def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size
     except Exception as exc:
         return (_unexpected(exc, lang), ""), None, ""
     return ("", batch_summary_md(res, lang)), None, ""
+
+
+def _heading(key: str, lang: str) -> str:
+    """A form section's heading: the string in bold, first letter capitalised ("model" → "**Model**")."""
+    text = t(key, lang)
+    return f"**{text[:1].upper()}{text[1:]}**"
 
 
 def build_calculators_tab(L: Labels) -> dict[str, Any]:
@@ -244,7 +246,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
     first_mem, _, _ = _run_memory(dict(DEFAULTS), lang)
 
     # ---------------------------------------------------------------- memory
-    L.add(gr.Markdown(f"### {L.text('memory_header')}"), value=lambda l: f"### {t('memory_header', l)}")
+    L.add(gr.Markdown(f"### {L.text('memory_header')}"), value=lambda lg: f"### {t('memory_header', lg)}")
     L.add(gr.Markdown(L.text("calc_live_help")), value="calc_live_help")
     comps: dict[str, Any] = {}
 
@@ -254,7 +256,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
 
     with gr.Row():
         with gr.Column(min_width=240):
-            L.add(gr.Markdown(f"**{L.text('model_section')}**"), value=lambda l: f"**{t('model_section', l)}**")
+            L.add(gr.Markdown(_heading("model_section", lang)), value=lambda lg: _heading("model_section", lg))
             reg("model", gr.Dropdown(model_choices(lang), value=DEFAULTS["model"], label=F("model"), elem_id="m_model"),
                 choices=model_choices)
             reg("finetune", gr.Radio(_literal_choices("finetune"), value=DEFAULTS["finetune"], label=F("finetune"),
@@ -264,7 +266,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg("optimizer", gr.Dropdown(_literal_choices("optimizer"), value=DEFAULTS["optimizer"], label=F("optimizer"),
                                          elem_id="m_optimizer"))
         with gr.Column(min_width=240):
-            L.add(gr.Markdown(f"**{L.text('hardware_section')}**"), value=lambda l: f"**{t('hardware_section', l)}**")
+            L.add(gr.Markdown(f"**{L.text('hardware_section')}**"), value=lambda lg: f"**{t('hardware_section', lg)}**")
             reg("gpu", gr.Dropdown(gpu_choices(lang), value=DEFAULTS["gpu"], label=F("gpu"), elem_id="m_gpu"),
                 choices=gpu_choices)
             reg("zero_stage", gr.Radio([0, 1, 2, 3], value=0, label=F("zero_stage"), elem_id="m_zero"))
@@ -275,7 +277,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                 reg("offload_optimizer", gr.Checkbox(False, label=F("offload_optimizer"), elem_id="m_off_opt"))
                 reg("offload_param", gr.Checkbox(False, label=F("offload_param"), elem_id="m_off_param"))
         with gr.Column(min_width=240):
-            L.add(gr.Markdown(f"**{L.text('training_section')}**"), value=lambda l: f"**{t('training_section', l)}**")
+            L.add(gr.Markdown(f"**{L.text('training_section')}**"), value=lambda lg: f"**{t('training_section', lg)}**")
             reg("train_micro_batch_size_per_gpu", gr.Number(DEFAULTS["train_micro_batch_size_per_gpu"], precision=0,
                                                             label=F("train_micro_batch_size_per_gpu"), elem_id="m_micro"))
             reg("gradient_accumulation_steps", gr.Number(DEFAULTS["gradient_accumulation_steps"], precision=0,
@@ -338,7 +340,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
     first_batch, _, _ = _run_batch(None, DEFAULTS["train_micro_batch_size_per_gpu"],
                                    DEFAULTS["gradient_accumulation_steps"], DEFAULTS["world_size"], DEFAULTS["seq_len"],
                                    None, lang)
-    L.add(gr.Markdown(f"### {L.text('batch_header')}"), value=lambda l: f"### {t('batch_header', l)}")
+    L.add(gr.Markdown(f"### {L.text('batch_header')}"), value=lambda lg: f"### {t('batch_header', lg)}")
     L.add(gr.Markdown(L.text("batch_shared_help")), value="batch_shared_help")
     with gr.Row():
         b_tb = L.add(gr.Number(None, label=F("train_batch_size"), precision=0, elem_id="b_tb"), label="train_batch_size")
@@ -360,7 +362,7 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
     batch_comps = {"train_batch_size": b_tb, "train_micro_batch_size_per_gpu": b_micro,
                    "gradient_accumulation_steps": b_ga, "world_size": b_ws, "seq_len": b_seq, "dataset_size": b_ds}
 
-    def on_batch(*args: Any):
+    def on_batch(*args: Any) -> tuple[Any, ...]:
         outputs, bad, message = _run_batch(*args)
         return (*outputs, *field_marks(batch_comps, bad, message))
 
@@ -370,9 +372,9 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
     comps, m_err, m_summary, m_bar, m_micro, m_ga = handles["memory"]
     fields = list(comps)
 
-    def on_memory(*args: Any):
+    def on_memory(*args: Any) -> tuple[Any, ...]:
         *vals, lang = args
-        outputs, bad, message = _run_memory(dict(zip(fields, vals)), lang)
+        outputs, bad, message = _run_memory(dict(zip(fields, vals, strict=True)), lang)
         return (*outputs, *field_marks(comps, bad, message))
 
     gr.on([comps[f].change for f in fields] + [lang_state.change], on_memory, [comps[f] for f in fields] + [lang_state],

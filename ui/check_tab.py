@@ -14,9 +14,10 @@ from typing import Any
 import gradio as gr
 
 from calculators import CalculatorError
+from calculators.configs import check_config
 from calculators.limits import MAX_CONFIG_CHARS
 
-from .calculators_tab import CUSTOM, check_config, gpu_choices
+from .calculators_tab import CUSTOM, gpu_choices
 from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
 from .factcheck_box import build_factcheck_box, wire_factcheck_box
 from .i18n import t
@@ -39,8 +40,9 @@ def model_choices_for_check(lang: str) -> list[tuple[str, str]]:
     return [(t("config_model_from_text", lang), CUSTOM)] + [(m, m) for m in MODEL_PRESETS]
 
 
-def _world_size(v: Any) -> int | None:
-    """0 / empty (what an empty gr.Number sends) = read it from the config; other values are checked by the doctor."""
+def _world_size(v: Any) -> Any:
+    """0 / empty (what an empty gr.Number sends) = read it from the config (None); a whole float as an int; any
+    other value passes through unchanged, for the doctor to refuse in the user's language."""
     if v is None or v == "" or v == 0:
         return None
     if isinstance(v, float) and math.isfinite(v) and v == int(v):
@@ -68,12 +70,10 @@ def run_check_config(text: str | None, model: str | None, gpu: str | None, world
                      ) -> tuple[str, Any]:
     """(report Markdown, HighlightedText value). Never raises: bad input gets one line in the user's language."""
     lang = "zh" if lang == "zh" else "en"
-    if check_config is None:
-        return t("config_doctor_missing", lang), None
     if not isinstance(text, str) or not text.strip():
         return "ℹ " + t("config_text", lang), None
     if len(text) > MAX_CONFIG_CHARS:
-        return "✘ " + ("配置太长（超过 100,000 字符）。" if lang == "zh" else "Config too long (over 100,000 characters)."), None
+        return "✘ " + t("too_long", lang, n=f"{len(text):,}", max=f"{MAX_CONFIG_CHARS:,}"), None
     try:
         report = check_config(text, gpu=None if gpu in (None, "", CUSTOM) else gpu,
                               model=None if model in (None, "", CUSTOM) else model,
@@ -96,29 +96,25 @@ def build_check_tab(L: Labels) -> dict[str, Any]:
     L.add(gr.Markdown(L.text("check_intro")), value="check_intro")
     with L.add(gr.Accordion(L.text("config_doctor_header"), open=True, elem_id="config-doctor"),
                label="config_doctor_header"):
-        if check_config is None:
-            L.add(gr.Markdown(L.text("config_doctor_missing")), value="config_doctor_missing")
-            doctor = None
-        else:
-            with gr.Row():
-                with gr.Column(scale=3, min_width=300):
-                    text = L.add(gr.Code(None, language="yaml", label=L.text("config_text"), lines=10,
-                                         elem_id="c_text"), label="config_text")
-                with gr.Column(scale=1, min_width=220):
-                    model = L.add(gr.Dropdown(model_choices_for_check(lang), value=CUSTOM, label=L.text("config_model"),
-                                              elem_id="c_model"), label="config_model", choices=model_choices_for_check)
-                    gpu = L.add(gr.Dropdown(gpu_choices(lang), value=CUSTOM, label=L.text("config_gpu"),
-                                            elem_id="c_gpu"), label="config_gpu", choices=gpu_choices)
-                    ws = L.add(gr.Number(None, precision=0, label=L.text("config_ws"), elem_id="c_ws"),
-                               label="config_ws")
-                    btn = L.add(gr.Button(L.text("run_check"), variant="primary", elem_id="run-check"),
-                                value="run_check")
-            marks = L.add(gr.HighlightedText(None, label=L.text("config_marked"), elem_id="config-marked",
-                                             color_map=color_map(lang), show_legend=True, combine_adjacent=False,
-                                             show_whitespaces=True),
-                          label="config_marked", color_map=color_map)
-            out = gr.Markdown("", elem_id="config-report")
-            doctor = dict(text=text, model=model, gpu=gpu, ws=ws, button=btn, marks=marks, out=out)
+        with gr.Row():
+            with gr.Column(scale=3, min_width=300):
+                text = L.add(gr.Code(None, language="yaml", label=L.text("config_text"), lines=10,
+                                     elem_id="c_text"), label="config_text")
+            with gr.Column(scale=1, min_width=220):
+                model = L.add(gr.Dropdown(model_choices_for_check(lang), value=CUSTOM, label=L.text("config_model"),
+                                          elem_id="c_model"), label="config_model", choices=model_choices_for_check)
+                gpu = L.add(gr.Dropdown(gpu_choices(lang), value=CUSTOM, label=L.text("config_gpu"),
+                                        elem_id="c_gpu"), label="config_gpu", choices=gpu_choices)
+                ws = L.add(gr.Number(None, precision=0, label=L.text("config_ws"), elem_id="c_ws"),
+                           label="config_ws")
+                btn = L.add(gr.Button(L.text("run_check"), variant="primary", elem_id="run-check"),
+                            value="run_check")
+        marks = L.add(gr.HighlightedText(None, label=L.text("config_marked"), elem_id="config-marked",
+                                         color_map=color_map(lang), show_legend=True, combine_adjacent=False,
+                                         show_whitespaces=True),
+                      label="config_marked", color_map=color_map)
+        out = gr.Markdown("", elem_id="config-report")
+        doctor = dict(text=text, model=model, gpu=gpu, ws=ws, button=btn, marks=marks, out=out)
     diagnose = build_diagnose_panel(L)
     factcheck = build_factcheck_box(L)
     return dict(doctor=doctor, diagnose=diagnose, factcheck=factcheck)
@@ -126,11 +122,10 @@ def build_check_tab(L: Labels) -> dict[str, Any]:
 
 def wire_check_tab(h: dict[str, Any], lang_state: Any) -> None:
     d = h["doctor"]
-    if d is not None:
-        inputs = [d["text"], d["model"], d["gpu"], d["ws"], lang_state]
-        d["button"].click(run_check_config, inputs, [d["out"], d["marks"]], api_visibility="private")
-        # Changing the model, GPU or GPU count re-checks what is already pasted (no stale verdict).
-        gr.on([d["model"].change, d["gpu"].change, d["ws"].change], run_check_config, inputs,
-              [d["out"], d["marks"]], api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    inputs = [d["text"], d["model"], d["gpu"], d["ws"], lang_state]
+    d["button"].click(run_check_config, inputs, [d["out"], d["marks"]], api_visibility="private")
+    # Changing the model, GPU or GPU count re-checks what is already pasted (no stale verdict).
+    gr.on([d["model"].change, d["gpu"].change, d["ws"].change], run_check_config, inputs,
+          [d["out"], d["marks"]], api_visibility="private", trigger_mode="always_last", show_progress="hidden")
     wire_diagnose_panel(h["diagnose"], lang_state)
     wire_factcheck_box(h["factcheck"], lang_state)

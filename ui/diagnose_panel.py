@@ -12,8 +12,10 @@ import gradio as gr
 
 from calculators import CalculatorError
 from calculators.diagnose import diagnose
+from calculators.lang import Lang
 from calculators.limits import MAX_PASTE_CHARS
 
+from .i18n import t
 from .labels import Labels
 
 log = logging.getLogger("batchbot.diagnose")
@@ -27,8 +29,6 @@ TEXT = {
             "en": "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"},
     "button": {"zh": "诊断", "en": "Diagnose"},
     "empty": {"zh": "ℹ 请先粘贴报错、日志、命令或 nvidia-smi 输出。", "en": "ℹ Paste an error, log, command or nvidia-smi output first."},
-    "too_long": {"zh": f"✘ 粘贴内容太长（超过 {MAX_PASTE_CHARS:,} 字符）。请只粘贴报错附近的部分。",
-                 "en": f"✘ The paste is too long (over {MAX_PASTE_CHARS:,} characters). Paste only the part around the error."},
     "failed": {"zh": "✘ 诊断失败（{name}）。请检查粘贴的内容。", "en": "✘ Diagnosis failed ({name}). Please check the paste."},
 }
 
@@ -37,13 +37,13 @@ def _t(key: str, lang: str) -> str:
     return TEXT[key]["zh" if lang == "zh" else "en"]
 
 
-def run_diagnose(text: str | None, lang: str) -> str:
+def run_diagnose(text: str | None, ui_lang: str) -> str:
     """Markdown for the panel; never raises (bad input gets a message in the user's language)."""
-    lang = "zh" if lang == "zh" else "en"
+    lang: Lang = "zh" if ui_lang == "zh" else "en"
     if not isinstance(text, str) or not text.strip():
         return _t("empty", lang)
     if len(text) > MAX_PASTE:
-        return _t("too_long", lang)
+        return "✘ " + t("too_long", lang, n=f"{len(text):,}", max=f"{MAX_PASTE:,}")   # the chat's wording
     try:
         return diagnose(text, lang=lang).to_markdown(lang)
     except CalculatorError as err:
@@ -56,10 +56,10 @@ def run_diagnose(text: str | None, lang: str) -> str:
 def build_diagnose_panel(L: Labels) -> tuple[Any, Any, Any]:
     """Lay out the panel (inside the Check / diagnose tab); returns (textbox, button, output)."""
     with L.add(gr.Accordion(_t("header", L.lang), open=True, elem_id="diagnose-paste"),
-               label=lambda l: _t("header", l)):
+               label=lambda lg: _t("header", lg)):
         box = L.add(gr.Textbox(None, label=_t("box", L.lang), lines=8, max_lines=30, elem_id="d_text"),
-                    label=lambda l: _t("box", l))
-        btn = L.add(gr.Button(_t("button", L.lang), elem_id="run-diagnose"), value=lambda l: _t("button", l))
+                    label=lambda lg: _t("box", lg))
+        btn = L.add(gr.Button(_t("button", L.lang), elem_id="run-diagnose"), value=lambda lg: _t("button", lg))
         out = gr.Markdown("", elem_id="diagnose-report")
     return box, btn, out
 

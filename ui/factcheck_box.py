@@ -5,6 +5,7 @@ Kept apart from ``check_tab.py`` (its own strings, its own handler) so the two c
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -25,14 +26,14 @@ STRINGS = {
 }
 
 
-def _s(key: str):
+def _s(key: str) -> Callable[[str], str]:
     return lambda lang: STRINGS[key]["zh" if lang == "zh" else "en"]
 
 
 def run_fact_check(text: str | None, lang: str) -> str:
     """The report as Markdown; bad input gives one line saying what is wrong and what is accepted."""
     lang = "zh" if lang == "zh" else "en"
-    if not (text or "").strip():
+    if not isinstance(text, str) or not text.strip():
         return "ℹ " + _s("empty")(lang)
     try:
         return fact_check(strip_check_request(text) or text, lang).to_markdown(lang)

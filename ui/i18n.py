@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from calculators.lang import as_lang, detect_language
+from calculators.lang import Lang, as_lang, detect_language
+from rag.strings import KEY_NAMES, key_name
+from rag.strings import TEXT as ANSWER_TEXT
 
-DEFAULT_LANG = "zh"
-LANGS = ("zh", "en")
+DEFAULT_LANG: Lang = "zh"
+LANGS: tuple[Lang, ...] = ("zh", "en")
 
 STRINGS: dict[str, dict[str, str]] = {
     "title": {"zh": "批次与显存助手", "en": "Batch & memory assistant"},
@@ -60,9 +62,6 @@ STRINGS: dict[str, dict[str, str]] = {
                                   "Please tell the administrator."},
     "empty_question": {"zh": "请输入一个问题，例如：“增大梯度累积会增加显存吗？”",
                        "en": "Please type a question, e.g. “Does a larger gradient_accumulation_steps use more memory?”"},
-    "too_long": {"zh": "问题太长了（{n} 个字符），请精简到 {max} 个字符以内，只保留配置的关键部分。",
-                 "en": "That question is too long ({n} characters). Please keep it under {max} characters — "
-                       "paste only the relevant part of the config."},
     "nonsense": {"zh": "没看懂这个问题。请用一句话描述你的训练设置或疑问，例如模型、显卡、micro batch 和梯度累积步数。",
                  "en": "I could not make sense of that. Please describe your training setup or question in a sentence, "
                        "e.g. model, GPU, micro batch and gradient accumulation steps."},
@@ -72,7 +71,6 @@ STRINGS: dict[str, dict[str, str]] = {
     "tool_title": {"zh": "调用计算器：{name}", "en": "Calculator: {name}"},
     "arguments": {"zh": "参数", "en": "Arguments"},
     "result": {"zh": "结果", "en": "Result"},
-    "sources": {"zh": "参考来源", "en": "Sources"},
     "corrections": {"zh": "纠正的常见误区", "en": "Misconceptions corrected"},
     # calculators
     "batch_header": {"zh": "有效批次（DeepSpeed / HF Trainer）", "en": "Effective batch (DeepSpeed / HF Trainer)"},
@@ -81,7 +79,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "memory_header": {"zh": "每卡显存估算", "en": "Per-GPU memory estimate"},
     "run_batch": {"zh": "计算有效批次", "en": "Compute effective batch"},
     "run_memory": {"zh": "估算显存", "en": "Estimate memory"},
-    "model_section": {"zh": "模型", "en": "Model"},
+    "model_section": KEY_NAMES["model"],   # the field's one name heads its form section (shown capitalised)
     "hardware_section": {"zh": "硬件与并行", "en": "Hardware & parallelism"},
     "training_section": {"zh": "训练设置", "en": "Training setup"},
     "advanced_section": {"zh": "高级（自定义模型、LoRA、通信缓冲区）", "en": "Advanced (custom model, LoRA, communication buffers)"},
@@ -93,8 +91,6 @@ STRINGS: dict[str, dict[str, str]] = {
                     "en": "Paste a DeepSpeed JSON / HF TrainingArguments / LLaMA-Factory YAML"},
     "config_gpu": {"zh": "显卡（可选）", "en": "GPU (optional)"},
     "run_check": {"zh": "检查配置", "en": "Check config"},
-    "config_doctor_missing": {"zh": "配置检查器（calculators/configs.py）尚未安装。",
-                              "en": "The config doctor (calculators/configs.py) is not installed yet."},
     "error_in_field": {"zh": "✘ 字段 `{field}` 有误：{msg}", "en": "✘ Problem with `{field}`: {msg}"},
     # knowledge
     "search": {"zh": "搜索知识卡片", "en": "Search the knowledge cards"},
@@ -110,8 +106,6 @@ STRINGS: dict[str, dict[str, str]] = {
     "col_topics": {"zh": "主题", "en": "Topics"},
     "col_score": {"zh": "相关度", "en": "Score"},
     "misconceptions": {"zh": "常见误区", "en": "Misconceptions"},
-    "wrong": {"zh": "误区", "en": "Wrong"},
-    "correct": {"zh": "纠正", "en": "Correction"},
     # ---- issue #15 (tabs): calculators, check / diagnose, knowledge
     "calc_live_help": {"zh": "改动任何一项，结果立即重新计算（单位 GiB）。",
                        "en": "Results recalculate as you change any field (sizes in GiB)."},
@@ -133,36 +127,40 @@ STRINGS: dict[str, dict[str, str]] = {
     "kb_open_hint": {"zh": "点击一行打开卡片。", "en": "Click a row to open its card."},
     "col_rank": {"zh": "#", "en": "#"},
     "col_sources": {"zh": "来源数", "en": "Sources"},
+    # Shown by the chat tab and written by the answer engine: one wording, owned by rag/strings.py.
+    **{key: ANSWER_TEXT[key] for key in ("too_long", "sources")},
 }
 
-# Field labels: the real config names stay visible so users can copy them.
+# Form labels of the calculators tab: the real config names stay visible so users can copy them. A field the chat
+# also names (its setup line: rag.strings.KEY_NAMES, the one owner of a field's name) writes that name as {name}.
 FIELD_LABELS: dict[str, dict[str, str]] = {
-    "model": {"zh": "模型预设", "en": "Model preset"},
-    "num_params": {"zh": "参数量 num_params（如 7e9；0 = 用预设）", "en": "num_params (e.g. 7e9; 0 = use the preset)"},
+    "model": {"zh": "{name}预设", "en": "{name} preset"},
+    "num_params": {"zh": "{name} num_params（如 7e9；0 = 用预设）", "en": "num_params (model {name}, e.g. 7e9; 0 = use the preset)"},
     "hf_config": {"zh": "config.json（可选，粘贴 JSON）", "en": "config.json (optional, paste JSON)"},
     "hidden_size": {"zh": "hidden_size", "en": "hidden_size"},
     "num_layers": {"zh": "num_layers（层数）", "en": "num_layers"},
     "num_attention_heads": {"zh": "num_attention_heads（注意力头数）", "en": "num_attention_heads"},
     "vocab_size": {"zh": "vocab_size（词表大小）", "en": "vocab_size"},
-    "gpu": {"zh": "显卡预设", "en": "GPU preset"},
-    "gpu_memory_gb": {"zh": "显存 gpu_memory_gb（GiB，0 = 用预设）", "en": "gpu_memory_gb (GiB, 0 = use the preset)"},
-    "precision": {"zh": "精度 precision", "en": "precision"},
+    "gpu": {"zh": "{name} 预设", "en": "{name} preset"},
+    "gpu_memory_gb": {"zh": "{name} gpu_memory_gb（GiB，0 = 用预设）", "en": "gpu_memory_gb ({name} in GiB, 0 = use the preset)"},
+    "precision": {"zh": "{name} precision", "en": "{name}"},
     "optimizer": {"zh": "优化器 optimizer", "en": "optimizer"},
-    "zero_stage": {"zh": "ZeRO 阶段 zero_stage", "en": "zero_stage"},
-    "world_size": {"zh": "数据并行卡数 world_size", "en": "world_size (data-parallel GPUs)"},
-    "num_nodes": {"zh": "节点数 num_nodes", "en": "num_nodes"},
-    "offload_optimizer": {"zh": "offload_optimizer（优化器卸载到 CPU）", "en": "offload_optimizer (to CPU)"},
-    "offload_param": {"zh": "offload_param（参数卸载到 CPU，需 ZeRO-3）", "en": "offload_param (to CPU, needs ZeRO-3)"},
-    "pipeline_parallel_size": {"zh": "流水线并行段数 pipeline_parallel_size", "en": "pipeline_parallel_size"},
-    "finetune": {"zh": "微调方式 finetune", "en": "finetune"},
+    "zero_stage": {"zh": "{name} 阶段 zero_stage", "en": "zero_stage ({name} stage)"},
+    "world_size": {"zh": "数据并行{name} world_size", "en": "world_size (data-parallel {name})"},
+    "num_nodes": {"zh": "{name}数 num_nodes", "en": "num_nodes (number of {name})"},
+    "offload_optimizer": {"zh": "offload_optimizer（{name} 到 CPU）", "en": "offload_optimizer ({name} to CPU)"},
+    "offload_param": {"zh": "offload_param（{name} 到 CPU，需 ZeRO-3）", "en": "offload_param ({name} to CPU, needs ZeRO-3)"},
+    "pipeline_parallel_size": {"zh": "流水线并行段数 pipeline_parallel_size（{name}）", "en": "pipeline_parallel_size ({name})"},
+    "finetune": {"zh": "微调{name} finetune", "en": "finetune ({name})"},
     "lora_rank": {"zh": "lora_rank", "en": "lora_rank"},
     "lora_target_modules": {"zh": "lora_target_modules", "en": "lora_target_modules"},
-    "train_micro_batch_size_per_gpu": {"zh": "微批次 train_micro_batch_size_per_gpu",
-                                       "en": "train_micro_batch_size_per_gpu (micro batch)"},
-    "gradient_accumulation_steps": {"zh": "梯度累积 gradient_accumulation_steps", "en": "gradient_accumulation_steps"},
-    "seq_len": {"zh": "序列长度 seq_len", "en": "seq_len (sequence length)"},
-    "gradient_checkpointing": {"zh": "梯度检查点 gradient_checkpointing", "en": "gradient_checkpointing"},
-    "flash_attention": {"zh": "flash_attention（FlashAttention / SDPA）", "en": "flash_attention (FlashAttention / SDPA)"},
+    "train_micro_batch_size_per_gpu": {"zh": "微批次 train_micro_batch_size_per_gpu（{name}）",
+                                       "en": "train_micro_batch_size_per_gpu ({name})"},
+    "gradient_accumulation_steps": {"zh": "梯度累积步数 gradient_accumulation_steps（{name}）",
+                                    "en": "gradient_accumulation_steps ({name})"},
+    "seq_len": {"zh": "{name} seq_len", "en": "seq_len ({name})"},
+    "gradient_checkpointing": {"zh": "{name} gradient_checkpointing", "en": "gradient_checkpointing ({name})"},
+    "flash_attention": {"zh": "flash_attention（{name} / SDPA）", "en": "flash_attention ({name} / SDPA)"},
     "cuda_context_gb": {"zh": "CUDA 上下文 cuda_context_gb（GiB）", "en": "cuda_context_gb (GiB)"},
     "reduce_bucket_size": {"zh": "reduce_bucket_size（元素数）", "en": "reduce_bucket_size (elements)"},
     "allgather_bucket_size": {"zh": "allgather_bucket_size（元素数）", "en": "allgather_bucket_size (elements)"},
@@ -183,13 +181,12 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
                                  "en": "Allocator reserve fraction (what nvidia-smi shows above the peak)"},
     "bitsandbytes_before_0_43_2": {"zh": "bitsandbytes < 0.43.2（4 位层保留输入）",
                                    "en": "bitsandbytes < 0.43.2 (4-bit layers keep their input)"},
-    "train_batch_size": {"zh": "总批次 train_batch_size（0 或留空 = 推导）", "en": "train_batch_size (0 or empty = derive)"},
+    "train_batch_size": {"zh": "{name} train_batch_size（0 或留空 = 推导）", "en": "train_batch_size ({name}; 0 or empty = derive)"},
     "dataset_size": {"zh": "数据集样本数 dataset_size（0 = 不填）", "en": "dataset_size (0 = not given)"},
-    "batch_seq_len": {"zh": "序列长度 seq_len（0 = 不填）", "en": "seq_len (0 = not given)"},
 }
 
 
-def normalize_lang(value: Any, default: str = DEFAULT_LANG) -> str:
+def normalize_lang(value: Any, default: Lang = DEFAULT_LANG) -> Lang:
     """'zh'/'en' from anything a user or a browser might send ('zh-CN', 'English', None…)."""
     if not isinstance(value, str):
         return default
@@ -202,8 +199,10 @@ def normalize_lang(value: Any, default: str = DEFAULT_LANG) -> str:
 
 
 def t(key: str, lang: str, **kwargs: Any) -> str:
-    """The UI string ``key`` in ``lang``, formatted with ``kwargs``."""
-    entry = STRINGS.get(key) or FIELD_LABELS.get(key)
+    """The UI string ``key`` (a STRINGS key or a form field) in ``lang``, formatted with ``kwargs``."""
+    if key in FIELD_LABELS:
+        return label(key, lang)
+    entry = STRINGS.get(key)
     if entry is None:
         raise KeyError(key)
     text = entry["zh" if lang == "zh" else "en"]
@@ -211,7 +210,13 @@ def t(key: str, lang: str, **kwargs: Any) -> str:
 
 
 def label(field: str, lang: str) -> str:
-    return t(field, lang)
+    """The form label of ``field``: its FIELD_LABELS template with the field's one name (rag.strings.KEY_NAMES)."""
+    template = FIELD_LABELS[field]["zh" if lang == "zh" else "en"]
+    if "{name}" not in template:
+        return template
+    text = template.format(name=key_name(field, lang))
+    # "model preset" → "Model preset"; a label that is only the name stays as the name ("precision").
+    return text[0].upper() + text[1:] if template.startswith("{name}") and template != "{name}" else text
 
 
 def lang_from_accept_language(header: str | None) -> str | None:
@@ -236,7 +241,7 @@ def lang_from_accept_language(header: str | None) -> str | None:
     return best[2] if best else None
 
 
-def text_lang(text: str, fallback: str) -> str:
+def text_lang(text: str, fallback: str) -> Lang:
     """The message's language by the assistant's own detector (calculators.lang), ``fallback`` when it has no letters.
 
     The same rule as the answer's language, so a refusal or a status line is in the language the answer would be.

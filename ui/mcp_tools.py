@@ -10,10 +10,13 @@ same results) from the MCP tool list, so an agent sees each tool once.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gradio as gr
+from gradio.events import api as register_endpoint  # gr.api, imported from where gradio defines it
 
 from calculators import CalculatorError, agent_tools
 
@@ -39,14 +42,14 @@ def _refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
 def register_agent_tools(assistant: Any) -> None:
     """Call inside a gr.Blocks context, after the other endpoints are registered."""
     for fn in (agent_tools.memory_estimate, agent_tools.memory_sweep, agent_tools.config_check):
-        gr.api(_refusing(fn), api_name=fn.__name__)
-    gr.api(_refusing(agent_tools.diagnose), api_name="diagnose_tool")
+        register_endpoint(_refusing(fn), api_name=fn.__name__)
+    register_endpoint(_refusing(agent_tools.diagnose), api_name="diagnose_tool")
 
-    def card_search(query: str, k: int = 3, lang: str = "en") -> list[dict]:
+    def card_search(query: str, k: int = 3, lang: str = "en") -> list[dict[str, Any]]:
         return agent_tools.card_search(query, k, lang, assistant=assistant)
 
     card_search.__doc__ = agent_tools.card_search.__doc__
-    gr.api(_refusing(card_search), api_name="card_search", concurrency_id="assistant")
+    register_endpoint(_refusing(card_search), api_name="card_search", concurrency_id="assistant")
 
 
 def hide_other_endpoints_from_mcp(demo: gr.Blocks) -> None:
@@ -58,8 +61,6 @@ def hide_other_endpoints_from_mcp(demo: gr.Blocks) -> None:
     for block_fn in demo.fns.values():
         if block_fn.fn is None or block_fn.api_name in MCP_API_NAMES:
             continue
-        target = getattr(block_fn.fn, "__func__", block_fn.fn)
-        try:
+        target: Any = getattr(block_fn.fn, "__func__", block_fn.fn)
+        with contextlib.suppress(AttributeError, TypeError):  # a builtin cannot be marked, and is not one of ours
             target._mcp_type = "http_only"
-        except (AttributeError, TypeError):  # a builtin; it cannot be marked, and is not one of ours
-            pass

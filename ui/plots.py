@@ -6,26 +6,24 @@
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Sequence
+from typing import Any
 
 from calculators import GiB
+from calculators.memory_table import CATEGORIES, short_name, verdict_text
+from calculators.memory_table import over_text as over_text  # re-exported: the chart's verdict is the tables' one
+from calculators.units import format_gib, format_gib_value, gib_value_number
 
-CATEGORIES = ("weights", "gradients", "optimizer_states", "activations", "other")
 # Categorical colours (Tableau 10). The GPU-capacity line is drawn in the text colour (``currentColor``),
 # dashed, so it never shares a hue with a category (issue #15: capacity and activations were both red)
 # and it stays visible in dark mode; "does not fit" is marked in the over-capacity colour below.
 COLORS = {"weights": "#4e79a7", "gradients": "#f28e2b", "optimizer_states": "#59a14f",
           "activations": "#e15759", "other": "#9c9c9c", "total": "#4e79a7", "capacity": "currentColor",
           "current": "#b07aa1", "over": "#c2410c", "fits": "#2e7d32"}
-NAMES = {
-    "weights": {"zh": "权重", "en": "weights"},
-    "gradients": {"zh": "梯度", "en": "gradients"},
-    "optimizer_states": {"zh": "优化器状态", "en": "optimizer states"},
-    "activations": {"zh": "激活", "en": "activations"},
-    "other": {"zh": "其他", "en": "other"},
-    "total": {"zh": "每卡合计", "en": "total per GPU"},
-    "capacity": {"zh": "显卡容量", "en": "GPU capacity"},
+# The charts' own words; the categories, the total and the capacity are named by calculators.memory_table.
+NAMES: dict[str, dict[str, str]] = {
     "current": {"zh": "当前设置", "en": "your setting"},
     "not_together": {"zh": "梯度与激活不同时达到峰值（GA=1）", "en": "gradients | activations: not at once (GA=1)"},
     "off_scale": {"zh": "超出坐标范围", "en": "off the scale"},
@@ -41,8 +39,7 @@ AXIS = 'stroke="currentColor" stroke-opacity="0.7"'
 def _nice_max(v: float) -> float:
     if v <= 0:
         return 1.0
-    import math
-    exp = 10 ** math.floor(math.log10(v))
+    exp = 10.0 ** math.floor(math.log10(v))
     for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if m * exp >= v:
             return m * exp
@@ -107,24 +104,6 @@ def _gib_or_none(v: Any) -> float | None:
     return None if v is None else v / GiB
 
 
-def over_text(headroom: int | None, lang: str) -> str:
-    """"+0.02 GiB over" / "超出 0.02 GiB" for a negative headroom, "" otherwise."""
-    if headroom is None or headroom >= 0:
-        return ""
-    over = -headroom / GiB
-    return f"超出 {over:.2f} GiB" if lang == "zh" else f"+{over:.2f} GiB over"
-
-
-def verdict_text(d: dict[str, Any], lang: str) -> str:
-    if d.get("fits") is None:
-        return ""
-    if d["fits"]:
-        spare = (d.get("headroom") or 0) / GiB
-        return f"✔ 放得下（剩余 {spare:.2f} GiB）" if lang == "zh" else f"✔ fits ({spare:.2f} GiB spare)"
-    return (f"✘ 放不下（{over_text(d.get('headroom'), lang)}）" if lang == "zh"
-            else f"✘ does not fit ({over_text(d.get('headroom'), lang)})")
-
-
 def stack(d: dict[str, Any]) -> tuple[list[tuple[str, float, float, int | None]], float]:
     """The bar's segments as (category, base GiB, size GiB, lane) and the peak it reaches.
 
@@ -156,7 +135,10 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
     top = _nice_max(max(total, cap_g or 0) * 1.08)
     w, h, left, right, tp, bottom = (360, 480, 44, 16, 40, 200) if narrow else (620, 360, 60, 250, 40, 40)
     ph = h - tp - bottom
-    y = lambda v: tp + ph - v / top * ph  # noqa: E731
+
+    def y(v: float) -> float:
+        return tp + ph - v / top * ph
+
     title = ("每卡显存构成" if lang == "zh" else "Per-GPU memory breakdown") + f" · {d.get('model_name', '')}"
     head, _ = _title(title, w, False)
     body = [head.replace('font-size="15"', 'font-size="13"') if narrow else head]
@@ -170,24 +152,24 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
         y0, y1 = y(base + v), y(base)
         sx, sw = (bx, bw) if lane is None else (bx + lane * bw / 2, bw / 2)
         body.append(f'<rect class="seg-{c}" x="{sx:.1f}" y="{y0:.1f}" width="{sw:.1f}" height="{max(y1 - y0, 0.5):.1f}" '
-                    f'fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
+                    f'fill="{COLORS[c]}"><title>{escape(short_name(c, lang))}: {format_gib_value(v)}</title></rect>')
         if y1 - y0 > 13:
             body.append(f'<text x="{sx + sw / 2:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="middle" font-size="11" '
-                        f'fill="white">{v:.1f}</text>')
+                        f'fill="white">{gib_value_number(v)}</text>')
     if any(lane is not None for *_, lane in segments):
         body.append(f'<text x="{bx + bw / 2}" y="{tp + ph + 16}" text-anchor="middle" font-size="10" {INK}>'
                     f'{escape(NAMES["not_together"][lang])}</text>')
     body.append(f'<text x="{bx + bw / 2}" y="{y(total) - 6:.1f}" text-anchor="middle" font-size="12" '
-                f'font-weight="bold" {INK}>{total:.1f} GiB</text>')
+                f'font-weight="bold" {INK}>{format_gib_value(total)}</text>')
     if cap_g:
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>'
                     f'<text x="{w - right - 4}" y="{y(cap_g) - 5:.1f}" text-anchor="end" font-size="11" '
-                    f'{INK}>{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
+                    f'{INK}>{escape(short_name("gpu_capacity", lang))} {format_gib_value(cap_g)}</text>')
     body.append(f'<line x1="{left}" x2="{w - right}" y1="{tp + ph}" y2="{tp + ph}" {AXIS}/>')
     lx, ly = (left, tp + ph + 30) if narrow else (w - right + 20, tp + 10)
     for i, c in enumerate(CATEGORIES):
-        label = NAMES[c][lang] + (f" {values[c]:.2f}" if d.get(c) is not None else f" ({NAMES['unknown_act'][lang]})")
+        label = short_name(c, lang) + (f" {gib_value_number(values[c])}" if d.get(c) is not None else f" ({NAMES['unknown_act'][lang]})")
         body.append(f'<rect x="{lx}" y="{ly + i * 22}" width="12" height="12" fill="{COLORS[c]}"/>'
                     f'<text x="{lx + 18}" y="{ly + i * 22 + 11}" font-size="12" {INK}>{escape(label)}</text>')
     i = len(CATEGORIES)
@@ -195,7 +177,7 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
         body.append(f'<line x1="{lx}" x2="{lx + 12}" y1="{ly + i * 22 + 6}" y2="{ly + i * 22 + 6}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
                     f'<text x="{lx + 18}" y="{ly + i * 22 + 11}" font-size="12" {INK}>'
-                    f'{escape(NAMES["capacity"][lang])} {cap_g:.0f}</text>')
+                    f'{escape(short_name("gpu_capacity", lang))} {gib_value_number(cap_g)}</text>')
         i += 1
     if d.get("fits") is not None:
         body.append(f'<text class="verdict" x="{lx}" y="{ly + i * 22 + 14}" font-size="13" font-weight="bold" '
@@ -223,8 +205,13 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
     cur_g = pts[cur_i][1] / GiB if cur_i is not None else None
     top = y_top([p[1] / GiB for p in pts], cap_g, cur_g)
     n = len(pts)
-    x = lambda i: left + (pw * (i / (n - 1)) if n > 1 else pw / 2)  # noqa: E731
-    y = lambda v: tp + ph - min(v, top) / top * ph  # noqa: E731
+
+    def x(i: int) -> float:
+        return left + (pw * (i / (n - 1)) if n > 1 else pw / 2)
+
+    def y(v: float) -> float:
+        return tp + ph - min(v, top) / top * ph
+
     for tv in _ticks(top):
         body.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tv):.1f}" y2="{y(tv):.1f}" {GRID}/>'
                     f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end" font-size="11" {INK}>{_fmt(tv)}</text>')
@@ -244,33 +231,33 @@ def sweep_svg(field: str, points: Sequence[tuple[Any, float | None, float | None
                     f'stroke="{COLORS["current"]}" stroke-width="1.5" stroke-dasharray="3 3"/>'
                     f'<text class="current-label" x="{cx + dx:.1f}" y="{tp + 12}" text-anchor="{anchor}" font-size="11" '
                     f'font-weight="bold" fill="{COLORS["current"]}">{escape(NAMES["current"][lang])}: '
-                    f'{escape(str(pts[cur_i][0]))} → {cur_g:.1f} GiB</text>')
+                    f'{escape(str(pts[cur_i][0]))} → {format_gib_value(cur_g or 0.0)}</text>')
     if cap_g:
         body.append(f'<line class="capacity" x1="{left}" x2="{w - right}" y1="{y(cap_g):.1f}" y2="{y(cap_g):.1f}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="6 4"/>')
     for key, idx in (("total", 1), ("activations", 2)):
-        shown = [(i, p) for i, p in enumerate(pts) if p[idx] is not None]
+        shown = [(i, p[0], b) for i, p in enumerate(pts) if (b := p[idx]) is not None]
         if not shown:
             continue
-        coords = [(x(i), y(p[idx] / GiB)) for i, p in shown]
+        coords = [(x(i), y(b / GiB)) for i, _, b in shown]
         path = " ".join(f"{'M' if j == 0 else 'L'}{cx:.1f},{cy:.1f}" for j, (cx, cy) in enumerate(coords))
         dash = ' stroke-dasharray="2 3"' if key == "activations" else ""
         body.append(f'<path class="line-{key}" d="{path}" fill="none" stroke="{COLORS[key]}" stroke-width="2.5"{dash}/>')
-        for (cx, cy), (i, p) in zip(coords, shown):
-            g = p[idx] / GiB
-            tip = f'<title>{escape(field)}={escape(str(p[0]))}: {g:.2f} GiB</title>'
+        for (cx, cy), (i, value, b) in zip(coords, shown, strict=True):
+            g = b / GiB
+            tip = f'<title>{escape(field)}={escape(str(value))}: {format_gib_value(g)}</title>'
             if g > top:   # off the scale: a triangle on the top edge with the value
                 body.append(f'<path class="off-scale" d="M{cx - 5:.1f},{tp + 6} L{cx + 5:.1f},{tp + 6} L{cx:.1f},{tp - 2} Z" '
                             f'fill="{COLORS[key]}">{tip}</path>')
                 if key == "total":
                     body.append(f'<text x="{cx:.1f}" y="{tp + 18}" text-anchor="middle" font-size="10" {INK}>'
-                                f'{g:.0f}</text>')
+                                f'{_fmt(g)}</text>')   # written like the axis it sits on
             else:
                 r = 5.5 if i == cur_i and key == "total" else 3.5
                 body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r}" fill="{COLORS[key]}">{tip}</circle>')
-    legend = [("total", NAMES["total"][lang]), ("activations", NAMES["activations"][lang])]
+    legend = [("total", short_name("total_per_gpu", lang)), ("activations", short_name("activations", lang))]
     if cap_g:
-        legend.append(("capacity", f"{NAMES['capacity'][lang]} {cap_g:.0f} GiB"))
+        legend.append(("capacity", f"{short_name('gpu_capacity', lang)} {format_gib_value(cap_g)}"))
     for i, (k, text) in enumerate(legend):
         lx, ly = (left + (i % 2) * 160, h - 26 + (i // 2) * 17) if narrow else (left + i * 180, h - 12)
         body.append(f'<rect x="{lx}" y="{ly - 9}" width="14" height="4" fill="{COLORS[k]}"/>'
@@ -291,10 +278,13 @@ def memory_chart_svg(result: Any, lang: str) -> str:
     top = max(total, cap_g or 0) * 1.05 or 1.0
     w, h, left, right, bar_y, bar_h = 520, 104, 8, 8, 40, 22
     pw = w - left - right
-    x = lambda v: left + v / top * pw  # noqa: E731
+
+    def x(v: float) -> float:
+        return left + v / top * pw
+
     title = ("每卡显存" if lang == "zh" else "Memory per GPU") + f" · {d.get('model_name', '')}"
     body = [f'<text x="{left}" y="15" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
-            f'{d["total_per_gpu"] / GiB:.1f} GiB</text>']
+            f'{format_gib(d["total_per_gpu"])}</text>']
     verdict = verdict_text(d, lang)
     if verdict:
         body.append(f'<text class="verdict" x="{left}" y="31" font-size="11" font-weight="bold" '
@@ -302,19 +292,19 @@ def memory_chart_svg(result: Any, lang: str) -> str:
     for c, base, v, lane in segments:
         sy, sh = (bar_y, bar_h) if lane is None else (bar_y + lane * bar_h / 2, bar_h / 2)
         body.append(f'<rect class="seg-{c}" x="{x(base):.1f}" y="{sy:.1f}" width="{max(x(base + v) - x(base), 0.5):.1f}" '
-                    f'height="{sh:.1f}" fill="{COLORS[c]}"><title>{escape(NAMES[c][lang])}: {v:.2f} GiB</title></rect>')
+                    f'height="{sh:.1f}" fill="{COLORS[c]}"><title>{escape(short_name(c, lang))}: {format_gib_value(v)}</title></rect>')
     if cap_g:
         cx = x(cap_g)
         anchor = "end" if cx > w / 2 else "start"
         body.append(f'<line class="capacity" x1="{cx:.1f}" x2="{cx:.1f}" y1="{bar_y - 4}" y2="{bar_y + bar_h + 4}" '
                     f'stroke="{COLORS["capacity"]}" stroke-width="2" stroke-dasharray="4 2"/>'
                     f'<text x="{cx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 15}" text-anchor="{anchor}" '
-                    f'font-size="11" {INK}>{escape(NAMES["capacity"][lang])} {cap_g:.0f} GiB</text>')
-    lx = left
+                    f'font-size="11" {INK}>{escape(short_name("gpu_capacity", lang))} {format_gib_value(cap_g)}</text>')
+    lx: float = left
     for c in CATEGORIES:
         if values[c] <= 0:
             continue
-        text = f"{NAMES[c][lang]} {values[c]:.1f}"
+        text = f"{short_name(c, lang)} {gib_value_number(values[c])}"
         body.append(f'<rect x="{lx}" y="{h - 11}" width="9" height="9" fill="{COLORS[c]}"/>'
                     f'<text x="{lx + 12}" y="{h - 3}" font-size="10" {INK}>{escape(text)}</text>')
         lx += 22 + sum(10 if ord(ch) > 0x2e80 else 5.6 for ch in text)

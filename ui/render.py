@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
+from calculators.memory_table import memory_table as memory_columns_table
+from calculators.memory_table import over_text, row_name
 from calculators.units import format_gib
 
 from .i18n import t
-from .plots import memory_chart_svg, over_text, verdict_text
+from .plots import memory_chart_svg
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 _SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data|file)\s*:")
@@ -66,18 +69,6 @@ def gib(value: int | float | None) -> str:
 
 
 # ---------------------------------------------------------------- tool calls
-_MEMORY_ROWS = (
-    ("weights", {"zh": "权重", "en": "weights"}),
-    ("gradients", {"zh": "梯度", "en": "gradients"}),
-    ("optimizer_states", {"zh": "优化器状态", "en": "optimizer states"}),
-    ("activations", {"zh": "激活", "en": "activations"}),
-    ("other", {"zh": "其他（CUDA 上下文、通信缓冲）", "en": "other (CUDA context, buffers)"}),
-    ("total_per_gpu", {"zh": "**每卡合计**", "en": "**total per GPU**"}),
-    ("gpu_capacity", {"zh": "显卡容量", "en": "GPU capacity"}),
-    ("cpu_total", {"zh": "CPU 内存（offload，每节点）", "en": "CPU memory (offload, per node)"}),
-)
-
-
 def _table(rows: Iterable[tuple[str, str]], head: tuple[str, str]) -> str:
     out = [f"| {head[0]} | {head[1]} |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in rows]
@@ -85,18 +76,8 @@ def _table(rows: Iterable[tuple[str, str]], head: tuple[str, str]) -> str:
 
 
 def memory_table(res: dict[str, Any], lang: str) -> str:
-    rows = []
-    for key, names in _MEMORY_ROWS:
-        if key in res and not (key == "cpu_total" and not res.get(key)):
-            rows.append((names[lang], gib(res.get(key))))
-    if res.get("fits") is not None:
-        rows.append(("结论" if lang == "zh" else "verdict", verdict_text(res, lang)))
-    if res.get("max_micro_batch") is not None:
-        mm = res["max_micro_batch"]
-        shown = str(mm) if mm > 0 else ("无：micro batch 1 也放不下" if lang == "zh"
-                                        else "none: even micro batch 1 does not fit")
-        rows.append(("最大微批次" if lang == "zh" else "largest micro batch that fits", shown))
-    return _table(rows, ("项目" if lang == "zh" else "item", "每卡" if lang == "zh" else "per GPU"))
+    """One estimate as a one-column table (rows, names, verdict and figures: calculators.memory_table)."""
+    return memory_columns_table([(row_name("per_gpu", lang), res)], lang)
 
 
 def batch_table(res: dict[str, Any], lang: str) -> str:
@@ -110,13 +91,13 @@ def batch_table(res: dict[str, Any], lang: str) -> str:
 
 def sweep_table(res: dict[str, Any], lang: str) -> str:
     field = res.get("field", "value")
-    head = f"| {code_span(field)} | {'每卡合计' if lang == 'zh' else 'total per GPU'} | {'激活' if lang == 'zh' else 'activations'} |"
+    head = f"| {code_span(field)} | {row_name('total_per_gpu', lang)} | {row_name('activations', lang)} |"
     out = [head, "|---|---|---|"]
     for p in res.get("points", []):
         est = p.get("estimate", {})
         out.append(f"| {md_escape(p.get('value'))} | {gib(est.get('total_per_gpu'))} | {gib(est.get('activations'))} |")
     if res.get("gpu_capacity"):
-        out.append(f"| {'显卡容量' if lang == 'zh' else 'GPU capacity'} | {gib(res['gpu_capacity'])} | |")
+        out.append(f"| {row_name('gpu_capacity', lang)} | {gib(res['gpu_capacity'])} | |")
     return "\n".join(out)
 
 
@@ -235,7 +216,7 @@ def nearest_fits_md(est: Any, options: list[tuple[str, Any]], lang: str) -> str:
                                  "更大显存的卡，或更短的序列。" if zh else
                                  "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, "
                                  "makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences.")
-    rows = [f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |", "|---|---|---|"]
+    rows = [f"| {'改动' if zh else 'change'} | {row_name('per_gpu', lang)} | {'剩余' if zh else 'spare'} |", "|---|---|---|"]
     for what, e in options:
         rows.append(f"| {md_escape(what)} | {gib(e.total_per_gpu)} | {gib(e.headroom)} |")
     intro = "最接近且能放下的设置：" if zh else "The nearest settings that fit:"
@@ -265,7 +246,7 @@ def field_error_md(field: str, message: str, lang: str) -> str:
 
 # ---------------------------------------------------------------- cards
 def card_title(card: Any, lang: str) -> str:
-    return card.title_zh if lang == "zh" else card.title_en
+    return str(card.title_zh if lang == "zh" else card.title_en)
 
 
 def card_md(card: Any, lang: str) -> str:
