@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from calculators.limits import MAX_QUESTION_CHARS
 
+from .api import is_api_client
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t, text_lang
 from .chat_render import answer_messages, user_message_md
@@ -131,7 +132,7 @@ class ChatController:
             yield (gr.skip(),) * 6
             return
         try:
-            yield from self._respond(question, messages, history, ui_lang, session, token)
+            yield from self._respond(question, messages, history, ui_lang, session, token, is_api_client(request))
         finally:
             self._release(session, token)
 
@@ -168,7 +169,8 @@ class ChatController:
             return self._busy.get(session) is not token
 
     def _respond(self, question: Any, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                 ui_lang: str, session: str | None, token: object | None = None) -> Iterator[tuple[Any, ...]]:
+                 ui_lang: str, session: str | None, token: object | None = None,
+                 api_client: bool = False) -> Iterator[tuple[Any, ...]]:
         busy = (gr.update(interactive=False), gr.update(visible=True))
         idle = (gr.update(interactive=True), gr.update(visible=False))
         msgs = _plain_messages(messages)
@@ -205,10 +207,10 @@ class ChatController:
         first = answer_msgs[0]["content"]
         msgs.append({"role": "assistant", "content": ""})
         answer_index = len(msgs) - 1
-        for part in _chunks(first):
+        for part in [first] if api_client else _chunks(first):   # API clients: the answer at once, no delay
             msgs[-1]["content"] = part
             yield (msgs, history, gr.skip(), "") + busy
-            if self.stream_delay:
+            if self.stream_delay and not api_client:
                 time.sleep(self.stream_delay)
         msgs.extend(answer_msgs[1:])
         if session:   # the server's own record of what it said, for ratings
