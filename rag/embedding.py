@@ -323,6 +323,39 @@ class QueryBatcher:
                 return
 
 
+class _NoLock:
+    """A lock that never blocks, for code that holds a lock around calls that are already thread-safe."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return True
+
+    def release(self) -> None:
+        return None
+
+    def __enter__(self) -> bool:
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def assistant_lock(assistant: Any) -> Any:
+    """The lock callers of ``assistant.ask``/``retrieve`` need: none when its query embeddings go through a
+    :class:`QueryBatcher` (one thread owns the model), else one ``threading.Lock`` (the model is shared).
+
+    Why: the chat held one lock per answer so that threads never shared the model; that also kept
+    concurrent queries from ever meeting in one batch (bench/load.py: 20 sessions ran one answer at a time).
+    """
+    planned = getattr(assistant, "batches_queries", None)   # rag.background: the model is still loading
+    if planned is not None:
+        return _NoLock() if planned else threading.Lock()
+    retriever = getattr(assistant, "retriever", None)
+    model = getattr(retriever, "embed_model", None)
+    if getattr(model, "query_batcher", None) is not None:
+        return _NoLock()
+    return threading.Lock()
+
+
 def batch_settings(env: dict[str, str] | None = None) -> tuple[float, int]:
     """(window in seconds, max batch) from ``BATCHBOT_EMBED_BATCH_WINDOW_MS`` / ``BATCHBOT_EMBED_MAX_BATCH``.
 
@@ -386,17 +419,12 @@ def _batching_class() -> Any:
     return _BATCHING_CLASS
 
 
-def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None,
-                   max_batch: int | None = None) -> "HuggingFaceEmbedding":
-    """Load the model as a llama-index ``HuggingFaceEmbedding`` with the configured prefixes.
+def check_model_setting(settings: EmbeddingSettings) -> str:
+    """The model name to load (a resolved folder path or a hub id), or :class:`EmbeddingLoadError`.
 
-    Query embeddings are micro-batched (:class:`QueryBatcher`) unless the window is 0;
-    ``batch_window_s`` / ``max_batch`` default to :func:`batch_settings` (the environment).
-
-    Raises :class:`EmbeddingLoadError` (never a raw traceback from the loaders) when the
-    folder does not exist or is not a model, or a hub id cannot be resolved offline.
+    Cheap (no import of torch or the loaders): app.py calls it before starting the server, so a
+    setting that names no model stops the start with its reason even though the model loads later.
     """
-    settings = settings or EmbeddingSettings()
     model = settings.model
     if not model or not model.strip():
         raise EmbeddingLoadError(f"embedding model is empty; {_ACCEPTED}")
@@ -411,6 +439,22 @@ def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s:
                 f"embedding model folder '{model}' has neither modules.json nor config.json; {_ACCEPTED}"
             )
         model = str(p.resolve())
+
+    return model
+
+
+def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None,
+                   max_batch: int | None = None) -> "HuggingFaceEmbedding":
+    """Load the model as a llama-index ``HuggingFaceEmbedding`` with the configured prefixes.
+
+    Query embeddings are micro-batched (:class:`QueryBatcher`) unless the window is 0;
+    ``batch_window_s`` / ``max_batch`` default to :func:`batch_settings` (the environment).
+
+    Raises :class:`EmbeddingLoadError` (never a raw traceback from the loaders) when the
+    folder does not exist or is not a model, or a hub id cannot be resolved offline.
+    """
+    settings = settings or EmbeddingSettings()
+    model = check_model_setting(settings)
 
     qp, pp = settings.resolved_query_prefix, settings.resolved_passage_prefix
     try:
@@ -447,9 +491,11 @@ def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s:
 __all__ = [
     "EmbeddingSettings",
     "QueryBatcher",
+    "assistant_lock",
     "batch_settings",
     "EmbeddingLoadError",
     "load_embedding",
+    "check_model_setting",
     "default_prefixes",
     "is_multilingual",
     "bundled_model_path",

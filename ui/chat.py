@@ -18,6 +18,7 @@ import gradio as gr
 from pydantic import ValidationError
 
 from calculators.limits import MAX_QUESTION_CHARS
+from rag.embedding import assistant_lock
 
 from .api import is_api_client
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
@@ -106,7 +107,7 @@ def _chunks(text: str, n: int = 12) -> list[str]:
 class ChatController:
     def __init__(self, assistant: Any, stream_delay: float = 0.03) -> None:
         self.bot = assistant
-        self.lock = threading.Lock()   # one ask() at a time: the embedding model is shared
+        self.lock = assistant_lock(assistant)   # one ask() at a time unless the model's queries are micro-batched
         self.stream_delay = stream_delay
         self.served = ServedAnswers()  # what a like/dislike may refer to, per session
         self._busy: dict[str, object] = {}   # session → token of its answer in progress (a second Enter waits)
