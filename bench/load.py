@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,11 @@ async def _read_result(resp: Any) -> tuple[str, Any]:
     return event or "closed", data
 
 
-async def ask(client: Any, base: str, question: str, history: list | None) -> tuple[str, Any]:
-    r = await client.post(f"{base}gradio_api/call/chat", json={"data": [question, history]})
+async def ask(client: Any, base: str, question: str, history: list | None, session_hash: str | None) -> tuple[str, Any]:
+    body: dict[str, Any] = {"data": [question, history]}
+    if session_hash:
+        body["session_hash"] = session_hash
+    r = await client.post(f"{base}gradio_api/call/chat", json=body)
     if r.status_code != 200:
         return "http", f"{r.status_code} {r.text[:200]}"
     event_id = r.json()["event_id"]
@@ -131,14 +135,17 @@ async def ask(client: Any, base: str, question: str, history: list | None) -> tu
         return await _read_result(resp)
 
 
-async def run_session(client: Any, base: str, session: int, level: Level) -> None:
+async def run_session(client: Any, base: str, session: int, level: Level, reuse_session: bool) -> None:
     history: list | None = None
+    # One Gradio session per conversation, as the page and gradio_client keep one: without a session_hash
+    # Gradio builds a new session state (the config of every component of the app) for every call.
+    session_hash = uuid.uuid4().hex[:11] if reuse_session else None
     for i, (q, expected, fresh) in enumerate(script(session, level.questions)):
         if fresh:
             history = None
         t0 = time.perf_counter()
         try:
-            event, data = await ask(client, base, q, history)
+            event, data = await ask(client, base, q, history, session_hash)
         except Exception as exc:  # noqa: BLE001 - a failed request is counted, the run goes on
             level.problems.append(f"session {session} q{i}: {type(exc).__name__}: {exc}")
             continue
@@ -159,14 +166,14 @@ async def run_session(client: Any, base: str, session: int, level: Level) -> Non
         history = answer.get("history")
 
 
-async def run_level(base: str, sessions: int, questions: int, time_limit: float) -> Level:
+async def run_level(base: str, sessions: int, questions: int, time_limit: float, reuse_session: bool = True) -> Level:
     import httpx
 
     level = Level(sessions, questions)
     limits = httpx.Limits(max_connections=2 * sessions + 10, max_keepalive_connections=2 * sessions + 10)
     timeout = httpx.Timeout(time_limit, connect=30.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
-        tasks = [asyncio.create_task(run_session(client, base, s, level)) for s in range(sessions)]
+        tasks = [asyncio.create_task(run_session(client, base, s, level, reuse_session)) for s in range(sessions)]
         c0, t0 = time.process_time(), time.perf_counter()
         done, pending = await asyncio.wait(tasks, timeout=time_limit)
         level.wall_s, level.cpu_s = time.perf_counter() - t0, time.process_time() - c0
@@ -253,6 +260,8 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per level before sessions are cancelled")
     ap.add_argument("--url", default=None, help="an already running app (default: start python app.py)")
     ap.add_argument("--baseline-s", type=float, default=10.0, help="seconds of bare Assistant.ask (0: skip)")
+    ap.add_argument("--no-session", action="store_true",
+                    help="send no session_hash (each call a new Gradio session, as a bare HTTP client does)")
     ap.add_argument("--server-arg", action="append", default=[], help="extra argument for app.py (repeatable)")
     args = ap.parse_args()
     if any(s < 1 or s > 500 for s in args.sessions) or not 1 <= args.questions <= 1000:
@@ -267,7 +276,8 @@ def main() -> int:
     url = url if url.endswith("/") else url + "/"
     try:
         warm(url)
-        levels = [asyncio.run(run_level(url, s, args.questions, args.time_limit)) for s in args.sessions]
+        levels = [asyncio.run(run_level(url, s, args.questions, args.time_limit, not args.no_session))
+                  for s in args.sessions]
     finally:
         if proc is not None:
             proc.terminate()
