@@ -25,9 +25,9 @@ MAX_BODY_BYTES = 1024 * 1024
 #: the environment variable BATCHBOT_BODY_TIMEOUT_S overrides it.
 BODY_TIMEOUT_S = 30.0
 #: Events waiting in Gradio's queue; the next one is refused with "queue is full". Sized for 100
-#: concurrent sessions with one answer in flight each plus their page's own events (bench/load.py:
-#: 100 sessions × 25 questions, 0 errors; at 64 the 65th waiting event was refused). A waiting event
-#: holds its request body (at most MAX_BODY_BYTES), so this also bounds the queue's memory.
+#: concurrent sessions with one answer in flight each plus their page's own events (with 8 running, 92
+#: wait: more than the earlier 64; bench/load.py --sessions 100, README "Serving a team"). A waiting
+#: event holds its request body (at most MAX_BODY_BYTES), so this also bounds the queue's memory.
 MAX_QUEUE_SIZE = 256
 #: Events of one kind running at once (Gradio's worker threads per concurrency id). Chosen from
 #: bench/load.py, 20 sessions, on 2 cores: see README "Serving a team" for the table per setting.
