@@ -110,14 +110,13 @@ async def _read_result(resp: Any) -> tuple[str, Any]:
     async for line in resp.aiter_lines():
         if line.startswith("event:"):
             event = line[6:].strip()
-        elif line.startswith("data:"):
-            if event in ("complete", "error"):
-                raw = line[5:].strip()
-                try:
-                    data = json.loads(raw)
-                except ValueError:
-                    data = raw
-                return event, data
+        elif line.startswith("data:") and event in ("complete", "error"):
+            raw = line[5:].strip()
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = raw
+            return event, data
     return event or "closed", data
 
 
