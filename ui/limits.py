@@ -25,10 +25,11 @@ MAX_BODY_BYTES = 1024 * 1024
 #: the environment variable BATCHBOT_BODY_TIMEOUT_S overrides it.
 BODY_TIMEOUT_S = 30.0
 #: Events waiting in Gradio's queue; the next one is refused with "queue is full". Sized for 100
-#: concurrent sessions with one answer in flight each plus their page's own events (with 8 running, 92
-#: wait: more than the earlier 64; bench/load.py --sessions 100, README "Serving a team"). A waiting
-#: event holds its request body (at most MAX_BODY_BYTES), so this also bounds the queue's memory.
-MAX_QUEUE_SIZE = 256
+#: concurrent API sessions with one answer in flight each (with 8 running, 92 wait: more than the earlier 64; bench/load.py --sessions 100, README "Serving a team"). Not more:
+#: each event from a new session costs Gradio a session state (the config of every component, kept even
+#: when the event is refused: tests/test_hostile.py's flood of 3 × 128 grew the server by 208 MB, over
+#: its 200 MB bound), and a waiting event holds its request body (at most MAX_BODY_BYTES).
+MAX_QUEUE_SIZE = 100
 #: Events of one kind running at once (Gradio's worker threads per concurrency id). Chosen from
 #: bench/load.py, 20 sessions, on 2 cores: see README "Serving a team" for the table per setting.
 #: More running answers put more queries into one batched embedding forward pass
