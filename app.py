@@ -107,20 +107,40 @@ def main(argv: list[str] | None = None) -> int | None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.embed_model:
         os.environ["BATCHBOT_EMBED_MODEL"] = args.embed_model
-    from rag import Assistant
-    from rag.cards import CardError
-    from rag.embedding import EmbeddingLoadError
-    try:
-        assistant = Assistant(embed_model=args.embed_model) if args.embed_model else Assistant()
+    from rag.background import BackgroundAssistant
+    from rag.cards import CardError, load_cards
+    from rag.embedding import EmbeddingLoadError, EmbeddingSettings, batch_settings, check_model_setting
+    try:   # the cheap checks first: a bad card or model setting stops the start with its reason
+        cards = load_cards()
+        check_model_setting(EmbeddingSettings.from_env())
     except (CardError, EmbeddingLoadError) as err:  # refuse to start, with the reason, not a traceback
         print(f"batchbot: cannot start: {err}", file=sys.stderr)
         return 2
-    import torch
-    torch.set_num_threads(args.torch_threads)
+    threads = args.torch_threads
+
+    def build_assistant(cards: list) -> object:
+        from rag import Assistant
+        bot = Assistant(cards=cards, embed_model=args.embed_model) if args.embed_model else Assistant(cards=cards)
+        import torch
+        torch.set_num_threads(threads)
+        return bot
+
+    # The model, its cache and BM25 load on a thread while Gradio builds and starts (bench/cold_start.py:
+    # the server answers HTTP before the model is ready; a question asked meanwhile waits for it).
+    assistant = BackgroundAssistant(build_assistant, cards, batches_queries=batch_settings()[0] > 0)
     demo = build_app(assistant, embed=args.embed, lang=args.lang)
     # build_app() already set the queue limits and BatchBotBlocks.launch() the body/upload limits (ui/limits.py).
     demo.launch(server_name=args.host, server_port=args.port, root_path=args.root_path or None,
-                show_error=False, mcp_server=args.mcp or None)  # None: Gradio reads GRADIO_MCP_SERVER
+                show_error=False, mcp_server=args.mcp or None,   # None: Gradio reads GRADIO_MCP_SERVER
+                prevent_thread_lock=True)
+    try:
+        assistant.wait()
+    except Exception as err:  # noqa: BLE001 - the model failed to load after all: stop, with the reason
+        print(f"batchbot: cannot start: {type(err).__name__}: {err}", file=sys.stderr)
+        demo.close()
+        return 2
+    demo.block_thread()
+    return None
 
 
 if __name__ == "__main__":

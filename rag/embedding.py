@@ -31,10 +31,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import queue
 import re
+import threading
+import time
+from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +55,19 @@ ENV_MODEL = "BATCHBOT_EMBED_MODEL"
 ENV_DEVICE = "BATCHBOT_EMBED_DEVICE"
 ENV_QUERY_PREFIX = "BATCHBOT_QUERY_PREFIX"
 ENV_PASSAGE_PREFIX = "BATCHBOT_PASSAGE_PREFIX"
+ENV_BATCH_WINDOW_MS = "BATCHBOT_EMBED_BATCH_WINDOW_MS"
+ENV_MAX_BATCH = "BATCHBOT_EMBED_MAX_BATCH"
+
+#: How long the batcher waits for more queries after the first of a batch (ms). Queries that arrive
+#: while a forward pass runs are queued anyway and go into the next batch, so the window only has to
+#: catch queries arriving together; 2 ms is ~2-10% of one query's forward pass on CPU
+#: (bench/embedding_batch.py). 0 turns batching off (each query embedded by the calling thread).
+DEFAULT_BATCH_WINDOW_MS = 2.0
+#: Largest batch of queries in one forward pass (bench/embedding_batch.py: per-query cost stops
+#: falling beyond ~8-16 on CPU; 32 bounds the latency of the last query of a batch).
+DEFAULT_MAX_BATCH = 32
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddingLoadError(RuntimeError):
@@ -207,13 +225,206 @@ def _looks_like_path(model: str) -> bool:
     )
 
 
-def load_embedding(settings: EmbeddingSettings | None = None) -> "HuggingFaceEmbedding":
-    """Load the model as a llama-index ``HuggingFaceEmbedding`` with the configured prefixes.
+class QueryBatcher:
+    """Micro-batcher: concurrent query embeddings collected for a short window, embedded in one forward pass.
 
-    Raises :class:`EmbeddingLoadError` (never a raw traceback from the loaders) when the
-    folder does not exist or is not a model, or a hub id cannot be resolved offline.
+    Why: each chat answer embeds one query (about 80% of a warm answer on CPU). Under concurrent
+    sessions, one forward pass over 8 queries costs far less than 8 passes (bench/embedding_batch.py),
+    and one thread owning the model also makes the query path thread-safe (a Hugging Face fast
+    tokenizer shared by threads can fail with "Already borrowed"), so callers need no lock.
+
+    ``encode`` maps a list of texts to a list of vectors (same order); it runs on one worker thread
+    only. The worker takes the first waiting query, then anything else already queued or arriving
+    within ``window_s``, up to ``max_batch``. Each caller gets its own vector or the exception of its
+    batch. The thread is a daemon and starts on the first call; :meth:`close` stops it.
     """
-    settings = settings or EmbeddingSettings()
+
+    def __init__(self, encode: Callable[[list[str]], Sequence[Sequence[float]]], window_s: float = 0.002,
+                 max_batch: int = DEFAULT_MAX_BATCH, name: str = "query-embed-batcher") -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        self._encode = encode
+        self.window_s = max(0.0, float(window_s))
+        self.max_batch = int(max_batch)
+        self._queue: "queue.SimpleQueue[tuple[str, Future] | None]" = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._name = name
+        self._closed = False
+        #: sizes of the batches run so far (the last 1000), for benchmarks and tests
+        self.batch_sizes: list[int] = []
+
+    def embed(self, text: str) -> list[float]:
+        """The vector of one text, computed in a batch with whatever other queries wait now."""
+        if self._closed:
+            raise RuntimeError("QueryBatcher is closed")
+        self._ensure_thread()
+        fut: Future = Future()
+        self._queue.put((text, fut))
+        return fut.result()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=10)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._start_lock:
+            if self._thread is None:
+                t = threading.Thread(target=self._run, name=self._name, daemon=True)
+                t.start()
+                self._thread = t
+
+    def _collect(self, first: tuple[str, Future]) -> tuple[list[tuple[str, Future]], bool]:
+        batch, stop = [first], False
+        deadline = time.monotonic() + self.window_s
+        while len(batch) < self.max_batch:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    item = self._queue.get(timeout=left)
+                except queue.Empty:
+                    break
+            if item is None:
+                stop = True
+                break
+            batch.append(item)
+        return batch, stop
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch, stop = self._collect(first)
+            live = [(text, fut) for text, fut in batch if fut.set_running_or_notify_cancel()]
+            if live:
+                try:
+                    vectors = self._encode([text for text, _ in live])
+                    if len(vectors) != len(live):
+                        raise RuntimeError(f"encoder returned {len(vectors)} vectors for {len(live)} texts")
+                except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets the error
+                    for _, fut in live:
+                        fut.set_exception(exc)
+                else:
+                    for (_, fut), vec in zip(live, vectors):
+                        fut.set_result([float(x) for x in vec])
+                self.batch_sizes.append(len(live))
+                if len(self.batch_sizes) > 1000:
+                    del self.batch_sizes[:500]
+            if stop:
+                return
+
+
+class _NoLock:
+    """A lock that never blocks, for code that holds a lock around calls that are already thread-safe."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return True
+
+    def release(self) -> None:
+        return None
+
+    def __enter__(self) -> bool:
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def assistant_lock(assistant: Any) -> Any:
+    """The lock callers of ``assistant.ask``/``retrieve`` need: none when its query embeddings go through a
+    :class:`QueryBatcher` (one thread owns the model), else one ``threading.Lock`` (the model is shared).
+
+    Why: the chat held one lock per answer so that threads never shared the model; that also kept
+    concurrent queries from ever meeting in one batch (bench/load.py: 20 sessions ran one answer at a time).
+    """
+    planned = getattr(assistant, "batches_queries", None)   # rag.background: the model is still loading
+    if planned is not None:
+        return _NoLock() if planned else threading.Lock()
+    retriever = getattr(assistant, "retriever", None)
+    model = getattr(retriever, "embed_model", None)
+    if getattr(model, "query_batcher", None) is not None:
+        return _NoLock()
+    return threading.Lock()
+
+
+def batch_settings(env: dict[str, str] | None = None) -> tuple[float, int]:
+    """(window in seconds, max batch) from ``BATCHBOT_EMBED_BATCH_WINDOW_MS`` / ``BATCHBOT_EMBED_MAX_BATCH``.
+
+    Values that are not numbers in range (window 0-100 ms, batch 1-256) keep the defaults, with a warning.
+    """
+    env = dict(os.environ if env is None else env)
+    window, size = DEFAULT_BATCH_WINDOW_MS, DEFAULT_MAX_BATCH
+    raw = env.get(ENV_BATCH_WINDOW_MS, "").strip()
+    if raw:
+        try:
+            value = float(raw)
+            if not 0 <= value <= 100:
+                raise ValueError
+            window = value
+        except ValueError:
+            log.warning("%s=%r is not a number of ms from 0 to 100; using %s", ENV_BATCH_WINDOW_MS, raw, window)
+    raw = env.get(ENV_MAX_BATCH, "").strip()
+    if raw:
+        try:
+            number = int(raw)
+            if not 1 <= number <= 256:
+                raise ValueError
+            size = number
+        except ValueError:
+            log.warning("%s=%r is not an integer from 1 to 256; using %s", ENV_MAX_BATCH, raw, size)
+    return window / 1000.0, size
+
+
+_BATCHING_CLASS: Any = None
+
+
+def _batching_class() -> Any:
+    """``HuggingFaceEmbedding`` whose query embeddings go through a :class:`QueryBatcher` (built lazily:
+    llama-index is a heavy import). Still a llama-index ``BaseEmbedding``: passages, async calls and
+    llama-index indexes work as before."""
+    global _BATCHING_CLASS
+    if _BATCHING_CLASS is None:
+        from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+        from pydantic import PrivateAttr
+
+        class BatchingHuggingFaceEmbedding(HuggingFaceEmbedding):
+            _batcher: Optional[QueryBatcher] = PrivateAttr(default=None)
+
+            def enable_query_batching(self, window_s: float, max_batch: int) -> None:
+                self._batcher = QueryBatcher(lambda texts: self._embed(texts, prompt_name="query"),
+                                             window_s=window_s, max_batch=max_batch)
+
+            @property
+            def query_batcher(self) -> Optional[QueryBatcher]:
+                return self._batcher
+
+            def _get_query_embedding(self, query: str) -> list[float]:
+                if self._batcher is None:
+                    return super()._get_query_embedding(query)
+                return self._batcher.embed(query)
+
+            async def _aget_query_embedding(self, query: str) -> list[float]:
+                return self._get_query_embedding(query)
+
+        _BATCHING_CLASS = BatchingHuggingFaceEmbedding
+    return _BATCHING_CLASS
+
+
+def check_model_setting(settings: EmbeddingSettings) -> str:
+    """The model name to load (a resolved folder path or a hub id), or :class:`EmbeddingLoadError`.
+
+    Cheap (no import of torch or the loaders): app.py calls it before starting the server, so a
+    setting that names no model stops the start with its reason even though the model loads later.
+    """
     model = settings.model
     if not model or not model.strip():
         raise EmbeddingLoadError(f"embedding model is empty; {_ACCEPTED}")
@@ -229,13 +440,27 @@ def load_embedding(settings: EmbeddingSettings | None = None) -> "HuggingFaceEmb
             )
         model = str(p.resolve())
 
+    return model
+
+
+def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None,
+                   max_batch: int | None = None) -> "HuggingFaceEmbedding":
+    """Load the model as a llama-index ``HuggingFaceEmbedding`` with the configured prefixes.
+
+    Query embeddings are micro-batched (:class:`QueryBatcher`) unless the window is 0;
+    ``batch_window_s`` / ``max_batch`` default to :func:`batch_settings` (the environment).
+
+    Raises :class:`EmbeddingLoadError` (never a raw traceback from the loaders) when the
+    folder does not exist or is not a model, or a hub id cannot be resolved offline.
+    """
+    settings = settings or EmbeddingSettings()
+    model = check_model_setting(settings)
+
     qp, pp = settings.resolved_query_prefix, settings.resolved_passage_prefix
     try:
         device = settings.resolved_device
         from huggingface_hub import constants as hf_constants
-        from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-
-        emb = HuggingFaceEmbedding(
+        emb = _batching_class()(
             model_name=model,
             device=device,
             # the standard HF cache (llama-index would otherwise use its own cache folder)
@@ -256,13 +481,21 @@ def load_embedding(settings: EmbeddingSettings | None = None) -> "HuggingFaceEmb
     st = emb._model
     st.prompts = {**{k: "" for k in st.prompts}, "query": qp, "text": pp, "document": pp}
     st.default_prompt_name = None
+    env_window, env_batch = batch_settings()
+    window = env_window if batch_window_s is None else batch_window_s
+    if window > 0:
+        emb.enable_query_batching(window, env_batch if max_batch is None else max_batch)
     return emb
 
 
 __all__ = [
     "EmbeddingSettings",
+    "QueryBatcher",
+    "assistant_lock",
+    "batch_settings",
     "EmbeddingLoadError",
     "load_embedding",
+    "check_model_setting",
     "default_prefixes",
     "is_multilingual",
     "bundled_model_path",

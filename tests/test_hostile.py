@@ -118,7 +118,9 @@ def server(tmp_path_factory) -> Iterator[Server]:
         if proc.poll() is not None:
             pytest.fail(f"app.py exited with {proc.returncode}: {log.read_text()[-2000:]}")
         try:
-            if httpx.get(url + "/config", timeout=2).status_code == 200:
+            # The page answers while the model loads on its thread (rag/background.py); RSS bounds are
+            # measured from a fully loaded server, so wait for the model too.
+            if httpx.get(url + "/config", timeout=2).status_code == 200 and "assistant ready" in log.read_text():
                 break
         except httpx.HTTPError:
             pass

@@ -98,8 +98,7 @@ def load(url: str, clients: int, questions: int) -> dict[str, Any]:
 
 def launch(assistant: Any = None) -> tuple[Any, str]:
     from app import build_app
-    demo = build_app(assistant) if assistant is not None else build_app()
-    demo.queue(default_concurrency_limit=4)   # as app.py main() does
+    demo = build_app(assistant) if assistant is not None else build_app()   # queue limits as app.py (ui/limits.py)
     port = free_port()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
     return demo, f"http://127.0.0.1:{port}/"

@@ -16,7 +16,7 @@ from .style import TAB_FROM_URL_JS, TAB_IN_URL_JS, head_style, theme
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
 from .labels import Labels
-from .limits import CONCURRENCY_LIMIT, MAX_QUEUE_SIZE, launch_settings
+from .limits import MAX_QUEUE_SIZE, concurrency_limit, launch_settings
 
 CSS = """
 .batchbot-header h1 { margin-bottom: 0.2em; }
@@ -148,5 +148,5 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         register_agent_tools(assistant)
     hide_other_endpoints_from_mcp(demo)
     # A bounded queue: event number MAX_QUEUE_SIZE + 1 is refused ("queue is full"), not stored.
-    demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=MAX_QUEUE_SIZE)
+    demo.queue(default_concurrency_limit=concurrency_limit(), max_size=MAX_QUEUE_SIZE)
     return demo

@@ -18,7 +18,9 @@ import gradio as gr
 from pydantic import ValidationError
 
 from calculators.limits import MAX_QUESTION_CHARS
+from rag.embedding import assistant_lock
 
+from .api import is_api_client
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t, text_lang
 from .chat_render import answer_messages, user_message_md
@@ -105,7 +107,7 @@ def _chunks(text: str, n: int = 12) -> list[str]:
 class ChatController:
     def __init__(self, assistant: Any, stream_delay: float = 0.03) -> None:
         self.bot = assistant
-        self.lock = threading.Lock()   # one ask() at a time: the embedding model is shared
+        self.lock = assistant_lock(assistant)   # one ask() at a time unless the model's queries are micro-batched
         self.stream_delay = stream_delay
         self.served = ServedAnswers()  # what a like/dislike may refer to, per session
         self._busy: dict[str, object] = {}   # session → token of its answer in progress (a second Enter waits)
@@ -131,7 +133,7 @@ class ChatController:
             yield (gr.skip(),) * 6
             return
         try:
-            yield from self._respond(question, messages, history, ui_lang, session, token)
+            yield from self._respond(question, messages, history, ui_lang, session, token, is_api_client(request))
         finally:
             self._release(session, token)
 
@@ -168,7 +170,8 @@ class ChatController:
             return self._busy.get(session) is not token
 
     def _respond(self, question: Any, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                 ui_lang: str, session: str | None, token: object | None = None) -> Iterator[tuple[Any, ...]]:
+                 ui_lang: str, session: str | None, token: object | None = None,
+                 api_client: bool = False) -> Iterator[tuple[Any, ...]]:
         busy = (gr.update(interactive=False), gr.update(visible=True))
         idle = (gr.update(interactive=True), gr.update(visible=False))
         msgs = _plain_messages(messages)
@@ -205,10 +208,10 @@ class ChatController:
         first = answer_msgs[0]["content"]
         msgs.append({"role": "assistant", "content": ""})
         answer_index = len(msgs) - 1
-        for part in _chunks(first):
+        for part in [first] if api_client else _chunks(first):   # API clients: the answer at once, no delay
             msgs[-1]["content"] = part
             yield (msgs, history, gr.skip(), "") + busy
-            if self.stream_delay:
+            if self.stream_delay and not api_client:
                 time.sleep(self.stream_delay)
         msgs.extend(answer_msgs[1:])
         if session:   # the server's own record of what it said, for ratings

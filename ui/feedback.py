@@ -1,6 +1,8 @@
-"""Like/dislike feedback, appended to a local JSONL file.
+"""Like/dislike feedback: validated here, stored in a database (ui/feedback_store.py: SQLite by default,
+``BATCHBOT_FEEDBACK_DB`` for a path or a database URL) or, when ``BATCHBOT_FEEDBACK_FILE`` is set, appended
+to that JSONL file (one process only).
 
-One JSON object per line; the file is only ever opened in append mode, so
+JSONL: one JSON object per line; the file is only ever opened in append mode, so
 earlier lines are never rewritten or lost. A reason given later is a separate
 line pointing at the feedback's id.
 
@@ -23,6 +25,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
+from .feedback_store import database_store
+
 DEFAULT_FEEDBACK_FILE = "feedback/feedback.jsonl"
 MAX_FIELD_CHARS = 8000
 MAX_REASON_CHARS = 2000
@@ -31,7 +35,11 @@ MAX_MESSAGE_INDEX = 10_000
 _lock = threading.Lock()
 
 
-def feedback_path() -> Path:
+def feedback_path() -> Path | str:
+    """Where feedback goes, for messages: the JSONL file, the SQLite file, or the database URL without password."""
+    store = database_store()
+    if store is not None:
+        return store.location
     return Path(os.environ.get("BATCHBOT_FEEDBACK_FILE") or DEFAULT_FEEDBACK_FILE)
 
 
@@ -99,11 +107,16 @@ def append_feedback(record: dict[str, Any] | RatingRecord | ReasonRecord, path: 
     """Validate and append one record (with id and timestamp added).
 
     Raises OSError when the file cannot be written, pydantic.ValidationError for a bad record.
+    ``path``: this JSONL file, whatever the settings say.
     """
-    path = path or feedback_path()
     if isinstance(record, dict):
         record = (ReasonRecord if record.get("type") == "reason" else RatingRecord)(**record)
     rec = {"id": uuid.uuid4().hex, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record.model_dump()}
+    store = database_store() if path is None else None
+    if store is not None:
+        store.append(rec)
+        return rec
+    path = Path(path or feedback_path())
     # ensure_ascii: U+2028/U+0085 and every other non-ASCII character become \\uXXXX, so the line
     # has exactly one newline, its last byte.
     line = json.dumps(rec, ensure_ascii=True) + "\n"

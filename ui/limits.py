@@ -24,10 +24,18 @@ MAX_BODY_BYTES = 1024 * 1024
 #: A client must finish sending its body within this many seconds (slow-body clients);
 #: the environment variable BATCHBOT_BODY_TIMEOUT_S overrides it.
 BODY_TIMEOUT_S = 30.0
-#: Events waiting in Gradio's queue; the next one is refused with "queue is full".
-MAX_QUEUE_SIZE = 64
-#: Events of one kind running at once (the chat is additionally serialised by one lock).
-CONCURRENCY_LIMIT = 4
+#: Events waiting in Gradio's queue; the next one is refused with "queue is full". Sized for 100
+#: concurrent API sessions with one answer in flight each (with 8 running, 92 wait: more than the earlier 64; bench/load.py --sessions 100, README "Serving a team"). Not more:
+#: each event from a new session costs Gradio a session state (the config of every component, kept even
+#: when the event is refused: tests/test_hostile.py's flood of 3 × 128 grew the server by 208 MB, over
+#: its 200 MB bound), and a waiting event holds its request body (at most MAX_BODY_BYTES).
+MAX_QUEUE_SIZE = 100
+#: Events of one kind running at once (Gradio's worker threads per concurrency id). Chosen from
+#: bench/load.py, 20 sessions, on 2 cores: see README "Serving a team" for the table per setting.
+#: More running answers put more queries into one batched embedding forward pass
+#: (rag.embedding.QueryBatcher), while each runs slower under the GIL; BATCHBOT_CONCURRENCY overrides it.
+CONCURRENCY_LIMIT = 8
+ENV_CONCURRENCY = "BATCHBOT_CONCURRENCY"
 #: The app has no file inputs; Gradio's own upload limit is set as low as it goes, and
 #: BodyLimitMiddleware refuses POST .../upload outright.
 MAX_FILE_SIZE = "1kb"
@@ -42,6 +50,21 @@ def launch_settings() -> dict[str, Any]:
     from starlette.middleware import Middleware
     return {"max_file_size": MAX_FILE_SIZE, "enable_monitoring": False,
             "app_kwargs": {"middleware": [Middleware(BodyLimitMiddleware, timeout=body_timeout())]}}
+
+
+def concurrency_limit(env: dict[str, str] | None = None) -> int:
+    """CONCURRENCY_LIMIT, or BATCHBOT_CONCURRENCY when it is an integer from 1 to 64 (else a warning)."""
+    raw = (os.environ if env is None else env).get(ENV_CONCURRENCY, "").strip()
+    if not raw:
+        return CONCURRENCY_LIMIT
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if 1 <= value <= 64:
+        return value
+    log.warning("%s=%r is not an integer from 1 to 64; using %d", ENV_CONCURRENCY, raw, CONCURRENCY_LIMIT)
+    return CONCURRENCY_LIMIT
 
 
 def body_timeout(env: dict[str, str] | None = None) -> float:
