@@ -94,11 +94,14 @@ class SqliteStore:
             raise OSError(f"cannot open the feedback database: {exc}") from None
         return con
 
+    def _initialised(self) -> bool:
+        return self._ready
+
     def _init(self, con: sqlite3.Connection) -> None:
         if self._ready:
             return
         with self._init_lock:
-            if self._ready:
+            if self._initialised():   # another thread may have finished while this one waited for the lock
                 return
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
