@@ -122,16 +122,29 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
 
 
 # ---------------------------------------------------------------- 6 (language), 11 (examples ask)
-def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_server):
-    ctx, page = new_page(browser, "desktop", locale="zh-CN")
+def examples_whole(page: Any) -> None:
+    """Every example card shows its whole question: nothing clipped, nothing off screen sideways."""
+    examples = page.locator("#chatbot .example-text")
+    for i in range(examples.count()):
+        assert examples.nth(i).evaluate("e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1")
+        box = examples.nth(i).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 1, box
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_server, size):
+    ctx, page = new_page(browser, size, locale="zh-CN")
     page.goto(app_server.url + "/")
     examples = page.locator("#chatbot .example-text")
     examples.first.wait_for()
     assert all(__import__("re").search(CJK, x) for x in examples.all_inner_texts())
+    examples_whole(page)
     assert "Enter 发送" in page.locator("#chat-hint").inner_text()
     page.locator("#lang-toggle").get_by_text("English").click()
     page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
     page.locator("#chatbot").get_by_text("Does increasing gradient_accumulation_steps").wait_for()
+    assert not any(__import__("re").search(CJK, x) for x in examples.all_inner_texts())
+    examples_whole(page)
     # An example asks itself.
     page.locator("#chatbot .example-text").first.click()
     wait_answer_done(page, 1)
@@ -142,13 +155,63 @@ def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_s
     small.wait_for()
     assert small.is_visible() and not page.locator(".batchbot-header").is_visible()
     page.get_by_role("tab", name="对话").wait_for()
+    assert in_view(page, small) and in_view(page, "#question textarea")
+    examples_whole(page)
+    shot(page, f"embed_{size}_zh.png")
     small.get_by_text("English").click()
     page.get_by_role("tab", name="Chat").wait_for()
     page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
+    page.locator("#chatbot").get_by_text("Does increasing gradient_accumulation_steps").wait_for()
     # Without ?embed=1 the small switch is not shown (the header has the full one).
     page.goto(app_server.url + "/?lang=zh")
     page.locator("#lang-toggle").wait_for()
     assert not page.locator("#lang-toggle-embed").is_visible()
+    ctx.close()
+
+
+# ---------------------------------------------------------------- 6 (answer language, GiB), 8 (a pasted config as code)
+DS_JSON = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": {"stage": 2}\n}'
+OUR_GB = __import__("re").compile(r"(?<![\w.-])\d+(?:\.\d+)?\s?GB\b")   # "12.3 GB"; not a GPU's name ("A100-80GB")
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer_with_gib(browser, app_server, size):
+    ctx, page = new_page(browser, size, locale="zh-CN")
+    page.goto(app_server.url + "/?lang=zh")
+    page.locator("#chatbot .example-text").first.wait_for()
+    page.locator("#question textarea").fill(DS_JSON)                          # no Chinese in the message
+    page.locator("#send").click()
+    wait_answer_done(page, 1)
+    user = page.locator("#chatbot .message-row.user-row").last
+    assert user.locator("pre code, pre").count() >= 1                            # shown as code, lines kept
+    assert '"gradient_accumulation_steps": 8' in user.locator("pre").first.inner_text()
+    bot = page.locator("#chatbot .message-row.bot-row")
+    first = bot.first.inner_text()
+    assert len(__import__("re").findall(CJK, first)) >= 10, first[:300]          # answered in Chinese
+    # The same message in the English UI is answered in English; Chinese text always in Chinese.
+    page.locator("#lang-toggle").get_by_text("English").click()
+    page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
+    page.locator("#question textarea").fill(FIT_EN)
+    page.locator("#send").click()
+    wait_answer_done(page, 2)
+    answer = page.locator("#chatbot .message-row.bot-row").filter(has_text="does not fit").last
+    answer.wait_for()
+    assert "GiB" in answer.inner_text() and not OUR_GB.search(answer.inner_text())
+    n = page.locator("#chatbot .message-row.bot-row").count()
+    page.locator("#question textarea").fill(GA_ZH)
+    page.locator("#send").click()
+    wait_answer_done(page, 3)
+    verdict = page.locator("#chatbot .message-row.bot-row").nth(n).inner_text()
+    assert __import__("re").search(CJK + "{6}", verdict), verdict[:300]
+    # GiB for our own figures everywhere: the chat's answers and titles, the calculators.
+    bots = " ".join(page.locator("#chatbot .message-row.bot-row").all_inner_texts())
+    titles = " ".join(page.locator("#chatbot .title, #chatbot button.title").all_inner_texts())
+    assert not OUR_GB.search(bots) and not OUR_GB.search(titles), OUR_GB.findall(bots + titles)[:5]
+    page.get_by_role("tab", name="Calculators").click()
+    page.locator("#memory-summary").get_by_text("total per GPU").first.wait_for()
+    calc = page.locator("#tab-calculators").inner_text() + " ".join(
+        page.locator("#tab-calculators svg text").all_text_contents())
+    assert "GiB" in calc and not OUR_GB.search(calc), OUR_GB.findall(calc)[:5]
     ctx.close()
 
 
@@ -211,8 +274,9 @@ def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
 
 
 # ---------------------------------------------------------------- 11 (feedback beside the message, link)
-def test_feedback_reasons_beside_the_message_are_stored(browser, app_server):
-    ctx, page = new_page(browser, "desktop")
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, size):
+    ctx, page = new_page(browser, size)
     page.goto(app_server.url + "/?lang=en")
     page.locator("#question textarea").fill(GA_EN)
     page.locator("#question textarea").press("Enter")
@@ -241,17 +305,20 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server):
     ctx.close()
 
 
-def test_the_open_tab_is_in_the_url(browser, app_server):
-    ctx, page = new_page(browser, "desktop")
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_open_tab_is_in_the_url(browser, app_server, size):
+    ctx, page = new_page(browser, size)
     page.goto(app_server.url + "/?lang=en")
-    page.get_by_role("tab", name="Calculators").click()
-    page.wait_for_function("() => location.search.includes('tab=calculators')")
-    assert "lang=en" in page.url
-    link = page.url
-    other = ctx.new_page()
-    other.set_default_timeout(TIMEOUT)
-    other.goto(link)
-    other.get_by_role("tab", name="Calculators", selected=True).wait_for()
+    for tab_id, name in (("calculators", "Calculators"), ("check", "Check / diagnose")):
+        page.get_by_role("tab", name=name).click()
+        page.wait_for_function("t => location.search.includes('tab=' + t)", arg=tab_id)
+        assert "lang=en" in page.url
+        link = page.url
+        other = ctx.new_page()
+        other.set_default_timeout(TIMEOUT)
+        other.goto(link)
+        other.get_by_role("tab", name=name, selected=True).wait_for()
+        other.close()
     ctx.close()
 
 

@@ -68,6 +68,8 @@ html.batchbot-embed .batchbot-embed-only { display: flex !important; justify-con
   #question { min-width: 0 !important; padding: 4px !important; }
   #chat-hint p { font-size: 11px; }
   #clear { font-size: 11px !important; padding: 0 6px !important; min-height: 22px !important; }
+  /* the four tabs in one row at 390 px (Gradio pads each by 16 px a side); they wrap, never hide, if wider */
+  #main-tabs [role=tablist] > button { padding: 0 8px !important; }
 }
 """
 
@@ -98,7 +100,7 @@ TAB_FROM_URL_JS = """() => {
   try {
     if (document.querySelector('gradio-app[src]')) return;
     const tab = window.__batchbotTab || '';
-    if (!/^(chat|calculators|knowledge)$/.test(tab)) return;
+    if (!/^(chat|calculators|check|knowledge)$/.test(tab)) return;
     const pick = () => {
       const b = document.querySelector('#tab-' + tab + '-button') ||
         [...document.querySelectorAll('[role=tab]')].find(x => (x.id || '').startsWith('tab-' + tab));
