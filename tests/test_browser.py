@@ -189,7 +189,7 @@ def test_feedback_like_with_reason_is_stored(page_zh, app_server):
     page = page_zh
     page.goto(app_server.url + "/?lang=zh")
     ask(page, "Does increasing gradient_accumulation_steps use more GPU memory?")
-    page.locator("#chatbot").get_by_text("Sources").last.wait_for()
+    page.locator("#chatbot").get_by_text("参考来源").last.wait_for()     # no Chinese in it: answered in the UI's Chinese
     before = app_server.feedback_file.read_text(encoding="utf-8").splitlines() if app_server.feedback_file.exists() else []
     page.locator("#chatbot button[aria-label='踩'], #chatbot button[aria-label='Dislike']").last.click()
     page.locator("#chat-status").get_by_text("已记录").wait_for()

@@ -54,6 +54,15 @@ def in_view(page: Any, selector_or_locator: Any) -> bool:
         and box["x"] + box["width"] <= vp["width"] + 1
 
 
+def overlapping(a: Any, b: Any) -> bool:
+    """Whether two elements' boxes intersect (by more than a pixel)."""
+    x, y = a.bounding_box(), b.bounding_box()
+    if not x or not y:
+        return False
+    return x["x"] + 1 < y["x"] + y["width"] and y["x"] + 1 < x["x"] + x["width"] and \
+        x["y"] + 1 < y["y"] + y["height"] and y["y"] + 1 < x["y"] + x["height"]
+
+
 # ---------------------------------------------------------------- 1, 2, 5, 9, 11 (welcome, history)
 @pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size):
@@ -97,6 +106,12 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     assert -2 <= top_gap <= 40, top_gap
     verdict = chat.get_by_text("does not fit").first
     assert in_view(page, verdict), "the verdict must be on screen when the answer ends"
+    # ... and nothing of Gradio's sits on it: the panel's icons (top right), the scroll-to-end arrow.
+    assert not overlapping(chat.locator(".icon-button-wrapper.top-panel").first, user.locator('[data-testid="user"]'))
+    arrow = chat.locator(".scroll-down-button-container button")
+    if arrow.count() and arrow.first.is_visible():
+        bots = chat.locator('[data-testid="bot"]')
+        assert not any(overlapping(arrow.first, bots.nth(i)) for i in range(bots.count()))
     # ... explanation and sources folded: titled, their links hidden until opened.
     titles = chat.locator("button.title, .title").all_inner_texts()
     joined = " | ".join(titles)
@@ -230,10 +245,14 @@ class SlowAssistant:
         return getattr(self.real, name)
 
 
+#: Long enough for a loaded 2-core machine to check Send and press Stop before the answer would land.
+SLOW_S = 8.0
+
+
 @pytest.fixture(scope="module")
 def slow_server(assistant) -> Iterator[str]:
     from app import build_app
-    demo = build_app(SlowAssistant(assistant, 3.0), stream_delay=0.0)
+    demo = build_app(SlowAssistant(assistant, SLOW_S), stream_delay=0.0)
     port = free_port()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
     try:
@@ -257,13 +276,14 @@ def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
     page.locator("#question textarea").press("Enter")                     # ignored while answering
     stop.click()
     page.locator("#chat-status").get_by_text("Stopped").wait_for()
+    assert in_view(page, "#chat-status")                                  # not under the pinned input on a phone
     page.wait_for_function("() => !document.querySelector('#send').disabled")
     assert not stop.is_visible()
     assert page.locator('#chatbot [data-testid="user"]').count() == 1
     assert page.locator("#question textarea").input_value() == "typed while waiting"   # what was typed is kept
     assert "Error" not in page.locator("#chat-status").inner_text()
     assert "Searching the knowledge cards" not in page.locator("#chatbot").inner_text()   # no stuck spinner
-    time.sleep(3.5)                                                       # the cancelled answer never lands
+    time.sleep(SLOW_S + 0.5)                                              # the cancelled answer never lands
     assert "Sources" not in page.locator("#chatbot").inner_text()
     # The next question runs normally.
     page.locator("#question textarea").fill(GA_EN)
@@ -294,6 +314,8 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, siz
     reason = page.locator("#feedback-reason textarea")
     reason.wait_for()
     assert reason.bounding_box()["y"] < page.locator("#question textarea").bounding_box()["y"]   # under the chat
+    assert in_view(page, reason) and in_view(page, "#feedback-submit") and in_view(page, "#chat-status")
+    assert not overlapping(reason, page.locator("#question textarea"))       # on a phone: above the pinned input
     reason.fill("the GA=1 row")
     page.locator("#feedback-submit").click()
     page.locator("#chat-status").get_by_text("Reason recorded").wait_for()
