@@ -309,6 +309,12 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, siz
     option.wait_for()
     ob, ab = option.bounding_box(), answer_row.bounding_box()
     assert ab["y"] - 60 <= ob["y"] <= ab["y"] + ab["height"] + 80               # beside its message
+    wrap = page.locator("#chatbot .bubble-wrap").bounding_box()                  # none cut off by the panel's edge
+    options = page.locator("#chatbot .extra-feedback-option:visible")
+    assert options.count() == 3
+    for i in range(3):
+        b = options.nth(i).bounding_box()
+        assert wrap["y"] <= b["y"] and b["y"] + b["height"] <= wrap["y"] + wrap["height"], (b, wrap)
     option.click()
     page.locator("#chat-status").get_by_text("Feedback recorded").wait_for()
     reason = page.locator("#feedback-reason textarea")

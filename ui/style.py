@@ -49,6 +49,12 @@ html.batchbot-embed .batchbot-embed-only { display: flex !important; justify-con
   border: 1px solid var(--border-color-primary) !important; }
 /* the panel's delete/copy-all icons (top right, 23 px) covered the end of the first question */
 #chatbot .bubble-wrap { padding-top: 30px !important; }
+/* the 👎 reasons (Gradio shows them on hover, below the button) were cut off by the panel's bottom edge under the
+   last answer: open them upward, over the answer they rate, and keep them open while the button has focus (a tap) */
+#chatbot .extra-feedback-options { top: auto !important; bottom: 100% !important; z-index: 20; padding: 4px !important;
+  background: var(--background-fill-primary); border: 1px solid var(--border-color-primary); border-radius: 6px;
+  box-shadow: var(--shadow-drop); }
+#chatbot .extra-feedback:focus-within .extra-feedback-options { display: flex !important; }
 /* the question box's placeholder on one line, never a clipped third line */
 #question textarea::placeholder { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 /* phone: title compact, the input pinned at the bottom and full width, the chat uses the viewport
