@@ -214,3 +214,17 @@ def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer(assistant):
     with pytest.raises(gr.Error) as err:
         chat.api_chat(JSON_PASTE, None, "fr")
     assert "zh" in str(err.value) and "lang" in str(err.value)
+
+
+@pytest.mark.slow
+def test_the_chat_api_takes_the_ui_language_on_the_real_server(app_server):
+    """/chat over HTTP (gradio_client): the optional lang answers a JSON in Chinese; a bad lang is refused clearly."""
+    from gradio_client import Client
+    client = Client(app_server.url, verbose=False)
+    _, answer = client.predict(question=JSON_PASTE, lang="zh", api_name="/chat")
+    assert answer["language"] == "zh"
+    _, answer = client.predict(question=JSON_PASTE, api_name="/chat")
+    assert answer["language"] == "en"
+    with pytest.raises(Exception) as err:
+        client.predict(question=JSON_PASTE, lang="fr", api_name="/chat")
+    assert "'lang' must be" in str(err.value) and "必须是" in str(err.value)
