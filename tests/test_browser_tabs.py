@@ -76,7 +76,7 @@ def test_every_tab_is_visible_and_tappable_without_an_overflow_menu(page, app_se
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= width and box["height"] >= 24, (name, box)
         rows.add(round(box["y"]))
     assert len(rows) == 1, rows                                                   # one row, nothing wrapped
-    for name, panel in reversed(list(zip(names, ["#tab-chat", "#tab-calculators", "#tab-check", "#tab-knowledge"]))):
+    for name, panel in reversed(list(zip(names, ["#tab-chat", "#tab-calculators", "#tab-check", "#tab-knowledge"], strict=True))):
         tab = page.get_by_role("tab", name=name, exact=True)
         tab.tap() if page.size == "phone" else tab.click()
         page.get_by_role("tab", name=name, exact=True, selected=True).wait_for()
