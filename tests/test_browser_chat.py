@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import free_port
-from test_browser import CHROMIUM, SIZES, TIMEOUT, browser, publish, shot  # noqa: F401  (fixture)
+from test_browser import CHROMIUM, SIZES, TIMEOUT, browser, publish, shot, ui_ready  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -193,6 +193,7 @@ OUR_GB = __import__("re").compile(r"(?<![\w.-])\d+(?:\.\d+)?\s?GB\b")   # "12.3 
 def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer_with_gib(browser, app_server, size):
     ctx, page = new_page(browser, size, locale="zh-CN")
     page.goto(app_server.url + "/?lang=zh")
+    ui_ready(page, "zh")
     page.locator("#chatbot .example-text").first.wait_for()
     page.locator("#question textarea").fill(DS_JSON)                          # no Chinese in the message
     page.locator("#send").click()
@@ -265,6 +266,7 @@ def slow_server(assistant) -> Iterator[str]:
 def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
     ctx, page = new_page(browser, size)
     page.goto(slow_server + "/?lang=en")
+    ui_ready(page, "en")
     stop = page.locator("#stop")
     assert not stop.is_visible()
     page.locator("#question textarea").fill(GA_EN)
@@ -298,6 +300,7 @@ def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
 def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, size):
     ctx, page = new_page(browser, size)
     page.goto(app_server.url + "/?lang=en")
+    ui_ready(page, "en")
     page.locator("#question textarea").fill(GA_EN)
     page.locator("#question textarea").press("Enter")
     wait_answer_done(page, 1)
@@ -382,6 +385,7 @@ def test_gradio_app_web_component_with_self_hosted_js(browser, app_server, wiki_
     page.on("request", lambda r: seen.append(r.url))
     page.goto(wiki_page)
     page.locator("gradio-app #question textarea").wait_for()
+    ui_ready(page, "en")                                                       # the browser's en-US
     page.locator("#question textarea").fill(GA_EN)
     page.locator("#question textarea").press("Enter")
     page.locator("#chatbot").get_by_text("Sources").last.wait_for()

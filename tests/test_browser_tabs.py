@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import SIZES, browser  # noqa: F401  (fixture: one Chromium launcher for every browser test)
+from test_browser import SIZES, browser, ui_ready  # noqa: F401  (fixture: one Chromium launcher for every browser test)
 
 pytestmark = pytest.mark.browser
 
@@ -190,6 +190,7 @@ def test_plots_distinct_colours_current_setting_and_dark_mode(browser, app_serve
 
 def test_a_memory_answer_in_the_chat_has_a_small_chart(page, app_server):
     page.goto(f"{app_server.url}/?lang=en")
+    ui_ready(page, "en")                                  # an English question is answered in the UI's language
     page.locator("#question textarea").fill(
         "How much GPU memory does a full fine-tune of Llama-2-7B with AdamW need on one RTX 3090?")
     page.locator("#send").click()
