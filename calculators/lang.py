@@ -44,3 +44,13 @@ def detect_language(text: str, fallback: Lang = "en") -> Lang:
         return "en"
     latin_words = len(_LATIN_WORD.findall(text))
     return "zh" if han >= 2 or han >= latin_words else "en"
+
+
+def answer_language(text: str, ui_lang: Lang | None = None, fallback: Lang = "en") -> Lang:
+    """The language to answer ``text`` in: Chinese text always gets Chinese; other text (an English question, a
+    pasted JSON config or log) gets the UI language ``ui_lang`` when one is given, so a log pasted in the Chinese UI
+    is explained in Chinese; without a UI language, the detector decides (``fallback`` when there are no letters).
+    """
+    hint = ui_lang if is_lang(ui_lang) else None
+    detected = detect_language(text, fallback=hint or fallback)
+    return "zh" if detected == "zh" else (hint or detected)

@@ -15,6 +15,7 @@ from typing import Any
 
 from calculators import BatchConfigError, CalculatorError, run_tool
 from calculators.batch import BatchResult
+from calculators.lang import Lang, answer_language, as_lang
 from calculators.limits import MAX_CONFIG_CHARS, MAX_QUESTION_CHARS
 from calculators.memory import MemoryEstimate
 from calculators.sweep import SweepResult
@@ -27,7 +28,6 @@ from .compose import Results, compose
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import Intents, detect_intents, detect_misconceptions, holds_belief, tiny_batch_question
-from .language import detect_language
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup
@@ -76,8 +76,9 @@ class Assistant:
         """The k best cards for ``query`` (empty when nothing is relevant enough)."""
         return self.retriever.retrieve(clean_text(query or ""), k=k)
 
-    def ask(self, question: str, history: list[dict[str, Any]] | None = None) -> Answer:
-        """Answer one message; pass ``answer.history`` back for a follow-up."""
+    def ask(self, question: str, history: list[dict[str, Any]] | None = None, lang_hint: Lang | None = None) -> Answer:
+        """Answer one message; pass ``answer.history`` back for a follow-up. ``lang_hint``: the UI's language, which
+        answers a message without Chinese (a pasted JSON or log in the Chinese UI gets Chinese); see answer_language."""
         rejected: list[str] = []
         turns = load_history(history, set(Intents.__dataclass_fields__), rejected)[-2 * MAX_HISTORY_TURNS:]
         prev_lang = next((h.language for h in reversed(turns) if h.language), None)
@@ -87,7 +88,7 @@ class Assistant:
         parts = split_message(text[:MAX_QUESTION_CHARS + 1])
         prose = prose_of(parts)
         lang_basis = prose if re.search(r"[A-Za-z\u4e00-\u9fff]", prose) else text
-        lang = detect_language(lang_basis) if re.search(r"[A-Za-z\u4e00-\u9fff]", lang_basis) else (prev_lang or "en")
+        lang = answer_language(lang_basis, lang_hint, fallback=as_lang(prev_lang))
         if not text:
             return self._refusal(t("empty", lang), lang, turns, text)
         if len(text) > MAX_QUESTION_CHARS:

@@ -207,7 +207,7 @@ def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[Mi
     if plan.example and "finetune" not in s and "gpu" in cfg and GPU_PRESETS[cfg["gpu"]].memory_gib <= 24:
         cfg["finetune"] = "lora"
         plan.assumptions = [a for a in plan.assumptions if a.key != "finetune"]
-        plan.assume("finetune", "示例用 LoRA（24 GB 卡放不下 7B 全量微调）", "LoRA in the example (a 7B full fine-tune does not fit 24 GB)")
+        plan.assume("finetune", "示例用 LoRA（24 GiB 卡放不下 7B 全量微调）", "LoRA in the example (a 7B full fine-tune does not fit 24 GiB)")
     plan.memory_config = cfg
     if ga_memory:
         high = s.get("gradient_accumulation_steps", GA_COMPARE)

@@ -117,7 +117,8 @@ def test_chat_endpoint_rejects_empty_and_huge_questions(client):
 
 def test_chat_ui_friendly_messages_for_empty_huge_and_nonsense(app_server):
     client = Client(app_server.url, verbose=False)   # a fresh session: no earlier turns to follow up on
-    for q, expect in (("", "请输入一个问题"), ("?!?! ### ...", "没看懂"), ("asdfgh qwerty zxcvb", "outside what I can answer"),
+    # The app's default UI language is Chinese: text without Chinese is answered in it (issue #15 item 6).
+    for q, expect in (("", "请输入一个问题"), ("?!?! ### ...", "没看懂"), ("asdfgh qwerty zxcvb", "超出了我能回答的范围"),
                       ("显存" * 15_001, "30000")):
         messages = client.predict(q, [], api_name="/chat_ui")[0]
         assert messages, q[:10]

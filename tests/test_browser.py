@@ -155,6 +155,15 @@ def publish(path: Path) -> None:
         shutil.copyfile(path, docs / path.name)
 
 
+def ui_ready(root: Any, lang: str) -> None:
+    """Wait until the page shows the UI language asked for (a load event applies ``?lang=`` / Accept-Language).
+
+    A message without Chinese is answered in the UI language at the moment it is sent, so a test that asks in
+    English must not send before the English UI is there.
+    """
+    root.locator("#send").filter(has_text={"en": "Send", "zh": "发送"}[lang]).wait_for()
+
+
 def ask(root: Any, question: str) -> None:
     root.locator("#question textarea").fill(question)
     root.locator("#send").click()
@@ -188,8 +197,9 @@ def test_chinese_seed_question_shows_verdict_tool_call_and_sources(page_zh, app_
 def test_feedback_like_with_reason_is_stored(page_zh, app_server):
     page = page_zh
     page.goto(app_server.url + "/?lang=zh")
+    ui_ready(page, "zh")
     ask(page, "Does increasing gradient_accumulation_steps use more GPU memory?")
-    page.locator("#chatbot").get_by_text("Sources").last.wait_for()
+    page.locator("#chatbot").get_by_text("参考来源").last.wait_for()     # no Chinese in it: answered in the UI's Chinese
     before = app_server.feedback_file.read_text(encoding="utf-8").splitlines() if app_server.feedback_file.exists() else []
     page.locator("#chatbot button[aria-label='踩'], #chatbot button[aria-label='Dislike']").last.click()
     page.locator("#chat-status").get_by_text("已记录").wait_for()
@@ -249,6 +259,7 @@ def test_language_toggle_relabels_the_ui(page_zh, app_server):
 def test_html_in_a_question_never_executes(page_zh, app_server):
     page = page_zh
     page.goto(app_server.url + "/?lang=en")
+    ui_ready(page, "en")
     payload = ('<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> '
                '<svg onload="window.__xss=3"></svg> does gradient_accumulation_steps raise memory?')
     ask(page, payload)
@@ -264,6 +275,7 @@ def test_embedded_in_an_iframe_on_another_loopback_origin(browser, site, app_ser
     page.set_default_timeout(TIMEOUT)
     page.goto(site.url + "/direct.html")
     frame = page.frame_locator("#bot")
+    ui_ready(frame, "zh")
     ask(frame, SEED_ZH)
     frame.locator("#chatbot").get_by_text("调用计算器").first.wait_for()
     frame.locator("#chatbot").get_by_text("来源").last.wait_for()
@@ -281,6 +293,7 @@ def test_under_a_path_prefix_behind_a_reverse_proxy(browser, site, prefixed_serv
     page.on("request", lambda r: seen.append(r.url))
     page.goto(site.url + "/prefixed.html")
     frame = page.frame_locator("#bot")
+    ui_ready(frame, "en")
     ask(frame, "Does increasing gradient_accumulation_steps use more GPU memory?")
     frame.locator("#chatbot").get_by_text("Calculator:").first.wait_for()
     frame.locator("#chatbot").get_by_text("Sources").last.wait_for()

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import free_port, launched
-from test_browser import CHROMIUM, SIZES, TIMEOUT, browser, publish, shot  # noqa: F401  (fixture)
+from test_browser import CHROMIUM, SIZES, TIMEOUT, browser, publish, shot, ui_ready  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -52,6 +52,15 @@ def in_view(page: Any, selector_or_locator: Any) -> bool:
     vp = page.viewport_size
     return bool(box) and box["y"] >= 0 and box["y"] + box["height"] <= vp["height"] + 1 and box["x"] >= 0 \
         and box["x"] + box["width"] <= vp["width"] + 1
+
+
+def overlapping(a: Any, b: Any) -> bool:
+    """Whether two elements' boxes intersect (by more than a pixel)."""
+    x, y = a.bounding_box(), b.bounding_box()
+    if not x or not y:
+        return False
+    return x["x"] + 1 < y["x"] + y["width"] and y["x"] + 1 < x["x"] + x["width"] and \
+        x["y"] + 1 < y["y"] + y["height"] and y["y"] + 1 < x["y"] + x["height"]
 
 
 # ---------------------------------------------------------------- 1, 2, 5, 9, 11 (welcome, history)
@@ -97,6 +106,12 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     assert -2 <= top_gap <= 40, top_gap
     verdict = chat.get_by_text("does not fit").first
     assert in_view(page, verdict), "the verdict must be on screen when the answer ends"
+    # ... and nothing of Gradio's sits on it: the panel's icons (top right), the scroll-to-end arrow.
+    assert not overlapping(chat.locator(".icon-button-wrapper.top-panel").first, user.locator('[data-testid="user"]'))
+    arrow = chat.locator(".scroll-down-button-container button")
+    if arrow.count() and arrow.first.is_visible():
+        bots = chat.locator('[data-testid="bot"]')
+        assert not any(overlapping(arrow.first, bots.nth(i)) for i in range(bots.count()))
     # ... explanation and sources folded: titled, their links hidden until opened.
     titles = chat.locator("button.title, .title").all_inner_texts()
     joined = " | ".join(titles)
@@ -122,16 +137,29 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
 
 
 # ---------------------------------------------------------------- 6 (language), 11 (examples ask)
-def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_server):
-    ctx, page = new_page(browser, "desktop", locale="zh-CN")
+def examples_whole(page: Any) -> None:
+    """Every example card shows its whole question: nothing clipped, nothing off screen sideways."""
+    examples = page.locator("#chatbot .example-text")
+    for i in range(examples.count()):
+        assert examples.nth(i).evaluate("e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1")
+        box = examples.nth(i).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 1, box
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_server, size):
+    ctx, page = new_page(browser, size, locale="zh-CN")
     page.goto(app_server.url + "/")
     examples = page.locator("#chatbot .example-text")
     examples.first.wait_for()
     assert all(__import__("re").search(CJK, x) for x in examples.all_inner_texts())
+    examples_whole(page)
     assert "Enter 发送" in page.locator("#chat-hint").inner_text()
     page.locator("#lang-toggle").get_by_text("English").click()
     page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
     page.locator("#chatbot").get_by_text("Does increasing gradient_accumulation_steps").wait_for()
+    assert not any(__import__("re").search(CJK, x) for x in examples.all_inner_texts())
+    examples_whole(page)
     # An example asks itself.
     page.locator("#chatbot .example-text").first.click()
     wait_answer_done(page, 1)
@@ -142,13 +170,64 @@ def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_s
     small.wait_for()
     assert small.is_visible() and not page.locator(".batchbot-header").is_visible()
     page.get_by_role("tab", name="对话").wait_for()
+    assert in_view(page, small) and in_view(page, "#question textarea")
+    examples_whole(page)
+    shot(page, f"embed_{size}_zh.png")
     small.get_by_text("English").click()
     page.get_by_role("tab", name="Chat").wait_for()
     page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
+    page.locator("#chatbot").get_by_text("Does increasing gradient_accumulation_steps").wait_for()
     # Without ?embed=1 the small switch is not shown (the header has the full one).
     page.goto(app_server.url + "/?lang=zh")
     page.locator("#lang-toggle").wait_for()
     assert not page.locator("#lang-toggle-embed").is_visible()
+    ctx.close()
+
+
+# ---------------------------------------------------------------- 6 (answer language, GiB), 8 (a pasted config as code)
+DS_JSON = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": {"stage": 2}\n}'
+OUR_GB = __import__("re").compile(r"(?<![\w.-])\d+(?:\.\d+)?\s?GB\b")   # "12.3 GB"; not a GPU's name ("A100-80GB")
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer_with_gib(browser, app_server, size):
+    ctx, page = new_page(browser, size, locale="zh-CN")
+    page.goto(app_server.url + "/?lang=zh")
+    ui_ready(page, "zh")
+    page.locator("#chatbot .example-text").first.wait_for()
+    page.locator("#question textarea").fill(DS_JSON)                          # no Chinese in the message
+    page.locator("#send").click()
+    wait_answer_done(page, 1)
+    user = page.locator("#chatbot .message-row.user-row").last
+    assert user.locator("pre code, pre").count() >= 1                            # shown as code, lines kept
+    assert '"gradient_accumulation_steps": 8' in user.locator("pre").first.inner_text()
+    bot = page.locator("#chatbot .message-row.bot-row")
+    first = bot.first.inner_text()
+    assert len(__import__("re").findall(CJK, first)) >= 10, first[:300]          # answered in Chinese
+    # The same message in the English UI is answered in English; Chinese text always in Chinese.
+    page.locator("#lang-toggle").get_by_text("English").click()
+    page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
+    page.locator("#question textarea").fill(FIT_EN)
+    page.locator("#send").click()
+    wait_answer_done(page, 2)
+    answer = page.locator("#chatbot .message-row.bot-row").filter(has_text="does not fit").last
+    answer.wait_for()
+    assert "GiB" in answer.inner_text() and not OUR_GB.search(answer.inner_text())
+    n = page.locator("#chatbot .message-row.bot-row").count()
+    page.locator("#question textarea").fill(GA_ZH)
+    page.locator("#send").click()
+    wait_answer_done(page, 3)
+    verdict = page.locator("#chatbot .message-row.bot-row").nth(n).inner_text()
+    assert __import__("re").search(CJK + "{6}", verdict), verdict[:300]
+    # GiB for our own figures everywhere: the chat's answers and titles, the calculators.
+    bots = " ".join(page.locator("#chatbot .message-row.bot-row").all_inner_texts())
+    titles = " ".join(page.locator("#chatbot .title, #chatbot button.title").all_inner_texts())
+    assert not OUR_GB.search(bots) and not OUR_GB.search(titles), OUR_GB.findall(bots + titles)[:5]
+    page.get_by_role("tab", name="Calculators").click()
+    page.locator("#memory-summary").get_by_text("total per GPU").first.wait_for()
+    calc = page.locator("#tab-calculators").inner_text() + " ".join(
+        page.locator("#tab-calculators svg text").all_text_contents())
+    assert "GiB" in calc and not OUR_GB.search(calc), OUR_GB.findall(calc)[:5]
     ctx.close()
 
 
@@ -167,10 +246,14 @@ class SlowAssistant:
         return getattr(self.real, name)
 
 
+#: Long enough for a loaded 2-core machine to check Send and press Stop before the answer would land.
+SLOW_S = 8.0
+
+
 @pytest.fixture(scope="module")
 def slow_server(assistant) -> Iterator[str]:
     from app import build_app
-    with launched(build_app(SlowAssistant(assistant, 3.0), stream_delay=0.0)) as url:
+    with launched(build_app(SlowAssistant(assistant, SLOW_S), stream_delay=0.0)) as url:
         yield url
 
 
@@ -178,6 +261,7 @@ def slow_server(assistant) -> Iterator[str]:
 def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
     ctx, page = new_page(browser, size)
     page.goto(slow_server + "/?lang=en")
+    ui_ready(page, "en")
     stop = page.locator("#stop")
     assert not stop.is_visible()
     page.locator("#question textarea").fill(GA_EN)
@@ -189,13 +273,14 @@ def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
     page.locator("#question textarea").press("Enter")                     # ignored while answering
     stop.click()
     page.locator("#chat-status").get_by_text("Stopped").wait_for()
+    assert in_view(page, "#chat-status")                                  # not under the pinned input on a phone
     page.wait_for_function("() => !document.querySelector('#send').disabled")
     assert not stop.is_visible()
     assert page.locator('#chatbot [data-testid="user"]').count() == 1
     assert page.locator("#question textarea").input_value() == "typed while waiting"   # what was typed is kept
     assert "Error" not in page.locator("#chat-status").inner_text()
     assert "Searching the knowledge cards" not in page.locator("#chatbot").inner_text()   # no stuck spinner
-    time.sleep(3.5)                                                       # the cancelled answer never lands
+    time.sleep(SLOW_S + 0.5)                                              # the cancelled answer never lands
     assert "Sources" not in page.locator("#chatbot").inner_text()
     # The next question runs normally.
     page.locator("#question textarea").fill(GA_EN)
@@ -206,9 +291,11 @@ def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
 
 
 # ---------------------------------------------------------------- 11 (feedback beside the message, link)
-def test_feedback_reasons_beside_the_message_are_stored(browser, app_server):
-    ctx, page = new_page(browser, "desktop")
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, size):
+    ctx, page = new_page(browser, size)
     page.goto(app_server.url + "/?lang=en")
+    ui_ready(page, "en")
     page.locator("#question textarea").fill(GA_EN)
     page.locator("#question textarea").press("Enter")
     wait_answer_done(page, 1)
@@ -220,11 +307,19 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server):
     option.wait_for()
     ob, ab = option.bounding_box(), answer_row.bounding_box()
     assert ab["y"] - 60 <= ob["y"] <= ab["y"] + ab["height"] + 80               # beside its message
+    wrap = page.locator("#chatbot .bubble-wrap").bounding_box()                  # none cut off by the panel's edge
+    options = page.locator("#chatbot .extra-feedback-option:visible")
+    assert options.count() == 3
+    for i in range(3):
+        b = options.nth(i).bounding_box()
+        assert wrap["y"] <= b["y"] and b["y"] + b["height"] <= wrap["y"] + wrap["height"], (b, wrap)
     option.click()
     page.locator("#chat-status").get_by_text("Feedback recorded").wait_for()
     reason = page.locator("#feedback-reason textarea")
     reason.wait_for()
     assert reason.bounding_box()["y"] < page.locator("#question textarea").bounding_box()["y"]   # under the chat
+    assert in_view(page, reason) and in_view(page, "#feedback-submit") and in_view(page, "#chat-status")
+    assert not overlapping(reason, page.locator("#question textarea"))       # on a phone: above the pinned input
     reason.fill("the GA=1 row")
     page.locator("#feedback-submit").click()
     page.locator("#chat-status").get_by_text("Reason recorded").wait_for()
@@ -236,17 +331,20 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server):
     ctx.close()
 
 
-def test_the_open_tab_is_in_the_url(browser, app_server):
-    ctx, page = new_page(browser, "desktop")
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_open_tab_is_in_the_url(browser, app_server, size):
+    ctx, page = new_page(browser, size)
     page.goto(app_server.url + "/?lang=en")
-    page.get_by_role("tab", name="Calculators").click()
-    page.wait_for_function("() => location.search.includes('tab=calculators')")
-    assert "lang=en" in page.url
-    link = page.url
-    other = ctx.new_page()
-    other.set_default_timeout(TIMEOUT)
-    other.goto(link)
-    other.get_by_role("tab", name="Calculators", selected=True).wait_for()
+    for tab_id, name in (("calculators", "Calculators"), ("check", "Check / diagnose")):
+        page.get_by_role("tab", name=name).click()
+        page.wait_for_function("t => location.search.includes('tab=' + t)", arg=tab_id)
+        assert "lang=en" in page.url
+        link = page.url
+        other = ctx.new_page()
+        other.set_default_timeout(TIMEOUT)
+        other.goto(link)
+        other.get_by_role("tab", name=name, selected=True).wait_for()
+        other.close()
     ctx.close()
 
 
@@ -282,6 +380,7 @@ def test_gradio_app_web_component_with_self_hosted_js(browser, app_server, wiki_
     page.on("request", lambda r: seen.append(r.url))
     page.goto(wiki_page)
     page.locator("gradio-app #question textarea").wait_for()
+    ui_ready(page, "en")                                                       # the browser's en-US
     page.locator("#question textarea").fill(GA_EN)
     page.locator("#question textarea").press("Enter")
     page.locator("#chatbot").get_by_text("Sources").last.wait_for()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import SIZES, browser  # noqa: F401  (fixture: one Chromium launcher for every browser test)
+from test_browser import SIZES, browser, ui_ready  # noqa: F401  (fixture: one Chromium launcher for every browser test)
 
 pytestmark = pytest.mark.browser
 
@@ -48,16 +48,40 @@ def shot(page: Any, name: str, publish: bool = False) -> None:
 
 
 def open_tab(page: Any, url: str, name: str, lang: str = "en") -> None:
-    """Open a tab; on a phone Gradio folds the tabs that do not fit into its "More tabs" menu."""
+    """Open a tab by its button, at every size (no tab is folded into a "More tabs" menu, see below)."""
     page.goto(f"{url}/?lang={lang}")
     page.get_by_role("tab", name="Chat").wait_for()
-    tab = page.get_by_role("tab", name=name)
-    if tab.count() and tab.is_visible():
-        tab.click()
-    else:
-        page.locator("button[aria-label='More tabs']").click()
-        page.locator(".overflow-dropdown button", has_text=name).click()
+    page.get_by_role("tab", name=name).click()
+    page.get_by_role("tab", name=name, selected=True).wait_for()
     page.locator("[role=tabpanel][id^='tab-']:visible").first.wait_for()
+
+
+# ---------------------------------------------------------------- item 5: every tab visible and tappable
+TAB_NAMES = {"en": ["Chat", "Calculators", "Check / diagnose", "Knowledge"], "zh": ["对话", "计算器", "检查 / 诊断", "知识库"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_tab_is_visible_and_tappable_without_an_overflow_menu(page, app_server, lang):
+    """At 390×844 Gradio's default folded two tabs under a "More tabs" (⋯) menu; now all four sit in one row."""
+    names = TAB_NAMES[lang]
+    page.goto(f"{app_server.url}/?lang={lang}")
+    page.get_by_role("tab", name=names[0]).wait_for()
+    page.wait_for_timeout(500)                                                   # Gradio measures the tab bar late
+    assert page.locator("button[aria-label='More tabs'], .overflow-menu").count() == 0
+    assert [x.strip() for x in page.locator("#main-tabs [role=tablist] [role=tab]").all_inner_texts()] == names
+    rows = set()
+    width = SIZES[page.size]["width"]
+    for name in names:
+        box = page.get_by_role("tab", name=name, exact=True).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= width and box["height"] >= 24, (name, box)
+        rows.add(round(box["y"]))
+    assert len(rows) == 1, rows                                                   # one row, nothing wrapped
+    for name, panel in reversed(list(zip(names, ["#tab-chat", "#tab-calculators", "#tab-check", "#tab-knowledge"], strict=True))):
+        tab = page.get_by_role("tab", name=name, exact=True)
+        tab.tap() if page.size == "phone" else tab.click()
+        page.get_by_role("tab", name=name, exact=True, selected=True).wait_for()
+        page.locator(panel).wait_for(state="visible")
+    shot(page, f"tabs_{lang}")
 
 
 def shown(page: Any) -> str:
@@ -166,6 +190,7 @@ def test_plots_distinct_colours_current_setting_and_dark_mode(browser, app_serve
 
 def test_a_memory_answer_in_the_chat_has_a_small_chart(page, app_server):
     page.goto(f"{app_server.url}/?lang=en")
+    ui_ready(page, "en")                                  # an English question is answered in the UI's language
     page.locator("#question textarea").fill(
         "How much GPU memory does a full fine-tune of Llama-2-7B with AdamW need on one RTX 3090?")
     page.locator("#send").click()

@@ -148,3 +148,83 @@ def test_a_stopped_run_does_not_overwrite_a_newer_one():
     assert chat._stopped("s4", newer) is False
     old.close()                                                 # the old run closed late must not free the newer one
     assert chat._busy.get("s4") is newer
+
+
+# ---------------------------------------------------------------- issue #15 item 6: the answer follows the UI language
+JSON_PASTE = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": {"stage": 2}\n}'
+LOG_PASTE = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    loss.backward()\n"
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+             "23.69 GiB of which 1.02 GiB is free.")
+
+
+@pytest.mark.parametrize("text, ui, expected", [
+    (JSON_PASTE, "zh", "zh"), (JSON_PASTE, "en", "en"), (LOG_PASTE, "zh", "zh"),
+    ("Does GA raise memory?", "zh", "zh"), ("Does GA raise memory?", "en", "en"),
+    ("梯度累积会增加显存吗？", "en", "zh"), ("梯度累积会增加显存吗？", "zh", "zh"),
+    ("gradient_accumulation_steps 增大会增大显存吗", "en", "zh"),
+    ("12345 ???", "zh", "zh"), ("12345 ???", "en", "en"),
+    (JSON_PASTE, None, "en"), ("梯度累积会增加显存吗？", None, "zh"), ("12345", None, "en"),
+])
+def test_answer_language_chinese_text_gets_chinese_other_text_the_ui_language(text, ui, expected):
+    from calculators.lang import answer_language
+    assert answer_language(text, ui) == expected
+
+
+def test_guard_question_refuses_in_the_answer_language():
+    from ui.chat import guard_question
+    too_long = "x " * 20_000
+    refusal, lang = guard_question(too_long, "zh")
+    assert lang == "zh" and refusal and "字符" in refusal            # an English-only paste in the Chinese UI
+    refusal, lang = guard_question("显存 " * 10_000, "en")
+    assert lang == "zh"
+
+
+class RecordingAssistant:
+    """Keeps what ChatController passed to ask(); answers with the real assistant."""
+
+    def __init__(self, real: Any) -> None:
+        self.real, self.hints = real, []
+
+    def ask(self, question: str, history: Any = None, lang_hint: Any = None) -> Any:
+        self.hints.append(lang_hint)
+        return self.real.ask(question, history=history, lang_hint=lang_hint)
+
+
+@pytest.mark.slow
+def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer(assistant):
+    """The real assistant: the UI language decides for text without Chinese, Chinese text is always answered in
+    Chinese, and without a hint the detector decides as before."""
+    zh = assistant.ask(JSON_PASTE, lang_hint="zh")
+    assert zh.language == "zh" and __import__("re").search("[\u4e00-\u9fff]{4}", zh.first_screen), zh.first_screen
+    assert assistant.ask(JSON_PASTE).language == "en"
+    assert assistant.ask(JSON_PASTE, lang_hint="en").language == "en"
+    assert assistant.ask(LOG_PASTE, lang_hint="zh").language == "zh"
+    assert assistant.ask(GA_Q, lang_hint="en").language == "zh"
+    assert assistant.ask("Does increasing gradient_accumulation_steps use more GPU memory?", lang_hint="zh") \
+        .language == "zh"
+    # The chat handler passes the UI language; the /chat API takes it as an optional field.
+    rec = RecordingAssistant(assistant)
+    chat = ChatController(rec, stream_delay=0.0)
+    *_, last = chat.respond(JSON_PASTE, [], [], "zh", SimpleNamespace(session_hash="lang1"))
+    assert rec.hints == ["zh"] and last[1][-1]["language"] == "zh"
+    text, answer = chat.api_chat(JSON_PASTE, None, "zh")
+    assert answer["language"] == "zh" and rec.hints[-1] == "zh"
+    text, answer = chat.api_chat(JSON_PASTE)
+    assert answer["language"] == "en" and rec.hints[-1] is None
+    with pytest.raises(gr.Error) as err:
+        chat.api_chat(JSON_PASTE, None, "fr")
+    assert "zh" in str(err.value) and "lang" in str(err.value)
+
+
+@pytest.mark.slow
+def test_the_chat_api_takes_the_ui_language_on_the_real_server(app_server):
+    """/chat over HTTP (gradio_client): the optional lang answers a JSON in Chinese; a bad lang is refused clearly."""
+    from gradio_client import Client
+    client = Client(app_server.url, verbose=False)
+    _, answer = client.predict(question=JSON_PASTE, lang="zh", api_name="/chat")
+    assert answer["language"] == "zh"
+    _, answer = client.predict(question=JSON_PASTE, api_name="/chat")
+    assert answer["language"] == "en"
+    with pytest.raises(Exception) as err:
+        client.predict(question=JSON_PASTE, lang="fr", api_name="/chat")
+    assert "'lang' must be" in str(err.value) and "必须是" in str(err.value)

@@ -102,7 +102,9 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         # hidden (--embed or ?embed=1), so an iframe on a wiki page can still switch the language.
         lang_radio_embed = gr.Radio([("中文", "zh"), ("English", "en")], value=lang, show_label=False,
                                     elem_id="lang-toggle-embed", container=False, elem_classes=["batchbot-embed-only"])
-        with gr.Tabs(elem_id="main-tabs"):
+        # "wrap", not Gradio's default "menu": a tab that does not fit goes to a second row instead of under a
+        # "More tabs" (⋯) menu that phone users do not find; the phone CSS (ui/style.py) keeps the four in one row.
+        with gr.Tabs(elem_id="main-tabs", overflow_behavior="wrap"):
             with L.add(gr.Tab(L.text("tab_chat"), id="chat", elem_id="tab-chat"), label="tab_chat") as chat_tab:
                 chat_ui = build_chat(L, lang)
             with L.add(gr.Tab(L.text("tab_calc"), id="calculators", elem_id="tab-calculators"), label="tab_calc") as calc_tab:

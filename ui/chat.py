@@ -17,12 +17,13 @@ from typing import Any, Iterator
 import gradio as gr
 from pydantic import ValidationError
 
+from calculators.lang import answer_language, as_lang, is_lang
 from calculators.limits import MAX_QUESTION_CHARS
 from rag.embedding import assistant_lock
 
 from .api import is_api_client
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
-from .i18n import t, text_lang
+from .i18n import t
 from .chat_render import answer_messages, user_message_md
 
 log = logging.getLogger("batchbot.chat")
@@ -33,11 +34,14 @@ _MEANINGFUL = re.compile(r"[0-9A-Za-z\u3400-\u9fff\uf900-\ufaff]")
 
 
 def guard_question(question: Any, ui_lang: str) -> tuple[str | None, str]:
-    """(refusal message or None, language). Empty, huge and symbol-only input never reaches the assistant."""
+    """(refusal message or None, language). Empty, huge and symbol-only input never reaches the assistant.
+
+    The language is the answer's (``answer_language``): Chinese text gets Chinese, other text the UI language.
+    """
     if not isinstance(question, str):
         return t("empty_question", ui_lang), ui_lang
     q = question.strip()
-    lang = text_lang(q[:MAX_QUESTION_CHARS], ui_lang)
+    lang = answer_language(q[:MAX_QUESTION_CHARS], as_lang(ui_lang))
     if not q:
         return t("empty_question", ui_lang), ui_lang
     if len(q) > MAX_QUESTION_CHARS:
@@ -115,9 +119,10 @@ class ChatController:
         self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}   # (session, message, rating) → id
 
     # ------------------------------------------------------------ shared
-    def ask(self, question: str, history: list[dict[str, Any]] | None) -> Any:
+    def ask(self, question: str, history: list[dict[str, Any]] | None, lang_hint: str | None = None) -> Any:
+        """One answer at a time; ``lang_hint`` (the UI language) answers a message without Chinese."""
         with self.lock:
-            return self.bot.ask(question, history=history or None)
+            return self.bot.ask(question, history=history or None, lang_hint=as_lang(lang_hint) if lang_hint else None)
 
     # ------------------------------------------------------------ UI handler (generator → streaming)
     def respond(self, question: str, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
@@ -192,7 +197,7 @@ class ChatController:
         pending = {"role": "assistant", "content": "", "metadata": {"title": t("thinking", lang), "status": "pending"}}
         yield (msgs + [pending], history, "", "") + busy
         try:
-            answer = self.ask(q, history)
+            answer = self.ask(q, history, ui_lang)
         except Exception as exc:  # never a traceback in the UI
             log_failure("assistant failed", exc)
             msgs.append({"role": "assistant", "content": "⚠ " + t("internal_error", lang, err=type(exc).__name__)})
@@ -221,7 +226,12 @@ class ChatController:
         yield (msgs, new_history, gr.skip(), "") + idle
 
     # ------------------------------------------------------------ API handler
-    def api_chat(self, question: str, history: list | None = None) -> tuple[str, dict]:
+    def api_chat(self, question: str, history: list | None = None, lang: str | None = None) -> tuple[str, dict]:
+        """/chat: ``lang`` (optional, "zh" or "en") is the caller's UI language, used when the question has no Chinese."""
+        if lang is not None and not (isinstance(lang, str) and (not lang.strip() or is_lang(lang.strip().lower()))):
+            raise gr.Error("'lang' must be \"zh\" or \"en\" (or empty: the question's language decides).\n"
+                           "'lang' 必须是 \"zh\" 或 \"en\"（或留空：按问题的语言回答）。", title="lang",
+                           print_exception=False)
         if not isinstance(question, str) or not question.strip():
             raise gr.Error(bilingual("empty_question"), title="question", print_exception=False)
         if len(question) > MAX_QUESTION_CHARS:
@@ -232,7 +242,7 @@ class ChatController:
                            "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history",
                            print_exception=False)
         try:
-            answer = self.ask(question.strip(), history)
+            answer = self.ask(question.strip(), history, lang.strip() if isinstance(lang, str) else None)
         except Exception as exc:
             log_failure("assistant failed", exc)
             raise gr.Error(bilingual("internal_error", err=type(exc).__name__), print_exception=False) from None

@@ -39,7 +39,8 @@ EXAMPLES: dict[str, list[str]] = {
 KEEP_MESSAGES = 60
 STORAGE_KEY = "batchbot-chat-v1"
 
-# After an answer: put the last question at the top of the chat panel, so the verdict under it is in view.
+# After an answer: put the last question at the top of the chat panel, so the verdict under it is in view; 30 px
+# below the panel's top edge, where Gradio's delete/copy-all icons (23 px high) would cover its right end.
 SCROLL_TO_QUESTION_JS = """() => {
   const root = document.querySelector('#chatbot');
   if (!root) return;
@@ -48,7 +49,7 @@ SCROLL_TO_QUESTION_JS = """() => {
   const wrap = root.querySelector('.bubble-wrap');
   if (!last || !wrap) return;
   const top = last.getBoundingClientRect().top - wrap.getBoundingClientRect().top + wrap.scrollTop;
-  wrap.scrollTo({top: Math.max(0, top - 8)});
+  wrap.scrollTo({top: Math.max(0, top - 30)});
 }"""
 
 
@@ -84,14 +85,16 @@ def build_chat(L: Labels, lang: str) -> ChatUI:
         buttons=["copy", "copy_all"], layout="bubble", autoscroll=False, placeholder=L.text("welcome"),
         examples=examples_for(lang)),
         label="chatbot", placeholder="welcome", examples=examples_for, feedback_options=feedback_options)
-    with gr.Row(visible=False, elem_id="feedback-row") as reason_row:
-        reason = L.add(gr.Textbox(label=L.text("feedback_reason"), scale=5, elem_id="feedback-reason",
-                                  max_length=2000, lines=1), label="feedback_reason")
-        reason_btn = L.add(gr.Button(L.text("feedback_submit"), scale=1, elem_id="feedback-submit"),
-                           value="feedback_submit")
-    status = gr.Markdown("", elem_id="chat-status")
+    # The reason box and the status line sit in the input's column: on a phone that column is pinned to the bottom
+    # of the screen, and anything between the chat and it scrolled under it, out of sight.
     with gr.Column(elem_id="chat-input", variant="compact"):
-        with gr.Row(equal_height=True):
+        with gr.Row(visible=False, elem_id="feedback-row") as reason_row:
+            reason = L.add(gr.Textbox(label=L.text("feedback_reason"), scale=5, elem_id="feedback-reason",
+                                      max_length=2000, lines=1), label="feedback_reason")
+            reason_btn = L.add(gr.Button(L.text("feedback_submit"), scale=1, elem_id="feedback-submit"),
+                               value="feedback_submit")
+        status = gr.Markdown("", elem_id="chat-status")
+        with gr.Row(equal_height=True, elem_id="chat-question-row"):
             question = L.add(gr.Textbox(placeholder=L.text("chat_placeholder"), label=L.text("question"),
                                         show_label=False, lines=1, max_lines=8, scale=6, elem_id="question",
                                         max_length=MAX_QUESTION_CHARS * 2, autofocus=False),

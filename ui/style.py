@@ -42,6 +42,21 @@ html.batchbot-embed .batchbot-embed-only { display: flex !important; justify-con
 #chatbot .examples .example-text, #chatbot .example-text, #chatbot .example-content {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
   -webkit-line-clamp: unset !important; display: block !important; }
+/* Gradio's "scroll to the end" arrow sat centred over the last message (on a phone, over a folded title): put it
+   in the panel's bottom-right corner, on its own background */
+#chatbot .scroll-down-button-container { left: auto !important; right: 10px !important; transform: none !important; }
+#chatbot .scroll-down-button-container button { background: var(--background-fill-primary) !important;
+  border: 1px solid var(--border-color-primary) !important; }
+/* the panel's delete/copy-all icons (top right, 23 px) covered the end of the first question */
+#chatbot .bubble-wrap { padding-top: 30px !important; }
+/* the 👎 reasons (Gradio shows them on hover, below the button) were cut off by the panel's bottom edge under the
+   last answer: open them upward, over the answer they rate, and keep them open while the button has focus (a tap) */
+#chatbot .extra-feedback-options { top: auto !important; bottom: 100% !important; z-index: 20; padding: 4px !important;
+  background: var(--background-fill-primary); border: 1px solid var(--border-color-primary); border-radius: 6px;
+  box-shadow: var(--shadow-drop); }
+#chatbot .extra-feedback:focus-within .extra-feedback-options { display: flex !important; }
+/* the question box's placeholder on one line, never a clipped third line */
+#question textarea::placeholder { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 /* phone: title compact, the input pinned at the bottom and full width, the chat uses the viewport
    (.gradio-container clips overflow, so sticky cannot pin: the input is fixed and the tab keeps room for it) */
 @media (max-width: 640px) {
@@ -62,12 +77,17 @@ html.batchbot-embed .batchbot-embed-only { display: flex !important; justify-con
   #chat-input { position: fixed; left: 0; right: 0; bottom: 0; z-index: 50; margin: 0 !important;
     background: var(--background-fill-primary); border-top: 1px solid var(--border-color-primary);
     padding: 4px 6px max(4px, env(safe-area-inset-bottom)) 6px !important; gap: 2px !important; }
-  #chat-input > .row:first-child { flex-wrap: nowrap !important; gap: 6px !important; }
-  #chat-input .form { flex-wrap: nowrap !important; }
+  #chat-question-row { flex-wrap: nowrap !important; gap: 6px !important; }
+  #chat-question-row .form { flex-wrap: nowrap !important; }
+  #feedback-row { flex-wrap: nowrap !important; gap: 6px !important; }
+  #feedback-row .form { flex-wrap: nowrap !important; }
+  #feedback-submit { min-width: 64px !important; max-width: 96px !important; }
   #chat-buttons { min-width: 64px !important; max-width: 64px !important; flex: 0 0 64px !important; }
   #question { min-width: 0 !important; padding: 4px !important; }
   #chat-hint p { font-size: 11px; }
   #clear { font-size: 11px !important; padding: 0 6px !important; min-height: 22px !important; }
+  /* the four tabs in one row at 390 px (Gradio pads each by 16 px a side); they wrap, never hide, if wider */
+  #main-tabs [role=tablist] > button { padding: 0 8px !important; }
 }
 """
 
@@ -98,7 +118,7 @@ TAB_FROM_URL_JS = """() => {
   try {
     if (document.querySelector('gradio-app[src]')) return;
     const tab = window.__batchbotTab || '';
-    if (!/^(chat|calculators|knowledge)$/.test(tab)) return;
+    if (!/^(chat|calculators|check|knowledge)$/.test(tab)) return;
     const pick = () => {
       const b = document.querySelector('#tab-' + tab + '-button') ||
         [...document.querySelectorAll('[role=tab]')].find(x => (x.id || '').startsWith('tab-' + tab));
