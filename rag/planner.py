@@ -17,7 +17,7 @@ from calculators.text_safety import escape_md
 
 from .acts import Act
 from .intents import Intents, MisconceptionRule
-from .setup import Setup, enough_for_memory
+from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
 
 GA_COMPARE = 16
 MICRO_SWEEP = [1, 2, 4, 8]
@@ -99,7 +99,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     for key in ("finetune", "lora_rank", "zero_stage", "world_size", "num_nodes", "offload_optimizer", "offload_param",
                 "gradient_checkpointing", "flash_attention", "pipeline_parallel_size", "precision", "seq_len",
                 "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
-        if key in s:
+        if key in s and not (key == "finetune" and s[key] not in CALCULATOR_METHODS):
             cfg[key] = s[key]
     if "finetune" not in cfg:
         cfg["finetune"] = "full"

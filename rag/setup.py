@@ -82,7 +82,8 @@ VALIDATORS: dict[str, Any] = {
     "offload_param": _bool,
     "precision": _one_of("fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"),
     "seq_len": _int(1, 10_000_000),
-    "finetune": _one_of("full", "lora", "qlora"),
+    "finetune": _one_of("full", "lora", "qlora", "ptuning"),
+    "quantization": _one_of("int8", "int4"),
     "lora_rank": _int(1, 65_536),
     "gradient_checkpointing": _one_of("none", "selective", "full"),
     "flash_attention": _bool,
@@ -220,6 +221,8 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # the parser's default, not something the config says
         if key == "precision" and value == "fp32" and text_slots.precision not in (None, "fp32"):
             continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
+        if key == "finetune" and text_slots.finetune == "ptuning":
+            continue  # ChatGLM's P-Tuning script with `--quantization_bit 4`: not QLoRA
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
             setup.put(key, value, source, key)
     _put_slots(setup, text_slots, source, "")
@@ -303,14 +306,35 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     return setup, artifacts
 
 
+#: Methods the memory calculator (calculators.memory) models; P-Tuning and 8-bit base weights it does not.
+CALCULATOR_METHODS = ("full", "lora", "qlora")
+
+
+def unsupported_method(setup: Setup) -> str | None:
+    """The user's method when the memory calculator cannot express it ("ptuning", "lora + int8"), else None.
+
+    A figure for a LoRA-on-8-bit or a P-Tuning run computed as something else would be a number for a setup the
+    user does not have, so the answer says in one line that it cannot compute one instead."""
+    method, quant = setup.get("finetune"), setup.get("quantization")
+    if method is not None and method not in CALCULATOR_METHODS:
+        return str(method)
+    if quant == "int8" or (quant == "int4" and method not in (None, "qlora")):
+        return f"{method or 'full'} + {quant}"
+    return None
+
+
 def enough_for_memory(setup: Setup) -> bool:
-    """A memory figure needs at least the model (or its size) plus the method or the precision."""
+    """A memory figure needs at least the model (or its size) plus the method or the precision, and a method the
+    calculator models."""
     has_model = setup.has("model") or setup.has("num_params")
     has_method = setup.has("finetune") or setup.has("precision") or bool(setup.get("zero_stage"))
-    return has_model and has_method
+    return has_model and has_method and unsupported_method(setup) is None
 
 
 def missing_for_memory(setup: Setup) -> list[str]:
+    """What a memory figure still needs: "model", "method", or "unsupported" (a method the calculator lacks)."""
+    if unsupported_method(setup) is not None:
+        return ["unsupported"]
     out = []
     if not (setup.has("model") or setup.has("num_params")):
         out.append("model")

@@ -62,6 +62,9 @@ class Slots(BaseModel):
     observed_memory_gb: float | None = None
     #: "GA 从 1 调到 2" / "GA 1 -> 32": the earlier GA of a change the user describes.
     ga_from: int | None = None
+    #: Base weights loaded in 8 or 4 bits ("load_in_8bit=True", "--quantization_bit 4", "int8"): "int8" / "int4".
+    #: Not the compute precision (fp16/bf16 still say how the trainable part and the activations are kept).
+    quantization: str | None = None
 
     def stated(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -270,7 +273,7 @@ _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?
 _ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
-_SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+_SEQ = re.compile(r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
                   r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
                   re.I)
 _SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
@@ -537,9 +540,47 @@ _OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
+# P-Tuning (v2): ChatGLM's ptuning/ scripts, whose flag is `--pre_seq_len` (the prefix length, not the sequence length).
+_PTUNING = re.compile(r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pre_seq_len\b", re.I)
+# Base weights loaded in 8 / 4 bits: "load_in_8bit=True", "--quantization 8bit", "--quantization_bit 4", "int8", "4-bit",
+# "8比特". Never an 8-bit optimizer ("adamw_8bit", "8 bit Adam", "Adam8bit") or a function name
+# ("prepare_model_for_int8_training").
+_QUANT = re.compile(
+    r"load_in_(?P<lq>[48])bit|quantization_bit\W{0,3}(?P<qb>[48])(?!\d)|"
+    r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])", re.I)
+_QUANT_NOT_BEFORE = re.compile(r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$", re.I)
+_QUANT_NOT_AFTER = re.compile(r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b", re.I)
+# Someone else's setup named before it: "the examples use int8/int4", "官方示例都是 int4".
+_QUANT_OTHERS = re.compile(r"(?:示例|例子|官方|官网|文档|readme|paper|论文|examples?|tutorial|教程)[^.。;；\n]{0,20}$", re.I)
+
+
+def _quantization(text: str, slots: Slots) -> None:
+    """The bits the base weights are loaded in, from the first mention that is the user's own and switched on."""
+    for m in _QUANT.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if "#" in text[line_start:m.start()] and not text[line_start:m.start()].lstrip().startswith("#!"):
+            continue  # a comment next to a setting ("enable_int8 = False # qlora int8")
+        if _QUANT_NOT_BEFORE.search(text[max(0, m.start() - 12):m.start()]) or \
+                _QUANT_NOT_AFTER.match(text[m.end():m.end() + 24]) or \
+                _QUANT_OTHERS.search(text[max(0, m.start() - 30):m.start()]) or _quoted(text, m.start()):
+            continue
+        digit = next(g for g in m.groups() if g is not None)
+        slots.quantization = "int8" if digit in ("8", "八") else "int4"
+        return
+
+
+_COMMENT = re.compile(r"(?<=\S)[ \t]+#\s.*$", re.M)
+
+
 def _finetune(text: str, slots: Slots) -> None:
+    text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     low = text.lower()
+    _quantization(text, slots)
     lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
+        slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
+        return
     full = _FULL.search(text) or _NO_ADAPTER.search(text)
     if full and not lora:
         slots.finetune = "full"
@@ -549,6 +590,8 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "lora"
     elif full:
         slots.finetune = "full"
+    if slots.finetune == "qlora" and slots.quantization is None:
+        slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
         slots.lora_rank = int(m.group(1))
 

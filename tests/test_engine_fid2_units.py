@@ -1,0 +1,130 @@
+"""Fast tests of the user's own setup (issue #10, engine-fid2): every stated value read, none invented.
+
+Each case is a fragment of a real message from a public thread (URL in the comment above it).
+No embedding model: the readers (rag.parts, rag.setup, rag.slots, calculators.diagnose) are pure text.
+"""
+from __future__ import annotations
+
+import pytest
+
+from calculators.diagnose import diagnose
+from calculators.diagnose.launch import causes, read
+from rag.parts import split_message
+from rag.setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
+from rag.slots import extract_slots
+
+
+def setup_of(text: str) -> Setup:
+    return read_setup(split_message(text))[0]
+
+
+# ---- launch commands: a missing CUDA_VISIBLE_DEVICES is "all GPUs visible", never 0 -------------------
+# https://github.com/om-ai-lab/VLM-R1/issues/197
+VLM_R1 = ('torchrun --nproc_per_node="8" \\\n    --num_generations 8 \\\n    --per_device_train_batch_size 8 \\\n'
+          '    --gradient_accumulation_steps 2 \\\n')
+
+
+def test_torchrun_without_cuda_visible_devices_has_no_visible_count():
+    [art] = read(VLM_R1)
+    assert art.fields["world_size"] == 8
+    assert "visible_devices" not in art.fields
+    assert causes(art) == []  # not "8 processes but CUDA_VISIBLE_DEVICES lists 0 GPU(s)"
+    assert not any("0 GPU" in c.because_en for c in diagnose(VLM_R1).causes)
+
+
+def test_torchrun_with_fewer_visible_devices_than_processes_still_flagged():
+    # the counter-case: a CUDA_VISIBLE_DEVICES that is written and lists fewer GPUs than processes
+    [art] = read("CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 2")
+    assert art.fields["visible_devices"] == ["0", "1"]
+    assert [c.id for c in causes(art)] == ["launch.more_processes_than_gpus"]
+
+
+def test_deepspeed_num_gpus_without_visible_devices_is_not_an_ignored_visible_list():
+    # deepspeed with --num_gpus and no CUDA_VISIBLE_DEVICES on the line
+    [art] = read("deepspeed --num_gpus 4 src/train_bash.py --deepspeed ds_config.json --stage sft")
+    assert art.fields["world_size"] == 4
+    assert not any(c.id == "launch.ds_ignores_cuda_visible_devices" for c in causes(art))
+
+
+def test_vlm_r1_setup_uses_eight_processes():
+    s = setup_of("I'm unsure whether it refers to the global batch size.\n" + VLM_R1)
+    assert (s.get("world_size"), s.get("train_micro_batch_size_per_gpu"), s.get("gradient_accumulation_steps")) == (8, 8, 2)
+
+
+# ---- P-Tuning and 8-/4-bit base weights: read, shown, never estimated as something else ----------------
+# https://github.com/zai-org/ChatGLM-6B/issues/1289
+CHATGLM_PTUNING = """[BUG/Help] 单机多卡训练（4张v100），学习率下降得很快
+
+LR=3e-2
+PRE_SEQ_LEN=128
+
+deepspeed --master_port $MASTER_PORT main.py \\
+    --deepspeed deepspeed.json \\
+    --do_train \\
+    --model_name_or_path /share/llm_models/glm/chatglm-6b \\
+    --per_device_train_batch_size 4 \\
+    --gradient_accumulation_steps 8 \\
+    --learning_rate $LR \\
+    --pre_seq_len $PRE_SEQ_LEN \\
+    --quantization_bit 4 >> log/wf_train_0625.log 2>&1 &
+"""
+
+
+def test_chatglm_ptuning_script_is_ptuning_on_int4_not_qlora():
+    s = setup_of(CHATGLM_PTUNING)
+    assert s.get("finetune") == "ptuning"
+    assert s.get("quantization") == "int4"
+    assert s.get("seq_len") != 128  # PRE_SEQ_LEN is the prefix length, not the sequence length
+    assert unsupported_method(s) == "ptuning"
+    assert not enough_for_memory(s)
+    assert missing_for_memory(s) == ["unsupported"]
+
+
+@pytest.mark.parametrize("text", [
+    "[BUG] <ptuing log信息里的epoch应该不太对>",  # https://github.com/zai-org/ChatGLM2-6B/issues/219
+    "[Help] 请问，ptuning时，pre_seq_len参数是用来做什么的？",  # https://github.com/zai-org/ChatGLM2-6B/issues/439
+    "请问p-tuning 和 p-tuning V2 仅仅只修改prefix_projection 参数吗",  # https://github.com/zai-org/ChatGLM-6B/issues/1060
+])
+def test_ptuning_as_people_write_it(text):
+    assert extract_slots(text).finetune == "ptuning"
+
+
+@pytest.mark.parametrize("text, bits", [
+    # https://github.com/huggingface/peft/issues/282
+    ("model = LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf', load_in_8bit=True, "
+     "torch_dtype=torch.float16, device_map='auto')", "int8"),
+    # https://github.com/meta-llama/llama-cookbook/issues/792
+    ("--gradient_accumulation_steps 4 --use_fast_kernels --quantization 8bit --use_peft --peft_method lora", "int8"),
+    # https://github.com/tloen/alpaca-lora/issues/221
+    ("Can I train the lora in 8bit so that my 3090 can train a lora for 13B?", "int8"),
+    # https://github.com/hiyouga/ChatGLM-Efficient-Tuning/issues/394
+    ("请问下在4-bit量化模式Lora微调最小的显存要求", "int4"),
+])
+def test_quantized_base_weights(text, bits):
+    assert extract_slots(text).quantization == bits
+
+
+@pytest.mark.parametrize("text", [
+    'optim="paged_adamw_8bit", fp16=True',  # https://github.com/huggingface/trl/issues/1111 (an 8-bit optimizer)
+    "Trying to understand how to use 8 Bit Adam from `bitsandbytes`",  # https://github.com/tloen/alpaca-lora/issues/97
+    "from peft import prepare_model_for_int8_training, LoraConfig",  # https://github.com/huggingface/transformers/issues/23165
+    # https://github.com/ssbuild/chatglm_finetuning/issues/253: switched off, and options named in comments
+    "enable_lora = True\nenable_int8 = False # qlora int8\nenable_int4 = False # qlora int4",
+    # https://github.com/InternLM/xtuner/issues/143: what the examples use, not the user's run
+    "大部分的示例和config都是使用int8/int4进行lora训练；这边测试使用fp16进行lora训练",
+])
+def test_not_quantized_weights(text):
+    assert extract_slots(text).quantization is None
+
+
+def test_lora_on_int8_is_not_estimated():
+    s = setup_of("I load llama 7b with load_in_8bit=True and train LoRA with fp16 on one 3090")
+    assert s.get("finetune") == "lora" and s.get("quantization") == "int8"
+    assert unsupported_method(s) == "lora + int8"
+    assert not enough_for_memory(s)
+
+
+def test_qlora_stays_estimable():
+    s = setup_of("QLoRA on llama 7b, load_in_4bit=True, bf16, one 4090")
+    assert s.get("finetune") == "qlora" and s.get("quantization") == "int4"
+    assert unsupported_method(s) is None and enough_for_memory(s)
