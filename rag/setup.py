@@ -282,13 +282,42 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     return artifacts
 
 
+# A sentence about an earlier run ("之前int4单卡训练chatglm，单卡10G以内足够了", "Previously I trained on 2 GPUs"): its
+# values are the comparison, not the run the question is about.
+_EARLIER_RUN = re.compile(r"^\W*(?:之前|以前|上次|先前|此前|previously|earlier,|before that|in the past|last time)", re.I)
+# Hearsay inside a sentence ("这个visul glm采用lora听别人讲需要30G以上", "和别人沟通后得知8*A100(40G)可…"): from the
+# marker to the end of the sentence is someone else's setup.
+_HEARSAY = re.compile(r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
+                      r"\bI(?:'ve)? heard\b", re.I)
+# Where a sentence ends: Chinese and ASCII end marks, line breaks, and ". " / "." before Chinese ("足够了.这个…").
+_SENTENCE_END = re.compile(r"[。！？!?；;]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)])\.(?=\s+[A-Z]|[\u4e00-\u9fff])")
+
+
+def own_prose(prose: str) -> str:
+    """The user's prose without sentences about an earlier run and without hearsay: what the current setup is read
+    from (the dev set's labels keep those values out of "stated"). The text that stays is unchanged."""
+    out, start = [], 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(prose)] + [len(prose)]:
+        sentence = prose[start:end]
+        start = end
+        if not sentence:
+            continue
+        if _EARLIER_RUN.search(sentence):
+            out.append("\n" if sentence.endswith("\n") else " ")
+            continue
+        if (m := _HEARSAY.search(sentence)):
+            sentence = sentence[:m.start()] + ("\n" if sentence.endswith("\n") else " ")
+        out.append(sentence)
+    return "".join(out)
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
     Returns the setup and the diagnosis artifacts found on the way (empty without the readers).
     """
     setup = Setup()
-    prose = prose_of(parts)
+    prose = own_prose(prose_of(parts))
     if prose:
         _put_slots(setup, extract_slots(prose), "message", "")
     for part in parts:

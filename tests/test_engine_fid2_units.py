@@ -128,3 +128,24 @@ def test_qlora_stays_estimable():
     s = setup_of("QLoRA on llama 7b, load_in_4bit=True, bf16, one 4090")
     assert s.get("finetune") == "qlora" and s.get("quantization") == "int4"
     assert unsupported_method(s) is None and enough_for_memory(s)
+
+
+# ---- values about an earlier run or from hearsay are not the current setup ----------------------------
+# https://github.com/zai-org/VisualGLM-6B/issues/80
+VISUALGLM = ("运行微调文件，bash finetune/finetune_visualglm.sh，总是报错CUDA out of memory. 。总共4张卡，单卡11G的显存。"
+             "另外采用lora方式按理说对显卡内存要求不高啊。之前int4单卡训练chatglm，单卡10G以内足够了.这个visul glm采用lora"
+             "听别人讲需要30G以上，为啥要求这么高？是因为没有采用int吗？那该怎么调整？")
+
+
+def test_earlier_run_and_hearsay_values_are_not_read():
+    s = setup_of(VISUALGLM)
+    assert (s.get("world_size"), s.get("gpu_memory_gb"), s.get("finetune")) == (4, 11.0, "lora")
+    assert not s.has("model") and not s.has("model_text")  # chatglm was the earlier run
+    assert not s.has("quantization")  # so was int4
+    assert not enough_for_memory(s)  # so no memory headline for a model the user is not training
+
+
+def test_own_prose_keeps_the_text_it_keeps():
+    from rag.setup import own_prose
+    assert own_prose("I use llama.cpp and torch.float16. Previously, I trained on 2 GPUs. Now 4 GPUs.") == \
+        "I use llama.cpp and torch.float16.  Now 4 GPUs."
