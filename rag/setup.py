@@ -319,7 +319,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     setup = Setup()
     prose = own_prose(prose_of(parts))
     if prose:
-        _put_slots(setup, extract_slots(prose), "message", "")
+        _put_slots(setup, extract_slots(prose, prose=True), "message", "")
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])

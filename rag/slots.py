@@ -746,11 +746,85 @@ def extract_printed(text: str) -> Slots:
     return slots
 
 
-def extract_slots(text: str) -> Slots:
-    """Every setup fact the text states; unknown stays None."""
+def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
+    """(position, value) of every setting of ``key`` in ``text``: by the phrase pattern and by a named key."""
+    out = []
+    for m in pattern.finditer(text):
+        if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            out.append((m.start(), _num(m.group(1))))
+    for m in _ASSIGN.finditer(text):
+        raw = m.group(2)
+        if classify_key(m.group(1)) == key and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]) and \
+                (raw in _WORD_NUM or raw.isdigit()):
+            out.append((m.start(), _WORD_NUM.get(raw) or int(raw)))
+    return sorted(set(out))
+
+
+# "batch size from 1 to 32" without "effective"/"global": the user changed the per-GPU batch.
+_MICRO_CHANGE = re.compile(r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs|batch)\s*(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|"
+                           r"提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
+
+
+# Between two tried values, what makes the later one the run in question: an outcome ("OOM", "正常", "才能运行").
+_OUTCOME = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I)
+# … and what makes the two a side-by-side comparison instead ("A vs B", "设置1 … 设置2", "B: …").
+_COMPARED = re.compile(r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话", re.I)
+# A value proposed in a question or a hypothetical ("如果 train_batch_size设置为8可以吗？", "what if I set bs=8?").
+_PROPOSED = re.compile(r"如果|假如|要是|\bif\b|可以吗|能否|行吗|should I|can I|could I", re.I)
+
+
+def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bool:
+    """Whether the ``later`` mention is a new try that replaces the ``earlier`` one (see _latest_in_prose)."""
+    between = text[earlier[0]:later[0]]
+    line_start = max(text.rfind(c, 0, later[0]) for c in "\n。？！?!") + 1
+    return bool(_OUTCOME.search(between)) and not _COMPARED.search(between) and \
+        not _PROPOSED.search(text[line_start:later[0] + 40]) and not _quoted(text, later[0])
+
+
+def _latest(text: str, mentions: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The mention that the run in question uses, when the prose tried several values; else None."""
+    mentions = [m for m in mentions if not _quoted(text, m[0])]
+    if len({v for _, v in mentions}) < 2:
+        return None
+    current = mentions[0]
+    for later in mentions[1:]:
+        if later[1] != current[1] and _replaces(text, current, later):
+            current = later
+    return current if current != mentions[0] else None
+
+
+_WITH_TOTAL = re.compile(r"\s*,?\s*(?:with|and|,)\s+(?:an?\s+|the\s+)?total(?:\s+batch(?:[-_ ]?size)?)?\s*(?:of\s+|is\s+|=\s*)?(\d+)",
+                         re.I)
+
+
+def _latest_in_prose(text: str, slots: Slots) -> None:
+    """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
+    "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
+    the user changed from. A config or a command sets each key once, so only prose is read this way."""
+    if _MICRO_AND_BATCH.search(text):
+        return
+    if (latest := _latest(text, _mentions(text, _MICRO, "train_micro_batch_size_per_gpu"))):
+        slots.train_micro_batch_size_per_gpu = latest[1]
+    if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16):m.start()]):
+        old, new = int(m.group(1)), int(m.group(2))
+        slots.train_micro_batch_size_per_gpu = new
+        if (slots.base_batch_size, slots.train_batch_size) == (old, new):
+            slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
+        if (total := _WITH_TOTAL.match(text, m.end())):
+            slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
+    ga = _mentions(text, _GA, "gradient_accumulation_steps")
+    if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text):
+        slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
+
+
+def extract_slots(text: str, prose: bool = False) -> Slots:
+    """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
+    config or command), where a later value of a setting replaces an earlier one."""
     slots = Slots()
     for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments):
         step(text, slots)
+    if prose:
+        _latest_in_prose(text, slots)
     return slots
 
 

@@ -149,3 +149,38 @@ def test_own_prose_keeps_the_text_it_keeps():
     from rag.setup import own_prose
     assert own_prose("I use llama.cpp and torch.float16. Previously, I trained on 2 GPUs. Now 4 GPUs.") == \
         "I use llama.cpp and torch.float16.  Now 4 GPUs."
+
+
+# ---- one setting, several values in the prose: the run the question is about ---------------------------
+@pytest.mark.parametrize("text, micro, ga, ga_from", [
+    # https://github.com/GWxuan/TSP3D/issues/10: the failing try, then the one that runs
+    ("我的设备是24G的3090，当我运行batch_size==7时，显存爆炸，我只有设置batch_size==4才能正常运行（此时显存使用20G）", 4, None, None),
+    # https://github.com/hiyouga/LlamaFactory/issues/10175: SFT 4, DPO 2 OOMs, then 1
+    ("SFT的时候batch size可以设置为4\n换成dpo训练，即使batch size设为2也会OOM。batch size设为1的时候，只有gradient "
+     "accumulation step小于64才不会OOM", 1, None, None),
+    # https://github.com/young-geng/EasyLM/issues/36: GA 1 works, GA 2 OOMs
+    ("for llama 7b on tpu v3-8,\nwhen --optimizer.accumulate_gradient_steps=1, it is normal,\n"
+     "but --optimizer.accumulate_gradient_steps=2, it occurs oom", None, 2, 1),
+])
+def test_the_last_tried_value_is_the_run(text, micro, ga, ga_from):
+    s = extract_slots(text, prose=True)
+    assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps, s.ga_from) == (micro, ga, ga_from)
+
+
+@pytest.mark.parametrize("text, micro", [
+    # https://github.com/NVIDIA-NeMo/Speech/issues/11939: a side-by-side comparison keeps the first
+    ("The only difference is we use `micro_batch_size=8` vs `micro_batch_size=4`. There is no other difference", 8),
+    # https://github.com/ZhuiyiTechnology/t5-pegasus/issues/8: the value inside someone else's quoted words
+    ("finetune参数：batch_size = 2  总是报OOM异常\n“开源的T5 PEGASUS是base版，训练时最大长度为512，batch_size为96”", 2),
+    # https://github.com/lxztju/pytorch_classification/issues/43: "用单卡来跑的话" is the other setup
+    ("我用3个12G的卡训练，只有设置batchsize为1才不会报错，但是用单卡来跑的话batchsize可以设置为6", 1),
+])
+def test_compared_or_quoted_values_do_not_replace(text, micro):
+    assert extract_slots(text, prose=True).train_micro_batch_size_per_gpu == micro
+
+
+def test_batch_change_with_total_is_the_per_gpu_batch():
+    # https://github.com/bigcode-project/starcoder/issues/47
+    s = extract_slots("I get some impression that it becomes slow if I increase batch size from 1 to 32 with total 256.",
+                      prose=True)
+    assert (s.train_micro_batch_size_per_gpu, s.train_batch_size, s.base_batch_size) == (32, 256, None)
