@@ -481,9 +481,17 @@ def _parallel(text: str, slots: Slots) -> None:
 
 
 _PRECISION_MENTION = re.compile(
-    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b)|(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
-    # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed"
-    r"precision[\"']?\s*(?:=|:|：|to|is|as|为|设为)?\s*[\"']?(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b|(?<![\w.])16[- ]?bits?\b)|"
+    r"(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
+    # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed", "the precision is set to 16"
+    r"precision[\"']?\s*(?:=|:|：|(?:is\s+)?(?:set|changed?)\s+(?:it\s+)?to|to|is|as|为|设为|设置为|改为|改成)?\s*[\"']?"
+    r"(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+# The type a tensor is cast to or is found in ("peft casts data from 16 to 32 bits", "param.data.to(torch.float32)",
+# "转换为fp32", "Input type into Linear4bit is torch.float16"): not the precision the user trains in.
+_CAST_TO = re.compile(r"(?:cast\w*|convert\w*|upcast\w*)\b[^.\n]{0,30}\bto\s*(?:torch\.)?$|\.to\(\s*(?:torch\.)?$|"
+                      r"\b(?:is|got|but|and)\s+torch\.$|(?:转换|转|cast)\S{0,3}(?:为|成|到)\s*$", re.I)
+# "is set to 16", "改成 bf16": the value the user set, over a default shown earlier ("precision = 32" in the code).
+_SET_TO = re.compile(r"(?:set|changed?|switch(?:ed)?)\s+(?:it\s+)?to|设为|设置为|改为|改成|换成", re.I)
 # "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
 _PRECISION_OFF_BEFORE = re.compile(r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
                                    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$", re.I)
@@ -499,7 +507,13 @@ def _precision(text: str, slots: Slots) -> None:
         slots.precision = "bf16"
         return
     switched_off = False
-    for m in _PRECISION_MENTION.finditer(text):
+    mentions = list(_PRECISION_MENTION.finditer(text))
+    set_to = [m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14):m.start()])]
+    if set_to and set_to[0] is not mentions[0]:
+        mentions = set_to + [m for m in mentions if m not in set_to]
+    for m in mentions:
+        if _CAST_TO.search(text[max(0, m.start() - 48):m.start()]):
+            continue
         if m.lastgroup in ("bf16", "fp16") and (re.search(r"no[_-]$", text[max(0, m.start() - 3):m.start()], re.I)
                                                 or _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40])):
             switched_off = True  # "no_fp16", "fp16": {"enabled": false}

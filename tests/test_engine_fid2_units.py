@@ -184,3 +184,22 @@ def test_batch_change_with_total_is_the_per_gpu_batch():
     s = extract_slots("I get some impression that it becomes slow if I increase batch size from 1 to 32 with total 256.",
                       prose=True)
     assert (s.train_micro_batch_size_per_gpu, s.train_batch_size, s.base_batch_size) == (32, 256, None)
+
+
+# ---- precision: the one the user trains in, not a cast target or a default they changed -------------------
+@pytest.mark.parametrize("text, precision", [
+    # https://github.com/huggingface/peft/issues/1149
+    ("out of memory because peft casts data from 16 to 32 bits\nI'm trying to finetune an LLM in 16 bit. It should fit "
+     "in GPU memory\n>     param.data = param.data.to(torch.float32)", "amp-fp16"),
+    # https://github.com/lllyasviel/ControlNet/issues/456
+    ('will be "trainer = pl. Trainer (gpus = 1, precision = 32, callbacks = [logger])" in the precision is set to 16, '
+     "for mixing precision training", "amp-fp16"),
+    # https://github.com/bigcode-project/bigcode-evaluation-harness/issues/192
+    ("UserWarning: Input type into Linear4bit is torch.float16, but bnb_4bit_compute_dtype=torch.float32 (default).\n"
+     "accelerate launch main.py --load_in_4bit --precision bf16 --batch_size 32", "amp-bf16"),
+    # https://github.com/huggingface/peft/issues/282: the dtype the model is loaded in stays the precision
+    ("model = LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf', load_in_8bit=True, "
+     "torch_dtype=torch.float16, device_map='auto')", "amp-fp16"),
+])
+def test_precision_as_trained(text, precision):
+    assert extract_slots(text).precision == precision
