@@ -257,7 +257,7 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
                  r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=：)(?=\S{1,3}[张块]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
                    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
@@ -424,12 +424,22 @@ def _count_at_gpu_names(text: str) -> int | None:
     return None
 
 
+# A GPU count the user asks about or supposes: "Can i use 3 gpu card …", "如果用4张卡", "能否用两张卡".
+_COUNT_PROPOSED = re.compile(r"(?:\b(?:can|could|should|shall) (?:i|we) (?:use|train with|run on|use a|have)|"
+                             r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$", re.I)
+_MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
+# … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
+_OWN_SINGLE = re.compile(r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu", re.I)
+
+
 def _parallel(text: str, slots: Slots) -> None:
     if (m := _GPUS_EN.search(text)):
         slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
+        if _COUNT_PROPOSED.search(text[max(0, m.start() - 30):m.start()]):
+            continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
@@ -438,7 +448,8 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
         slots.world_size = n
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
-    if slots.world_size is None and re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
+    if slots.world_size is None and re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I) and \
+            (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text)):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
     if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
         slots.world_size = int(m.group(1))

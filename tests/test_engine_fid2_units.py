@@ -203,3 +203,31 @@ def test_batch_change_with_total_is_the_per_gpu_batch():
 ])
 def test_precision_as_trained(text, precision):
     assert extract_slots(text).precision == precision
+
+
+# ---- GPU counts: the user's own, not one they ask about or contrast with -------------------------------
+def test_count_asked_about_is_not_the_users():
+    # https://github.com/hiyouga/LlamaFactory/issues/260
+    text = ("2. Can i use 3 gpu card to train one sequence, instead of train one sequence on each gpu?\n"
+            "This is interesting because I use 8 V100 32G, which is also 240G, but encounter `CUDA out of memory` Error.")
+    assert extract_slots(text).world_size == 8
+
+
+def test_count_after_a_colon_with_a_classifier():
+    # https://github.com/OpenMOSS/MOSS/issues/272
+    assert extract_slots("显卡配置：2张 V100 32G （共四张，有两张别人占用中，用完后可实现利用4卡V100）").world_size == 2
+
+
+def test_single_gpu_contrasted_with_a_multi_gpu_run_is_not_the_count():
+    # https://github.com/hiyouga/LlamaFactory/issues/2530: the launch command (--include localhost:5,6,7) gives 3
+    text = ("单机多卡执行SFT，训练多个数据集，经过测试发现效果很差，然而用单卡跑多个数据集效果就很好\n\n"
+            "deepspeed  --include=localhost:5,6,7 --master_port=9901 src/train_bash.py \\\n"
+            "    --deepspeed ds_config.json \\\n    --per_device_train_batch_size 2 \\\n    --fp16\n")
+    assert extract_slots(text.split("\n")[0]).world_size is None
+    assert setup_of(text).get("world_size") == 3
+
+
+def test_own_single_gpu_still_read():
+    # https://github.com/liyih/CSCL/issues/4
+    assert extract_slots("请问单卡训练与多卡训练的差距会很大吗\n\n非常感谢作者团队做出的贡献，我才有单卡5090训练模型"
+                         "其余实验条件与你的论文条件保持一致").world_size == 1
