@@ -366,6 +366,9 @@ _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
 
+_PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
+
+
 def _batch(text: str, slots: Slots) -> None:
     if (m := _MICRO_AND_BATCH.search(text)):
         # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
@@ -380,7 +383,8 @@ def _batch(text: str, slots: Slots) -> None:
     elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
-        slots.train_batch_size = int(m.group(1))
+        product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
+        slots.train_batch_size = int(product.group(1)) if product else int(m.group(1))
     if (m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text)):
         slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))
     if (m := _LR.search(text)):
@@ -432,6 +436,10 @@ _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple g
 _OWN_SINGLE = re.compile(r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu", re.I)
 
 
+_PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡住", re.I)
+_SWITCHED = re.compile(r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I)
+
+
 def _parallel(text: str, slots: Slots) -> None:
     if (m := _GPUS_EN.search(text)):
         slots.world_size = _EN_NUM[m.group(1).lower()]
@@ -471,6 +479,12 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = _num(m.group(1))
     if (m := _ZERO_KEY.search(text) or _ZERO.search(text)):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
+        # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
+        # there ("改成zero stage2，训练只要17秒" is the comparison)
+        for later in _ZERO.finditer(text, m.end()):
+            if _SWITCHED.search(text[max(0, later.start() - 16):later.start()]) and \
+                    _PROBLEM.search(text, later.end(), later.end() + 30):
+                slots.zero_stage = int(next(g for g in later.groups() if g is not None))
     if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
             not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
         slots.offload_optimizer = True
@@ -546,8 +560,15 @@ def _precision(text: str, slots: Slots) -> None:
         slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
 
 
+# "Llama3-70B 8K全参数微调": a context length written right after the model's size.
+_SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK](?![A-Za-z0-9])")
+
+
 def _sequence(text: str, slots: Slots) -> None:
     m = _SEQ.search(text) or _SEQ_TOKENS.search(text)
+    if m is None and (c := _SIZE_THEN_CONTEXT.search(text)):
+        slots.seq_len = int(c.group(1)) * 1024
+        return
     if m:
         value = float(m.group(1)) * (1024 if m.group(2) else 1)
         if 1 <= value <= 10**7:
@@ -621,9 +642,13 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.lora_rank = int(m.group(1))
 
 
+# `gradient_checkpointing: bool = field(default=False, …)`, `gradient_checkpointing=False`: the key is named, turned off.
+_KEY_OFF = re.compile(r"\w*[\"']?\s*(?::\s*bool\s*)?[:=]\s*(?:field\(\s*default\s*=\s*)?[\"']?(?:false|no|none|0)\b", re.I)
+
+
 def _memory_features(text: str, slots: Slots) -> None:
     if (m := _CKPT.search(text)):
-        slots.gradient_checkpointing = "none" if _negated(text, m.start()) else "full"
+        slots.gradient_checkpointing = "none" if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()) else "full"
         if re.search(r"selective|选择性", text, re.I) and slots.gradient_checkpointing == "full":
             slots.gradient_checkpointing = "selective"
     if (m := _FLASH.search(text)):
@@ -730,6 +755,8 @@ def _assignments(text: str, slots: Slots) -> None:
             continue
         raw = m.group(2)
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
+        if key == "train_batch_size" and (product := _PRODUCT.match(text, m.end())):
+            value = float(product.group(1))  # "effective batch_size is 128*8 = 1024"
         if not math.isfinite(value) or value > 1e15:
             continue  # "1e309": not a setting anyone runs
         if key != "base_learning_rate":

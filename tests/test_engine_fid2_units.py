@@ -231,3 +231,33 @@ def test_own_single_gpu_still_read():
     # https://github.com/liyih/CSCL/issues/4
     assert extract_slots("请问单卡训练与多卡训练的差距会很大吗\n\n非常感谢作者团队做出的贡献，我才有单卡5090训练模型"
                          "其余实验条件与你的论文条件保持一致").world_size == 1
+
+
+# ---- values written as people write them -----------------------------------------------------------
+def test_effective_batch_is_the_product():
+    # https://github.com/PiotrNawrot/nanoT5/issues/34
+    s = extract_slots("Hi, if you keep the batch_size = 128 and try to train with multiple GPUs, e.g. 8 GPUs, the effective "
+                      "batch_size is 128*8 = 1024, do you have any idea how to set the learning rate in that case?")
+    assert (s.train_micro_batch_size_per_gpu, s.world_size, s.train_batch_size) == (128, 8, 1024)
+
+
+def test_context_after_the_model_size():
+    # https://github.com/hiyouga/LlamaFactory/issues/3993
+    assert extract_slots("求教：Llama3-70B 8K全参数微调至少需要多少张A100 80G的卡？").seq_len == 8192
+
+
+def test_checkpointing_field_default_false_is_off():
+    # https://github.com/mst272/LLM-Dojo/issues/15
+    text = 'gradient_checkpointing: bool = field(default=False, metadata={"help": "是否使用梯度累计"})'
+    assert extract_slots(text).gradient_checkpointing == "none"
+
+
+@pytest.mark.parametrize("text, stage", [
+    # https://github.com/hiyouga/LlamaFactory/issues/1250: switched to ZeRO2 and that run OOMs
+    ("使用Deepspeed ZeRO3配置会出现weight-2D xxxxx 报错\n后面改用Deepspeed ZeRO2 8卡会出现显存OOM", 2),
+    # https://github.com/hiyouga/LlamaFactory/issues/3499: ZeRO2 is the fast comparison, the question is about stage 3
+    ("deepspeed使用zero stage3，训练20个steps需要20分钟\ndeepspeed改成zero stage2，训练20个steps只要17秒\n"
+     "为啥zero stage3 比 zero stage2慢这么多", 3),
+])
+def test_zero_stage_switched_to(text, stage):
+    assert extract_slots(text).zero_stage == stage
