@@ -247,6 +247,14 @@ _GA = re.compile(
 _GA_CHANGE = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
     r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)", re.I)
+# "the gradient accumulation parameter. When I increase the parameter from 4 to 8, I am getting OOM": further away, but
+# only with "from"/"从" and never a count of GPUs or GB.
+_GA_CHANGE_FAR = re.compile(
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|梯度累[积加计](?:步数)?)"
+    r"[^\d\n]{0,48}?(?:从|\bfrom)\s*(\d+)\s*(?:->|→|到|to)\s*(\d+)(?!\s*(?:gpus?|卡|张|块|nodes?|g\b|gb|gib|%))", re.I)
+# "if I use the value 2 for the **accumulate_grad_batches**": the value before the key.
+_GA_VALUE_FOR = re.compile(r"\bvalue\s+(\d+)\s+(?:for|as)\s+(?:the\s+)?\W{0,2}(?:accumulate_grad_batches|gradient_accumulation_steps|"
+                           r"grad(?:ient)?[-_ ]?accum\w*)", re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
                           r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)" + SEP + r"(\d+)", re.I)
@@ -272,7 +280,9 @@ _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
 _ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
-_OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
+# "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
+_OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
+                            re.I)
 _SEQ = re.compile(r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
                   r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
                   re.I)
@@ -378,8 +388,10 @@ def _batch(text: str, slots: Slots) -> None:
     elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])),
                     None)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
-    if (m := _GA_CHANGE.search(text)):
+    if (m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text)):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
+    elif (m := _GA_VALUE_FOR.search(text)):
+        slots.gradient_accumulation_steps = int(m.group(1))
     elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
@@ -441,6 +453,9 @@ _SWITCHED = re.compile(r"(?:改用|换成|换用|改成|改为|切换到|switch(
 
 
 def _parallel(text: str, slots: Slots) -> None:
+    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
+        # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
+        slots.world_size = int(m.group(1))
     if (m := _GPUS_EN.search(text)):
         slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
@@ -575,7 +590,7 @@ def _sequence(text: str, slots: Slots) -> None:
             slots.seq_len = int(value)
 
 
-_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|"
+_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
                    r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
                    r"finetuning_type\W{0,4}full", re.I)
 _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
@@ -795,7 +810,19 @@ def extract_printed(text: str) -> Slots:
         slots.zero_stage = 3
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
+    if _FP16_PRINTED.search(text):
+        slots.precision = "fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16"
+    elif (m := _HALF_UNSUPPORTED.search(text)):
+        slots.precision = "amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16"
     return slots
+
+
+# Only fp16 training scales the loss: DeepSpeed's "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536"
+# (loss_scaler.py), apex's "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to …".
+_FP16_PRINTED = re.compile(r"OVERFLOW! Rank \d+ Skipping step|Attempted loss scale|loss_scaler\.py|"
+                           r"Gradient overflow\.\s+Skipping step", re.I)
+# transformers' TrainingArguments check: "Your setup doesn't support bf16/gpu." — the user asked for bf16.
+_HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|cpu|npu|xpu)", re.I)
 
 
 def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
@@ -865,7 +892,7 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
         if (total := _WITH_TOTAL.match(text, m.end())):
             slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
-    if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text):
+    if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
 
 

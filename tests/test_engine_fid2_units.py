@@ -261,3 +261,47 @@ def test_checkpointing_field_default_false_is_off():
 ])
 def test_zero_stage_switched_to(text, stage):
     assert extract_slots(text).zero_stage == stage
+
+
+@pytest.mark.parametrize("text, ga, ga_from", [
+    # https://github.com/meta-pytorch/torchtune/issues/2134
+    ("I am confused about the gradient accumulation parameter. When I increase the parameter from 4 to 8, I am getting "
+     "OOM error which doesn't make much sense", 8, 4),
+    # https://github.com/Lightning-AI/pytorch-lightning/issues/5636
+    ("I only use a single GPU. So in this case, if I use the value 2 for the **accumulate_grad_batches**, the number of "
+     "steps", 2, None),
+    # far from the key, a change of GPU count is not a change of GA
+    ("I use gradient accumulation and moved the job from 2 to 8 GPUs", None, None),
+])
+def test_ga_written_around_the_key(text, ga, ga_from):
+    s = extract_slots(text)
+    assert (s.gradient_accumulation_steps, s.ga_from) == (ga, ga_from)
+
+
+def test_printed_lines_that_fix_the_precision():
+    from rag.slots import extract_printed
+    # https://github.com/deepspeedai/DeepSpeed/issues/931
+    log = ("[2023-04-28 06:51:29,903] [INFO] [loss_scaler.py:188:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+           "Attempted loss scale: 65536, but hysteresis is 2. Reducing hysteresis to 1")
+    assert extract_printed(log).precision == "fp16-mixed"
+    # https://github.com/OptimalScale/LMFlow/issues/88
+    err = "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0"
+    assert extract_printed(err).precision == "amp-bf16"
+
+
+def test_trl_global_batch_quoted_inline():
+    # https://github.com/huggingface/trl/issues/2858
+    text = ("my settings: `generation_num=8`, `per_device_train_batch_size=1`, `gradient_accumulation_steps=8` `ValueError: "
+            "The global train batch size (1 x 1) must be evenly divisible by the number of generations per prompt (8)`")
+    assert extract_slots(text).world_size == 1
+
+
+def test_llamafactory_z3_offload_config_offloads_parameters():
+    # https://github.com/hiyouga/LlamaFactory/issues/6942
+    s = extract_slots("finetuning_type: full\ndeepspeed: config/deepspeed/ds_z3_offload.json # copied from llama-factory repo")
+    assert (s.offload_optimizer, s.offload_param) == (True, True)
+
+
+def test_fully_finetuning_typo():
+    # https://github.com/hiyouga/LlamaFactory/issues/260
+    assert extract_slots("When I use fully funetuning on BaiChuan-7B/13B, I encounter `CUDA out of memory`").finetune == "full"
