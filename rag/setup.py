@@ -255,6 +255,26 @@ def _reconcile_per_node(setup: Setup) -> None:
             del setup.conflicts["world_size"]
 
 
+def _named_model_over_bare_size(setup: Setup) -> None:
+    """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
+    sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
+    size, named = setup.values.get("num_params"), setup.values.get("model_text")
+    if size is None or size.source != "message" or named is None or named.source not in ("config", "command"):
+        return
+    mine = setup.values.get("model")
+    if mine is not None and mine.source == "message":
+        return
+    theirs = next((v for v in setup.conflicts.get("num_params", []) if v.source == named.source), None)
+    if theirs is None and mine is None:
+        return  # the config's name carries no size ("open_llama_3b_v2" read without one): the prose's stays
+    setup.conflicts.setdefault("num_params", []).insert(0, size)
+    if theirs is not None:
+        setup.values["num_params"] = theirs
+        setup.conflicts["num_params"] = [v for v in setup.conflicts["num_params"] if v is not theirs]
+    else:
+        del setup.values["num_params"]  # the named model (or its preset) gives the size
+
+
 def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     """Values the diagnosis readers find in errors, logs, commands and nvidia-smi tables."""
     try:
@@ -330,6 +350,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
             _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
     _reconcile_per_node(setup)
+    _named_model_over_bare_size(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts

@@ -235,7 +235,7 @@ _SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|�
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小)"
+    r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -306,7 +306,29 @@ _NAME_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\
                         re.I)
 
 
+# A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
+_FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
+# "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
+_SIZE_CHANGE = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?\s*[bB](?![a-zA-Z0-9])[^,，。.;；\n\d]{0,8}?"
+                          r"(?:压缩到|压缩成|裁剪到|剪枝到|蒸馏到|减到|变成|(?:pruned|compressed|distilled|reduced)?\s*to|->|→)\s*"
+                          r"(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])", re.I)
+
+
 def _model(text: str, slots: Slots) -> None:
+    named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
+    _model_named(named, slots)
+    if slots.model is None and slots.num_params is None and slots.model_text is None:
+        _model_named(text, slots)  # only a file name names it ("internvl2_2b_finetune.sh"): better than none
+    elif slots.model is None and slots.num_params is None:
+        sized = Slots()
+        _model_named(text, sized)  # "gpt-neox" in the prose, its size only in the config it links ("configs/20B.yml")
+        if sized.model is None and sized.num_params:
+            slots.num_params = sized.num_params
+    if (m := _SIZE_CHANGE.search(named)) and slots.model is None:
+        slots.num_params = float(m.group(1)) * 1e9
+
+
+def _model_named(text: str, slots: Slots) -> None:
     if (m := _MODEL_NAME.search(text)):
         slots.model_text = m.group(1).strip()[:60]
         if (size := _NAME_SIZE.search(slots.model_text)):
@@ -347,6 +369,9 @@ def _gpu(text: str, slots: Slots) -> None:
     observed = _OBSERVED.search(text)
     if observed:
         gb = _observed_gb(observed)
+        # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory
+        for more in _OBSERVED.finditer(text, observed.end(), min(len(text), observed.end() + 40)):
+            gb = max(gb, _observed_gb(more))
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
@@ -452,6 +477,17 @@ _PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡�
 _SWITCHED = re.compile(r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I)
 
 
+# "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
+_MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,8}$", re.I)
+
+
+def _own_mention(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The first match of ``pattern`` that the user marks as theirs, else the first match."""
+    found = list(pattern.finditer(text))
+    return next((m for m in found if _MINE_BEFORE.search(text[max(0, m.start() - 14):m.start()])),
+                found[0] if found else None)
+
+
 def _parallel(text: str, slots: Slots) -> None:
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
@@ -480,7 +516,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
     if (m := _NODES_OF_GPUS.search(text)):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
-    elif (m := _NODES_X_GPUS.search(text)):
+    elif (m := _own_mention(text, _NODES_X_GPUS)):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
@@ -723,7 +759,7 @@ def classify_key(key: str) -> str | None:
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
         if ws & {"micro", "microbatch", "device", "gpu", "per"}:
             return "train_micro_batch_size_per_gpu"
-        if ws & {"global", "total", "effective"} or joined in ("train_batch_size", "global_batch_size"):
+        if ws & {"global", "total", "totol", "effective"} or joined in ("train_batch_size", "global_batch_size"):
             return "train_batch_size"
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
             return "train_micro_batch_size_per_gpu"
@@ -810,6 +846,8 @@ def extract_printed(text: str) -> Slots:
         slots.zero_stage = 3
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
+    if _GC_PRINTED.search(text):
+        slots.gradient_checkpointing = "full"
     if _FP16_PRINTED.search(text):
         slots.precision = "fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16"
     elif (m := _HALF_UNSUPPORTED.search(text)):
@@ -817,6 +855,8 @@ def extract_printed(text: str) -> Slots:
     return slots
 
 
+# transformers prints this only when gradient checkpointing is on during training.
+_GC_PRINTED = re.compile(r"`use_cache=True` is incompatible with gradient checkpointing")
 # Only fp16 training scales the loss: DeepSpeed's "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536"
 # (loss_scaler.py), apex's "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to …".
 _FP16_PRINTED = re.compile(r"OVERFLOW! Rank \d+ Skipping step|Attempted loss scale|loss_scaler\.py|"

@@ -305,3 +305,69 @@ def test_llamafactory_z3_offload_config_offloads_parameters():
 def test_fully_finetuning_typo():
     # https://github.com/hiyouga/LlamaFactory/issues/260
     assert extract_slots("When I use fully funetuning on BaiChuan-7B/13B, I encounter `CUDA out of memory`").finetune == "full"
+
+
+# ---- models: named by the run, not by a file name or a size the user only hopes for ----------------------
+LLAMAFACTORY_7022 = """为什么我微调的时候，显存使用情况与官网提供的列表完全不同？
+
+我的是Ubuntu 20.04.6 LTS 8张Tesla P4(8G)显卡，按照，官网上的表:
+按照4bit微调，我至少能微调70B的模型，可是我实际中微调7b的模型，显卡占用率就满了
+
+我用的配置文件是:examples/train_qlora/llama3_lora_sft_otfq.yaml
+model_name_or_path: /home/hxgk/PyPro/LLaMA-Factory-main/models/deepseek-llm-7b-base/
+quantization_bit: 4
+quantization_method: bitsandbytes  # choices: [bitsandbytes (4/8), hqq (2/3/4/5/6/8), eetq (8)]
+
+### method
+stage: sft
+finetuning_type: lora
+lora_rank: 8
+cutoff_len: 2048
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+bf16: true
+"""
+
+
+def test_config_model_over_a_bare_size_and_a_file_name():
+    # https://github.com/hiyouga/LlamaFactory/issues/7022
+    s = setup_of(LLAMAFACTORY_7022)
+    assert s.get("model_text") == "deepseek-llm-7b-base"
+    assert s.get("num_params") in (None, 7e9) and s.get("model") != "llama-2-70b"
+    assert [v.value for v in s.conflicts.get("num_params", [])][:1] == [70e9]  # shown as the other size
+
+
+def test_file_name_is_not_a_model_unless_nothing_else_names_one():
+    assert extract_slots("I fine-tune Qwen-14B with examples/train_qlora/llama3_lora_sft_otfq.yaml").model_text == "Qwen-14B"
+    # https://github.com/EleutherAI/gpt-neox/issues/892: the size only in the linked config's name
+    s = extract_slots("Fine-tuning gpt-neox on 8 A100s\nyour config [here](https://github.com/EleutherAI/gpt-neox/blob/main/"
+                      "configs/20B.yml) mentions 96 A100 machines")
+    assert (s.model_text, s.num_params) == ("gpt-neox", 20e9)
+
+
+def test_size_after_a_change():
+    # https://github.com/zyushun/Adam-mini/issues/13
+    assert extract_slots("我尝试将7B的模型压缩到5.7B，在尝试24G现存的单卡上进行微调还是会OOM").num_params == 5.7e9
+
+
+def test_nodes_the_user_marks_as_theirs():
+    # https://github.com/PaddlePaddle/PaddleDetection/issues/2183
+    s = extract_slots("（截图：单机8卡配置）\n上述图片给出的是单机8卡的，如果我现在2机8卡应该如何设置学习率")
+    assert (s.num_nodes, s.world_size) == (2, 16)
+
+
+@pytest.mark.parametrize("text, key, value", [
+    # https://github.com/huanghoujing/person-reid-triplet-loss-baseline/issues/28
+    ("假如--ids_per_batch=32，--ims_per_id=4，那么就意味着一个batch的大小是128", "train_micro_batch_size_per_gpu", 128),
+    # https://github.com/JIA-Lab-research/MGM/issues/111: "totol" as written
+    ("per_device_train_batch_size=16，gradient_accumulation_steps=2，totol_batch_size = 128", "train_batch_size", 128),
+])
+def test_values_as_written(text, key, value):
+    assert getattr(extract_slots(text), key) == value
+
+
+def test_gradient_checkpointing_warning_means_it_is_on():
+    from rag.slots import extract_printed
+    # https://github.com/LlamaChinese/Llama-Chinese/issues/242 (transformers prints it when GC is on)
+    log = "`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`..."
+    assert extract_printed(log).gradient_checkpointing == "full"
