@@ -255,6 +255,26 @@ def _reconcile_per_node(setup: Setup) -> None:
             del setup.conflicts["world_size"]
 
 
+#: Settings a pasted config or launch command fixes for the run, where a sentence often describes something else: a
+#: length in the prose is usually the data's ("每个长度在3000tokens左右" next to `cutoff_len: 4096`), a method the model
+#: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`).
+_RUN_SETTINGS = ("seq_len", "finetune")
+
+
+def _run_settings_over_prose(setup: Setup) -> None:
+    """For _RUN_SETTINGS, the config's or command's value is the setup value and the prose's the conflict."""
+    for key in _RUN_SETTINGS:
+        mine = setup.values.get(key)
+        if mine is None or mine.source != "message":
+            continue
+        theirs = next((v for v in setup.conflicts.get(key, []) if v.source in ("config", "command")), None)
+        if theirs is None or {mine.value, theirs.value} == {"qlora", "lora"}:
+            continue  # "QLoRA" in the prose is the config's `finetuning_type: lora` on 4-bit weights: more precise
+        setup.values[key] = theirs
+        rest = [v for v in setup.conflicts[key] if v.value != theirs.value]
+        setup.conflicts[key] = [mine] + rest
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -351,6 +371,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     artifacts = _put_artifacts(setup, parts)
     _reconcile_per_node(setup)
     _named_model_over_bare_size(setup)
+    _run_settings_over_prose(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts

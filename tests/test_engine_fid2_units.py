@@ -371,3 +371,19 @@ def test_gradient_checkpointing_warning_means_it_is_on():
     # https://github.com/LlamaChinese/Llama-Chinese/issues/242 (transformers prints it when GC is on)
     log = "`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`..."
     assert extract_printed(log).gradient_checkpointing == "full"
+
+
+def test_config_length_and_method_over_a_sentence_about_the_data_or_the_base_model():
+    # https://github.com/hiyouga/LlamaFactory/issues/5626
+    text = ("PPO训练速度很慢，数据集只有1100个，每个长度在3000tokens左右，预估1个epoch要7小时\nppo脚本如下，其中sft model是full parameter\n"
+            "```\n### method\nstage: ppo\ndo_train: true\nfinetuning_type: lora\nlora_target: all\n### dataset\ncutoff_len: 4096\n"
+            "### train\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 8\nbf16: true\n```\n双卡运行\n")
+    s = setup_of(text)
+    assert (s.get("seq_len"), s.get("finetune"), s.get("world_size")) == (4096, "lora", 2)
+    assert [v.value for v in s.conflicts["seq_len"]][:1] == [3000]  # still shown
+
+
+def test_qlora_in_prose_stays_over_config_lora():
+    # https://github.com/hiyouga/ChatGLM-Efficient-Tuning/issues/394 pattern: QLoRA is LoRA on 4-bit weights
+    s = setup_of("请问下在4-bit量化模式Lora微调最小的显存要求\n```\nfinetuning_type: lora\nquantization_bit: 4\n```")
+    assert s.get("finetune") == "qlora"
