@@ -94,7 +94,9 @@ _MODEL_NAME = re.compile(
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder)"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
+    # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
+    r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
     re.I)
@@ -137,7 +139,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
-    r"(?:ascend\s*)?910b\d?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
+    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
@@ -183,6 +185,8 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
         score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
                  else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+    if len(out) > 1:  # "Ascend NPU" names the vendor; a model number named anywhere else ("910B3") says which card
+        out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
 
@@ -916,6 +920,24 @@ _WITH_TOTAL = re.compile(r"\s*,?\s*(?:with|and|,)\s+(?:an?\s+|the\s+)?total(?:\s
                          re.I)
 
 
+# Darknet's cfg: `batch=64 subdivisions=16` — 64 images per step, processed 64/16 at a time (gradients accumulated).
+_DARKNET = re.compile(r"(?<![\w.])batch\s*=\s*(\d+)\s*[,;]?\s*subdivisions\s*=\s*(\d+)", re.I)
+# "In the paper, it says, 120 batch size with 4 GPUs": the batch over all the GPUs.
+_BATCH_WITH_GPUS = re.compile(r"(?<![\w.])(\d+)\s*batch[-_ ]?size\s+(?:with|on|over|across|using)\s+(\d+)\s*(?:gpus?|cards?)\b", re.I)
+
+
+def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
+    if (m := _DARKNET.search(text)):
+        batch, subdivisions = int(m.group(1)), int(m.group(2))
+        slots.train_batch_size = batch
+        if subdivisions and batch % subdivisions == 0:
+            slots.train_micro_batch_size_per_gpu, slots.gradient_accumulation_steps = batch // subdivisions, subdivisions
+    elif (m := _BATCH_WITH_GPUS.search(text)):
+        slots.train_batch_size, slots.world_size = int(m.group(1)), int(m.group(2))
+        if slots.train_micro_batch_size_per_gpu == slots.train_batch_size:
+            slots.train_micro_batch_size_per_gpu = None
+
+
 def _latest_in_prose(text: str, slots: Slots) -> None:
     """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
     "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
@@ -940,7 +962,8 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
     slots = Slots()
-    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments):
+    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments,
+                 _batch_as_frameworks_write_it):
         step(text, slots)
     if prose:
         _latest_in_prose(text, slots)

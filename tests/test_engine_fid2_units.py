@@ -387,3 +387,30 @@ def test_qlora_in_prose_stays_over_config_lora():
     # https://github.com/hiyouga/ChatGLM-Efficient-Tuning/issues/394 pattern: QLoRA is LoRA on 4-bit weights
     s = setup_of("请问下在4-bit量化模式Lora微调最小的显存要求\n```\nfinetuning_type: lora\nquantization_bit: 4\n```")
     assert s.get("finetune") == "qlora"
+
+
+def test_darknet_batch_and_subdivisions_in_a_users_sentence():
+    # https://github.com/AlexeyAB/darknet/issues/5474
+    text = ("I already set `loss_scale=128`, but still can't save GPU memory.\n"
+            "It can train `batch=64 subdivisions=16` on GTX1080ti, but out of memory on RTX2080ti.")
+    assert [p.kind for p in split_message(text)] == ["prose"]
+    s = setup_of(text)
+    assert (s.get("train_batch_size"), s.get("train_micro_batch_size_per_gpu"), s.get("gradient_accumulation_steps")) == \
+        (64, 4, 16)
+
+
+def test_an_error_line_stays_an_error():
+    parts = split_message("My run fails:\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB, but only 2 MiB free.")
+    assert [p.kind for p in parts] == ["prose", "error"]
+
+
+@pytest.mark.parametrize("text, key, value", [
+    # https://github.com/HLTCHKUST/VG-GPLMs/issues/1: "120 batch size with 4 GPUs" is the batch over all GPUs
+    ("In the paper, it says, 120 batch size with 4 GPUs.  So can each GPU load up to 30 examples", "train_batch_size", 120),
+    # https://github.com/huggingface/transformers/issues/35838
+    ("I'm having the same issue trying to finetune a MarianMT model:", "model_text", "MarianMT"),
+    # https://github.com/deepspeedai/DeepSpeed/issues/4892
+    ("Train model with NPU\nHi, how can I train my model on Ascend NPU?", "gpu_text", "Ascend NPU"),
+])
+def test_more_names_and_batches(text, key, value):
+    assert getattr(extract_slots(text), key) == value
