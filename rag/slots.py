@@ -259,6 +259,8 @@ _GA_CHANGE_FAR = re.compile(
 # "if I use the value 2 for the **accumulate_grad_batches**": the value before the key.
 _GA_VALUE_FOR = re.compile(r"\bvalue\s+(\d+)\s+(?:for|as)\s+(?:the\s+)?\W{0,2}(?:accumulate_grad_batches|gradient_accumulation_steps|"
                            r"grad(?:ient)?[-_ ]?accum\w*)", re.I)
+# "can I use loss.backward twice then optim.step?": accumulation, written as what it does.
+_GA_BACKWARD = re.compile(r"backward(?:\(\))?\s+(twice|(\d+)\s*times)\b[^?!\n]{0,30}\bstep", re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
                           r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)" + SEP + r"(\d+)", re.I)
@@ -421,6 +423,8 @@ def _batch(text: str, slots: Slots) -> None:
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
     elif (m := _GA_VALUE_FOR.search(text)):
         slots.gradient_accumulation_steps = int(m.group(1))
+    elif (m := _GA_BACKWARD.search(text)):
+        slots.gradient_accumulation_steps = 2 if m.group(1).lower() == "twice" else int(m.group(2))
     elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
@@ -850,6 +854,10 @@ def extract_printed(text: str) -> Slots:
         slots.zero_stage = 3
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
+    if (m := _TRAINABLE_PRINTED.search(text)) and int(m.group(1).replace(",", "")) >= 1e9:
+        # the HF Trainer banner's count: a billion or more trainable parameters is the whole model (adapters are far
+        # smaller), so it is the model's size
+        slots.num_params = float(m.group(1).replace(",", ""))
     if _GC_PRINTED.search(text):
         slots.gradient_checkpointing = "full"
     if _FP16_PRINTED.search(text):
@@ -859,6 +867,7 @@ def extract_printed(text: str) -> Slots:
     return slots
 
 
+_TRAINABLE_PRINTED = re.compile(r"Number of trainable parameters\s*=\s*(\d{1,3}(?:,\d{3})+|\d+)")
 # transformers prints this only when gradient checkpointing is on during training.
 _GC_PRINTED = re.compile(r"`use_cache=True` is incompatible with gradient checkpointing")
 # Only fp16 training scales the loss: DeepSpeed's "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536"

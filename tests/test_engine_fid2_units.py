@@ -414,3 +414,18 @@ def test_an_error_line_stays_an_error():
 ])
 def test_more_names_and_batches(text, key, value):
     assert getattr(extract_slots(text), key) == value
+
+
+def test_accumulation_written_as_what_it_does():
+    # https://discuss.pytorch.org/t/how-to-increase-the-batch-size-but-keep-the-gpu-memory/26275
+    text = "since the .backward will accumulate the gradient ,can I use loss.backward twice then optim.step?"
+    assert extract_slots(text).gradient_accumulation_steps == 2
+
+
+def test_trainable_parameter_count_of_a_whole_model_is_its_size():
+    from rag.slots import extract_printed
+    # https://github.com/huggingface/open-r1/issues/483
+    banner = "[INFO|trainer.py:2414] 2025-03-06 12:04:09,915 >>   Number of trainable parameters = 7,615,616,512"
+    assert extract_printed(banner).num_params == 7615616512
+    # a LoRA run prints its adapters' count: not the model's size
+    assert extract_printed("  Number of trainable parameters = 4,194,304").num_params is None
