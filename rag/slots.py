@@ -235,7 +235,8 @@ def _observed_gb(m: re.Match[str]) -> float:
     return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
-_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)"
+_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|" \
+             r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
@@ -905,6 +906,9 @@ _COMPARED = re.compile(r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|set
 _PROPOSED = re.compile(r"如果|假如|要是|\bif\b|可以吗|能否|行吗|should I|can I|could I", re.I)
 
 
+_SO = re.compile(r"\bso\b|那么|所以|是不是|应该是|也就是", re.I)
+
+
 def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bool:
     """Whether the ``later`` mention is a new try that replaces the ``earlier`` one (see _latest_in_prose)."""
     between = text[earlier[0]:later[0]]
@@ -913,11 +917,23 @@ def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bo
         not _PROPOSED.search(text[line_start:later[0] + 40]) and not _quoted(text, later[0])
 
 
+def _inferred(text: str, pos: int) -> bool:
+    """A value the user worked out and asks about ("total batchsize is 4096, GPU num is 8, so per gpu batch size is
+    512?"): a question sentence that concludes with "so" / "那么" / "是不是"."""
+    start = max(text.rfind(c, 0, pos) for c in "\n。？！?!") + 1
+    ends = [i for i in (text.find(c, pos) for c in "\n。？！?!") if i >= 0]
+    end = min(ends) if ends else len(text)
+    return end < len(text) and text[end] in "?？" and bool(_SO.search(text[start:pos]))
+
+
 def _latest(text: str, mentions: list[tuple[int, int]]) -> tuple[int, int] | None:
     """The mention that the run in question uses, when the prose tried several values; else None."""
     mentions = [m for m in mentions if not _quoted(text, m[0])]
     if len({v for _, v in mentions}) < 2:
         return None
+    stated = [m for m in mentions if not _inferred(text, m[0])]
+    if stated and len(stated) < len(mentions):
+        return stated[-1] if len({v for _, v in stated}) == 1 else _latest(text, stated) or stated[0]
     current = mentions[0]
     for later in mentions[1:]:
         if later[1] != current[1] and _replaces(text, current, later):

@@ -429,3 +429,11 @@ def test_trainable_parameter_count_of_a_whole_model_is_its_size():
     assert extract_printed(banner).num_params == 7615616512
     # a LoRA run prints its adapters' count: not the model's size
     assert extract_printed("  Number of trainable parameters = 4,194,304").num_params is None
+
+
+def test_a_worked_out_value_asked_about_is_not_the_setting():
+    # https://github.com/zdou0830/METER/issues/18
+    text = ("total batchsize is 4096, GPU num is 8, so per gpu batch size is 512?\n"
+            "But I use A100 GPU, the batch size only can be set 16?")
+    s = extract_slots(text, prose=True)
+    assert (s.train_batch_size, s.world_size, s.train_micro_batch_size_per_gpu) == (4096, 8, 16)
