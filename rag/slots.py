@@ -218,7 +218,7 @@ _GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:�
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
@@ -477,6 +477,7 @@ def _count_at_gpu_names(text: str) -> int | None:
 # A GPU count the user asks about or supposes: "Can i use 3 gpu card …", "如果用4张卡", "能否用两张卡".
 _COUNT_PROPOSED = re.compile(r"(?:\b(?:can|could|should|shall) (?:i|we) (?:use|train with|run on|use a|have)|"
                              r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$", re.I)
+_EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
 _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
 _OWN_SINGLE = re.compile(r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu", re.I)
@@ -506,6 +507,8 @@ def _parallel(text: str, slots: Slots) -> None:
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
+        if _EACH_CARD.match(text, m.end()) and (m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)):
+            continue  # "我的一张显卡大小是8g": the size of each card, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30):m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         n = _num(m.group(1))

@@ -437,3 +437,14 @@ def test_a_worked_out_value_asked_about_is_not_the_setting():
             "But I use A100 GPU, the batch size only can be set 16?")
     s = extract_slots(text, prose=True)
     assert (s.train_batch_size, s.world_size, s.train_micro_batch_size_per_gpu) == (4096, 8, 16)
+
+
+def test_one_cards_size_is_not_a_count():
+    # https://github.com/ghosthamlet/gpt2-ml-torch/issues/11
+    text = "我的一张显卡大小是8g，如果把单卡1个batch需要的显存大小11g分到两个显卡上，相当于16g显卡，这是否可行？"
+    assert extract_slots(text).world_size == 2
+
+
+def test_peak_of_one_memory_report():
+    # https://github.com/hiyouga/LlamaFactory/issues/1250
+    assert extract_slots("监控显卡平均显存占用在60G左右，部分单卡到75G左右").observed_memory_gb == 75.0
