@@ -215,7 +215,10 @@ def test_count_asked_about_is_not_the_users():
 
 def test_count_after_a_colon_with_a_classifier():
     # https://github.com/OpenMOSS/MOSS/issues/272
-    assert extract_slots("显卡配置：2张 V100 32G （共四张，有两张别人占用中，用完后可实现利用4卡V100）").world_size == 2
+    from rag.history import clean_text
+    text = "显卡配置：2张 V100 32G （共四张，有两张别人占用中，用完后可实现利用4卡V100）"
+    assert extract_slots(text).world_size == 2
+    assert extract_slots(clean_text(text)).world_size == 2  # as the assistant reads it (NFKC: "：" → ":")
 
 
 def test_single_gpu_contrasted_with_a_multi_gpu_run_is_not_the_count():
