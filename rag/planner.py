@@ -163,6 +163,8 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
     given = [k for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps") if k in args]
     if not given and "base_batch_size" not in args:
         return None
+    if any(v.source == "error" for k in (*given, "world_size") for v in setup.conflicts.get(k, [])):
+        return None  # DeepSpeed's assertion printed other numbers than the launch: its diagnosis shows both
     if "world_size" in s:
         args["world_size"] = s["world_size"]
     else:
