@@ -154,10 +154,20 @@ _GPU_OTHERS = re.compile(r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|
                          r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$", re.I)
 
 
-def _quoted(text: str, pos: int) -> bool:
-    """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line): someone else's words."""
+# Words that introduce a quotation of a comment or a document: "我看注释中有这么一句 `…`", "the README says `…`".
+_QUOTE_INTRO = re.compile(r"(?:这么一句|这样一句|这句话|原文(?:如下)?|注释(?:中|里)?(?:写着|写道)?|文档(?:中|里)?(?:写着|写道)?|"
+                          r"\breadme says|\bdocs? says?|\bit says|\bcomment says)\s*[:：]?\s*$", re.I)
+
+
+def _quoted(text: str, pos: int, lines: bool = True) -> bool:
+    """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line, a comment quoted in backticks
+    after "注释中有这么一句"): someone else's words. ``lines=False``: "> " lines are not counted (people also use them
+    to list their own settings)."""
     line_start = text.rfind("\n", 0, pos) + 1
-    return text.count("“", 0, pos) > text.count("”", 0, pos) or text[line_start:pos].lstrip().startswith(">")
+    if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
+        return True
+    tick = text.rfind("`", 0, pos)
+    return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30):tick]))
 
 
 def extract_gpu(text: str) -> Slots:
@@ -417,8 +427,8 @@ def _batch(text: str, slots: Slots) -> None:
         slots.train_micro_batch_size_per_gpu = int(m.group(1))
         if (b := _BATCH_FLAG.search(text)):
             slots.train_batch_size = int(b.group(1))
-    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])),
-                    None)):
+    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])
+                     and not _quoted(text, m.start(), lines=False)), None)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
     if (m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text)):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
@@ -519,7 +529,8 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
         slots.world_size = n
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
-    if slots.world_size is None and re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I) and \
+    if slots.world_size is None and \
+            any(not _quoted(text, m.start()) for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)) and \
             (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text)):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
     if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
@@ -814,7 +825,7 @@ def _assignments(text: str, slots: Slots) -> None:
         if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
                 "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize"):
             key = "train_batch_size"
-        if key is None or key in seen:
+        if key is None or key in seen or _quoted(text, m.start(), lines=False):
             continue
         raw = m.group(2)
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)

@@ -451,3 +451,17 @@ def test_one_cards_size_is_not_a_count():
 def test_peak_of_one_memory_report():
     # https://github.com/hiyouga/LlamaFactory/issues/1250
     assert extract_slots("监控显卡平均显存占用在60G左右，部分单卡到75G左右").observed_memory_gb == 75.0
+
+
+def test_a_quoted_code_comment_is_not_the_users_setting():
+    # https://github.com/TMElyralab/MuseV/issues/107
+    text = ("我看注释中有这么一句\n`gradient_accumulation_steps 按8卡估计,实际使用了16卡*2accumulation*7单卡batch_size = 224 batch_size`,\n"
+            "是经过实验证明2accumulation,和7单卡batch_size效果不好吗?")
+    assert extract_slots(text, prose=True).train_micro_batch_size_per_gpu is None
+
+
+def test_a_markdown_quote_list_of_own_settings_is_still_read():
+    # https://github.com/deepspeedai/DeepSpeed/issues/7298
+    text = "> 2x 8-GPU nodes\n> zero stage 2\n> autotp_size = 2\n> per_device_train_batch_size = 4\n"
+    s = extract_slots(text)
+    assert (s.tensor_parallel_size, s.train_micro_batch_size_per_gpu) == (2, 4)
