@@ -137,9 +137,11 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
     for key, value in stated.items():
         key = _ALIASES.get(key, key)
         if key == "precision" and str(value).lower() in ("int4", "int8"):
-            # 4-/8-bit weights are a method here (QLoRA), not the compute precision: never a contradiction.
+            # 4-/8-bit weights are the setup's `quantization` (or QLoRA), not the compute precision: never a contradiction.
             ft = answer.setup.get("finetune") or {}
-            if str(value).lower() == "int4" and ft.get("value") == "qlora" and ft.get("source") != "assumed":
+            quant = answer.setup.get("quantization") or {}
+            if (str(value).lower() == "int4" and ft.get("value") == "qlora" and ft.get("source") != "assumed") or \
+                    (quant.get("value") == str(value).lower() and quant.get("source") != "assumed"):
                 used += 1
             else:
                 notes.append(f"unused {key}={value!r}")

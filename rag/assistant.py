@@ -30,7 +30,7 @@ from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import Intents, detect_intents, detect_misconceptions, holds_belief, tiny_batch_question
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
-from .setup import Setup, enough_for_memory, missing_for_memory, read_setup
+from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
 from .strings import t
 
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
@@ -155,6 +155,8 @@ class Assistant:
         corrections = [self._correction(m, lang) for m in held if m.card_id in self._by_id]
         ga_asked = bool({m.key for m in misconceptions} & GA_MEMORY_KEYS) or act == "fit"
         missing = missing_for_memory(setup) if ga_asked and not enough_for_memory(setup) else []
+        if not missing and intents.memory and unsupported_method(setup) is not None:
+            missing = ["unsupported"]  # a memory question about a method the calculator cannot express: say so
 
         for call in plan.calls:
             for key, value in call.arguments.items():

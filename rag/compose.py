@@ -21,13 +21,13 @@ from .cards import Card
 from .formatting import gib, memory_table
 from .intents import MisconceptionRule
 from .planner import Plan
-from .setup import Setup
+from .setup import Setup, unsupported_method
 from .strings import key_name, t
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = ("model_text", "model", "num_params", "finetune", "gpu_text", "gpu", "gpu_memory_gb", "world_size", "num_nodes",
           "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "ga_from", "train_batch_size", "zero_stage",
-          "offload_optimizer", "offload_param", "precision", "seq_len", "lora_rank", "gradient_checkpointing",
+          "offload_optimizer", "offload_param", "precision", "quantization", "seq_len", "lora_rank", "gradient_checkpointing",
           "flash_attention", "pipeline_parallel_size", "tensor_parallel_size", "observed_memory_gb")
 
 
@@ -61,6 +61,8 @@ def _show_value(key: str, value: Any, lang: str) -> str:
         return f"{value:g} GB"
     if key == "zero_stage":
         return f"ZeRO-{value}"
+    if key == "finetune" and value == "ptuning":
+        return "P-Tuning"
     if isinstance(value, bool):
         return ("开" if value else "关") if lang == "zh" else ("on" if value else "off")
     return escape_md(value, 60)
@@ -128,9 +130,11 @@ def assumptions_line(plan: Plan, lang: str) -> str:
     return f"_{t('assumed', lang).capitalize()}{colon}{sep.join(a.zh if lang == 'zh' else a.en for a in plan.assumptions)}_"
 
 
-def missing_line(missing: list[str], lang: str) -> str:
+def missing_line(missing: list[str], lang: str, method: str | None = None) -> str:
     if not missing:
         return ""
+    if "unsupported" in missing:
+        return t("memory_unsupported", lang, method=escape_md(method or "", 40))
     names = [t("need_model" if m == "model" else "need_method", lang) for m in missing]
     return t("need_for_memory", lang, missing=("、" if lang == "zh" else "; ").join(names))
 
@@ -371,7 +375,7 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
     lang = r.lang
     first = [verdict(r)]
     for line in (setup_line(r.setup, lang), conflicts_line(r.setup, lang), assumptions_line(r.plan, lang),
-                 missing_line(r.missing, lang)):
+                 missing_line(r.missing, lang, unsupported_method(r.setup))):
         if line:
             first.append(line)
     first_screen = "\n\n".join(s for s in first if s)

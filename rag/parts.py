@@ -118,6 +118,10 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # The user's own sentence that quotes an error ("I use 8 V100 32G but encounter `CUDA out of memory`"): prose.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|we|our|me)\b|`[^`]*(?:error|out of memory)[^`]*`", re.I)
+# "It can train `batch=64 subdivisions=16` on GTX1080ti, but out of memory on RTX2080ti.": the user's sentence about an
+# error, not the error (a sentence-cased first word and the words people join clauses with).
+_USER_SENTENCE = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s+[^\n]*\b(?:but|when|while|because|although|though|whenever)\b[^\n]*[.?!]\s*$",
+                            re.I)
 _EXCEPTION_AT = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)\b:?|Traceback|RuntimeError|CUDA out of memory\.|torch\.)")
 
 
@@ -130,6 +134,7 @@ def _line_kind(line: str, first: bool = False) -> PartKind | None:
         return "error"
     if _ERROR_LINE.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line) and \
             not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I) and \
+            not _USER_SENTENCE.match(line) and \
             not (_FIRST_PERSON.search(line) and not _EXCEPTION_AT.match(line)) and \
             not (first and not _EXCEPTION_AT.match(line) and len(line) < 120):
         return "error"

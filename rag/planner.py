@@ -17,7 +17,7 @@ from calculators.text_safety import escape_md
 
 from .acts import Act
 from .intents import Intents, MisconceptionRule
-from .setup import Setup, enough_for_memory
+from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
 
 GA_COMPARE = 16
 MICRO_SWEEP = [1, 2, 4, 8]
@@ -99,7 +99,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     for key in ("finetune", "lora_rank", "zero_stage", "world_size", "num_nodes", "offload_optimizer", "offload_param",
                 "gradient_checkpointing", "flash_attention", "pipeline_parallel_size", "precision", "seq_len",
                 "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
-        if key in s:
+        if key in s and not (key == "finetune" and s[key] not in CALCULATOR_METHODS):
             cfg[key] = s[key]
     if "finetune" not in cfg:
         cfg["finetune"] = "full"
@@ -163,6 +163,8 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
     given = [k for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps") if k in args]
     if not given and "base_batch_size" not in args:
         return None
+    if any(v.source == "error" for k in (*given, "world_size") for v in setup.conflicts.get(k, [])):
+        return None  # DeepSpeed's assertion printed other numbers than the launch: its diagnosis shows both
     if "world_size" in s:
         args["world_size"] = s["world_size"]
     else:

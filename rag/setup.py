@@ -82,7 +82,8 @@ VALIDATORS: dict[str, Any] = {
     "offload_param": _bool,
     "precision": _one_of("fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"),
     "seq_len": _int(1, 10_000_000),
-    "finetune": _one_of("full", "lora", "qlora"),
+    "finetune": _one_of("full", "lora", "qlora", "ptuning"),
+    "quantization": _one_of("int8", "int4"),
     "lora_rank": _int(1, 65_536),
     "gradient_checkpointing": _one_of("none", "selective", "full"),
     "flash_attention": _bool,
@@ -220,6 +221,8 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # the parser's default, not something the config says
         if key == "precision" and value == "fp32" and text_slots.precision not in (None, "fp32"):
             continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
+        if key == "finetune" and text_slots.finetune == "ptuning":
+            continue  # ChatGLM's P-Tuning script with `--quantization_bit 4`: not QLoRA
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
             setup.put(key, value, source, key)
     _put_slots(setup, text_slots, source, "")
@@ -252,6 +255,46 @@ def _reconcile_per_node(setup: Setup) -> None:
             del setup.conflicts["world_size"]
 
 
+#: Settings a pasted config or launch command fixes for the run, where a sentence often describes something else: a
+#: length in the prose is usually the data's ("每个长度在3000tokens左右" next to `cutoff_len: 4096`), a method the model
+#: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`).
+_RUN_SETTINGS = ("seq_len", "finetune")
+
+
+def _run_settings_over_prose(setup: Setup) -> None:
+    """For _RUN_SETTINGS, the config's or command's value is the setup value and the prose's the conflict."""
+    for key in _RUN_SETTINGS:
+        mine = setup.values.get(key)
+        if mine is None or mine.source != "message":
+            continue
+        theirs = next((v for v in setup.conflicts.get(key, []) if v.source in ("config", "command")), None)
+        if theirs is None or {mine.value, theirs.value} == {"qlora", "lora"}:
+            continue  # "QLoRA" in the prose is the config's `finetuning_type: lora` on 4-bit weights: more precise
+        setup.values[key] = theirs
+        rest = [v for v in setup.conflicts[key] if v.value != theirs.value]
+        setup.conflicts[key] = [mine] + rest
+
+
+def _named_model_over_bare_size(setup: Setup) -> None:
+    """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
+    sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
+    size, named = setup.values.get("num_params"), setup.values.get("model_text")
+    if size is None or size.source != "message" or named is None or named.source not in ("config", "command"):
+        return
+    mine = setup.values.get("model")
+    if mine is not None and mine.source == "message":
+        return
+    theirs = next((v for v in setup.conflicts.get("num_params", []) if v.source == named.source), None)
+    if theirs is None and mine is None:
+        return  # the config's name carries no size ("open_llama_3b_v2" read without one): the prose's stays
+    setup.conflicts.setdefault("num_params", []).insert(0, size)
+    if theirs is not None:
+        setup.values["num_params"] = theirs
+        setup.conflicts["num_params"] = [v for v in setup.conflicts["num_params"] if v is not theirs]
+    else:
+        del setup.values["num_params"]  # the named model (or its preset) gives the size
+
+
 def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     """Values the diagnosis readers find in errors, logs, commands and nvidia-smi tables."""
     try:
@@ -279,15 +322,44 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     return artifacts
 
 
+# A sentence about an earlier run ("之前int4单卡训练chatglm，单卡10G以内足够了", "Previously I trained on 2 GPUs"): its
+# values are the comparison, not the run the question is about.
+_EARLIER_RUN = re.compile(r"^\W*(?:之前|以前|上次|先前|此前|previously|earlier,|before that|in the past|last time)", re.I)
+# Hearsay inside a sentence ("这个visul glm采用lora听别人讲需要30G以上", "和别人沟通后得知8*A100(40G)可…"): from the
+# marker to the end of the sentence is someone else's setup.
+_HEARSAY = re.compile(r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
+                      r"\bI(?:'ve)? heard\b", re.I)
+# Where a sentence ends: Chinese and ASCII end marks, line breaks, and ". " / "." before Chinese ("足够了.这个…").
+_SENTENCE_END = re.compile(r"[。！？!?；;]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)])\.(?=\s+[A-Z]|[\u4e00-\u9fff])")
+
+
+def own_prose(prose: str) -> str:
+    """The user's prose without sentences about an earlier run and without hearsay: what the current setup is read
+    from (the dev set's labels keep those values out of "stated"). The text that stays is unchanged."""
+    out, start = [], 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(prose)] + [len(prose)]:
+        sentence = prose[start:end]
+        start = end
+        if not sentence:
+            continue
+        if _EARLIER_RUN.search(sentence):
+            out.append("\n" if sentence.endswith("\n") else " ")
+            continue
+        if (m := _HEARSAY.search(sentence)):
+            sentence = sentence[:m.start()] + ("\n" if sentence.endswith("\n") else " ")
+        out.append(sentence)
+    return "".join(out)
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
     Returns the setup and the diagnosis artifacts found on the way (empty without the readers).
     """
     setup = Setup()
-    prose = prose_of(parts)
+    prose = own_prose(prose_of(parts))
     if prose:
-        _put_slots(setup, extract_slots(prose), "message", "")
+        _put_slots(setup, extract_slots(prose, prose=True), "message", "")
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])
@@ -298,19 +370,42 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
             _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
     _reconcile_per_node(setup)
+    _named_model_over_bare_size(setup)
+    _run_settings_over_prose(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts
 
 
+#: Methods the memory calculator (calculators.memory) models; P-Tuning and 8-bit base weights it does not.
+CALCULATOR_METHODS = ("full", "lora", "qlora")
+
+
+def unsupported_method(setup: Setup) -> str | None:
+    """The user's method when the memory calculator cannot express it ("ptuning", "lora + int8"), else None.
+
+    A figure for a LoRA-on-8-bit or a P-Tuning run computed as something else would be a number for a setup the
+    user does not have, so the answer says in one line that it cannot compute one instead."""
+    method, quant = setup.get("finetune"), setup.get("quantization")
+    if method is not None and method not in CALCULATOR_METHODS:
+        return str(method)
+    if quant == "int8" or (quant == "int4" and method not in (None, "qlora")):
+        return f"{method or 'full'} + {quant}"
+    return None
+
+
 def enough_for_memory(setup: Setup) -> bool:
-    """A memory figure needs at least the model (or its size) plus the method or the precision."""
+    """A memory figure needs at least the model (or its size) plus the method or the precision, and a method the
+    calculator models."""
     has_model = setup.has("model") or setup.has("num_params")
     has_method = setup.has("finetune") or setup.has("precision") or bool(setup.get("zero_stage"))
-    return has_model and has_method
+    return has_model and has_method and unsupported_method(setup) is None
 
 
 def missing_for_memory(setup: Setup) -> list[str]:
+    """What a memory figure still needs: "model", "method", or "unsupported" (a method the calculator lacks)."""
+    if unsupported_method(setup) is not None:
+        return ["unsupported"]
     out = []
     if not (setup.has("model") or setup.has("num_params")):
         out.append("model")

@@ -62,6 +62,9 @@ class Slots(BaseModel):
     observed_memory_gb: float | None = None
     #: "GA 从 1 调到 2" / "GA 1 -> 32": the earlier GA of a change the user describes.
     ga_from: int | None = None
+    #: Base weights loaded in 8 or 4 bits ("load_in_8bit=True", "--quantization_bit 4", "int8"): "int8" / "int4".
+    #: Not the compute precision (fp16/bf16 still say how the trainable part and the activations are kept).
+    quantization: str | None = None
 
     def stated(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -91,7 +94,9 @@ _MODEL_NAME = re.compile(
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder)"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
+    # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
+    r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
     re.I)
@@ -134,7 +139,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
-    r"(?:ascend\s*)?910b\d?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
+    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
@@ -149,10 +154,20 @@ _GPU_OTHERS = re.compile(r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|
                          r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$", re.I)
 
 
-def _quoted(text: str, pos: int) -> bool:
-    """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line): someone else's words."""
+# Words that introduce a quotation of a comment or a document: "我看注释中有这么一句 `…`", "the README says `…`".
+_QUOTE_INTRO = re.compile(r"(?:这么一句|这样一句|这句话|原文(?:如下)?|注释(?:中|里)?(?:写着|写道)?|文档(?:中|里)?(?:写着|写道)?|"
+                          r"\breadme says|\bdocs? says?|\bit says|\bcomment says)\s*[:：]?\s*$", re.I)
+
+
+def _quoted(text: str, pos: int, lines: bool = True) -> bool:
+    """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line, a comment quoted in backticks
+    after "注释中有这么一句"): someone else's words. ``lines=False``: "> " lines are not counted (people also use them
+    to list their own settings)."""
     line_start = text.rfind("\n", 0, pos) + 1
-    return text.count("“", 0, pos) > text.count("”", 0, pos) or text[line_start:pos].lstrip().startswith(">")
+    if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
+        return True
+    tick = text.rfind("`", 0, pos)
+    return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30):tick]))
 
 
 def extract_gpu(text: str) -> Slots:
@@ -180,6 +195,8 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
         score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
                  else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+    if len(out) > 1:  # "Ascend NPU" names the vendor; a model number named anywhere else ("910B3") says which card
+        out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
 
@@ -211,7 +228,7 @@ _GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:�
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
@@ -228,11 +245,12 @@ def _observed_gb(m: re.Match[str]) -> float:
     return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
-_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)"
+_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|" \
+             r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小)"
+    r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -244,6 +262,16 @@ _GA = re.compile(
 _GA_CHANGE = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
     r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)", re.I)
+# "the gradient accumulation parameter. When I increase the parameter from 4 to 8, I am getting OOM": further away, but
+# only with "from"/"从" and never a count of GPUs or GB.
+_GA_CHANGE_FAR = re.compile(
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|梯度累[积加计](?:步数)?)"
+    r"[^\d\n]{0,48}?(?:从|\bfrom)\s*(\d+)\s*(?:->|→|到|to)\s*(\d+)(?!\s*(?:gpus?|卡|张|块|nodes?|g\b|gb|gib|%))", re.I)
+# "if I use the value 2 for the **accumulate_grad_batches**": the value before the key.
+_GA_VALUE_FOR = re.compile(r"\bvalue\s+(\d+)\s+(?:for|as)\s+(?:the\s+)?\W{0,2}(?:accumulate_grad_batches|gradient_accumulation_steps|"
+                           r"grad(?:ient)?[-_ ]?accum\w*)", re.I)
+# "can I use loss.backward twice then optim.step?": accumulation, written as what it does.
+_GA_BACKWARD = re.compile(r"backward(?:\(\))?\s+(twice|(\d+)\s*times)\b[^?!\n]{0,30}\bstep", re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
                           r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)" + SEP + r"(\d+)", re.I)
@@ -254,7 +282,7 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
                  r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?<![=A-Za-z0-9_.:：])(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
                    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
@@ -269,8 +297,10 @@ _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
 _ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
-_OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数", re.I)
-_SEQ = re.compile(r"(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+# "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
+_OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
+                            re.I)
+_SEQ = re.compile(r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
                   r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
                   re.I)
 _SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
@@ -293,7 +323,29 @@ _NAME_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\
                         re.I)
 
 
+# A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
+_FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
+# "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
+_SIZE_CHANGE = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?\s*[bB](?![a-zA-Z0-9])[^,，。.;；\n\d]{0,8}?"
+                          r"(?:压缩到|压缩成|裁剪到|剪枝到|蒸馏到|减到|变成|(?:pruned|compressed|distilled|reduced)?\s*to|->|→)\s*"
+                          r"(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])", re.I)
+
+
 def _model(text: str, slots: Slots) -> None:
+    named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
+    _model_named(named, slots)
+    if slots.model is None and slots.num_params is None and slots.model_text is None:
+        _model_named(text, slots)  # only a file name names it ("internvl2_2b_finetune.sh"): better than none
+    elif slots.model is None and slots.num_params is None:
+        sized = Slots()
+        _model_named(text, sized)  # "gpt-neox" in the prose, its size only in the config it links ("configs/20B.yml")
+        if sized.model is None and sized.num_params:
+            slots.num_params = sized.num_params
+    if (m := _SIZE_CHANGE.search(named)) and slots.model is None:
+        slots.num_params = float(m.group(1)) * 1e9
+
+
+def _model_named(text: str, slots: Slots) -> None:
     if (m := _MODEL_NAME.search(text)):
         slots.model_text = m.group(1).strip()[:60]
         if (size := _NAME_SIZE.search(slots.model_text)):
@@ -334,6 +386,9 @@ def _gpu(text: str, slots: Slots) -> None:
     observed = _OBSERVED.search(text)
     if observed:
         gb = _observed_gb(observed)
+        # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory
+        for more in _OBSERVED.finditer(text, observed.end(), min(len(text), observed.end() + 40)):
+            gb = max(gb, _observed_gb(more))
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
@@ -363,21 +418,29 @@ _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
 
+_PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
+
+
 def _batch(text: str, slots: Slots) -> None:
     if (m := _MICRO_AND_BATCH.search(text)):
         # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
         slots.train_micro_batch_size_per_gpu = int(m.group(1))
         if (b := _BATCH_FLAG.search(text)):
             slots.train_batch_size = int(b.group(1))
-    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])),
-                    None)):
+    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])
+                     and not _quoted(text, m.start(), lines=False)), None)):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
-    if (m := _GA_CHANGE.search(text)):
+    if (m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text)):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
+    elif (m := _GA_VALUE_FOR.search(text)):
+        slots.gradient_accumulation_steps = int(m.group(1))
+    elif (m := _GA_BACKWARD.search(text)):
+        slots.gradient_accumulation_steps = 2 if m.group(1).lower() == "twice" else int(m.group(2))
     elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
-        slots.train_batch_size = int(m.group(1))
+        product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
+        slots.train_batch_size = int(product.group(1)) if product else int(m.group(1))
     if (m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text)):
         slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))
     if (m := _LR.search(text)):
@@ -421,12 +484,43 @@ def _count_at_gpu_names(text: str) -> int | None:
     return None
 
 
+# A GPU count the user asks about or supposes: "Can i use 3 gpu card …", "如果用4张卡", "能否用两张卡".
+_COUNT_PROPOSED = re.compile(r"(?:\b(?:can|could|should|shall) (?:i|we) (?:use|train with|run on|use a|have)|"
+                             r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$", re.I)
+_EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
+_MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
+# … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
+_OWN_SINGLE = re.compile(r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu", re.I)
+
+
+_PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡住", re.I)
+_SWITCHED = re.compile(r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I)
+
+
+# "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
+_MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,8}$", re.I)
+
+
+def _own_mention(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The first match of ``pattern`` that the user marks as theirs, else the first match."""
+    found = list(pattern.finditer(text))
+    return next((m for m in found if _MINE_BEFORE.search(text[max(0, m.start() - 14):m.start()])),
+                found[0] if found else None)
+
+
 def _parallel(text: str, slots: Slots) -> None:
+    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
+        # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
+        slots.world_size = int(m.group(1))
     if (m := _GPUS_EN.search(text)):
         slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
+        if _EACH_CARD.match(text, m.end()) and (m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)):
+            continue  # "我的一张显卡大小是8g": the size of each card, not how many
+        if _COUNT_PROPOSED.search(text[max(0, m.start() - 30):m.start()]):
+            continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
@@ -435,7 +529,9 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
         slots.world_size = n
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
-    if slots.world_size is None and re.search(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I):
+    if slots.world_size is None and \
+            any(not _quoted(text, m.start()) for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)) and \
+            (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text)):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
     if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
         slots.world_size = int(m.group(1))
@@ -443,7 +539,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
     if (m := _NODES_OF_GPUS.search(text)):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
-    elif (m := _NODES_X_GPUS.search(text)):
+    elif (m := _own_mention(text, _NODES_X_GPUS)):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
@@ -457,6 +553,12 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = _num(m.group(1))
     if (m := _ZERO_KEY.search(text) or _ZERO.search(text)):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
+        # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
+        # there ("改成zero stage2，训练只要17秒" is the comparison)
+        for later in _ZERO.finditer(text, m.end()):
+            if _SWITCHED.search(text[max(0, later.start() - 16):later.start()]) and \
+                    _PROBLEM.search(text, later.end(), later.end() + 30):
+                slots.zero_stage = int(next(g for g in later.groups() if g is not None))
     if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
             not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
         slots.offload_optimizer = True
@@ -478,9 +580,17 @@ def _parallel(text: str, slots: Slots) -> None:
 
 
 _PRECISION_MENTION = re.compile(
-    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b)|(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
-    # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed"
-    r"precision[\"']?\s*(?:=|:|：|to|is|as|为|设为)?\s*[\"']?(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b|(?<![\w.])16[- ]?bits?\b)|"
+    r"(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
+    # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed", "the precision is set to 16"
+    r"precision[\"']?\s*(?:=|:|：|(?:is\s+)?(?:set|changed?)\s+(?:it\s+)?to|to|is|as|为|设为|设置为|改为|改成)?\s*[\"']?"
+    r"(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+# The type a tensor is cast to or is found in ("peft casts data from 16 to 32 bits", "param.data.to(torch.float32)",
+# "转换为fp32", "Input type into Linear4bit is torch.float16"): not the precision the user trains in.
+_CAST_TO = re.compile(r"(?:cast\w*|convert\w*|upcast\w*)\b[^.\n]{0,30}\bto\s*(?:torch\.)?$|\.to\(\s*(?:torch\.)?$|"
+                      r"\b(?:is|got|but|and)\s+torch\.$|(?:转换|转|cast)\S{0,3}(?:为|成|到)\s*$", re.I)
+# "is set to 16", "改成 bf16": the value the user set, over a default shown earlier ("precision = 32" in the code).
+_SET_TO = re.compile(r"(?:set|changed?|switch(?:ed)?)\s+(?:it\s+)?to|设为|设置为|改为|改成|换成", re.I)
 # "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
 _PRECISION_OFF_BEFORE = re.compile(r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
                                    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$", re.I)
@@ -496,7 +606,13 @@ def _precision(text: str, slots: Slots) -> None:
         slots.precision = "bf16"
         return
     switched_off = False
-    for m in _PRECISION_MENTION.finditer(text):
+    mentions = list(_PRECISION_MENTION.finditer(text))
+    set_to = [m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14):m.start()])]
+    if set_to and set_to[0] is not mentions[0]:
+        mentions = set_to + [m for m in mentions if m not in set_to]
+    for m in mentions:
+        if _CAST_TO.search(text[max(0, m.start() - 48):m.start()]):
+            continue
         if m.lastgroup in ("bf16", "fp16") and (re.search(r"no[_-]$", text[max(0, m.start() - 3):m.start()], re.I)
                                                 or _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40])):
             switched_off = True  # "no_fp16", "fp16": {"enabled": false}
@@ -518,15 +634,22 @@ def _precision(text: str, slots: Slots) -> None:
         slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
 
 
+# "Llama3-70B 8K全参数微调": a context length written right after the model's size.
+_SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK](?![A-Za-z0-9])")
+
+
 def _sequence(text: str, slots: Slots) -> None:
     m = _SEQ.search(text) or _SEQ_TOKENS.search(text)
+    if m is None and (c := _SIZE_THEN_CONTEXT.search(text)):
+        slots.seq_len = int(c.group(1)) * 1024
+        return
     if m:
         value = float(m.group(1)) * (1024 if m.group(2) else 1)
         if 1 <= value <= 10**7:
             slots.seq_len = int(value)
 
 
-_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|"
+_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
                    r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
                    r"finetuning_type\W{0,4}full", re.I)
 _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
@@ -537,9 +660,47 @@ _OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
+# P-Tuning (v2): ChatGLM's ptuning/ scripts, whose flag is `--pre_seq_len` (the prefix length, not the sequence length).
+_PTUNING = re.compile(r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pre_seq_len\b", re.I)
+# Base weights loaded in 8 / 4 bits: "load_in_8bit=True", "--quantization 8bit", "--quantization_bit 4", "int8", "4-bit",
+# "8比特". Never an 8-bit optimizer ("adamw_8bit", "8 bit Adam", "Adam8bit") or a function name
+# ("prepare_model_for_int8_training").
+_QUANT = re.compile(
+    r"load_in_(?P<lq>[48])bit|quantization_bit\W{0,3}(?P<qb>[48])(?!\d)|"
+    r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])", re.I)
+_QUANT_NOT_BEFORE = re.compile(r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$", re.I)
+_QUANT_NOT_AFTER = re.compile(r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b", re.I)
+# Someone else's setup named before it: "the examples use int8/int4", "官方示例都是 int4".
+_QUANT_OTHERS = re.compile(r"(?:示例|例子|官方|官网|文档|readme|paper|论文|examples?|tutorial|教程)[^.。;；\n]{0,20}$", re.I)
+
+
+def _quantization(text: str, slots: Slots) -> None:
+    """The bits the base weights are loaded in, from the first mention that is the user's own and switched on."""
+    for m in _QUANT.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if "#" in text[line_start:m.start()] and not text[line_start:m.start()].lstrip().startswith("#!"):
+            continue  # a comment next to a setting ("enable_int8 = False # qlora int8")
+        if _QUANT_NOT_BEFORE.search(text[max(0, m.start() - 12):m.start()]) or \
+                _QUANT_NOT_AFTER.match(text[m.end():m.end() + 24]) or \
+                _QUANT_OTHERS.search(text[max(0, m.start() - 30):m.start()]) or _quoted(text, m.start()):
+            continue
+        digit = next(g for g in m.groups() if g is not None)
+        slots.quantization = "int8" if digit in ("8", "八") else "int4"
+        return
+
+
+_COMMENT = re.compile(r"(?<=\S)[ \t]+#\s.*$", re.M)
+
+
 def _finetune(text: str, slots: Slots) -> None:
+    text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     low = text.lower()
+    _quantization(text, slots)
     lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
+        slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
+        return
     full = _FULL.search(text) or _NO_ADAPTER.search(text)
     if full and not lora:
         slots.finetune = "full"
@@ -549,13 +710,19 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "lora"
     elif full:
         slots.finetune = "full"
+    if slots.finetune == "qlora" and slots.quantization is None:
+        slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
         slots.lora_rank = int(m.group(1))
 
 
+# `gradient_checkpointing: bool = field(default=False, …)`, `gradient_checkpointing=False`: the key is named, turned off.
+_KEY_OFF = re.compile(r"\w*[\"']?\s*(?::\s*bool\s*)?[:=]\s*(?:field\(\s*default\s*=\s*)?[\"']?(?:false|no|none|0)\b", re.I)
+
+
 def _memory_features(text: str, slots: Slots) -> None:
     if (m := _CKPT.search(text)):
-        slots.gradient_checkpointing = "none" if _negated(text, m.start()) else "full"
+        slots.gradient_checkpointing = "none" if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()) else "full"
         if re.search(r"selective|选择性", text, re.I) and slots.gradient_checkpointing == "full":
             slots.gradient_checkpointing = "selective"
     if (m := _FLASH.search(text)):
@@ -615,7 +782,7 @@ def classify_key(key: str) -> str | None:
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
         if ws & {"micro", "microbatch", "device", "gpu", "per"}:
             return "train_micro_batch_size_per_gpu"
-        if ws & {"global", "total", "effective"} or joined in ("train_batch_size", "global_batch_size"):
+        if ws & {"global", "total", "totol", "effective"} or joined in ("train_batch_size", "global_batch_size"):
             return "train_batch_size"
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
             return "train_micro_batch_size_per_gpu"
@@ -658,10 +825,12 @@ def _assignments(text: str, slots: Slots) -> None:
         if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
                 "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize"):
             key = "train_batch_size"
-        if key is None or key in seen:
+        if key is None or key in seen or _quoted(text, m.start(), lines=False):
             continue
         raw = m.group(2)
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
+        if key == "train_batch_size" and (product := _PRODUCT.match(text, m.end())):
+            value = float(product.group(1))  # "effective batch_size is 128*8 = 1024"
         if not math.isfinite(value) or value > 1e15:
             continue  # "1e309": not a setting anyone runs
         if key != "base_learning_rate":
@@ -700,14 +869,143 @@ def extract_printed(text: str) -> Slots:
         slots.zero_stage = 3
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
+    if (m := _TRAINABLE_PRINTED.search(text)) and int(m.group(1).replace(",", "")) >= 1e9:
+        # the HF Trainer banner's count: a billion or more trainable parameters is the whole model (adapters are far
+        # smaller), so it is the model's size
+        slots.num_params = float(m.group(1).replace(",", ""))
+    if _GC_PRINTED.search(text):
+        slots.gradient_checkpointing = "full"
+    if _FP16_PRINTED.search(text):
+        slots.precision = "fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16"
+    elif (m := _HALF_UNSUPPORTED.search(text)):
+        slots.precision = "amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16"
     return slots
 
 
-def extract_slots(text: str) -> Slots:
-    """Every setup fact the text states; unknown stays None."""
+_TRAINABLE_PRINTED = re.compile(r"Number of trainable parameters\s*=\s*(\d{1,3}(?:,\d{3})+|\d+)")
+# transformers prints this only when gradient checkpointing is on during training.
+_GC_PRINTED = re.compile(r"`use_cache=True` is incompatible with gradient checkpointing")
+# Only fp16 training scales the loss: DeepSpeed's "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536"
+# (loss_scaler.py), apex's "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to …".
+_FP16_PRINTED = re.compile(r"OVERFLOW! Rank \d+ Skipping step|Attempted loss scale|loss_scaler\.py|"
+                           r"Gradient overflow\.\s+Skipping step", re.I)
+# transformers' TrainingArguments check: "Your setup doesn't support bf16/gpu." — the user asked for bf16.
+_HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|cpu|npu|xpu)", re.I)
+
+
+def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
+    """(position, value) of every setting of ``key`` in ``text``: by the phrase pattern and by a named key."""
+    out = []
+    for m in pattern.finditer(text):
+        if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            out.append((m.start(), _num(m.group(1))))
+    for m in _ASSIGN.finditer(text):
+        raw = m.group(2)
+        if classify_key(m.group(1)) == key and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]) and \
+                (raw in _WORD_NUM or raw.isdigit()):
+            out.append((m.start(), _WORD_NUM.get(raw) or int(raw)))
+    return sorted(set(out))
+
+
+# "batch size from 1 to 32" without "effective"/"global": the user changed the per-GPU batch.
+_MICRO_CHANGE = re.compile(r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs|batch)\s*(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|"
+                           r"提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
+
+
+# Between two tried values, what makes the later one the run in question: an outcome ("OOM", "正常", "才能运行").
+_OUTCOME = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I)
+# … and what makes the two a side-by-side comparison instead ("A vs B", "设置1 … 设置2", "B: …").
+_COMPARED = re.compile(r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话", re.I)
+# A value proposed in a question or a hypothetical ("如果 train_batch_size设置为8可以吗？", "what if I set bs=8?").
+_PROPOSED = re.compile(r"如果|假如|要是|\bif\b|可以吗|能否|行吗|should I|can I|could I", re.I)
+
+
+_SO = re.compile(r"\bso\b|那么|所以|是不是|应该是|也就是", re.I)
+
+
+def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bool:
+    """Whether the ``later`` mention is a new try that replaces the ``earlier`` one (see _latest_in_prose)."""
+    between = text[earlier[0]:later[0]]
+    line_start = max(text.rfind(c, 0, later[0]) for c in "\n。？！?!") + 1
+    return bool(_OUTCOME.search(between)) and not _COMPARED.search(between) and \
+        not _PROPOSED.search(text[line_start:later[0] + 40]) and not _quoted(text, later[0])
+
+
+def _inferred(text: str, pos: int) -> bool:
+    """A value the user worked out and asks about ("total batchsize is 4096, GPU num is 8, so per gpu batch size is
+    512?"): a question sentence that concludes with "so" / "那么" / "是不是"."""
+    start = max(text.rfind(c, 0, pos) for c in "\n。？！?!") + 1
+    ends = [i for i in (text.find(c, pos) for c in "\n。？！?!") if i >= 0]
+    end = min(ends) if ends else len(text)
+    return end < len(text) and text[end] in "?？" and bool(_SO.search(text[start:pos]))
+
+
+def _latest(text: str, mentions: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The mention that the run in question uses, when the prose tried several values; else None."""
+    mentions = [m for m in mentions if not _quoted(text, m[0])]
+    if len({v for _, v in mentions}) < 2:
+        return None
+    stated = [m for m in mentions if not _inferred(text, m[0])]
+    if stated and len(stated) < len(mentions):
+        return stated[-1] if len({v for _, v in stated}) == 1 else _latest(text, stated) or stated[0]
+    current = mentions[0]
+    for later in mentions[1:]:
+        if later[1] != current[1] and _replaces(text, current, later):
+            current = later
+    return current if current != mentions[0] else None
+
+
+_WITH_TOTAL = re.compile(r"\s*,?\s*(?:with|and|,)\s+(?:an?\s+|the\s+)?total(?:\s+batch(?:[-_ ]?size)?)?\s*(?:of\s+|is\s+|=\s*)?(\d+)",
+                         re.I)
+
+
+# Darknet's cfg: `batch=64 subdivisions=16` — 64 images per step, processed 64/16 at a time (gradients accumulated).
+_DARKNET = re.compile(r"(?<![\w.])batch\s*=\s*(\d+)\s*[,;]?\s*subdivisions\s*=\s*(\d+)", re.I)
+# "In the paper, it says, 120 batch size with 4 GPUs": the batch over all the GPUs.
+_BATCH_WITH_GPUS = re.compile(r"(?<![\w.])(\d+)\s*batch[-_ ]?size\s+(?:with|on|over|across|using)\s+(\d+)\s*(?:gpus?|cards?)\b", re.I)
+
+
+def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
+    if (m := _DARKNET.search(text)):
+        batch, subdivisions = int(m.group(1)), int(m.group(2))
+        slots.train_batch_size = batch
+        if subdivisions and batch % subdivisions == 0:
+            slots.train_micro_batch_size_per_gpu, slots.gradient_accumulation_steps = batch // subdivisions, subdivisions
+    elif (m := _BATCH_WITH_GPUS.search(text)):
+        slots.train_batch_size, slots.world_size = int(m.group(1)), int(m.group(2))
+        if slots.train_micro_batch_size_per_gpu == slots.train_batch_size:
+            slots.train_micro_batch_size_per_gpu = None
+
+
+def _latest_in_prose(text: str, slots: Slots) -> None:
+    """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
+    "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
+    the user changed from. A config or a command sets each key once, so only prose is read this way."""
+    if _MICRO_AND_BATCH.search(text):
+        return
+    if (latest := _latest(text, _mentions(text, _MICRO, "train_micro_batch_size_per_gpu"))):
+        slots.train_micro_batch_size_per_gpu = latest[1]
+    if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16):m.start()]):
+        old, new = int(m.group(1)), int(m.group(2))
+        slots.train_micro_batch_size_per_gpu = new
+        if (slots.base_batch_size, slots.train_batch_size) == (old, new):
+            slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
+        if (total := _WITH_TOTAL.match(text, m.end())):
+            slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
+    ga = _mentions(text, _GA, "gradient_accumulation_steps")
+    if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
+        slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
+
+
+def extract_slots(text: str, prose: bool = False) -> Slots:
+    """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
+    config or command), where a later value of a setting replaces an earlier one."""
     slots = Slots()
-    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments):
+    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments,
+                 _batch_as_frameworks_write_it):
         step(text, slots)
+    if prose:
+        _latest_in_prose(text, slots)
     return slots
 
 

@@ -42,6 +42,8 @@ TEXT: dict[str, dict[str, str]] = {
                  "en": "Note: {name} is {a} in your message ({src_a}) but {b} {src_b}."},
     "need_for_memory": {"zh": "要算你这套配置的显存，还需要：{missing}。",
                         "en": "To compute memory for your run I still need: {missing}."},
+    "memory_unsupported": {"zh": "显存计算器不支持你的训练方式（{method}），所以这里不给显存数字。",
+                           "en": "The memory calculator does not model your method ({method}), so no memory figure here."},
     "need_model": {"zh": "模型（名称或参数量，如 Qwen-7B / 13B）", "en": "the model (name or size, e.g. Qwen-7B / 13B)"},
     "need_method": {"zh": "微调方式（全量 / LoRA / QLoRA）或精度", "en": "the method (full / LoRA / QLoRA) or precision"},
     # verdict openers by act
@@ -100,7 +102,8 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "base_learning_rate": {"zh": "学习率", "en": "LR"}, "zero_stage": {"zh": "ZeRO", "en": "ZeRO"},
     "offload_optimizer": {"zh": "优化器 offload", "en": "optimizer offload"}, "offload_param": {"zh": "参数 offload", "en": "param offload"},
     "precision": {"zh": "精度", "en": "precision"}, "seq_len": {"zh": "序列长度", "en": "sequence length"},
-    "finetune": {"zh": "方式", "en": "method"}, "lora_rank": {"zh": "LoRA rank", "en": "LoRA rank"},
+    "finetune": {"zh": "方式", "en": "method"}, "quantization": {"zh": "权重量化", "en": "weights"},
+    "lora_rank": {"zh": "LoRA rank", "en": "LoRA rank"},
     "gradient_checkpointing": {"zh": "梯度检查点", "en": "checkpointing"}, "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
     "pipeline_parallel_size": {"zh": "PP", "en": "PP"}, "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},

@@ -212,9 +212,10 @@ def causes(a: Artifact) -> list[Cause]:
     """Launch mistakes visible from the command alone."""
     f = a.fields
     out: list[Cause] = []
-    vis: list[str] = f.get("visible_devices") or []
+    # No CUDA_VISIBLE_DEVICES on the line means every GPU is visible (a number we do not know), never zero GPUs.
+    vis: list[str] | None = f.get("visible_devices") if "visible_devices" in f else None
     world = f.get("world_size")
-    if f.get("ds_ignores_visible_devices"):
+    if f.get("ds_ignores_visible_devices") and vis:
         out.append(Cause(
             id="launch.ds_ignores_cuda_visible_devices", likelihood="likely",
             title_en="The deepspeed launcher ignores CUDA_VISIBLE_DEVICES here",
