@@ -48,14 +48,14 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
 _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢)|"
+               r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
                r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
                r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
                r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
                r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
                r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
                r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
-               r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
+               r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
                r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
                r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
@@ -67,7 +67,7 @@ _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因�
 _BATCH = _rx(r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
-             r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
+             r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
              r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
              r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
              r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
@@ -98,6 +98,13 @@ _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需�
 # A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.
 # Topic titles ("Question about X?", "关于 X 的疑问？") are not questions.
 _WH = _rx(r"\b(?:how|what|why|which|where|who|whom|whose)\b|怎么|如何|为什么|为啥|什么|哪|多少|多大|几")
+_OWN_CLAIM_CHECK = _rx(r"\b(?:am i|are we)\s+(?:right|correct)\s*\?|\b(?:is )?my (?:understanding|hypothesis|assumption|guess)\b[^?\n]{0,40}"
+                       r"\b(?:right|correct)\s*\?")
+# A quoted document ("文中写道：… unless you encounter OOM", "the README says: …") describes no symptom of the user's.
+_QUOTED_DOC = _rx(r"(?:写道|原文如下|原文是|文档(?:中|里)?(?:说|写)|\b(?:the )?(?:docs?|documentation|readme|paper) (?:says?|states?|reads?)|"
+                  r"\bit says)\s*[:：][^\n]*")
+_NOTICED = _rx(r"发现|观察到|看到|\b(?:noticed|observed|found that|realized|it turns out)\b")
+_WHY_WORD = _rx(r"为什么|为啥|为何|\bwhy\b")
 _ALTERNATIVE = _rx(r"\bor\b|还是|^\W*(?:and|but)\b")
 _TOPIC_TITLE = _rx(r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)")
 # A yes/no question about an effect ("修改 batch_size 对效果有影响吗", "will it affect the result?"): a question about
@@ -105,7 +112,7 @@ _TOPIC_TITLE = _rx(r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|
 _EFFECT_ASK = _rx(r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
                   r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))")
 _FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
-                    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve)\b|\bmy\b|\bwe\b|\bour\b")
+                    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b")
 _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
                        r"Environment|Information|Who can help\??|Additional context)\s*$", re.I | re.M)
 # Issue-template tags in a title ("[BUG]: …", "[Usage] …", "[问题/Issue] …", "[Help] <…>"): the tracker's form, not
@@ -158,13 +165,14 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     prose = _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts)))
     pasted = {p.kind for p in parts if p.kind != "prose"}
     error_pasted = bool(pasted & {"traceback", "error"}) or has_diagnosis
-    symptom = bool(_SYMPTOM.search(prose))
+    symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
-    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured)
+    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(_NOTICED.search(prose)) or bool(pasted) or bool(measured)
                             or bool(_FAILURE.search(prose)))
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
-    if _IS_NORMAL.search(prose):
+    # "Am I right?" / "我的理解对吗" checks the user's own claim or hypothesis (yes/no), not an observation.
+    if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
@@ -203,6 +211,11 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "diagnose"
     if has_misconception and _YES_NO.search(prose):
         return "yes_no"
+    # "和 X 有关吗？为什么 X 越大显存越高？": a why about how something works (no symptom of theirs in it) asks for the
+    # mechanism; the yes/no next to it is answered by the explanation.
+    if any(_WHY_WORD.search(a) and not _SYMPTOM.search(a) and not _FIRST_PERSON.search(a) for a in asks) \
+            and not observed:
+        return "explain"
     # A step count or batch named in passing ("why does memory grow with the number of steps") is not a question
     # about the arithmetic: only a question that asks for it counts.
     why_asks = [a for a in asks if _WHY.search(a)]
