@@ -63,7 +63,7 @@ _FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\b
                r"\bnan\b|报错|\bkilled\b|挂了|崩了")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
            r"问题出在|哪里出[了的]?问题|出了什么问题|"
-           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
+           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
 _BATCH = _rx(r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
@@ -80,7 +80,7 @@ _CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?
                  r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
                  r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-                 r"\bwhat should (?:i|we) (?:set|use|choose)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+                 r"\bwhat should (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
                  r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
                  r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
@@ -135,7 +135,8 @@ _FIT_QUANTITY = _rx(r"显存占用(?:是|为|大概|大约|要)?多少|占用多
 _ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
                     r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
                     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
-                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b")
+                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b|"
+                    r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
 
 
@@ -187,8 +188,10 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
     # the error or OOM around it is the motive, the answer is the setting.
     knob_asks = [a for a in asks if _ASK_WORD.search(a)]
-    if knob_asks and any(_KNOB.search(a) for a in knob_asks) \
-            and all(_CONFIGURE.search(a) and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
+    # ("… how I should set the configs … I need a specific z3 config?": the follow-up yes/no about a setting counts too.)
+    if knob_asks and any(_KNOB.search(a) for a in knob_asks) and _CONFIGURE.search(knob_asks[0]) \
+            and all((_CONFIGURE.search(a) or (_KNOB.search(a) and not _WH.search(a) and not _BATCH.search(a)))
+                    and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
         return "configure"
     if error_in_prose and not _IS_NORMAL.search(prose):
         return "diagnose"
