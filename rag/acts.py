@@ -104,6 +104,8 @@ _OWN_CLAIM_CHECK = _rx(r"\b(?:am i|are we)\s+(?:right|correct)\s*\?|\b(?:is )?my
 _QUOTED_DOC = _rx(r"(?:写道|原文如下|原文是|文档(?:中|里)?(?:说|写)|\b(?:the )?(?:docs?|documentation|readme|paper) (?:says?|states?|reads?)|"
                   r"\bit says)\s*[:：][^\n]*")
 _NOTICED = _rx(r"发现|观察到|看到|\b(?:noticed|observed|found that|realized|it turns out)\b")
+_CLAIM = _rx(r"有误|写错|错了|不正确|似乎不对|\b(?:is|are|seems?|looks?) (?:wrong|incorrect|mistaken)\b|\btypo\b|\bmistake\b|"
+             r"\b(?:may|might|could|will) (?:cause|lead to|result in)\b|(?:可能|会)(?:导致|造成)")
 _WHY_WORD = _rx(r"为什么|为啥|为何|\bwhy\b")
 _ALTERNATIVE = _rx(r"\bor\b|还是|^\W*(?:and|but)\b")
 _TOPIC_TITLE = _rx(r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)")
@@ -234,4 +236,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
         return "diagnose"
+    # No question at all, but a claim about the code or the docs ("这里的注释似乎有误", "this may cause performance
+    # degradation"): the answer is the verdict on the claim.
+    if not asks and _CLAIM.search(prose):
+        return "yes_no"
     return "explain"
