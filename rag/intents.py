@@ -145,8 +145,8 @@ class Intents:
 
 # Asking what a tiny batch does to training. Not a bare "问题": "[问题/Issue]" is an issue-template tag and "有几个问题"
 # announces questions.
-_EFFECT_WORDS = (r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|有问题|会有.{0,4}问题|有什么问题|出问题|bad\b|effect|happen|hurt|"
-                 r"quality|worse|ok\b")
+_EFFECT_WORDS = (r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|有问题|会有.{0,4}问题|有什么问题|出问题|\bbad\b|\beffects?\b|\bhappens?\b|\bhurts?\b|"
+                 r"\bquality\b|\bworse\b|\bok\b")
 
 
 def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:

@@ -164,3 +164,10 @@ def test_when_nothing_fits_the_answer_says_what_would(bot):
     assert ans.first_screen.startswith("**放不下") and "更多 GPU" in ans.first_screen
     assert "rtx-3090" not in ans.first_screen
     assert "| 0 |" not in ans.text
+
+
+def test_effective_batch_is_not_an_effect_question():
+    # Lightning #5636: "… increase the effective batch size …" with batch 1 asks about step counts, not tiny-batch effects.
+    text = "my batch_size is one; accumulate_grad_batches should increase the effective batch size, but I still see 1000 steps"
+    assert not tiny_batch_question(text, 1, None)
+    assert tiny_batch_question("Is training with batch size 1 and no accumulation a bad idea?", 1, None)
