@@ -298,21 +298,14 @@ def card_cause(card: Card, lang: str) -> str:
     return _after_colon(_title(card, lang))
 
 
-def _first_sentence(text: str) -> str:
-    text = text.strip().strip("*").strip()
-    m = re.search(r"(?<=[。！？])|(?<=[.!?])\s+(?=[A-Z(“\"'`])", text)
-    return text[:m.start()].strip() if m else text
-
-
 def _card_cause_verdict(card: Card, lang: str) -> str:
     """A diagnosis from a retrieved card alone: its cause when the title names one, never the title of a topic
     as if it were a cause; otherwise what the card says that bears on it, and what to paste to narrow it down."""
     cause = card_cause(card, lang)
     direct = _direct(card, lang).strip("*").strip()
     if cause:
-        return f"**{t('likely_cause', lang, title=cause)}** {_first_sentence(direct)}"
-    return f"**{t('known_related', lang, title=_title(card, lang).rstrip('。.?？'))}** {_first_sentence(direct)} " \
-        + t("to_narrow", lang)
+        return f"**{t('likely_cause', lang, title=cause)}** {direct}"
+    return f"**{t('known_related', lang)}** {direct} " + t("to_narrow", lang)
 
 
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.

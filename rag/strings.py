@@ -46,7 +46,7 @@ TEXT: dict[str, dict[str, str]] = {
     "need_method": {"zh": "微调方式（全量 / LoRA / QLoRA）或精度", "en": "the method (full / LoRA / QLoRA) or precision"},
     # verdict openers by act
     "likely_cause": {"zh": "最可能的原因：{title}。", "en": "Most likely cause: {title}."},
-    "known_related": {"zh": "没有能直接对上的已知原因；最相关的已知事实（{title}）：", "en": "No known cause matches this directly; the closest known fact ({title}):"},
+    "known_related": {"zh": "知识库里没有能直接对上的已知原因。最相关的已知事实：", "en": "No known cause in the knowledge base matches this directly. The closest known fact:"},
     "to_narrow": {"zh": "要缩小原因，请贴出完整报错（最后 30 行）、启动命令和配置。",
                   "en": "To narrow the cause down, paste the full error (last 30 lines), the launch command and the config."},
     "also_possible": {"zh": "也可能是：{title}。", "en": "Also possible: {title}."},
