@@ -22,7 +22,9 @@ ACTS: tuple[Act, ...] = ("diagnose", "is_normal", "yes_no", "fit", "batch_arithm
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.I)
+    """Case-insensitive, with ASCII word boundaries: in "训练会hang" or "显存OOM了" the English word touches Chinese
+    characters, which Unicode ``\\b`` counts as letters of the same word."""
+    return re.compile(pattern, re.I | re.ASCII)
 
 
 _IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
@@ -48,7 +50,7 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
 _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
+               r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
                r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
                r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
                r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
@@ -167,8 +169,11 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     """
     prose = _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts)))
     pasted = {p.kind for p in parts if p.kind != "prose"}
-    error_pasted = bool(pasted & {"traceback", "error"}) or has_diagnosis
     symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
+    # What the readers found in a launch command or a config alone ("more processes than visible GPUs") is a smell
+    # worth a line, not the failure the user reports: it tilts to a diagnosis only with a log or a symptom.
+    error_pasted = bool(pasted & {"traceback", "error"}) or (has_diagnosis and (bool(pasted & {"log", "nvidia_smi"})
+                                                                               or symptom))
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
     observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(_NOTICED.search(prose)) or bool(pasted) or bool(measured)
                             or bool(_FAILURE.search(prose)))

@@ -171,3 +171,18 @@ def test_effective_batch_is_not_an_effect_question():
     text = "my batch_size is one; accumulate_grad_batches should increase the effective batch size, but I still see 1000 steps"
     assert not tiny_batch_question(text, 1, None)
     assert tiny_batch_question("Is training with batch size 1 and no accumulation a bad idea?", 1, None)
+
+
+def test_english_symptom_touching_chinese_is_read():
+    # LLaMA-Factory #1998: "训练…会hang，无法计算loss" — Unicode \b sees no boundary between 会 and hang.
+    assert act("[bug] deepspeed zero3 +lora 训练mixtral模型会hang，无法计算loss\n\n我使用zero3+lora微调会停留在以下步骤") == "diagnose"
+
+
+def test_a_smell_in_a_launch_command_alone_does_not_make_a_diagnosis():
+    # VLM-R1 #197: the command has more processes than visible GPUs, but the user asks for the global batch.
+    text = ("Question about per_device_train_batch_size and global batch size?\n"
+            "```\ntorchrun --nproc_per_node=\"8\" --num_generations 8 --per_device_train_batch_size 8 "
+            "--gradient_accumulation_steps 2\n```\nIf per_device_train_batch_size represents the batch size per GPU, "
+            "I would expect the effective global batch size to be 8 * 8 * 2 = 128")
+    assert act(text, has_diagnosis=True) == "batch_arithmetic"
+    assert act("training fails with this command\n```\ntorchrun --nproc_per_node 8 train.py\n```", has_diagnosis=True) == "diagnose"
