@@ -186,3 +186,11 @@ def test_a_smell_in_a_launch_command_alone_does_not_make_a_diagnosis():
             "I would expect the effective global batch size to be 8 * 8 * 2 = 128")
     assert act(text, has_diagnosis=True) == "batch_arithmetic"
     assert act("training fails with this command\n```\ntorchrun --nproc_per_node 8 train.py\n```", has_diagnosis=True) == "diagnose"
+
+
+def test_parameters_not_updated_is_a_reported_failure():
+    # microsoft/LoRA #120: the how-to question follows a failure the user saw.
+    text = ("When I use gradient checkpoint with LoRA, it seems that all gradients will be 'None', so lora_A and B will "
+            "not be updated. besides, turn off gradient checkpoint option, it works well.\n\nHow can I use gradient "
+            "checkpoint with LoRA?")
+    assert act(text) == "diagnose"
