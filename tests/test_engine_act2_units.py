@@ -194,3 +194,27 @@ def test_parameters_not_updated_is_a_reported_failure():
             "not be updated. besides, turn off gradient checkpoint option, it works well.\n\nHow can I use gradient "
             "checkpoint with LoRA?")
     assert act(text) == "diagnose"
+
+
+class _FixedRetriever:
+    """Returns the given cards in order, as a retriever that ranked them so."""
+
+    def __init__(self, cards: list[Any]) -> None:
+        self.cards = cards
+
+    def retrieve(self, query: str, k: int = 3) -> list[Any]:
+        from types import SimpleNamespace
+        return [SimpleNamespace(card=c, dense_score=0.75, bm25_rank=i + 1) for i, c in enumerate(self.cards[:k])]
+
+
+def test_the_tiny_batch_card_does_not_open_an_answer_about_something_else():
+    # ChatGLM2-6B #219: micro 10 × GA 16 and a question about what "epoch" means in the log; a retriever that ranks the
+    # tiny-batch card first must not make the answer open with "both small means …".
+    cards = {c.id: c for c in load_cards()}
+    ranked = [cards["small-micro-batch-and-small-ga"], cards["hf-trainer-step-counts-optimizer-updates"]]
+    bot = Assistant(cards=list(cards.values()), retriever=_FixedRetriever(ranked))
+    ans = bot.ask("我的 per_device_train_batch_size 是 10，gradient_accumulation_steps 是 16，训练集是20k条问答对，"
+                  "日志里一开始 epoch 就到 1 了。所以这里的 epoch 具体是指什么？")
+    assert ans.sources[0].card_id == "hf-trainer-step-counts-optimizer-updates"
+    tiny = bot.ask("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差")
+    assert tiny.sources[0].card_id == "small-micro-batch-and-small-ga"
