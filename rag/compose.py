@@ -179,7 +179,10 @@ def _gpu_name(r: Results, res: dict[str, Any]) -> str:
     article, so the strings read "on an A100 80GB" and never "of a a100-80gb"."""
     name = str(res.get("gpu_name") or "")
     if r.setup.get("gpu_text") and r.setup.source("gpu_text") != "assumed":
-        name = escape_md(r.setup.get("gpu_text"), 40)
+        # "8 A100s" names the card in the plural; the sentence speaks of one ("the 80 GiB of an A100").
+        written = str(r.setup.get("gpu_text")).strip()
+        singular = written if re.search(r"l40s$", written, re.I) else re.sub(r"(?<=\d)s$|(?<=\d[A-Za-z])s$", "", written)
+        name = escape_md(singular, 40)
     elif name in GPU_PRESETS:
         name = gpu_display(name)
     elif not name:

@@ -218,3 +218,8 @@ def test_the_tiny_batch_card_does_not_open_an_answer_about_something_else():
     assert ans.sources[0].card_id == "hf-trainer-step-counts-optimizer-updates"
     tiny = bot.ask("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差")
     assert tiny.sources[0].card_id == "small-micro-batch-and-small-ga"
+
+
+def test_a_plural_gpu_is_named_in_the_singular(bot):
+    ans = bot.ask("Full fine-tune of llama-2-7b on 8 A100s with ZeRO-2, micro batch 1: does it fit?")
+    assert "A100s" not in ans.first_screen.split("_")[0] and "an A100" in ans.first_screen
