@@ -279,7 +279,10 @@ _TITLE_COLON = re.compile(r":\s|：")
 # "…: how big a batch pays off", "…: which to set and how the missing one is derived": a topic after the colon.
 _QUESTION_LIKE = re.compile(r"^\W*(?:how|what|which|why|when|where|should|can|does|do|is|are)\b|[?？]|怎么|如何|什么|哪|多少|吗|原因$|"
                             r"^\W*(?:the )?\w+ rule\b|\bhow to\b|\bby (?:TRL |transformers )?version\b|按.{0,8}版本", re.I)
-_NOT_A_CAUSE = re.compile(r"^\s*(?:myth|误区|误解)\b|^\s*(?:myth|误区|误解)\s*[:：]", re.I)
+# "How to set batch sizes: fit the micro batch first, …" gives advice after its colon, not a cause ("Why memory jumps
+# …: .grad … allocated lazily" does).
+_NOT_A_CAUSE = re.compile(r"^\s*(?:myth|误区|误解)\b|^\s*(?:myth|误区|误解)\s*[:：]|^\W*how\b|^\W*(?:怎么|如何|怎样)",
+                          re.I)
 
 
 def _after_colon(title: str) -> str:

@@ -96,7 +96,7 @@ def test_card_cause_is_the_cause_after_the_colon_never_a_topic_title():
     assert card_cause(cards["ga-first-step-memory-jump"], "en") == ".grad and optimizer states are allocated lazily"
     assert card_cause(cards["ga-first-step-memory-jump"], "zh")
     for topic in ("zero-stages-memory-savings", "effective-batch-formula", "myth-lower-ga-saves-memory",
-                  "critical-batch-size", "deepspeed-batch-derivation"):
+                  "critical-batch-size", "deepspeed-batch-derivation", "tune-micro-batch-then-ga"):
         assert card_cause(cards[topic], "en") == "" and card_cause(cards[topic], "zh") == "", topic
 
 
