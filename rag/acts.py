@@ -22,7 +22,9 @@ ACTS: tuple[Act, ...] = ("diagnose", "is_normal", "yes_no", "fit", "batch_arithm
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.I)
+    """Case-insensitive, with ASCII word boundaries: in "训练会hang" or "显存OOM了" the English word touches Chinese
+    characters, which Unicode ``\\b`` counts as letters of the same word."""
+    return re.compile(pattern, re.I | re.ASCII)
 
 
 _IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
@@ -48,26 +50,27 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
 _SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢)|"
+               r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
                r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
                r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
-               r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout of memory\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+               r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
                r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
                r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
                r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
-               r"\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
+               r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
+               r"没有?(?:被)?更新|不更新|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
                r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
                r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
-_FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out of memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
+_FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]of[- ]memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
                r"\bnan\b|报错|\bkilled\b|挂了|崩了")
 _WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
            r"问题出在|哪里出[了的]?问题|出了什么问题|"
-           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
-_BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
+           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
+_BATCH = _rx(r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
              r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
              r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
-             r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|\bhow (?:is|to) (?:calculate|compute)|"
+             r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
              r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
              r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
              r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
@@ -75,10 +78,12 @@ _BATCH = _rx(r"多少步|几步|步数|总步数|steps? per epoch|how many steps
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
 _STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
-_CONFIGURE = _rx(r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
+_CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?:地)?|跟着|同步)?(?:调整|调|修改|改|乘|除|缩放|设置|设|增大|减小|放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
+                 r"\b(?:do|should) (?:i|we) (?:also )?need to (?:adjust|change|scale|divide|multiply|set|increase|decrease|modify|tune)\b|"
+                 r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
                  r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-                 r"\bwhat should (?:i|we) (?:set|use|choose)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+                 r"\bwhat should (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
                  r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
                  r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
@@ -91,15 +96,33 @@ _EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做
                r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
                r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
 _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|吧\s*[,，。.]*\s*$|"
-              r"(?:^|[.?!\n]\s*)(?:does|do|is|are|will|would|can|could|should|did|must)\b[^?\n]{0,200}\?")
+              r"(?:^|[.?!\n]\s*)(?:does|do|is|are|will|would|can|could|should|did|must)\b[^?\n]{0,200}\?|"
+              r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b")
+# A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.
+# Topic titles ("Question about X?", "关于 X 的疑问？") are not questions.
+_WH = _rx(r"\b(?:how|what|why|which|where|who|whom|whose)\b|怎么|如何|为什么|为啥|什么|哪|多少|多大|几")
+_OWN_CLAIM_CHECK = _rx(r"\b(?:am i|are we)\s+(?:right|correct)\s*\?|\b(?:is )?my (?:understanding|hypothesis|assumption|guess)\b[^?\n]{0,40}"
+                       r"\b(?:right|correct)\s*\?")
+# A quoted document ("文中写道：… unless you encounter OOM", "the README says: …") describes no symptom of the user's.
+_QUOTED_DOC = _rx(r"(?:写道|原文如下|原文是|文档(?:中|里)?(?:说|写)|\b(?:the )?(?:docs?|documentation|readme|paper) (?:says?|states?|reads?)|"
+                  r"\bit says)\s*[:：][^\n]*")
+_NOTICED = _rx(r"发现|观察到|看到|\b(?:noticed|observed|found that|realized|it turns out)\b")
+_CLAIM = _rx(r"有误|写错|错了|不正确|似乎不对|\b(?:is|are|seems?|looks?) (?:wrong|incorrect|mistaken)\b|\btypo\b|\bmistake\b|"
+             r"\b(?:may|might|could|will) (?:cause|lead to|result in)\b|(?:可能|会)(?:导致|造成)")
+_WHY_WORD = _rx(r"为什么|为啥|为何|\bwhy\b")
+_ALTERNATIVE = _rx(r"\bor\b|还是|^\W*(?:and|but)\b")
+_TOPIC_TITLE = _rx(r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)")
 # A yes/no question about an effect ("修改 batch_size 对效果有影响吗", "will it affect the result?"): a question about
 # a claim even when the message mentions a symptom as its motive ("显存不够，想减小 batch，会影响结果吗").
 _EFFECT_ASK = _rx(r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
                   r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))")
 _FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
-                    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve)\b|\bmy\b|\bwe\b|\bour\b")
+                    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b")
 _TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
                        r"Environment|Information|Who can help\??|Additional context)\s*$", re.I | re.M)
+# Issue-template tags in a title ("[BUG]: …", "[Usage] …", "[问题/Issue] …", "[Help] <…>"): the tracker's form, not
+# the user's words — "[BUG]" is not a reported symptom.
+_TAG = re.compile(r"^\s*\[[^\]\n]{1,24}\]\s*:?", re.M)
 
 
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
@@ -117,7 +140,8 @@ _FIT_QUANTITY = _rx(r"显存占用(?:是|为|大概|大约|要)?多少|占用多
 _ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
                     r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
                     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
-                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b")
+                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b|"
+                    r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
 
 
@@ -144,16 +168,20 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     asks, implicitly, how much memory it takes. ``previous`` / ``follow_up``: a short follow-up
     ("那用 ZeRO-3 呢？") keeps the act of the turn it follows.
     """
-    prose = _TEMPLATE.sub(" ", prose_of(parts))
+    prose = _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts)))
     pasted = {p.kind for p in parts if p.kind != "prose"}
-    error_pasted = bool(pasted & {"traceback", "error"}) or has_diagnosis
-    symptom = bool(_SYMPTOM.search(prose))
+    symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
+    # What the readers found in a launch command or a config alone ("more processes than visible GPUs") is a smell
+    # worth a line, not the failure the user reports: it tilts to a diagnosis only with a log or a symptom.
+    error_pasted = bool(pasted & {"traceback", "error"}) or (has_diagnosis and (bool(pasted & {"log", "nvidia_smi"})
+                                                                               or symptom))
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
-    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(pasted) or bool(measured)
+    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(_NOTICED.search(prose)) or bool(pasted) or bool(measured)
                             or bool(_FAILURE.search(prose)))
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
-    if _IS_NORMAL.search(prose):
+    # "Am I right?" / "我的理解对吗" checks the user's own claim or hypothesis (yes/no), not an observation.
+    if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
@@ -168,8 +196,10 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
     # the error or OOM around it is the motive, the answer is the setting.
     knob_asks = [a for a in asks if _ASK_WORD.search(a)]
-    if knob_asks and any(_KNOB.search(a) for a in knob_asks) \
-            and all(_CONFIGURE.search(a) and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
+    # ("… how I should set the configs … I need a specific z3 config?": the follow-up yes/no about a setting counts too.)
+    if knob_asks and any(_KNOB.search(a) for a in knob_asks) and _CONFIGURE.search(knob_asks[0]) \
+            and all((_CONFIGURE.search(a) or (_KNOB.search(a) and not _WH.search(a) and not _BATCH.search(a)))
+                    and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
         return "configure"
     if error_in_prose and not _IS_NORMAL.search(prose):
         return "diagnose"
@@ -192,13 +222,28 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "diagnose"
     if has_misconception and _YES_NO.search(prose):
         return "yes_no"
-    if _BATCH.search(prose):
+    # "和 X 有关吗？为什么 X 越大显存越高？": a why about how something works (no symptom of theirs in it) asks for the
+    # mechanism; the yes/no next to it is answered by the explanation.
+    if any(_WHY_WORD.search(a) and not _SYMPTOM.search(a) and not _FIRST_PERSON.search(a) for a in asks) \
+            and not observed:
+        return "explain"
+    # A step count or batch named in passing ("why does memory grow with the number of steps") is not a question
+    # about the arithmetic: only a question that asks for it counts.
+    why_asks = [a for a in asks if _WHY.search(a)]
+    if any(not any(m.group(0) in a for a in why_asks) for m in _BATCH.finditer(prose)):
         return "batch_arithmetic"
     if _CONFIGURE.search(prose):
         return "configure"
-    first_question = prose.split("?")[0]
-    if _YES_NO.search(prose) and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
+    first_question = re.split(r"[?？]", prose)[0]
+    # "X or Y?" asks to choose or explain, not for a verdict.
+    declarative = any(a.rstrip().endswith(("?", "？")) and not _WH.search(a) and not _TOPIC_TITLE.search(a)
+                      and not _ALTERNATIVE.search(a) and not _YES_NO.search(a) and len(a) > 25 for a in asks)
+    if (_YES_NO.search(prose) or declarative) and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
         return "diagnose"
+    # No question at all, but a claim about the code or the docs ("这里的注释似乎有误", "this may cause performance
+    # degradation"): the answer is the verdict on the claim.
+    if not asks and _CLAIM.search(prose):
+        return "yes_no"
     return "explain"

@@ -164,12 +164,12 @@ class Assistant:
                     setup.put(key, value, "assumed")
         results = Results(lang=lang, act=act, setup=setup, plan=plan, calls=calls, cards=cards,
                           misconceptions=misconceptions, corrections=corrections, diagnosis=diagnosis,
-                          diagnosis_call=diagnosis_call, config_calls=config_calls, nearest_fit=nearest,
+                          diagnosis_call=diagnosis_call, config_calls=config_calls, nearest_fits=nearest,
                           missing=missing)
         sources = [self._source(c, lang) for c in cards]
         answer_text, first_screen = compose(results, sources)
         tool_calls = ([diagnosis_call] if diagnosis_call else []) + config_calls + calls + \
-            ([nearest[1]] if nearest else [])
+            [call for _, call in nearest]
         assumptions = [a.zh if lang == "zh" else a.en for a in plan.assumptions]
         new_history = [turn.model_dump() for turn in turns] + [
             Turn(role="user", content=text[:4000], language=lang,
@@ -258,16 +258,14 @@ class Assistant:
         return ToolCall(name=call.name, label=call.label, arguments=call.arguments, result=result.model_dump(mode="json"),
                         summary_md=self._summary(result, lang))
 
-    def _nearest_fit(self, plan: Plan, calls: list[ToolCall], lang: str) -> tuple[str, ToolCall] | None:
-        """When the user's setting does not fit: the nearest one that does (see :mod:`rag.levers`)."""
+    def _nearest_fit(self, plan: Plan, calls: list[ToolCall], lang: str) -> list[tuple[str, ToolCall]]:
+        """When the user's setting does not fit: the nearest ones that do (see :func:`rag.levers.nearest_fits`)."""
         main = next((tc for pc, tc in zip(plan.calls, calls) if pc.label == "main"), None)
         if main is None or not main.result or main.result.get("fits") is not False:
-            return None
-        for names, cfg in levers.candidates(dict(main.arguments)):
-            call = self._run(PlannedCall("memory", cfg, "nearest_fit"), lang)
-            if call.result and call.result.get("fits"):
-                return levers.describe(names, lang), call
-        return None
+            return []
+        found = levers.nearest_fits(dict(main.arguments),
+                                    lambda cfg: self._run(PlannedCall("memory", cfg, "nearest_fit"), lang))
+        return [(levers.describe(names, lang), call) for names, call in found]
 
     @staticmethod
     def _summary(result: Any, lang: str) -> str:
@@ -302,6 +300,9 @@ class Assistant:
                 not any("small_batch_effects" in c.topics for c in chosen[:2]):
             chosen = [c for c in chosen if c.id != SMALL_BATCH_CARD]
             chosen.insert(0, self._by_id[SMALL_BATCH_CARD])
+        if not intents.small_batch and len(chosen) > 1 and chosen[0].id == SMALL_BATCH_CARD:
+            # Its opening ("both small means …") describes the user's run as tiny; it leads only when they said so.
+            chosen.append(chosen.pop(0))
         if intents.small_batch and SMALL_BATCH_MYTH in self._by_id and SMALL_BATCH_MYTH not in {c.id for c in chosen}:
             # The usual wrong answer to "both small?" is "smaller weight updates": correct it unasked.
             chosen.insert(1, self._by_id[SMALL_BATCH_MYTH])

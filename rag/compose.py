@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calculators.memory import MemoryEstimate
+from calculators.presets import GPU_PRESETS
 from calculators.text_safety import escape_md
 
 from .acts import Act
@@ -46,7 +47,8 @@ class Results:
     diagnosis: Any = None                     # calculators.diagnose.Diagnosis, when the readers found something
     diagnosis_call: ToolCall | None = None
     config_calls: list[ToolCall] = field(default_factory=list)
-    nearest_fit: tuple[str, ToolCall] | None = None
+    #: (what changes, its memory call) of the nearest settings that fit when the user's does not, nearest first.
+    nearest_fits: list[tuple[str, ToolCall]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
 
     def call(self, label: str) -> ToolCall | None:
@@ -149,6 +151,49 @@ def _title(card: Card, lang: str) -> str:
     return card.title_zh if lang == "zh" else card.title_en
 
 
+#: Preset ids whose display name is not just the id's parts upper-cased.
+_GPU_DISPLAY = {"rtx-2080ti": "RTX 2080 Ti", "rtx-4090d": "RTX 4090 D", "rtx-a6000": "RTX A6000",
+                "ascend-910b": "Ascend 910B", "mi300x": "MI300X"}
+#: Letters whose English name starts with a vowel sound ("an A100", "an H100", "an L40S", "an RTX 3090").
+_AN_LETTERS = set("AEFHILMNORSX")
+
+
+def gpu_display(preset: str) -> str:
+    """'a100-80gb' → 'A100 80GB', 'rtx-3090' → 'RTX 3090': how people write the card, not our preset id."""
+    return _GPU_DISPLAY.get(preset) or " ".join(p.upper() for p in preset.split("-"))
+
+
+def with_article(name: str) -> str:
+    """'A100 80GB' → 'an A100 80GB', 'V100' → 'a V100', 'Tesla T4' → 'a Tesla T4', '3090' → 'a 3090' (English)."""
+    word = re.match(r"[A-Za-z]+|\d+", name.strip())
+    if word is None:
+        return name
+    w = word.group(0)
+    if w.isdigit():
+        an = re.match(r"(?:8|11|18|8\d)$", w) is not None or (len(w) == 4 and w.startswith(("8", "18", "11")))
+    elif len(w) == 1 or w.isupper() or w.lower() in ("rtx", "gtx", "mi", "hgx", "dgx", "sxm"):
+        an = w[0].upper() in _AN_LETTERS
+    else:
+        an = w[0].lower() in "aeiou"
+    return ("an " if an else "a ") + name
+
+
+def _gpu_name(r: Results, res: dict[str, Any]) -> str:
+    """The card as the user wrote it ("A100 80G", "3090"), else the preset's display name; in English with its
+    article, so the strings read "on an A100 80GB" and never "of a a100-80gb"."""
+    name = str(res.get("gpu_name") or "")
+    if r.setup.get("gpu_text") and r.setup.source("gpu_text") != "assumed":
+        # "8 A100s" names the card in the plural; the sentence speaks of one ("the 80 GiB of an A100").
+        written = str(r.setup.get("gpu_text")).strip()
+        singular = written if re.search(r"l40s$", written, re.I) else re.sub(r"(?<=\d)s$|(?<=\d[A-Za-z])s$", "", written)
+        name = escape_md(singular, 40)
+    elif name in GPU_PRESETS:
+        name = gpu_display(name)
+    elif not name:
+        name = "显卡" if r.lang == "zh" else "GPU"
+    return name if r.lang == "zh" else with_article(name)
+
+
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
     if main is None or not main.result:
@@ -156,32 +201,39 @@ def _memory_verdict(r: Results) -> str:
     res = main.result
     lang = r.lang
     if res.get("total_per_gpu") is None:
-        return _states_only_verdict(res, lang)
+        return _states_only_verdict(r, res)
     total = gib(res["total_per_gpu"], lang)
     if res.get("fits") is None:
         return f"**{t('per_gpu', lang, total=total)}**"
+    gpu = _gpu_name(r, res)
     if res["fits"]:
-        return "**" + t("fits", lang, total=total, gpu=res["gpu_name"], cap=gib(res["gpu_capacity"], lang),
+        return "**" + t("fits", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang),
                         mm=res.get("max_micro_batch")) + "**"
     over_bytes = res["total_per_gpu"] - res["gpu_capacity"]
     over = gib(over_bytes, lang)
-    text = "**" + t("no_fit", lang, total=total, gpu=res["gpu_name"], cap=gib(res["gpu_capacity"], lang), over=over) + "**"
-    if r.nearest_fit is not None and r.nearest_fit[1].result:
-        what, call = r.nearest_fit
-        text += " " + t("nearest_fit", lang, what=what, total=gib(call.result["total_per_gpu"], lang))
-    return text
+    text = "**" + t("no_fit", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), over=over) + "**"
+    space = "" if lang == "zh" else " "
+    fits = [(what, call.result) for what, call in r.nearest_fits if call.result]
+    if not fits:
+        return text + space + t("nothing_fits", lang)
+    if res.get("max_micro_batch") == 0 and main.arguments.get("train_micro_batch_size_per_gpu", 1) > 1:
+        text += space + t("micro1_no_fit", lang)
+    sep = "；" if lang == "zh" else "; "
+    return text + space + t("nearest_fits", lang, options=sep.join(
+        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]))
 
 
-def _states_only_verdict(res: dict[str, Any], lang: str) -> str:
+def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     """No preset architecture, so no activations: the model states still settle 'does not fit' when they alone
     exceed the card, and otherwise say how much of it they take."""
+    lang = r.lang
     parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
     if any(p is None for p in parts) or not res.get("gpu_capacity"):
         return ""
     states = sum(parts)
     cap = res["gpu_capacity"]
     key = "states_no_fit" if states > cap else "states_only"
-    return "**" + t(key, lang, states=gib(states, lang), gpu=res.get("gpu_name", ""), cap=gib(cap, lang)) + "**"
+    return "**" + t(key, lang, states=gib(states, lang), gpu=_gpu_name(r, res), cap=gib(cap, lang)) + "**"
 
 
 def _batch_verdict(r: Results) -> str:
@@ -223,6 +275,49 @@ def _diagnosis_verdict(r: Results) -> str:
     return out
 
 
+# A title that names a cause reads "<symptom or error>: <cause>" ("Why memory jumps after the first step: .grad and
+# optimizer states are allocated lazily"); the colon is the first one outside quotes. "Myth: …" states the wrong
+# belief, and a title without such a colon names a topic ("How much ZeRO-1/2/3 save, with the paper's numbers").
+_QUOTED_SPAN = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
+_TITLE_COLON = re.compile(r":\s|：")
+# "…: how big a batch pays off", "…: which to set and how the missing one is derived": a topic after the colon.
+_QUESTION_LIKE = re.compile(r"^\W*(?:how|what|which|why|when|where|should|can|does|do|is|are)\b|[?？]|怎么|如何|什么|哪|多少|吗|原因$|"
+                            r"^\W*(?:the )?\w+ rule\b|\bhow to\b|\bby (?:TRL |transformers )?version\b|按.{0,8}版本", re.I)
+# "How to set batch sizes: fit the micro batch first, …" gives advice after its colon, not a cause ("Why memory jumps
+# …: .grad … allocated lazily" does).
+_NOT_A_CAUSE = re.compile(r"^\s*(?:myth|误区|误解)\b|^\s*(?:myth|误区|误解)\s*[:：]|^\W*how\b|^\W*(?:怎么|如何|怎样)",
+                          re.I)
+
+
+def _after_colon(title: str) -> str:
+    if _NOT_A_CAUSE.search(title):
+        return ""
+    masked = _QUOTED_SPAN.sub(lambda m: "x" * len(m.group(0)), title)
+    m = _TITLE_COLON.search(masked)
+    if m is None:
+        return ""
+    cause = title[m.end():].strip().rstrip("。.")
+    return "" if len(cause) < 8 or _QUESTION_LIKE.search(cause) else cause
+
+
+def card_cause(card: Card, lang: str) -> str:
+    """The cause a card's title names after its colon, or "" when the title names a topic or a myth. The English
+    and the Chinese title must both name it (so both languages open the same way); the text is the asked language's."""
+    if not (_after_colon(card.title_en) and _after_colon(card.title_zh)):
+        return ""
+    return _after_colon(_title(card, lang))
+
+
+def _card_cause_verdict(card: Card, lang: str) -> str:
+    """A diagnosis from a retrieved card alone: its cause when the title names one, never the title of a topic
+    as if it were a cause; otherwise what the card says that bears on it, and what to paste to narrow it down."""
+    cause = card_cause(card, lang)
+    direct = _direct(card, lang).strip("*").strip()
+    if cause:
+        return f"**{t('likely_cause', lang, title=cause)}** {direct}"
+    return f"**{t('known_related', lang)}** {direct} " + t("to_narrow", lang)
+
+
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
 _VERDICT_WORD = re.compile(r"^(?:不会减半|不会|不是|不对|不一定)[。，,]\s*|^(?:No|Not by half|Not automatically)[.,]\s*")
 
@@ -262,7 +357,7 @@ def verdict(r: Results) -> str:
     if r.cards:
         card = r.cards[0]
         if r.act == "diagnose":
-            return f"**{t('likely_cause', lang, title=_title(card, lang).rstrip('。.'))}** {_direct(card, lang).strip('*')}"
+            return _card_cause_verdict(card, lang)
         return _direct(card, lang)
     mv = _memory_verdict(r) or _batch_verdict(r)
     if mv:
@@ -288,8 +383,8 @@ def numbers_section(r: Results) -> str:
             est = main.result["total_per_gpu"] / 2**30
             why = t("observed_higher" if observed * 1.0 > est else "observed_lower", lang)
             out.append(t("observed", lang, seen=f"{observed:g} GB", est=f"{est:.1f} GiB", why=why))
-    if r.nearest_fit is not None:
-        out.append(r.nearest_fit[1].summary_md)
+    if r.nearest_fits:
+        out.append(_nearest_table(r))
     for label, heading, name in (("precision_sweep", "precision", "{}"), ("zero_sweep", "zero", "ZeRO-{}"),
                                  ("checkpointing_sweep", "checkpointing", "{}"), ("finetune_sweep", "finetune", "{}")):
         call = r.call(label)
@@ -299,6 +394,16 @@ def numbers_section(r: Results) -> str:
         elif call is not None and call.error:
             out.append(call.summary_md)
     return "\n\n".join(s for s in out if s)
+
+
+def _nearest_table(r: Results) -> str:
+    """The nearest settings that fit, each with its own per-GPU total and what it leaves spare."""
+    zh = r.lang == "zh"
+    rows = [f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |", "|---|---:|---:|"]
+    for what, call in r.nearest_fits:
+        res = call.result or {}
+        rows.append(f"| {what} | {gib(res.get('total_per_gpu'), r.lang)} | {gib(res.get('headroom'), r.lang)} |")
+    return t("nearest_heading", r.lang) + "\n\n" + "\n".join(rows)
 
 
 def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:

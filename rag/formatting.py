@@ -10,11 +10,13 @@ LABELS = {
     "zh": {"weights": "权重", "gradients": "梯度", "optimizer_states": "优化器状态", "activations": "激活",
            "other": "其他（CUDA 上下文、通信缓冲）", "total_per_gpu": "**每卡合计**", "cpu_total": "CPU 内存（offload）",
            "capacity": "GPU 容量", "fits": "放得下吗", "max_micro": "能放下的最大 micro batch", "yes": "✅ 能", "no": "❌ 不能",
+           "none_fits": "无：micro batch 1 也放不下",
            "unknown": "未知"},
     "en": {"weights": "Weights", "gradients": "Gradients", "optimizer_states": "Optimizer states",
            "activations": "Activations", "other": "Other (CUDA context, comm buffers)", "total_per_gpu": "**Total per GPU**",
            "cpu_total": "CPU RAM (offload)", "capacity": "GPU capacity", "fits": "Fits?",
-           "max_micro": "Largest micro batch that fits", "yes": "✅ yes", "no": "❌ no", "unknown": "unknown"},
+           "max_micro": "Largest micro batch that fits", "yes": "✅ yes", "no": "❌ no", "unknown": "unknown",
+           "none_fits": "none: even micro batch 1 does not fit"},
 }
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu")
 
@@ -37,7 +39,8 @@ def memory_table(columns: list[tuple[str, MemoryEstimate]], lang: str) -> str:
         lines.append(f"| {lab['fits']} | " + " | ".join(
             lab["unknown"] if e.fits is None else (lab["yes"] if e.fits else lab["no"]) for _, e in columns) + " |")
         lines.append(f"| {lab['max_micro']} | " + " | ".join(
-            str(e.max_micro_batch) if e.max_micro_batch is not None else lab["unknown"] for _, e in columns) + " |")
+            lab["unknown"] if e.max_micro_batch is None else (str(e.max_micro_batch) if e.max_micro_batch > 0 else lab["none_fits"])
+            for _, e in columns) + " |")
     return "\n".join(lines)
 
 

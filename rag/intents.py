@@ -17,7 +17,8 @@ SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|cut\w*|reduc\w*)
 EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
 PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
 HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|cut\w*|reduc\w*)"
-SMALL_BATCH = r"(?:小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{0,6}(?<!大)小|small\w*\s+(?:micro[-_ ]?)?batch\w*|(?:micro[-_ ]?)?batch\w*\s+(?:is|are|too)?\s*small)"
+# "小 batch", "batch 太小" — not "减小/调小 batch" (reducing the batch to save memory is a remedy, not a small-batch run).
+SMALL_BATCH = r"(?:(?<![减调改缩变])小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{0,6}(?<![大减调改缩变])小|small\w*\s+(?:micro[-_ ]?)?batch\w*|(?:micro[-_ ]?)?batch\w*\s+(?:is|are|too)?\s*small)"
 UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
 BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
 GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
@@ -142,7 +143,10 @@ class Intents:
         return self.memory or self.batch or self.zero or self.precision or self.small_batch or self.effective
 
 
-_EFFECT_WORDS = r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|问题|bad|effect|happen|hurt|quality|worse|ok\b"
+# Asking what a tiny batch does to training. Not a bare "问题": "[问题/Issue]" is an issue-template tag and "有几个问题"
+# announces questions.
+_EFFECT_WORDS = (r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|有问题|会有.{0,4}问题|有什么问题|出问题|\bbad\b|\beffects?\b|\bhappens?\b|\bhurts?\b|"
+                 r"\bquality\b|\bworse\b|\bok\b")
 
 
 def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:

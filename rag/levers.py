@@ -55,3 +55,27 @@ def candidates(cfg: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:
 def describe(names: list[str], lang: str) -> str:
     sep = " + "
     return sep.join(_NAMES[n][0 if lang == "zh" else 1] for n in names)
+
+
+def nearest_fits(cfg: dict[str, Any], estimate: Callable[[dict[str, Any]], Any], limit: int = 3) -> list[tuple[list[str], Any]]:
+    """(lever names, estimate) of the nearest settings that fit, nearest first: every single change that fits
+    (up to ``limit``), else the first accumulated combination that does; [] when nothing fits.
+
+    ``estimate(cfg)`` returns a MemoryEstimate, its dict, or a ToolCall whose ``result`` is that dict (None or a
+    result-less call when the calculator refuses the candidate). One list for the chat and the calculator tab, so both name the same
+    way out."""
+    singles: list[tuple[list[str], Any]] = []
+    for names, candidate in candidates(cfg):
+        if len(names) > 1 and singles:
+            break   # combinations come after the single changes (nearer)
+        est = estimate(candidate)
+        if _fits(est):
+            if len(names) > 1:
+                return [(names, est)]
+            singles.append((names, est))
+    return singles[:limit]
+
+
+def _fits(est: Any) -> bool:
+    result = getattr(est, "result", est)
+    return bool(result.get("fits") if isinstance(result, dict) else getattr(result, "fits", False))

@@ -14,10 +14,10 @@ pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.95, "hit3": 0.82, "hit1": 0.50},
-    "en": {"act_accuracy": 0.82, "fidelity": 0.945, "hit3": 0.84, "hit1": 0.63},
+    "zh": {"act_accuracy": 0.89, "fidelity": 0.95, "hit3": 0.82, "hit1": 0.50},
+    "en": {"act_accuracy": 0.90, "fidelity": 0.945, "hit3": 0.84, "hit1": 0.63},
 }
-CEILINGS = {"contradicted": 3, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 3, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
 
 
 @pytest.fixture(scope="module")
