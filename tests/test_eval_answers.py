@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
 FLOORS = {
     "zh": {"act_accuracy": 0.83, "fidelity": 0.91, "hit3": 0.82, "hit1": 0.51},
-    "en": {"act_accuracy": 0.82, "fidelity": 0.89, "hit3": 0.85, "hit1": 0.64},
+    "en": {"act_accuracy": 0.82, "fidelity": 0.89, "hit3": 0.86, "hit1": 0.64},
 }
 CEILINGS = {"contradicted": 32, "assumed_headlines": 1, "strawman": 0, "first_words_p90": 120, "refused": 0}
 

@@ -108,3 +108,18 @@ def test_glossary_expands_chinese_framework_terms_to_english():
     assert "gradient accumulation" in expand_query("梯度累积设成 8 会怎样")
     assert "out of memory" in expand_query("一跑就显存溢出")
     assert "mixed precision" in expand_query("混合精度训练")
+
+
+def test_launch_command_keeps_flags_and_word_values_drops_paths_and_numbers():
+    cmd = ('CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 --master_port=25001 llava/train/train_mem.py '
+           '--model_name_or_path /data/models/llama-7b --finetuning_type lora --deepspeed ds_zero3.json --bf16 True '
+           '--per_device_train_batch_size 4 --output_dir output/"$exp_name"')
+    out = clean_query("OOM with this command\n" + cmd)
+    assert "OOM with this command" in out
+    for kept in ("torchrun", "--finetuning_type lora", "--deepspeed ds_zero3.json", "--bf16 True",
+                 "--per_device_train_batch_size"):
+        assert kept in out, kept
+    for gone in ("/data/models", "25001", "train_mem.py", "$exp_name", "CUDA_VISIBLE_DEVICES", " 4 "):
+        assert gone not in out, gone
+    # prose that merely starts with a launcher-like word is not a command
+    assert clean_query("python version 3.10, bf16 on 2 GPUs") == "python version 3.10, bf16 on 2 GPUs"
