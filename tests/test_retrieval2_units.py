@@ -123,3 +123,10 @@ def test_launch_command_keeps_flags_and_word_values_drops_paths_and_numbers():
         assert gone not in out, gone
     # prose that merely starts with a launcher-like word is not a command
     assert clean_query("python version 3.10, bf16 on 2 GPUs") == "python version 3.10, bf16 on 2 GPUs"
+
+
+def test_glossary_number_pattern_matches_and_stays_out_of_jieba():
+    # "共\d+G" (the cards' own way to say pooled memory) was escaped into a literal and never matched
+    assert "pool GPU memory" in expand_query("4张3090 24G显存共96G显存，为什么还是不够")
+    assert "pool GPU memory" not in expand_query("4张3090 24G显存")
+    assert not any("\\" in w for w in user_dictionary())
