@@ -130,6 +130,8 @@ class Checked(_Strict):
     read: Annotated[list[NonEmptyStr], Field(min_length=1)]
     by: str | None = None
     second_reader: SecondReading | None = None
+    #: Later checks (e.g. against a new library release whose arguments changed), oldest first, same shape.
+    rechecks: list[SecondReading] = []
 
 
 class Card(_Strict):

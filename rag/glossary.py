@@ -301,6 +301,11 @@ def _has_cjk(s: str) -> bool:
     return bool(_CJK.search(s))
 
 
+def _is_pattern(form: str) -> bool:
+    """A surface form written as a regex with a number class (``共\\d+G``); every other form is literal text."""
+    return "\\d" in form
+
+
 @lru_cache(maxsize=1)
 def _matchers() -> tuple[tuple[re.Pattern[str] | None, Term], ...]:
     """One compiled regex per term (ASCII forms on word boundaries, CJK forms as substrings)."""
@@ -309,6 +314,9 @@ def _matchers() -> tuple[tuple[re.Pattern[str] | None, Term], ...]:
         alts = []
         keys = tuple(w for e in term.extra for w in e.split() if "_" in w and w.strip('"') == w)
         for form in (*term.zh, *term.en, *keys):
+            if _is_pattern(form):  # e.g. "共\d+G" ("4 张卡共 96G"): a number inside, matched as written
+                alts.append(form)
+                continue
             esc = re.escape(form).replace(r"\ ", r"[\s\-_]?")
             alts.append(esc if _has_cjk(form) else rf"(?<![A-Za-z0-9_]){esc}(?![A-Za-z0-9_])")
         out.append((re.compile("|".join(alts), re.IGNORECASE) if alts else None, term))
@@ -373,7 +381,7 @@ def expand_query(text: str) -> str:
 
 def user_dictionary() -> list[str]:
     """Chinese domain terms (and config keys) for jieba's user dictionary, longest first."""
-    words = {form for term in GLOSSARY for form in term.zh if _has_cjk(form)}
+    words = {form for term in GLOSSARY for form in term.zh if _has_cjk(form) and not _is_pattern(form)}
     words.update(CONFIG_KEYS)
     return sorted(words, key=lambda w: (-len(w), w))
 

@@ -2,6 +2,8 @@
 
 Pipeline for a question ``q``:
 
+0. ``clean_query(q)`` (:mod:`rag.query_clean`) drops what pasted errors carry whatever the cause: library advice
+   boilerplate (every CUDA OOM message's fragmentation hint), stack frames, repeated lines, printed sizes.
 1. ``expand_query(q)`` (:mod:`rag.glossary`) appends English/Chinese equivalents of the
    domain terms found, so the English-only default embedding model and BM25 see both
    languages' words.
@@ -39,6 +41,7 @@ from rag.cache import CacheResult, EmbeddingCache
 from rag.cards import Card, load_cards
 from rag.embedding import EmbeddingSettings, load_embedding
 from rag.glossary import expand_query
+from rag.query_clean import clean_query
 from rag.tokenize import tokenize
 
 if TYPE_CHECKING:
@@ -345,7 +348,7 @@ class Retriever:
 
     def search(self, query: str, k: int = 3) -> SearchResult:
         """Full result: fused ranking (top k), per-retriever rankings, relevance and decision."""
-        expanded = expand_query(query)
+        expanded = expand_query(clean_query(query))
         dense = self._dense_card_scores(expanded)
         bm25 = self._bm25_card_scores(expanded)
 
@@ -391,7 +394,7 @@ class Retriever:
         return self.search(query, k).bm25
 
     def relevance(self, query: str) -> float:
-        return float(self._dense_card_scores(expand_query(query)).max())
+        return float(self._dense_card_scores(expand_query(clean_query(query))).max())
 
     def is_relevant(self, hits_or_query: Sequence[Hit] | str) -> bool:
         """For a query string: relevance ≥ threshold. For hits from :meth:`retrieve`: non-empty."""

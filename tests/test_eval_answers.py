@@ -14,8 +14,8 @@ pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
 FLOORS = {
-    "zh": {"act_accuracy": 0.89, "fidelity": 0.95, "hit3": 0.82, "hit1": 0.50},
-    "en": {"act_accuracy": 0.90, "fidelity": 0.945, "hit3": 0.84, "hit1": 0.63},
+    "zh": {"act_accuracy": 0.89, "fidelity": 0.95, "hit3": 0.82, "hit1": 0.51},
+    "en": {"act_accuracy": 0.90, "fidelity": 0.945, "hit3": 0.86, "hit1": 0.64},
 }
 CEILINGS = {"contradicted": 3, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
 
