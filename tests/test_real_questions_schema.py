@@ -70,8 +70,7 @@ def _entries(folders: tuple[pathlib.Path, ...] = FOLDERS) -> list[tuple[str, int
 
 _GITHUB_THREAD = re.compile(r"^https?://github\.com/([^/]+)/([^/]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 #: Owners GitHub redirects to a new name (the repositories moved; old links still work).
-_OWNER_MOVES = {"microsoft": "deepspeedai", "thudm": "zai-org", "pytorch": "meta-pytorch", "openllmai": "openrlhf",
-                "oobabooga": "oobabooga"}
+_OWNER_MOVES = {"microsoft": "deepspeedai", "thudm": "zai-org", "pytorch": "meta-pytorch", "openllmai": "openrlhf"}
 
 
 def thread_key(url: str) -> str:
@@ -141,6 +140,18 @@ def test_heldout_size_and_languages():
     by_lang = {lang: sum(1 for q in held if q.get("lang") == lang) for lang in ("zh", "en")}
     assert len(held) >= 80, f"held-out set has {len(held)} questions"
     assert by_lang["zh"] >= 35 and by_lang["en"] >= 35, f"held-out set per language: {by_lang}"
+
+
+_URL_IN_TEXT = re.compile(r"https?://github\.com/[^\s)\]\"'>`,]+", re.I)
+
+
+def test_heldout_threads_not_card_sources():
+    """A held-out thread must not be cited anywhere in knowledge/cards: a card written from the thread would have
+    seen the answer, and the held-out numbers would no longer measure unseen questions."""
+    cited = {thread_key(u) for p in CARDS.glob("*.md") for u in _URL_IN_TEXT.findall(p.read_text(encoding="utf-8"))}
+    hits = [f"{q.get('id')} {q.get('source')}" for name, _, q in ENTRIES
+            if name.startswith(HELDOUT.name + "/") and thread_key(q.get("source", "")) in cited]
+    assert not hits, "held-out threads cited by a card: " + "; ".join(hits)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=_label)
