@@ -1,9 +1,13 @@
-"""Schema of the real-question dev set (tests/data/real_questions/*.yaml).
+"""Schema of the real-question sets: the dev set (tests/data/real_questions/*.yaml) and the
+held-out set (tests/data/heldout_real/*.yaml).
 
 Why: bench/eval_answers.py scores answers against the `act`, `stated`, `misconception` and
 `cards` labels of these files. A mislabelled or mistyped entry would make a right answer look
 wrong (or a wrong one look right), so every file is checked against the README's schema here.
-Count floors live in tests/test_eval_answers.py, not here.
+The held-out set only measures generalisation if none of its threads is also in the dev set, so
+ids and source threads are unique across both folders (a thread is compared by repository name and
+number, so a renamed owner such as microsoft/DeepSpeed -> deepspeedai/DeepSpeed is still the same thread).
+Dev-set count floors live in tests/test_eval_answers.py; the held-out set's floors live here.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 FOLDER = REPO / "tests" / "data" / "real_questions"
+HELDOUT = REPO / "tests" / "data" / "heldout_real"
+FOLDERS = (FOLDER, HELDOUT)
 CARDS = REPO / "knowledge" / "cards"
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -44,19 +50,39 @@ PRECISIONS = {"fp16", "bf16", "fp32", "int8", "int4"}
 FINETUNES = {"full", "lora", "qlora", "freeze", "ptuning"}
 
 
-def _files() -> list[pathlib.Path]:
-    return sorted(FOLDER.glob("*.yaml"))
+def _files(folder: pathlib.Path = FOLDER) -> list[pathlib.Path]:
+    return sorted(folder.glob("*.yaml"))
 
 
-def _entries() -> list[tuple[str, int, dict]]:
+def _entries(folders: tuple[pathlib.Path, ...] = FOLDERS) -> list[tuple[str, int, dict]]:
+    """(folder/file name, index, entry) for every question of every file in `folders`."""
     out = []
-    for path in _files():
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        assert isinstance(data, dict) and set(data) == {"questions"}, f"{path.name}: top level must be {{questions: [...]}}"
-        assert isinstance(data["questions"], list), f"{path.name}: questions must be a list"
-        for i, q in enumerate(data["questions"]):
-            out.append((path.name, i, q))
+    for folder in folders:
+        for path in _files(folder):
+            name = f"{folder.name}/{path.name}"
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            assert isinstance(data, dict) and set(data) == {"questions"}, f"{name}: top level must be {{questions: [...]}}"
+            assert isinstance(data["questions"], list), f"{name}: questions must be a list"
+            for i, q in enumerate(data["questions"]):
+                out.append((name, i, q))
     return out
+
+
+_GITHUB_THREAD = re.compile(r"^https?://github\.com/([^/]+)/([^/]+)/(?:issues|pull|discussions)/(\d+)", re.I)
+#: Owners GitHub redirects to a new name (the repositories moved; old links still work).
+_OWNER_MOVES = {"microsoft": "deepspeedai", "thudm": "zai-org", "pytorch": "meta-pytorch", "openllmai": "openrlhf"}
+
+
+def thread_key(url: str) -> str:
+    """The thread a source URL points at, ignoring anchors, a trailing slash, case, punctuation in the repository
+    name and owners GitHub redirects (microsoft/DeepSpeed is deepspeedai/DeepSpeed, hiyouga/LLaMA-Factory is
+    hiyouga/LlamaFactory, THUDM/ChatGLM3 is zai-org/ChatGLM3), so both spellings name one thread."""
+    url = str(url).split("#")[0].rstrip("/").lower()
+    m = _GITHUB_THREAD.match(url)
+    if m:
+        owner, repo, number = m.groups()
+        return f"github:{_OWNER_MOVES.get(owner, owner)}/{re.sub(r'[-_.]', '', repo)}/{number}"
+    return url
 
 
 ENTRIES = _entries()
@@ -69,7 +95,8 @@ def _label(e: tuple[str, int, dict]) -> str:
 
 
 def test_folder_has_files():
-    assert _files(), "no tests/data/real_questions/*.yaml"
+    assert _files(FOLDER), "no tests/data/real_questions/*.yaml"
+    assert _files(HELDOUT), "no tests/data/heldout_real/*.yaml"
     assert ENTRIES, "no questions at all"
 
 
@@ -82,12 +109,49 @@ def test_ids_unique_across_files():
 
 
 def test_sources_unique_across_files():
-    """One thread is one question: the same URL twice would double-count it."""
+    """One thread is one question: the same thread twice would double-count it, and a thread in both the
+    dev set and the held-out set would let tuning on the dev set leak into the held-out score."""
     seen: dict[str, str] = {}
     for name, i, q in ENTRIES:
-        url = str(q.get("source", "")).split("#")[0].rstrip("/")
-        assert url not in seen, f"{name}[{i}]: source {url} also used by {seen[url]}"
-        seen[url] = q.get("id")
+        key = thread_key(q.get("source", ""))
+        assert key not in seen, f"{name}[{i}]: source {q.get('source')} is the thread of {seen[key]}"
+        seen[key] = f"{name}:{q.get('id')}"
+
+
+def test_thread_key_names_one_thread():
+    """The comparison above must see through the spellings GitHub redirects, or a shared thread slips by."""
+    assert thread_key("https://github.com/microsoft/DeepSpeed/issues/3517#issuecomment-1") == \
+        thread_key("https://github.com/deepspeedai/DeepSpeed/issues/3517/")
+    assert thread_key("https://github.com/hiyouga/LLaMA-Factory/issues/493") == \
+        thread_key("https://github.com/hiyouga/LlamaFactory/issues/493")
+    assert thread_key("https://github.com/hiyouga/LlamaFactory/issues/493") != \
+        thread_key("https://github.com/hiyouga/LlamaFactory/issues/4930")
+    assert thread_key("https://github.com/THUDM/ChatGLM3/issues/806") == \
+        thread_key("https://github.com/zai-org/ChatGLM3/issues/806")
+    assert thread_key("https://github.com/huggingface/trl/issues/10") != \
+        thread_key("https://github.com/huggingface/peft/issues/10")
+    assert thread_key("https://github.com/ssbuild/chatglm_finetuning/issues/131") != \
+        thread_key("https://github.com/liucongg/ChatGLM-Finetuning/issues/131")
+
+
+def test_heldout_size_and_languages():
+    """The held-out set is only a measurement if it is big enough per language (issue #10: >= 80, >= 35 each)."""
+    held = [q for name, _, q in ENTRIES if name.startswith(HELDOUT.name + "/")]
+    by_lang = {lang: sum(1 for q in held if q.get("lang") == lang) for lang in ("zh", "en")}
+    assert len(held) >= 80, f"held-out set has {len(held)} questions"
+    assert by_lang["zh"] >= 35 and by_lang["en"] >= 35, f"held-out set per language: {by_lang}"
+
+
+_URL_IN_TEXT = re.compile(r"https?://github\.com/[^\s)\]\"'>`,]+", re.I)
+
+
+def test_heldout_threads_not_card_sources():
+    """A held-out thread must not be cited anywhere in knowledge/cards: a card written from the thread would have
+    seen the answer, and the held-out numbers would no longer measure unseen questions."""
+    cited = {thread_key(u) for p in CARDS.glob("*.md") for u in _URL_IN_TEXT.findall(p.read_text(encoding="utf-8"))}
+    hits = [f"{q.get('id')} {q.get('source')}" for name, _, q in ENTRIES
+            if name.startswith(HELDOUT.name + "/") and thread_key(q.get("source", "")) in cited]
+    assert not hits, "held-out threads cited by a card: " + "; ".join(hits)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=_label)
