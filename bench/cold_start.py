@@ -171,7 +171,7 @@ def server_run(cache: str, timeout: float = 300) -> dict:
 def first_answer_s(port: int, t0: float) -> float | None:
     """Seconds from the process start to the end of its first /chat answer (Gradio's two-step HTTP API)."""
     base = f"http://127.0.0.1:{port}/gradio_api/call/chat"
-    body = json.dumps({"data": ["gradient_accumulation_steps 增大会增加显存吗", None]}).encode()
+    body = json.dumps({"data": ["gradient_accumulation_steps 增大会增加显存吗", None, None]}).encode()
     req = urllib.request.Request(base, data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=300) as resp:
         event_id = json.loads(resp.read())["event_id"]

@@ -121,7 +121,7 @@ async def _read_result(resp: Any) -> tuple[str, Any]:
 
 
 async def ask(client: Any, base: str, question: str, history: list | None, session_hash: str | None) -> tuple[str, Any]:
-    body: dict[str, Any] = {"data": [question, history]}
+    body: dict[str, Any] = {"data": [question, history, None]}
     if session_hash:
         body["session_hash"] = session_hash
     r = await client.post(f"{base}gradio_api/call/chat", json=body)

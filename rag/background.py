@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from calculators.lang import Lang
+
 from .cards import Card, load_cards
 
 log = logging.getLogger("batchbot.startup")
@@ -68,8 +70,8 @@ class BackgroundAssistant:
             raise self._error
         return self._bot
 
-    def ask(self, question: str, history: list[dict[str, Any]] | None = None) -> Any:
-        return self.wait().ask(question, history=history)
+    def ask(self, question: str, history: list[dict[str, Any]] | None = None, lang_hint: Lang | None = None) -> Any:
+        return self.wait().ask(question, history=history, lang_hint=lang_hint)
 
     def retrieve(self, query: str, k: int = 3) -> list[Any]:
         return self.wait().retrieve(query, k=k)

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calculators.memory import MemoryEstimate
+from calculators.memory_table import memory_table
 from calculators.presets import GPU_PRESETS
 from calculators.text_safety import escape_md
 
 from .acts import Act
 from .answer import Correction, ToolCall
 from .cards import Card
-from .formatting import gib, memory_table
+from .formatting import gib
 from .intents import MisconceptionRule
 from .planner import Plan
 from .setup import Setup, unsupported_method

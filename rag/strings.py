@@ -109,7 +109,7 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "base_learning_rate": {"zh": "学习率", "en": "LR"}, "zero_stage": {"zh": "ZeRO", "en": "ZeRO"},
     "offload_optimizer": {"zh": "优化器 offload", "en": "optimizer offload"}, "offload_param": {"zh": "参数 offload", "en": "param offload"},
     "precision": {"zh": "精度", "en": "precision"}, "seq_len": {"zh": "序列长度", "en": "sequence length"},
-    "finetune": {"zh": "方式", "en": "method"}, "quantization": {"zh": "权重量化", "en": "weights"},
+    "finetune": {"zh": "方式", "en": "method"}, "quantization": {"zh": "权重量化", "en": "base weights"},
     "lora_rank": {"zh": "LoRA rank", "en": "LoRA rank"},
     "gradient_checkpointing": {"zh": "梯度检查点", "en": "checkpointing"}, "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
     "pipeline_parallel_size": {"zh": "PP", "en": "PP"}, "tensor_parallel_size": {"zh": "TP", "en": "TP"},

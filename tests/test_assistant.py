@@ -144,7 +144,7 @@ def test_histories_do_not_mix(bot):
      dict(num_params=7e9, gpu="rtx-3090", gpu_text="3090", world_size=2, train_micro_batch_size_per_gpu=2,
           gradient_accumulation_steps=4, zero_stage=2, offload_optimizer=True, seq_len=2048, finetune="full")),
     ("70亿参数 qlora r=64 4090 开了梯度检查点", dict(num_params=7e9, gpu="rtx-4090", gpu_text="4090", finetune="qlora", lora_rank=64,
-                                                  gradient_checkpointing="full")),
+                                                  gradient_checkpointing="full", quantization="int4")),  # QLoRA = 4-bit base
     ("2机8卡 deepspeed zero-1 fp16 train_batch_size=256", dict(world_size=16, num_nodes=2, zero_stage=1,
                                                              precision="fp16-mixed", train_batch_size=256)),
     ("llama-3-8b on 4 GPUs, per_device_train_batch_size=8, gradient_accumulation_steps=4, bf16, seq len 4k",

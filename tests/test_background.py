@@ -20,8 +20,8 @@ class Echo:
         self.cards = cards
         self.retriever = None
 
-    def ask(self, question: str, history: Any = None) -> str:
-        return f"answer to {question}"
+    def ask(self, question: str, history: Any = None, lang_hint: Any = None) -> str:
+        return f"answer to {question}" + (f" in {lang_hint}" if lang_hint else "")
 
     def retrieve(self, query: str, k: int = 3) -> list:
         return [query] * k
@@ -48,6 +48,7 @@ def test_cards_at_once_answers_after_the_build() -> None:
     asker.join(10)
     assert got == ["answer to GA?"] and bot.ready and bot.error is None
     assert bot.retrieve("x", k=2) == ["x", "x"]
+    assert bot.ask("GA?", lang_hint="zh") == "answer to GA? in zh"   # the UI's language reaches the Assistant
     assert bot.retriever is None           # other attributes come from the built Assistant
 
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from calculators.memory import estimate_memory
+from calculators.memory_table import memory_table
 from rag import levers
 from rag.acts import classify_act
 from rag.assistant import Assistant
 from rag.cards import load_cards
 from rag.compose import card_cause, gpu_display, with_article
-from rag.formatting import memory_table
 from rag.intents import detect_intents, detect_misconceptions, tiny_batch_question
 from rag.parts import prose_of, split_message
 

@@ -404,7 +404,7 @@ def test_queue_is_bounded(server: Server) -> None:
     """More events than the queue holds, at once: the surplus is refused (503 "Queue is full"), not stored."""
     from ui.limits import MAX_QUEUE_SIZE
     fn, _ = _fn_index(server, api_name="chat")
-    payload = {"data": [NORMAL_Q, None], "fn_index": fn}
+    payload = {"data": [NORMAL_Q, None, None], "fn_index": fn}   # question, history, lang
 
     def join(i: int) -> int:
         with httpx.Client(timeout=30) as c:
