@@ -6,6 +6,8 @@ issue are higher; the README says which are met.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.eval_answers import evaluate, load_dev_set, summarise
@@ -13,18 +15,33 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
+# The dev set grew by 53 harder questions (tests/data/real_questions/cards-c.yaml, one or more per card), so the
+# floors were re-set from the merged engine's measurement (zh 0.851 / en 0.876 act, 0.938 / 0.938 fidelity,
+# 12 contradicted, hit@3 0.829 / 0.861, hit@1 0.566 / 0.646, p90 112 words), not lowered for a worse engine.
 FLOORS = {
-    "zh": {"act_accuracy": 0.89, "fidelity": 0.95, "hit3": 0.82, "hit1": 0.51},
-    "en": {"act_accuracy": 0.90, "fidelity": 0.945, "hit3": 0.86, "hit1": 0.64},
+    "zh": {"act_accuracy": 0.84, "fidelity": 0.93, "hit3": 0.82, "hit1": 0.55},
+    "en": {"act_accuracy": 0.87, "fidelity": 0.93, "hit3": 0.85, "hit1": 0.63},
 }
-CEILINGS = {"contradicted": 3, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
+CEILINGS = {"contradicted": 13, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
+
+# The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
+# Measured zh 0.667 / en 0.600 act, 0.886 / 0.823 fidelity, 22 contradicted, hit@3 0.548 / 0.769.
+HELDOUT_FLOORS = {
+    "zh": {"act_accuracy": 0.64, "fidelity": 0.87, "hit3": 0.52},
+    "en": {"act_accuracy": 0.57, "fidelity": 0.80, "hit3": 0.74},
+}
+HELDOUT_CEILINGS = {"contradicted": 23, "assumed_headlines": 2, "strawman": 0, "refused": 0}
 
 
 @pytest.fixture(scope="module")
-def summary():
+def bot():
     from rag import Assistant
-    questions = load_dev_set()
-    return summarise(evaluate(questions, Assistant()))
+    return Assistant()
+
+
+@pytest.fixture(scope="module")
+def summary(bot):
+    return summarise(evaluate(load_dev_set(), bot))
 
 
 def test_dev_set_size():
@@ -45,3 +62,18 @@ def test_ceilings(summary):
     got = summary["all"]
     for metric, ceiling in CEILINGS.items():
         assert got[metric] <= ceiling, f"{metric}: {got[metric]} > {ceiling}"
+
+
+@pytest.fixture(scope="module")
+def heldout_summary(bot):
+    return summarise(evaluate(load_dev_set(Path(__file__).parent / "data" / "heldout_real"), bot))
+
+
+def test_heldout_floors(heldout_summary):
+    for lang, floors in HELDOUT_FLOORS.items():
+        for metric, floor in floors.items():
+            got = heldout_summary[lang][metric]
+            assert got >= floor, f"held-out {lang} {metric}: {got:.3f} < {floor}"
+    for metric, ceiling in HELDOUT_CEILINGS.items():
+        got = heldout_summary["all"][metric]
+        assert got <= ceiling, f"held-out {metric}: {got} > {ceiling}"
