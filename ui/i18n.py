@@ -30,8 +30,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "tab_knowledge": {"zh": "知识库", "en": "Knowledge"},
     # chat
     "chatbot": {"zh": "助手", "en": "Assistant"},
-    "chat_placeholder": {"zh": "问一个关于 batch、梯度累积、精度、ZeRO 或显存的问题……",
-                         "en": "Ask about batch size, gradient accumulation, precision, ZeRO or GPU memory…"},
+    # Short enough to show whole in a 390 px phone's input box (the longer one was cut mid-word, without "…").
+    "chat_placeholder": {"zh": "问 batch、梯度累积、ZeRO 或显存……", "en": "Ask about batch, GA, ZeRO or memory…"},
     "question": {"zh": "你的问题", "en": "Your question"},
     "send": {"zh": "发送", "en": "Send"},
     "clear": {"zh": "清空对话", "en": "Clear chat"},
