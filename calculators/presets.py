@@ -254,10 +254,9 @@ NOT_A_DENSE_PRESET: dict[str, tuple[str, str]] = {
            "Paste its config.json (hf_config) instead.",
            f"{name} 是混合专家（MoE）模型（{note}）；用稠密预设会被悄悄读错。请改为粘贴它的 config.json（hf_config）。")
     for name, note in {
-        "mixtral-8x7b": "46.7B total, 12.9B active parameters", "mixtral-8x22b": "141B total, 39B active",
+        # DeepSeek's MLA attention cannot be expressed; Qwen2-57B-A14B's shape was not checked against its config.
         "deepseek-v2-lite": "15.7B total, 2.4B active, MLA attention",
-        "qwen1.5-moe-a2.7b": "14.3B total, 2.7B active", "qwen2-57b-a14b": "57B total, 14B active",
-        "qwen3-30b-a3b": "30.5B total, 3.3B active", "qwen3-235b-a22b": "235B total, 22B active",
+        "qwen2-57b-a14b": "57B total, 14B active",
     }.items()
 }
 
@@ -275,6 +274,9 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "gemma-2-2b": 2.61e9, "gemma-2-9b": 9.24e9, "gemma-2-27b": 27.2e9, "gemma-3-1b": 1.0e9,
     "phi-3-mini": 3.82e9, "phi-3-medium": 14.0e9, "baichuan2-7b": 7.51e9, "baichuan2-13b": 13.9e9,
     "chatglm2-6b": 6.24e9, "glm-4-9b": 9.4e9, "yi-6b": 6.06e9, "yi-34b": 34.4e9,
+    # Mixture-of-experts presets (MOE_PRESET_CONFIGS): model cards' totals.
+    "mixtral-8x7b": 46.7e9, "mixtral-8x22b": 141e9, "qwen1.5-moe-a2.7b": 14.3e9, "qwen3-30b-a3b": 30.5e9,
+    "qwen3-235b-a22b": 235e9,
 }
 
 _ALIASES = {
@@ -669,3 +671,41 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(inf)
         raise CalculatorError("model_config", str(exc)[:80], "positive integer sizes in config.json",
                               "config.json 中的正整数尺寸") from None
+
+
+#: Mixture-of-experts presets: the config.json keys that decide the shape, copied from each repository's
+#: config.json (https://huggingface.co/<repo>/blob/main/config.json), read by the same reader as a pasted config,
+#: so total and active parameters, expert activations and the router are modelled as for hf_config. Totals are
+#: tested against the model cards (PUBLISHED_PARAMS): 46.7B / 12.9B active, 141B / 39B, 14.3B / 2.7B,
+#: 30.5B / 3.3B, 235B / 22B.
+MOE_PRESET_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", {
+        "model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
+        "num_experts_per_tok": 2, "tie_word_embeddings": False}),
+    "mixtral-8x22b": ("mistralai/Mixtral-8x22B-v0.1", {
+        "model_type": "mixtral", "hidden_size": 6144, "num_hidden_layers": 56, "num_attention_heads": 48,
+        "num_key_value_heads": 8, "intermediate_size": 16384, "vocab_size": 32000, "num_local_experts": 8,
+        "num_experts_per_tok": 2, "tie_word_embeddings": False}),
+    "qwen1.5-moe-a2.7b": ("Qwen/Qwen1.5-MoE-A2.7B", {
+        "model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
+        "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
+        "vocab_size": 151936, "decoder_sparse_step": 1, "mlp_only_layers": []}),
+    "qwen3-30b-a3b": ("Qwen/Qwen3-30B-A3B", {
+        "model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144, "moe_intermediate_size": 768,
+        "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False,
+        "decoder_sparse_step": 1, "mlp_only_layers": []}),
+    "qwen3-235b-a22b": ("Qwen/Qwen3-235B-A22B", {
+        "model_type": "qwen3_moe", "hidden_size": 4096, "num_hidden_layers": 94, "num_attention_heads": 64,
+        "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288, "moe_intermediate_size": 1536,
+        "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False,
+        "decoder_sparse_step": 1, "mlp_only_layers": []}),
+}
+for _name, (_repo, _cfg) in MOE_PRESET_CONFIGS.items():
+    MODEL_PRESETS[_name] = shape_from_hf_config(_cfg).model_copy(update={"name": _name})
+    _PRESET_SOURCES[_name] = _repo
+_ALIASES.update({"mixtral-8x7b-instruct-v0.1": "mixtral-8x7b", "mixtral-8x7b-v0.1": "mixtral-8x7b",
+                 "mixtral-8x22b-instruct-v0.1": "mixtral-8x22b", "mixtral-8x22b-v0.1": "mixtral-8x22b",
+                 "qwen1.5-moe-a2.7b-chat": "qwen1.5-moe-a2.7b", "qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b"})

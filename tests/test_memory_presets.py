@@ -1,8 +1,17 @@
-"""The added model and GPU presets: names people use resolve, unknown names get the closest, MoE is refused."""
+"""The added model and GPU presets: names people use resolve, unknown names get the closest, MoE presets are MoE
+shapes, and MoE models that cannot be expressed are refused."""
 import pytest
 
 from calculators import CalculatorError, estimate_memory
-from calculators.presets import GPU_PRESETS, MODEL_PRESETS, NOT_A_DENSE_PRESET, get_gpu, get_model_shape
+from calculators.presets import (
+    GPU_PRESETS,
+    MODEL_PRESETS,
+    NOT_A_DENSE_PRESET,
+    active_params,
+    count_params,
+    get_gpu,
+    get_model_shape,
+)
 
 
 @pytest.mark.parametrize("alias,preset", [
@@ -41,8 +50,20 @@ def test_unknown_names_get_the_closest_known_ones():
     assert "rtx-4080" in err.value.message("en") or "rtx-4090" in err.value.message("en")
 
 
-@pytest.mark.parametrize("name", ["mixtral-8x7b", "Mixtral-8x7B-Instruct-v0.1", "deepseek-ai/DeepSeek-V2-Lite",
-                                  "Qwen3-30B-A3B"])
+@pytest.mark.parametrize("name,total,active", [
+    ("mixtral-8x7b", 46.7e9, 12.9e9), ("mistralai/Mixtral-8x7B-Instruct-v0.1", 46.7e9, 12.9e9),
+    ("Mixtral-8x22B-v0.1", 141e9, 39e9), ("Qwen/Qwen1.5-MoE-A2.7B", 14.3e9, 2.7e9), ("Qwen3-30B-A3B", 30.5e9, 3.3e9),
+    ("Qwen3-235B-A22B", 235e9, 22e9),
+])
+def test_moe_presets_are_moe_with_the_published_totals(name, total, active):
+    """Model cards: total and active parameters (Mixtral: 46.7B / 12.9B; Qwen3-30B-A3B: 30.5B / 3.3B; ...)."""
+    shape = get_model_shape(name)
+    assert shape.is_moe
+    assert count_params(shape) == pytest.approx(total, rel=0.015)
+    assert active_params(shape) == pytest.approx(active, rel=0.03)
+
+
+@pytest.mark.parametrize("name", ["deepseek-ai/DeepSeek-V2-Lite", "Qwen2-57B-A14B"])
 def test_moe_names_are_refused_never_read_as_dense(name):
     with pytest.raises(CalculatorError) as err:
         get_model_shape(name)
