@@ -36,7 +36,7 @@ def inert(text: str) -> str:
     return _SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
 
 
-def is_api_client(request: Any) -> bool:
+def is_api_client(request: gr.Request | None) -> bool:
     """True when a queued event came from a program, not from the app's page in a browser.
 
     Why: the chat's simulated streaming (12 growing prefixes, 30 ms apart) is for eyes; a program

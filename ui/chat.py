@@ -62,7 +62,7 @@ def log_failure(what: str, exc: BaseException) -> None:
     log.error("%s: %s%s", what, type(exc).__name__, where)
 
 
-def _session(request: Any) -> str | None:
+def _session(request: gr.Request | None) -> str | None:
     return getattr(request, "session_hash", None) if request is not None else None
 
 

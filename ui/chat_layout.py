@@ -67,18 +67,18 @@ def feedback_options(lang: str) -> tuple[str, ...]:
 
 @dataclass
 class ChatUI:
-    chatbot: Any
-    question: Any
-    send: Any
-    stop: Any
-    clear: Any
-    status: Any
-    reason_row: Any
-    reason: Any
-    reason_btn: Any
-    history: Any
-    saved: Any
-    feedback_id: Any
+    chatbot: gr.Chatbot
+    question: gr.Textbox
+    send: gr.Button
+    stop: gr.Button
+    clear: gr.Button
+    status: gr.Markdown
+    reason_row: gr.Row
+    reason: gr.Textbox
+    reason_btn: gr.Button
+    history: gr.State
+    saved: gr.BrowserState
+    feedback_id: gr.State
 
 
 def build_chat(L: Labels, lang: str) -> ChatUI:
@@ -139,7 +139,7 @@ def _example_text(evt: gr.SelectData) -> str:
     return str(value.get("text", "")) if isinstance(value, dict) else str(value or "")
 
 
-def wire_chat(ui: ChatUI, chat: ChatController, lang_state: Any) -> None:
+def wire_chat(ui: ChatUI, chat: ChatController, lang_state: gr.State) -> None:
     chat_inputs = [ui.question, ui.chatbot, ui.history, lang_state]
     chat_outputs = [ui.chatbot, ui.history, ui.question, ui.status, ui.send, ui.stop]
     save = (_to_storage, [ui.chatbot, ui.history], [ui.saved])
