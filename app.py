@@ -23,6 +23,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 
 from ui.build import build_app  # noqa: F401  (re-exported for tests and other programs)
 from ui.embed import embed_snippets
@@ -31,7 +32,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7860
 
 
-def _int_in(name: str, low: int, high: int):
+def _int_in(name: str, low: int, high: int) -> Callable[[str], int]:
     """An argparse type: an integer in [low, high], else a usage error naming ``name`` (never a traceback)."""
     def parse(value: str) -> int:
         try:
@@ -103,12 +104,12 @@ def main(argv: list[str] | None = None) -> int | None:
     args = parse_args(argv)
     if args.print_embed_snippet:
         print(embed_snippets(args.print_embed_snippet))
-        return
+        return None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.embed_model:
         os.environ["BATCHBOT_EMBED_MODEL"] = args.embed_model
     from rag.background import BackgroundAssistant
-    from rag.cards import CardError, load_cards
+    from rag.cards import Card, CardError, load_cards
     from rag.embedding import EmbeddingLoadError, EmbeddingSettings, batch_settings, check_model_setting
     try:   # the cheap checks first: a bad card or model setting stops the start with its reason
         cards = load_cards()
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int | None:
         return 2
     threads = args.torch_threads
 
-    def build_assistant(cards: list) -> object:
+    def build_assistant(cards: list[Card]) -> object:
         from rag import Assistant
         bot = Assistant(cards=cards, embed_model=args.embed_model) if args.embed_model else Assistant(cards=cards)
         import torch

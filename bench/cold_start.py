@@ -50,8 +50,7 @@ print(json.dumps({"import_s": t1 - t0, "build_s": t2 - t1, "first_ask_s": t3 - t
 
 
 PHASES = r"""
-import json, os, sys, threading, time
-sys.path.insert(0, os.getcwd())
+import json, sys, threading, time
 T = {}
 t0 = time.perf_counter()
 def mark(name, since):
@@ -109,6 +108,7 @@ def phases_run(cache: str) -> dict:
 
 
 def env_with(cache: str) -> dict[str, str]:
+    # PYTHONPATH: the children import this checkout, not another one installed editable in the venv.
     env = dict(os.environ, BATCHBOT_CACHE_DIR=cache, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                GRADIO_ANALYTICS_ENABLED="False", PYTHONPATH=str(ROOT))
     env.pop("BATCHBOT_EMBED_MODEL", None)

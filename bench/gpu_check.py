@@ -118,7 +118,7 @@ def build(case: Case, device: str) -> Any:
     if case.checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if case.lora:
-        sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, str(ROOT))   # tests/ is not part of the installed package: the probe comes from the checkout
         from tests.activation_probe import add_lora
         add_lora(model, ("q_proj", "v_proj"), rank=8, adapter_dtype=torch.float32)
         model.to(device)

@@ -74,7 +74,8 @@ class BackgroundAssistant:
         return self.wait().ask(question, history=history, lang_hint=lang_hint)
 
     def retrieve(self, query: str, k: int = 3) -> list[Any]:
-        return self.wait().retrieve(query, k=k)
+        hits: list[Any] = self.wait().retrieve(query, k=k)
+        return hits
 
     def __getattr__(self, name: str) -> Any:   # only for names not set above: retriever, helpers
         if name.startswith("__") or name in ("_bot", "_error", "_ready", "_factory", "_thread"):

@@ -126,12 +126,12 @@ class EmbeddingSettings(BaseModel):
     multilingual: Optional[bool] = None
 
     @classmethod
-    def from_env(cls, **overrides) -> "EmbeddingSettings":
+    def from_env(cls, **overrides: Any) -> "EmbeddingSettings":
         """Settings from ``BATCHBOT_EMBED_*`` / ``BATCHBOT_*_PREFIX``; unset variables keep defaults.
 
         A prefix variable set to the empty string disables that prefix.
         """
-        values: dict = {}
+        values: dict[str, Any] = {}
         if os.environ.get(ENV_MODEL, "").strip():
             values["model"] = os.environ[ENV_MODEL].strip()
         if os.environ.get(ENV_DEVICE, "").strip():
@@ -190,7 +190,7 @@ _CONFIG_FILES = (
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 
-def _model_fingerprint(model: str) -> dict:
+def _model_fingerprint(model: str) -> dict[str, str]:
     """Path + hash of config files + size/mtime of weights for a folder; the id for a hub id."""
     p = Path(model).expanduser()
     if not p.is_dir():
@@ -225,6 +225,10 @@ def _looks_like_path(model: str) -> bool:
     )
 
 
+#: One waiting query: its text and the future its caller blocks on.
+_Pending = tuple[str, Future[list[float]]]
+
+
 class QueryBatcher:
     """Micro-batcher: concurrent query embeddings collected for a short window, embedded in one forward pass.
 
@@ -246,7 +250,7 @@ class QueryBatcher:
         self._encode = encode
         self.window_s = max(0.0, float(window_s))
         self.max_batch = int(max_batch)
-        self._queue: "queue.SimpleQueue[tuple[str, Future] | None]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[_Pending | None]" = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._name = name
@@ -259,7 +263,7 @@ class QueryBatcher:
         if self._closed:
             raise RuntimeError("QueryBatcher is closed")
         self._ensure_thread()
-        fut: Future = Future()
+        fut: Future[list[float]] = Future()
         self._queue.put((text, fut))
         return fut.result()
 
@@ -278,7 +282,7 @@ class QueryBatcher:
                 t.start()
                 self._thread = t
 
-    def _collect(self, first: tuple[str, Future]) -> tuple[list[tuple[str, Future]], bool]:
+    def _collect(self, first: _Pending) -> tuple[list[_Pending], bool]:
         batch, stop = [first], False
         deadline = time.monotonic() + self.window_s
         while len(batch) < self.max_batch:
@@ -396,7 +400,8 @@ def _batching_class() -> Any:
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
         from pydantic import PrivateAttr
 
-        class BatchingHuggingFaceEmbedding(HuggingFaceEmbedding):
+        # llama-index-embeddings-huggingface ships no type information (see the ignore_missing_imports override).
+        class BatchingHuggingFaceEmbedding(HuggingFaceEmbedding):  # type: ignore[misc]
             _batcher: Optional[QueryBatcher] = PrivateAttr(default=None)
 
             def enable_query_batching(self, window_s: float, max_batch: int) -> None:
@@ -409,7 +414,8 @@ def _batching_class() -> Any:
 
             def _get_query_embedding(self, query: str) -> list[float]:
                 if self._batcher is None:
-                    return super()._get_query_embedding(query)
+                    vector: list[float] = super()._get_query_embedding(query)
+                    return vector
                 return self._batcher.embed(query)
 
             async def _aget_query_embedding(self, query: str) -> list[float]:

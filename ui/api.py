@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 import gradio as gr
+from gradio.events import api as gr_api   # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
 
 from calculators import CalculatorError, GiB, estimate_memory, resolve_batch, sweep
 from calculators.configs import check_config
@@ -35,7 +36,7 @@ def inert(text: str) -> str:
     return _SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
 
 
-def is_api_client(request: Any) -> bool:
+def is_api_client(request: gr.Request | None) -> bool:
     """True when a queued event came from a program, not from the app's page in a browser.
 
     Why: the chat's simulated streaming (12 growing prefixes, 30 ms apart) is for eyes; a program
@@ -82,7 +83,7 @@ def _refusals() -> Iterator[None]:
         raise _unexpected(exc) from None
 
 
-def _check_dict(name: str, value: Any) -> dict:
+def _check_dict(name: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise gr.Error(f"[{name}] must be a JSON object of MemoryConfig fields.\n[{name}] 必须是由 MemoryConfig 字段组成的 JSON 对象。",
                        title=f"Invalid input / 输入无效: {name}", print_exception=False)
@@ -97,7 +98,7 @@ def _gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
 
 def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
                     gradient_accumulation_steps: int | None = None, world_size: int = 1, seq_len: int | None = None,
-                    dataset_size: int | None = None, lang: str = "en") -> dict:
+                    dataset_size: int | None = None, lang: str = "en") -> dict[str, Any]:
     """Resolve DeepSpeed's train_batch_size = micro × GA × world_size (empty fields are derived).
 
     Give any two of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps, plus
@@ -119,7 +120,7 @@ def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_
     return res.model_dump(mode="json")
 
 
-def memory(config: dict, lang: str = "en") -> dict:
+def memory(config: dict[str, Any], lang: str = "en") -> dict[str, Any]:
     """Per-GPU memory for one MemoryConfig (e.g. {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora"}).
 
     Bytes per category, plus a "gib" summary.
@@ -131,7 +132,7 @@ def memory(config: dict, lang: str = "en") -> dict:
     return d
 
 
-def sweep_endpoint(config: dict, field: str, values: list, lang: str = "en") -> dict:
+def sweep_endpoint(config: dict[str, Any], field: str, values: list[Any], lang: str = "en") -> dict[str, Any]:
     """Memory as one field moves, e.g. field="gradient_accumulation_steps", values=[1, 2, 4, 8]."""
     with _refusals():
         res = sweep(dict(_check_dict("config", config)), field, values)
@@ -140,7 +141,7 @@ def sweep_endpoint(config: dict, field: str, values: list, lang: str = "en") -> 
     return d
 
 
-def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -> dict:
+def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -> dict[str, Any]:
     """Check a pasted DeepSpeed JSON / TrainingArguments / LLaMA-Factory YAML; returns {"markdown", "report"}."""
     if not isinstance(text, str) or not text.strip():
         raise gr.Error("[text] Paste a config to check.\n[text] 请粘贴要检查的配置。", title="Invalid input / 输入无效: text",
@@ -161,7 +162,7 @@ def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -
     return out
 
 
-def fact_check(text: str, lang: str = "") -> dict:
+def fact_check(text: str, lang: str = "") -> dict[str, Any]:
     """Fact-check an answer about batch size, gradient accumulation, precision or GPU memory (e.g. from a chatbot).
 
     Marks each claim that matches a known wrong belief or contradicts a calculator as "wrong" or "imprecise",
@@ -177,7 +178,8 @@ def fact_check(text: str, lang: str = "") -> dict:
         return _fact_check(text, lang or None)
 
 
-def diagnose_endpoint(text: str, lang: str = "en", setup: dict | None = None) -> dict:
+def diagnose_endpoint(text: str, lang: str = "en",
+                      setup: dict[str, Any] | None = None) -> dict[str, Any]:
     """Diagnose a pasted error / log / command / nvidia-smi table; returns {"markdown", "diagnosis"}.
 
     ``setup`` (optional) holds values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096}.
@@ -201,9 +203,9 @@ def diagnose_endpoint(text: str, lang: str = "en", setup: dict | None = None) ->
 
 def register_calculator_api() -> None:
     """Call inside a gr.Blocks context."""
-    gr.api(effective_batch, api_name="effective_batch")
-    gr.api(memory, api_name="memory")
-    gr.api(sweep_endpoint, api_name="sweep")
-    gr.api(check_config_endpoint, api_name="check_config")
-    gr.api(fact_check, api_name="fact_check")
-    gr.api(diagnose_endpoint, api_name="diagnose")
+    gr_api(effective_batch, api_name="effective_batch")
+    gr_api(memory, api_name="memory")
+    gr_api(sweep_endpoint, api_name="sweep")
+    gr_api(check_config_endpoint, api_name="check_config")
+    gr_api(fact_check, api_name="fact_check")
+    gr_api(diagnose_endpoint, api_name="diagnose")

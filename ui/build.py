@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
+from gradio.events import api as gr_api   # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
+
+from calculators.lang import Lang
 
 from .api import register_calculator_api
 from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
@@ -17,6 +20,9 @@ from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
 from .labels import Labels
 from .limits import MAX_QUEUE_SIZE, concurrency_limit, launch_settings
+
+if TYPE_CHECKING:
+    from gradio.routes import App
 
 CSS = """
 .batchbot-header h1 { margin-bottom: 0.2em; }
@@ -46,7 +52,7 @@ class BatchBotBlocks(gr.Blocks):
 
     embed: bool = False
 
-    def launch(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+    def launch(self, *args: Any, **kwargs: Any) -> tuple[App, str, str]:
         kwargs["css"] = CSS + (kwargs.get("css") or "")
         kwargs.setdefault("theme", theme())
         kwargs["head"] = HEAD + head_style() + (kwargs.get("head") or "")
@@ -67,7 +73,7 @@ def _truthy(v: Any) -> bool:
     return str(v or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def initial_lang(request: gr.Request | None, default: str) -> str:
+def initial_lang(request: gr.Request | None, default: Lang) -> str:
     if request is None:
         return default
     q = request.query_params.get("lang") if hasattr(request, "query_params") else None
@@ -88,7 +94,8 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
     kb = Knowledge(assistant, chat.lock)
     L = Labels(lang)
 
-    with BatchBotBlocks(title="Batch & memory assistant · 批次与显存助手", fill_width=False, analytics_enabled=False) as demo:
+    demo = BatchBotBlocks(title="Batch & memory assistant · 批次与显存助手", fill_width=False, analytics_enabled=False)
+    with demo:   # Blocks.__enter__ returns the Blocks itself, untyped: `as demo` would make demo Any
         demo.embed = embed
         lang_state = gr.State(lang)
         with gr.Row(elem_classes=["batchbot-header"], visible=not embed) as header:
@@ -125,7 +132,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         wire_knowledge_tab(know, kb, lang_state)   # each tab follows lang_state itself (results, list, card)
 
         # ---- language: the radio drives a per-session state and relabels everything
-        def set_lang(value: str):
+        def set_lang(value: str) -> list[Any]:
             new = normalize_lang(value, lang)
             return [new, gr.update(label=t("lang_label", new)), gr.update(value=new)] + L.updates(new)
 
@@ -134,7 +141,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         lang_radio_embed.input(lambda v: gr.update(value=v), [lang_radio_embed], [lang_radio],
                                api_visibility="private")
 
-        def on_load(request: gr.Request):
+        def on_load(request: gr.Request) -> tuple[str, dict[str, Any]]:
             params = getattr(request, "query_params", {}) or {}
             hide = embed or _truthy(params.get("embed"))
             return initial_lang(request, lang), gr.update(visible=not hide)
@@ -145,7 +152,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         demo.load(*restore_chat(chat_ui), api_visibility="private")
 
         # ---- API for other programs
-        gr.api(chat.api_chat, api_name="chat", concurrency_id="assistant")
+        gr_api(chat.api_chat, api_name="chat", concurrency_id="assistant")
         register_calculator_api()
         register_agent_tools(assistant)
     hide_other_endpoints_from_mcp(demo)

@@ -62,7 +62,7 @@ def log_failure(what: str, exc: BaseException) -> None:
     log.error("%s: %s%s", what, type(exc).__name__, where)
 
 
-def _session(request: Any) -> str | None:
+def _session(request: gr.Request | None) -> str | None:
     return getattr(request, "session_hash", None) if request is not None else None
 
 
@@ -142,7 +142,8 @@ class ChatController:
         finally:
             self._release(session, token)
 
-    def stop(self, messages: list[dict[str, Any]] | None, ui_lang: str, request: gr.Request | None = None):
+    def stop(self, messages: list[dict[str, Any]] | None, ui_lang: str, request: gr.Request | None = None,
+             ) -> tuple[list[dict[str, Any]], str, dict[str, Any], dict[str, Any]]:
         """Stop pressed (the answer's event is cancelled by Gradio): drop the pending bubble, free the session."""
         session = _session(request)
         if session:
@@ -226,7 +227,8 @@ class ChatController:
         yield (msgs, new_history, gr.skip(), "") + idle
 
     # ------------------------------------------------------------ API handler
-    def api_chat(self, question: str, history: list | None = None, lang: str | None = None) -> tuple[str, dict]:
+    def api_chat(self, question: str, history: list[Any] | None = None, lang: str | None = None,
+                 ) -> tuple[str, dict[str, Any]]:
         """/chat: ``lang`` (optional, "zh" or "en") is the caller's UI language, used when the question has no Chinese."""
         if lang is not None and not (isinstance(lang, str) and (not lang.strip() or is_lang(lang.strip().lower()))):
             raise gr.Error("'lang' must be \"zh\" or \"en\" (or empty: the question's language decides).\n"
@@ -250,7 +252,7 @@ class ChatController:
 
     # ------------------------------------------------------------ feedback
     def on_like(self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData,
-                request: gr.Request | None = None):
+                request: gr.Request | None = None) -> tuple[str | None, str, dict[str, Any]]:
         """Store a like/dislike. Under the server, what is rated is what this server said in this session.
 
         The browser sends the chatbot's messages, which a client can forge; the question and answer
@@ -275,11 +277,12 @@ class ChatController:
             answer = _msg_text(msgs[idx]) if idx < len(msgs) else clean_text(evt.value)
             question = next((_msg_text(m) for m in reversed(msgs[:idx]) if m.get("role") == "user"), "")
         liked = evt.liked
+        feedback = clean_text(liked, 40) if not isinstance(liked, bool) else ("like" if liked else "dislike")
         record = {"type": "rating", "liked": liked if isinstance(liked, bool) else None,
-                  "feedback": clean_text(liked, 40) if not isinstance(liked, bool) else ("like" if liked else "dislike"),
+                  "feedback": feedback,
                   "message_index": idx, "question": question, "answer": answer, "ui_lang": ui_lang}
         # Gradio 6.31 sends a reason picked from the 👎 menu twice within milliseconds: one record per click.
-        key = (session or "", idx, record["feedback"])
+        key = (session or "", idx, feedback)
         with self._busy_lock:
             last = self._last_rating.get(key)
         if session and last is not None and time.monotonic() - last[1] < DUPLICATE_RATING_S:
@@ -298,7 +301,7 @@ class ChatController:
             self._last_rating[key] = (rec["id"], time.monotonic())
         return rec["id"], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
 
-    def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str):
+    def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str) -> tuple[str, str]:
         if not feedback_id:
             return "ℹ " + t("feedback_no_target", ui_lang), reason
         reason = (reason or "").strip()

@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
+from gradio.components.chatbot import ExampleMessage
 
-from .chat import MAX_QUESTION_CHARS, ChatController
+from calculators.limits import MAX_QUESTION_CHARS
+
+from .chat import ChatController
 from .i18n import t
 from .labels import Labels
 
@@ -53,7 +56,7 @@ SCROLL_TO_QUESTION_JS = """() => {
 }"""
 
 
-def examples_for(lang: str) -> list[dict[str, str]]:
+def examples_for(lang: str) -> list[ExampleMessage]:
     return [{"text": q} for q in EXAMPLES["zh" if lang == "zh" else "en"]]
 
 
@@ -64,18 +67,18 @@ def feedback_options(lang: str) -> tuple[str, ...]:
 
 @dataclass
 class ChatUI:
-    chatbot: Any
-    question: Any
-    send: Any
-    stop: Any
-    clear: Any
-    status: Any
-    reason_row: Any
-    reason: Any
-    reason_btn: Any
-    history: Any
-    saved: Any
-    feedback_id: Any
+    chatbot: gr.Chatbot
+    question: gr.Textbox
+    send: gr.Button
+    stop: gr.Button
+    clear: gr.Button
+    status: gr.Markdown
+    reason_row: gr.Row
+    reason: gr.Textbox
+    reason_btn: gr.Button
+    history: gr.State
+    saved: gr.BrowserState
+    feedback_id: gr.State
 
 
 def build_chat(L: Labels, lang: str) -> ChatUI:
@@ -121,11 +124,12 @@ def _from_storage(saved: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     """The stored conversation, or an empty one when storage holds something else (another version, edits)."""
     if not isinstance(saved, dict):
         return [], []
-    msgs = saved.get("messages")
+    stored = saved.get("messages")
     hist = saved.get("history")
-    ok = isinstance(msgs, list) and all(isinstance(m, dict) and m.get("role") in ("user", "assistant")
-                                        and isinstance(m.get("content"), str) for m in msgs)
-    msgs = [{k: v for k, v in m.items() if k in ("role", "content", "metadata")} for m in msgs] if ok else []
+    msgs: list[dict[str, Any]] = []
+    if isinstance(stored, list) and all(isinstance(m, dict) and m.get("role") in ("user", "assistant")
+                                        and isinstance(m.get("content"), str) for m in stored):
+        msgs = [{k: v for k, v in m.items() if k in ("role", "content", "metadata")} for m in stored]
     hist = hist if isinstance(hist, list) and all(isinstance(h, dict) for h in hist) else []
     return msgs[-KEEP_MESSAGES:], hist
 
@@ -135,7 +139,7 @@ def _example_text(evt: gr.SelectData) -> str:
     return str(value.get("text", "")) if isinstance(value, dict) else str(value or "")
 
 
-def wire_chat(ui: ChatUI, chat: ChatController, lang_state: Any) -> None:
+def wire_chat(ui: ChatUI, chat: ChatController, lang_state: gr.State) -> None:
     chat_inputs = [ui.question, ui.chatbot, ui.history, lang_state]
     chat_outputs = [ui.chatbot, ui.history, ui.question, ui.status, ui.send, ui.stop]
     save = (_to_storage, [ui.chatbot, ui.history], [ui.saved])

@@ -78,7 +78,8 @@ def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: str
     e.g. ``GA=16 → 18.8 GiB``; the main call names the setup."""
     name = str(call.get("name", "?"))
     args = call.get("arguments") or {}
-    res = call.get("result") if isinstance(call.get("result"), dict) else {}
+    result = call.get("result")
+    res: dict[str, Any] = result if isinstance(result, dict) else {}
     prefix = t("tool_title", lang, name=name)
     if call.get("error") and not res:
         return f"{prefix} · ✘"

@@ -155,7 +155,8 @@ class ServedAnswers:
     def lookup(self, session: str, index: int) -> tuple[str, str] | None:
         """(question, answer) of the message at ``index`` in ``session``, or None if this server never gave it."""
         with self._lock:
-            return (self._data.get(session) or {}).get(index)
+            turns = self._data.get(session)
+            return turns.get(index) if turns is not None else None
 
     def forget(self, session: str) -> None:
         with self._lock:

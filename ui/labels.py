@@ -1,11 +1,14 @@
 """A registry of translatable component properties, so one language switch relabels the whole UI."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import gradio as gr
 
 from .i18n import t
+
+#: Any component or layout block (gr.Textbox, gr.Tab…): add() hands back what it was given, with its type.
+BlockT = TypeVar("BlockT")
 
 
 class Labels:
@@ -13,7 +16,7 @@ class Labels:
         self.lang = lang                      # the language components are built in
         self.entries: list[tuple[Any, dict[str, Callable[[str], Any]]]] = []
 
-    def add(self, component: Any, **props: str | Callable[[str], Any]) -> Any:
+    def add(self, component: BlockT, **props: str | Callable[[str], Any]) -> BlockT:
         """Register ``component``; each prop is a STRINGS key or a function lang → value."""
         getters = {p: (v if callable(v) else (lambda lang, k=v: t(k, lang))) for p, v in props.items()}
         self.entries.append((component, getters))
