@@ -275,6 +275,31 @@ def _run_settings_over_prose(setup: Setup) -> None:
         setup.conflicts[key] = [mine] + rest
 
 
+# Encoder-decoder style scripts (ChatGLM's, early LLaMA-Factory's `--max_source_length 512 --max_target_length 512`,
+# QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
+# is up to their sum.
+_SOURCE_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_source_length|source_max_len|max_input_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
+_TARGET_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_target_length|target_max_len|max_output_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
+
+
+def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
+    """seq_len = source + target length when a pasted config or command sets both; a length the run sets under its
+    own name (`cutoff_len`, `max_seq_length`) stays."""
+    for part in parts:
+        if part.kind not in ("config", "command", "code"):
+            continue
+        src, tgt = _SOURCE_LEN.search(part.text), _TARGET_LEN.search(part.text)
+        if not (src and tgt):
+            continue
+        source, total = _PART_SOURCE[part.kind], int(src.group(1)) + int(tgt.group(1))
+        mine = setup.values.get("seq_len")
+        if mine is None or mine.value in (int(src.group(1)), int(tgt.group(1))) or mine.source == "message":
+            if mine is not None and mine.value != total and mine.source == "message":
+                setup.conflicts.setdefault("seq_len", []).append(mine)
+            setup.put("seq_len", total, source, "max_source_length + max_target_length", override=True)
+        return
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -325,6 +350,9 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
 # A sentence about an earlier run ("之前int4单卡训练chatglm，单卡10G以内足够了", "Previously I trained on 2 GPUs"): its
 # values are the comparison, not the run the question is about.
 _EARLIER_RUN = re.compile(r"^\W*(?:之前|以前|上次|先前|此前|previously|earlier,|before that|in the past|last time)", re.I)
+# Where a sentence about an earlier run turns to the current one: "…，现在换成4卡…", "…, but now on 4 GPUs …".
+_NOW_CLAUSE = re.compile(r"[,，、]\s*(?:但是?|可是|而|不过)?\s*((?:现在|目前|如今|这次|这回)|(?:but\s+|and\s+)?(?:now|this time|currently)\b)",
+                         re.I)
 # Hearsay inside a sentence ("这个visul glm采用lora听别人讲需要30G以上", "和别人沟通后得知8*A100(40G)可…"): from the
 # marker to the end of the sentence is someone else's setup.
 _HEARSAY = re.compile(r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
@@ -343,7 +371,9 @@ def own_prose(prose: str) -> str:
         if not sentence:
             continue
         if _EARLIER_RUN.search(sentence):
-            out.append("\n" if sentence.endswith("\n") else " ")
+            # "之前用8卡跑没问题，现在换成4卡就OOM了": the clause from "now" on is the run in question.
+            now = _NOW_CLAUSE.search(sentence)
+            out.append(" " + sentence[now.start(1):] if now else "\n" if sentence.endswith("\n") else " ")
             continue
         if (m := _HEARSAY.search(sentence)):
             sentence = sentence[:m.start()] + ("\n" if sentence.endswith("\n") else " ")
@@ -369,6 +399,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
         elif part.kind == "nvidia_smi":
             _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
+    _source_plus_target(setup, parts)
     _reconcile_per_node(setup)
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)

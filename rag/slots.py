@@ -139,7 +139,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
-    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
+    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
@@ -282,7 +282,7 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
                  r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
                    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
 _EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
@@ -291,7 +291,7 @@ _GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--
 _NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
-                           r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
+                           r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
 _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
                    r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])", re.I)
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
@@ -657,6 +657,10 @@ _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora",
 _OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
                            r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$", re.I)
 # "without any PEFT and Quantization": the whole model is trained.
+# A LoRA switch set off: `--use_lora False`, `use_lora=0`, `--use-peft false`, `use_llm_lora: 0` (InternVL's LLM LoRA).
+_LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
+# … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
+_USE_LORA_OFF = re.compile(r"(?<![\w-])-{0,2}use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)\b", re.I)
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
@@ -696,12 +700,15 @@ def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     low = text.lower()
     _quantization(text, slots)
-    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    # "(no LoRA)", "--use_lora False", `use_llm_lora: 0`: the method named and turned off.
+    off = [m.span() for m in _NO_ADAPTER.finditer(text)] + [m.span() for m in _LORA_OFF.finditer(text)]
+    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])
+            and not any(a <= m.start() < b for a, b in off)]
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
         return
-    full = _FULL.search(text) or _NO_ADAPTER.search(text)
+    full = _FULL.search(text) or _NO_ADAPTER.search(text) or _USE_LORA_OFF.search(text)
     if full and not lora:
         slots.finetune = "full"
     elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
