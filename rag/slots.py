@@ -94,7 +94,7 @@ _MODEL_NAME = re.compile(
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
     # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
     r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
@@ -346,9 +346,36 @@ def _model(text: str, slots: Slots) -> None:
         slots.num_params = float(m.group(1)) * 1e9
 
 
+# A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
+# "Chinese-Alpaca-2-7B", "Nous-Hermes-13b").
+_SIZED_NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
+                         r"(?![\w/-])")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
+
+
+def _whole_name(text: str, m: re.Match[str]) -> str:
+    """The whole model id a family match sits in: "Chinese-Alpaca-2-7B" around "Alpaca", "miniCPM-V2.5" around
+    "miniCPM" (hyphens, dots and underscores join it; a space, a slash or other punctuation ends it)."""
+    start, end = m.start(1), m.end(1)
+    while start > 0 and (text[start - 1].isalnum() and text[start - 1].isascii() or text[start - 1] in "-_."):
+        start -= 1
+    whole = text[start:end + len(_NAME_CHARS.match(text, end).group(0))].strip("-_.")
+    if _NAME_SIZE.search(m.group(1).strip()) and not _NAME_SIZE.search(whole):
+        return text[start:end].strip()  # "qwen2.5-7b-instruct_lora_sft": the run's name after the model's; keep the size
+    return whole
+
+
 def _model_named(text: str, slots: Slots) -> None:
-    if (m := _MODEL_NAME.search(text)):
-        slots.model_text = m.group(1).strip()[:60]
+    # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
+    found = list(_MODEL_NAME.finditer(text))
+    m = next((m for m in found if not text.startswith("/", m.end(1) + len(_NAME_CHARS.match(text, m.end(1)).group(0)))),
+             found[0] if found else None)
+    if m is None and (sized := _SIZED_NAME.search(text)):
+        slots.model_text = sized.group(1)[:60]
+        if (size := _NAME_SIZE.search(slots.model_text)):
+            slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+    if m is not None:
+        slots.model_text = _whole_name(text, m)[:60]
         if (size := _NAME_SIZE.search(slots.model_text)):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     for pattern, name in _MODEL_PATTERNS:
@@ -700,8 +727,13 @@ def _quantization(text: str, slots: Slots) -> None:
 _COMMENT = re.compile(r"(?<=\S)[ \t]+#\s.*$", re.M)
 
 
+# An environment report's package line ("- PEFT version: 0.12.0", "peft==0.10.0"): installed, not the method used.
+_PACKAGE_LINE = re.compile(r"^(?![^\n]*lora)[ \t>*-]*`?[\w .-]{1,30}`?\s*(?:version)?\s*[:=]=?\s*v?\d+\.\d+[\w.+-]*[ \t]*$", re.I | re.M)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
+    text = _PACKAGE_LINE.sub("", text)
     low = text.lower()
     _quantization(text, slots)
     # "(no LoRA)", "--use_lora False", `use_llm_lora: 0`: the method named and turned off.

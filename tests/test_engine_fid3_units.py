@@ -73,3 +73,24 @@ def test_lora_switched_off_is_not_lora(text, expected):
 ])
 def test_sequence_length(text, expected):
     assert _read(text, "seq_len") == expected
+
+
+def test_an_issue_template_text_box_is_read_as_the_users_words():
+    # https://github.com/hiyouga/LlamaFactory/issues/6755 (the report sits in LLaMA-Factory's ```text box)
+    text = ("全参数微调32B模型OOM\n\n### System Info\n\n- PEFT version: 0.12.0\n- GPU type: NVIDIA H100 NVL\n\n"
+            "### Reproduction\n\n```text\n一张H100显卡，96G显存，全参数微调Qwen-2.5-instruct 32B，使用了zero-3-offload, "
+            "batch_size为1，744G CPU memory\nexitcode -9\n查看dmesg发现OOM\n请问为什么会炸memory呀？理论上应该是够的\n```\n")
+    parts = split_message(text)
+    assert [p.kind for p in parts].count("error") == 1 and "exitcode -9" in next(p.text for p in parts if p.kind == "error")
+    setup, _ = read_setup(parts)
+    for key, value in {"world_size": 1, "gpu_memory_gb": 96.0, "finetune": "full", "zero_stage": 3,
+                       "offload_param": True, "train_micro_batch_size_per_gpu": 1, "num_params": 32e9}.items():
+        assert setup.get(key) == value, key
+
+
+def test_a_fenced_traceback_or_config_stays_one_part():
+    tb = "```\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    main()\n" \
+         "torch.cuda.OutOfMemoryError: CUDA out of memory.\n```"
+    assert [p.kind for p in split_message(tb)] == ["traceback"]
+    log = "```\n{'loss': 1.2, 'learning_rate': 1e-05, 'epoch': 0.1}\n{'loss': 1.1, 'learning_rate': 1e-05, 'epoch': 0.2}\n```"
+    assert [p.kind for p in split_message(log)] == ["log"]
