@@ -488,9 +488,10 @@ _GPU_CHANGE = re.compile(r"(?:变成|变为|改成|改为|换成|改用|切到|s
                          r"(单|\d+)\s*(?:张|块)?\s*(?:卡|gpus?(?![A-Za-z]))", re.I)
 # "1 8xH100 node": nodes, then GPUs per node.
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
-_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
+_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
                "sixteen": 16}
-_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
+_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
+                           r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
                            r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
                            r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
 _COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])",
@@ -505,6 +506,8 @@ def _count_at_gpu_names(text: str) -> int | None:
         before = _COUNT_BEFORE.search(text[max(0, m.start() - 24):m.start()])
         if before:
             d, w, c = before.groups()
+            if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
+                continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
             return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
         after = _COUNT_AFTER.match(text[m.end():m.end() + 16])
         if after:
@@ -551,7 +554,7 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
-        if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
+        if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
             slots.world_size = n
             break
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
@@ -666,8 +669,12 @@ def _precision(text: str, slots: Slots) -> None:
 _SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK](?![A-Za-z0-9])")
 
 
+# "70B训8k只能设bs=1", "训练32k的时候OOM": a length in k right after the verb is the training length.
+_TRAIN_AT_K = re.compile(r"训(?:练)?(?:到|在)?\s*(\d+(?:\.\d+)?)\s*([kK])(?![A-Za-z0-9])")
+
+
 def _sequence(text: str, slots: Slots) -> None:
-    m = _SEQ.search(text) or _SEQ_TOKENS.search(text)
+    m = _SEQ.search(text) or _SEQ_TOKENS.search(text) or _TRAIN_AT_K.search(text)
     if m is None and (c := _SIZE_THEN_CONTEXT.search(text)):
         slots.seq_len = int(c.group(1)) * 1024
         return

@@ -94,3 +94,14 @@ def test_a_fenced_traceback_or_config_stays_one_part():
     assert [p.kind for p in split_message(tb)] == ["traceback"]
     log = "```\n{'loss': 1.2, 'learning_rate': 1e-05, 'epoch': 0.1}\n{'loss': 1.1, 'learning_rate': 1e-05, 'epoch': 0.2}\n```"
     assert [p.kind for p in split_message(log)] == ["log"]
+
+
+@pytest.mark.parametrize("text,key,expected", [
+    ("128卡 H20\n训练参数如下", "world_size", 128),        # a three-digit count is a count
+    ("用3090卡跑lora", "world_size", None),                # a four-digit number before 卡 is the card's model
+    ("I'm using a 80GB A100 GPU.", "world_size", 1),     # "a 80GB": one card, not "8" + "0GB"
+    ("I have a 24GB 3090 and a 16GB 4080", "world_size", None),
+    ("8*A800，在zero3下70B训8k只能设bs=1", "seq_len", 8192),
+])
+def test_counts_and_lengths_in_sentences(text, key, expected):
+    assert _read(text, key) == expected
