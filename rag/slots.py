@@ -298,6 +298,8 @@ _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
 _ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
+_OFFLOAD_OFF = re.compile(r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:\{\s*[\"']?device[\"']?\s*:\s*)?"
+                          r"[\"']?(?:none|false|null|no)\b", re.I)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
                             re.I)
@@ -590,11 +592,17 @@ def _parallel(text: str, slots: Slots) -> None:
             if _SWITCHED.search(text[max(0, later.start() - 16):later.start()]) and \
                     _PROBLEM.search(text, later.end(), later.end() + 30):
                 slots.zero_stage = int(next(g for g in later.groups() if g is not None))
-    if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
+    # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
+    off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
+    on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
+    if (m := next(iter(on), None)) and not _negated(text, m.start()) and \
             not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
         slots.offload_optimizer = True
-        if _OFFLOAD_PARAM.search(text):
+        if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
+    for key in ("offload_optimizer", "offload_param"):
+        if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
+            setattr(slots, key, False)
     # Accelerate's `offload_optimizer_device: none` / `offload_param_device: none`: stated off.
     if slots.offload_optimizer is None and \
             re.search(r"offload_optimizer(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):

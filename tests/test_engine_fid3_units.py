@@ -105,3 +105,11 @@ def test_a_fenced_traceback_or_config_stays_one_part():
 ])
 def test_counts_and_lengths_in_sentences(text, key, expected):
     assert _read(text, key) == expected
+
+
+def test_deepspeed_offload_device_none_is_off():
+    text = ('```\n{"zero_optimization": {"stage": 3, "offload_param": {"device": "none", "pin_memory": true},\n'
+            '  "offload_optimizer": {"device": "cpu"}}}\n```')
+    setup, _ = read_setup(split_message(text))
+    assert setup.get("offload_param") is False and setup.get("offload_optimizer") is True
+    assert _read("zero3 offload 还是 OOM", "offload_param") is True
