@@ -703,6 +703,9 @@ _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora",
 _OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
                            r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$", re.I)
 # "without any PEFT and Quantization": the whole model is trained.
+# The method key frameworks write: LLaMA-Factory's `finetuning_type`, ms-swift's `train_type` (`sft_type` before 3.0).
+_METHOD_KEY = re.compile(r"(?<![\w-])-{0,2}(?:finetuning|train|sft|tuning)_type[\"']?\s*(?:[:=]|\s)\s*[\"']?(full|lora|qlora|freeze)\b",
+                         re.I)
 # A LoRA switch set off: `--use_lora False`, `use_lora=0`, `--use-peft false`, `use_llm_lora: 0` (InternVL's LLM LoRA).
 _LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
 # … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
@@ -758,6 +761,14 @@ def _finetune(text: str, slots: Slots) -> None:
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
+        return
+    if (key := _METHOD_KEY.search(text)):
+        # the framework's own method key decides (`--train_type full` next to `--tuner_backend peft`)
+        slots.finetune = {"freeze": None}.get(key.group(1).lower(), key.group(1).lower())
+        if slots.finetune == "qlora" and slots.quantization is None:
+            slots.quantization = "int4"
+        if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
+            slots.lora_rank = int(r.group(1))
         return
     full = _FULL.search(text) or _NO_ADAPTER.search(text) or _USE_LORA_OFF.search(text)
     if full and not lora:

@@ -113,3 +113,13 @@ def test_deepspeed_offload_device_none_is_off():
     setup, _ = read_setup(split_message(text))
     assert setup.get("offload_param") is False and setup.get("offload_optimizer") is True
     assert _read("zero3 offload 还是 OOM", "offload_param") is True
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("```\nswift sft --model Qwen/Qwen2.5-7B --train_type full --torch_dtype bfloat16\n```", "full"),
+    ("```\n--tuner_backend peft --train_type full\n```", "full"),
+    ("```\n--sft_type lora --lora_rank 8\n```", "lora"),
+    ("```\nfinetuning_type: freeze\n```", None),
+])
+def test_the_frameworks_method_key_decides(text, expected):
+    assert _read(text, "finetune") == expected
