@@ -201,6 +201,17 @@ _MEMORY_KEYS = {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
 
 
 _PRECISION_WORDS = re.compile(r"bf16|fp16|fp32|float16|bfloat16|float32|half|mixed_precision|amp", re.I)
+#: Settings the config reader fills with the framework's default when the config leaves them out (LLaMA-Factory:
+#: `finetuning_type` lora, `lora_rank` 8, `cutoff_len` 2048). A default is not something the user stated, and seq_len
+#: and finetune are run settings that beat the prose (_RUN_SETTINGS): "全参数微调" in the prose next to a YAML without
+#: `finetuning_type` must stay full. So these come from a config only when the config names them.
+_NAMED_IN_CONFIG = {
+    "seq_len": re.compile(r"cutoff_len|seq(?:uence)?[-_]?len|max_seq|max_length|max_len\b|block_size|max_source|"
+                          r"source_max|context_len|max_tokens|max_position", re.I),
+    "finetune": re.compile(r"finetuning_type|train_type|sft_type|tuning_type|lora|peft|full|freeze|adapter|"
+                           r"quantiz|4bit|8bit|load_in|prefix|ptuning|p_tuning", re.I),
+    "lora_rank": re.compile(r"rank|lora_r\b|\br\s*[:=]", re.I),
+}
 
 
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
@@ -221,6 +232,10 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # the parser's default, not something the config says
         if key == "precision" and value == "fp32" and text_slots.precision not in (None, "fp32"):
             continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
+        if key in _NAMED_IN_CONFIG and not _NAMED_IN_CONFIG[key].search(part.text):
+            continue  # the reader's framework default, not a value the config states
+        if key == "finetune" and re.search(r"(?:finetuning|train|sft)_type\W{0,4}freeze", part.text, re.I):
+            continue  # freeze tuning (some layers trained): neither full nor LoRA, so no method rather than a wrong one
         if key == "finetune" and text_slots.finetune == "ptuning":
             continue  # ChatGLM's P-Tuning script with `--quantization_bit 4`: not QLoRA
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
@@ -279,6 +294,8 @@ def _run_settings_over_prose(setup: Setup) -> None:
 # QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
 # is up to their sum.
 _SOURCE_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_source_length|source_max_len|max_input_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
+_OWN_LENGTH_KEY = re.compile(r"(?<![\w-])-{0,2}(?:cutoff_len|max_seq_len(?:gth)?|max_length|model_max_length|seq_len(?:gth)?|"
+                             r"block_size)[\"']?\s*[:= ]\s*\d", re.I)
 _TARGET_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_target_length|target_max_len|max_output_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
 
 
@@ -289,14 +306,19 @@ def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
         if part.kind not in ("config", "command", "code"):
             continue
         src, tgt = _SOURCE_LEN.search(part.text), _TARGET_LEN.search(part.text)
-        if not (src and tgt):
+        if not (src and tgt) or _OWN_LENGTH_KEY.search(part.text):
             continue
         source, total = _PART_SOURCE[part.kind], int(src.group(1)) + int(tgt.group(1))
         mine = setup.values.get("seq_len")
-        if mine is None or mine.value in (int(src.group(1)), int(tgt.group(1))) or mine.source == "message":
-            if mine is not None and mine.value != total and mine.source == "message":
-                setup.conflicts.setdefault("seq_len", []).append(mine)
-            setup.put("seq_len", total, source, "max_source_length + max_target_length", override=True)
+        if mine is not None and mine.value != total and mine.source == "message":
+            setup.conflicts.setdefault("seq_len", []).append(mine)
+        setup.put("seq_len", total, source, "max_source_length + max_target_length", override=True)
+        if "seq_len" in setup.conflicts:  # the halves read on their own are not other values of the length
+            halves = (int(src.group(1)), int(tgt.group(1)))
+            setup.conflicts["seq_len"] = [c for c in setup.conflicts["seq_len"]
+                                          if c.source == "message" or c.value not in halves]
+            if not setup.conflicts["seq_len"]:
+                del setup.conflicts["seq_len"]
         return
 
 
