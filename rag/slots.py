@@ -353,15 +353,23 @@ def _model(text: str, slots: Slots) -> None:
 _SIZED_NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
                          r"(?![\w/-])")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
+# The segments a model id adds around its family word: "Chinese-" before "Alpaca-2-7B", "-V2.5" after "miniCPM".
+_NAME_LEFT = re.compile(r"(?<![A-Za-z0-9._/-])(?:[A-Za-z0-9]+[-_])+$")
+_NAME_RIGHT = re.compile(r"(?:[-_][A-Za-z0-9]+|\.\d+)*")
 
 
 def _whole_name(text: str, m: re.Match[str]) -> str:
     """The whole model id a family match sits in: "Chinese-Alpaca-2-7B" around "Alpaca", "miniCPM-V2.5" around
     "miniCPM" (hyphens, dots and underscores join it; a space, a slash or other punctuation ends it)."""
     start, end = m.start(1), m.end(1)
-    while start > 0 and (text[start - 1].isalnum() and text[start - 1].isascii() or text[start - 1] in "-_."):
-        start -= 1
-    whole = text[start:end + len(_NAME_CHARS.match(text, end).group(0))].strip("-_.")
+    if start > 0 and text[start - 1].isascii() and text[start - 1].isalnum():
+        return m.group(1).strip()  # glued to other letters ("LlamaForCausalLM"): the family word alone
+    if (left := _NAME_LEFT.search(text, 0, start)):
+        start = left.start()
+    whole = text[start:end + len(_NAME_RIGHT.match(text, end).group(0))].strip("-_.")
+    if not re.search(r"\d", whole[:m.start(1) - start] + whole[m.end(1) - start:]) and \
+            not re.search(r"\d", m.group(1)):
+        return m.group(1).strip()  # "llama_recipes", "alpaca_zh_demo": a package or data set named after the family
     if _NAME_SIZE.search(m.group(1).strip()) and not _NAME_SIZE.search(whole):
         return text[start:end].strip()  # "qwen2.5-7b-instruct_lora_sft": the run's name after the model's; keep the size
     return whole

@@ -123,3 +123,15 @@ def test_deepspeed_offload_device_none_is_off():
 ])
 def test_the_frameworks_method_key_decides(text, expected):
     assert _read(text, "finetune") == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("基础模型为Chinese-Alpaca-2-7B，使用4090微调", "Chinese-Alpaca-2-7B"),
+    ("微调internvl-chat-V1-5：", "internvl-chat-V1-5"),
+    ("I fine-tune meta-llama/Llama-2-13b-hf with FSDP", "Llama-2-13b-hf"),
+    ("a QLoRA finetune on a 30B model WizardLM-30B-fp16 by splitting", "WizardLM-30B-fp16"),
+    ("model = LlamaForCausalLM.from_pretrained(path)", "Llama"),              # a class, not an id
+    ("python -m llama_recipes.finetuning --use_peft", "llama"),               # a package named after the family
+])
+def test_whole_model_ids(text, expected):
+    assert _read(text, "model_text") == expected
