@@ -322,6 +322,31 @@ def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
         return
 
 
+# A process count the user wrote into the launch itself: `--nproc_per_node 4`, `--num_gpus=2`, `--num_processes 1`,
+# `NPROC_PER_NODE=8`, `num_processes: 8` in an Accelerate config. (A count the launcher defaults to, such as plain
+# `python train.py`, is not one.)
+_EXPLICIT_COUNT = re.compile(r"(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b",
+                             re.I)
+
+
+def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
+    """"I used two GPUs … one for training, another for vllm" with `accelerate launch --num_processes 1`: the count the
+    launch states is the run's world size (the prose's count, usually the machine's GPUs, stays as the conflict shown
+    next to it). A count only an error or log prints (DeepSpeed's assertion) does not move: that disagreement is the
+    diagnosis."""
+    mine = setup.values.get("world_size")
+    if mine is None or mine.source != "message" or (setup.get("num_nodes") or 1) > 1:
+        return
+    explicit = {int(m.group(1)) for p in parts if p.kind in ("command", "config", "code")
+                for m in _EXPLICIT_COUNT.finditer(re.sub(r"(?m)^\s*#.*$", "", p.text))}  # not a commented-out launch
+    theirs = next((v for v in setup.conflicts.get("world_size", [])
+                   if v.source in ("command", "config") and v.value in explicit), None)
+    if theirs is None or len(explicit) != 1:
+        return
+    setup.values["world_size"] = theirs
+    setup.conflicts["world_size"] = [mine] + [v for v in setup.conflicts["world_size"] if v.value != theirs.value]
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -423,6 +448,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     artifacts = _put_artifacts(setup, parts)
     _source_plus_target(setup, parts)
     _reconcile_per_node(setup)
+    _launch_count_over_prose(setup, parts)
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):

@@ -135,3 +135,16 @@ def test_the_frameworks_method_key_decides(text, expected):
 ])
 def test_whole_model_ids(text, expected):
     assert _read(text, "model_text") == expected
+
+
+def test_the_launch_count_is_the_runs_world_size():
+    # https://github.com/huggingface/trl/issues/2864: two GPUs on the machine, one training process (the other is vLLM's)
+    text = ("I used two GPUs with 32GB of memory, one device for training, another for vllm.\n"
+            "```shell\nexport CUDA_VISIBLE_DEVICES=0,1\naccelerate launch --num_processes 1 train.py --config x.yaml\n```")
+    setup, _ = read_setup(split_message(text))
+    assert setup.get("world_size") == 1 and [c.value for c in setup.conflicts["world_size"]] == [2]
+    # a commented-out launch is not the run's; DeepSpeed's printed world size stays the conflict, not the value
+    assert _read("4*A100 (80G)\n```\n# torchrun --nproc_per_node=3\naccelerate launch src/train_sft.py --fp16\n```",
+                 "world_size") == 4
+    assert _read("we use 4 GPUs.\nAssertionError: Check batch related parameters. train_batch_size is not equal to "
+                 "micro_batch_per_gpu * gradient_acc_step * world_size 64 != 4 * 16 * 1", "world_size") == 4
