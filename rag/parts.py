@@ -251,7 +251,7 @@ def _mostly_sentences(body: str) -> bool:
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines or len(lines) > 40:
         return False
-    said = sum(1 for ln in lines if not _CODE_SYNTAX.search(ln) and not _LOG_LINE.match(ln) and
+    said = sum(1 for ln in lines if not _CODE_SYNTAX.search(ln) and _line_kind(ln) is None and
                (len(_CJK.findall(ln)) >= 6 or _EN_SENTENCE.match(ln)))
     return said * 2 >= len(lines)
 

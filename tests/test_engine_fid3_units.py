@@ -148,3 +148,9 @@ def test_the_launch_count_is_the_runs_world_size():
                  "world_size") == 4
     assert _read("we use 4 GPUs.\nAssertionError: Check batch related parameters. train_batch_size is not equal to "
                  "micro_batch_per_gpu * gradient_acc_step * world_size 64 != 4 * 16 * 1", "world_size") == 4
+
+
+def test_a_fenced_oom_message_stays_one_error():
+    text = ("```\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+            "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n```")
+    assert [p.kind for p in split_message(text)] == ["error"]
