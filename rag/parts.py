@@ -239,6 +239,23 @@ def _split_config_out(text: str, offset: int) -> list[Part]:
     return [Part(kind="prose", text=text.strip(), start=offset, end=offset + len(text))]
 
 
+# A sentence as people write one, in Chinese ("一张H100显卡，96G显存，全参数微调…") or English ("I am fine-tuning … on 4
+# GPUs and it runs out of memory."): no code syntax, several words.
+_CODE_SYNTAX = re.compile(r"[{}\[\]=<>]|\(\)|^\s*(?:File \"|at |\w+\.\w+\()|\.py\b|::|->|^\s*[-+|#>$]", re.M)
+_EN_SENTENCE = re.compile(r"^\s*(?-i:[A-Z][a-z']*)(?:\s+[A-Za-z0-9'’,-]+){5,}[^\n]*[.?!]?\s*$")
+
+
+def _mostly_sentences(body: str) -> bool:
+    """Whether most lines of a fenced block are the user's own sentences (LLaMA-Factory's and others' issue templates
+    put the whole report in a ```text box), so it is read line by line like unfenced text."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    if not lines or len(lines) > 40:
+        return False
+    said = sum(1 for ln in lines if not _CODE_SYNTAX.search(ln) and _line_kind(ln) is None and
+               (len(_CJK.findall(ln)) >= 6 or _EN_SENTENCE.match(ln)))
+    return said * 2 >= len(lines)
+
+
 def split_message(text: str) -> list[Part]:
     """The message as ordered parts. Never raises; empty text gives []."""
     if not text or not text.strip():
@@ -250,8 +267,14 @@ def split_message(text: str) -> list[Part]:
             parts.extend(_unfenced_parts(text[pos:m.start()], pos))
         body = m.group(2)
         if body.strip():
-            parts.append(Part(kind=_classify_block(body), text=body.rstrip("\n"), start=m.start(2),
-                              end=m.start(2) + len(body), fenced=True))
+            kind = _classify_block(body)
+            if kind in ("error", "log", "code") and _mostly_sentences(body):
+                # an issue template's ```text box holding the user's own sentences around an error line
+                parts.extend(p.model_copy(update={"fenced": p.kind != "prose"})
+                             for p in _unfenced_parts(body, m.start(2)))
+            else:
+                parts.append(Part(kind=kind, text=body.rstrip("\n"), start=m.start(2),
+                                  end=m.start(2) + len(body), fenced=True))
         pos = m.end()
     if pos < len(text):
         parts.extend(_unfenced_parts(text[pos:], pos))

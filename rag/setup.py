@@ -201,6 +201,17 @@ _MEMORY_KEYS = {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
 
 
 _PRECISION_WORDS = re.compile(r"bf16|fp16|fp32|float16|bfloat16|float32|half|mixed_precision|amp", re.I)
+#: Settings the config reader fills with the framework's default when the config leaves them out (LLaMA-Factory:
+#: `finetuning_type` lora, `lora_rank` 8, `cutoff_len` 2048). A default is not something the user stated, and seq_len
+#: and finetune are run settings that beat the prose (_RUN_SETTINGS): "全参数微调" in the prose next to a YAML without
+#: `finetuning_type` must stay full. So these come from a config only when the config names them.
+_NAMED_IN_CONFIG = {
+    "seq_len": re.compile(r"cutoff_len|seq(?:uence)?[-_]?len|max_seq|max_length|max_len\b|block_size|max_source|"
+                          r"source_max|context_len|max_tokens|max_position", re.I),
+    "finetune": re.compile(r"finetuning_type|train_type|sft_type|tuning_type|lora|peft|full|freeze|adapter|"
+                           r"quantiz|4bit|8bit|load_in|prefix|ptuning|p_tuning", re.I),
+    "lora_rank": re.compile(r"rank|lora_r\b|\br\s*[:=]", re.I),
+}
 
 
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
@@ -221,6 +232,10 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # the parser's default, not something the config says
         if key == "precision" and value == "fp32" and text_slots.precision not in (None, "fp32"):
             continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
+        if key in _NAMED_IN_CONFIG and not _NAMED_IN_CONFIG[key].search(part.text):
+            continue  # the reader's framework default, not a value the config states
+        if key == "finetune" and re.search(r"(?:finetuning|train|sft)_type\W{0,4}freeze", part.text, re.I):
+            continue  # freeze tuning (some layers trained): neither full nor LoRA, so no method rather than a wrong one
         if key == "finetune" and text_slots.finetune == "ptuning":
             continue  # ChatGLM's P-Tuning script with `--quantization_bit 4`: not QLoRA
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
@@ -275,6 +290,63 @@ def _run_settings_over_prose(setup: Setup) -> None:
         setup.conflicts[key] = [mine] + rest
 
 
+# Encoder-decoder style scripts (ChatGLM's, early LLaMA-Factory's `--max_source_length 512 --max_target_length 512`,
+# QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
+# is up to their sum.
+_SOURCE_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_source_length|source_max_len|max_input_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
+_OWN_LENGTH_KEY = re.compile(r"(?<![\w-])-{0,2}(?:cutoff_len|max_seq_len(?:gth)?|max_length|model_max_length|seq_len(?:gth)?|"
+                             r"block_size)[\"']?\s*[:= ]\s*\d", re.I)
+_TARGET_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_target_length|target_max_len|max_output_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
+
+
+def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
+    """seq_len = source + target length when a pasted config or command sets both; a length the run sets under its
+    own name (`cutoff_len`, `max_seq_length`) stays."""
+    for part in parts:
+        if part.kind not in ("config", "command", "code"):
+            continue
+        src, tgt = _SOURCE_LEN.search(part.text), _TARGET_LEN.search(part.text)
+        if not (src and tgt) or _OWN_LENGTH_KEY.search(part.text):
+            continue
+        source, total = _PART_SOURCE[part.kind], int(src.group(1)) + int(tgt.group(1))
+        mine = setup.values.get("seq_len")
+        if mine is not None and mine.value != total and mine.source == "message":
+            setup.conflicts.setdefault("seq_len", []).append(mine)
+        setup.put("seq_len", total, source, "max_source_length + max_target_length", override=True)
+        if "seq_len" in setup.conflicts:  # the halves read on their own are not other values of the length
+            halves = (int(src.group(1)), int(tgt.group(1)))
+            setup.conflicts["seq_len"] = [c for c in setup.conflicts["seq_len"]
+                                          if c.source == "message" or c.value not in halves]
+            if not setup.conflicts["seq_len"]:
+                del setup.conflicts["seq_len"]
+        return
+
+
+# A process count the user wrote into the launch itself: `--nproc_per_node 4`, `--num_gpus=2`, `--num_processes 1`,
+# `NPROC_PER_NODE=8`, `num_processes: 8` in an Accelerate config. (A count the launcher defaults to, such as plain
+# `python train.py`, is not one.)
+_EXPLICIT_COUNT = re.compile(r"(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b",
+                             re.I)
+
+
+def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
+    """"I used two GPUs … one for training, another for vllm" with `accelerate launch --num_processes 1`: the count the
+    launch states is the run's world size (the prose's count, usually the machine's GPUs, stays as the conflict shown
+    next to it). A count only an error or log prints (DeepSpeed's assertion) does not move: that disagreement is the
+    diagnosis."""
+    mine = setup.values.get("world_size")
+    if mine is None or mine.source != "message" or (setup.get("num_nodes") or 1) > 1:
+        return
+    explicit = {int(m.group(1)) for p in parts if p.kind in ("command", "config", "code")
+                for m in _EXPLICIT_COUNT.finditer(re.sub(r"(?m)^\s*#.*$", "", p.text))}  # not a commented-out launch
+    theirs = next((v for v in setup.conflicts.get("world_size", [])
+                   if v.source in ("command", "config") and v.value in explicit), None)
+    if theirs is None or len(explicit) != 1:
+        return
+    setup.values["world_size"] = theirs
+    setup.conflicts["world_size"] = [mine] + [v for v in setup.conflicts["world_size"] if v.value != theirs.value]
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -325,6 +397,9 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
 # A sentence about an earlier run ("之前int4单卡训练chatglm，单卡10G以内足够了", "Previously I trained on 2 GPUs"): its
 # values are the comparison, not the run the question is about.
 _EARLIER_RUN = re.compile(r"^\W*(?:之前|以前|上次|先前|此前|previously|earlier,|before that|in the past|last time)", re.I)
+# Where a sentence about an earlier run turns to the current one: "…，现在换成4卡…", "…, but now on 4 GPUs …".
+_NOW_CLAUSE = re.compile(r"[,，、]\s*(?:但是?|可是|而|不过)?\s*((?:现在|目前|如今|这次|这回)|(?:but\s+|and\s+)?(?:now|this time|currently)\b)",
+                         re.I)
 # Hearsay inside a sentence ("这个visul glm采用lora听别人讲需要30G以上", "和别人沟通后得知8*A100(40G)可…"): from the
 # marker to the end of the sentence is someone else's setup.
 _HEARSAY = re.compile(r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
@@ -343,7 +418,9 @@ def own_prose(prose: str) -> str:
         if not sentence:
             continue
         if _EARLIER_RUN.search(sentence):
-            out.append("\n" if sentence.endswith("\n") else " ")
+            # "之前用8卡跑没问题，现在换成4卡就OOM了": the clause from "now" on is the run in question.
+            now = _NOW_CLAUSE.search(sentence)
+            out.append(" " + sentence[now.start(1):] if now else "\n" if sentence.endswith("\n") else " ")
             continue
         if (m := _HEARSAY.search(sentence)):
             sentence = sentence[:m.start()] + ("\n" if sentence.endswith("\n") else " ")
@@ -369,7 +446,9 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
         elif part.kind == "nvidia_smi":
             _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
+    _source_plus_target(setup, parts)
     _reconcile_per_node(setup)
+    _launch_count_over_prose(setup, parts)
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):

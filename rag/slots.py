@@ -94,7 +94,7 @@ _MODEL_NAME = re.compile(
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23](?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
     # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
     r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
@@ -139,7 +139,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
-    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*pcie)?(?![A-Za-z0-9])|"
+    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
@@ -282,26 +282,29 @@ _BATCH_CHANGE_FROM = re.compile(
     r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
 _LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
                  r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
                    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
                    re.I)
-_EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16}
-_GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
+_EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16, "dual": 2, "a pair of": 2, "twin": 2,
+           "quad": 4}
+_GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
 _GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I)
 _NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
-_NODES_X_GPUS = re.compile(NUM + r"\s*(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
-                           r"\s*(?:张|块)?\s*(?:卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
+_NODES_X_GPUS = re.compile(NUM + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
+                           r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
 _ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
                    r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])", re.I)
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
 _ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
+_OFFLOAD_OFF = re.compile(r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:\{\s*[\"']?device[\"']?\s*:\s*)?"
+                          r"[\"']?(?:none|false|null|no)\b", re.I)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
                             re.I)
 _SEQ = re.compile(r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
-                  r"context(?:\s*length)?|序列长度|上下文长度|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
+                  r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
                   re.I)
 _SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
@@ -345,9 +348,44 @@ def _model(text: str, slots: Slots) -> None:
         slots.num_params = float(m.group(1)) * 1e9
 
 
+# A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
+# "Chinese-Alpaca-2-7B", "Nous-Hermes-13b").
+_SIZED_NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
+                         r"(?![\w/-])")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
+# The segments a model id adds around its family word: "Chinese-" before "Alpaca-2-7B", "-V2.5" after "miniCPM".
+_NAME_LEFT = re.compile(r"(?<![A-Za-z0-9._/-])(?:[A-Za-z0-9]+[-_])+$")
+_NAME_RIGHT = re.compile(r"(?:[-_][A-Za-z0-9]+|\.\d+)*")
+
+
+def _whole_name(text: str, m: re.Match[str]) -> str:
+    """The whole model id a family match sits in: "Chinese-Alpaca-2-7B" around "Alpaca", "miniCPM-V2.5" around
+    "miniCPM" (hyphens, dots and underscores join it; a space, a slash or other punctuation ends it)."""
+    start, end = m.start(1), m.end(1)
+    if start > 0 and text[start - 1].isascii() and text[start - 1].isalnum():
+        return m.group(1).strip()  # glued to other letters ("LlamaForCausalLM"): the family word alone
+    if (left := _NAME_LEFT.search(text, 0, start)):
+        start = left.start()
+    whole = text[start:end + len(_NAME_RIGHT.match(text, end).group(0))].strip("-_.")
+    if not re.search(r"\d", whole[:m.start(1) - start] + whole[m.end(1) - start:]) and \
+            not re.search(r"\d", m.group(1)):
+        return m.group(1).strip()  # "llama_recipes", "alpaca_zh_demo": a package or data set named after the family
+    if _NAME_SIZE.search(m.group(1).strip()) and not _NAME_SIZE.search(whole):
+        return text[start:end].strip()  # "qwen2.5-7b-instruct_lora_sft": the run's name after the model's; keep the size
+    return whole
+
+
 def _model_named(text: str, slots: Slots) -> None:
-    if (m := _MODEL_NAME.search(text)):
-        slots.model_text = m.group(1).strip()[:60]
+    # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
+    found = list(_MODEL_NAME.finditer(text))
+    m = next((m for m in found if not text.startswith("/", m.end(1) + len(_NAME_CHARS.match(text, m.end(1)).group(0)))),
+             found[0] if found else None)
+    if m is None and (sized := _SIZED_NAME.search(text)):
+        slots.model_text = sized.group(1)[:60]
+        if (size := _NAME_SIZE.search(slots.model_text)):
+            slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+    if m is not None:
+        slots.model_text = _whole_name(text, m)[:60]
         if (size := _NAME_SIZE.search(slots.model_text)):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     for pattern, name in _MODEL_PATTERNS:
@@ -460,9 +498,10 @@ _GPU_CHANGE = re.compile(r"(?:变成|变为|改成|改为|换成|改用|切到|s
                          r"(单|\d+)\s*(?:张|块)?\s*(?:卡|gpus?(?![A-Za-z]))", re.I)
 # "1 8xH100 node": nodes, then GPUs per node.
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
-_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
+_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
                "sixteen": 16}
-_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})|\b(one|a single|single|two|three|four|six|eight|sixteen)\b|"
+_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
+                           r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
                            r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
                            r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
 _COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])",
@@ -477,6 +516,8 @@ def _count_at_gpu_names(text: str) -> int | None:
         before = _COUNT_BEFORE.search(text[max(0, m.start() - 24):m.start()])
         if before:
             d, w, c = before.groups()
+            if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
+                continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
             return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
         after = _COUNT_AFTER.match(text[m.end():m.end() + 16])
         if after:
@@ -523,7 +564,7 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
-        if 1 <= n <= 4096 and not re.match(r"\d{3,}", m.group(0)):
+        if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
             slots.world_size = n
             break
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
@@ -559,11 +600,17 @@ def _parallel(text: str, slots: Slots) -> None:
             if _SWITCHED.search(text[max(0, later.start() - 16):later.start()]) and \
                     _PROBLEM.search(text, later.end(), later.end() + 30):
                 slots.zero_stage = int(next(g for g in later.groups() if g is not None))
-    if (m := _OFFLOAD.search(text)) and not _negated(text, m.start()) and \
+    # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
+    off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
+    on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
+    if (m := next(iter(on), None)) and not _negated(text, m.start()) and \
             not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
         slots.offload_optimizer = True
-        if _OFFLOAD_PARAM.search(text):
+        if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
+    for key in ("offload_optimizer", "offload_param"):
+        if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
+            setattr(slots, key, False)
     # Accelerate's `offload_optimizer_device: none` / `offload_param_device: none`: stated off.
     if slots.offload_optimizer is None and \
             re.search(r"offload_optimizer(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
@@ -638,8 +685,12 @@ def _precision(text: str, slots: Slots) -> None:
 _SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK](?![A-Za-z0-9])")
 
 
+# "70B训8k只能设bs=1", "训练32k的时候OOM": a length in k right after the verb is the training length.
+_TRAIN_AT_K = re.compile(r"训(?:练)?(?:到|在)?\s*(\d+(?:\.\d+)?)\s*([kK])(?![A-Za-z0-9])")
+
+
 def _sequence(text: str, slots: Slots) -> None:
-    m = _SEQ.search(text) or _SEQ_TOKENS.search(text)
+    m = _SEQ.search(text) or _SEQ_TOKENS.search(text) or _TRAIN_AT_K.search(text)
     if m is None and (c := _SIZE_THEN_CONTEXT.search(text)):
         slots.seq_len = int(c.group(1)) * 1024
         return
@@ -651,12 +702,22 @@ def _sequence(text: str, slots: Slots) -> None:
 
 _FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
                    r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
-                   r"finetuning_type\W{0,4}full", re.I)
+                   r"finetuning_type\W{0,4}full|"
+                   # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
+                   r"(?:fine[-_ ]?tun\w*|train\w*|updat\w*)\s+(?:all\s+(?:the\s+)?(?:model(?:'s)?\s+)?(?:parameters|params|weights)|"
+                   r"the\s+(?:entire|whole)\s+model)|(?:全部|所有)参数\s*(?:都)?\s*(?:参与)?\s*(?:微调|训练|更新)", re.I)
 _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
 # A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
 _OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
                            r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$", re.I)
 # "without any PEFT and Quantization": the whole model is trained.
+# The method key frameworks write: LLaMA-Factory's `finetuning_type`, ms-swift's `train_type` (`sft_type` before 3.0).
+_METHOD_KEY = re.compile(r"(?<![\w-])-{0,2}(?:finetuning|train|sft|tuning)_type[\"']?\s*(?:[:=]|\s)\s*[\"']?(full|lora|qlora|freeze)\b",
+                         re.I)
+# A LoRA switch set off: `--use_lora False`, `use_lora=0`, `--use-peft false`, `use_llm_lora: 0` (InternVL's LLM LoRA).
+_LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
+# … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
+_USE_LORA_OFF = re.compile(r"(?<![\w-])-{0,2}use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)\b", re.I)
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
@@ -692,16 +753,32 @@ def _quantization(text: str, slots: Slots) -> None:
 _COMMENT = re.compile(r"(?<=\S)[ \t]+#\s.*$", re.M)
 
 
+# An environment report's package line ("- PEFT version: 0.12.0", "peft==0.10.0"): installed, not the method used.
+_PACKAGE_LINE = re.compile(r"^(?![^\n]*lora)[ \t>*-]*`?[\w .-]{1,30}`?\s*(?:version)?\s*[:=]=?\s*v?\d+\.\d+[\w.+-]*[ \t]*$", re.I | re.M)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
+    text = _PACKAGE_LINE.sub("", text)
     low = text.lower()
     _quantization(text, slots)
-    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    # "(no LoRA)", "--use_lora False", `use_llm_lora: 0`: the method named and turned off.
+    off = [m.span() for m in _NO_ADAPTER.finditer(text)] + [m.span() for m in _LORA_OFF.finditer(text)]
+    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])
+            and not any(a <= m.start() < b for a, b in off)]
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
         return
-    full = _FULL.search(text) or _NO_ADAPTER.search(text)
+    if (key := _METHOD_KEY.search(text)):
+        # the framework's own method key decides (`--train_type full` next to `--tuner_backend peft`)
+        slots.finetune = {"freeze": None}.get(key.group(1).lower(), key.group(1).lower())
+        if slots.finetune == "qlora" and slots.quantization is None:
+            slots.quantization = "int4"
+        if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
+            slots.lora_rank = int(r.group(1))
+        return
+    full = _FULL.search(text) or _NO_ADAPTER.search(text) or _USE_LORA_OFF.search(text)
     if full and not lora:
         slots.finetune = "full"
     elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):

@@ -18,11 +18,13 @@ pytestmark = pytest.mark.slow
 # The dev set grew by 53 harder questions (tests/data/real_questions/cards-c.yaml, one or more per card), so the
 # floors were re-set from the merged engine's measurement (zh 0.851 / en 0.876 act, 0.938 / 0.938 fidelity,
 # 12 contradicted, hit@3 0.829 / 0.861, hit@1 0.566 / 0.646, p90 112 words), not lowered for a worse engine.
+# engine-fid3 (setup reading, issue #10) raised fidelity on the same 384 to 0.951 / 0.940 with 5 contradicted values:
+# fidelity floors and the contradicted ceiling moved to just below that.
 FLOORS = {
-    "zh": {"act_accuracy": 0.84, "fidelity": 0.93, "hit3": 0.82, "hit1": 0.55},
-    "en": {"act_accuracy": 0.87, "fidelity": 0.93, "hit3": 0.85, "hit1": 0.63},
+    "zh": {"act_accuracy": 0.84, "fidelity": 0.94, "hit3": 0.82, "hit1": 0.55},
+    "en": {"act_accuracy": 0.87, "fidelity": 0.935, "hit3": 0.85, "hit1": 0.63},
 }
-CEILINGS = {"contradicted": 13, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
+CEILINGS = {"contradicted": 8, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # Measured zh 0.667 / en 0.600 act, 0.886 / 0.823 fidelity, 22 contradicted, hit@3 0.548 / 0.769.
