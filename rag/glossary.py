@@ -167,8 +167,8 @@ GLOSSARY: tuple[Term, ...] = (
        "eval_accumulation_steps"),
     _t("转fp32|强制转fp32|升为fp32|转成fp32|转为fp32|上转",
        "upcast to fp32|cast to float32|upcast|float32 cast"),
-    _t("进程被杀|被kill|被杀掉|Killed",
-       "process killed|SIGKILL|host out of memory|Killing subprocess"),
+    _t("进程被杀|被kill|被杀掉|被杀|被kill掉|Killed",
+       "process killed|SIGKILL|host out of memory|Killing subprocess|killed|kill|got killed|was killed"),
     _t("昇腾|华为NPU|910B|NPU卡",
        "Ascend NPU|Ascend|NPU|torch_npu|HCCL", "ASCEND_RT_VISIBLE_DEVICES"),
     _t("40系|4090多卡|多张4090|P2P",
@@ -185,8 +185,9 @@ GLOSSARY: tuple[Term, ...] = (
        "stage3_gather_16bit_weights_on_model_save zero_to_fp32"),
     _t("", "fsdp full_shard|full_shard|shard_grad_op|no_shard|hybrid_shard",
        "FSDP sharding strategy ZeRO stage"),
-    _t("显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|0号卡|第一张卡|主卡",
-       "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory"),
+    _t("显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|不均匀|不平衡|0号卡|第一张卡|主卡",
+       "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory|uneven|unevenly|"
+       "unbalanced|imbalance|imbalanced"),
     _t("", "dora|use_dora", "DoRA weight-decomposed LoRA"),
     _t("", "p-tuning|ptuning|ptv2|p-tuning v2|pre_seq_len|prefix tuning",
        "P-Tuning v2 prefix tuning PrefixEncoder"),
@@ -202,7 +203,15 @@ GLOSSARY: tuple[Term, ...] = (
     _t("生成数|采样数|每个prompt生成|回答数", "generations per prompt|num generations|completions",
        "num_generations"),
     _t("参考模型", "reference model|ref model|ref_model", "precompute_ref_log_probs"),
-    _t("", "grpo|grpotrainer|grpoconfig", "GRPO group relative policy optimization"),
+    _t("", "grpo|grpotrainer|grpoconfig|dapo", "GRPO group relative policy optimization"),
+    # verl names its batch keys after the PPO/GRPO phases; a pasted verl config or launch line names the framework
+    # even when the user does not (https://verl.readthedocs.io/en/latest/examples/config.html)
+    _t("", "verl|actor_rollout_ref|ppo_mini_batch_size|ppo_micro_batch_size_per_gpu|train_prompt_bsz|"
+           "trainer.total_epochs|data.train_batch_size|rollout.n",
+       "verl train_batch_size ppo_mini_batch_size"),
+    # one node works, several hang: users name the machines, not "nodes"
+    _t("多机|多节点|多台机器|两台机器|两台服务器|多台服务器|两个节点|跨机|跨节点|多机多卡",
+       "multi-node|multiple nodes|multi node|two nodes", "nnodes"),
     _t("", "dpo|dpotrainer|dpoconfig", "DPO direct preference optimization"),
     _t("", "ppo|ppotrainer|ppoconfig", "PPO proximal policy optimization"),
     _t("", "trl", "TRL"),

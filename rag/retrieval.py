@@ -41,7 +41,7 @@ from rag.cache import CacheResult, EmbeddingCache
 from rag.cards import Card, load_cards
 from rag.embedding import EmbeddingSettings, load_embedding
 from rag.glossary import expand_query
-from rag.query_clean import clean_query
+from rag.query_clean import clean_query, prose_only
 from rag.tokenize import tokenize
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ logger = logging.getLogger(__name__)
 #: and held-out sets (bench/eval_retrieval.py) 2 and 60 give the same hit@3 but one labelled zh question
 #: (1.000 → 0.982), and hit@1 rises (labelled zh 0.873 → 0.891).
 RRF_K = 2
+
+#: When the query's prose (:func:`rag.query_clean.prose_only`) is a strict part of it, BM25 also ranks the cards on
+#: the prose alone and that ranking joins the fusion: "differs" (default), "always" (also when the query is all
+#: prose), "off". See the measurements in the comment on :data:`PROSE_MODE` users below.
+PROSE_MODE = "differs"
 
 #: Relevance threshold on the best dense cosine of the glossary-expanded question, for the
 #: default model (all-MiniLM-L6-v2) and the passages of :func:`dense_passages` (no body paragraphs).
@@ -348,7 +353,8 @@ class Retriever:
 
     def search(self, query: str, k: int = 3) -> SearchResult:
         """Full result: fused ranking (top k), per-retriever rankings, relevance and decision."""
-        expanded = expand_query(clean_query(query))
+        cleaned = clean_query(query)
+        expanded = expand_query(cleaned)
         dense = self._dense_card_scores(expanded)
         bm25 = self._bm25_card_scores(expanded)
 
@@ -365,7 +371,12 @@ class Retriever:
                 dense_score=float(dense[i]), bm25_score=bm25.get(cid),
             )
 
-        fused = fuse_ranks(dense_rank, bm25_rank)
+        rankings = [dense_rank, bm25_rank]
+        prose = prose_only(cleaned)
+        if PROSE_MODE == "always" or (PROSE_MODE == "differs" and prose.strip() and prose.strip() != cleaned.strip()):
+            pb = self._bm25_card_scores(expand_query(prose)) if prose.strip() else {}
+            rankings.append({cid: r for r, cid in enumerate(sorted(pb, key=lambda c: (-pb[c], c)), 1)})
+        fused = fuse_ranks(*rankings)
         fused_order = sorted(fused, key=lambda cid: (-fused[cid], dense_rank[cid], cid))
         hits = [hit(cid, fused[cid]) for cid in fused_order[:k]]
         relevance = float(dense.max())
