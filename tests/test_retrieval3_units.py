@@ -86,3 +86,14 @@ def test_verl_config_keys_name_verl():
     out = expand_query("in the config `train_prompt_bsz=512` and `trainer.total_epochs=1`, why thousands of steps?")
     assert "verl" in out
     assert "verl" not in expand_query("Trainer total steps are wrong with per_device_train_batch_size 4")
+
+
+def test_config_keys_alone_do_not_name_verl():
+    """``train_batch_size`` is DeepSpeed's, OpenRLHF's and verl's: only verl's own keys name verl."""
+    out = expand_query("I am curious about micro_train_batch_size and train_batch_size args in PPO")
+    assert "verl" not in out
+
+
+def test_killed_on_many_gpus_points_at_host_ram_per_process():
+    assert "host RAM per process" in _canon("单卡能跑，之后用命令行多卡调，但直接kill")
+    assert "host RAM per process" not in _canon("单卡训练时直接被kill")
