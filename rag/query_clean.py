@@ -22,6 +22,8 @@ traceback come along. Three kinds of noise, each printed by a library the same w
   output/"$exp_name"``, ``--master_port=1112``); the flag names and word values stay (``--finetuning_type lora``).
   Measured on the real-question dev set (``bench/eval_retrieval_real.py``, fused hit@3 zh / en): 0.851 / 0.870 →
   0.864 / 0.881; dropping command lines altogether: 0.851 / 0.870.
+  A command pasted over several lines (``nohup deepspeed ...`` ending in a backslash, then one ``--flag value`` a line) is one command:
+  every continuation line loses its values too, and so does the log file it is redirected to (``> train.log 2>&1``).
 
 The error line itself ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate") stays: it says what
 happened and is in cards' symptoms.
