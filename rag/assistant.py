@@ -293,7 +293,8 @@ class Assistant:
             best = max((h.dense_score or 0.0) for h in hits)
             for i, hit in enumerate(hits):
                 close = i == 0 or (hit.dense_score or 0.0) >= best - CLOSE_TO_BEST or \
-                    (getattr(hit, "bm25_rank", None) or BM25_TOP + 1) <= BM25_TOP
+                    (getattr(hit, "bm25_rank", None) or BM25_TOP + 1) <= BM25_TOP or \
+                    (getattr(hit, "prose_rank", None) or BM25_TOP + 1) <= BM25_TOP  # BM25 on the prose alone
                 if close and hit.card not in chosen:
                     chosen.append(hit.card)
         if intents.small_batch and SMALL_BATCH_CARD in self._by_id and \

@@ -75,9 +75,9 @@ GLOSSARY: tuple[Term, ...] = (
     _t("填充|补齐", "padding|pad tokens"),
     # --- memory and OOM -----------------------------------------------------------------
     _t("显存|GPU内存|显卡内存|显存容量|显存大小", "GPU memory|VRAM|device memory|memory"),
-    _t("爆显存|显存爆了|显存爆掉|显存爆|显存不足|显存不够|显存溢出|内存溢出|内存不足|内存不够|爆内存|爆掉|跑不动|装不下",
+    _t("爆显存|显存爆了|显存爆掉|显存爆|炸显存|显存炸了|显存炸|显存不足|显存不够|显存溢出|内存溢出|内存不足|内存不够|爆内存|爆掉|跑不动|装不下",
        "out of memory|OOM|CUDA out of memory|CUDA OOM"),
-    _t("显存占用|内存占用|占用显存|占显存|占用", "memory usage|memory footprint|memory consumption"),
+    _t("显存占用|内存占用|占用显存|占显存|显存打满|显存占满|显存满了|占满显存|占用", "memory usage|memory footprint|memory consumption"),
     _t("峰值显存|显存峰值|峰值", "peak memory|peak"),
     _t("显存碎片|碎片化|碎片", "memory fragmentation|fragmentation|expandable_segments"),
     _t("主机内存|CPU内存|内存条|系统内存", "CPU memory|host memory|RAM|CPU RAM"),
@@ -167,8 +167,8 @@ GLOSSARY: tuple[Term, ...] = (
        "eval_accumulation_steps"),
     _t("转fp32|强制转fp32|升为fp32|转成fp32|转为fp32|上转",
        "upcast to fp32|cast to float32|upcast|float32 cast"),
-    _t("进程被杀|被kill|被杀掉|Killed",
-       "process killed|SIGKILL|host out of memory|Killing subprocess"),
+    _t("进程被杀|被kill|被杀掉|被杀|被kill掉|Killed",
+       "process killed|SIGKILL|host out of memory|Killing subprocess|killed|kill|got killed|was killed"),
     _t("昇腾|华为NPU|910B|NPU卡",
        "Ascend NPU|Ascend|NPU|torch_npu|HCCL", "ASCEND_RT_VISIBLE_DEVICES"),
     _t("40系|4090多卡|多张4090|P2P",
@@ -185,8 +185,9 @@ GLOSSARY: tuple[Term, ...] = (
        "stage3_gather_16bit_weights_on_model_save zero_to_fp32"),
     _t("", "fsdp full_shard|full_shard|shard_grad_op|no_shard|hybrid_shard",
        "FSDP sharding strategy ZeRO stage"),
-    _t("显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|0号卡|第一张卡|主卡",
-       "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory"),
+    _t("显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|不均匀|不平衡|0号卡|第一张卡|主卡",
+       "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory|uneven|unevenly|"
+       "unbalanced|imbalance|imbalanced"),
     _t("", "dora|use_dora", "DoRA weight-decomposed LoRA"),
     _t("", "p-tuning|ptuning|ptv2|p-tuning v2|pre_seq_len|prefix tuning",
        "P-Tuning v2 prefix tuning PrefixEncoder"),
@@ -202,7 +203,15 @@ GLOSSARY: tuple[Term, ...] = (
     _t("生成数|采样数|每个prompt生成|回答数", "generations per prompt|num generations|completions",
        "num_generations"),
     _t("参考模型", "reference model|ref model|ref_model", "precompute_ref_log_probs"),
-    _t("", "grpo|grpotrainer|grpoconfig", "GRPO group relative policy optimization"),
+    _t("", "grpo|grpotrainer|grpoconfig|dapo", "GRPO group relative policy optimization"),
+    # verl names its batch keys after the PPO/GRPO phases; a pasted verl config or launch line names the framework
+    # even when the user does not (https://verl.readthedocs.io/en/latest/examples/config.html)
+    _t("", "verl|actor_rollout_ref|ppo_mini_batch_size|ppo_micro_batch_size_per_gpu|train_prompt_bsz|"
+           "trainer.total_epochs|data.train_batch_size|rollout.n",
+       "verl|rollout|mini-batch"),
+    # one node works, several hang: users name the machines, not "nodes"
+    _t("多机|多节点|多台机器|两台机器|两台服务器|多台服务器|两个节点|跨机|跨节点|多机多卡",
+       "multi-node|multiple nodes|multi node|two nodes", "nnodes"),
     _t("", "dpo|dpotrainer|dpoconfig", "DPO direct preference optimization"),
     _t("", "ppo|ppotrainer|ppoconfig", "PPO proximal policy optimization"),
     _t("", "trl", "TRL"),
@@ -224,10 +233,11 @@ GLOSSARY: tuple[Term, ...] = (
        "pool GPU memory|memory not split across GPUs|each GPU holds a full copy|per-GPU memory"),
     _t("使用率|利用率|不参与计算|没有工作|只占用一张卡|只用了一张卡|只有一张卡在跑|另一张卡",
        "GPU utilization|only one GPU used|idle GPU"),
-    _t("卡住|卡在|不动了|卡死|没有反应|hang住", "hang|stuck|hangs|no progress"),
+    _t("卡住|卡在|不动了|一直不动|卡着不动|没有动静|不往下走|卡死|没有反应|hang住", "hang|stuck|hangs|no progress"),
     _t("特别慢|很慢|慢很多|慢了|慢这么多|慢一倍|速度慢", "slow|much slower|slowdown"),
     _t("每个epoch|一个epoch|每轮|step数|多少step|多少个step|步数不对|steps数", "steps per epoch|number of steps|step count"),
     _t("", "global batch grows with GPU count|fewer steps with more GPUs", "effective batch size number of GPUs"),
+    _t("", "host RAM per process|every process loads a copy", "CPU memory multiplies with the number of GPUs"),
     # --- cards-c (issue #11): model loading, DataParallel ---------------------------------
     _t("模型load|load时|load的时候|加载模型|模型加载|载入模型|加载阶段|加载时",
        "model loading|loading the model|load time|at load",
@@ -337,6 +347,8 @@ COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
     # "多卡效果不如单卡" / "steps did not drop with more GPUs": the global batch changed with the GPU count.
     (("multi-GPU", "world size"), ("worse results", "steps per epoch", "optimizer step"),
      "global batch grows with GPU count"),
+    # "单卡能跑，多卡就被 kill": each data-parallel process loads its own copy into host RAM.
+    (("multi-GPU", "world size"), ("process killed",), "host RAM per process"),
 )
 
 

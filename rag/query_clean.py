@@ -22,6 +22,8 @@ traceback come along. Three kinds of noise, each printed by a library the same w
   output/"$exp_name"``, ``--master_port=1112``); the flag names and word values stay (``--finetuning_type lora``).
   Measured on the real-question dev set (``bench/eval_retrieval_real.py``, fused hit@3 zh / en): 0.851 / 0.870 →
   0.864 / 0.881; dropping command lines altogether: 0.851 / 0.870.
+  A command pasted over several lines (``nohup deepspeed ...`` ending in a backslash, then one ``--flag value`` a line) is one command:
+  every continuation line loses its values too, and so does the log file it is redirected to (``> train.log 2>&1``).
 
 The error line itself ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate") stays: it says what
 happened and is in cards' symptoms.
@@ -61,7 +63,10 @@ _OOM_CONT = re.compile(r"total capac|already allocated|reserved in total|max_spl
                        r"memory in use|allocated by PyTorch|reserved by PyTorch|unallocated|avoid fragmentation|"
                        r"Memory Management")
 # A launch command as users paste it (env assignments first, then the launcher).
-_COMMAND = re.compile(r"^\s*(?:[A-Z_]+=\S+\s+)*(?:torchrun|deepspeed|accelerate launch|python3?|llamafactory-cli|bash|sh)\b")
+_COMMAND = re.compile(r"^\s*(?:(?:nohup|sudo|time|srun|exec)\s+|(?:export\s+)?[A-Z_][A-Z0-9_]*=\S+\s+)*"
+                      r"(?:torchrun|deepspeed|accelerate launch|python3?|llamafactory-cli|swift|tune run|bash|sh)\b")
+# A continuation line of a multi-line command: a flag first (``--cutoff_len 4096 \``).
+_CONTINUATION = re.compile(r"^\s*--?[A-Za-z][\w.-]*(?:[=\s]|$)")
 _COMMAND_MARK = re.compile(r"\s--?[A-Za-z]|\.py\b|\.ya?ml\b|\.sh\b")
 _COMMAND_VALUE = re.compile(r"[/\\$]|^[\d.,:e+-]+$|=\S*[\d/]")
 _ERROR = re.compile(r"(?:Error|Exception)\b|out of memory|RESOURCE_EXHAUSTED|Killed\b", re.I)
@@ -108,7 +113,14 @@ def clean_query(text: str) -> str:
         out.append(line)
     if frag:
         out.append(FRAGMENTED_WORDS)
-    return "\n".join(_command_words(line) if _is_command(line) else line for line in out)
+    cleaned: list[str] = []
+    in_command = continued = False
+    for line in out:
+        # a pasted launch command spans lines (``\`` continuations, one flag a line): every line of it is a command
+        in_command = _is_command(line) or (in_command and (continued or bool(_CONTINUATION.search(line))))
+        continued = line.endswith("\\")
+        cleaned.append(_command_words(line) if in_command else line)
+    return "\n".join(x for x in cleaned if x.strip(" \\"))
 
 
 def _is_command(line: str) -> bool:
@@ -119,7 +131,44 @@ def _is_command(line: str) -> bool:
 def _command_words(line: str) -> str:
     """A launch command without its values: paths, numbers, ``$VARS`` and ``--key=<number or path>`` go, flag names
     and word values (``--finetuning_type lora``, ``--deepspeed``, ``--bf16``) stay."""
-    return " ".join(tok for tok in line.split() if not _COMMAND_VALUE.search(tok))
+    out: list[str] = []
+    redirect = False
+    for tok in line.split():
+        if redirect or tok in ("\\", "&", "|") or tok.startswith(("2>", "1>")):
+            redirect = False
+            continue
+        if tok in (">", ">>", "tee"):  # a log file the output goes to: its name is the user's, not the problem's
+            redirect = True
+            continue
+        if not _COMMAND_VALUE.search(tok):
+            out.append(tok)
+    return " ".join(out)
 
 
-__all__ = ["clean_query", "fragmented", "FRAGMENTED_SHARE", "FRAGMENTED_WORDS"]
+
+
+
+_CJK_WORDS = re.compile(r"[\u3400-\u9fff]{2,}")
+_EN_WORD = re.compile(r"\b[A-Za-z][a-z]+\b")
+_CONFIG_LINE = re.compile(r"""^\s*(?:--?[A-Za-z]|["']?[A-Za-z0-9_.\-]+["']?\s*[:=]\s*\S|[{}\[\]]|#{2,}|\[?\d{4}-\d\d-\d\d|\|)""")
+
+
+def prose_only(text: str) -> str:
+    """The lines of a cleaned query a person wrote: Chinese sentences, or English lines of several words that are not a
+    config entry (``key: value``, ``"key": value``, ``--flag``), a log line (a timestamp first) or a table row.
+
+    Why: users paste whole configs and launch commands; their keys (``per_device_train_batch_size``,
+    ``gradient_accumulation_steps``, ``deepspeed``) are in most cards, so on a long paste they outweigh the one
+    sentence that says what went wrong ("加载数据时候直接被kill"). The retriever ranks the cards a second time on
+    these lines alone (:mod:`rag.retrieval`). Error lines (``ValueError: ...``) say what happened and stay."""
+    keep = []
+    for line in text.splitlines():
+        if _ERROR.search(line) and not _is_command(line):
+            keep.append(line)
+            continue
+        if _CONFIG_LINE.match(line) or _is_command(line):
+            continue
+        if _CJK_WORDS.search(line) or len(_EN_WORD.findall(line)) >= 4:
+            keep.append(line)
+    return "\n".join(keep)
+__all__ = ["clean_query", "prose_only", "fragmented", "FRAGMENTED_SHARE", "FRAGMENTED_WORDS"]
