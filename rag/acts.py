@@ -28,11 +28,14 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
-                 r"\bis (?:this|that|it) (?:normal|expected|reasonable)\b|\bis (?:this|it|that) (?:a )?(?:bug|expected)\b|"
-                 r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|\bright\s*\?\s*$|\bcorrect\s*\?\s*$|"
-                 r"isn'?t (?:correct|right) is it|\bshould (?:it|this|that) (?:be|not be)\b.*\?")
+                 r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
+                 r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?")
+# Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
+# the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
+_TAG_CHECK = _rx(r"\bright\s*\?\s*$|\bcorrect\s*\?\s*$|isn'?t (?:correct|right) is it|\bis (?:this|it|that) (?:a )?bug\b|"
+                 r"\bshould (?:it|this|that) (?:be|not be)\b.*\?")
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
-_FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+_FIT = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
            r"能不能放下|能不能装下|塞得下|"
            r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
            r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
@@ -40,7 +43,7 @@ _FIT = _rx(r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑�
            r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
            r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
            r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
-           r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many gpus\b|"
+           r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many (?:[\w-]+ ){0,2}gpus\b|"
            r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
            r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
            r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
@@ -83,7 +86,7 @@ _CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?
                  r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
                  r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-                 r"\bwhat should (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+                 r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
                  r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
                  r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
                  r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
@@ -96,7 +99,7 @@ _EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做
                r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
                r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
 _YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|吧\s*[,，。.]*\s*$|"
-              r"(?:^|[.?!\n]\s*)(?:does|do|is|are|will|would|can|could|should|did|must)\b[^?\n]{0,200}\?|"
+              r"(?:^|[.?!\n]\s*)(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b[^?\n]{0,200}\?|"
               r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b")
 # A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.
 # Topic titles ("Question about X?", "关于 X 的疑问？") are not questions.
@@ -132,17 +135,30 @@ _ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Wa
                              r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
                              r"\bcannot (?:find|load|save|be)\b)")
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
-_FIT_QUANTITY = _rx(r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+_FIT_QUANTITY = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
                     r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
                     r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
+# "4块A100（40G）不能全参数微调吗", "是否可以lora微调13b模型？", "can a single V100 run it?": a capability question
+# (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
+# is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
+_FIT_CAN = _rx(r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下)[^。？?！!\n]{0,16}(?:吗|么|[?？])")
+_SIZE = _rx(r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡")
+# "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
+# a choice between two numbers asks for the arithmetic.
+_NUM_ALTERNATIVE = _rx(r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d(（]|"
+                       r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d")
+# "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.
+_ARITHMETIC = _rx(r"\b\d+\s*[*×xX]\s*\(?\d+(?![.\deE])|[\d)\]]\s*=\s*\d|!=|≠")
+_COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条|步|批|iterations?|迭代")
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
 _ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
                     r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
                     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
-                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|not sure (?:if|whether|how|why))\b|"
+                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
                     r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
+_WHOLE_SENTENCE_END = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 
 
 def asked_sentences(prose: str) -> list[str]:
@@ -180,8 +196,12 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
                             or bool(_FAILURE.search(prose)))
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
+    # Whole sentences (commas kept) that ask: "I want to confirm that …, the effective batch size is 8, not 2".
+    asked_whole = [s for s in _WHOLE_SENTENCE_END.split(prose) if s.strip() and _ASK_SENTENCE.search(s)]
+
     # "Am I right?" / "我的理解对吗" checks the user's own claim or hypothesis (yes/no), not an observation.
-    if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)):
+    if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)) \
+            or (_TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)) and (observed or bool(pasted) or bool(measured))):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
@@ -190,8 +210,11 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
             and len(prose) < 200 and not symptom:
         return "fit"
     # The first question (often the issue title) asks whether it fits: a fit question, even when an OOM is its motive.
-    if _FIT.search(prose) and (_FIT_QUANTITY.search(prose) or not (error_in_prose or observed)
-                               or (asks and _FIT.search(asks[0]) and not error_pasted)):
+    # Only a sentence that asks counts: "显存不够" or "fits in memory" in a description is the motive, not the question.
+    fit_asks = [a for a in asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))]
+    if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) \
+            and (any(_FIT_QUANTITY.search(a) for a in fit_asks) or not (error_in_prose or observed)
+                 or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)):
         return "fit"
     # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
     # the error or OOM around it is the motive, the answer is the setting.
@@ -201,12 +224,16 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
             and all((_CONFIGURE.search(a) or (_KNOB.search(a) and not _WH.search(a) and not _BATCH.search(a)))
                     and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
         return "configure"
-    if error_in_prose and not _IS_NORMAL.search(prose):
+    if error_in_prose and not (_IS_NORMAL.search(prose) or _TAG_CHECK.search(prose)):
         return "diagnose"
     if has_misconception and _YES_NO.search(prose) and not error_pasted and not _FIRST_PERSON.search(prose):
         return "yes_no"
     if error_pasted:
         return "diagnose"
+    # A choice between two counts ("256条还是4*256条", "8, not 2") asks for the arithmetic, whatever was observed.
+    if any((_NUM_ALTERNATIVE.search(a) or _ARITHMETIC.search(a)) and _COUNT_WORD.search(a) and not _FAILURE.search(a)
+           for a in asked_whole):
+        return "batch_arithmetic"
     if asks and _EFFECT_ASK.search(asks[0]) and not (_SYMPTOM.search(asks[0]) or _WHY.search(asks[0])):
         return "yes_no"
     if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom \
@@ -230,7 +257,14 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # A step count or batch named in passing ("why does memory grow with the number of steps") is not a question
     # about the arithmetic: only a question that asks for it counts.
     why_asks = [a for a in asks if _WHY.search(a)]
-    if any(not any(m.group(0) in a for a in why_asks) for m in _BATCH.finditer(prose)):
+    batch_named = [m.group(0) for m in _BATCH.finditer(prose) if not any(m.group(0) in a for a in why_asks)]
+    # A setting asked for ("… want a total batch size of 8, what config shall I set?") beats a batch named outside
+    # the questions: the number is the goal, the answer is the setting.
+    if any(b in a for b in batch_named for a in asks):
+        return "batch_arithmetic"
+    if any(_CONFIGURE.search(a) for a in asks):
+        return "configure"
+    if batch_named:
         return "batch_arithmetic"
     if _CONFIGURE.search(prose):
         return "configure"
