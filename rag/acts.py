@@ -35,7 +35,7 @@ _IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) r
 _TAG_CHECK = _rx(r"\bright\s*\?\s*$|\bcorrect\s*\?\s*$|isn'?t (?:correct|right) is it|\bis (?:this|it|that) (?:a )?bug\b|"
                  r"\bshould (?:it|this|that) (?:be|not be)\b.*\?")
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
-_FIT = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+_FIT = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
            r"能不能放下|能不能装下|塞得下|"
            r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
            r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
@@ -135,7 +135,7 @@ _ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Wa
                              r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
                              r"\bcannot (?:find|load|save|be)\b)")
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
-_FIT_QUANTITY = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+_FIT_QUANTITY = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
                     r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
                     r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
 # "4块A100（40G）不能全参数微调吗", "是否可以lora微调13b模型？", "can a single V100 run it?": a capability question
@@ -211,7 +211,11 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "fit"
     # The first question (often the issue title) asks whether it fits: a fit question, even when an OOM is its motive.
     # Only a sentence that asks counts: "显存不够" or "fits in memory" in a description is the motive, not the question.
-    fit_asks = [a for a in asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))]
+    # An issue title that names a requirement ("Hardware requirements for …", "全参数微调资源要求") asks for it.
+    title = prose.strip().split("\n", 1)[0].strip()
+    title_ask = [title] if 0 < len(title) <= 120 and title not in asks and _FIT_QUANTITY.search(title) \
+        and not _SYMPTOM.search(title) else []
+    fit_asks = [a for a in title_ask + asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))]
     if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) \
             and (any(_FIT_QUANTITY.search(a) for a in fit_asks) or not (error_in_prose or observed)
                  or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)):
@@ -272,7 +276,8 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # "X or Y?" asks to choose or explain, not for a verdict.
     declarative = any(a.rstrip().endswith(("?", "？")) and not _WH.search(a) and not _TOPIC_TITLE.search(a)
                       and not _ALTERNATIVE.search(a) and not _YES_NO.search(a) and len(a) > 25 for a in asks)
-    if (_YES_NO.search(prose) or declarative) and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
+    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) \
+            and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
         return "diagnose"
