@@ -79,7 +79,7 @@ _BATCH = _rx(r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几
              r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
              r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+")
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
-_STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:是|为|=|is|was)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
+_STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:也|都|只|才|就)?\s*(?:是|为|=|is|was|有)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
 _CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?:地)?|跟着|同步)?(?:调整|调|修改|改|乘|除|缩放|设置|设|增大|减小|放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
                  r"\b(?:do|should) (?:i|we) (?:also )?need to (?:adjust|change|scale|divide|multiply|set|increase|decrease|modify|tune)\b|"
@@ -149,6 +149,8 @@ _NUM_ALTERNATIVE = _rx(r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d
                        r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d")
 # "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.
 _ARITHMETIC = _rx(r"\b\d+\s*[*×xX]\s*\(?\d+(?![.\deE])|[\d)\]]\s*=\s*\d|!=|≠")
+# What a step count is computed from: the data size or the epochs.
+_DATA_SIZE = _rx(r"epochs?|\d\s*条|样本|samples?\b|examples?\b|数据集|dataset|num_train")
 _COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条|步|批|iterations?|迭代")
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
@@ -249,6 +251,10 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
                                            or (len(a) < 12 and _FIRST_PERSON.search(prose))
                                            or (len(a) > 25 and _TRAILING_WHY.search(a))) for a in asks):
         if any(_BATCH.search(a) for a in asks) and not _WHY.search(prose):
+            return "batch_arithmetic"
+        # "我训练110条数据，epoch设置为300，为什么step也是300": the question is about a count, not a failure.
+        if not _FAILURE.search(prose) and _DATA_SIZE.search(prose) \
+                and any(_STEPS.search(a) and re.search(r"\d", a) and not _SYMPTOM.search(a) for a in asks):
             return "batch_arithmetic"
         return "diagnose"
     if has_misconception and _YES_NO.search(prose):

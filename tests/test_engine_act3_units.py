@@ -60,3 +60,12 @@ def test_a_tag_question_without_an_observation_is_not_is_normal() -> None:
 
 def test_a_tag_question_about_what_the_user_saw_is_is_normal() -> None:
     assert act("With GA 8 my memory went from 20 GB to 24 GB after the first step, is this a bug?") == "is_normal"
+
+
+def test_a_why_about_a_step_count_from_the_data_size_is_arithmetic() -> None:
+    # ChatGLM-Efficient-Tuning #401: the count is the question, "一样" in the title is not a failure.
+    assert act("step和epoch一样\n\n我训练110条数据，epoch设置为300,为什么step也是300") == "batch_arithmetic"
+
+
+def test_a_why_about_training_stalling_at_a_step_stays_a_diagnosis() -> None:
+    assert act("训练到 1000 步以后 loss 不降了，为什么 1000 步之后就不动了？") == "diagnose"
