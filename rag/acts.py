@@ -50,7 +50,7 @@ _FIT = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,
            r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
            r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
 # A symptom the user observed.
-_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
+_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
                r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
                r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
                r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
@@ -83,6 +83,7 @@ _STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:也|都|只|
              r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
 _CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?:地)?|跟着|同步)?(?:调整|调|修改|改|乘|除|缩放|设置|设|增大|减小|放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
                  r"\b(?:do|should) (?:i|we) (?:also )?need to (?:adjust|change|scale|divide|multiply|set|increase|decrease|modify|tune)\b|"
+                 r"(?:要|需要|应该)(?:把|将)?[^。？?]{0,20}(?:加倍|翻倍|乘以?|除以?|调大|调小|增大|减小|放大|缩小|改成|改为|变成|设为|设成)[^。？?]{0,20}(?:[吗么]|[？?])|"
                  r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
                  r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
                  r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
@@ -97,8 +98,9 @@ _CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?
                  r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
 _EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
                r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
-               r"\bexplain\w*|\bmeaning\b|\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
-_YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|吧\s*[,，。.]*\s*$|"
+               r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular) reasons? (?:for|why|behind)\b|"
+               r"\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
+_YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|(?<![什怎那多这])么\s*$|吧\s*[,，。.]*\s*$|"
               r"(?:^|[.?!\n]\s*)(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b[^?\n]{0,200}\?|"
               r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b")
 # A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.
@@ -151,6 +153,7 @@ _NUM_ALTERNATIVE = _rx(r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d
 _ARITHMETIC = _rx(r"\b\d+\s*[*×xX]\s*\(?\d+(?![.\deE])|[\d)\]]\s*=\s*\d|!=|≠")
 # What a step count is computed from: the data size or the epochs.
 _DATA_SIZE = _rx(r"epochs?|\d\s*条|样本|samples?\b|examples?\b|数据集|dataset|num_train")
+_VALUE_CHOICE = _rx(r"\d[\d.eE-]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+){0,3}\d|\d[\d.eE-]*[^。？?]{0,12}还是[^。？?]{0,10}\d")
 _COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条|步|批|iterations?|迭代")
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
@@ -222,6 +225,13 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
             and (any(_FIT_QUANTITY.search(a) for a in fit_asks) or not (error_in_prose or observed)
                  or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)):
         return "fit"
+    # (A choice is read in the whole sentence, "8, not 2"; arithmetic only in the clause that asks: "for 8x2=16 batch
+    # size, …, should I enlarge the learning rate to 8e-4?" gives the product as context.)
+    counts_asked = any(pattern.search(a) and _COUNT_WORD.search(a) and not _FAILURE.search(a) and not _CONFIGURE.search(a)
+                       for pattern, sentences in ((_NUM_ALTERNATIVE, asked_whole), (_ARITHMETIC, asks)) for a in sentences)
+    # "My hypothesis is: … Am I right?": the user's own claim is checked (a verdict), even when it is about a setting.
+    if _OWN_CLAIM_CHECK.search(prose) and not (error_pasted or observed or counts_asked):
+        return "yes_no"
     # Every question asks how to set a training knob ("怎么调整 batch size？", "how should I set the learning rate?"):
     # the error or OOM around it is the motive, the answer is the setting.
     knob_asks = [a for a in asks if _ASK_WORD.search(a)]
@@ -237,9 +247,11 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     if error_pasted:
         return "diagnose"
     # A choice between two counts ("256条还是4*256条", "8, not 2") asks for the arithmetic, whatever was observed.
-    if any((_NUM_ALTERNATIVE.search(a) or _ARITHMETIC.search(a)) and _COUNT_WORD.search(a) and not _FAILURE.search(a)
-           for a in asked_whole):
+    if counts_asked:
         return "batch_arithmetic"
+    # A choice between two values of a knob ("enlarge the learning rate to 8e-4 or just set 1e-4?") asks for the setting.
+    if any(_KNOB.search(a) and _VALUE_CHOICE.search(a) for a in asked_whole):
+        return "configure"
     if asks and _EFFECT_ASK.search(asks[0]) and not (_SYMPTOM.search(asks[0]) or _WHY.search(asks[0])):
         return "yes_no"
     if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom \

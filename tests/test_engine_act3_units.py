@@ -69,3 +69,30 @@ def test_a_why_about_a_step_count_from_the_data_size_is_arithmetic() -> None:
 
 def test_a_why_about_training_stalling_at_a_step_stays_a_diagnosis() -> None:
     assert act("训练到 1000 步以后 loss 不降了，为什么 1000 步之后就不动了？") == "diagnose"
+
+
+@pytest.mark.parametrize("text,expected", [
+    # A second blind check, mined after the first round of changes (before: 5/9 right).
+    # Whether to change the learning rate with more GPUs asks for the setting, arithmetic in it is context
+    # (mmdetection #9669, deep-learning-for-image-processing #712, DIGITS #227).
+    ("[Docs] Should I change the learning rate when using multi-node training?\n\nFor example, let's make lr is 1e-4 "
+     "for 8x2=16 batch size, when I using 8 nodes to train the model, each is 8x2=16 batch size, should I enlarge the "
+     "learning rate to 8e-4 or just set 1e-4 on each machine?", "configure"),
+    ("比如说我原本在单卡上batch size为32，learning rate为1e-4，那变成双卡后，batch size是不是要对应变成16？另外就是"
+     "learning rate，这样还要把learning rate加倍到2e-4吗？还是维持原来的1e-4？", "configure"),
+    ("When training with multiple GPUs, we usually use larger batch size, do we also need to increase the learning "
+     "rate in this case?", "configure"),
+    # A sentence-final 么 without a question mark asks for a verdict (O2SFormer #7).
+    ("学习率和多卡训练的关系\n\n我想请问下 您在使用多卡训练和单卡训练时，学习率有进行改变么", "yes_no"),
+    # "Is there any specific reason for using X?" asks why: an explanation (LLaVA #875).
+    ("[Question] Is there any specific reason for using deepspeed zero2 for pretraining and zero3 for SFT?\n\n"
+     "Do zero2 perform better than zero3 in pretraining?", "explain"),
+    # A reported slowdown stays a diagnosis (LLaMA-Factory #3520).
+    ("zero2 正常训练  10个steps 花了6秒\n\nzero3 非常慢， 10个steps花了10分钟， GPU利用率100%，但是功率很低", "diagnose"),
+])
+def test_act_of_a_second_blind_batch(text: str, expected: str) -> None:
+    assert act(text) == expected
+
+
+def test_what_ends_in_shenme_is_not_a_yes_no_particle() -> None:
+    assert act("ZeRO-3 的 partition 到底是什么") != "yes_no"
