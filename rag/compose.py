@@ -320,7 +320,8 @@ def _card_cause_verdict(card: Card, lang: str) -> str:
 
 
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
-_VERDICT_WORD = re.compile(r"^(?:不会减半|不会|不是|不对|不一定)[。，,]\s*|^(?:No|Not by half|Not automatically)[.,]\s*")
+_VERDICT_WORD = re.compile(r"^(?:不会减半|基本不会|不会|不是|不对|不一定)[。，,]\s*|"
+                           r"^(?:No|Essentially no|Not by half|Not automatically)[.,]\s*")
 
 
 #: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
@@ -476,6 +477,16 @@ def sources_section(sources: list[Any], lang: str) -> str:
         f"- {s.title}: " + ", ".join(f"[{u.title}]({u.url})" for u in s.urls) for s in sources)
 
 
+def nested_report(markdown: str) -> str:
+    """A tool report placed under one of the answer's ``####`` headings: its own first ``###`` heading repeats ours
+    ("What I read" under "What I read in what you pasted") and is dropped; its other headings become bold lines
+    so that they do not outrank the section they sit in."""
+    lines = markdown.strip().splitlines()
+    if lines and lines[0].startswith("### "):
+        lines = lines[1:]
+    return "\n".join(f"**{ln[4:].strip()}**" if ln.startswith("### ") else ln for ln in lines).strip()
+
+
 def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
     """(full Markdown, first screen) of the answer."""
     lang = r.lang
@@ -487,7 +498,7 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
     first_screen = "\n\n".join(s for s in first if s)
     rest: list[str] = []
     if r.diagnosis_call is not None and r.diagnosis_call.summary_md:
-        rest.append(f"#### {t('diagnosis', lang)}\n{r.diagnosis_call.summary_md}")
+        rest.append(f"#### {t('diagnosis', lang)}\n{nested_report(r.diagnosis_call.summary_md)}")
     for call in r.config_calls:
         if call.summary_md:
             rest.append(call.summary_md if call.summary_md.lstrip().startswith("#")

@@ -75,8 +75,11 @@ _MATCHERS = {
 
 RULES: tuple[MisconceptionRule, ...] = (
     MisconceptionRule("ga_raises_memory", "myth-ga-stores-gradient-per-microbatch",
-                      "不会。增大 gradient_accumulation_steps 不会增加峰值显存。",
-                      "No. Raising gradient_accumulation_steps does not raise peak GPU memory."),
+                      "基本不会。峰值显存不随 gradient_accumulation_steps 增长：从 GA=1 到 GA≥2 最多多出一份梯度大小的缓冲"
+                      "（zero_grad(set_to_none=True) 时），GA=2 和 GA=64 一样。",
+                      "Essentially no. Peak memory does not grow with gradient_accumulation_steps: going from GA=1 to "
+                      "GA≥2 adds at most one gradient-sized buffer (with zero_grad(set_to_none=True)), the same at GA=2 "
+                      "and GA=64."),
     MisconceptionRule("ga_stores_copies", "myth-ga-stores-gradient-per-microbatch",
                       "不会。梯度累积只有一份梯度缓冲区，不会为每个微批次各存一份。",
                       "No. Accumulation keeps one gradient buffer, not one copy per micro-batch."),

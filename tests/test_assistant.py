@@ -20,11 +20,13 @@ def _calls(answer, name):
     return [c for c in answer.tool_calls if c.name == name]
 
 
-@pytest.mark.parametrize("question,lang,verdict", [(SEED_Q2, "zh", "**不会"), (SEED_Q2_EN, "en", "**No")])
+@pytest.mark.parametrize("question,lang,verdict", [(SEED_Q2, "zh", "**基本不会"), (SEED_Q2_EN, "en", "**Essentially no")])
 def test_seed_question_gets_the_verdict_first_and_no_number_for_an_unstated_setup(bot, question, lang, verdict):
     ans = bot.ask(question)
     assert ans.language == lang and ans.act == "yes_no"
     assert ans.text.startswith(verdict)
+    # Precise, not absolute: at most one gradient-sized buffer more from GA=1 to GA>=2, constant in GA.
+    assert ("一份梯度大小的缓冲" if lang == "zh" else "one gradient-sized buffer") in ans.first_screen
     # Only the GPU is stated: no memory figure on the first screen, one line says what is missing.
     assert "GiB" not in ans.first_screen
     assert ("还需要" if lang == "zh" else "still need") in ans.first_screen

@@ -15,24 +15,24 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# The dev set grew by 53 harder questions (tests/data/real_questions/cards-c.yaml, one or more per card), so the
-# floors were re-set from the merged engine's measurement (zh 0.851 / en 0.876 act, 0.938 / 0.938 fidelity,
-# 12 contradicted, hit@3 0.829 / 0.861, hit@1 0.566 / 0.646, p90 112 words), not lowered for a worse engine.
-# engine-fid3 (setup reading, issue #10) raised fidelity on the same 384 to 0.951 / 0.940 with 5 contradicted values:
-# fidelity floors and the contradicted ceiling moved to just below that.
+# The dev set grew to 457 real questions: 53 harder ones per card (cards-c.yaml) and 73 new ones mined blind for act,
+# setup and retrieval (dev-act3 / dev-fid3 / dev-ret3.yaml, scored before the engine was changed for them). The floors
+# were re-set from the merged engine's measurement on the grown set (act 0.833 / 0.871, fidelity 0.953 / 0.938,
+# 13 contradicted, hit@3 0.795 / 0.846, hit@1 0.558 / 0.643, p90 116 words); on the 384 questions before the growth
+# every figure held or rose, so the lower hit@3 floor is the harder set, not a worse engine.
 FLOORS = {
-    "zh": {"act_accuracy": 0.84, "fidelity": 0.94, "hit3": 0.82, "hit1": 0.55},
-    "en": {"act_accuracy": 0.87, "fidelity": 0.935, "hit3": 0.85, "hit1": 0.63},
+    "zh": {"act_accuracy": 0.82, "fidelity": 0.945, "hit3": 0.785, "hit1": 0.55},
+    "en": {"act_accuracy": 0.86, "fidelity": 0.93, "hit3": 0.835, "hit1": 0.635},
 }
-CEILINGS = {"contradicted": 8, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 115, "refused": 0}
+CEILINGS = {"contradicted": 14, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# Measured zh 0.667 / en 0.600 act, 0.886 / 0.823 fidelity, 22 contradicted, hit@3 0.548 / 0.769.
+# Measured zh 0.667 / en 0.625 act, 0.878 / 0.832 fidelity, 17 contradicted, hit@3 0.619 / 0.769.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.64, "fidelity": 0.87, "hit3": 0.52},
-    "en": {"act_accuracy": 0.57, "fidelity": 0.80, "hit3": 0.74},
+    "zh": {"act_accuracy": 0.64, "fidelity": 0.865, "hit3": 0.59},
+    "en": {"act_accuracy": 0.60, "fidelity": 0.81, "hit3": 0.74},
 }
-HELDOUT_CEILINGS = {"contradicted": 23, "assumed_headlines": 2, "strawman": 0, "refused": 0}
+HELDOUT_CEILINGS = {"contradicted": 18, "assumed_headlines": 2, "strawman": 0, "refused": 0}
 
 
 @pytest.fixture(scope="module")

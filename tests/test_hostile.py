@@ -501,7 +501,7 @@ def test_like_stores_what_the_server_said_not_what_the_client_claims(server: Ser
     lines = _feedback_lines(server)
     assert len(lines) == before + 1
     rec = json.loads(lines[-1])
-    assert rec["question"] == NORMAL_Q and "FORGED" not in rec["answer"] and rec["answer"].startswith("**No")
+    assert rec["question"] == NORMAL_Q and "FORGED" not in rec["answer"] and rec["answer"].startswith("**Essentially no")
     assert rec["liked"] is False and rec["message_index"] == 1
 
 

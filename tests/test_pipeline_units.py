@@ -223,3 +223,13 @@ def test_a_model_name_from_a_pasted_config_is_escaped_everywhere(bot):
            "per_device_train_batch_size: 2\ncutoff_len: 1024\n```")
     ans = bot.ask(msg)
     assert "javascript:" not in ans.text
+
+
+def test_a_tool_report_inside_an_answer_section_does_not_repeat_or_outrank_its_heading():
+    from calculators.diagnose import diagnose
+    from rag.compose import nested_report
+    report = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB").to_markdown("en")
+    assert report.startswith("### What I read")
+    nested = nested_report(report)
+    assert "What I read" not in nested and "### " not in nested
+    assert "**Likely causes and fixes**" in nested or "I found no problem" in nested
