@@ -260,7 +260,7 @@ class Assistant:
 
     def _nearest_fit(self, plan: Plan, calls: list[ToolCall], lang: str) -> list[tuple[str, ToolCall]]:
         """When the user's setting does not fit: the nearest ones that do (see :func:`rag.levers.nearest_fits`)."""
-        main = next((tc for pc, tc in zip(plan.calls, calls) if pc.label == "main"), None)
+        main = next((tc for pc, tc in zip(plan.calls, calls, strict=False) if pc.label == "main"), None)
         if main is None or not main.result or main.result.get("fits") is not False:
             return []
         found = levers.nearest_fits(dict(main.arguments),

@@ -21,14 +21,15 @@ Writes are atomic (temporary file + ``os.replace``). A crash between the two lea
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class EmbeddingCache:
                 raise ValueError("model identity or format version does not match")
             if vectors.ndim != 2 or vectors.shape[0] != len(keys) or not np.isfinite(vectors).all():
                 raise ValueError(f"bad vector array shape {vectors.shape} for {len(keys)} keys")
-            return dict(zip(keys, vectors)), "ok"
+            return dict(zip(keys, vectors, strict=True)), "ok"
         except Exception as exc:  # noqa: BLE001 - any unreadable file is rebuilt
             logger.warning("embedding cache %s is corrupt (%s: %s); rebuilding it", path, type(exc).__name__, exc)
             return None, "corrupt"
@@ -135,10 +136,8 @@ class EmbeddingCache:
                 self.cache_dir, exc,
             )
             if tmp_name:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(tmp_name)
-                except OSError:
-                    pass
             return False
 
     # ---- main entry -------------------------------------------------------------------
@@ -176,7 +175,7 @@ class EmbeddingCache:
             if cached and next(iter(cached.values())).shape[0] != dim:
                 logger.warning("embedding cache %s has vectors of another size; rebuilding it", self.path)
                 return self.get_or_compute_fresh(texts, embed)
-            for k, v in zip(uniq, new):
+            for k, v in zip(uniq, new, strict=False):
                 cached[k] = v
         vectors = np.stack([cached[k] for k in keys]).astype(np.float32)
         distinct = list(dict.fromkeys(keys))
@@ -186,7 +185,7 @@ class EmbeddingCache:
     def get_or_compute_fresh(self, texts: Sequence[str], embed: Callable[[list[str]], list[list[float]]]) -> CacheResult:
         vecs = _as_matrix(embed(list(texts)), len(texts))
         keys = [text_hash(t) for t in texts]
-        distinct = dict(zip(keys, vecs))
+        distinct = dict(zip(keys, vecs, strict=True))
         written = self._write(list(distinct), np.stack(list(distinct.values())), content_hash(texts))
         return CacheResult(vecs, "corrupt", self.path if written else None, len(texts), written)
 

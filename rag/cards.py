@@ -12,8 +12,9 @@ Pure Python + pydantic v2 + PyYAML; no heavy imports.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -92,7 +93,7 @@ class CalculatorRef(_Strict):
     arguments: dict[str, Any]
 
     @model_validator(mode="after")
-    def _sweep_shape(self) -> "CalculatorRef":
+    def _sweep_shape(self) -> CalculatorRef:
         if self.name == "sweep":
             missing = [k for k in ("config", "field", "values") if k not in self.arguments]
             if missing:

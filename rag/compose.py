@@ -53,7 +53,7 @@ class Results:
     missing: list[str] = field(default_factory=list)
 
     def call(self, label: str) -> ToolCall | None:
-        return next((tc for pc, tc in zip(self.plan.calls, self.calls) if pc.label == label), None)
+        return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
 
 
 # ---- the setup line ---------------------------------------------------------------------------

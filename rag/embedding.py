@@ -37,9 +37,10 @@ import queue
 import re
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -117,16 +118,16 @@ class EmbeddingSettings(BaseModel):
 
     model: str = Field(default_factory=bundled_model_path)
     device: str = "auto"
-    query_prefix: Optional[str] = None
-    passage_prefix: Optional[str] = None
+    query_prefix: str | None = None
+    passage_prefix: str | None = None
     normalize: bool = True
     #: Does the model understand Chinese? ``None``: guess from the name (:func:`is_multilingual`).
     #: English-only models get English passages only and the CJK characters of queries removed
     #: (the glossary expansion carries the meaning); multilingual ones see both languages.
-    multilingual: Optional[bool] = None
+    multilingual: bool | None = None
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> "EmbeddingSettings":
+    def from_env(cls, **overrides: Any) -> EmbeddingSettings:
         """Settings from ``BATCHBOT_EMBED_*`` / ``BATCHBOT_*_PREFIX``; unset variables keep defaults.
 
         A prefix variable set to the empty string disables that prefix.
@@ -250,7 +251,7 @@ class QueryBatcher:
         self._encode = encode
         self.window_s = max(0.0, float(window_s))
         self.max_batch = int(max_batch)
-        self._queue: "queue.SimpleQueue[_Pending | None]" = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._name = name
@@ -318,7 +319,7 @@ class QueryBatcher:
                     for _, fut in live:
                         fut.set_exception(exc)
                 else:
-                    for (_, fut), vec in zip(live, vectors):
+                    for (_, fut), vec in zip(live, vectors, strict=False):
                         fut.set_result([float(x) for x in vec])
                 self.batch_sizes.append(len(live))
                 if len(self.batch_sizes) > 1000:
@@ -402,14 +403,14 @@ def _batching_class() -> Any:
 
         # llama-index-embeddings-huggingface ships no type information (see the ignore_missing_imports override).
         class BatchingHuggingFaceEmbedding(HuggingFaceEmbedding):  # type: ignore[misc]
-            _batcher: Optional[QueryBatcher] = PrivateAttr(default=None)
+            _batcher: QueryBatcher | None = PrivateAttr(default=None)
 
             def enable_query_batching(self, window_s: float, max_batch: int) -> None:
                 self._batcher = QueryBatcher(lambda texts: self._embed(texts, prompt_name="query"),
                                              window_s=window_s, max_batch=max_batch)
 
             @property
-            def query_batcher(self) -> Optional[QueryBatcher]:
+            def query_batcher(self) -> QueryBatcher | None:
                 return self._batcher
 
             def _get_query_embedding(self, query: str) -> list[float]:
@@ -450,7 +451,7 @@ def check_model_setting(settings: EmbeddingSettings) -> str:
 
 
 def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None,
-                   max_batch: int | None = None) -> "HuggingFaceEmbedding":
+                   max_batch: int | None = None) -> HuggingFaceEmbedding:
     """Load the model as a llama-index ``HuggingFaceEmbedding`` with the configured prefixes.
 
     Query embeddings are micro-batched (:class:`QueryBatcher`) unless the window is 0;

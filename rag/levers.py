@@ -7,7 +7,8 @@ at a time first, then the changes accumulated, so the answer names the smallest 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Describe = Callable[[str], str]
 

@@ -32,9 +32,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -202,7 +203,7 @@ def bm25_text(card: Card) -> str:
     return "\n".join(parts)
 
 
-def _node(card: Card, view: str, text: str) -> "TextNode":
+def _node(card: Card, view: str, text: str) -> TextNode:
     from llama_index.core.schema import TextNode
 
     return TextNode(
@@ -217,7 +218,7 @@ def _node(card: Card, view: str, text: str) -> "TextNode":
 # --------------------------------------------------------------------------------------
 # BM25 through llama-index's BM25Retriever, with our tokenizer
 # --------------------------------------------------------------------------------------
-def _make_bm25_retriever(nodes: list["TextNode"], top_k: int) -> Any:
+def _make_bm25_retriever(nodes: list[TextNode], top_k: int) -> Any:
     import bm25s
     from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
     from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
@@ -230,7 +231,7 @@ def _make_bm25_retriever(nodes: list["TextNode"], top_k: int) -> Any:
         scoring are unchanged (no hand-written BM25).
         """
 
-        def __init__(self, nodes: list["TextNode"], similarity_top_k: int) -> None:
+        def __init__(self, nodes: list[TextNode], similarity_top_k: int) -> None:
             corpus = [node_to_metadata_dict(n) | {"node_id": n.node_id} for n in nodes]
             bm25 = bm25s.BM25(corpus=corpus)
             bm25.index(
@@ -247,7 +248,7 @@ def _make_bm25_retriever(nodes: list["TextNode"], top_k: int) -> Any:
                 [tokens], k=self.similarity_top_k, show_progress=False, n_threads=0
             )
             out = []
-            for doc, score in zip(docs[0], scores[0]):
+            for doc, score in zip(docs[0], scores[0], strict=True):
                 if float(score) <= 0.0:
                     continue
                 node_dict = doc if isinstance(doc, dict) else self.corpus[int(doc)]
@@ -288,7 +289,7 @@ class Retriever:
         cache_dir: str | Path | None | bool = None,
         progress: bool = True,
         *,
-        embed_model: "BaseEmbedding | None" = None,
+        embed_model: BaseEmbedding | None = None,
         threshold: float | None = None,
     ) -> None:
         self.cards: list[Card] = list(cards) if cards is not None else load_cards()
@@ -322,7 +323,7 @@ class Retriever:
         self._matrix = self.cache_result.vectors.astype(np.float32)
         norms = np.linalg.norm(self._matrix, axis=1, keepdims=True)
         self._matrix = self._matrix / np.maximum(norms, 1e-12)
-        for node, vec in zip(self.dense_nodes, self._matrix):
+        for node, vec in zip(self.dense_nodes, self._matrix, strict=True):
             node.embedding = vec.tolist()
         self._node_card = np.array([self._card_index(n.metadata["card_id"]) for n in self.dense_nodes])
 
@@ -332,7 +333,7 @@ class Retriever:
         log("retriever ready: %d cards, %d dense passages", len(self.cards), len(self.dense_nodes))
 
     # ---- construction helpers ---------------------------------------------------------
-    def _load_model(self, log) -> "BaseEmbedding":
+    def _load_model(self, log) -> BaseEmbedding:
         log("loading embedding model %s", self.settings.model)
         return load_embedding(self.settings)
 

@@ -149,7 +149,7 @@ class Setup(BaseModel):
     def carried(self) -> list[str]:
         return [k for k, v in self.values.items() if v.source == "history"]
 
-    def merged_over(self, earlier: "Setup") -> "Setup":
+    def merged_over(self, earlier: Setup) -> Setup:
         """This message's values win; earlier known values are carried over (source ``history``)."""
         out = self.model_copy(deep=True)
         for key, v in earlier.values.items():
@@ -170,7 +170,7 @@ class Setup(BaseModel):
         return {k: v.model_dump() for k, v in self.values.items()}
 
     @classmethod
-    def load(cls, data: Any, rejected: list[str] | None = None) -> "Setup":
+    def load(cls, data: Any, rejected: list[str] | None = None) -> Setup:
         """A setup from a client's history, re-validated value by value; anything invalid is dropped
         (its key, clipped, is appended to ``rejected`` so the answer can say what it ignored)."""
         out = cls()

@@ -69,7 +69,7 @@ class Slots(BaseModel):
     def stated(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
-    def merged_over(self, earlier: "Slots") -> "Slots":
+    def merged_over(self, earlier: Slots) -> Slots:
         """A follow-up keeps the earlier slots and changes only what it names."""
         return Slots(**{**earlier.stated(), **self.stated()})
 

@@ -6,13 +6,15 @@
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import gradio as gr
-from gradio.events import api as gr_api   # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
+from gradio.events import api as gr_api  # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
 
 from calculators import CalculatorError, GiB, estimate_memory, resolve_batch, sweep
 from calculators.configs import check_config
@@ -155,10 +157,8 @@ def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -
         report = check_config(text, gpu=gpu or None, lang=lang)
     out: dict[str, Any] = {"markdown": report.to_markdown(lang)}
     if hasattr(report, "model_dump"):
-        try:
+        with contextlib.suppress(Exception):  # the markdown is the contract; the structure is a bonus
             out["report"] = report.model_dump(mode="json")
-        except Exception:  # the markdown is the contract; the structure is a bonus
-            pass
     return out
 
 
@@ -185,6 +185,7 @@ def diagnose_endpoint(text: str, lang: str = "en",
     ``setup`` (optional) holds values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096}.
     """
     from calculators.diagnose import diagnose
+
     from .diagnose_panel import MAX_PASTE
 
     if not isinstance(text, str) or not text.strip():

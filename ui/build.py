@@ -5,21 +5,21 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
-from gradio.events import api as gr_api   # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
+from gradio.events import api as gr_api  # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
 
 from calculators.lang import Lang
 
 from .api import register_calculator_api
-from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
 from .calculators_tab import build_calculators_tab, wire_calculators_tab
 from .chat import ChatController
 from .chat_layout import build_chat, restore_chat, wire_chat
 from .check_tab import build_check_tab, wire_check_tab
-from .style import TAB_FROM_URL_JS, TAB_IN_URL_JS, head_style, theme
 from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
 from .labels import Labels
 from .limits import MAX_QUEUE_SIZE, concurrency_limit, launch_settings
+from .mcp_tools import hide_other_endpoints_from_mcp, register_agent_tools
+from .style import TAB_FROM_URL_JS, TAB_IN_URL_JS, head_style, theme
 
 if TYPE_CHECKING:
     from gradio.routes import App
@@ -101,7 +101,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
         with gr.Row(elem_classes=["batchbot-header"], visible=not embed) as header:
             with gr.Column(scale=4, elem_classes=["batchbot-title-col"]):
                 L.add(gr.Markdown(f"# {L.text('title')}\n{L.text('subtitle')}", elem_id="app-title"),
-                      value=lambda l: f"# {t('title', l)}\n{t('subtitle', l)}")
+                      value=lambda lg: f"# {t('title', lg)}\n{t('subtitle', lg)}")
             with gr.Column(scale=1, min_width=180, elem_classes=["batchbot-lang-col"]):
                 lang_radio = gr.Radio([("中文", "zh"), ("English", "en")], value=lang, label=t("lang_label", lang),
                                       elem_id="lang-toggle")

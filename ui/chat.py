@@ -11,8 +11,9 @@ import re
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import gradio as gr
 from pydantic import ValidationError
@@ -22,9 +23,9 @@ from calculators.limits import MAX_QUESTION_CHARS
 from rag.embedding import assistant_lock
 
 from .api import is_api_client
+from .chat_render import answer_messages, user_message_md
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
 from .i18n import t
-from .chat_render import answer_messages, user_message_md
 
 log = logging.getLogger("batchbot.chat")
 

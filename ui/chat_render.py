@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .i18n import t
 from calculators.text_safety import escape_md
 
+from .i18n import t
 from .render import code_block, corrections_md, gib, sources_md, tool_call_message
 
 _HEADING = re.compile(r"(?m)^#{2,4}\s+(.+?)\s*$")

@@ -1,7 +1,8 @@
 """A registry of translatable component properties, so one language switch relabels the whole UI."""
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import gradio as gr
 

@@ -14,7 +14,8 @@ import asyncio
 import json
 import logging
 import os
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 log = logging.getLogger("batchbot.limits")
 
