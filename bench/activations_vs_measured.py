@@ -8,6 +8,7 @@ LoRA rows: every weight frozen, the listed linears wrapped with a trainable rank
 (tests/activation_probe.py add_lora), predicted with trainable_linears=...; "full" is the same
 model and batch fully trainable, for the LoRA/full ratio.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,40 +28,121 @@ QV = ("q_proj", "v_proj")
 QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 ALL7 = QKVO + ("gate_proj", "up_proj", "down_proj")
 CASES = [  # label, builder, kwargs, micro_batch, seq_len, dtype, predict kwargs
-    ("llama h128 L4 a8 kv2, b2 s256, fp32 eager", P.tiny_llama,
-     dict(hidden=128, layers=4, heads=8, kv_heads=2, inter=344), 2, 256, torch.float32, {}),
-    ("llama h256 L2 a8 kv4, b4 s128, bf16 eager", P.tiny_llama,
-     dict(hidden=256, layers=2, heads=8, kv_heads=4, inter=688), 4, 128, torch.bfloat16, {}),
-    ("llama h256 L2 a8 kv2, b4 s256, bf16 sdpa", P.tiny_llama,
-     dict(hidden=256, layers=2, heads=8, kv_heads=2, inter=688, attn="sdpa"), 4, 256, torch.bfloat16,
-     dict(flash_attention=True)),
-    ("gpt2 h256 L3 a8 (gelu), b4 s128, fp32 eager", P.tiny_gpt2,
-     dict(hidden=256, layers=3, heads=8), 4, 128, torch.float32, {}),
-    ("gpt2 h128 L2 a4 (gelu_new), b8 s64, bf16 eager", P.tiny_gpt2,
-     dict(hidden=128, layers=2, heads=4, activation="gelu_new"), 8, 64, torch.bfloat16, dict(activation="gelu_new")),
-    ("bert h128 L4 a4, b4 s128, bf16 eager", P.tiny_bert,
-     dict(hidden=128, layers=4, heads=4), 4, 128, torch.bfloat16, {}),
-    ("t5 h128 L2+2 a4, b2 s128, fp32 eager", P.tiny_t5,
-     dict(hidden=128, layers=2, heads=4, d_kv=32, d_ff=512), 2, 128, torch.float32, {}),
+    (
+        "llama h128 L4 a8 kv2, b2 s256, fp32 eager",
+        P.tiny_llama,
+        dict(hidden=128, layers=4, heads=8, kv_heads=2, inter=344),
+        2,
+        256,
+        torch.float32,
+        {},
+    ),
+    (
+        "llama h256 L2 a8 kv4, b4 s128, bf16 eager",
+        P.tiny_llama,
+        dict(hidden=256, layers=2, heads=8, kv_heads=4, inter=688),
+        4,
+        128,
+        torch.bfloat16,
+        {},
+    ),
+    (
+        "llama h256 L2 a8 kv2, b4 s256, bf16 sdpa",
+        P.tiny_llama,
+        dict(hidden=256, layers=2, heads=8, kv_heads=2, inter=688, attn="sdpa"),
+        4,
+        256,
+        torch.bfloat16,
+        dict(flash_attention=True),
+    ),
+    (
+        "gpt2 h256 L3 a8 (gelu), b4 s128, fp32 eager",
+        P.tiny_gpt2,
+        dict(hidden=256, layers=3, heads=8),
+        4,
+        128,
+        torch.float32,
+        {},
+    ),
+    (
+        "gpt2 h128 L2 a4 (gelu_new), b8 s64, bf16 eager",
+        P.tiny_gpt2,
+        dict(hidden=128, layers=2, heads=4, activation="gelu_new"),
+        8,
+        64,
+        torch.bfloat16,
+        dict(activation="gelu_new"),
+    ),
+    (
+        "bert h128 L4 a4, b4 s128, bf16 eager",
+        P.tiny_bert,
+        dict(hidden=128, layers=4, heads=4),
+        4,
+        128,
+        torch.bfloat16,
+        {},
+    ),
+    (
+        "t5 h128 L2+2 a4, b2 s128, fp32 eager",
+        P.tiny_t5,
+        dict(hidden=128, layers=2, heads=4, d_kv=32, d_ff=512),
+        2,
+        128,
+        torch.float32,
+        {},
+    ),
 ]
 LLAMA = dict(hidden=256, layers=2, heads=8, kv_heads=8, inter=688)
 LORA_CASES = [  # label, llama kwargs, micro_batch, seq_len, dtype, targets, emulation kwargs, predict kwargs
     ("LoRA q,v: llama h256 L2 a8, b2 s128, bf16 eager", dict(LLAMA), 2, 128, torch.bfloat16, QV, {}, {}),
     ("LoRA q,v: llama h256 L2 a8, b2 s128, bf16 sdpa", dict(LLAMA, attn="sdpa"), 2, 128, torch.bfloat16, QV, {}, {}),
-    ("LoRA q,k,v,o: llama h128 L4 a8 kv2, b2 s256, fp32 eager", dict(hidden=128, layers=4, heads=8, kv_heads=2,
-     inter=344), 2, 256, torch.float32, QKVO, {}, {}),
-    ("LoRA all 7: llama h256 L2 a8 kv2, b4 s256, bf16 sdpa", dict(LLAMA, kv_heads=2, attn="sdpa"), 4, 256,
-     torch.bfloat16, ALL7, {}, {}),
-    ("LoRA all 7: ... bf16 sdpa, fp32 adapters (PEFT cast)", dict(LLAMA, kv_heads=2, attn="sdpa"), 4, 256,
-     torch.bfloat16, ALL7, dict(adapter_dtype=torch.float32), dict(lora_input_copy=True, lora_bytes=4)),
-    ("LoRA q,v: h256 L2, b2 s128, bf16 eager, input grads", dict(LLAMA), 2, 128, torch.bfloat16, QV,
-     dict(input_requires_grad=True), dict(input_requires_grad=True)),
+    (
+        "LoRA q,k,v,o: llama h128 L4 a8 kv2, b2 s256, fp32 eager",
+        dict(hidden=128, layers=4, heads=8, kv_heads=2, inter=344),
+        2,
+        256,
+        torch.float32,
+        QKVO,
+        {},
+        {},
+    ),
+    (
+        "LoRA all 7: llama h256 L2 a8 kv2, b4 s256, bf16 sdpa",
+        dict(LLAMA, kv_heads=2, attn="sdpa"),
+        4,
+        256,
+        torch.bfloat16,
+        ALL7,
+        {},
+        {},
+    ),
+    (
+        "LoRA all 7: ... bf16 sdpa, fp32 adapters (PEFT cast)",
+        dict(LLAMA, kv_heads=2, attn="sdpa"),
+        4,
+        256,
+        torch.bfloat16,
+        ALL7,
+        dict(adapter_dtype=torch.float32),
+        dict(lora_input_copy=True, lora_bytes=4),
+    ),
+    (
+        "LoRA q,v: h256 L2, b2 s128, bf16 eager, input grads",
+        dict(LLAMA),
+        2,
+        128,
+        torch.bfloat16,
+        QV,
+        dict(input_requires_grad=True),
+        dict(input_requires_grad=True),
+    ),
 ]
 
 
 def main() -> None:
     torch.set_num_threads(2)
     import transformers
+
     transformers.logging.set_verbosity_error()
     t0 = time.time()
     print("| shape | measured MiB | predicted MiB | ratio |")
@@ -83,8 +165,10 @@ def main() -> None:
         common = dict(bytes_per_value=B, mask_bytes=B, flash_attention=kw.get("attn") == "sdpa")
         p_full = activation_bytes(shape, b, s, **common).total
         p_lora = activation_bytes(shape, b, s, trainable_linears=targets, lora_rank=8, **common, **pkw).total
-        print(f"| {label} | {m_lora / MiB:.2f} | {p_lora / MiB:.2f} | {m_lora / p_lora:.3f} "
-              f"| {m_lora / m_full:.3f} | {p_lora / p_full:.3f} |")
+        print(
+            f"| {label} | {m_lora / MiB:.2f} | {p_lora / MiB:.2f} | {m_lora / p_lora:.3f} "
+            f"| {m_lora / m_full:.3f} | {p_lora / p_full:.3f} |"
+        )
     print(f"\n({time.time() - t0:.1f} s)")
 
 

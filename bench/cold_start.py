@@ -17,6 +17,7 @@ Every measurement runs in a fresh Python process (imports included) with its own
 Peak RSS: ``VmHWM`` from ``/proc/<pid>/status`` (Linux; no psutil needed) for the server, and
 ``resource.getrusage`` inside the Assistant processes.
 """
+
 from __future__ import annotations
 
 import json
@@ -102,15 +103,22 @@ print(json.dumps({"main": T, "background": B}))
 
 
 def phases_run(cache: str) -> dict:
-    out = subprocess.run([PY, "-c", PHASES, str(free_port())], cwd=ROOT, env=env_with(cache), capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [PY, "-c", PHASES, str(free_port())], cwd=ROOT, env=env_with(cache), capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def env_with(cache: str) -> dict[str, str]:
     # PYTHONPATH: the children import this checkout, not another one installed editable in the venv.
-    env = dict(os.environ, BATCHBOT_CACHE_DIR=cache, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               GRADIO_ANALYTICS_ENABLED="False", PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ,
+        BATCHBOT_CACHE_DIR=cache,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        GRADIO_ANALYTICS_ENABLED="False",
+        PYTHONPATH=str(ROOT),
+    )
     env.pop("BATCHBOT_EMBED_MODEL", None)
     return env
 
@@ -144,8 +152,9 @@ def server_run(cache: str, timeout: float = 300) -> dict:
     feedback = tempfile.mkdtemp(prefix="batchbot-fb-")
     env = env_with(cache) | {"BATCHBOT_FEEDBACK_FILE": f"{feedback}/feedback.jsonl"}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([PY, "app.py", "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [PY, "app.py", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     ready = answered = None
     try:
         while time.perf_counter() - t0 < timeout and proc.poll() is None:
@@ -188,19 +197,29 @@ def main() -> None:
         phases = phases_run(cache)
     load = os.getloadavg()
     print(f"cores: {os.cpu_count()}; load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
-    print("| run (fresh process each) | imports s | Assistant() s | first ask s | cache | passages embedded | peak RSS MiB |")
+    print(
+        "| run (fresh process each) | imports s | Assistant() s | first ask s | cache | passages embedded | peak RSS MiB |"
+    )
     print("|---|---:|---:|---:|---|---:|---:|")
     for name, r in [("empty embedding cache", cold), ("warm embedding cache", warm)]:
-        print(f"| {name} | {r['import_s']:.1f} | {r['build_s']:.1f} | {r['first_ask_s']:.2f} | {r['status']} | "
-              f"{r['embedded']}/{r['passages']} | {r['peak_rss_mib']:.0f} |")
-    print(f"\nindex build: {cold['build_s']:.1f} s without cache, {warm['build_s']:.1f} s with cache "
-          f"({cold['build_s'] / warm['build_s']:.1f}x faster with the cache)")
+        print(
+            f"| {name} | {r['import_s']:.1f} | {r['build_s']:.1f} | {r['first_ask_s']:.2f} | {r['status']} | "
+            f"{r['embedded']}/{r['passages']} | {r['peak_rss_mib']:.0f} |"
+        )
+    print(
+        f"\nindex build: {cold['build_s']:.1f} s without cache, {warm['build_s']:.1f} s with cache "
+        f"({cold['build_s'] / warm['build_s']:.1f}x faster with the cache)"
+    )
     ready = "did not become ready" if server["ready_s"] is None else f"{server['ready_s']:.1f} s"
     rss = "n/a" if server["peak_rss_mib"] is None else f"{server['peak_rss_mib']:.0f} MiB"
     answer = "no answer" if server["answer_s"] is None else f"{server['answer_s']:.1f} s"
-    print(f"`python app.py --port X` (warm cache) to first HTTP 200 on /: {ready}; to its first /chat answer: "
-          f"{answer}; server peak RSS {rss}")
-    print("\nPhases (one fresh process, warm cache, each done once; bg = the model thread, concurrent with the rest):\n")
+    print(
+        f"`python app.py --port X` (warm cache) to first HTTP 200 on /: {ready}; to its first /chat answer: "
+        f"{answer}; server peak RSS {rss}"
+    )
+    print(
+        "\nPhases (one fresh process, warm cache, each done once; bg = the model thread, concurrent with the rest):\n"
+    )
     print("| phase | s |\n|---|---:|")
     for name, sec in list(phases["main"].items()) + list(phases["background"].items()):
         print(f"| {name} | {sec:.2f} |")

@@ -11,6 +11,7 @@ Two loads of the bundled model in one process, timed alternately per level so ma
 At each level N threads start together and each embeds ``--per-thread`` different queries.
 Printed: queries/s, p50/p95 latency per query, mean batch size, and batched/serialised throughput.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,15 +26,19 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))   # this checkout, not another one installed in the venv
+sys.path.insert(0, str(ROOT))  # this checkout, not another one installed in the venv
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 QUERIES = [
-    "does gradient accumulation increase memory", "梯度累积会增加显存吗 per_device_train_batch_size 4",
-    "how much memory for a 7B LoRA on a 3090", "ZeRO-3 offload per GPU memory for llama-2-13b",
-    "effective batch with 8 GPUs micro 2 GA 4", "CUDA out of memory at step 0 with deepspeed zero2",
-    "bf16 vs fp16 on A100 mixed precision", "FSDP full shard memory, activation checkpointing on",
+    "does gradient accumulation increase memory",
+    "梯度累积会增加显存吗 per_device_train_batch_size 4",
+    "how much memory for a 7B LoRA on a 3090",
+    "ZeRO-3 offload per GPU memory for llama-2-13b",
+    "effective batch with 8 GPUs micro 2 GA 4",
+    "CUDA out of memory at step 0 with deepspeed zero2",
+    "bf16 vs fp16 on A100 mixed precision",
+    "FSDP full shard memory, activation checkpointing on",
 ]
 
 
@@ -69,6 +74,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per level (best kept)")
     args = ap.parse_args()
     import torch
+
     torch.set_num_threads(args.threads)
     from rag.embedding import EmbeddingSettings, batch_settings, load_embedding
 
@@ -82,7 +88,7 @@ def main() -> None:
         with lock:
             return plain.get_query_embedding(q)
 
-    for q in QUERIES:   # warm-up both
+    for q in QUERIES:  # warm-up both
         serialised(q)
         batched.get_query_embedding(q)
     rows = []
@@ -100,14 +106,20 @@ def main() -> None:
         rows.append((n, best["serialised"], best["batched"], statistics.fmean(sizes) if sizes else 0.0))
     load = os.getloadavg()
     dev = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else f"CPU, {os.cpu_count()} cores"
-    print(f"device: {args.device} ({dev}); torch threads: {torch.get_num_threads()}; window {window * 1000:.0f} ms, "
-          f"max batch {max_batch}; {args.per_thread} queries per thread, best of {args.rounds}; "
-          f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
-    print("| concurrent queries | serialised q/s | p50 ms | p95 ms | batched q/s | p50 ms | p95 ms | mean batch | gain |")
+    print(
+        f"device: {args.device} ({dev}); torch threads: {torch.get_num_threads()}; window {window * 1000:.0f} ms, "
+        f"max batch {max_batch}; {args.per_thread} queries per thread, best of {args.rounds}; "
+        f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
+    )
+    print(
+        "| concurrent queries | serialised q/s | p50 ms | p95 ms | batched q/s | p50 ms | p95 ms | mean batch | gain |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, s, b, mean_batch in rows:
-        print(f"| {n} | {s['qps']:.0f} | {s['p50_ms']:.1f} | {s['p95_ms']:.1f} | {b['qps']:.0f} | {b['p50_ms']:.1f} | "
-              f"{b['p95_ms']:.1f} | {mean_batch:.1f} | {b['qps'] / s['qps']:.2f}x |")
+        print(
+            f"| {n} | {s['qps']:.0f} | {s['p50_ms']:.1f} | {s['p95_ms']:.1f} | {b['qps']:.0f} | {b['p50_ms']:.1f} | "
+            f"{b['p95_ms']:.1f} | {mean_batch:.1f} | {b['qps'] / s['qps']:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ in the languages the model reads), through the same llama-index ``HuggingFaceEmb
 call the Retriever uses (``get_text_embedding_batch``). Best of ``--repeat`` runs after a
 warm-up. Also times single query embeddings (what each question costs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,34 +34,51 @@ def measure(device: str, repeat: int) -> dict:
     load_s = time.perf_counter() - t0
     cards = load_cards()
     langs = ("en", "zh") if settings.resolved_multilingual else ("en",)
-    texts = [_node(c, v, t).get_content(metadata_mode=MetadataMode.EMBED)
-             for c in cards for v, t in dense_passages(c, langs)]
-    model.get_text_embedding_batch(texts[:32])   # warm-up
+    texts = [
+        _node(c, v, t).get_content(metadata_mode=MetadataMode.EMBED) for c in cards for v, t in dense_passages(c, langs)
+    ]
+    model.get_text_embedding_batch(texts[:32])  # warm-up
     runs = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         model.get_text_embedding_batch(texts)
         runs.append(time.perf_counter() - t0)
     best = min(runs)
-    queries = ["does gradient accumulation increase memory", "how much memory for a 7B LoRA on a 3090",
-               "ZeRO-3 offload per GPU memory", "effective batch with 8 GPUs micro 2 GA 4"] * 10
+    queries = [
+        "does gradient accumulation increase memory",
+        "how much memory for a 7B LoRA on a 3090",
+        "ZeRO-3 offload per GPU memory",
+        "effective batch with 8 GPUs micro 2 GA 4",
+    ] * 10
     model.get_query_embedding(queries[0])
     q_ms = []
     for q in queries:
         t0 = time.perf_counter()
         model.get_query_embedding(q)
         q_ms.append((time.perf_counter() - t0) * 1000)
-    return {"device": device, "model": settings.model, "load_s": load_s, "passages": len(texts), "cards": len(cards),
-            "best_s": best, "passages_per_s": len(texts) / best, "cards_per_s": len(cards) / best,
-            "query_ms_median": statistics.median(q_ms)}
+    return {
+        "device": device,
+        "model": settings.model,
+        "load_s": load_s,
+        "passages": len(texts),
+        "cards": len(cards),
+        "best_s": best,
+        "passages_per_s": len(texts) / best,
+        "cards_per_s": len(cards) / best,
+        "query_ms_median": statistics.median(q_ms),
+    }
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| device | passages | cards | best of runs s | passages/s | cards/s | one query ms (median) | model load s |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "| device | passages | cards | best of runs s | passages/s | cards/s | one query ms (median) | model load s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        out.append(f"| {r['device']} | {r['passages']} | {r['cards']} | {r['best_s']:.2f} | {r['passages_per_s']:.0f} | "
-                   f"{r['cards_per_s']:.1f} | {r['query_ms_median']:.1f} | {r['load_s']:.1f} |")
+        out.append(
+            f"| {r['device']} | {r['passages']} | {r['cards']} | {r['best_s']:.2f} | {r['passages_per_s']:.0f} | "
+            f"{r['cards_per_s']:.1f} | {r['query_ms_median']:.1f} | {r['load_s']:.1f} |"
+        )
     return "\n".join(out)
 
 
@@ -70,10 +88,13 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     import torch
+
     r = measure(args.device, args.repeat)
     load = os.getloadavg()
-    print(f"model: {r['model']}; torch threads: {torch.get_num_threads()}; cores: {os.cpu_count()}; "
-          f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
+    print(
+        f"model: {r['model']}; torch threads: {torch.get_num_threads()}; cores: {os.cpu_count()}; "
+        f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
+    )
     print(table([r]))
 
 

@@ -15,6 +15,7 @@ Per language it prints:
     .venv/bin/python bench/eval_answers.py --misses act     # the questions that miss one metric
     .venv/bin/python bench/eval_answers.py --json out.json  # every score, for tests and comparisons
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,11 @@ def _alnum(s: Any) -> str:
     return re.sub(r"[^a-z0-9]", "", str(s).lower())
 
 
-_GPU_FAMILY = re.compile(r"(a100|a800|h100|h800|h200|h20|v100|t4|a10g?|a6000|l40s?|l20|l4|4090d?|4080|3090|3080|2080ti|"
-                         r"2080|910b|mi\d+|p100|k80|a40|a30)", re.I)
+_GPU_FAMILY = re.compile(
+    r"(a100|a800|h100|h800|h200|h20|v100|t4|a10g?|a6000|l40s?|l20|l4|4090d?|4080|3090|3080|2080ti|"
+    r"2080|910b|mi\d+|p100|k80|a40|a30)",
+    re.I,
+)
 
 
 def _gpu_family(s: Any) -> str:
@@ -110,17 +114,24 @@ def _answer_values(answer: Any, key: str) -> list[Any]:
     """Every value the answer used for ``key``: its setup (not assumed) and the conflicts it shows."""
     setup = answer.setup
     vals = []
-    keys = [key] + (["model_text", "model"] if key == "model" else []) + \
-        (["model", "num_params"] if key == "num_params" else []) + (["gpu", "gpu_memory_gb"] if key == "gpu_memory_gb" else []) + (["gpu_text"] if key == "gpu" else [])
+    keys = (
+        [key]
+        + (["model_text", "model"] if key == "model" else [])
+        + (["model", "num_params"] if key == "num_params" else [])
+        + (["gpu", "gpu_memory_gb"] if key == "gpu_memory_gb" else [])
+        + (["gpu_text"] if key == "gpu" else [])
+    )
     for k in dict.fromkeys(keys):
         item = setup.get(k)
         if item and item.get("source") != "assumed":
             v = item["value"]
             if k == "model" and key == "num_params":
                 from calculators.presets import PUBLISHED_PARAMS
+
                 v = PUBLISHED_PARAMS.get(v, v)
             if k == "gpu" and key == "gpu_memory_gb":
                 from calculators.presets import GPU_PRESETS
+
                 v = GPU_PRESETS[v].memory_gib if v in GPU_PRESETS else v
             vals.append(v)
         # The other value the first screen shows for this key ("8 GPUs in your message, DeepSpeed saw 1").
@@ -140,8 +151,9 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
             # 4-/8-bit weights are the setup's `quantization` (or QLoRA), not the compute precision: never a contradiction.
             ft = answer.setup.get("finetune") or {}
             quant = answer.setup.get("quantization") or {}
-            if (str(value).lower() == "int4" and ft.get("value") == "qlora" and ft.get("source") != "assumed") or \
-                    (quant.get("value") == str(value).lower() and quant.get("source") != "assumed"):
+            if (str(value).lower() == "int4" and ft.get("value") == "qlora" and ft.get("source") != "assumed") or (
+                quant.get("value") == str(value).lower() and quant.get("source") != "assumed"
+            ):
                 used += 1
             else:
                 notes.append(f"unused {key}={value!r}")
@@ -157,9 +169,13 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
             if call.label not in _OWN_SETUP_LABELS:
                 continue
             args = call.arguments
-            if (key in args and isinstance(args[key], (int, float, str, bool)) and key not in ("model", "gpu")
-                    and not same_value(key, value, args[key])):
-                    bad.append(f"{call.name}.{key}={args[key]!r}")
+            if (
+                key in args
+                and isinstance(args[key], (int, float, str, bool))
+                and key not in ("model", "gpu")
+                and not same_value(key, value, args[key])
+            ):
+                bad.append(f"{call.name}.{key}={args[key]!r}")
         if bad and key not in ("model", "model_text", "gpu"):
             contradicted += 1
             notes.append(f"CONTRADICTED {key}={value!r}: {bad!r}")
@@ -168,7 +184,8 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
 
 def enough_stated(stated: dict[str, Any]) -> bool:
     return ("model" in stated or "num_params" in stated) and any(
-        k in stated for k in ("finetune", "precision", "zero_stage"))
+        k in stated for k in ("finetune", "precision", "zero_stage")
+    )
 
 
 def first_screen_words(text: str) -> float:
@@ -196,17 +213,27 @@ def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
         used, n_stated, contradicted, notes = score_fidelity(q, answer)
         cited = [s.card_id for s in answer.sources]
         expected = list(q.get("cards") or [])
-        rows.append({
-            "id": q["id"], "lang": q["lang"], "act": q["act"], "got_act": answer.act,
-            "used": used, "stated": n_stated, "contradicted": contradicted, "fidelity_notes": notes,
-            "assumed_headline": computed_memory_in(answer) and not enough_stated(q.get("stated") or {}),
-            "strawman": bool(answer.corrections) and (q.get("misconception") or "none") == "none",
-            "expected_cards": expected, "cited": cited,
-            "hit1": bool(expected) and bool(cited) and cited[0] in expected,
-            "hit3": bool(expected) and any(c in expected for c in cited[:3]),
-            "first_words": first_screen_words(answer.first_screen), "refused": answer.refused,
-            "seconds": elapsed,
-        })
+        rows.append(
+            {
+                "id": q["id"],
+                "lang": q["lang"],
+                "act": q["act"],
+                "got_act": answer.act,
+                "used": used,
+                "stated": n_stated,
+                "contradicted": contradicted,
+                "fidelity_notes": notes,
+                "assumed_headline": computed_memory_in(answer) and not enough_stated(q.get("stated") or {}),
+                "strawman": bool(answer.corrections) and (q.get("misconception") or "none") == "none",
+                "expected_cards": expected,
+                "cited": cited,
+                "hit1": bool(expected) and bool(cited) and cited[0] in expected,
+                "hit3": bool(expected) and any(c in expected for c in cited[:3]),
+                "first_words": first_screen_words(answer.first_screen),
+                "refused": answer.refused,
+                "seconds": elapsed,
+            }
+        )
     return rows
 
 
@@ -238,10 +265,21 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def print_table(summary: dict[str, dict[str, float]]) -> None:
-    cols = [("n", "{:.0f}"), ("act_accuracy", "{:.3f}"), ("fidelity", "{:.3f}"), ("stated_values", "{:.0f}"),
-            ("contradicted", "{:.0f}"), ("assumed_headlines", "{:.0f}"), ("strawman", "{:.0f}"),
-            ("with_cards", "{:.0f}"), ("hit1", "{:.3f}"), ("hit3", "{:.3f}"), ("first_words_median", "{:.0f}"),
-            ("first_words_p90", "{:.0f}"), ("refused", "{:.0f}")]
+    cols = [
+        ("n", "{:.0f}"),
+        ("act_accuracy", "{:.3f}"),
+        ("fidelity", "{:.3f}"),
+        ("stated_values", "{:.0f}"),
+        ("contradicted", "{:.0f}"),
+        ("assumed_headlines", "{:.0f}"),
+        ("strawman", "{:.0f}"),
+        ("with_cards", "{:.0f}"),
+        ("hit1", "{:.3f}"),
+        ("hit3", "{:.3f}"),
+        ("first_words_median", "{:.0f}"),
+        ("first_words_p90", "{:.0f}"),
+        ("refused", "{:.0f}"),
+    ]
     print("| lang | " + " | ".join(c for c, _ in cols) + " |")
     print("|---|" + "---:|" * len(cols))
     for lang, s in summary.items():
@@ -251,13 +289,17 @@ def print_table(summary: dict[str, dict[str, float]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--show", help="print one question's answer and its scoring")
-    ap.add_argument("--misses", choices=["act", "fidelity", "contradicted", "headline", "strawman", "hit3", "words"],
-                    help="list the questions that miss this metric")
+    ap.add_argument(
+        "--misses",
+        choices=["act", "fidelity", "contradicted", "headline", "strawman", "hit3", "words"],
+        help="list the questions that miss this metric",
+    )
     ap.add_argument("--json", help="write every row and the summary to this file")
     ap.add_argument("--dir", default=str(DEV_DIR))
     args = ap.parse_args(argv)
 
     from rag import Assistant
+
     questions = load_dev_set(Path(args.dir))
     bot = Assistant()
     if args.show:
@@ -274,14 +316,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         key = args.misses
         for r in rows:
-            miss = {"act": r["act"] != r["got_act"], "fidelity": r["used"] < r["stated"],
-                    "contradicted": r["contradicted"] > 0, "headline": r["assumed_headline"], "strawman": r["strawman"],
-                    "hit3": bool(r["expected_cards"]) and not r["hit3"], "words": r["first_words"] > 120}[key]
+            miss = {
+                "act": r["act"] != r["got_act"],
+                "fidelity": r["used"] < r["stated"],
+                "contradicted": r["contradicted"] > 0,
+                "headline": r["assumed_headline"],
+                "strawman": r["strawman"],
+                "hit3": bool(r["expected_cards"]) and not r["hit3"],
+                "words": r["first_words"] > 120,
+            }[key]
             if miss:
-                extra = {"act": f"{r['act']} → got {r['got_act']}", "fidelity": "; ".join(r["fidelity_notes"]),
-                         "contradicted": "; ".join(r["fidelity_notes"]), "headline": "", "strawman": "",
-                         "hit3": f"expected {r['expected_cards']} cited {r['cited']}",
-                         "words": f"{r['first_words']:.0f} words"}[key]
+                extra = {
+                    "act": f"{r['act']} → got {r['got_act']}",
+                    "fidelity": "; ".join(r["fidelity_notes"]),
+                    "contradicted": "; ".join(r["fidelity_notes"]),
+                    "headline": "",
+                    "strawman": "",
+                    "hit3": f"expected {r['expected_cards']} cited {r['cited']}",
+                    "words": f"{r['first_words']:.0f} words",
+                }[key]
                 print(f"{r['id']}: {extra}")
     print_table(summary)
     if args.json:

@@ -9,6 +9,7 @@ overlaps a W/I line and a false positive when it overlaps only R lines. Recall =
 overlapped by at least one flag. Also runs over the bodies of our own knowledge cards (correct text that
 quotes the myths to deny them), where every flag is a false positive. ``tests/test_factcheck_eval.py`` asserts precision ≥ 0.95.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,7 @@ def score(answers: list[dict]) -> Score:
         texts = [text for _, text in item["lines"]]
         text = "\n".join(texts)
         spans, pos = [], 0
-        for (label, line) in item["lines"]:
+        for label, line in item["lines"]:
             spans.append((label, pos, pos + len(line)))
             pos += len(line) + 1
         s.lines += len(spans)
@@ -93,8 +94,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--misses", action="store_true", help="list the wrong lines that were not flagged")
     args = p.parse_args()
-    for name, pattern in (("all", "answers_*.yaml"), ("tuned on (en, zh)", "answers_[ez][nh].yaml"),
-                          ("held out", "answers_holdout.yaml")):
+    for name, pattern in (
+        ("all", "answers_*.yaml"),
+        ("tuned on (en, zh)", "answers_[ez][nh].yaml"),
+        ("held out", "answers_holdout.yaml"),
+    ):
         s = score(load_answers(pattern=pattern))
         print(f"## {name}: answers {s.answers}, lines {s.lines}, labelled wrong/imprecise {s.labelled_bad}")
         print(f"flags {s.true_pos + s.false_pos}: true {s.true_pos}, false {s.false_pos}")
@@ -106,6 +110,7 @@ def main() -> None:
                 print("MISS", m)
     # Our own cards: correct text that quotes and denies the myths; every flag here is a false positive.
     from rag.cards import load_cards
+
     claims = flags = 0
     for card in load_cards():
         result = fact_check(card.body)
@@ -115,9 +120,12 @@ def main() -> None:
             print(f"FALSE POSITIVE (card {card.id}): [{c.rule}] {c.text[:120]}")
     print(f"## card bodies: {claims} claims, {flags} flagged (all false positives)")
     # The key facts of the real-question set: correct statements from maintainers' replies.
-    facts = [(q["id"], k) for f in sorted((ROOT / "tests" / "data" / "real_questions").glob("*.yaml"))
-             for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])
-             for k in q.get("key_facts") or []]
+    facts = [
+        (q["id"], k)
+        for f in sorted((ROOT / "tests" / "data" / "real_questions").glob("*.yaml"))
+        for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])
+        for k in q.get("key_facts") or []
+    ]
     flagged = [(qid, c) for qid, k in facts for c in fact_check(k).flagged]
     for qid, c in flagged:
         print(f"FLAG (key fact {qid}): [{c.rule}] {c.text[:120]} -> {c.correction_en}")

@@ -111,11 +111,14 @@ def calibration_report(result: dict) -> str:
     none = sorted(s for s, _ in result["none"])
     out = []
     if none:
-        out.append(f"topic=none relevance: min {none[0]:.3f}  max {none[-1]:.3f}  " +
-                   " ".join(f"{s:.3f}" for s in none))
+        out.append(
+            f"topic=none relevance: min {none[0]:.3f}  max {none[-1]:.3f}  " + " ".join(f"{s:.3f}" for s in none)
+        )
     if on:
-        out.append(f"on-topic relevance: min {on[0]:.3f}  5th pct {on[max(0, len(on) // 20 - 1)]:.3f}  "
-                   f"lowest: " + " ".join(f"{s:.3f}" for s in on[:8]))
+        out.append(
+            f"on-topic relevance: min {on[0]:.3f}  5th pct {on[max(0, len(on) // 20 - 1)]:.3f}  "
+            f"lowest: " + " ".join(f"{s:.3f}" for s in on[:8])
+        )
     out.append("threshold → none rejected / on-topic wrongly rejected:")
     for th in [x / 100 for x in range(20, 66, 2)]:
         r = rejection(result, th)
@@ -148,8 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model: {retriever.settings.model}\n")
     print(markdown_table(result))
     r = rejection(result, th)
-    print(f"\nrelevance threshold {th:.2f}: rejected {r['none_rejected']}/{r['none_n']} topic=none questions; "
-          f"wrongly rejected {r['on_rejected']}/{r['on_n']} on-topic questions")
+    print(
+        f"\nrelevance threshold {th:.2f}: rejected {r['none_rejected']}/{r['none_n']} topic=none questions; "
+        f"wrongly rejected {r['on_rejected']}/{r['on_n']} on-topic questions"
+    )
     if args.calibrate:
         print("\n" + calibration_report(result))
     if args.misses:

@@ -11,6 +11,7 @@ glossary, the tokenizer, the cards or the fusion can be measured in well under a
 by cause: ranked 4+ (which retriever lost it) or not retrieved at all. Uses the model from ``BATCHBOT_EMBED_*``
 (default: the bundled all-MiniLM-L6-v2) and the normal embedding cache.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))   # bench/ is not part of the installed package (bench.eval_answers below)
+sys.path.insert(0, str(ROOT))  # bench/ is not part of the installed package (bench.eval_answers below)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -39,7 +40,7 @@ def assistant_query(question: str) -> str:
     from rag.setup import read_setup
 
     text = clean_text(question).strip()
-    parts = split_message(text[:MAX_QUESTION_CHARS + 1])
+    parts = split_message(text[: MAX_QUESTION_CHARS + 1])
     _, artifacts = read_setup(parts)
     query = retrieval_query(parts)
     extra = [getattr(a, "key_line", "") for a in artifacts]
@@ -59,11 +60,21 @@ def evaluate(retriever: Any, questions: list[dict[str, Any]]) -> list[dict[str, 
         if not expected:
             continue
         res = retriever.search(assistant_query(q["question"]), k=DEPTH)
-        ranked = {"fused": [h.id for h in res.hits], "bm25": [h.id for h in res.bm25],
-                  "dense": [h.id for h in res.dense]}
-        rows.append({"id": q["id"], "lang": q["lang"], "expected": expected, "relevant": res.relevant,
-                     "top": ranked["fused"][:3],
-                     **{m: first_rank(ids, expected) for m, ids in ranked.items()}})
+        ranked = {
+            "fused": [h.id for h in res.hits],
+            "bm25": [h.id for h in res.bm25],
+            "dense": [h.id for h in res.dense],
+        }
+        rows.append(
+            {
+                "id": q["id"],
+                "lang": q["lang"],
+                "expected": expected,
+                "relevant": res.relevant,
+                "top": ranked["fused"][:3],
+                **{m: first_rank(ids, expected) for m, ids in ranked.items()},
+            }
+        )
     return rows
 
 
@@ -73,8 +84,10 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         sel = [r for r in rows if r["lang"] == lang]
         for mode in MODES:
             rk = [r[mode] for r in sel]
-            out[f"{mode}/{lang}"] = {"n": len(sel), **{f"hit@{k}": sum(1 for r in rk if r is not None and r <= k)
-                                                        / max(1, len(sel)) for k in (1, 3, 10)}}
+            out[f"{mode}/{lang}"] = {
+                "n": len(sel),
+                **{f"hit@{k}": sum(1 for r in rk if r is not None and r <= k) / max(1, len(sel)) for k in (1, 3, 10)},
+            }
     return out
 
 
@@ -103,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             if r["fused"] is None or r["fused"] > 3:
                 f = lambda v: "-" if v is None else str(v)  # noqa: E731
-                print(f"  {r['id']}: {f(r['fused'])}/{f(r['bm25'])}/{f(r['dense'])} expected {r['expected']} "
-                      f"top {r['top']}")
+                print(
+                    f"  {r['id']}: {f(r['fused'])}/{f(r['bm25'])}/{f(r['dense'])} expected {r['expected']} "
+                    f"top {r['top']}"
+                )
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": table, "rows": rows}, ensure_ascii=False, indent=1))
     return 0

@@ -26,6 +26,7 @@
 FSDP and ZeRO need several GPUs and are not run here. Without CUDA it prints why and exits 0. ``--json PATH``
 also writes the figures as JSON.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,11 +43,28 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 MiB = 2**20
-TINY = {"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8,
-        "num_key_value_heads": 8, "intermediate_size": 1376, "vocab_size": 32000, "tie_word_embeddings": False}
-TINY_MOE = {"model_type": "mixtral", "hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8,
-            "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 32000, "num_local_experts": 8,
-            "num_experts_per_tok": 2, "tie_word_embeddings": False}
+TINY = {
+    "model_type": "llama",
+    "hidden_size": 512,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "intermediate_size": 1376,
+    "vocab_size": 32000,
+    "tie_word_embeddings": False,
+}
+TINY_MOE = {
+    "model_type": "mixtral",
+    "hidden_size": 512,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "intermediate_size": 688,
+    "vocab_size": 32000,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "tie_word_embeddings": False,
+}
 SEQ = 512
 
 
@@ -57,20 +75,23 @@ class Case:
     name: str
     micro: int = 1
     ga: int = 1
-    precision: str = "amp-bf16"          # amp-bf16: fp32 weights + autocast; bf16: the model in bf16
-    loss: str = "hf"                     # hf | lm-head-chunks | ce-chunks
+    precision: str = "amp-bf16"  # amp-bf16: fp32 weights + autocast; bf16: the model in bf16
+    loss: str = "hf"  # hf | lm-head-chunks | ce-chunks
     checkpointing: bool = False
     lora: bool = False
     set_to_none: bool = True
     moe: bool = False
-    seq: int | None = None               # None: --seq
+    seq: int | None = None  # None: --seq
 
     def config(self) -> dict[str, Any]:
         return dict(TINY_MOE if self.moe else TINY)
 
 
 CASES = [
-    Case("amp mb1 ga1"), Case("amp mb1 ga8", ga=8), Case("amp mb4 ga1", micro=4), Case("amp mb4 ga8", micro=4, ga=8),
+    Case("amp mb1 ga1"),
+    Case("amp mb1 ga8", ga=8),
+    Case("amp mb4 ga1", micro=4),
+    Case("amp mb4 ga8", micro=4, ga=8),
     Case("amp mb1 ga1 set_to_none=False", set_to_none=False),
     Case("amp mb4 ga1 checkpointing", micro=4, checkpointing=True),
     Case("bf16 mb4 lm-head-chunks", micro=4, precision="bf16", loss="lm-head-chunks"),
@@ -84,11 +105,20 @@ CASES = [
 
 def estimate(case: Case, seq: int, context_gb: float = 0.0) -> Any:
     from calculators import estimate_memory
-    kw: dict[str, Any] = {"hf_config": case.config(), "precision": case.precision, "optimizer": "adamw",
-                          "train_micro_batch_size_per_gpu": case.micro, "gradient_accumulation_steps": case.ga,
-                          "seq_len": seq, "flash_attention": True, "cuda_context_gb": context_gb,
-                          "loss_implementation": case.loss, "zero_grad_set_to_none": case.set_to_none,
-                          "gradient_checkpointing": "full" if case.checkpointing else "none"}
+
+    kw: dict[str, Any] = {
+        "hf_config": case.config(),
+        "precision": case.precision,
+        "optimizer": "adamw",
+        "train_micro_batch_size_per_gpu": case.micro,
+        "gradient_accumulation_steps": case.ga,
+        "seq_len": seq,
+        "flash_attention": True,
+        "cuda_context_gb": context_gb,
+        "loss_implementation": case.loss,
+        "zero_grad_set_to_none": case.set_to_none,
+        "gradient_checkpointing": "full" if case.checkpointing else "none",
+    }
     if case.lora:
         kw.update(finetune="lora", lora_rank=8, lora_target_modules=["q_proj", "v_proj"])
     return estimate_memory(kw)
@@ -97,10 +127,14 @@ def estimate(case: Case, seq: int, context_gb: float = 0.0) -> Any:
 def _chunked_ce(logits: Any, targets: Any, chunk: int = 128) -> Any:
     """LitGPT's chunked_cross_entropy (litgpt/utils.py at 00af8b0d): per-chunk CE, reduction none, mean."""
     import torch
+
     F = torch.nn.functional
     if isinstance(logits, list):
-        pairs = zip([c.reshape(-1, c.size(-1)) for c in logits],
-                    [t.reshape(-1) for t in targets.split(logits[0].size(1), dim=1)], strict=True)
+        pairs = zip(
+            [c.reshape(-1, c.size(-1)) for c in logits],
+            [t.reshape(-1) for t in targets.split(logits[0].size(1), dim=1)],
+            strict=True,
+        )
     else:
         pairs = zip(logits.reshape(-1, logits.size(-1)).split(chunk), targets.reshape(-1).split(chunk), strict=True)
     return torch.cat([F.cross_entropy(a, b, reduction="none") for a, b in pairs]).mean()
@@ -118,8 +152,9 @@ def build(case: Case, device: str) -> Any:
     if case.checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if case.lora:
-        sys.path.insert(0, str(ROOT))   # tests/ is not part of the installed package: the probe comes from the checkout
+        sys.path.insert(0, str(ROOT))  # tests/ is not part of the installed package: the probe comes from the checkout
         from tests.activation_probe import add_lora
+
         add_lora(model, ("q_proj", "v_proj"), rank=8, adapter_dtype=torch.float32)
         model.to(device)
     return model
@@ -136,7 +171,7 @@ def train_step(case: Case, seq: int, device: str) -> dict[str, int] | None:
 
     def loss_of(ids: Any) -> Any:
         if case.loss == "hf":
-            return model(input_ids=ids, labels=ids).loss   # the output object is dropped, as HF Trainer does
+            return model(input_ids=ids, labels=ids).loss  # the output object is dropped, as HF Trainer does
         hidden = model.model(input_ids=ids).last_hidden_state
         if case.loss == "lm-head-chunks":
             logits = [model.lm_head(h) for h in hidden.split(128, dim=1)]
@@ -147,8 +182,9 @@ def train_step(case: Case, seq: int, device: str) -> dict[str, int] | None:
     def step() -> None:
         for _ in range(case.ga):
             ids = torch.randint(0, vocab, (case.micro, seq), device=device)
-            with torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16,
-                                enabled=autocast):
+            with torch.autocast(
+                device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16, enabled=autocast
+            ):
                 loss = loss_of(ids) / case.ga
             loss.backward()
             del loss
@@ -169,6 +205,7 @@ def train_step(case: Case, seq: int, device: str) -> dict[str, int] | None:
 def cuda_context_bytes() -> int:
     """Device memory in use after CUDA initialises, minus what PyTorch's allocator holds (the context)."""
     import torch
+
     torch.ones(1, device="cuda")
     torch.cuda.synchronize()
     free, total = torch.cuda.mem_get_info()
@@ -180,17 +217,28 @@ def memory_table(device: str, seq: int, context: int = 0) -> list[dict[str, Any]
     for case in CASES:
         t0 = time.perf_counter()
         s = case.seq or seq
-        got = train_step(case, s, device)   # the model and optimizer are gone when it returns
+        got = train_step(case, s, device)  # the model and optimizer are gone when it returns
         if device.startswith("cuda"):
             import torch
-            torch.cuda.empty_cache()         # each case starts from an empty cache: its own reserved figure
+
+            torch.cuda.empty_cache()  # each case starts from an empty cache: its own reserved figure
         est = estimate(case, s, context / 2**30)
-        row: dict[str, Any] = {"case": case.name, "seq": s, "estimated_allocated": est.peak_allocated,
-                               "estimated_nvidia_smi": est.nvidia_smi, "ga_extra_over_ga1": est.ga_extra_over_ga1,
-                               "measured_allocated": None, "measured_reserved": None, "measured_nvidia_smi": None}
+        row: dict[str, Any] = {
+            "case": case.name,
+            "seq": s,
+            "estimated_allocated": est.peak_allocated,
+            "estimated_nvidia_smi": est.nvidia_smi,
+            "ga_extra_over_ga1": est.ga_extra_over_ga1,
+            "measured_allocated": None,
+            "measured_reserved": None,
+            "measured_nvidia_smi": None,
+        }
         if got is not None:
-            row.update(measured_allocated=got["allocated"], measured_reserved=got["reserved"],
-                       measured_nvidia_smi=got["reserved"] + context)
+            row.update(
+                measured_allocated=got["allocated"],
+                measured_reserved=got["reserved"],
+                measured_nvidia_smi=got["reserved"] + context,
+            )
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
     return rows
@@ -205,21 +253,30 @@ def _ratio(a: int | None, b: int | None) -> str:
 
 
 def print_memory(rows: list[dict[str, Any]], context: int = 0) -> None:
-    print("| case | seq | allocated MiB | predicted MiB | pred / meas | reserved MiB | reserved / allocated | "
-          "nvidia-smi MiB (reserved + context) | predicted MiB | pred / meas |")
+    print(
+        "| case | seq | allocated MiB | predicted MiB | pred / meas | reserved MiB | reserved / allocated | "
+        "nvidia-smi MiB (reserved + context) | predicted MiB | pred / meas |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['case']} | {r['seq']} | {_mib(r['measured_allocated'])} | {_mib(r['estimated_allocated'])} | "
-              f"{_ratio(r['estimated_allocated'], r['measured_allocated'])} | {_mib(r['measured_reserved'])} | "
-              f"{_ratio(r['measured_reserved'], r['measured_allocated'])} | {_mib(r['measured_nvidia_smi'])} | "
-              f"{_mib(r['estimated_nvidia_smi'])} | {_ratio(r['estimated_nvidia_smi'], r['measured_nvidia_smi'])} |")
+        print(
+            f"| {r['case']} | {r['seq']} | {_mib(r['measured_allocated'])} | {_mib(r['estimated_allocated'])} | "
+            f"{_ratio(r['estimated_allocated'], r['measured_allocated'])} | {_mib(r['measured_reserved'])} | "
+            f"{_ratio(r['measured_reserved'], r['measured_allocated'])} | {_mib(r['measured_nvidia_smi'])} | "
+            f"{_mib(r['estimated_nvidia_smi'])} | {_ratio(r['estimated_nvidia_smi'], r['measured_nvidia_smi'])} |"
+        )
     by = {r["case"]: r for r in rows}
-    for a, b in (("amp mb1 ga1", "amp mb1 ga8"), ("amp mb4 ga1", "amp mb4 ga8"),
-                 ("bf16 LoRA q,v mb4 ga1", "bf16 LoRA q,v mb4 ga8")):
+    for a, b in (
+        ("amp mb1 ga1", "amp mb1 ga8"),
+        ("amp mb4 ga1", "amp mb4 ga8"),
+        ("bf16 LoRA q,v mb4 ga1", "bf16 LoRA q,v mb4 ga8"),
+    ):
         m1, m8 = by[a]["measured_allocated"], by[b]["measured_allocated"]
         if m1 is not None and m8 is not None:
-            print(f"{b} - {a}: measured {(m8 - m1) / MiB:.1f} MiB, estimate's ga_extra_over_ga1 "
-                  f"{by[b]['ga_extra_over_ga1'] / MiB:.1f} MiB")
+            print(
+                f"{b} - {a}: measured {(m8 - m1) / MiB:.1f} MiB, estimate's ga_extra_over_ga1 "
+                f"{by[b]['ga_extra_over_ga1'] / MiB:.1f} MiB"
+            )
     if context:
         print(f"CUDA context (mem_get_info before the first model): {context / MiB:.0f} MiB")
 
@@ -232,30 +289,46 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
+
     if args.dry_run_cpu:
         print(f"dry run on CPU: seq {args.seq} (long-context case: its own length)")
         print_memory(memory_table("cpu", args.seq))
         return 0
     if not torch.cuda.is_available():
-        print("gpu_check: no CUDA device is available (torch.cuda.is_available() is False); nothing to measure. "
-              "Run this on a machine with an NVIDIA GPU, or use --dry-run-cpu to exercise the code.")
+        print(
+            "gpu_check: no CUDA device is available (torch.cuda.is_available() is False); nothing to measure. "
+            "Run this on a machine with an NVIDIA GPU, or use --dry-run-cpu to exercise the code."
+        )
         return 0
 
     context = cuda_context_bytes()
     from embedding_throughput import measure, table
+
     print(f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; CUDA {torch.version.cuda}\n")
     emb = [measure("cuda", 3), measure("cpu", 1)]
     print(table(emb))
     print(f"\ncuda / cpu passages per second: {emb[0]['passages_per_s'] / emb[1]['passages_per_s']:.1f}x\n")
     print(f"one optimizer step of random models (LLaMA {TINY}; Mixtral {TINY_MOE}), AdamW, seq {args.seq}:\n")
     import gc
+
     gc.collect()
-    torch.cuda.empty_cache()   # the embedding model's cached blocks must not count as the first case's reserve
+    torch.cuda.empty_cache()  # the embedding model's cached blocks must not count as the first case's reserve
     rows = memory_table("cuda", args.seq, context)
     print_memory(rows, context)
     if args.json:
-        Path(args.json).write_text(json.dumps({"embedding": emb, "memory": rows, "context": context,
-                                               "shape": TINY, "moe_shape": TINY_MOE, "seq": args.seq}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "embedding": emb,
+                    "memory": rows,
+                    "context": context,
+                    "shape": TINY,
+                    "moe_shape": TINY_MOE,
+                    "seq": args.seq,
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -12,6 +12,7 @@ ask() is broken down by wrapping the retriever's methods: query embedding + dens
 BM25, the rest of retrieval (glossary expansion, fusion), and everything outside retrieval
 (slot/intent parsing, calculators, composition).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,6 +65,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+
     if args.threads:
         torch.set_num_threads(args.threads)
     import yaml
@@ -72,8 +74,10 @@ def main() -> None:
 
     from rag import Assistant
 
-    questions = [q["question"] for q in
-                 yaml.safe_load((ROOT / "tests/data/labelled_questions.yaml").read_text(encoding="utf-8"))["questions"]]
+    questions = [
+        q["question"]
+        for q in yaml.safe_load((ROOT / "tests/data/labelled_questions.yaml").read_text(encoding="utf-8"))["questions"]
+    ]
     t0 = time.perf_counter()
     bot = Assistant()
     build_s = time.perf_counter() - t0
@@ -83,7 +87,7 @@ def main() -> None:
     baseline = VectorStoreIndex(nodes, embed_model=r.embed_model, show_progress=False).as_retriever(similarity_top_k=3)
     baseline_build_s = time.perf_counter() - t0
 
-    for q in questions:   # warm-up: first calls allocate, tokenizers cache
+    for q in questions:  # warm-up: first calls allocate, tokenizers cache
         bot.ask(q)
         baseline.retrieve(q)
 
@@ -112,32 +116,46 @@ def main() -> None:
     retr_other = [a - b - c for a, b, c in zip(ask_retr_ms, ask_dense_ms, ask_bm25_ms, strict=True)]
     mean = statistics.fmean
     load = os.getloadavg()
-    print(f"questions: {len(questions)} × {args.repeat} passes; cores: {os.cpu_count()}; torch threads: "
-          f"{torch.get_num_threads()}; load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"questions: {len(questions)} × {args.repeat} passes; cores: {os.cpu_count()}; torch threads: "
+        f"{torch.get_num_threads()}; load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
     print(f"Assistant() build {build_s:.1f} s (warm embedding cache); baseline index build {baseline_build_s:.1f} s\n")
     print("| what | p50 ms | p95 ms | mean ms |")
     print("|---|---:|---:|---:|")
-    for name, v in [("Assistant.ask (full answer)", ask_ms), ("Assistant.retrieve (hybrid, k=3)", ret_ms),
-                    ("baseline VectorStoreIndex retriever (k=3)", base_ms)]:
+    for name, v in [
+        ("Assistant.ask (full answer)", ask_ms),
+        ("Assistant.retrieve (hybrid, k=3)", ret_ms),
+        ("baseline VectorStoreIndex retriever (k=3)", base_ms),
+    ]:
         print(f"| {name} | {pct(v, 50):.1f} | {pct(v, 95):.1f} | {mean(v):.1f} |")
     print("\n| ratio (same process, interleaved) | p50 | p95 | mean |")
     print("|---|---:|---:|---:|")
-    print(f"| retrieve / baseline | {pct(ret_ms, 50) / pct(base_ms, 50):.2f} | {pct(ret_ms, 95) / pct(base_ms, 95):.2f} "
-          f"| {mean(ret_ms) / mean(base_ms):.2f} |")
-    print(f"| ask / baseline retrieval | {pct(ask_ms, 50) / pct(base_ms, 50):.2f} | "
-          f"{pct(ask_ms, 95) / pct(base_ms, 95):.2f} | {mean(ask_ms) / mean(base_ms):.2f} |")
+    print(
+        f"| retrieve / baseline | {pct(ret_ms, 50) / pct(base_ms, 50):.2f} | {pct(ret_ms, 95) / pct(base_ms, 95):.2f} "
+        f"| {mean(ret_ms) / mean(base_ms):.2f} |"
+    )
+    print(
+        f"| ask / baseline retrieval | {pct(ask_ms, 50) / pct(base_ms, 50):.2f} | "
+        f"{pct(ask_ms, 95) / pct(base_ms, 95):.2f} | {mean(ask_ms) / mean(base_ms):.2f} |"
+    )
     print("\nWhere ask() time goes (mean per question):\n")
     print("| part | mean ms | share |")
     print("|---|---:|---:|")
     total = mean(ask_ms)
-    for name, v in [("query embedding + dense scoring", ask_dense_ms), ("BM25 (llama-index BM25Retriever)", ask_bm25_ms),
-                    ("rest of retrieval (glossary expansion, RRF fusion)", retr_other),
-                    ("outside retrieval (slots, intents, calculators, composition)", rest)]:
+    for name, v in [
+        ("query embedding + dense scoring", ask_dense_ms),
+        ("BM25 (llama-index BM25Retriever)", ask_bm25_ms),
+        ("rest of retrieval (glossary expansion, RRF fusion)", retr_other),
+        ("outside retrieval (slots, intents, calculators, composition)", rest),
+    ]:
         print(f"| {name} | {mean(v):.1f} | {mean(v) / total:.0%} |")
     p95 = pct(ask_ms, 95)
     ratio = pct(ret_ms, 50) / pct(base_ms, 50)
-    print(f"\ntargets: ask p95 < 50 ms: {'met' if p95 < 50 else 'NOT met'} ({p95:.1f} ms); "
-          f"retrieval <= 1.5x baseline (p50): {'met' if ratio <= 1.5 else 'NOT met'} ({ratio:.2f}x)")
+    print(
+        f"\ntargets: ask p95 < 50 ms: {'met' if p95 < 50 else 'NOT met'} ({p95:.1f} ms); "
+        f"retrieval <= 1.5x baseline (p50): {'met' if ratio <= 1.5 else 'NOT met'} ({ratio:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ same-process baseline (``Assistant.ask`` in a loop, no server, one thread) and p
 answers/s as a fraction of it. Without ``--url`` the server is ``python app.py`` in a subprocess with
 a temporary feedback store (started after the baseline, so the two never compete).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,14 +40,18 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))   # this checkout, not another one installed in the venv
+sys.path.insert(0, str(ROOT))  # this checkout, not another one installed in the venv
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 MODELS = ["llama-2-7b", "llama-2-13b", "qwen2.5-7b", "mistral-7b"]
 WORLD = [1, 2, 4, 8]
-FOLLOW_UPS = [("and with ZeRO-3?", {"zero_stage": 3}), ("what about ZeRO-2?", {"zero_stage": 2}),
-              ("和 ZeRO-3 呢？", {"zero_stage": 3}), ("ZeRO-1 呢", {"zero_stage": 1})]
+FOLLOW_UPS = [
+    ("and with ZeRO-3?", {"zero_stage": 3}),
+    ("what about ZeRO-2?", {"zero_stage": 2}),
+    ("和 ZeRO-3 呢？", {"zero_stage": 3}),
+    ("ZeRO-1 呢", {"zero_stage": 1}),
+]
 
 
 def setup_for(session: int, round_: int) -> tuple[str, dict[str, Any]]:
@@ -55,8 +60,10 @@ def setup_for(session: int, round_: int) -> tuple[str, dict[str, Any]]:
     ga = round_ % 7 + 2
     ws = WORLD[(session + round_) % len(WORLD)]
     model = MODELS[session % len(MODELS)]
-    q = (f"How much GPU memory per GPU for a {model} full fine-tune with micro batch {mb}, "
-         f"gradient_accumulation_steps {ga} on {ws} GPUs?")
+    q = (
+        f"How much GPU memory per GPU for a {model} full fine-tune with micro batch {mb}, "
+        f"gradient_accumulation_steps {ga} on {ws} GPUs?"
+    )
     return q, {"train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga, "world_size": ws}
 
 
@@ -150,7 +157,7 @@ async def run_session(client: Any, base: str, session: int, level: Level, reuse_
             continue
         level.latencies.append(time.perf_counter() - t0)
         if event == "complete" and isinstance(data, list) and len(data) == 1 and isinstance(data[0], list):
-            data = data[0]   # gr.api returns its (text, answer) tuple as one output
+            data = data[0]  # gr.api returns its (text, answer) tuple as one output
         if event != "complete" or not isinstance(data, list) or len(data) != 2:
             level.problems.append(f"session {session} q{i}: {event}: {str(data)[:200]}")
             continue
@@ -192,8 +199,10 @@ def baseline(seconds: float) -> dict[str, float]:
     """Bare ``Assistant.ask`` answers/s in this process, one thread, the same questions, no server."""
     global _BOT
     import torch
-    torch.set_num_threads(1)   # as app.py (BATCHBOT_TORCH_THREADS default 1)
+
+    torch.set_num_threads(1)  # as app.py (BATCHBOT_TORCH_THREADS default 1)
     from rag import Assistant
+
     bot = _BOT = _BOT or Assistant()
     qs = [q for s in range(20) for q, _, _ in script(s, 3)]
     for q in qs[:5]:
@@ -207,8 +216,11 @@ def baseline(seconds: float) -> dict[str, float]:
         lat.append(time.perf_counter() - a)
     wall = time.perf_counter() - t0
     lat.sort()
-    return {"answers_per_s": len(lat) / wall, "p50_ms": statistics.median(lat) * 1000,
-            "p95_ms": statistics.quantiles(lat, n=100, method="inclusive")[94] * 1000}
+    return {
+        "answers_per_s": len(lat) / wall,
+        "p50_ms": statistics.median(lat) * 1000,
+        "p95_ms": statistics.quantiles(lat, n=100, method="inclusive")[94] * 1000,
+    }
 
 
 def free_port() -> int:
@@ -220,10 +232,21 @@ def free_port() -> int:
 def start_server(extra: list[str], timeout: float = 180) -> tuple[subprocess.Popen, str]:
     port = free_port()
     tmp = tempfile.mkdtemp(prefix="batchbot-load-")
-    env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", PYTHONPATH=str(ROOT),
-               BATCHBOT_FEEDBACK_FILE=f"{tmp}/feedback.jsonl", BATCHBOT_FEEDBACK_DB=f"{tmp}/feedback.sqlite3")
-    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--no-mcp", *extra], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = dict(
+        os.environ,
+        GRADIO_ANALYTICS_ENABLED="False",
+        PYTHONPATH=str(ROOT),
+        BATCHBOT_FEEDBACK_FILE=f"{tmp}/feedback.jsonl",
+        BATCHBOT_FEEDBACK_DB=f"{tmp}/feedback.sqlite3",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "app.py", "--port", str(port), "--no-mcp", *extra],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}/"
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timeout:
@@ -245,14 +268,19 @@ def warm(url: str) -> None:
 
 
 def table(levels: list[Level], base: dict[str, float] | None) -> str:
-    out = ["| sessions × questions | answers | errors | p50 ms | p95 ms | max ms | answers/s | of baseline | "
-           "generator CPU |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "| sessions × questions | answers | errors | p50 ms | p95 ms | max ms | answers/s | of baseline | "
+        "generator CPU |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for lv in levels:
         rate = lv.answers / lv.wall_s if lv.wall_s else 0.0
         share = f"{rate / base['answers_per_s']:.0%}" if base else "-"
         mx = max(lv.latencies) * 1000 if lv.latencies else float("nan")
-        out.append(f"| {lv.sessions} × {lv.questions} | {lv.answers} | {len(lv.problems)} | {lv.pct(50) * 1000:.0f} | "
-                   f"{lv.pct(95) * 1000:.0f} | {mx:.0f} | {rate:.1f} | {share} | {lv.cpu_s / lv.wall_s:.0%} |")
+        out.append(
+            f"| {lv.sessions} × {lv.questions} | {lv.answers} | {len(lv.problems)} | {lv.pct(50) * 1000:.0f} | "
+            f"{lv.pct(95) * 1000:.0f} | {mx:.0f} | {rate:.1f} | {share} | {lv.cpu_s / lv.wall_s:.0%} |"
+        )
     return "\n".join(out)
 
 
@@ -263,8 +291,11 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per level before sessions are cancelled")
     ap.add_argument("--url", default=None, help="an already running app (default: start python app.py)")
     ap.add_argument("--baseline-s", type=float, default=10.0, help="seconds of bare Assistant.ask (0: skip)")
-    ap.add_argument("--no-session", action="store_true",
-                    help="send no session_hash (each call a new Gradio session, as a bare HTTP client does)")
+    ap.add_argument(
+        "--no-session",
+        action="store_true",
+        help="send no session_hash (each call a new Gradio session, as a bare HTTP client does)",
+    )
     ap.add_argument("--server-arg", action="append", default=[], help="extra argument for app.py (repeatable)")
     args = ap.parse_args()
     if any(s < 1 or s > 500 for s in args.sessions) or not 1 <= args.questions <= 1000:
@@ -279,8 +310,9 @@ def main() -> int:
     url = url if url.endswith("/") else url + "/"
     try:
         warm(url)
-        levels = [asyncio.run(run_level(url, s, args.questions, args.time_limit, not args.no_session))
-                  for s in args.sessions]
+        levels = [
+            asyncio.run(run_level(url, s, args.questions, args.time_limit, not args.no_session)) for s in args.sessions
+        ]
     finally:
         if proc is not None:
             proc.terminate()
@@ -293,10 +325,12 @@ def main() -> int:
     print(f"cores: {os.cpu_count()}; load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if base and after:
         for name, b in (("before", base), ("after", after)):
-            print(f"same-process baseline {name} the load (bare Assistant.ask, 1 thread, no server): "
-                  f"{b['answers_per_s']:.1f} answers/s, p50 {b['p50_ms']:.0f} ms, p95 {b['p95_ms']:.0f} ms")
+            print(
+                f"same-process baseline {name} the load (bare Assistant.ask, 1 thread, no server): "
+                f"{b['answers_per_s']:.1f} answers/s, p50 {b['p50_ms']:.0f} ms, p95 {b['p95_ms']:.0f} ms"
+            )
         base = {"answers_per_s": (base["answers_per_s"] + after["answers_per_s"]) / 2}
-        print("\"of baseline\": answers/s over the mean of the two baselines")
+        print('"of baseline": answers/s over the mean of the two baselines')
     print(table(levels, base))
     for lv in levels:
         for p in lv.problems[:5]:

@@ -19,6 +19,7 @@ tests/data/configs/verdicts.json, with the library versions that gave it.
   accelerate launch's own functions in their order. There the recording pins the
   libraries' answers, and the test checks that the doctor's report states them.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,12 @@ def deepspeed_alone(path: pathlib.Path, world_size: int) -> dict[str, object]:
             cfgmod.DeepSpeedConfig(str(path))
     except Exception as exc:  # noqa: BLE001 - the verdict
         v = library.failure(exc)
-        return {"fails": True, "step": "deepspeed.runtime.config.DeepSpeedConfig", "exception": v.exception,
-                "message": v.message}
+        return {
+            "fails": True,
+            "step": "deepspeed.runtime.config.DeepSpeedConfig",
+            "exception": v.exception,
+            "message": v.message,
+        }
     finally:
         cfgmod.dist = old
     return {"fails": False}
@@ -73,8 +78,9 @@ def as_record(v: library.LibraryVerdict) -> dict[str, object]:
 def verdict(case: dict[str, str | None], world_size: int) -> dict[str, object]:
     cfg_path = DATA / str(case["config"])
     pc = parse_config(cfg_path.read_text(encoding="utf-8"))
-    companion = parse_config((DATA / case["training_args"]).read_text(encoding="utf-8")) \
-        if case.get("training_args") else None
+    companion = (
+        parse_config((DATA / case["training_args"]).read_text(encoding="utf-8")) if case.get("training_args") else None
+    )
     if companion is not None and pc.kind != "deepspeed" and companion.kind == "deepspeed":
         pc, companion = companion, pc
     hidden = _hidden_size(case.get("model"))
@@ -106,8 +112,10 @@ def main() -> None:
         fails += sum(bool(r["fails"]) for r in rec.values())
     (DATA / "verdicts.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     n = len(cases) * len(WORLD_SIZES)
-    print(f"{len(cases)} cases × {len(WORLD_SIZES)} world sizes = {n} verdicts, {fails} fail, {n - fails} pass "
-          f"({time.perf_counter() - start:.1f} s) → tests/data/configs/verdicts.json")
+    print(
+        f"{len(cases)} cases × {len(WORLD_SIZES)} world sizes = {n} verdicts, {fails} fail, {n - fails} pass "
+        f"({time.perf_counter() - start:.1f} s) → tests/data/configs/verdicts.json"
+    )
 
 
 if __name__ == "__main__":

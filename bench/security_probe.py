@@ -5,6 +5,7 @@
 Starts the server on a free loopback port, asks one normal question, then sends each attack once and
 prints how long the refusal took and the server's RSS (process and children, from /proc) after it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,8 +31,13 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="batchbot-probe-"))
     port = _free_port()
     env = {**os.environ, "BATCHBOT_FEEDBACK_FILE": str(tmp / "feedback.jsonl")}
-    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=open(tmp / "server.log", "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115 (open while the server runs)
+    proc = subprocess.Popen(
+        [sys.executable, "app.py", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=open(tmp / "server.log", "wb"),  # noqa: SIM115 (open while the server runs)
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(480):
@@ -47,7 +53,7 @@ def main() -> None:
 
         def timed(label: str, fn) -> None:
             start = time.monotonic()
-            with contextlib.suppress(Exception):   # refusals arrive as exceptions from gradio_client
+            with contextlib.suppress(Exception):  # refusals arrive as exceptions from gradio_client
                 fn()
             print(f"{label}: {time.monotonic() - start:.3f} s, RSS {_rss(proc.pid) // 2**20} MiB")
 
@@ -57,20 +63,32 @@ def main() -> None:
 
         def big_body() -> None:
             with socket.create_connection(("127.0.0.1", port)) as s:
-                s.sendall(f"POST /gradio_api/queue/join HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          f"Content-Length: {600 * 2**20}\r\n\r\n{{".encode())
+                s.sendall(
+                    f"POST /gradio_api/queue/join HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {600 * 2**20}\r\n\r\n{{".encode()
+                )
                 print("   ", s.recv(200).split(b"\r\n")[0].decode())
 
         timed(f"alias bomb ({len(bomb)} chars) /check_config", lambda: c.predict(text=bomb, api_name="/check_config"))
-        timed("alias bomb in /chat", lambda: c.predict(question=f"check\n```yaml\ntrain_batch_size: 8\n{bomb}\n```",
-                                                       api_name="/chat"))
-        timed("hf_config=/dev/urandom /memory", lambda: c.predict(config={"hf_config": "/dev/urandom", "gpu": "t4"},
-                                                                 api_name="/memory"))
-        timed("hf_config=FIFO /sweep", lambda: c.predict(config={"hf_config": str(fifo), "gpu": "t4"}, field="seq_len",
-                                                        values=[512], api_name="/sweep"))
+        timed(
+            "alias bomb in /chat",
+            lambda: c.predict(question=f"check\n```yaml\ntrain_batch_size: 8\n{bomb}\n```", api_name="/chat"),
+        )
+        timed(
+            "hf_config=/dev/urandom /memory",
+            lambda: c.predict(config={"hf_config": "/dev/urandom", "gpu": "t4"}, api_name="/memory"),
+        )
+        timed(
+            "hf_config=FIFO /sweep",
+            lambda: c.predict(
+                config={"hf_config": str(fifo), "gpu": "t4"}, field="seq_len", values=[512], api_name="/sweep"
+            ),
+        )
         timed("600 MiB declared body", big_body)
-        timed("900,000-character GPU name /memory", lambda: c.predict(config={"model": "gpt2", "gpu": "G" * 900_000},
-                                                                     api_name="/memory"))
+        timed(
+            "900,000-character GPU name /memory",
+            lambda: c.predict(config={"model": "gpt2", "gpu": "G" * 900_000}, api_name="/memory"),
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=30)

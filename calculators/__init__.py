@@ -6,6 +6,7 @@ Pure Python (pydantic in, pydantic out); importing this package does not import 
 >>> resolve_batch(train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=8, world_size=4).train_batch_size
 64
 """
+
 from .batch import BatchConfigError, BatchResult, learning_rate_guidance, resolve_batch, resolve_hf_batch
 from .errors import CalculatorError
 from .memory import GiB, MemoryConfig, MemoryEstimate, estimate_memory, make_config
@@ -22,8 +23,26 @@ from .sweep import SweepResult, sweep
 from .tools import TOOLS, run_tool
 
 __all__ = [
-    "BatchConfigError", "BatchResult", "resolve_batch", "resolve_hf_batch", "learning_rate_guidance",
-    "CalculatorError", "GiB", "MemoryConfig", "MemoryEstimate", "estimate_memory", "make_config",
-    "GPU_PRESETS", "MODEL_PRESETS", "ModelShape", "count_params", "get_gpu", "get_model_shape",
-    "shape_from_hf_config", "SweepResult", "sweep", "TOOLS", "run_tool",
+    "BatchConfigError",
+    "BatchResult",
+    "resolve_batch",
+    "resolve_hf_batch",
+    "learning_rate_guidance",
+    "CalculatorError",
+    "GiB",
+    "MemoryConfig",
+    "MemoryEstimate",
+    "estimate_memory",
+    "make_config",
+    "GPU_PRESETS",
+    "MODEL_PRESETS",
+    "ModelShape",
+    "count_params",
+    "get_gpu",
+    "get_model_shape",
+    "shape_from_hf_config",
+    "SweepResult",
+    "sweep",
+    "TOOLS",
+    "run_tool",
 ]

@@ -22,6 +22,7 @@ i MLP intermediate size, V vocabulary, B bytes per value (2 for fp16/bf16, 4 for
 Per-token statistics (LayerNorm mean/rstd, RMSNorm rsqrt, softmax logsumexp: b*s or
 b*a*s numbers) are ignored, as in the paper. Pure Python: no torch import.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -49,6 +50,7 @@ __all__ = ["korthikanti_layer_bytes", "ActivationBreakdown", "activation_bytes"]
 
 # ------------------------------------------------------------------ validation
 
+
 def _choice(field: str, value: Any, options: tuple[Any, ...]) -> Any:
     if isinstance(value, bool) and not all(isinstance(o, bool) for o in options) or value not in options:
         shown = ", ".join(repr(o) for o in options)
@@ -58,15 +60,18 @@ def _choice(field: str, value: Any, options: tuple[Any, ...]) -> Any:
 
 def _optional_bool(field: str, value: Any) -> bool | None:
     if value is not None and not isinstance(value, bool):
-        raise CalculatorError(field, value, "True, False or None (the architecture's default)",
-                              "True、False 或 None（按架构默认）")
+        raise CalculatorError(
+            field, value, "True, False or None (the architecture's default)", "True、False 或 None（按架构默认）"
+        )
     return value
 
 
 # ------------------------------------------------------------------ the paper
 
-def korthikanti_layer_bytes(seq_len: int, micro_batch: int, hidden: int, heads: int,
-                            recompute: Recompute = "none") -> int:
+
+def korthikanti_layer_bytes(
+    seq_len: int, micro_batch: int, hidden: int, heads: int, recompute: Recompute = "none"
+) -> int:
     """Bytes one GPT layer keeps for backward at 16-bit, Korthikanti et al. 2022, eqs. (1)-(2) and sec. 5.
 
     * ``"none"``:      ``s*b*h*(34 + 5*a*s/h)`` = ``34*s*b*h + 5*a*s^2*b``
@@ -88,6 +93,7 @@ def korthikanti_layer_bytes(seq_len: int, micro_batch: int, hidden: int, heads: 
 
 
 # ------------------------------------------------------------------ component model
+
 
 class ActivationBreakdown(BaseModel):
     """Activation bytes of one micro-batch. ``total = layers + embeddings + logits``.
@@ -119,7 +125,7 @@ class _Train:
 
     targets: frozenset[str] | None = None
     rank: int = 8
-    ab: int = 2       # bytes per value of the adapter's saved tensors
+    ab: int = 2  # bytes per value of the adapter's saved tensors
     copy: bool = False
     mask: int = 0
 
@@ -135,8 +141,17 @@ class _Train:
 FULL = _Train()
 
 
-def _linear_inputs(t: dict[str, int], key: str, g: _Train, B: int, rows: int, width: int,
-                   adapters: Iterable[str], prefix: str = "", x_rg: bool = True) -> None:
+def _linear_inputs(
+    t: dict[str, int],
+    key: str,
+    g: _Train,
+    B: int,
+    rows: int,
+    width: int,
+    adapters: Iterable[str],
+    prefix: str = "",
+    x_rg: bool = True,
+) -> None:
     """The input a group of linears reading the same tensor saves, and their LoRA adapters' tensors.
 
     ``mm(x, W^T)`` saves ``x`` only when ``W`` needs a gradient (PyTorch's derivative formula for
@@ -179,9 +194,22 @@ def _norm_terms(style: str, B: int, sbh: int, g: _Train = FULL, x_rg: bool = Tru
     return ((FP32 + extra if x_rg else 0) + (B if g.full else 0)) * sbh
 
 
-def _attention_terms(style: str, B: int, M: int, s_q: int, s_kv: int, b: int, h: int, shape: ModelShape,
-                     dropout: bool, scores: bool, flash: bool, prefix: str, g: _Train = FULL,
-                     x_rg: bool = True) -> tuple[dict[str, int], bool]:
+def _attention_terms(
+    style: str,
+    B: int,
+    M: int,
+    s_q: int,
+    s_kv: int,
+    b: int,
+    h: int,
+    shape: ModelShape,
+    dropout: bool,
+    scores: bool,
+    flash: bool,
+    prefix: str,
+    g: _Train = FULL,
+    x_rg: bool = True,
+) -> tuple[dict[str, int], bool]:
     """One attention block (self- or cross-), following Korthikanti et al. sec. 4.1.
 
     Q/K/V projections' input, Q and K for ``Q K^T`` (K repeated to all heads: HF's ``repeat_kv``
@@ -209,8 +237,17 @@ def _attention_terms(style: str, B: int, M: int, s_q: int, s_kv: int, b: int, h:
     else:
         q_rg, k_rg, v_rg = (n_rg or g.tr(n) for n in qkv)
         # cross-attention: Q's input; K/V read the encoder output (counted once, with the LM head)
-        _linear_inputs(t, f"{prefix}qkv_input", g, B, s_q * b, h, ("q_proj",) if prefix == "xattn_" else qkv,
-                       prefix=prefix, x_rg=n_rg)
+        _linear_inputs(
+            t,
+            f"{prefix}qkv_input",
+            g,
+            B,
+            s_q * b,
+            h,
+            ("q_proj",) if prefix == "xattn_" else qkv,
+            prefix=prefix,
+            x_rg=n_rg,
+        )
         if prefix == "xattn_":
             for n in ("k_proj", "v_proj"):
                 if not g.full and g.tr(n):
@@ -245,16 +282,26 @@ def _attention_terms(style: str, B: int, M: int, s_q: int, s_kv: int, b: int, h:
             t[f"{prefix}softmax"] = B * ass
     if flash and any_rg:
         t[f"{prefix}out_proj_input"] = B * s_q * b * inner  # the kernel's output, kept by the kernel
-    _linear_inputs(t, f"{prefix}out_proj_input", g, B, s_q * b, inner, ("o_proj",), prefix=prefix,
-                   x_rg=any_rg)
+    _linear_inputs(t, f"{prefix}out_proj_input", g, B, s_q * b, inner, ("o_proj",), prefix=prefix, x_rg=any_rg)
     out_rg = any_rg or g.tr("o_proj")
     if dropout and out_rg:
         t[f"{prefix}residual_dropout_mask"] = M * s_q * b * h
     return t, out_rg
 
 
-def _mlp_terms(style: str, B: int, M: int, sb: int, h: int, i: int, gated: bool, dropout: bool,
-               activation: str = "gelu", g: _Train = FULL, x_rg: bool = True) -> tuple[dict[str, int], bool]:
+def _mlp_terms(
+    style: str,
+    B: int,
+    M: int,
+    sb: int,
+    h: int,
+    i: int,
+    gated: bool,
+    dropout: bool,
+    activation: str = "gelu",
+    g: _Train = FULL,
+    x_rg: bool = True,
+) -> tuple[dict[str, int], bool]:
     """Plain MLP (paper): fc1 input, activation input, fc2 input, dropout mask -> B*h + 2*B*i + M*h.
     Gated (SwiGLU): input, gate (SiLU input), SiLU output and up (the product's factors),
     down-projection input -> B*(h + 4*i). HF T5 also applies dropout between the activation and
@@ -272,9 +319,9 @@ def _mlp_terms(style: str, B: int, M: int, sb: int, h: int, i: int, gated: bool,
         gate_rg, up_rg = n_rg or g.tr("gate_proj"), n_rg or g.tr("up_proj")
         if gate_rg:
             t["mlp_gate"] = B * sb * i  # SiLU input
-            t["mlp_up"] = B * sb * i    # kept by act * up for act's gradient
+            t["mlp_up"] = B * sb * i  # kept by act * up for act's gradient
         if up_rg:
-            t["mlp_act"] = B * sb * i   # SiLU output, kept for up's gradient
+            t["mlp_act"] = B * sb * i  # SiLU output, kept for up's gradient
         hid_rg = gate_rg or up_rg
         _linear_inputs(t, "mlp_down_input", g, B, sb, i, ("down_proj",), x_rg=gate_rg or up_rg)
     else:
@@ -293,9 +340,22 @@ def _mlp_terms(style: str, B: int, M: int, sb: int, h: int, i: int, gated: bool,
     return t, out_rg
 
 
-def _layer_terms(shape: ModelShape, style: str, B: int, M: int, s: int, b: int, dropout: bool, scores: bool,
-                 flash: bool, cross: bool, s_enc: int, activation: str = "gelu", g: _Train = FULL,
-                 x_rg: bool = True) -> tuple[dict[str, int], bool]:
+def _layer_terms(
+    shape: ModelShape,
+    style: str,
+    B: int,
+    M: int,
+    s: int,
+    b: int,
+    dropout: bool,
+    scores: bool,
+    flash: bool,
+    cross: bool,
+    s_enc: int,
+    activation: str = "gelu",
+    g: _Train = FULL,
+    x_rg: bool = True,
+) -> tuple[dict[str, int], bool]:
     """One block's terms; ``x_rg``: whether the block input needs a gradient. Returns (terms, output_rg)."""
     h, sb = shape.hidden_size, s * b
     t: dict[str, int] = {}
@@ -311,8 +371,9 @@ def _layer_terms(shape: ModelShape, style: str, B: int, M: int, s: int, b: int, 
         rg = True
     t[f"norm{3 if cross else 2}"] = _norm_terms(style, B, sb * h, g, rg)
     if not shape.is_moe:
-        mt, out = _mlp_terms(style, B, M, sb, h, shape.intermediate_size, shape.mlp == "gated", dropout, activation,
-                             g, rg)
+        mt, out = _mlp_terms(
+            style, B, M, sb, h, shape.intermediate_size, shape.mlp == "gated", dropout, activation, g, rg
+        )
         t.update(mt)
         return {k: v for k, v in t.items() if v}, rg or out
     # Mixture of experts (HF Mixtral / Qwen-MoE eager experts). Each token runs through k experts, so the
@@ -321,26 +382,39 @@ def _layer_terms(shape: ModelShape, style: str, B: int, M: int, s: int, b: int, 
     # gate/up matmuls) and the expert output (kept by the routing-weight product), 2·B·k·h, about 48 B of int64
     # index / routing-weight bookkeeping per routed token, and the router's fp32 softmax (4·E per token).
     k = shape.experts_per_token
-    mt, out = _mlp_terms(style, B, M, sb, h, k * shape.expert_intermediate_size, shape.mlp == "gated", dropout,
-                         activation, g, rg)
+    mt, out = _mlp_terms(
+        style, B, M, sb, h, k * shape.expert_intermediate_size, shape.mlp == "gated", dropout, activation, g, rg
+    )
     t.update(mt)
     t["moe_routed_copies"] = 2 * B * sb * k * h
     t["moe_routing_index"] = MOE_INDEX_BYTES * sb * k
     t["moe_router_softmax"] = FP32 * sb * shape.num_experts
     if shape.shared_expert_intermediate_size:
-        st, _ = _mlp_terms(style, B, M, sb, h, shape.shared_expert_intermediate_size, shape.mlp == "gated", dropout,
-                           activation, g, rg)
+        st, _ = _mlp_terms(
+            style, B, M, sb, h, shape.shared_expert_intermediate_size, shape.mlp == "gated", dropout, activation, g, rg
+        )
         t.update({f"shared_{key}": v for key, v in st.items()})
     return {k: v for k, v in t.items() if v}, rg or out
 
 
-def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes_per_value: int = 2,
-                     flash_attention: bool = False, checkpointing: Recompute = "none",
-                     dropout: bool | None = None, mask_bytes: int | None = None,
-                     activation: Literal["gelu", "gelu_new"] = "gelu",
-                     trainable_linears: Iterable[str] | None = None, lora_rank: int = 8,
-                     input_requires_grad: bool | None = None, lora_input_copy: bool = False,
-                     lora_bytes: int | None = None, lora_dropout: bool = False) -> ActivationBreakdown:
+def activation_bytes(
+    shape: ModelShape,
+    micro_batch: int,
+    seq_len: int,
+    *,
+    bytes_per_value: int = 2,
+    flash_attention: bool = False,
+    checkpointing: Recompute = "none",
+    dropout: bool | None = None,
+    mask_bytes: int | None = None,
+    activation: Literal["gelu", "gelu_new"] = "gelu",
+    trainable_linears: Iterable[str] | None = None,
+    lora_rank: int = 8,
+    input_requires_grad: bool | None = None,
+    lora_input_copy: bool = False,
+    lora_bytes: int | None = None,
+    lora_dropout: bool = False,
+) -> ActivationBreakdown:
     """Activation memory of one micro-batch of ``micro_batch`` x ``seq_len`` tokens.
 
     Per block: the paper's terms (see ``_attention_terms``, ``_mlp_terms``, ``_norm_terms``).
@@ -416,8 +490,9 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     M = MASK_BYTES if mask_bytes is None else _choice("mask_bytes", mask_bytes, (1, 2, 4))
     activation = _choice("activation", activation, ("gelu", "gelu_new"))
     if activation == "gelu_new" and shape.mlp == "gated":
-        raise CalculatorError("activation", activation, "'gelu' for gated (SwiGLU/GeGLU) MLPs",
-                              "门控 MLP（SwiGLU/GeGLU）只接受 'gelu'")
+        raise CalculatorError(
+            "activation", activation, "'gelu' for gated (SwiGLU/GeGLU) MLPs", "门控 MLP（SwiGLU/GeGLU）只接受 'gelu'"
+        )
     g = _training(trainable_linears, lora_rank, lora_input_copy, lora_bytes, lora_dropout, B, M)
     input_rg = _optional_bool("input_requires_grad", input_requires_grad)
     if input_rg is None:
@@ -432,8 +507,22 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     enc_dec = shape.architecture == "encoder-decoder"
 
     def layer(cross: bool, x_rg: bool) -> tuple[dict[str, int], bool]:
-        return _layer_terms(shape, style, B, M, s, b, dropout, scores, flash, cross=cross, s_enc=s,
-                            activation=activation, g=g, x_rg=x_rg)
+        return _layer_terms(
+            shape,
+            style,
+            B,
+            M,
+            s,
+            b,
+            dropout,
+            scores,
+            flash,
+            cross=cross,
+            s_enc=s,
+            activation=activation,
+            g=g,
+            x_rg=x_rg,
+        )
 
     enc_terms, _ = layer(False, True)
     enc_layer = sum(enc_terms.values())
@@ -495,24 +584,42 @@ def activation_bytes(shape: ModelShape, micro_batch: int, seq_len: int, *, bytes
     total = layers + embeddings + logits
     attn = "flash (no s^2 terms)" if flash else ("selective recompute" if ckpt == "selective" else "eager s^2 scores")
     tuning = "full fine-tune" if g.full else f"LoRA r={g.rank} on {', '.join(sorted(g.targets or ()))} (frozen base)"
-    formula = (f"Korthikanti et al. 2022 per-layer terms, {style}-style layer, {B}-byte values, "
-               f"{'dropout' if dropout else 'no dropout'}, {attn}, {tuning}; {how}; "
-               f"+ embeddings + LM head/loss ({B}+{log_softmax})*b*s*V")
-    return ActivationBreakdown(per_layer=per_layer, layers=layers, embeddings=embeddings, logits=logits,
-                               total=total, formula=formula, terms=per_layer_terms)
+    formula = (
+        f"Korthikanti et al. 2022 per-layer terms, {style}-style layer, {B}-byte values, "
+        f"{'dropout' if dropout else 'no dropout'}, {attn}, {tuning}; {how}; "
+        f"+ embeddings + LM head/loss ({B}+{log_softmax})*b*s*V"
+    )
+    return ActivationBreakdown(
+        per_layer=per_layer,
+        layers=layers,
+        embeddings=embeddings,
+        logits=logits,
+        total=total,
+        formula=formula,
+        terms=per_layer_terms,
+    )
 
 
-def _training(trainable_linears: Any, rank: Any, copy: Any, lora_bytes: Any, lora_dropout: Any,
-              B: int, M: int) -> _Train:
+def _training(
+    trainable_linears: Any, rank: Any, copy: Any, lora_bytes: Any, lora_dropout: Any, B: int, M: int
+) -> _Train:
     if trainable_linears is None:
         return FULL
     if isinstance(trainable_linears, str) or not isinstance(trainable_linears, Iterable):
-        raise CalculatorError("trainable_linears", trainable_linears, f"None or a set of {', '.join(LORA_LINEARS)}",
-                              f"None 或 {', '.join(LORA_LINEARS)} 的子集")
+        raise CalculatorError(
+            "trainable_linears",
+            trainable_linears,
+            f"None or a set of {', '.join(LORA_LINEARS)}",
+            f"None 或 {', '.join(LORA_LINEARS)} 的子集",
+        )
     targets = frozenset(trainable_linears)
     if not targets or not targets <= set(LORA_LINEARS):
-        raise CalculatorError("trainable_linears", sorted(targets), f"a non-empty subset of {', '.join(LORA_LINEARS)}",
-                              f"{', '.join(LORA_LINEARS)} 的非空子集")
+        raise CalculatorError(
+            "trainable_linears",
+            sorted(targets),
+            f"a non-empty subset of {', '.join(LORA_LINEARS)}",
+            f"{', '.join(LORA_LINEARS)} 的非空子集",
+        )
     r = positive_int("lora_rank", rank, maximum=MAX_LORA_RANK)
     copy = _choice("lora_input_copy", copy, (True, False))
     lora_dropout = _choice("lora_dropout", lora_dropout, (True, False))

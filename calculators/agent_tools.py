@@ -5,6 +5,7 @@ One function per tool, JSON in and JSON out, with a docstring an LLM can act on:
 both wrap these, so a tool behaves the same whichever way it is reached. Bad input raises
 :class:`CalculatorError` (English + Chinese, naming the field); the wrappers turn it into an error result.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,9 +18,18 @@ from .limits import MAX_CONFIG_CHARS, MAX_PASTE_CHARS
 from .memory import GiB, estimate_memory
 from .sweep import sweep
 
-_GIB_KEYS = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu", "gpu_capacity",
-             "headroom", "cpu_total")
-MAX_TEXT_CHARS = MAX_CONFIG_CHARS   # a config or an answer to check (calculators.limits)
+_GIB_KEYS = (
+    "weights",
+    "gradients",
+    "optimizer_states",
+    "activations",
+    "other",
+    "total_per_gpu",
+    "gpu_capacity",
+    "headroom",
+    "cpu_total",
+)
+MAX_TEXT_CHARS = MAX_CONFIG_CHARS  # a config or an answer to check (calculators.limits)
 
 
 def _lang(lang: Any) -> Lang:
@@ -32,8 +42,12 @@ def _lang(lang: Any) -> Lang:
 
 def _config(config: Any) -> dict[str, Any]:
     if not isinstance(config, dict):
-        raise CalculatorError("config", config, 'a JSON object of MemoryConfig fields, e.g. {"model": "llama-2-7b", '
-                              '"gpu": "rtx-3090", "finetune": "lora"}', "由 MemoryConfig 字段组成的 JSON 对象")
+        raise CalculatorError(
+            "config",
+            config,
+            'a JSON object of MemoryConfig fields, e.g. {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora"}',
+            "由 MemoryConfig 字段组成的 JSON 对象",
+        )
     return dict(config)
 
 
@@ -41,8 +55,12 @@ def _text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise CalculatorError(name, value, "non-empty text", "非空文本")
     if len(value) > MAX_TEXT_CHARS:
-        raise CalculatorError(name, f"{len(value)} characters", f"at most {MAX_TEXT_CHARS:,} characters",
-                              f"不超过 {MAX_TEXT_CHARS:,} 个字符")
+        raise CalculatorError(
+            name,
+            f"{len(value)} characters",
+            f"at most {MAX_TEXT_CHARS:,} characters",
+            f"不超过 {MAX_TEXT_CHARS:,} 个字符",
+        )
     return value
 
 
@@ -50,8 +68,13 @@ def gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
     return {k: (None if d.get(k) is None else round(d[k] / GiB, 3)) for k in _GIB_KEYS}
 
 
-def effective_batch(train_micro_batch_size_per_gpu: int | None = None, gradient_accumulation_steps: int | None = None,
-                    world_size: int = 1, train_batch_size: int | None = None, lang: str = "en") -> dict[str, Any]:
+def effective_batch(
+    train_micro_batch_size_per_gpu: int | None = None,
+    gradient_accumulation_steps: int | None = None,
+    world_size: int = 1,
+    train_batch_size: int | None = None,
+    lang: str = "en",
+) -> dict[str, Any]:
     """Resolve the effective (global) batch: train_batch_size = micro batch per GPU × gradient accumulation × GPUs.
 
     Give any two of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps (plus
@@ -65,8 +88,13 @@ def effective_batch(train_micro_batch_size_per_gpu: int | None = None, gradient_
         train_batch_size (int): the effective batch, if you want it checked or want a missing field derived.
         lang (str): "en" or "zh" for the explanation.
     """
-    res = resolve_batch(train_batch_size=train_batch_size, train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
-                        gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size, lang=_lang(lang))
+    res = resolve_batch(
+        train_batch_size=train_batch_size,
+        train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        world_size=world_size,
+        lang=_lang(lang),
+    )
     return res.model_dump(mode="json")
 
 
@@ -104,7 +132,9 @@ def memory_sweep(config: dict[str, Any], field: str, values: list[Any]) -> dict[
     return d
 
 
-def config_check(config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en") -> dict[str, Any]:
+def config_check(
+    config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en"
+) -> dict[str, Any]:
     """Check a pasted training config: DeepSpeed JSON, HF TrainingArguments flags or a LLaMA-Factory YAML.
 
     Finds batch inconsistencies DeepSpeed would reject, risky settings and whether it fits the GPU; returns
@@ -132,10 +162,13 @@ def fact_check(text: str, lang: str | None = None) -> dict[str, Any]:
         lang (str): "en" or "zh" for the report; detected from the text when empty.
     """
     from .factcheck import fact_check as _fact_check
-    result = _fact_check(_text("text", text), lang or None)
-    return {"markdown": result.to_markdown(), "counts": result.counts(),
-            "claims": [c.model_dump(mode="json") for c in result.claims if c.verdict != "unchecked"]}
 
+    result = _fact_check(_text("text", text), lang or None)
+    return {
+        "markdown": result.to_markdown(),
+        "counts": result.counts(),
+        "claims": [c.model_dump(mode="json") for c in result.claims if c.verdict != "unchecked"],
+    }
 
 
 def diagnose(text: str, lang: str = "en", setup: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -151,13 +184,22 @@ def diagnose(text: str, lang: str = "en", setup: dict[str, Any] | None = None) -
         setup (dict): values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096, "world_size": 8}.
     """
     from .diagnose import diagnose as _diagnose  # imported on use, like the run_tool entry
+
     lang = _lang(lang)
     if not isinstance(text, str) or not text.strip():
-        raise CalculatorError("text", text, "a pasted error message, log, launch command or nvidia-smi output",
-                              "报错信息、日志、启动命令或 nvidia-smi 输出")
+        raise CalculatorError(
+            "text",
+            text,
+            "a pasted error message, log, launch command or nvidia-smi output",
+            "报错信息、日志、启动命令或 nvidia-smi 输出",
+        )
     if len(text) > MAX_PASTE_CHARS:
-        raise CalculatorError("text", f"{len(text)} characters", f"at most {MAX_PASTE_CHARS:,} characters: paste the "
-                              "part around the error", f"不超过 {MAX_PASTE_CHARS:,} 个字符：请只粘贴报错附近的部分")
+        raise CalculatorError(
+            "text",
+            f"{len(text)} characters",
+            f"at most {MAX_PASTE_CHARS:,} characters: paste the part around the error",
+            f"不超过 {MAX_PASTE_CHARS:,} 个字符：请只粘贴报错附近的部分",
+        )
     d = _diagnose(text, lang=lang, setup=setup)
     return {"markdown": d.to_markdown(lang), "diagnosis": d.model_dump(mode="json")}
 
@@ -178,10 +220,15 @@ def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> 
     for hit in assistant.retrieve(query, k=k):
         card = hit.card
         m = card.misconceptions[0] if card.misconceptions else None
-        out.append({"id": card.id, "title": card.title_zh if lang == "zh" else card.title_en,
-                    "score": round(float(hit.score), 4),
-                    "correction": (m.correction_zh if lang == "zh" else m.correction_en) if m else None,
-                    "sources": [{"title": s.title, "url": s.url} for s in card.sources]})
+        out.append(
+            {
+                "id": card.id,
+                "title": card.title_zh if lang == "zh" else card.title_en,
+                "score": round(float(hit.score), 4),
+                "correction": (m.correction_zh if lang == "zh" else m.correction_en) if m else None,
+                "sources": [{"title": s.title, "url": s.url} for s in card.sources],
+            }
+        )
     return out
 
 

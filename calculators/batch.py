@@ -9,6 +9,7 @@ integer division, then asserts
 our verdict matches what a DeepSpeed user sees, and then add what DeepSpeed does
 not say: which values would be consistent.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,6 @@ MAX_SEQ = 10**8
 MAX_DATASET = 10**13
 
 
-
 class BatchConfigError(CalculatorError):
     """The batch fields are inconsistent (DeepSpeed would raise an AssertionError at start-up).
 
@@ -34,8 +34,15 @@ class BatchConfigError(CalculatorError):
     explanation and consistent alternatives in the requested language.
     """
 
-    def __init__(self, deepspeed_message: str, explanation_en: str, explanation_zh: str, lang: Lang,
-                 field: str = "train_batch_size", value: object = None) -> None:
+    def __init__(
+        self,
+        deepspeed_message: str,
+        explanation_en: str,
+        explanation_zh: str,
+        lang: Lang,
+        field: str = "train_batch_size",
+        value: object = None,
+    ) -> None:
         ValueError.__init__(self, f"{deepspeed_message}\n{explanation_zh if lang == 'zh' else explanation_en}")
         self.deepspeed_message = deepspeed_message
         self.field, self.value, self.lang = field, value, lang
@@ -109,7 +116,9 @@ def deepspeed_fill(tb: int | None, mb: int | None, ga: int | None, ws: int) -> t
         "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
         "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (gradient_accumulation_steps alone is not enough).",
         "DeepSpeed 需要 train_batch_size 或 train_micro_batch_size_per_gpu 之一（只给 gradient_accumulation_steps 不够）。",
-        "en", field="train_micro_batch_size_per_gpu")
+        "en",
+        field="train_micro_batch_size_per_gpu",
+    )
 
 
 def _divisors(n: int, limit: int = 8) -> list[int]:
@@ -135,18 +144,24 @@ def _consistent_options(tb: int, mb: int, ga: int, ws: int) -> tuple[list[str], 
         en.append(f"with world_size={ws}, micro × GA must equal {tb // ws} (micro×GA: {', '.join(pairs)})")
         zh.append(f"world_size={ws} 时 micro × GA 必须等于 {tb // ws}（可选 micro×GA：{', '.join(pairs)}）")
     else:
-        en.append(f"train_batch_size={tb} is not divisible by world_size={ws}: no micro/GA pair works; "
-                  f"check how many GPUs the launcher really starts")
-        zh.append(f"train_batch_size={tb} 不能被 world_size={ws} 整除：任何 micro/GA 组合都不成立；"
-                  f"请检查启动器实际启动了几张卡")
+        en.append(
+            f"train_batch_size={tb} is not divisible by world_size={ws}: no micro/GA pair works; "
+            f"check how many GPUs the launcher really starts"
+        )
+        zh.append(
+            f"train_batch_size={tb} 不能被 world_size={ws} 整除：任何 micro/GA 组合都不成立；"
+            f"请检查启动器实际启动了几张卡"
+        )
     return en, zh
 
 
 def _check_assertions(tb: int, mb: int, ga: int, ws: int, lang: Lang) -> None:
     """DeepSpeed's ``_batch_assertion``, same order and wording."""
-    for value, label, field in ((tb, "Train batch size", "train_batch_size"),
-                                (mb, "Micro batch size per gpu", "train_micro_batch_size_per_gpu"),
-                                (ga, "Gradient accumulation steps", "gradient_accumulation_steps")):
+    for value, label, field in (
+        (tb, "Train batch size", "train_batch_size"),
+        (mb, "Micro batch size per gpu", "train_micro_batch_size_per_gpu"),
+        (ga, "Gradient accumulation steps", "gradient_accumulation_steps"),
+    ):
         if value <= 0:
             ds = f"{label}: {value} has to be greater than 0"
             raise BatchConfigError(
@@ -154,10 +169,15 @@ def _check_assertions(tb: int, mb: int, ga: int, ws: int, lang: Lang) -> None:
                 f"DeepSpeed derived {field}={value} by integer division; the values given do not divide evenly. "
                 f"Give all three values explicitly or pick values that divide.",
                 f"DeepSpeed 用整除推导出 {field}={value}；给定的值无法整除。请显式给出三个值，或选择能整除的值。",
-                lang, field=field, value=value)
+                lang,
+                field=field,
+                value=value,
+            )
     if tb != mb * ga * ws:
-        ds = ("Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
-              f"gradient_acc_step * world_size {tb} != {mb} * {ga} * {ws}")
+        ds = (
+            "Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+            f"gradient_acc_step * world_size {tb} != {mb} * {ga} * {ws}"
+        )
         opts_en, opts_zh = _consistent_options(tb, mb, ga, ws)
         raise BatchConfigError(
             ds,
@@ -165,35 +185,53 @@ def _check_assertions(tb: int, mb: int, ga: int, ws: int, lang: Lang) -> None:
             "Consistent choices: " + "; ".join(opts_en) + ".",
             f"train_batch_size 必须等于 micro × GA × world_size = {mb} × {ga} × {ws} = {mb * ga * ws}，而不是 {tb}。"
             "一致的取值：" + "；".join(opts_zh) + "。",
-            lang, value=tb)
+            lang,
+            value=tb,
+        )
 
 
 def _what_if(mb: int, ga: int, ws: int) -> list[KnobChange]:
     tb = mb * ga * ws
     changes = [
-        KnobChange(change_en="double gradient_accumulation_steps", change_zh="gradient_accumulation_steps 翻倍",
-                   train_batch_size=tb * 2,
-                   memory_en="per-GPU memory unchanged (activations are freed after each micro-batch; .grad accumulates in place)",
-                   memory_zh="每卡显存不变（每个微批次反向后激活即释放；梯度在同一个 .grad 缓冲区里原地累加）"),
-        KnobChange(change_en="double train_micro_batch_size_per_gpu", change_zh="train_micro_batch_size_per_gpu 翻倍",
-                   train_batch_size=tb * 2,
-                   memory_en="activation memory roughly doubles; model states unchanged",
-                   memory_zh="激活显存约翻倍；模型状态不变"),
-        KnobChange(change_en="double the number of data-parallel GPUs", change_zh="数据并行 GPU 数翻倍",
-                   train_batch_size=tb * 2,
-                   memory_en="per-GPU activations unchanged; model states per GPU shrink only with ZeRO/FSDP sharding",
-                   memory_zh="每卡激活不变；只有 ZeRO/FSDP 分片时每卡模型状态才会变小"),
+        KnobChange(
+            change_en="double gradient_accumulation_steps",
+            change_zh="gradient_accumulation_steps 翻倍",
+            train_batch_size=tb * 2,
+            memory_en="per-GPU memory unchanged (activations are freed after each micro-batch; .grad accumulates in place)",
+            memory_zh="每卡显存不变（每个微批次反向后激活即释放；梯度在同一个 .grad 缓冲区里原地累加）",
+        ),
+        KnobChange(
+            change_en="double train_micro_batch_size_per_gpu",
+            change_zh="train_micro_batch_size_per_gpu 翻倍",
+            train_batch_size=tb * 2,
+            memory_en="activation memory roughly doubles; model states unchanged",
+            memory_zh="激活显存约翻倍；模型状态不变",
+        ),
+        KnobChange(
+            change_en="double the number of data-parallel GPUs",
+            change_zh="数据并行 GPU 数翻倍",
+            train_batch_size=tb * 2,
+            memory_en="per-GPU activations unchanged; model states per GPU shrink only with ZeRO/FSDP sharding",
+            memory_zh="每卡激活不变；只有 ZeRO/FSDP 分片时每卡模型状态才会变小",
+        ),
     ]
     if mb % 2 == 0:
-        changes.insert(0, KnobChange(
-            change_en="halve micro batch and double GA", change_zh="微批次减半、GA 翻倍", train_batch_size=tb,
-            memory_en="same effective batch, about half the activation memory, more (smaller) forward/backward passes",
-            memory_zh="有效批次不变，激活显存约减半，前向/反向次数变多"))
+        changes.insert(
+            0,
+            KnobChange(
+                change_en="halve micro batch and double GA",
+                change_zh="微批次减半、GA 翻倍",
+                train_batch_size=tb,
+                memory_en="same effective batch, about half the activation memory, more (smaller) forward/backward passes",
+                memory_zh="有效批次不变，激活显存约减半，前向/反向次数变多",
+            ),
+        )
     return changes
 
 
-def learning_rate_guidance(base_learning_rate: float | None, base_batch_size: int,
-                           new_batch_size: int) -> LearningRateGuidance:
+def learning_rate_guidance(
+    base_learning_rate: float | None, base_batch_size: int, new_batch_size: int
+) -> LearningRateGuidance:
     """Linear and square-root scaling of a known-good learning rate (or just the factors) to a new effective batch."""
     k = new_batch_size / base_batch_size
     lin, sq = k, math.sqrt(k)
@@ -201,22 +239,36 @@ def learning_rate_guidance(base_learning_rate: float | None, base_batch_size: in
         what_en = f"multiply the learning rate by {lin:.3g} (linear rule) or by {sq:.3g} (square-root rule)"
         what_zh = f"学习率乘以 {lin:.3g}（线性规则）或乘以 {sq:.3g}（平方根规则）"
     else:
-        what_en = (f"linear rule (Goyal et al. 2017, SGD, with warmup) gives {base_learning_rate * lin:.3g}; "
-                   f"square-root rule (common for Adam, Malladi et al. 2022) gives {base_learning_rate * sq:.3g}")
-        what_zh = (f"线性缩放规则（Goyal et al. 2017，SGD，配合 warmup）给出 {base_learning_rate * lin:.3g}；"
-                   f"平方根规则（Adam 常用，Malladi et al. 2022）给出 {base_learning_rate * sq:.3g}")
+        what_en = (
+            f"linear rule (Goyal et al. 2017, SGD, with warmup) gives {base_learning_rate * lin:.3g}; "
+            f"square-root rule (common for Adam, Malladi et al. 2022) gives {base_learning_rate * sq:.3g}"
+        )
+        what_zh = (
+            f"线性缩放规则（Goyal et al. 2017，SGD，配合 warmup）给出 {base_learning_rate * lin:.3g}；"
+            f"平方根规则（Adam 常用，Malladi et al. 2022）给出 {base_learning_rate * sq:.3g}"
+        )
     return LearningRateGuidance(
-        base_learning_rate=base_learning_rate, base_batch_size=base_batch_size, new_batch_size=new_batch_size,
-        linear_factor=lin, sqrt_factor=sq,
+        base_learning_rate=base_learning_rate,
+        base_batch_size=base_batch_size,
+        new_batch_size=new_batch_size,
+        linear_factor=lin,
+        sqrt_factor=sq,
         linear_rule_lr=None if base_learning_rate is None else base_learning_rate * lin,
         sqrt_rule_lr=None if base_learning_rate is None else base_learning_rate * sq,
-        note_en=(f"Effective batch {base_batch_size} → {new_batch_size} (×{k:g}): {what_en}. Both are heuristics: "
-                 "validate with a short run; beyond the critical batch size (McCandlish et al. 2018) larger batches "
-                 "stop helping."),
-        note_zh=(f"有效批次 {base_batch_size} → {new_batch_size}（×{k:g}）：{what_zh}。二者都是经验规则，需要短跑验证；"
-                 "超过临界批次（McCandlish et al. 2018）后继续增大批次收益很小。"),
-        sources=["https://arxiv.org/abs/1706.02677", "https://arxiv.org/abs/2205.10287",
-                 "https://arxiv.org/abs/1812.06162"],
+        note_en=(
+            f"Effective batch {base_batch_size} → {new_batch_size} (×{k:g}): {what_en}. Both are heuristics: "
+            "validate with a short run; beyond the critical batch size (McCandlish et al. 2018) larger batches "
+            "stop helping."
+        ),
+        note_zh=(
+            f"有效批次 {base_batch_size} → {new_batch_size}（×{k:g}）：{what_zh}。二者都是经验规则，需要短跑验证；"
+            "超过临界批次（McCandlish et al. 2018）后继续增大批次收益很小。"
+        ),
+        sources=[
+            "https://arxiv.org/abs/1706.02677",
+            "https://arxiv.org/abs/2205.10287",
+            "https://arxiv.org/abs/1812.06162",
+        ],
     )
 
 
@@ -228,28 +280,46 @@ def _batch_field(field: str, value: Any) -> int:
         return positive_int(field, value, maximum=MAX_BATCH)
     except CalculatorError as err:
         if isinstance(value, bool) and value:
-            extra_en = (" DeepSpeed itself would accept True and use it as 1 (a Python bool is an int); "
-                        "write 1 if you mean 1.")
+            extra_en = (
+                " DeepSpeed itself would accept True and use it as 1 (a Python bool is an int); write 1 if you mean 1."
+            )
             extra_zh = "DeepSpeed 本身会接受 True 并把它当作 1（Python 的 bool 是整数）；如果你想要 1，请写 1。"
         elif isinstance(value, float) and math.isfinite(value) and value > 0 and not value.is_integer():
             near = sorted({max(1, math.floor(value)), math.ceil(value)})
-            extra_en = (f" DeepSpeed itself would accept {value:g} without rounding (its batch check only multiplies "
-                        f"and compares), so the global batch becomes fractional, and a torch DataLoader given this "
-                        f"batch size refuses it; write {' or '.join(map(str, near))}.")
-            extra_zh = (f"DeepSpeed 本身会原样接受 {value:g}（其批次检查只做乘法和比较），全局批次因此成为小数，"
-                        f"而 torch DataLoader 不接受这样的批次大小；请写 {' 或 '.join(map(str, near))}。")
+            extra_en = (
+                f" DeepSpeed itself would accept {value:g} without rounding (its batch check only multiplies "
+                f"and compares), so the global batch becomes fractional, and a torch DataLoader given this "
+                f"batch size refuses it; write {' or '.join(map(str, near))}."
+            )
+            extra_zh = (
+                f"DeepSpeed 本身会原样接受 {value:g}（其批次检查只做乘法和比较），全局批次因此成为小数，"
+                f"而 torch DataLoader 不接受这样的批次大小；请写 {' 或 '.join(map(str, near))}。"
+            )
         else:
             raise
-        raise CalculatorError(field, value, err.accepted_en, err.accepted_zh,
-                              reason_en=err.en.split(" Accepted:")[0] + extra_en,
-                              reason_zh=err.zh.split("可接受：")[0] + extra_zh) from None
+        raise CalculatorError(
+            field,
+            value,
+            err.accepted_en,
+            err.accepted_zh,
+            reason_en=err.en.split(" Accepted:")[0] + extra_en,
+            reason_zh=err.zh.split("可接受：")[0] + extra_zh,
+        ) from None
 
 
-def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
-                  gradient_accumulation_steps: int | None = None, world_size: int = 1, *,
-                  seq_len: int | None = None, dataset_size: int | None = None,
-                  base_learning_rate: float | None = None, base_batch_size: int | None = None,
-                  per_device_train_batch_size: int | None = None, lang: Lang = "en") -> BatchResult:
+def resolve_batch(
+    train_batch_size: int | None = None,
+    train_micro_batch_size_per_gpu: int | None = None,
+    gradient_accumulation_steps: int | None = None,
+    world_size: int = 1,
+    *,
+    seq_len: int | None = None,
+    dataset_size: int | None = None,
+    base_learning_rate: float | None = None,
+    base_batch_size: int | None = None,
+    per_device_train_batch_size: int | None = None,
+    lang: Lang = "en",
+) -> BatchResult:
     """Resolve DeepSpeed's three batch fields and explain the result.
 
     ``per_device_train_batch_size`` (Hugging Face Trainer's name) is accepted as
@@ -261,16 +331,25 @@ def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_pe
         raise CalculatorError("lang", lang, "'en' or 'zh'", "'en' 或 'zh'")
     if per_device_train_batch_size is not None:
         if train_micro_batch_size_per_gpu is not None and train_micro_batch_size_per_gpu != per_device_train_batch_size:
-            raise CalculatorError("per_device_train_batch_size", per_device_train_batch_size,
-                                  "the same value as train_micro_batch_size_per_gpu (they are one setting)",
-                                  "与 train_micro_batch_size_per_gpu 相同的值（二者是同一个设置）")
+            raise CalculatorError(
+                "per_device_train_batch_size",
+                per_device_train_batch_size,
+                "the same value as train_micro_batch_size_per_gpu (they are one setting)",
+                "与 train_micro_batch_size_per_gpu 相同的值（二者是同一个设置）",
+            )
         train_micro_batch_size_per_gpu = per_device_train_batch_size
     ws = positive_int("world_size", world_size, maximum=MAX_WORLD)
     tb = None if train_batch_size is None else _batch_field("train_batch_size", train_batch_size)
-    mb = (None if train_micro_batch_size_per_gpu is None else
-          _batch_field("train_micro_batch_size_per_gpu", train_micro_batch_size_per_gpu))
-    ga = (None if gradient_accumulation_steps is None else
-          _batch_field("gradient_accumulation_steps", gradient_accumulation_steps))
+    mb = (
+        None
+        if train_micro_batch_size_per_gpu is None
+        else _batch_field("train_micro_batch_size_per_gpu", train_micro_batch_size_per_gpu)
+    )
+    ga = (
+        None
+        if gradient_accumulation_steps is None
+        else _batch_field("gradient_accumulation_steps", gradient_accumulation_steps)
+    )
     seq = None if seq_len is None else positive_int("seq_len", seq_len, maximum=MAX_SEQ)
     ds = None if dataset_size is None else positive_int("dataset_size", dataset_size, maximum=MAX_DATASET)
 
@@ -282,37 +361,66 @@ def resolve_batch(train_batch_size: int | None = None, train_micro_batch_size_pe
     if tb > MAX_BATCH:
         raise CalculatorError("train_batch_size", tb, f"at most {MAX_BATCH:,}", f"不超过 {MAX_BATCH:,}")
 
-    notes_en = [f"Effective batch = micro × GA × data-parallel GPUs = {mb} × {ga} × {ws} = {tb} samples per optimizer step."]
+    notes_en = [
+        f"Effective batch = micro × GA × data-parallel GPUs = {mb} × {ga} × {ws} = {tb} samples per optimizer step."
+    ]
     notes_zh = [f"有效批次 = 微批次 × 梯度累积步数 × 数据并行卡数 = {mb} × {ga} × {ws} = {tb} 个样本/每次优化器更新。"]
     if ws > 1:
-        notes_en.append(f"Not micro × GA = {mb * ga}: every one of the {ws} data-parallel GPUs contributes its own micro-batches.")
+        notes_en.append(
+            f"Not micro × GA = {mb * ga}: every one of the {ws} data-parallel GPUs contributes its own micro-batches."
+        )
         notes_zh.append(f"不是 micro × GA = {mb * ga}：{ws} 张数据并行卡每张都贡献自己的微批次。")
     steps = micro_per_epoch = None
     if ds is not None:
         steps = math.ceil(ds / tb)
         micro_per_epoch = math.ceil(ds / (mb * ws))
-        notes_en.append(f"{ds:,} samples → {steps:,} optimizer steps per epoch ({ds // tb:,} if the last partial batch is dropped).")
-        notes_zh.append(f"{ds:,} 个样本 → 每个 epoch {steps:,} 次优化器更新（丢弃最后不满的批次则为 {ds // tb:,} 次）。")
+        notes_en.append(
+            f"{ds:,} samples → {steps:,} optimizer steps per epoch ({ds // tb:,} if the last partial batch is dropped)."
+        )
+        notes_zh.append(
+            f"{ds:,} 个样本 → 每个 epoch {steps:,} 次优化器更新（丢弃最后不满的批次则为 {ds // tb:,} 次）。"
+        )
     lr = None
     if base_learning_rate is not None or base_batch_size is not None:
         if base_batch_size is None:
-            raise CalculatorError("base_batch_size", base_batch_size,
-                                  "the effective batch the base_learning_rate was tuned for",
-                                  "base_learning_rate 所对应的有效批次")
+            raise CalculatorError(
+                "base_batch_size",
+                base_batch_size,
+                "the effective batch the base_learning_rate was tuned for",
+                "base_learning_rate 所对应的有效批次",
+            )
         lr = learning_rate_guidance(
-            None if base_learning_rate is None else positive_float("base_learning_rate", base_learning_rate, maximum=100.0),
-            positive_int("base_batch_size", base_batch_size, maximum=MAX_BATCH), tb)
+            None
+            if base_learning_rate is None
+            else positive_float("base_learning_rate", base_learning_rate, maximum=100.0),
+            positive_int("base_batch_size", base_batch_size, maximum=MAX_BATCH),
+            tb,
+        )
     return BatchResult(
-        train_batch_size=tb, train_micro_batch_size_per_gpu=mb, gradient_accumulation_steps=ga, world_size=ws,
-        derived=derived, formula=f"train_batch_size = {mb} × {ga} × {ws} = {tb}",
-        samples_per_optimizer_step=tb, tokens_per_optimizer_step=None if seq is None else tb * seq,
-        optimizer_steps_per_epoch=steps, micro_batches_per_epoch_per_gpu=micro_per_epoch,
-        what_if=_what_if(mb, ga, ws), learning_rate=lr, notes_en=notes_en, notes_zh=notes_zh,
+        train_batch_size=tb,
+        train_micro_batch_size_per_gpu=mb,
+        gradient_accumulation_steps=ga,
+        world_size=ws,
+        derived=derived,
+        formula=f"train_batch_size = {mb} × {ga} × {ws} = {tb}",
+        samples_per_optimizer_step=tb,
+        tokens_per_optimizer_step=None if seq is None else tb * seq,
+        optimizer_steps_per_epoch=steps,
+        micro_batches_per_epoch_per_gpu=micro_per_epoch,
+        what_if=_what_if(mb, ga, ws),
+        learning_rate=lr,
+        notes_en=notes_en,
+        notes_zh=notes_zh,
     )
 
 
-def resolve_hf_batch(per_device_train_batch_size: int, gradient_accumulation_steps: int = 1, world_size: int = 1,
-                     **kwargs: Any) -> BatchResult:
+def resolve_hf_batch(
+    per_device_train_batch_size: int, gradient_accumulation_steps: int = 1, world_size: int = 1, **kwargs: Any
+) -> BatchResult:
     """Hugging Face Trainer's view: total batch = per_device × GA × world_size (the same equation)."""
-    return resolve_batch(train_micro_batch_size_per_gpu=per_device_train_batch_size,
-                         gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size, **kwargs)
+    return resolve_batch(
+        train_micro_batch_size_per_gpu=per_device_train_batch_size,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        world_size=world_size,
+        **kwargs,
+    )

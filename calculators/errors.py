@@ -5,6 +5,7 @@ and Chinese, because the same message is shown to Python callers, to the chat
 and next to a form field in the app. The bad value is echoed clipped to about
 80 characters, so an error never grows with a hostile input.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,15 +32,27 @@ class CalculatorError(ValueError):
     ``err.message(lang)`` gives one language only.
     """
 
-    def __init__(self, field: str, value: Any, accepted_en: str, accepted_zh: str | None = None,
-                 *, reason_en: str | None = None, reason_zh: str | None = None) -> None:
+    def __init__(
+        self,
+        field: str,
+        value: Any,
+        accepted_en: str,
+        accepted_zh: str | None = None,
+        *,
+        reason_en: str | None = None,
+        reason_zh: str | None = None,
+    ) -> None:
         self.field = field
         self.value = value
         self.accepted_en = _clip_echo(accepted_en, value)
         self.accepted_zh = _clip_echo(accepted_zh or accepted_en, value)
         shown = clip(repr(value))
-        self.en = _clip_echo(reason_en or f"Invalid value {shown} for '{field}'.", value) + f" Accepted: {self.accepted_en}."
-        self.zh = _clip_echo(reason_zh or f"字段 '{field}' 的取值 {shown} 无效。", value) + f"可接受：{self.accepted_zh}。"
+        self.en = (
+            _clip_echo(reason_en or f"Invalid value {shown} for '{field}'.", value) + f" Accepted: {self.accepted_en}."
+        )
+        self.zh = (
+            _clip_echo(reason_zh or f"字段 '{field}' 的取值 {shown} 无效。", value) + f"可接受：{self.accepted_zh}。"
+        )
         super().__init__(f"{self.en}\n{self.zh}")
 
     def message(self, lang: str = "en") -> str:

@@ -3,6 +3,7 @@
 Every layer (calculators, rag, ui) imports these, so a message, a tool result and the UI agree on which
 language a text is in, and a ``lang`` argument is checked once instead of compared to strings everywhere.
 """
+
 from __future__ import annotations
 
 import re

@@ -5,6 +5,7 @@ must be accepted or refused the same way, with the same number in the message. E
 person pastes (the 331 real questions in tests/data/real_questions are at most ~1,400 characters) and low enough
 that the slowest reader stays fast on it (tests/test_configs.py, tests/test_diagnose.py time the worst cases).
 """
+
 from __future__ import annotations
 
 #: A chat message: the question plus what is pasted with it (a config, a traceback, a log excerpt).

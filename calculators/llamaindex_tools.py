@@ -8,6 +8,7 @@ function as the MCP server (:mod:`calculators.agent_tools`); bad input returns
 ``{"error": {"field", "message_en", "message_zh"}}`` instead of raising, so the agent's LLM reads why and
 can retry, rather than the agent loop stopping on an exception.
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,6 +33,7 @@ def _safe(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except CalculatorError as err:
             return error_result(err)
+
     return run
 
 
@@ -42,6 +44,7 @@ def _card_search(assistant: Any) -> Callable[..., list[dict[str, Any]] | dict[st
         with lock:
             if holder["bot"] is None:  # built on first use: it loads the embedding model
                 from rag import Assistant
+
                 holder["bot"] = Assistant()
         return agent_tools.card_search(query, k, lang, assistant=holder["bot"])
 

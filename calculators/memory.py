@@ -22,6 +22,7 @@ gradients)); at GA >= 2 the accumulated gradients sit beside the next
 micro-batch's activations (+ the gradient buffer, the same for GA=2 and GA=64).
 See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -65,8 +66,10 @@ class MemoryConfig(BaseModel):
     model: str | None = Field(None, description="Preset name, e.g. llama-2-7b, qwen2.5-7b, gpt2.")
     num_params: float | None = Field(None, description="Total parameters, e.g. 7e9, when no preset fits.")
     hf_config: dict[str, Any] | str | None = Field(
-        None, description="A Hugging Face config.json: the dict or its JSON text. File paths are not read "
-                          "(this field arrives from HTTP and the browser); read the file yourself with json.load.")
+        None,
+        description="A Hugging Face config.json: the dict or its JSON text. File paths are not read "
+        "(this field arrives from HTTP and the browser); read the file yourself with json.load.",
+    )
     hidden_size: int | None = Field(None, description="With num_params: lets activations be estimated.")
     num_layers: int | None = None
     num_attention_heads: int | None = None
@@ -83,45 +86,76 @@ class MemoryConfig(BaseModel):
     offload_optimizer: bool = False
     offload_param: bool = False
     pipeline_parallel_size: int = 1
-    bitsandbytes_before_0_43_2: bool = Field(False, description=(
-        "QLoRA with bitsandbytes < 0.43.2: MatMul4Bit saved its input for backward even though the frozen 4-bit "
-        "weight needs no gradient (bitsandbytes/autograd/_functions.py: `ctx.tensors = (A, B)` in 0.43.1, "
-        "`(None, B)` from 0.43.2), so every block keeps the inputs of its 4-bit linears."))
-    fsdp: Literal["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"] = Field("none", description=(
-        "PyTorch FSDP sharding strategy (HF Trainer/Accelerate `fsdp`), instead of DeepSpeed ZeRO (zero_stage 0). "
-        "full_shard ~ ZeRO-3, shard_grad_op ~ ZeRO-2 (parameters stay gathered from forward to backward), "
-        "hybrid_shard = full_shard inside a node, replicated across nodes."))
-    fsdp_cpu_offload: bool = Field(False, description="FSDP CPUOffload(offload_params=True): sharded parameters, "
-                                                      "gradients and the optimizer step live on the CPU.")
-    fsdp_sync_each_batch: bool = Field(False, description=(
-        "Accelerate's GradientAccumulationPlugin(sync_each_batch=...). False (the default) wraps the GA micro-steps "
-        "in FSDP's no_sync(), which accumulates *unsharded* gradients: a full gradient buffer at GA >= 2 (FSDP1, "
-        "FullyShardedDataParallel). FSDP2 (fully_shard, fsdp_version 2) has no no_sync() and reduce-scatters every "
-        "micro-batch: set True for FSDP2. Sources: https://pytorch.org/docs/stable/fsdp.html (no_sync), "
-        "https://huggingface.co/docs/accelerate/concept_guides/gradient_synchronization (sync_each_batch)."))
-    fsdp_frozen_in_trainable_units: bool = Field(False, description=(
-        "LoRA/QLoRA under FSDP1 with use_orig_params=True when one wrapped unit holds both frozen base weights and "
-        "adapters (e.g. LitGPT's Lightning FSDPStrategy wrapping each Block). The unit's flat parameter then "
-        "requires a gradient, so FSDP keeps gradients for the whole unit (PyTorch FSDP docs, 'mixing frozen and "
-        "non-frozen parameters ... the gradient memory usage will be higher than expected (namely, equivalent to not "
-        "freezing those parameters)'), and the frozen linears save their inputs. False: adapters wrapped in units of "
-        "their own, as HF Trainer does for PEFT models (peft.utils.other.fsdp_auto_wrap_policy)."))
-    zero_grad_set_to_none: bool = Field(True, description=(
-        "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
-        "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
-        "pass's activations. False keeps zeroed gradient buffers alive all the time."))
+    bitsandbytes_before_0_43_2: bool = Field(
+        False,
+        description=(
+            "QLoRA with bitsandbytes < 0.43.2: MatMul4Bit saved its input for backward even though the frozen 4-bit "
+            "weight needs no gradient (bitsandbytes/autograd/_functions.py: `ctx.tensors = (A, B)` in 0.43.1, "
+            "`(None, B)` from 0.43.2), so every block keeps the inputs of its 4-bit linears."
+        ),
+    )
+    fsdp: Literal["none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"] = Field(
+        "none",
+        description=(
+            "PyTorch FSDP sharding strategy (HF Trainer/Accelerate `fsdp`), instead of DeepSpeed ZeRO (zero_stage 0). "
+            "full_shard ~ ZeRO-3, shard_grad_op ~ ZeRO-2 (parameters stay gathered from forward to backward), "
+            "hybrid_shard = full_shard inside a node, replicated across nodes."
+        ),
+    )
+    fsdp_cpu_offload: bool = Field(
+        False,
+        description="FSDP CPUOffload(offload_params=True): sharded parameters, "
+        "gradients and the optimizer step live on the CPU.",
+    )
+    fsdp_sync_each_batch: bool = Field(
+        False,
+        description=(
+            "Accelerate's GradientAccumulationPlugin(sync_each_batch=...). False (the default) wraps the GA micro-steps "
+            "in FSDP's no_sync(), which accumulates *unsharded* gradients: a full gradient buffer at GA >= 2 (FSDP1, "
+            "FullyShardedDataParallel). FSDP2 (fully_shard, fsdp_version 2) has no no_sync() and reduce-scatters every "
+            "micro-batch: set True for FSDP2. Sources: https://pytorch.org/docs/stable/fsdp.html (no_sync), "
+            "https://huggingface.co/docs/accelerate/concept_guides/gradient_synchronization (sync_each_batch)."
+        ),
+    )
+    fsdp_frozen_in_trainable_units: bool = Field(
+        False,
+        description=(
+            "LoRA/QLoRA under FSDP1 with use_orig_params=True when one wrapped unit holds both frozen base weights and "
+            "adapters (e.g. LitGPT's Lightning FSDPStrategy wrapping each Block). The unit's flat parameter then "
+            "requires a gradient, so FSDP keeps gradients for the whole unit (PyTorch FSDP docs, 'mixing frozen and "
+            "non-frozen parameters ... the gradient memory usage will be higher than expected (namely, equivalent to not "
+            "freezing those parameters)'), and the frozen linears save their inputs. False: adapters wrapped in units of "
+            "their own, as HF Trainer does for PEFT models (peft.utils.other.fsdp_auto_wrap_policy)."
+        ),
+    )
+    zero_grad_set_to_none: bool = Field(
+        True,
+        description=(
+            "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
+            "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
+            "pass's activations. False keeps zeroed gradient buffers alive all the time."
+        ),
+    )
 
     finetune: Literal["full", "lora", "qlora"] = "full"
-    qlora_lm_head_4bit: bool = Field(False, description=(
-        "QLoRA with an untied LM head quantised too. Lightning's BitsandbytesPrecision (LitGPT --quantize bnb.*) "
-        "replaces every nn.Linear, the LM head included, quantising an fp16 copy; bitsandbytes' MatMul4Bit then "
-        "dequantises the head to fp16 and casts it to the compute dtype in forward and backward "
-        "(`F.dequantize_4bit(B, state).to(A.dtype)`), so two V·h 16-bit copies are live at the loss peak. "
-        "transformers' BitsAndBytesConfig keeps lm_head in 16 bits (llm_int8_skip_modules): False."))
-    qlora_double_quant: bool = Field(True, description=(
-        "QLoRA NF4 storage: True = double quantisation (bnb_4bit_use_double_quant=True, LitGPT bnb.nf4-dq): "
-        "4.127 bits per weight; False (BitsAndBytesConfig's default, LitGPT bnb.nf4): an fp32 absmax per block of "
-        "64 weights, 4.5 bits per weight (Dettmers et al. 2023, QLoRA, section 3)."))
+    qlora_lm_head_4bit: bool = Field(
+        False,
+        description=(
+            "QLoRA with an untied LM head quantised too. Lightning's BitsandbytesPrecision (LitGPT --quantize bnb.*) "
+            "replaces every nn.Linear, the LM head included, quantising an fp16 copy; bitsandbytes' MatMul4Bit then "
+            "dequantises the head to fp16 and casts it to the compute dtype in forward and backward "
+            "(`F.dequantize_4bit(B, state).to(A.dtype)`), so two V·h 16-bit copies are live at the loss peak. "
+            "transformers' BitsAndBytesConfig keeps lm_head in 16 bits (llm_int8_skip_modules): False."
+        ),
+    )
+    qlora_double_quant: bool = Field(
+        True,
+        description=(
+            "QLoRA NF4 storage: True = double quantisation (bnb_4bit_use_double_quant=True, LitGPT bnb.nf4-dq): "
+            "4.127 bits per weight; False (BitsAndBytesConfig's default, LitGPT bnb.nf4): an fp32 absmax per block of "
+            "64 weights, 4.5 bits per weight (Dettmers et al. 2023, QLoRA, section 3)."
+        ),
+    )
     lora_rank: int = 8
     lora_target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "v_proj"])
 
@@ -129,30 +163,45 @@ class MemoryConfig(BaseModel):
     gradient_accumulation_steps: int = 1
     seq_len: int = 2048
     gradient_checkpointing: Literal["none", "selective", "full"] = "none"
-    flash_attention: bool = Field(True, description=(
-        "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
-        "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."))
+    flash_attention: bool = Field(
+        True,
+        description=(
+            "Memory-efficient attention (FlashAttention or PyTorch SDPA, the transformers default since v4.36): "
+            "no s×s score matrix is stored. False = eager attention (Korthikanti's 5·a·s/h term)."
+        ),
+    )
 
     loss_implementation: Literal["hf", "hf-keep-outputs", "chunked", "lm-head-chunks", "ce-chunks"] = Field(
-        "hf", description=(
-        "How the causal-LM loss is computed. 'hf': transformers' ForCausalLMLoss as HF Trainer calls it (the model "
-        "output is dropped before backward): at the start of backward the fp32 log-softmax output, its fp32 "
-        "gradient and the fp32 gradient of the logits coexist, 12 bytes per logit (measured). 'hf-keep-outputs': "
-        "a loop that keeps `outputs` alive through loss.backward() also keeps the 16-bit (fp32) logits: 12 + 2 (4). "
-        "'chunked': a chunked / fused linear cross-entropy (Liger, torchtune, Unsloth) that never materialises the "
-        "full logits (its per-chunk buffer is not modelled). "
-        "'lm-head-chunks': LitGPT's LoRA recipe (model(x, lm_head_chunk_size=128) + chunked_cross_entropy, no fp32 "
-        "upcast): every chunk's logits and log-softmax output are kept, 2·B bytes per logit, plus one 128-token "
-        "chunk's two gradients in backward. 'ce-chunks': LitGPT's full recipe (full logits, cross-entropy over "
-        "128-row slices): the logits, the slices' gradients and their concatenation, 3·B per logit. B = 2 (16-bit) "
-        "or 4; measured in tests/test_memory_logits.py."))
-    allocator_slack_fraction: float = Field(0.10, description=(
-        "What nvidia-smi shows above PyTorch's peak allocation (the caching allocator keeps freed blocks "
-        "reserved, and fragmentation rounds blocks up), as a fraction of the peak. An assumption: it varies with "
-        "the run; torch.cuda.max_memory_reserved() / max_memory_allocated() - 1 on your machine gives the real one."))
-    cuda_context_gb: float = Field(1.0, description=(
-        "CUDA context + kernels. HF 'Model training anatomy' says 1-2 GB (1.3 GB measured on a V100); CUDA lazy "
-        "module loading makes it smaller. Set it to what nvidia-smi shows for an idle process on your machine."))
+        "hf",
+        description=(
+            "How the causal-LM loss is computed. 'hf': transformers' ForCausalLMLoss as HF Trainer calls it (the model "
+            "output is dropped before backward): at the start of backward the fp32 log-softmax output, its fp32 "
+            "gradient and the fp32 gradient of the logits coexist, 12 bytes per logit (measured). 'hf-keep-outputs': "
+            "a loop that keeps `outputs` alive through loss.backward() also keeps the 16-bit (fp32) logits: 12 + 2 (4). "
+            "'chunked': a chunked / fused linear cross-entropy (Liger, torchtune, Unsloth) that never materialises the "
+            "full logits (its per-chunk buffer is not modelled). "
+            "'lm-head-chunks': LitGPT's LoRA recipe (model(x, lm_head_chunk_size=128) + chunked_cross_entropy, no fp32 "
+            "upcast): every chunk's logits and log-softmax output are kept, 2·B bytes per logit, plus one 128-token "
+            "chunk's two gradients in backward. 'ce-chunks': LitGPT's full recipe (full logits, cross-entropy over "
+            "128-row slices): the logits, the slices' gradients and their concatenation, 3·B per logit. B = 2 (16-bit) "
+            "or 4; measured in tests/test_memory_logits.py."
+        ),
+    )
+    allocator_slack_fraction: float = Field(
+        0.10,
+        description=(
+            "What nvidia-smi shows above PyTorch's peak allocation (the caching allocator keeps freed blocks "
+            "reserved, and fragmentation rounds blocks up), as a fraction of the peak. An assumption: it varies with "
+            "the run; torch.cuda.max_memory_reserved() / max_memory_allocated() - 1 on your machine gives the real one."
+        ),
+    )
+    cuda_context_gb: float = Field(
+        1.0,
+        description=(
+            "CUDA context + kernels. HF 'Model training anatomy' says 1-2 GB (1.3 GB measured on a V100); CUDA lazy "
+            "module loading makes it smaller. Set it to what nvidia-smi shows for an idle process on your machine."
+        ),
+    )
     reduce_bucket_size: float = Field(5e8, description="DeepSpeed reduce_bucket_size (elements).")
     allgather_bucket_size: float = Field(5e8, description="DeepSpeed allgather_bucket_size (elements).")
     overlap_comm: bool = False
@@ -164,53 +213,92 @@ class MemoryConfig(BaseModel):
             return list(LORA_MODULES)
         bad = [m for m in v if m not in LORA_MODULES]
         if bad or not v:
-            raise CalculatorError("lora_target_modules", v, f"{', '.join(LORA_MODULES)} or ['all']",
-                                  f"{', '.join(LORA_MODULES)} 或 ['all']")
+            raise CalculatorError(
+                "lora_target_modules",
+                v,
+                f"{', '.join(LORA_MODULES)} or ['all']",
+                f"{', '.join(LORA_MODULES)} 或 ['all']",
+            )
         # A module listed twice would be counted twice (1,000,000 copies of q_proj gave 2.1 trillion
         # trainable parameters); PEFT matches each module once, so a repeat is a mistake, not more adapters.
         repeated = sorted(m for m, n in Counter(v).items() if n > 1)
         if repeated:
             names = ", ".join(repeated)
-            raise CalculatorError("lora_target_modules", v, f"each module at most once ({', '.join(LORA_MODULES)})",
-                                  f"每个模块最多列一次（{', '.join(LORA_MODULES)}）",
-                                  reason_en=f"lora_target_modules lists {names} more than once.",
-                                  reason_zh=f"lora_target_modules 中 {names} 重复出现。")
+            raise CalculatorError(
+                "lora_target_modules",
+                v,
+                f"each module at most once ({', '.join(LORA_MODULES)})",
+                f"每个模块最多列一次（{', '.join(LORA_MODULES)}）",
+                reason_en=f"lora_target_modules lists {names} more than once.",
+                reason_zh=f"lora_target_modules 中 {names} 重复出现。",
+            )
         return list(v)
 
     @model_validator(mode="after")
     def _check(self) -> MemoryConfig:
         given = [x for x in (self.model, self.num_params, self.hf_config) if x is not None]
         if len(given) != 1:
-            raise CalculatorError("model", self.model, "exactly one of model (a preset name), num_params or hf_config",
-                                  "model（预设名）、num_params、hf_config 三者恰好给一个")
+            raise CalculatorError(
+                "model",
+                self.model,
+                "exactly one of model (a preset name), num_params or hf_config",
+                "model（预设名）、num_params、hf_config 三者恰好给一个",
+            )
         if self.zero_stage not in (0, 1, 2, 3):
             raise CalculatorError("zero_stage", self.zero_stage, "0, 1, 2 or 3", "0、1、2 或 3")
         if self.offload_param and self.zero_stage != 3:
-            raise CalculatorError("offload_param", True, "offload_param only with zero_stage=3 (DeepSpeed offloads "
-                                  "parameters only in ZeRO-3)", "仅在 zero_stage=3 时可用 offload_param（DeepSpeed 只在 ZeRO-3 卸载参数）")
+            raise CalculatorError(
+                "offload_param",
+                True,
+                "offload_param only with zero_stage=3 (DeepSpeed offloads parameters only in ZeRO-3)",
+                "仅在 zero_stage=3 时可用 offload_param（DeepSpeed 只在 ZeRO-3 卸载参数）",
+            )
         if self.offload_optimizer and self.zero_stage == 0:
-            raise CalculatorError("offload_optimizer", True, "offload_optimizer with zero_stage 1, 2 or 3 (ZeRO-Offload)",
-                                  "zero_stage 为 1、2 或 3 时才能 offload_optimizer（ZeRO-Offload）")
-        if self.fsdp != "none" and (self.zero_stage or self.offload_optimizer or self.offload_param
-                                    or self.pipeline_parallel_size != 1):
-            raise CalculatorError("fsdp", self.fsdp, "FSDP alone: zero_stage 0, no DeepSpeed offload, no pipeline "
-                                  "parallelism (FSDP and DeepSpeed ZeRO are alternatives)",
-                                  "单独使用 FSDP：zero_stage 为 0、不开 DeepSpeed offload、不用流水线并行（FSDP 与 ZeRO 二选一）")
+            raise CalculatorError(
+                "offload_optimizer",
+                True,
+                "offload_optimizer with zero_stage 1, 2 or 3 (ZeRO-Offload)",
+                "zero_stage 为 1、2 或 3 时才能 offload_optimizer（ZeRO-Offload）",
+            )
+        if self.fsdp != "none" and (
+            self.zero_stage or self.offload_optimizer or self.offload_param or self.pipeline_parallel_size != 1
+        ):
+            raise CalculatorError(
+                "fsdp",
+                self.fsdp,
+                "FSDP alone: zero_stage 0, no DeepSpeed offload, no pipeline "
+                "parallelism (FSDP and DeepSpeed ZeRO are alternatives)",
+                "单独使用 FSDP：zero_stage 为 0、不开 DeepSpeed offload、不用流水线并行（FSDP 与 ZeRO 二选一）",
+            )
         if self.fsdp_frozen_in_trainable_units and (self.fsdp == "none" or self.finetune == "full"):
-            raise CalculatorError("fsdp_frozen_in_trainable_units", True, "only with an fsdp strategy and finetune "
-                                  "'lora' or 'qlora' (frozen base weights sharing FSDP units with adapters)",
-                                  "仅在设置了 fsdp 策略且 finetune 为 'lora' 或 'qlora' 时可用（冻结的基座权重与适配器同在一个 FSDP 单元）")
+            raise CalculatorError(
+                "fsdp_frozen_in_trainable_units",
+                True,
+                "only with an fsdp strategy and finetune "
+                "'lora' or 'qlora' (frozen base weights sharing FSDP units with adapters)",
+                "仅在设置了 fsdp 策略且 finetune 为 'lora' 或 'qlora' 时可用（冻结的基座权重与适配器同在一个 FSDP 单元）",
+            )
         if self.qlora_lm_head_4bit and self.finetune != "qlora":
-            raise CalculatorError("qlora_lm_head_4bit", True, "only with finetune='qlora'", "仅在 finetune='qlora' 时可用")
+            raise CalculatorError(
+                "qlora_lm_head_4bit", True, "only with finetune='qlora'", "仅在 finetune='qlora' 时可用"
+            )
         if self.fsdp_cpu_offload and self.fsdp == "none":
-            raise CalculatorError("fsdp_cpu_offload", True, "fsdp_cpu_offload with an fsdp strategy",
-                                  "需先设置 fsdp 策略才能使用 fsdp_cpu_offload")
+            raise CalculatorError(
+                "fsdp_cpu_offload",
+                True,
+                "fsdp_cpu_offload with an fsdp strategy",
+                "需先设置 fsdp 策略才能使用 fsdp_cpu_offload",
+            )
         for name in ("world_size", "num_nodes"):
             if getattr(self, name) < 1:
                 raise CalculatorError(name, getattr(self, name), "an integer ≥ 1", "≥ 1 的整数")
         if self.world_size % self.num_nodes:
-            raise CalculatorError("num_nodes", self.num_nodes, f"a divisor of world_size ({self.world_size})",
-                                  f"world_size（{self.world_size}）的约数")
+            raise CalculatorError(
+                "num_nodes",
+                self.num_nodes,
+                f"a divisor of world_size ({self.world_size})",
+                f"world_size（{self.world_size}）的约数",
+            )
         return self
 
     def __init__(self, **data: Any) -> None:
@@ -235,10 +323,16 @@ class MemoryEstimate(BaseModel):
     activations: int | None
     other: int
     total_per_gpu: int | None = Field(description="peak_allocated + CUDA context (fits/headroom use this).")
-    peak_allocated: int | None = Field(None, description=(
-        "What torch.cuda.max_memory_allocated() should report: model states + activations + buffers, no context."))
-    nvidia_smi: int | None = Field(None, description=(
-        "What nvidia-smi should show: peak_allocated × (1 + allocator_slack_fraction) + CUDA context."))
+    peak_allocated: int | None = Field(
+        None,
+        description=(
+            "What torch.cuda.max_memory_allocated() should report: model states + activations + buffers, no context."
+        ),
+    )
+    nvidia_smi: int | None = Field(
+        None,
+        description=("What nvidia-smi should show: peak_allocated × (1 + allocator_slack_fraction) + CUDA context."),
+    )
     cpu_total: int
     gpu_name: str | None
     gpu_capacity: int | None
@@ -246,12 +340,20 @@ class MemoryEstimate(BaseModel):
     headroom: int | None
     max_micro_batch: int | None
     details: dict[str, int] = Field(description="The pieces of 'activations' and 'other'.")
-    gradients_live_during_forward: bool = Field(False, description=(
-        "Whether the GPU gradient buffer coexists with a micro-batch's activations (GA >= 2, ZeRO-3, or "
-        "set_to_none=False); if not, the peak holds max(activations, gradients) instead of their sum."))
-    ga_extra_over_ga1: int | None = Field(None, description=(
-        "Bytes per GPU that any GA >= 2 adds over GA=1 with everything else equal (constant in GA): at most one "
-        "gradient buffer, plus FSDP no_sync's unsharded gradients. None when activations are unknown."))
+    gradients_live_during_forward: bool = Field(
+        False,
+        description=(
+            "Whether the GPU gradient buffer coexists with a micro-batch's activations (GA >= 2, ZeRO-3, or "
+            "set_to_none=False); if not, the peak holds max(activations, gradients) instead of their sum."
+        ),
+    )
+    ga_extra_over_ga1: int | None = Field(
+        None,
+        description=(
+            "Bytes per GPU that any GA >= 2 adds over GA=1 with everything else equal (constant in GA): at most one "
+            "gradient buffer, plus FSDP no_sync's unsharded gradients. None when activations are unknown."
+        ),
+    )
     bytes_per_param: dict[str, float]
     gradient_accumulation_note_en: str
     gradient_accumulation_note_zh: str
@@ -286,8 +388,12 @@ def as_config(config: Any) -> MemoryConfig:
     if isinstance(config, MemoryConfig):
         return config
     if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
-        raise CalculatorError("config", config, "a MemoryConfig or a dict of its fields (string keys)",
-                              "MemoryConfig 或以字段名（字符串）为键的字典")
+        raise CalculatorError(
+            "config",
+            config,
+            "a MemoryConfig or a dict of its fields (string keys)",
+            "MemoryConfig 或以字段名（字符串）为键的字典",
+        )
     return make_config(**config)
 
 
@@ -307,11 +413,15 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
         shape = shape_from_hf_config(cfg.hf_config)
         if shape.is_moe:
             n, act = count_params(shape), active_params(shape)
-            a_en.append(f"mixture of experts: {n / 1e9:.2f}B parameters in total (all {shape.num_experts} experts are "
-                        f"stored, receive gradients and have optimizer states), {act / 1e9:.2f}B active per token "
-                        f"({shape.experts_per_token} experts); activations follow the active experts")
-            a_zh.append(f"混合专家模型：共 {n / 1e9:.2f}B 参数（全部 {shape.num_experts} 个专家都要存储、都有梯度和优化器状态），"
-                        f"每个 token 激活 {act / 1e9:.2f}B（{shape.experts_per_token} 个专家）；激活显存按被激活的专家计算")
+            a_en.append(
+                f"mixture of experts: {n / 1e9:.2f}B parameters in total (all {shape.num_experts} experts are "
+                f"stored, receive gradients and have optimizer states), {act / 1e9:.2f}B active per token "
+                f"({shape.experts_per_token} experts); activations follow the active experts"
+            )
+            a_zh.append(
+                f"混合专家模型：共 {n / 1e9:.2f}B 参数（全部 {shape.num_experts} 个专家都要存储、都有梯度和优化器状态），"
+                f"每个 token 激活 {act / 1e9:.2f}B（{shape.experts_per_token} 个专家）；激活显存按被激活的专家计算"
+            )
         return shape, count_params(shape), shape.name, a_en, a_zh
     n = int(positive_float("num_params", cfg.num_params, maximum=MAX_PARAMS, minimum_exclusive=0))
     if n < 1:
@@ -327,8 +437,15 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
         if cfg.vocab_size is None:
             a_en.append("vocabulary assumed 32,000 tokens")
             a_zh.append("词表大小假定为 32,000")
-        shape = ModelShape(name=f"{n / 1e9:g}B", hidden_size=h, num_layers=layers, num_attention_heads=heads,
-                           intermediate_size=4 * h, vocab_size=vocab, mlp="plain")
+        shape = ModelShape(
+            name=f"{n / 1e9:g}B",
+            hidden_size=h,
+            num_layers=layers,
+            num_attention_heads=heads,
+            intermediate_size=4 * h,
+            vocab_size=vocab,
+            mlp="plain",
+        )
         return shape, n, shape.name, a_en, a_zh
     return None, n, f"{n / 1e9:g}B params", a_en, a_zh
 
@@ -342,8 +459,15 @@ def _lora_trainable(shape: ModelShape | None, n: int, rank: int, modules: list[s
         h, layers, inter = shape.hidden_size, shape.total_layers, shape.intermediate_size
         kv = shape.kv_heads * shape.dim_per_head
     inner = h if shape is None else shape.num_attention_heads * shape.dim_per_head
-    dims = {"q_proj": (h, inner), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (inner, h),
-            "gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
+    dims = {
+        "q_proj": (h, inner),
+        "k_proj": (h, kv),
+        "v_proj": (h, kv),
+        "o_proj": (inner, h),
+        "gate_proj": (h, inter),
+        "up_proj": (h, inter),
+        "down_proj": (inter, h),
+    }
     if shape is not None and shape.mlp == "plain":
         dims["gate_proj"] = (0, 0)  # plain MLPs have no gate matrix
     return layers * sum(rank * (dims[m][0] + dims[m][1]) for m in modules)
@@ -358,11 +482,11 @@ def _state_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> tuple[d
     if p == "fp32":
         w, g, master = 4.0, 4.0, 0.0
     elif p.startswith("amp-"):
-        w, g, master = 6.0, 4.0, 0.0   # fp32 weights + a 16-bit copy for the forward (HF docs)
+        w, g, master = 6.0, 4.0, 0.0  # fp32 weights + a 16-bit copy for the forward (HF docs)
     elif p.endswith("-mixed"):
-        w, g, master = 2.0, 2.0, 4.0   # ZeRO paper: 16-bit weights/grads, fp32 master in the optimizer
+        w, g, master = 2.0, 2.0, 4.0  # ZeRO paper: 16-bit weights/grads, fp32 master in the optimizer
     else:
-        w, g, master = 2.0, 2.0, 0.0   # pure bf16
+        w, g, master = 2.0, 2.0, 0.0  # pure bf16
     table = _OPTIMIZER_STATE_BYTES_BF16 if p == "bf16" else _OPTIMIZER_STATE_BYTES
     opt = float(table.get(cfg.optimizer, 0.0)) + master
     trainable = n
@@ -419,9 +543,16 @@ def _frozen_block_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int, fro
     return frozen * block_params / n
 
 
-def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, frozen: float, adafactor: float,
-                 largest_layer: int, gpus_per_node: int,
-                 frozen_in_blocks: float) -> tuple[float, float, float, float, dict[str, int], int]:
+def _fsdp_states(
+    cfg: MemoryConfig,
+    bpp: dict[str, float],
+    trainable: float,
+    frozen: float,
+    adafactor: float,
+    largest_layer: int,
+    gpus_per_node: int,
+    frozen_in_blocks: float,
+) -> tuple[float, float, float, float, dict[str, int], int]:
     """Per-GPU (weights, sharded gradients, optimizer, CPU bytes, buffers, no_sync gradients) under PyTorch FSDP.
 
     FSDP keeps each unit's parameters as a flat sharded tensor in the dtype the model was loaded in (fp32 for
@@ -441,8 +572,12 @@ def _fsdp_states(cfg: MemoryConfig, bpp: dict[str, float], trainable: float, fro
     """
     compute = 4 if cfg.precision == "fp32" else 2
     w_bytes = bpp["weights"] - (2 if cfg.precision.startswith("amp-") else 0)  # the 16-bit copy is per gathered unit
-    shard = {"full_shard": cfg.world_size, "shard_grad_op": cfg.world_size, "hybrid_shard": gpus_per_node,
-             "no_shard": 1}[cfg.fsdp]
+    shard = {
+        "full_shard": cfg.world_size,
+        "shard_grad_op": cfg.world_size,
+        "hybrid_shard": gpus_per_node,
+        "no_shard": 1,
+    }[cfg.fsdp]
     weights = (frozen + trainable * w_bytes) / shard
     grads_full = trainable * bpp["gradients"]
     if cfg.finetune != "full" and cfg.fsdp_frozen_in_trainable_units:
@@ -517,13 +652,20 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
     # Frozen base: frozen linears' inputs are not saved (QLoRA: same activations) -- unless FSDP puts the frozen
     # weights in a flat parameter that requires a gradient (fsdp_frozen_in_trainable_units): then they are saved.
     lora = cfg.finetune != "full" and not (cfg.fsdp != "none" and cfg.fsdp_frozen_in_trainable_units)
-    act = activation_bytes(shape, micro, cfg.seq_len, bytes_per_value=bpv, flash_attention=cfg.flash_attention,
-                           checkpointing=cfg.gradient_checkpointing,
-                           trainable_linears=frozenset(cfg.lora_target_modules) if lora else None,
-                           lora_rank=cfg.lora_rank,
-                           # PEFT keeps adapters in fp32 and casts each adapter's input to fp32: one copy per
-                           # adapter on a 16-bit model (measured in tests/test_activations_measured.py).
-                           lora_input_copy=lora and bpv == 2, lora_bytes=4)
+    act = activation_bytes(
+        shape,
+        micro,
+        cfg.seq_len,
+        bytes_per_value=bpv,
+        flash_attention=cfg.flash_attention,
+        checkpointing=cfg.gradient_checkpointing,
+        trainable_linears=frozenset(cfg.lora_target_modules) if lora else None,
+        lora_rank=cfg.lora_rank,
+        # PEFT keeps adapters in fp32 and casts each adapter's input to fp32: one copy per
+        # adapter on a 16-bit model (measured in tests/test_activations_measured.py).
+        lora_input_copy=lora and bpv == 2,
+        lora_bytes=4,
+    )
     total, layers = act.total, act.layers
     if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
         # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
@@ -541,8 +683,13 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         # with transformers 5.23 in tests/test_memory_logits.py. (Versions that built a shifted contiguous fp32
         # copy, `shift_logits = logits[..., :-1, :].contiguous()`, keep 4 B more.)
         impl = cfg.loss_implementation
-        per_logit = {"hf": 12, "hf-keep-outputs": 12 + bpv, "chunked": 0, "lm-head-chunks": 2 * bpv,
-                     "ce-chunks": 3 * bpv}[impl]
+        per_logit = {
+            "hf": 12,
+            "hf-keep-outputs": 12 + bpv,
+            "chunked": 0,
+            "lm-head-chunks": 2 * bpv,
+            "ce-chunks": 3 * bpv,
+        }[impl]
         n_logits = micro * cfg.seq_len * shape.vocab_size
         logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
         if impl == "lm-head-chunks":  # the gradient of one chunk's log-softmax output and of its logits
@@ -556,8 +703,7 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         in_flight = min(cfg.gradient_accumulation_steps, pp)
         layers = layers // pp * in_flight
         total = layers + act.embeddings + logits
-    return total, {"activations_layers": layers, "activations_embeddings": act.embeddings,
-                   "activations_logits": logits}
+    return total, {"activations_layers": layers, "activations_embeddings": act.embeddings, "activations_logits": logits}
 
 
 def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
@@ -593,7 +739,9 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
             cpu_per_gpu += grads_full / ws * (4 / bpp["gradients"]) if bpp["gradients"] else 0  # fp32 grad partition
             grads = 0.0
             if cfg.gradient_accumulation_steps > 1:
-                notes_en.append("With offload and GA>1 DeepSpeed also keeps a pinned CPU buffer of accumulated gradients.")
+                notes_en.append(
+                    "With offload and GA>1 DeepSpeed also keeps a pinned CPU buffer of accumulated gradients."
+                )
                 notes_zh.append("开启 offload 且 GA>1 时，DeepSpeed 还会在 CPU 上保留一份累积梯度的锁页缓冲区。")
     if cfg.offload_param:
         cpu_per_gpu += weights
@@ -603,8 +751,15 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     fsdp_nosync = 0  # FSDP no_sync(): unsharded accumulated gradients at any GA >= 2
     if cfg.fsdp != "none":
         weights, grads, optim, cpu_fsdp, fsdp_buffers, fsdp_nosync = _fsdp_states(
-            cfg, bpp, trainable, frozen, adafactor, largest_layer, gpus_per_node,
-            _frozen_block_bytes(cfg, shape, n, frozen))
+            cfg,
+            bpp,
+            trainable,
+            frozen,
+            adafactor,
+            largest_layer,
+            gpus_per_node,
+            _frozen_block_bytes(cfg, shape, n, frozen),
+        )
         cpu_per_gpu += cpu_fsdp
     grads_ga1 = grads  # what GA=1 holds; GA >= 2 under no_sync holds the unsharded gradients instead
     grads_ga_n = fsdp_nosync or grads
@@ -624,7 +779,9 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         gpu = get_gpu(cfg.gpu)
         gpu_name, capacity = gpu.name, int(gpu.memory_gib * GiB)
         if cfg.precision in ("amp-bf16", "bf16-mixed", "bf16") and not gpu.bf16:
-            notes_en.append(f"{gpu.name} has no native bf16 (needs compute capability 8.0+): use fp16 with loss scaling.")
+            notes_en.append(
+                f"{gpu.name} has no native bf16 (needs compute capability 8.0+): use fp16 with loss scaling."
+            )
             notes_zh.append(f"{gpu.name} 不支持原生 bf16（需要算力 8.0+）：请用 fp16 配合 loss scaling。")
     if cfg.gpu_memory_gb is not None:
         gpu_name = gpu_name or f"{cfg.gpu_memory_gb:g} GiB GPU"
@@ -635,71 +792,125 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     total = None if act is None else _peak(fixed, int(grads), act, grads_live)
     # What going from GA=1 to GA>=2 adds at peak (0 when the gradients are alive at GA=1 anyway).
     ga1 = cfg.model_copy(update={"gradient_accumulation_steps": 1})
-    ga_extra = None if act is None else (
-        _peak(fixed, int(grads_ga_n), act, True) - _peak(fixed, int(grads_ga1), act, _gradients_live_in_forward(ga1)))
+    ga_extra = (
+        None
+        if act is None
+        else (
+            _peak(fixed, int(grads_ga_n), act, True)
+            - _peak(fixed, int(grads_ga1), act, _gradients_live_in_forward(ga1))
+        )
+    )
     fits = headroom = max_micro = None
     if capacity is not None and total is not None:
         headroom = capacity - total
         fits = headroom >= 0
         max_micro = _max_micro_batch(cfg, shape, fixed, int(grads), grads_live, capacity)
     if act is None:
-        notes_en.append("Activations unknown: only num_params was given. Add hidden_size and num_layers (or a preset / config.json) to estimate them.")
-        notes_zh.append("激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。")
+        notes_en.append(
+            "Activations unknown: only num_params was given. Add hidden_size and num_layers (or a preset / config.json) to estimate them."
+        )
+        notes_zh.append(
+            "激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。"
+        )
     if pp > 1:
-        notes_en.append(f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory.")
-        notes_zh.append(f"流水线并行（{pp} 段）：第一段最多同时保留 min(GA, {pp}) 个在途微批次的激活——这是 GA 会增加激活显存的唯一情形。")
+        notes_en.append(
+            f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory."
+        )
+        notes_zh.append(
+            f"流水线并行（{pp} 段）：第一段最多同时保留 min(GA, {pp}) 个在途微批次的激活——这是 GA 会增加激活显存的唯一情形。"
+        )
     if stage in (1, 2) and cfg.precision.endswith("-mixed") and cfg.finetune == "full" and not cfg.offload_optimizer:
-        notes_en.append("Model states follow the ZeRO paper (2 + 2 + 12 B/param). DeepSpeed's own estimator "
-                        "(calculators.deepspeed) also counts an fp32 gradient partition: 2Ψ + 18Ψ/N for ZeRO-2.")
-        notes_zh.append("模型状态按 ZeRO 论文计算（2 + 2 + 12 字节/参数）。DeepSpeed 自带的估算器（calculators.deepspeed）"
-                        "还计入一份 fp32 梯度分片：ZeRO-2 为 2Ψ + 18Ψ/N。")
+        notes_en.append(
+            "Model states follow the ZeRO paper (2 + 2 + 12 B/param). DeepSpeed's own estimator "
+            "(calculators.deepspeed) also counts an fp32 gradient partition: 2Ψ + 18Ψ/N for ZeRO-2."
+        )
+        notes_zh.append(
+            "模型状态按 ZeRO 论文计算（2 + 2 + 12 字节/参数）。DeepSpeed 自带的估算器（calculators.deepspeed）"
+            "还计入一份 fp32 梯度分片：ZeRO-2 为 2Ψ + 18Ψ/N。"
+        )
     if ws > 1 and stage < 3:
-        notes_en.append(f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory.")
+        notes_en.append(
+            f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory."
+        )
         notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
 
     ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
     if fsdp_nosync:
-        ga_en += (f" FSDP: with GA ≥ 2 Accelerate/HF Trainer run the micro-steps under no_sync(), which accumulates "
-                  f"unsharded gradients ({format_gib(fsdp_nosync)} per GPU, included above); "
-                  "GradientAccumulationPlugin(sync_each_batch=True) (fsdp_sync_each_batch) keeps them sharded.")
-        ga_zh += (f" FSDP：GA ≥ 2 时 Accelerate/HF Trainer 在 no_sync() 中执行微步，梯度以未分片形式累加（每卡 "
-                  f"{format_gib(fsdp_nosync)}，已计入上面的差值）；GradientAccumulationPlugin(sync_each_batch=True)"
-                  "（fsdp_sync_each_batch）可保持分片。")
+        ga_en += (
+            f" FSDP: with GA ≥ 2 Accelerate/HF Trainer run the micro-steps under no_sync(), which accumulates "
+            f"unsharded gradients ({format_gib(fsdp_nosync)} per GPU, included above); "
+            "GradientAccumulationPlugin(sync_each_batch=True) (fsdp_sync_each_batch) keeps them sharded."
+        )
+        ga_zh += (
+            f" FSDP：GA ≥ 2 时 Accelerate/HF Trainer 在 no_sync() 中执行微步，梯度以未分片形式累加（每卡 "
+            f"{format_gib(fsdp_nosync)}，已计入上面的差值）；GradientAccumulationPlugin(sync_each_batch=True)"
+            "（fsdp_sync_each_batch）可保持分片。"
+        )
     if pp > 1:
         ga_en += " Caveat: with pipeline parallelism, up to min(GA, stages) micro-batches are in flight at once."
         ga_zh += " 例外：流水线并行时最多有 min(GA, 段数) 个微批次同时在途。"
     if total is not None:
-        a_en.append(f"nvidia-smi figure: peak allocated + {cfg.allocator_slack_fraction:.0%} allocator cache/fragmentation "
-                    f"(an assumption; set allocator_slack_fraction) + {cfg.cuda_context_gb:g} GiB CUDA context")
-        a_zh.append(f"nvidia-smi 数值 = PyTorch 峰值分配 + {cfg.allocator_slack_fraction:.0%} 的缓存分配器保留/碎片（假设值，"
-                    f"可设 allocator_slack_fraction）+ {cfg.cuda_context_gb:g} GiB CUDA 上下文")
+        a_en.append(
+            f"nvidia-smi figure: peak allocated + {cfg.allocator_slack_fraction:.0%} allocator cache/fragmentation "
+            f"(an assumption; set allocator_slack_fraction) + {cfg.cuda_context_gb:g} GiB CUDA context"
+        )
+        a_zh.append(
+            f"nvidia-smi 数值 = PyTorch 峰值分配 + {cfg.allocator_slack_fraction:.0%} 的缓存分配器保留/碎片（假设值，"
+            f"可设 allocator_slack_fraction）+ {cfg.cuda_context_gb:g} GiB CUDA 上下文"
+        )
     if cfg.finetune != "full":
-        a_en.append(f"{cfg.finetune}: base weights frozen, adapters (rank {cfg.lora_rank} on {', '.join(cfg.lora_target_modules)}) trained in fp32")
-        a_zh.append(f"{cfg.finetune}：基座权重冻结，适配器（rank {cfg.lora_rank}，作用于 {', '.join(cfg.lora_target_modules)}）以 fp32 训练")
+        a_en.append(
+            f"{cfg.finetune}: base weights frozen, adapters (rank {cfg.lora_rank} on {', '.join(cfg.lora_target_modules)}) trained in fp32"
+        )
+        a_zh.append(
+            f"{cfg.finetune}：基座权重冻结，适配器（rank {cfg.lora_rank}，作用于 {', '.join(cfg.lora_target_modules)}）以 fp32 训练"
+        )
     return MemoryEstimate(
-        model_name=model_name, num_params=n, trainable_params=int(trainable),
-        weights=int(weights), gradients=int(grads), optimizer_states=int(optim), activations=act, other=other,
+        model_name=model_name,
+        num_params=n,
+        trainable_params=int(trainable),
+        weights=int(weights),
+        gradients=int(grads),
+        optimizer_states=int(optim),
+        activations=act,
+        other=other,
         total_per_gpu=total,
         peak_allocated=None if total is None else total - details["cuda_context"],
-        nvidia_smi=None if total is None else int((total - details["cuda_context"]) * (1 + cfg.allocator_slack_fraction))
-        + details["cuda_context"],
-        cpu_total=int(cpu_per_gpu * gpus_per_node), gpu_name=gpu_name, gpu_capacity=capacity,
-        fits=fits, headroom=headroom, max_micro_batch=max_micro, details=details, bytes_per_param=bpp,
-        gradients_live_during_forward=grads_live, ga_extra_over_ga1=ga_extra,
-        gradient_accumulation_note_en=ga_en, gradient_accumulation_note_zh=ga_zh,
-        notes_en=notes_en, notes_zh=notes_zh, assumptions_en=a_en, assumptions_zh=a_zh,
+        nvidia_smi=None
+        if total is None
+        else int((total - details["cuda_context"]) * (1 + cfg.allocator_slack_fraction)) + details["cuda_context"],
+        cpu_total=int(cpu_per_gpu * gpus_per_node),
+        gpu_name=gpu_name,
+        gpu_capacity=capacity,
+        fits=fits,
+        headroom=headroom,
+        max_micro_batch=max_micro,
+        details=details,
+        bytes_per_param=bpp,
+        gradients_live_during_forward=grads_live,
+        ga_extra_over_ga1=ga_extra,
+        gradient_accumulation_note_en=ga_en,
+        gradient_accumulation_note_zh=ga_zh,
+        notes_en=notes_en,
+        notes_zh=notes_zh,
+        assumptions_en=a_en,
+        assumptions_zh=a_zh,
     )
 
 
 def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str, str]:
     """The gradient-accumulation sentence of every estimate, with the GA=1 vs GA>=2 difference in GiB."""
     ga = cfg.gradient_accumulation_steps
-    en = (f"gradient_accumulation_steps={ga}: activations do not grow with GA (each micro-batch's activations are "
-          "freed after its backward pass) and gradients accumulate in place into one parameter-sized buffer, so "
-          "GA=2 and GA=64 need the same memory; the peak is set by the micro batch × sequence length and the model "
-          "states, not by the effective batch size.")
-    zh = (f"gradient_accumulation_steps={ga}：激活不随 GA 增长（每个微批次的激活在其反向传播后即释放），梯度原地累加到"
-          "一个与参数同大小的缓冲区，所以 GA=2 与 GA=64 显存相同；峰值由微批次 × 序列长度和模型状态决定，而不是有效批次大小。")
+    en = (
+        f"gradient_accumulation_steps={ga}: activations do not grow with GA (each micro-batch's activations are "
+        "freed after its backward pass) and gradients accumulate in place into one parameter-sized buffer, so "
+        "GA=2 and GA=64 need the same memory; the peak is set by the micro batch × sequence length and the model "
+        "states, not by the effective batch size."
+    )
+    zh = (
+        f"gradient_accumulation_steps={ga}：激活不随 GA 增长（每个微批次的激活在其反向传播后即释放），梯度原地累加到"
+        "一个与参数同大小的缓冲区，所以 GA=2 与 GA=64 显存相同；峰值由微批次 × 序列长度和模型状态决定，而不是有效批次大小。"
+    )
     if ga_extra is None:
         return en, zh
     if grads == 0:
@@ -712,25 +923,38 @@ def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str,
         en += " With zero_grad(set_to_none=False) the gradient buffer exists at GA=1 too, so GA=1 needs the same."
         zh += " 使用 zero_grad(set_to_none=False) 时梯度缓冲区在 GA=1 也一直存在，所以 GA=1 也一样。"
     else:
-        who = ("zero_grad(set_to_none=True), the PyTorch ≥ 2.0 and HF Trainer default" if cfg.zero_stage == 0
-               else f"DeepSpeed ZeRO-{cfg.zero_stage} frees them after each optimizer step")
-        who_zh = ("zero_grad(set_to_none=True)，PyTorch ≥ 2.0 与 HF Trainer 的默认" if cfg.zero_stage == 0
-                  else f"DeepSpeed ZeRO-{cfg.zero_stage} 在每次优化器更新后释放梯度")
-        en += (f" One exception, constant in GA: at GA=1 ({who}) no gradients exist during the forward pass, while at "
-               f"GA≥2 the accumulated gradients ({format_gib(grads)} here) coexist with the next micro-batch's "
-               f"activations, so GA≥2 needs {format_gib(ga_extra)} more than GA=1 in this setup (at most one gradient buffer).")
-        zh += (f" 唯一的例外与 GA 大小无关：GA=1 时（{who_zh}）前向期间没有梯度；GA≥2 时已累加的梯度（此处 "
-               f"{format_gib(grads)}）与下一个微批次的激活同时存在，所以本配置下 GA≥2 比 GA=1 多 {format_gib(ga_extra)}"
-               "（至多一份梯度缓冲区）。")
+        who = (
+            "zero_grad(set_to_none=True), the PyTorch ≥ 2.0 and HF Trainer default"
+            if cfg.zero_stage == 0
+            else f"DeepSpeed ZeRO-{cfg.zero_stage} frees them after each optimizer step"
+        )
+        who_zh = (
+            "zero_grad(set_to_none=True)，PyTorch ≥ 2.0 与 HF Trainer 的默认"
+            if cfg.zero_stage == 0
+            else f"DeepSpeed ZeRO-{cfg.zero_stage} 在每次优化器更新后释放梯度"
+        )
+        en += (
+            f" One exception, constant in GA: at GA=1 ({who}) no gradients exist during the forward pass, while at "
+            f"GA≥2 the accumulated gradients ({format_gib(grads)} here) coexist with the next micro-batch's "
+            f"activations, so GA≥2 needs {format_gib(ga_extra)} more than GA=1 in this setup (at most one gradient buffer)."
+        )
+        zh += (
+            f" 唯一的例外与 GA 大小无关：GA=1 时（{who_zh}）前向期间没有梯度；GA≥2 时已累加的梯度（此处 "
+            f"{format_gib(grads)}）与下一个微批次的激活同时存在，所以本配置下 GA≥2 比 GA=1 多 {format_gib(ga_extra)}"
+            "（至多一份梯度缓冲区）。"
+        )
     return en, zh
 
 
-def _max_micro_batch(cfg: MemoryConfig, shape: ModelShape | None, fixed: int, grads: int, grads_live: bool,
-                     capacity: int) -> int:
+def _max_micro_batch(
+    cfg: MemoryConfig, shape: ModelShape | None, fixed: int, grads: int, grads_live: bool, capacity: int
+) -> int:
     """Largest micro batch whose total fits (0 if even 1 does not); activations grow with the micro batch."""
+
     def fits(m: int) -> bool:
         act, _ = _activations(cfg, shape, m)
         return _peak(fixed, grads, act or 0, grads_live) <= capacity
+
     if not fits(1):
         return 0
     lo, hi = 1, 2

@@ -5,6 +5,7 @@ each had their own row names and order ("Optimizer states" / "optimizer states",
 own verdict wording; calculators/ is the layer both rag and ui import. Charts use :func:`short_name` (the name
 without its parenthesis), tables :func:`row_name`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -52,7 +53,7 @@ def short_name(row: str, lang: str) -> str:
 
 
 def over_text(headroom: int | None, lang: str) -> str:
-    """"+0.02 GiB over" / "超出 0.02 GiB" for a negative headroom, "" otherwise."""
+    """ "+0.02 GiB over" / "超出 0.02 GiB" for a negative headroom, "" otherwise."""
     if headroom is None or headroom >= 0:
         return ""
     over = format_gib(-headroom)
@@ -60,7 +61,7 @@ def over_text(headroom: int | None, lang: str) -> str:
 
 
 def verdict_text(estimate: Column, lang: str) -> str:
-    """"✔ fits (1.24 GiB spare)" / "✘ does not fit (+3.51 GiB over)"; "" when no GPU capacity was given."""
+    """ "✔ fits (1.24 GiB spare)" / "✘ does not fit (+3.51 GiB over)"; "" when no GPU capacity was given."""
     d = _as_dict(estimate)
     if d.get("fits") is None:
         return ""

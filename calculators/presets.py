@@ -5,6 +5,7 @@ Hub; parameter counts are *derived* from the shape (see ``count_params``) and
 tested against the published totals, so a typo in a preset fails a test.
 ``shape_from_hf_config`` reads a user's own ``config.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,10 +46,18 @@ class ModelShape(BaseModel):
     token_type_vocab: int = Field(0, ge=0)
     pooler: bool = False
     relative_attention_buckets: int = Field(0, ge=0, description="T5 relative position bias buckets.")
-    norms_per_layer: int = Field(2, ge=1, le=8, description=(
-        "Norms per (non-cross-attention) block: 2 usually, 4 in Gemma 2/3 (pre/post attention and MLP), "
-        "1 in Falcon-7B's parallel block."))
-    qk_norm: bool = Field(False, description="Per-head RMSNorm on queries and keys (Qwen3, Gemma 3): 2·head_dim params.")
+    norms_per_layer: int = Field(
+        2,
+        ge=1,
+        le=8,
+        description=(
+            "Norms per (non-cross-attention) block: 2 usually, 4 in Gemma 2/3 (pre/post attention and MLP), "
+            "1 in Falcon-7B's parallel block."
+        ),
+    )
+    qk_norm: bool = Field(
+        False, description="Per-head RMSNorm on queries and keys (Qwen3, Gemma 3): 2·head_dim params."
+    )
     embedding_norm: bool = Field(False, description="A LayerNorm right after the token embedding (BLOOM).")
     lm_head_bias: bool = Field(False, description="The LM head has a bias (Phi-1/1.5/2).")
     # Mixture of experts (Mixtral, Qwen-MoE): every block's MLP is `num_experts` gated experts of
@@ -90,10 +99,13 @@ def _norm(shape: ModelShape) -> int:
 
 def attention_params(shape: ModelShape) -> int:
     """Q, K, V and output projections of one attention block."""
-    h, inner, kv_inner = shape.hidden_size, shape.num_attention_heads * shape.dim_per_head, shape.kv_heads * shape.dim_per_head
+    h, inner, kv_inner = (
+        shape.hidden_size,
+        shape.num_attention_heads * shape.dim_per_head,
+        shape.kv_heads * shape.dim_per_head,
+    )
     qkv_bias = shape.linear_bias or shape.qkv_bias
-    return (_linear(h, inner, qkv_bias) + 2 * _linear(h, kv_inner, qkv_bias)
-            + _linear(inner, h, shape.linear_bias))
+    return _linear(h, inner, qkv_bias) + 2 * _linear(h, kv_inner, qkv_bias) + _linear(inner, h, shape.linear_bias)
 
 
 def _dense_mlp(h: int, i: int, b: bool, gated: bool) -> int:
@@ -157,25 +169,56 @@ def active_params(shape: ModelShape) -> int:
 
 
 def _llama(name: str, h: int, layers: int, heads: int, kv: int, inter: int, vocab: int, **kw: Any) -> ModelShape:
-    return ModelShape(name=name, hidden_size=h, num_layers=layers, num_attention_heads=heads,
-                      num_key_value_heads=kv, intermediate_size=inter, vocab_size=vocab, **kw)
+    return ModelShape(
+        name=name,
+        hidden_size=h,
+        num_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        intermediate_size=inter,
+        vocab_size=vocab,
+        **kw,
+    )
 
 
 def _gpt2(name: str, h: int, layers: int, heads: int) -> ModelShape:
-    return ModelShape(name=name, hidden_size=h, num_layers=layers, num_attention_heads=heads,
-                      intermediate_size=4 * h, vocab_size=50257, mlp="plain", norm="layernorm",
-                      linear_bias=True, tie_word_embeddings=True, learned_positions=1024)
+    return ModelShape(
+        name=name,
+        hidden_size=h,
+        num_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * h,
+        vocab_size=50257,
+        mlp="plain",
+        norm="layernorm",
+        linear_bias=True,
+        tie_word_embeddings=True,
+        learned_positions=1024,
+    )
 
 
 def _bert(name: str, h: int, layers: int, heads: int) -> ModelShape:
-    return ModelShape(name=name, architecture="encoder", hidden_size=h, num_layers=layers,
-                      num_attention_heads=heads, intermediate_size=4 * h, vocab_size=30522, mlp="plain",
-                      norm="layernorm", linear_bias=True, tie_word_embeddings=True, learned_positions=512,
-                      token_type_vocab=2, pooler=True)
+    return ModelShape(
+        name=name,
+        architecture="encoder",
+        hidden_size=h,
+        num_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * h,
+        vocab_size=30522,
+        mlp="plain",
+        norm="layernorm",
+        linear_bias=True,
+        tie_word_embeddings=True,
+        learned_positions=512,
+        token_type_vocab=2,
+        pooler=True,
+    )
 
 
 MODEL_PRESETS: dict[str, ModelShape] = {
-    s.name: s for s in [
+    s.name: s
+    for s in [
         _llama("llama-2-7b", 4096, 32, 32, 32, 11008, 32000),
         _llama("llama-2-13b", 5120, 40, 40, 40, 13824, 32000),
         _llama("llama-2-70b", 8192, 80, 64, 8, 28672, 32000),
@@ -187,9 +230,20 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _gpt2("gpt2-medium", 1024, 24, 16),
         _bert("bert-base", 768, 12, 12),
         _bert("bert-large", 1024, 24, 16),
-        ModelShape(name="t5-3b", architecture="encoder-decoder", hidden_size=1024, num_layers=24,
-                   num_decoder_layers=24, num_attention_heads=32, head_dim=128, intermediate_size=16384,
-                   vocab_size=32128, mlp="plain", tie_word_embeddings=True, relative_attention_buckets=32),
+        ModelShape(
+            name="t5-3b",
+            architecture="encoder-decoder",
+            hidden_size=1024,
+            num_layers=24,
+            num_decoder_layers=24,
+            num_attention_heads=32,
+            head_dim=128,
+            intermediate_size=16384,
+            vocab_size=32128,
+            mlp="plain",
+            tie_word_embeddings=True,
+            relative_attention_buckets=32,
+        ),
         # --- The models people ask about. Each shape follows its config.json on the Hugging Face Hub
         # (https://huggingface.co/<repo>/blob/main/config.json, repo in _PRESET_SOURCES below); the
         # parameter count derived from it is tested against the model card's total (PUBLISHED_PARAMS).
@@ -235,24 +289,43 @@ MODEL_PRESETS: dict[str, ModelShape] = {
 #: The Hub was not reachable when they were written: shapes were cross-checked against public copies of these
 #: files, and each derived parameter count is tested against the model card's total (PUBLISHED_PARAMS).
 _PRESET_SOURCES: dict[str, str] = {
-    "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B", "qwen2.5-1.5b": "Qwen/Qwen2.5-1.5B", "qwen2.5-3b": "Qwen/Qwen2.5-3B",
-    "qwen2.5-14b": "Qwen/Qwen2.5-14B", "qwen2.5-32b": "Qwen/Qwen2.5-32B", "qwen2.5-72b": "Qwen/Qwen2.5-72B",
-    "qwen3-0.6b": "Qwen/Qwen3-0.6B", "qwen3-1.7b": "Qwen/Qwen3-1.7B", "qwen3-4b": "Qwen/Qwen3-4B",
-    "qwen3-8b": "Qwen/Qwen3-8B", "qwen3-14b": "Qwen/Qwen3-14B", "qwen3-32b": "Qwen/Qwen3-32B",
-    "llama-3.2-1b": "meta-llama/Llama-3.2-1B", "llama-3.2-3b": "meta-llama/Llama-3.2-3B",
-    "llama-3.1-70b": "meta-llama/Llama-3.1-70B", "llama-3.1-405b": "meta-llama/Llama-3.1-405B",
-    "gemma-2-2b": "google/gemma-2-2b", "gemma-2-9b": "google/gemma-2-9b", "gemma-2-27b": "google/gemma-2-27b",
-    "gemma-3-1b": "google/gemma-3-1b-pt", "phi-3-mini": "microsoft/Phi-3-mini-4k-instruct",
-    "phi-3-medium": "microsoft/Phi-3-medium-4k-instruct", "baichuan2-7b": "baichuan-inc/Baichuan2-7B-Base",
-    "baichuan2-13b": "baichuan-inc/Baichuan2-13B-Base", "chatglm2-6b": "THUDM/chatglm2-6b",
-    "glm-4-9b": "THUDM/glm-4-9b", "yi-6b": "01-ai/Yi-6B", "yi-34b": "01-ai/Yi-34B",
+    "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B",
+    "qwen2.5-1.5b": "Qwen/Qwen2.5-1.5B",
+    "qwen2.5-3b": "Qwen/Qwen2.5-3B",
+    "qwen2.5-14b": "Qwen/Qwen2.5-14B",
+    "qwen2.5-32b": "Qwen/Qwen2.5-32B",
+    "qwen2.5-72b": "Qwen/Qwen2.5-72B",
+    "qwen3-0.6b": "Qwen/Qwen3-0.6B",
+    "qwen3-1.7b": "Qwen/Qwen3-1.7B",
+    "qwen3-4b": "Qwen/Qwen3-4B",
+    "qwen3-8b": "Qwen/Qwen3-8B",
+    "qwen3-14b": "Qwen/Qwen3-14B",
+    "qwen3-32b": "Qwen/Qwen3-32B",
+    "llama-3.2-1b": "meta-llama/Llama-3.2-1B",
+    "llama-3.2-3b": "meta-llama/Llama-3.2-3B",
+    "llama-3.1-70b": "meta-llama/Llama-3.1-70B",
+    "llama-3.1-405b": "meta-llama/Llama-3.1-405B",
+    "gemma-2-2b": "google/gemma-2-2b",
+    "gemma-2-9b": "google/gemma-2-9b",
+    "gemma-2-27b": "google/gemma-2-27b",
+    "gemma-3-1b": "google/gemma-3-1b-pt",
+    "phi-3-mini": "microsoft/Phi-3-mini-4k-instruct",
+    "phi-3-medium": "microsoft/Phi-3-medium-4k-instruct",
+    "baichuan2-7b": "baichuan-inc/Baichuan2-7B-Base",
+    "baichuan2-13b": "baichuan-inc/Baichuan2-13B-Base",
+    "chatglm2-6b": "THUDM/chatglm2-6b",
+    "glm-4-9b": "THUDM/glm-4-9b",
+    "yi-6b": "01-ai/Yi-6B",
+    "yi-34b": "01-ai/Yi-34B",
 }
 
 #: Names people ask about that no dense preset can stand for: the reason, in en and zh.
 NOT_A_DENSE_PRESET: dict[str, tuple[str, str]] = {
-    name: (f"{name} is a mixture-of-experts model ({note}); a dense preset would silently misread it. "
-           "Paste its config.json (hf_config) instead.",
-           f"{name} 是混合专家（MoE）模型（{note}）；用稠密预设会被悄悄读错。请改为粘贴它的 config.json（hf_config）。")
+    name: (
+        f"{name} is a mixture-of-experts model ({note}); a dense preset would silently misread it. "
+        "Paste its config.json (hf_config) instead.",
+        f"{name} 是混合专家（MoE）模型（{note}）；用稠密预设会被悄悄读错。请改为粘贴它的 config.json（hf_config）。",
+    )
     for name, note in {
         # DeepSeek's MLA attention cannot be expressed; Qwen2-57B-A14B's shape was not checked against its config.
         "deepseek-v2-lite": "15.7B total, 2.4B active, MLA attention",
@@ -262,43 +335,107 @@ NOT_A_DENSE_PRESET: dict[str, tuple[str, str]] = {
 
 # Published totals (model cards / papers), used by the tests to check the shapes above.
 PUBLISHED_PARAMS: dict[str, float] = {
-    "llama-2-7b": 6.74e9, "llama-2-13b": 13.0e9, "llama-2-70b": 69.0e9, "llama-3-8b": 8.03e9,
-    "mistral-7b": 7.24e9, "qwen2.5-7b": 7.61e9, "chatglm3-6b": 6.24e9, "gpt2": 124e6,
-    "gpt2-medium": 355e6, "bert-base": 110e6, "bert-large": 340e6, "t5-3b": 2.85e9,
+    "llama-2-7b": 6.74e9,
+    "llama-2-13b": 13.0e9,
+    "llama-2-70b": 69.0e9,
+    "llama-3-8b": 8.03e9,
+    "mistral-7b": 7.24e9,
+    "qwen2.5-7b": 7.61e9,
+    "chatglm3-6b": 6.24e9,
+    "gpt2": 124e6,
+    "gpt2-medium": 355e6,
+    "bert-base": 110e6,
+    "bert-large": 340e6,
+    "t5-3b": 2.85e9,
     # Model cards ("Number of Parameters") of the repositories in _PRESET_SOURCES.
-    "qwen2.5-0.5b": 0.49e9, "qwen2.5-1.5b": 1.54e9, "qwen2.5-3b": 3.09e9, "qwen2.5-14b": 14.7e9,
-    "qwen2.5-32b": 32.5e9, "qwen2.5-72b": 72.7e9,
-    "qwen3-0.6b": 0.6e9, "qwen3-1.7b": 1.7e9, "qwen3-4b": 4.0e9, "qwen3-8b": 8.2e9, "qwen3-14b": 14.8e9,
+    "qwen2.5-0.5b": 0.49e9,
+    "qwen2.5-1.5b": 1.54e9,
+    "qwen2.5-3b": 3.09e9,
+    "qwen2.5-14b": 14.7e9,
+    "qwen2.5-32b": 32.5e9,
+    "qwen2.5-72b": 72.7e9,
+    "qwen3-0.6b": 0.6e9,
+    "qwen3-1.7b": 1.7e9,
+    "qwen3-4b": 4.0e9,
+    "qwen3-8b": 8.2e9,
+    "qwen3-14b": 14.8e9,
     "qwen3-32b": 32.8e9,
-    "llama-3.2-1b": 1.24e9, "llama-3.2-3b": 3.21e9, "llama-3.1-70b": 70.6e9, "llama-3.1-405b": 405.9e9,
-    "gemma-2-2b": 2.61e9, "gemma-2-9b": 9.24e9, "gemma-2-27b": 27.2e9, "gemma-3-1b": 1.0e9,
-    "phi-3-mini": 3.82e9, "phi-3-medium": 14.0e9, "baichuan2-7b": 7.51e9, "baichuan2-13b": 13.9e9,
-    "chatglm2-6b": 6.24e9, "glm-4-9b": 9.4e9, "yi-6b": 6.06e9, "yi-34b": 34.4e9,
+    "llama-3.2-1b": 1.24e9,
+    "llama-3.2-3b": 3.21e9,
+    "llama-3.1-70b": 70.6e9,
+    "llama-3.1-405b": 405.9e9,
+    "gemma-2-2b": 2.61e9,
+    "gemma-2-9b": 9.24e9,
+    "gemma-2-27b": 27.2e9,
+    "gemma-3-1b": 1.0e9,
+    "phi-3-mini": 3.82e9,
+    "phi-3-medium": 14.0e9,
+    "baichuan2-7b": 7.51e9,
+    "baichuan2-13b": 13.9e9,
+    "chatglm2-6b": 6.24e9,
+    "glm-4-9b": 9.4e9,
+    "yi-6b": 6.06e9,
+    "yi-34b": 34.4e9,
     # Mixture-of-experts presets (MOE_PRESET_CONFIGS): model cards' totals.
-    "mixtral-8x7b": 46.7e9, "mixtral-8x22b": 141e9, "qwen1.5-moe-a2.7b": 14.3e9, "qwen3-30b-a3b": 30.5e9,
+    "mixtral-8x7b": 46.7e9,
+    "mixtral-8x22b": 141e9,
+    "qwen1.5-moe-a2.7b": 14.3e9,
+    "qwen3-30b-a3b": 30.5e9,
     "qwen3-235b-a22b": 235e9,
 }
 
 _ALIASES = {
-    "llama2-7b": "llama-2-7b", "llama-7b": "llama-2-7b", "llama2-13b": "llama-2-13b", "llama2-70b": "llama-2-70b",
-    "llama3-8b": "llama-3-8b", "llama-3.1-8b": "llama-3-8b", "meta-llama-3-8b": "llama-3-8b",
-    "qwen2.5-7b-instruct": "qwen2.5-7b", "qwen2-7b": "qwen2.5-7b", "mistral-7b-v0.1": "mistral-7b",
-    "chatglm3": "chatglm3-6b", "gpt2-small": "gpt2", "bert-base-uncased": "bert-base",
-    "bert-large-uncased": "bert-large", "t5-3b": "t5-3b",
-    "llama-3.1-8b-instruct": "llama-3-8b", "meta-llama-3.1-8b": "llama-3-8b", "llama3.1-8b": "llama-3-8b",
-    "llama-3.1-70b-instruct": "llama-3.1-70b", "llama3.1-70b": "llama-3.1-70b", "llama-3-70b": "llama-3.1-70b",
-    "llama-3.3-70b": "llama-3.1-70b", "llama-3.3-70b-instruct": "llama-3.1-70b", "llama3.3-70b": "llama-3.1-70b",
-    "llama-3.1-405b-instruct": "llama-3.1-405b", "llama-3.2-1b-instruct": "llama-3.2-1b",
-    "llama-3.2-3b-instruct": "llama-3.2-3b", "qwen2.5-72b-instruct": "qwen2.5-72b",
-    "qwen2.5-32b-instruct": "qwen2.5-32b", "qwen2.5-14b-instruct": "qwen2.5-14b", "qwen2.5-3b-instruct": "qwen2.5-3b",
-    "qwen2.5-1.5b-instruct": "qwen2.5-1.5b", "qwen2.5-0.5b-instruct": "qwen2.5-0.5b",
-    "gemma-2-2b-it": "gemma-2-2b", "gemma-2-9b-it": "gemma-2-9b", "gemma-2-27b-it": "gemma-2-27b",
-    "gemma-3-1b-it": "gemma-3-1b", "gemma-3-1b-pt": "gemma-3-1b",
-    "phi-3-mini-4k-instruct": "phi-3-mini", "phi-3-mini-128k-instruct": "phi-3-mini",
-    "phi-3-medium-4k-instruct": "phi-3-medium", "phi-3-medium-128k-instruct": "phi-3-medium",
-    "baichuan2-7b-chat": "baichuan2-7b", "baichuan2-7b-base": "baichuan2-7b", "baichuan2-13b-chat": "baichuan2-13b",
-    "baichuan2-13b-base": "baichuan2-13b", "glm-4-9b-chat": "glm-4-9b", "glm4-9b": "glm-4-9b",
-    "chatglm2": "chatglm2-6b", "yi-6b-chat": "yi-6b", "yi-34b-chat": "yi-34b",
+    "llama2-7b": "llama-2-7b",
+    "llama-7b": "llama-2-7b",
+    "llama2-13b": "llama-2-13b",
+    "llama2-70b": "llama-2-70b",
+    "llama3-8b": "llama-3-8b",
+    "llama-3.1-8b": "llama-3-8b",
+    "meta-llama-3-8b": "llama-3-8b",
+    "qwen2.5-7b-instruct": "qwen2.5-7b",
+    "qwen2-7b": "qwen2.5-7b",
+    "mistral-7b-v0.1": "mistral-7b",
+    "chatglm3": "chatglm3-6b",
+    "gpt2-small": "gpt2",
+    "bert-base-uncased": "bert-base",
+    "bert-large-uncased": "bert-large",
+    "t5-3b": "t5-3b",
+    "llama-3.1-8b-instruct": "llama-3-8b",
+    "meta-llama-3.1-8b": "llama-3-8b",
+    "llama3.1-8b": "llama-3-8b",
+    "llama-3.1-70b-instruct": "llama-3.1-70b",
+    "llama3.1-70b": "llama-3.1-70b",
+    "llama-3-70b": "llama-3.1-70b",
+    "llama-3.3-70b": "llama-3.1-70b",
+    "llama-3.3-70b-instruct": "llama-3.1-70b",
+    "llama3.3-70b": "llama-3.1-70b",
+    "llama-3.1-405b-instruct": "llama-3.1-405b",
+    "llama-3.2-1b-instruct": "llama-3.2-1b",
+    "llama-3.2-3b-instruct": "llama-3.2-3b",
+    "qwen2.5-72b-instruct": "qwen2.5-72b",
+    "qwen2.5-32b-instruct": "qwen2.5-32b",
+    "qwen2.5-14b-instruct": "qwen2.5-14b",
+    "qwen2.5-3b-instruct": "qwen2.5-3b",
+    "qwen2.5-1.5b-instruct": "qwen2.5-1.5b",
+    "qwen2.5-0.5b-instruct": "qwen2.5-0.5b",
+    "gemma-2-2b-it": "gemma-2-2b",
+    "gemma-2-9b-it": "gemma-2-9b",
+    "gemma-2-27b-it": "gemma-2-27b",
+    "gemma-3-1b-it": "gemma-3-1b",
+    "gemma-3-1b-pt": "gemma-3-1b",
+    "phi-3-mini-4k-instruct": "phi-3-mini",
+    "phi-3-mini-128k-instruct": "phi-3-mini",
+    "phi-3-medium-4k-instruct": "phi-3-medium",
+    "phi-3-medium-128k-instruct": "phi-3-medium",
+    "baichuan2-7b-chat": "baichuan2-7b",
+    "baichuan2-7b-base": "baichuan2-7b",
+    "baichuan2-13b-chat": "baichuan2-13b",
+    "baichuan2-13b-base": "baichuan2-13b",
+    "glm-4-9b-chat": "glm-4-9b",
+    "glm4-9b": "glm-4-9b",
+    "chatglm2": "chatglm2-6b",
+    "yi-6b-chat": "yi-6b",
+    "yi-34b-chat": "yi-34b",
     "mistral-7b-instruct-v0.2": "mistral-7b",
 }
 
@@ -314,7 +451,8 @@ class GPU(BaseModel):
 
 # Nominal capacities from NVIDIA's data sheets (binary GiB as nvidia-smi reports them, rounded).
 GPU_PRESETS: dict[str, GPU] = {
-    g.name: g for g in [
+    g.name: g
+    for g in [
         GPU(name="rtx-3090", memory_gib=24, bf16=True),
         GPU(name="rtx-4090", memory_gib=24, bf16=True),
         GPU(name="a10", memory_gib=24, bf16=True),
@@ -348,14 +486,38 @@ GPU_PRESETS: dict[str, GPU] = {
 }
 
 _GPU_ALIASES = {
-    "3090": "rtx-3090", "rtx3090": "rtx-3090", "4090": "rtx-4090", "rtx4090": "rtx-4090",
-    "v100": "v100-32gb", "a100": "a100-80gb", "a100-40g": "a100-40gb", "a100-80g": "a100-80gb",
-    "h100": "h100-80gb", "a800": "a800-80gb", "h800": "h800-80gb", "a10g": "a10",
-    "a800-80g": "a800-80gb", "h800-80g": "h800-80gb", "h20-96gb": "h20", "4090d": "rtx-4090d",
-    "rtx-4090-d": "rtx-4090d", "rtx4090d": "rtx-4090d", "4080": "rtx-4080", "rtx4080": "rtx-4080",
-    "a6000": "rtx-a6000", "rtxa6000": "rtx-a6000", "l20-48gb": "l20", "l4-24gb": "l4",
-    "2080ti": "rtx-2080ti", "2080-ti": "rtx-2080ti", "rtx-2080-ti": "rtx-2080ti", "rtx2080ti": "rtx-2080ti",
-    "mi300": "mi300x", "instinct-mi300x": "mi300x", "910b": "ascend-910b", "ascend910b": "ascend-910b",
+    "3090": "rtx-3090",
+    "rtx3090": "rtx-3090",
+    "4090": "rtx-4090",
+    "rtx4090": "rtx-4090",
+    "v100": "v100-32gb",
+    "a100": "a100-80gb",
+    "a100-40g": "a100-40gb",
+    "a100-80g": "a100-80gb",
+    "h100": "h100-80gb",
+    "a800": "a800-80gb",
+    "h800": "h800-80gb",
+    "a10g": "a10",
+    "a800-80g": "a800-80gb",
+    "h800-80g": "h800-80gb",
+    "h20-96gb": "h20",
+    "4090d": "rtx-4090d",
+    "rtx-4090-d": "rtx-4090d",
+    "rtx4090d": "rtx-4090d",
+    "4080": "rtx-4080",
+    "rtx4080": "rtx-4080",
+    "a6000": "rtx-a6000",
+    "rtxa6000": "rtx-a6000",
+    "l20-48gb": "l20",
+    "l4-24gb": "l4",
+    "2080ti": "rtx-2080ti",
+    "2080-ti": "rtx-2080ti",
+    "rtx-2080-ti": "rtx-2080ti",
+    "rtx2080ti": "rtx-2080ti",
+    "mi300": "mi300x",
+    "instinct-mi300x": "mi300x",
+    "910b": "ascend-910b",
+    "ascend910b": "ascend-910b",
     "atlas-910b": "ascend-910b",
 }
 
@@ -367,6 +529,7 @@ def _key(name: str) -> str:
 def closest_names(key: str, names: list[str], n: int = 3) -> list[str]:
     """Up to ``n`` known names closest to ``key`` (difflib ratio), so an unknown name gets a suggestion."""
     import difflib
+
     return difflib.get_close_matches(key, names, n=n, cutoff=0.5)
 
 
@@ -391,12 +554,18 @@ def get_model_shape(name: str) -> ModelShape:
         accepted = ", ".join(MODEL_PRESETS) + "; or num_params; or a Hugging Face config.json"
         moe = next((v for k, v in NOT_A_DENSE_PRESET.items() if key == k or key.startswith(k + "-")), None)
         if moe is not None:
-            raise CalculatorError("model", name, accepted, accepted.replace("; or", "；或"),
-                                  reason_en=moe[0], reason_zh=moe[1])
+            raise CalculatorError(
+                "model", name, accepted, accepted.replace("; or", "；或"), reason_en=moe[0], reason_zh=moe[1]
+            )
         hint_en, hint_zh = _suggestion(key, MODEL_PRESETS, _ALIASES)
-        raise CalculatorError("model", name, accepted, accepted.replace("; or", "；或"),
-                              reason_en=f"Unknown model preset {name!r}.{hint_en}",
-                              reason_zh=f"未知的模型预设 {name!r}。{hint_zh}")
+        raise CalculatorError(
+            "model",
+            name,
+            accepted,
+            accepted.replace("; or", "；或"),
+            reason_en=f"Unknown model preset {name!r}.{hint_en}",
+            reason_zh=f"未知的模型预设 {name!r}。{hint_zh}",
+        )
     return MODEL_PRESETS[key]
 
 
@@ -407,8 +576,14 @@ def get_gpu(name: str) -> GPU:
     if key not in GPU_PRESETS:
         accepted = ", ".join(GPU_PRESETS) + "; or gpu_memory_gb"
         hint_en, hint_zh = _suggestion(key, GPU_PRESETS, _GPU_ALIASES)
-        raise CalculatorError("gpu", name, accepted, accepted.replace("; or", "；或"),
-                              reason_en=f"Unknown GPU {name!r}.{hint_en}", reason_zh=f"未知的 GPU {name!r}。{hint_zh}")
+        raise CalculatorError(
+            "gpu",
+            name,
+            accepted,
+            accepted.replace("; or", "；或"),
+            reason_en=f"Unknown GPU {name!r}.{hint_en}",
+            reason_zh=f"未知的 GPU {name!r}。{hint_zh}",
+        )
     return GPU_PRESETS[key]
 
 
@@ -442,10 +617,14 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:
         reason = exc.strerror or str(exc) if isinstance(exc, OSError) else "not valid UTF-8 JSON"
-        raise CalculatorError("model_config", path.name[:80], "a readable config.json file",
-                              "可读取的 config.json 文件",
-                              reason_en=f"Cannot read the model config (model_config) file ({reason}).",
-                              reason_zh=f"无法读取模型配置文件（{reason}）。") from None
+        raise CalculatorError(
+            "model_config",
+            path.name[:80],
+            "a readable config.json file",
+            "可读取的 config.json 文件",
+            reason_en=f"Cannot read the model config (model_config) file ({reason}).",
+            reason_zh=f"无法读取模型配置文件（{reason}）。",
+        ) from None
     if not isinstance(data, dict):
         raise CalculatorError("model_config", path.name[:80], "a JSON object", "JSON 对象")
     return data
@@ -454,9 +633,16 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 #: model_type values read as LLaMA-style decoders (gated MLP, RMSNorm, no biases unless stated) and their
 #: defaults that config.json files often leave out (transformers' config class defaults).
 _LLAMA_STYLE: dict[str, dict[str, Any]] = {
-    "": {}, "llama": {}, "mistral": {}, "yi": {}, "baichuan": {}, "phi3": {},
-    "qwen2": {"qkv_bias": True}, "qwen3": {"qk_norm": True},
-    "gemma": {"tie_word_embeddings": True}, "gemma2": {"tie_word_embeddings": True, "norms_per_layer": 4},
+    "": {},
+    "llama": {},
+    "mistral": {},
+    "yi": {},
+    "baichuan": {},
+    "phi3": {},
+    "qwen2": {"qkv_bias": True},
+    "qwen3": {"qk_norm": True},
+    "gemma": {"tie_word_embeddings": True},
+    "gemma2": {"tie_word_embeddings": True, "norms_per_layer": 4},
     "gemma3_text": {"tie_word_embeddings": True, "norms_per_layer": 4, "qk_norm": True},
 }
 _MULTIMODAL_TEXT = {"gemma3": "gemma3_text"}
@@ -465,9 +651,25 @@ _UNSUPPORTED = {
     "deepseek_v2": "DeepSeek-V2 (multi-head latent attention and shared + routed experts)",
     "deepseek_v3": "DeepSeek-V3 (multi-head latent attention and shared + routed experts)",
 }
-SUPPORTED_MODEL_TYPES = sorted(set(_LLAMA_STYLE) - {""} | {"gpt2", "t5", "bert", "roberta", "xlm-roberta", "chatglm",
-                                                          "bloom", "falcon", "gpt_neox", "phi", "mixtral", "qwen2_moe",
-                                                          "qwen3_moe", "gemma3"})
+SUPPORTED_MODEL_TYPES = sorted(
+    set(_LLAMA_STYLE) - {""}
+    | {
+        "gpt2",
+        "t5",
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "chatglm",
+        "bloom",
+        "falcon",
+        "gpt_neox",
+        "phi",
+        "mixtral",
+        "qwen2_moe",
+        "qwen3_moe",
+        "gemma3",
+    }
+)
 
 
 def _i(config: dict[str, Any], *keys: str, default: Any = None) -> int:
@@ -481,46 +683,80 @@ def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
     """One architecture's config.json keys -> ModelShape; unknown architectures are refused, never guessed."""
     if model_type == "gpt2" or (not model_type and "n_embd" in config):
         h = int(config["n_embd"])
-        return ModelShape(name=name, hidden_size=h, num_layers=int(config["n_layer"]),
-                          num_attention_heads=int(config["n_head"]),
-                          intermediate_size=int(config.get("n_inner") or 4 * h),
-                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                          linear_bias=True, tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
-                          learned_positions=int(config.get("n_positions", 1024)))
+        return ModelShape(
+            name=name,
+            hidden_size=h,
+            num_layers=int(config["n_layer"]),
+            num_attention_heads=int(config["n_head"]),
+            intermediate_size=int(config.get("n_inner") or 4 * h),
+            vocab_size=int(config["vocab_size"]),
+            mlp="plain",
+            norm="layernorm",
+            linear_bias=True,
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+            learned_positions=int(config.get("n_positions", 1024)),
+        )
     if model_type == "t5" or (not model_type and "d_model" in config):
         gated = str(config.get("feed_forward_proj", "relu")).startswith("gated")
-        return ModelShape(name=name, architecture="encoder-decoder", hidden_size=int(config["d_model"]),
-                          num_layers=int(config["num_layers"]),
-                          num_decoder_layers=int(config.get("num_decoder_layers") or config["num_layers"]),
-                          num_attention_heads=int(config["num_heads"]), head_dim=int(config["d_kv"]),
-                          intermediate_size=int(config["d_ff"]), vocab_size=int(config["vocab_size"]),
-                          mlp="gated" if gated else "plain",
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
-                          relative_attention_buckets=int(config.get("relative_attention_num_buckets", 32)))
+        return ModelShape(
+            name=name,
+            architecture="encoder-decoder",
+            hidden_size=int(config["d_model"]),
+            num_layers=int(config["num_layers"]),
+            num_decoder_layers=int(config.get("num_decoder_layers") or config["num_layers"]),
+            num_attention_heads=int(config["num_heads"]),
+            head_dim=int(config["d_kv"]),
+            intermediate_size=int(config["d_ff"]),
+            vocab_size=int(config["vocab_size"]),
+            mlp="gated" if gated else "plain",
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+            relative_attention_buckets=int(config.get("relative_attention_num_buckets", 32)),
+        )
     if model_type in ("bert", "roberta", "xlm-roberta"):
-        return ModelShape(name=name, architecture="encoder", hidden_size=int(config["hidden_size"]),
-                          num_layers=int(config["num_hidden_layers"]),
-                          num_attention_heads=int(config["num_attention_heads"]),
-                          intermediate_size=int(config["intermediate_size"]),
-                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                          linear_bias=True, tie_word_embeddings=True,
-                          learned_positions=int(config.get("max_position_embeddings", 512)),
-                          token_type_vocab=int(config.get("type_vocab_size", 2)), pooler=True)
+        return ModelShape(
+            name=name,
+            architecture="encoder",
+            hidden_size=int(config["hidden_size"]),
+            num_layers=int(config["num_hidden_layers"]),
+            num_attention_heads=int(config["num_attention_heads"]),
+            intermediate_size=int(config["intermediate_size"]),
+            vocab_size=int(config["vocab_size"]),
+            mlp="plain",
+            norm="layernorm",
+            linear_bias=True,
+            tie_word_embeddings=True,
+            learned_positions=int(config.get("max_position_embeddings", 512)),
+            token_type_vocab=int(config.get("type_vocab_size", 2)),
+            pooler=True,
+        )
     if model_type == "chatglm" or (not model_type and "multi_query_group_num" in config):
-        return ModelShape(name=name, hidden_size=int(config["hidden_size"]), num_layers=int(config["num_layers"]),
-                          num_attention_heads=int(config["num_attention_heads"]),
-                          num_key_value_heads=int(config.get("multi_query_group_num") or config["num_attention_heads"]),
-                          intermediate_size=int(config["ffn_hidden_size"]),
-                          vocab_size=int(_get(config, "padded_vocab_size", "vocab_size")),
-                          qkv_bias=bool(config.get("add_qkv_bias", True)))
+        return ModelShape(
+            name=name,
+            hidden_size=int(config["hidden_size"]),
+            num_layers=int(config["num_layers"]),
+            num_attention_heads=int(config["num_attention_heads"]),
+            num_key_value_heads=int(config.get("multi_query_group_num") or config["num_attention_heads"]),
+            intermediate_size=int(config["ffn_hidden_size"]),
+            vocab_size=int(_get(config, "padded_vocab_size", "vocab_size")),
+            qkv_bias=bool(config.get("add_qkv_bias", True)),
+        )
     if model_type == "bloom":
         # BLOOM: fused QKV with biases, 4h GELU MLP with biases, LayerNorms, ALiBi (no position table),
         # a LayerNorm after the word embeddings, tied LM head (transformers BloomConfig / modeling_bloom).
         h = _i(config, "hidden_size", "n_embed")
-        return ModelShape(name=name, hidden_size=h, num_layers=_i(config, "n_layer", "num_hidden_layers"),
-                          num_attention_heads=_i(config, "n_head", "num_attention_heads"), intermediate_size=4 * h,
-                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm", linear_bias=True,
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)), embedding_norm=True)
+        return ModelShape(
+            name=name,
+            hidden_size=h,
+            num_layers=_i(config, "n_layer", "num_hidden_layers"),
+            num_attention_heads=_i(config, "n_head", "num_attention_heads"),
+            intermediate_size=4 * h,
+            vocab_size=int(config["vocab_size"]),
+            mlp="plain",
+            norm="layernorm",
+            linear_bias=True,
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+            embedding_norm=True,
+        )
     if model_type in ("falcon", "refinedweb", "refinedwebmodel"):
         # Falcon (transformers FalconConfig defaults): new_decoder_architecture (40B/180B) uses num_kv_heads and
         # two LayerNorms per block; otherwise multi_query (7B) means one K/V head, and parallel_attn one norm.
@@ -533,60 +769,104 @@ def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
         else:
             kv = 1 if config.get("multi_query", True) else heads
             norms = 1 if config.get("parallel_attn", True) else 2
-        return ModelShape(name=name, hidden_size=h, num_layers=_i(config, "num_hidden_layers", "n_layer"),
-                          num_attention_heads=heads, num_key_value_heads=kv,
-                          intermediate_size=_i(config, "ffn_hidden_size", default=4 * h),
-                          vocab_size=int(config["vocab_size"]), mlp="plain", norm="layernorm",
-                          linear_bias=bool(config.get("bias", False)), norms_per_layer=norms,
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", True)))
+        return ModelShape(
+            name=name,
+            hidden_size=h,
+            num_layers=_i(config, "num_hidden_layers", "n_layer"),
+            num_attention_heads=heads,
+            num_key_value_heads=kv,
+            intermediate_size=_i(config, "ffn_hidden_size", default=4 * h),
+            vocab_size=int(config["vocab_size"]),
+            mlp="plain",
+            norm="layernorm",
+            linear_bias=bool(config.get("bias", False)),
+            norms_per_layer=norms,
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", True)),
+        )
     if model_type == "gpt_neox":
         # GPT-NeoX / Pythia: plain GELU MLP, LayerNorms, biases on every linear, rotary, untied embed_out.
-        return ModelShape(name=name, hidden_size=int(config["hidden_size"]),
-                          num_layers=int(config["num_hidden_layers"]),
-                          num_attention_heads=int(config["num_attention_heads"]),
-                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
-                          mlp="plain", norm="layernorm", linear_bias=bool(config.get("attention_bias", True)),
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+        return ModelShape(
+            name=name,
+            hidden_size=int(config["hidden_size"]),
+            num_layers=int(config["num_hidden_layers"]),
+            num_attention_heads=int(config["num_attention_heads"]),
+            intermediate_size=int(config["intermediate_size"]),
+            vocab_size=int(config["vocab_size"]),
+            mlp="plain",
+            norm="layernorm",
+            linear_bias=bool(config.get("attention_bias", True)),
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+        )
     if model_type == "phi":
         # Phi-1 / 1.5 / 2: one LayerNorm feeding attention and MLP in parallel, biases everywhere, a 2-matrix
         # GELU MLP, untied LM head with bias (transformers PhiConfig / modeling_phi). Activations are modelled as a
         # sequential block (a slight over-count: the parallel block shares one norm output).
         h = int(config["hidden_size"])
         heads = int(config["num_attention_heads"])
-        return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
-                          num_attention_heads=heads,
-                          num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
-                          intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
-                          mlp="plain", norm="layernorm", linear_bias=True, norms_per_layer=1, lm_head_bias=True,
-                          tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+        return ModelShape(
+            name=name,
+            hidden_size=h,
+            num_layers=int(config["num_hidden_layers"]),
+            num_attention_heads=heads,
+            num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+            intermediate_size=int(config["intermediate_size"]),
+            vocab_size=int(config["vocab_size"]),
+            mlp="plain",
+            norm="layernorm",
+            linear_bias=True,
+            norms_per_layer=1,
+            lm_head_bias=True,
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+        )
     if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
         return _moe_shape(model_type, name, config)
     if model_type in _UNSUPPORTED:
-        raise CalculatorError("model_config", model_type, _accepted_types()[0], _accepted_types()[1],
-                              reason_en=f"model_config: {_UNSUPPORTED[model_type]} cannot be expressed yet; reading it as a dense "
-                                        "model would give wrong numbers. Give num_params instead.",
-                              reason_zh=f"暂不支持 {_UNSUPPORTED[model_type]}；按稠密模型读取会得出错误数字。请改用 num_params。")
+        raise CalculatorError(
+            "model_config",
+            model_type,
+            _accepted_types()[0],
+            _accepted_types()[1],
+            reason_en=f"model_config: {_UNSUPPORTED[model_type]} cannot be expressed yet; reading it as a dense "
+            "model would give wrong numbers. Give num_params instead.",
+            reason_zh=f"暂不支持 {_UNSUPPORTED[model_type]}；按稠密模型读取会得出错误数字。请改用 num_params。",
+        )
     if model_type not in _LLAMA_STYLE:
-        raise CalculatorError("model_config", model_type[:80], _accepted_types()[0], _accepted_types()[1],
-                              reason_en=f"model_config: unknown model_type {model_type[:80]!r}, not read as LLaMA-style, "
-                                        "because a guess could be silently wrong.",
-                              reason_zh=f"未知的 model_type {model_type[:80]!r}：为避免悄悄读错，不按 LLaMA 结构猜测。")
+        raise CalculatorError(
+            "model_config",
+            model_type[:80],
+            _accepted_types()[0],
+            _accepted_types()[1],
+            reason_en=f"model_config: unknown model_type {model_type[:80]!r}, not read as LLaMA-style, "
+            "because a guess could be silently wrong.",
+            reason_zh=f"未知的 model_type {model_type[:80]!r}：为避免悄悄读错，不按 LLaMA 结构猜测。",
+        )
     if _get(config, "num_local_experts", "num_experts", "n_routed_experts") not in (None, 0, 1):
-        raise CalculatorError("model_config", "num_experts", _accepted_types()[0], _accepted_types()[1],
-                              reason_en="model_config: this config.json describes a mixture-of-experts model under a dense "
-                                        "model_type; refusing rather than reading it as dense.",
-                              reason_zh="该 config.json 以稠密 model_type 描述了一个混合专家模型；拒绝按稠密模型读取。")
+        raise CalculatorError(
+            "model_config",
+            "num_experts",
+            _accepted_types()[0],
+            _accepted_types()[1],
+            reason_en="model_config: this config.json describes a mixture-of-experts model under a dense "
+            "model_type; refusing rather than reading it as dense.",
+            reason_zh="该 config.json 以稠密 model_type 描述了一个混合专家模型；拒绝按稠密模型读取。",
+        )
     d = _LLAMA_STYLE[model_type]
     h = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
-    return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
-                      num_attention_heads=heads,
-                      num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
-                      head_dim=_get(config, "head_dim"),
-                      intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
-                      qkv_bias=bool(config.get("attention_bias", False)) or d.get("qkv_bias", False),
-                      norms_per_layer=d.get("norms_per_layer", 2), qk_norm=d.get("qk_norm", False),
-                      tie_word_embeddings=bool(config.get("tie_word_embeddings", d.get("tie_word_embeddings", False))))
+    return ModelShape(
+        name=name,
+        hidden_size=h,
+        num_layers=int(config["num_hidden_layers"]),
+        num_attention_heads=heads,
+        num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+        head_dim=_get(config, "head_dim"),
+        intermediate_size=int(config["intermediate_size"]),
+        vocab_size=int(config["vocab_size"]),
+        qkv_bias=bool(config.get("attention_bias", False)) or d.get("qkv_bias", False),
+        norms_per_layer=d.get("norms_per_layer", 2),
+        qk_norm=d.get("qk_norm", False),
+        tie_word_embeddings=bool(config.get("tie_word_embeddings", d.get("tie_word_embeddings", False))),
+    )
 
 
 def _moe_shape(model_type: str, name: str, config: dict[str, Any]) -> ModelShape:
@@ -594,27 +874,40 @@ def _moe_shape(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
     h = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
     if model_type != "mixtral" and (config.get("mlp_only_layers") or int(config.get("decoder_sparse_step", 1)) != 1):
-        raise CalculatorError("model_config", "mlp_only_layers / decoder_sparse_step", "every block a MoE block "
-                              "(mlp_only_layers empty, decoder_sparse_step 1)", "每层都是 MoE 层（mlp_only_layers 为空、"
-                              "decoder_sparse_step 为 1）")
+        raise CalculatorError(
+            "model_config",
+            "mlp_only_layers / decoder_sparse_step",
+            "every block a MoE block (mlp_only_layers empty, decoder_sparse_step 1)",
+            "每层都是 MoE 层（mlp_only_layers 为空、decoder_sparse_step 为 1）",
+        )
     experts = _i(config, "num_local_experts", "num_experts")  # transformers 5 writes num_local_experts for Qwen3-MoE
     shared = int(config.get("shared_expert_intermediate_size") or 0) if model_type == "qwen2_moe" else 0
-    return ModelShape(name=name, hidden_size=h, num_layers=int(config["num_hidden_layers"]),
-                      num_attention_heads=heads, num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
-                      head_dim=_get(config, "head_dim"),
-                      intermediate_size=int(config["intermediate_size"]), vocab_size=int(config["vocab_size"]),
-                      qkv_bias=model_type == "qwen2_moe" or bool(config.get("attention_bias", False)),
-                      qk_norm=model_type == "qwen3_moe",
-                      num_experts=experts, experts_per_token=_i(config, "num_experts_per_tok"),
-                      moe_intermediate_size=None if model_type == "mixtral" else _i(config, "moe_intermediate_size"),
-                      shared_expert_intermediate_size=shared, shared_expert_gate=shared > 0,
-                      tie_word_embeddings=bool(config.get("tie_word_embeddings", False)))
+    return ModelShape(
+        name=name,
+        hidden_size=h,
+        num_layers=int(config["num_hidden_layers"]),
+        num_attention_heads=heads,
+        num_key_value_heads=int(_get(config, "num_key_value_heads", default=heads)),
+        head_dim=_get(config, "head_dim"),
+        intermediate_size=int(config["intermediate_size"]),
+        vocab_size=int(config["vocab_size"]),
+        qkv_bias=model_type == "qwen2_moe" or bool(config.get("attention_bias", False)),
+        qk_norm=model_type == "qwen3_moe",
+        num_experts=experts,
+        experts_per_token=_i(config, "num_experts_per_tok"),
+        moe_intermediate_size=None if model_type == "mixtral" else _i(config, "moe_intermediate_size"),
+        shared_expert_intermediate_size=shared,
+        shared_expert_gate=shared > 0,
+        tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+    )
 
 
 def _accepted_types() -> tuple[str, str]:
     listed = ", ".join(SUPPORTED_MODEL_TYPES)
-    return (f"a config.json with model_type one of {listed}; or num_params with hidden_size and num_layers",
-            f"model_type 为以下之一的 config.json：{listed}；或 num_params 加 hidden_size 和 num_layers")
+    return (
+        f"a config.json with model_type one of {listed}; or num_params with hidden_size and num_layers",
+        f"model_type 为以下之一的 config.json：{listed}；或 num_params 加 hidden_size 和 num_layers",
+    )
 
 
 def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
@@ -634,21 +927,32 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     elif isinstance(config, str):
         text = config
         if len(text) > MAX_HF_CONFIG_BYTES:
-            raise CalculatorError("model_config", f"{len(text):,} characters",
-                                  f"config.json text of at most {MAX_HF_CONFIG_BYTES:,} characters",
-                                  f"不超过 {MAX_HF_CONFIG_BYTES:,} 个字符的 config.json 文本")
+            raise CalculatorError(
+                "model_config",
+                f"{len(text):,} characters",
+                f"config.json text of at most {MAX_HF_CONFIG_BYTES:,} characters",
+                f"不超过 {MAX_HF_CONFIG_BYTES:,} 个字符的 config.json 文本",
+            )
         if not text.lstrip().startswith("{"):
-            raise CalculatorError("model_config", text[:80], "the config.json content as a JSON object ({...})",
-                                  "config.json 的 JSON 内容（{...}）",
-                                  reason_en="The model config (model_config / hf_config) must be the content of config.json; file paths are not read.",
-                                  reason_zh="模型配置（model_config / hf_config）须为 config.json 的内容；不会读取文件路径。")
+            raise CalculatorError(
+                "model_config",
+                text[:80],
+                "the config.json content as a JSON object ({...})",
+                "config.json 的 JSON 内容（{...}）",
+                reason_en="The model config (model_config / hf_config) must be the content of config.json; file paths are not read.",
+                reason_zh="模型配置（model_config / hf_config）须为 config.json 的内容；不会读取文件路径。",
+            )
         try:
             config = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise CalculatorError("model_config", text[:80], "valid JSON text of a config.json",
-                                  "合法的 config.json JSON 文本",
-                                  reason_en=f"The model config (model_config) is not valid JSON ({str(exc)[:120]}).",
-                                  reason_zh=f"模型配置不是合法的 JSON（{str(exc)[:120]}）。") from None
+            raise CalculatorError(
+                "model_config",
+                text[:80],
+                "valid JSON text of a config.json",
+                "合法的 config.json JSON 文本",
+                reason_en=f"The model config (model_config) is not valid JSON ({str(exc)[:120]}).",
+                reason_zh=f"模型配置不是合法的 JSON（{str(exc)[:120]}）。",
+            ) from None
     if not isinstance(config, dict):
         raise CalculatorError("model_config", config, "a dict parsed from config.json", "从 config.json 解析的字典")
     model_type = str(config.get("model_type", "")).lower()
@@ -663,14 +967,18 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
     except CalculatorError:
         raise
     except KeyError as exc:
-        raise CalculatorError("model_config", f"missing key {exc.args[0]!r}",
-                              "a config.json with hidden size, layer count, heads, intermediate size and vocab size",
-                              "包含 hidden size、层数、头数、intermediate size 和词表大小的 config.json",
-                              reason_en=f"The model config lacks the key {exc.args[0]!r}.",
-                              reason_zh=f"模型配置缺少键 {exc.args[0]!r}。") from None
+        raise CalculatorError(
+            "model_config",
+            f"missing key {exc.args[0]!r}",
+            "a config.json with hidden size, layer count, heads, intermediate size and vocab size",
+            "包含 hidden size、层数、头数、intermediate size 和词表大小的 config.json",
+            reason_en=f"The model config lacks the key {exc.args[0]!r}.",
+            reason_zh=f"模型配置缺少键 {exc.args[0]!r}。",
+        ) from None
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(inf)
-        raise CalculatorError("model_config", str(exc)[:80], "positive integer sizes in config.json",
-                              "config.json 中的正整数尺寸") from None
+        raise CalculatorError(
+            "model_config", str(exc)[:80], "positive integer sizes in config.json", "config.json 中的正整数尺寸"
+        ) from None
 
 
 #: Mixture-of-experts presets: the config.json keys that decide the shape, copied from each repository's
@@ -679,33 +987,103 @@ def shape_from_hf_config(config: dict[str, Any] | str | Path) -> ModelShape:
 #: tested against the model cards (PUBLISHED_PARAMS): 46.7B / 12.9B active, 141B / 39B, 14.3B / 2.7B,
 #: 30.5B / 3.3B, 235B / 22B.
 MOE_PRESET_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", {
-        "model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
-        "num_experts_per_tok": 2, "tie_word_embeddings": False}),
-    "mixtral-8x22b": ("mistralai/Mixtral-8x22B-v0.1", {
-        "model_type": "mixtral", "hidden_size": 6144, "num_hidden_layers": 56, "num_attention_heads": 48,
-        "num_key_value_heads": 8, "intermediate_size": 16384, "vocab_size": 32000, "num_local_experts": 8,
-        "num_experts_per_tok": 2, "tie_word_embeddings": False}),
-    "qwen1.5-moe-a2.7b": ("Qwen/Qwen1.5-MoE-A2.7B", {
-        "model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
-        "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
-        "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
-        "vocab_size": 151936, "decoder_sparse_step": 1, "mlp_only_layers": []}),
-    "qwen3-30b-a3b": ("Qwen/Qwen3-30B-A3B", {
-        "model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
-        "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144, "moe_intermediate_size": 768,
-        "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False,
-        "decoder_sparse_step": 1, "mlp_only_layers": []}),
-    "qwen3-235b-a22b": ("Qwen/Qwen3-235B-A22B", {
-        "model_type": "qwen3_moe", "hidden_size": 4096, "num_hidden_layers": 94, "num_attention_heads": 64,
-        "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288, "moe_intermediate_size": 1536,
-        "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False,
-        "decoder_sparse_step": 1, "mlp_only_layers": []}),
+    "mixtral-8x7b": (
+        "mistralai/Mixtral-8x7B-v0.1",
+        {
+            "model_type": "mixtral",
+            "hidden_size": 4096,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "intermediate_size": 14336,
+            "vocab_size": 32000,
+            "num_local_experts": 8,
+            "num_experts_per_tok": 2,
+            "tie_word_embeddings": False,
+        },
+    ),
+    "mixtral-8x22b": (
+        "mistralai/Mixtral-8x22B-v0.1",
+        {
+            "model_type": "mixtral",
+            "hidden_size": 6144,
+            "num_hidden_layers": 56,
+            "num_attention_heads": 48,
+            "num_key_value_heads": 8,
+            "intermediate_size": 16384,
+            "vocab_size": 32000,
+            "num_local_experts": 8,
+            "num_experts_per_tok": 2,
+            "tie_word_embeddings": False,
+        },
+    ),
+    "qwen1.5-moe-a2.7b": (
+        "Qwen/Qwen1.5-MoE-A2.7B",
+        {
+            "model_type": "qwen2_moe",
+            "hidden_size": 2048,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 16,
+            "intermediate_size": 5632,
+            "moe_intermediate_size": 1408,
+            "shared_expert_intermediate_size": 5632,
+            "num_experts": 60,
+            "num_experts_per_tok": 4,
+            "vocab_size": 151936,
+            "decoder_sparse_step": 1,
+            "mlp_only_layers": [],
+        },
+    ),
+    "qwen3-30b-a3b": (
+        "Qwen/Qwen3-30B-A3B",
+        {
+            "model_type": "qwen3_moe",
+            "hidden_size": 2048,
+            "num_hidden_layers": 48,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "intermediate_size": 6144,
+            "moe_intermediate_size": 768,
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "vocab_size": 151936,
+            "tie_word_embeddings": False,
+            "decoder_sparse_step": 1,
+            "mlp_only_layers": [],
+        },
+    ),
+    "qwen3-235b-a22b": (
+        "Qwen/Qwen3-235B-A22B",
+        {
+            "model_type": "qwen3_moe",
+            "hidden_size": 4096,
+            "num_hidden_layers": 94,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "intermediate_size": 12288,
+            "moe_intermediate_size": 1536,
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "vocab_size": 151936,
+            "tie_word_embeddings": False,
+            "decoder_sparse_step": 1,
+            "mlp_only_layers": [],
+        },
+    ),
 }
 for _name, (_repo, _cfg) in MOE_PRESET_CONFIGS.items():
     MODEL_PRESETS[_name] = shape_from_hf_config(_cfg).model_copy(update={"name": _name})
     _PRESET_SOURCES[_name] = _repo
-_ALIASES.update({"mixtral-8x7b-instruct-v0.1": "mixtral-8x7b", "mixtral-8x7b-v0.1": "mixtral-8x7b",
-                 "mixtral-8x22b-instruct-v0.1": "mixtral-8x22b", "mixtral-8x22b-v0.1": "mixtral-8x22b",
-                 "qwen1.5-moe-a2.7b-chat": "qwen1.5-moe-a2.7b", "qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b"})
+_ALIASES.update(
+    {
+        "mixtral-8x7b-instruct-v0.1": "mixtral-8x7b",
+        "mixtral-8x7b-v0.1": "mixtral-8x7b",
+        "mixtral-8x22b-instruct-v0.1": "mixtral-8x22b",
+        "mixtral-8x22b-v0.1": "mixtral-8x22b",
+        "qwen1.5-moe-a2.7b-chat": "qwen1.5-moe-a2.7b",
+        "qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b",
+    }
+)

@@ -6,6 +6,7 @@ of memory and minutes of CPU once anything walks or serialises the result. Train
 (DeepSpeed, Accelerate, LLaMA-Factory) never need anchors, so this loader refuses every alias,
 and caps the number of nodes and the nesting depth while composing, before anything is built.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,16 +44,23 @@ class _GuardedLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D401 - PyYAML hook
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise UnsafeYAMLError("YAML aliases (*name) are not accepted here",
-                                  "这里不接受 YAML 别名（*name）", event.start_mark)
+            raise UnsafeYAMLError(
+                "YAML aliases (*name) are not accepted here", "这里不接受 YAML 别名（*name）", event.start_mark
+            )
         self._nodes += 1
         if self._nodes > MAX_NODES:
-            raise UnsafeYAMLError(f"the YAML has more than {MAX_NODES:,} values",
-                                  f"YAML 中的值超过 {MAX_NODES:,} 个", self.peek_event().start_mark)
+            raise UnsafeYAMLError(
+                f"the YAML has more than {MAX_NODES:,} values",
+                f"YAML 中的值超过 {MAX_NODES:,} 个",
+                self.peek_event().start_mark,
+            )
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            raise UnsafeYAMLError(f"the YAML is nested deeper than {MAX_DEPTH} levels",
-                                  f"YAML 嵌套超过 {MAX_DEPTH} 层", self.peek_event().start_mark)
+            raise UnsafeYAMLError(
+                f"the YAML is nested deeper than {MAX_DEPTH} levels",
+                f"YAML 嵌套超过 {MAX_DEPTH} 层",
+                self.peek_event().start_mark,
+            )
         try:
             return super().compose_node(parent, index)
         finally:

@@ -2,6 +2,7 @@
 
 The accumulation-steps sweep is the picture that ends the argument: a flat line.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,9 +12,19 @@ from pydantic import BaseModel
 from .errors import CalculatorError
 from .memory import MemoryConfig, MemoryEstimate, as_config, estimate_memory, make_config
 
-SWEEPABLE = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_stage", "seq_len",
-             "world_size", "gradient_checkpointing", "precision", "lora_rank", "flash_attention", "finetune",
-             "optimizer")
+SWEEPABLE = (
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "zero_stage",
+    "seq_len",
+    "world_size",
+    "gradient_checkpointing",
+    "precision",
+    "lora_rank",
+    "flash_attention",
+    "finetune",
+    "optimizer",
+)
 MAX_POINTS = 256
 
 
@@ -38,7 +49,9 @@ def sweep(config: MemoryConfig | dict[str, Any], field: str, values: list[Any]) 
     if field not in SWEEPABLE:
         raise CalculatorError("field", field, ", ".join(SWEEPABLE), "、".join(SWEEPABLE))
     if not isinstance(values, (list, tuple)) or not 1 <= len(values) <= MAX_POINTS:
-        raise CalculatorError("values", values, f"a list of 1 to {MAX_POINTS} values", f"包含 1 到 {MAX_POINTS} 个值的列表")
+        raise CalculatorError(
+            "values", values, f"a list of 1 to {MAX_POINTS} values", f"包含 1 到 {MAX_POINTS} 个值的列表"
+        )
     data = base.model_dump()
     points = []
     for v in values:

@@ -5,6 +5,7 @@ by someone else's renderer — a wiki, an API client — that does not sanitise 
 copied from the user's input (``<img src=x onerror=…>``, ``[x](javascript:…)``) must therefore
 arrive as inert text: HTML-escaped, Markdown-escaped, on one line, and short.
 """
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@
 the app's API endpoints and the knowledge-card tests, so a tool's name and
 argument names mean the same thing everywhere.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -36,11 +37,13 @@ def _sweep(args: dict[str, Any]) -> BaseModel:
 
 def _fact_check(args: dict[str, Any]) -> BaseModel:
     from .factcheck import fact_check_tool  # imported on use: it reads the knowledge cards through rag.cards
+
     return fact_check_tool(args)
 
 
 def _diagnose(args: dict[str, Any]) -> BaseModel:
     from .diagnose import diagnose  # imported here: the diagnoser is optional for the other tools
+
     return diagnose(**args)
 
 
@@ -48,6 +51,7 @@ def _zero(fn: Callable[..., tuple[int, int]]) -> Callable[[dict[str, Any]], Base
     def run(args: dict[str, Any]) -> BaseModel:
         cpu, gpu = fn(**args)
         return ZeroEstimate(cpu_bytes=cpu, gpu_bytes=gpu)
+
     return run
 
 
@@ -72,5 +76,6 @@ def run_tool(name: str, arguments: dict[str, Any]) -> BaseModel:
     try:
         return TOOLS[name](arguments)
     except TypeError as exc:  # an unknown or missing keyword argument
-        raise CalculatorError("arguments", sorted(map(str, arguments)), f"the arguments of {name}: {exc}",
-                              f"{name} 的参数：{exc}") from None
+        raise CalculatorError(
+            "arguments", sorted(map(str, arguments)), f"the arguments of {name}: {exc}", f"{name} 的参数：{exc}"
+        ) from None

@@ -4,6 +4,7 @@ Why one function: the chat said "14.2 GiB" where the calculators tab said "14.23
 is three significant figures for ordinary sizes: two decimals below 10 GiB (0.02 GiB, 1.24 GiB, 9.87 GiB), one from
 10 GiB up (14.2 GiB, 79.2 GiB, 1,024.0 GiB), thousands separated.
 """
+
 from __future__ import annotations
 
 GiB = 2**30

@@ -1,4 +1,5 @@
 """Input checks shared by every calculator: one place that turns a bad value into a clear refusal."""
+
 from __future__ import annotations
 
 import math
@@ -12,10 +13,17 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy.bool_ too
 
 
-def _not_a_number(field: str, value: Any, accepted_en: str, accepted_zh: str, kind_en: str, kind_zh: str) -> CalculatorError:
-    return CalculatorError(field, value, accepted_en, accepted_zh,
-                           reason_en=f"'{field}' must be {kind_en}, got {type(value).__name__} {value!r:.60}.",
-                           reason_zh=f"'{field}' 必须是{kind_zh}，收到 {type(value).__name__} {value!r:.60}。")
+def _not_a_number(
+    field: str, value: Any, accepted_en: str, accepted_zh: str, kind_en: str, kind_zh: str
+) -> CalculatorError:
+    return CalculatorError(
+        field,
+        value,
+        accepted_en,
+        accepted_zh,
+        reason_en=f"'{field}' must be {kind_en}, got {type(value).__name__} {value!r:.60}.",
+        reason_zh=f"'{field}' 必须是{kind_zh}，收到 {type(value).__name__} {value!r:.60}。",
+    )
 
 
 def positive_int(field: str, value: Any, *, maximum: int, minimum: int = 1) -> int:

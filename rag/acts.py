@@ -10,6 +10,7 @@ observed (a symptom, a failure) set the prior towards a diagnosis, and the sente
 ask (:func:`asked_sentences`, usually the title and the last lines) decide when they ask for
 something else — a fit, a setting, the arithmetic, a yes/no about an effect.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,141 +28,190 @@ def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I | re.ASCII)
 
 
-_IS_NORMAL = _rx(r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
-                 r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
-                 r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?")
+_IS_NORMAL = _rx(
+    r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
+    r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?"
+)
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
-_TAG_CHECK = _rx(r"\bright\s*\?\s*$|\bcorrect\s*\?\s*$|isn'?t (?:correct|right) is it|\bis (?:this|it|that) (?:a )?bug\b|"
-                 r"\bshould (?:it|this|that) (?:be|not be)\b.*\?")
+_TAG_CHECK = _rx(
+    r"\bright\s*\?\s*$|\bcorrect\s*\?\s*$|isn'?t (?:correct|right) is it|\bis (?:this|it|that) (?:a )?bug\b|"
+    r"\bshould (?:it|this|that) (?:be|not be)\b.*\?"
+)
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
-_FIT = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
-           r"能不能放下|能不能装下|塞得下|"
-           r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
-           r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
-           r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"
-           r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
-           r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
-           r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
-           r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many (?:[\w-]+ ){0,2}gpus\b|"
-           r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
-           r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
-           r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
-           r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
-           r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b")
+_FIT = _rx(
+    r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+    r"能不能放下|能不能装下|塞得下|"
+    r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
+    r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
+    r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"
+    r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
+    r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
+    r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
+    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many (?:[\w-]+ ){0,2}gpus\b|"
+    r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
+    r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
+    r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
+    r"\bcan i (?:train|fine-?tune|run|load)\b|\bis it possible to (?:train|fine-?tune)\b|\bpossible to (?:train|fine-?tune)\b|"
+    r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine-?tune|train) .{0,40}\bon\b"
+)
 # A symptom the user observed.
-_SYMPTOM = _rx(r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
-               r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
-               r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-               r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
-               r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
-               r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
-               r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
-               r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
-               r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
-               r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
-               r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
-               r"没有?(?:被)?更新|不更新|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
-               r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
-               r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)")
+_SYMPTOM = _rx(
+    r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
+    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+    r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
+    r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
+    r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
+    r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
+    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+    r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
+    r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
+    r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
+    r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
+    r"没有?(?:被)?更新|不更新|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
+    r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
+    r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
+)
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
-_FAILURE = _rx(r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]of[- ]memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
-               r"\bnan\b|报错|\bkilled\b|挂了|崩了")
-_WHY = _rx(r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
-           r"问题出在|哪里出[了的]?问题|出了什么问题|"
-           r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b")
-_BATCH = _rx(r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
-             r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
-             r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
-             r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
-             r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
-             r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
-             r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
-             r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+")
+_FAILURE = _rx(
+    r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]of[- ]memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
+    r"\bnan\b|报错|\bkilled\b|挂了|崩了"
+)
+_WHY = _rx(
+    r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
+    r"问题出在|哪里出[了的]?问题|出了什么问题|"
+    r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b"
+)
+_BATCH = _rx(
+    r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
+    r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
+    r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
+    r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
+    r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
+    r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
+    r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
+    r"batch[\w ]{0,20}(?:should|would|will|must)?\s*(?:be|equals?(?: to)?)\s[^?？\n]{0,40}(?<![=!<>])=\s*\d+\s*[?？]|(?:有效|全局|总的?|实际)\s*(?:batch|批次?)(?:[-_ ]?size)?\s*(?:是|为|=)\s*\d+"
+)
 # Step counts with numbers: "为什么 step 是 351", "each epoch will have 500,000 steps".
-_STEPS = _rx(r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:也|都|只|才|就)?\s*(?:是|为|=|is|was|有)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
-             r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)")
-_CONFIGURE = _rx(r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?:地)?|跟着|同步)?(?:调整|调|修改|改|乘|除|缩放|设置|设|增大|减小|放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
-                 r"\b(?:do|should) (?:i|we) (?:also )?need to (?:adjust|change|scale|divide|multiply|set|increase|decrease|modify|tune)\b|"
-                 r"(?:要|需要|应该)(?:把|将)?[^。？?]{0,20}(?:加倍|翻倍|乘以?|除以?|调大|调小|增大|减小|放大|缩小|改成|改为|变成|设为|设成)[^。？?]{0,20}(?:[吗么]|[？?])|"
-                 r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
-                 r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
-                 r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-                 r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
-                 r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
-                 r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
-                 r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
-                 r"\b(?:right|correct|proper|recommended) (?:setting|config\w*|value|hyper-?param\w*)s?\b|"
-                 r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|"
-                 r"\bwhat (?:is|was|were) the (?:best |recommended |right )?(?:batch[-_ ]?size|learning[-_ ]rate|lr|hyper-?param\w*|settings?)\s+(?:for|used|you)\b|正确的?(?:设置|配置|参数)|"
-                 r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
-                 r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)")
-_EXPLAIN = _rx(r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
-               r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
-               r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular) reasons? (?:for|why|behind)\b|"
-               r"\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b")
-_YES_NO = _rx(r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|(?<![什怎那多这])么\s*$|吧\s*[,，。.]*\s*$|"
-              r"(?:^|[.?!\n]\s*)(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b[^?\n]{0,200}\?|"
-              r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b")
+_STEPS = _rx(
+    r"(?<![\d,])\d[\d,]*\s*(?:个)?\s*steps?\b|steps?\s*(?:也|都|只|才|就)?\s*(?:是|为|=|is|was|有)\s*\d|\d\s*步|epoch.{0,30}steps?|steps?.{0,30}epoch|"
+    r"GLOBAL_BATCH_SIZE|global_batch_size\s*(?:=|是)"
+)
+_CONFIGURE = _rx(
+    r"(?:需要|要不要|需不需要|是否需要|要)(?:相应(?:地)?|跟着|同步)?(?:调整|调|修改|改|乘|除|缩放|设置|设|增大|减小|放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
+    r"\b(?:do|should) (?:i|we) (?:also )?need to (?:adjust|change|scale|divide|multiply|set|increase|decrease|modify|tune)\b|"
+    r"(?:要|需要|应该)(?:把|将)?[^。？?]{0,20}(?:加倍|翻倍|乘以?|除以?|调大|调小|增大|减小|放大|缩小|改成|改为|变成|设为|设成)[^。？?]{0,20}(?:[吗么]|[？?])|"
+    r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
+    r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
+    r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
+    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+    r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
+    r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
+    r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
+    r"\b(?:right|correct|proper|recommended) (?:setting|config\w*|value|hyper-?param\w*)s?\b|"
+    r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|"
+    r"\bwhat (?:is|was|were) the (?:best |recommended |right )?(?:batch[-_ ]?size|learning[-_ ]rate|lr|hyper-?param\w*|settings?)\s+(?:for|used|you)\b|正确的?(?:设置|配置|参数)|"
+    r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
+    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)"
+)
+_EXPLAIN = _rx(
+    r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
+    r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
+    r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular) reasons? (?:for|why|behind)\b|"
+    r"\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b"
+)
+_YES_NO = _rx(
+    r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|(?<![什怎那多这])么\s*$|吧\s*[,，。.]*\s*$|"
+    r"(?:^|[.?!\n]\s*)(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b[^?\n]{0,200}\?|"
+    r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b"
+)
 # A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.
 # Topic titles ("Question about X?", "关于 X 的疑问？") are not questions.
 _WH = _rx(r"\b(?:how|what|why|which|where|who|whom|whose)\b|怎么|如何|为什么|为啥|什么|哪|多少|多大|几")
-_OWN_CLAIM_CHECK = _rx(r"\b(?:am i|are we)\s+(?:right|correct)\s*\?|\b(?:is )?my (?:understanding|hypothesis|assumption|guess)\b[^?\n]{0,40}"
-                       r"\b(?:right|correct)\s*\?")
+_OWN_CLAIM_CHECK = _rx(
+    r"\b(?:am i|are we)\s+(?:right|correct)\s*\?|\b(?:is )?my (?:understanding|hypothesis|assumption|guess)\b[^?\n]{0,40}"
+    r"\b(?:right|correct)\s*\?"
+)
 # A quoted document ("文中写道：… unless you encounter OOM", "the README says: …") describes no symptom of the user's.
-_QUOTED_DOC = _rx(r"(?:写道|原文如下|原文是|文档(?:中|里)?(?:说|写)|\b(?:the )?(?:docs?|documentation|readme|paper) (?:says?|states?|reads?)|"
-                  r"\bit says)\s*[:：][^\n]*")
+_QUOTED_DOC = _rx(
+    r"(?:写道|原文如下|原文是|文档(?:中|里)?(?:说|写)|\b(?:the )?(?:docs?|documentation|readme|paper) (?:says?|states?|reads?)|"
+    r"\bit says)\s*[:：][^\n]*"
+)
 _NOTICED = _rx(r"发现|观察到|看到|\b(?:noticed|observed|found that|realized|it turns out)\b")
-_CLAIM = _rx(r"有误|写错|错了|不正确|似乎不对|\b(?:is|are|seems?|looks?) (?:wrong|incorrect|mistaken)\b|\btypo\b|\bmistake\b|"
-             r"\b(?:may|might|could|will) (?:cause|lead to|result in)\b|(?:可能|会)(?:导致|造成)")
+_CLAIM = _rx(
+    r"有误|写错|错了|不正确|似乎不对|\b(?:is|are|seems?|looks?) (?:wrong|incorrect|mistaken)\b|\btypo\b|\bmistake\b|"
+    r"\b(?:may|might|could|will) (?:cause|lead to|result in)\b|(?:可能|会)(?:导致|造成)"
+)
 _WHY_WORD = _rx(r"为什么|为啥|为何|\bwhy\b")
 _ALTERNATIVE = _rx(r"\bor\b|还是|^\W*(?:and|but)\b")
-_TOPIC_TITLE = _rx(r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)")
+_TOPIC_TITLE = _rx(
+    r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)"
+)
 # A yes/no question about an effect ("修改 batch_size 对效果有影响吗", "will it affect the result?"): a question about
 # a claim even when the message mentions a symptom as its motive ("显存不够，想减小 batch，会影响结果吗").
-_EFFECT_ASK = _rx(r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
-                  r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))")
-_FIRST_PERSON = _rx(r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
-                    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b")
-_TEMPLATE = re.compile(r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
-                       r"Environment|Information|Who can help\??|Additional context)\s*$", re.I | re.M)
+_EFFECT_ASK = _rx(
+    r"(?<!什么)影响.{0,12}[吗么]|会不会.{0,20}影响|有没有.{0,6}影响|"
+    r"^\W*(?:does|do|will|would|could|can|is|are)\b.{0,160}\b(?:affect|impact|hurt|matter|same (?:result|effect))"
+)
+_FIRST_PERSON = _rx(
+    r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
+    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b"
+)
+_TEMPLATE = re.compile(
+    r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
+    r"Environment|Information|Who can help\??|Additional context)\s*$",
+    re.I | re.M,
+)
 # Issue-template tags in a title ("[BUG]: …", "[Usage] …", "[问题/Issue] …", "[Help] <…>"): the tracker's form, not
 # the user's words — "[BUG]" is not a reported symptom.
 _TAG = re.compile(r"^\s*\[[^\]\n]{1,24}\]\s*:?", re.M)
 
 
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
-_ERROR_IN_PROSE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
-                             r"torch\.Size\(\[0\]\)|报错|"
-                             r"\bassert\s+[\w.\[\]()]+\s*(?:[<>=!]=?|%)|"
-                             r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
-                             r"\bcannot (?:find|load|save|be)\b)")
+_ERROR_IN_PROSE = re.compile(
+    r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
+    r"torch\.Size\(\[0\]\)|报错|"
+    r"\bassert\s+[\w.\[\]()]+\s*(?:[<>=!]=?|%)|"
+    r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
+    r"\bcannot (?:find|load|save|be)\b)"
+)
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
-_FIT_QUANTITY = _rx(r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
-                    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
-                    r"\bhow many gpus\b|\brequirements? (?:for|to)\b")
+_FIT_QUANTITY = _rx(
+    r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
+    r"\bhow many gpus\b|\brequirements? (?:for|to)\b"
+)
 # "4块A100（40G）不能全参数微调吗", "是否可以lora微调13b模型？", "can a single V100 run it?": a capability question
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
-_FIT_CAN = _rx(r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下)[^。？?！!\n]{0,16}(?:吗|么|[?？])")
+_FIT_CAN = _rx(
+    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下)[^。？?！!\n]{0,16}(?:吗|么|[?？])"
+)
 _SIZE = _rx(r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡")
 # "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
 # a choice between two numbers asks for the arithmetic.
-_NUM_ALTERNATIVE = _rx(r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d(（]|"
-                       r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d")
+_NUM_ALTERNATIVE = _rx(
+    r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d(（]|"
+    r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d"
+)
 # "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.
 _ARITHMETIC = _rx(r"\b\d+\s*[*×xX]\s*\(?\d+(?![.\deE])|[\d)\]]\s*=\s*\d|!=|≠")
 # What a step count is computed from: the data size or the epochs.
 _DATA_SIZE = _rx(r"epochs?|\d\s*条|样本|samples?\b|examples?\b|数据集|dataset|num_train")
-_VALUE_CHOICE = _rx(r"\d[\d.eE-]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+){0,3}\d|\d[\d.eE-]*[^。？?]{0,12}还是[^。？?]{0,10}\d")
+_VALUE_CHOICE = _rx(
+    r"\d[\d.eE-]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+){0,3}\d|\d[\d.eE-]*[^。？?]{0,12}还是[^。？?]{0,10}\d"
+)
 _COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条|步|批|iterations?|迭代")
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
-_ASK_SENTENCE = _rx(r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
-                    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
-                    r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
-                    r"\b(?:I wonder|wondering|I'?d like to know|want to know|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
-                    r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b")
+_ASK_SENTENCE = _rx(
+    r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
+    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
+    r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
+    r"\b(?:I wonder|wondering|I'?d like to know|want to know|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
+    r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b"
+)
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
 _WHOLE_SENTENCE_END = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 
@@ -174,13 +224,23 @@ def asked_sentences(prose: str) -> list[str]:
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
 _ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
-_KNOB = _rx(r"batch|学习率|learning[-_ ]rate|\blr\b|超参|hyper-?param\w*|gradient[-_ ]accumulation|梯度累[积加]|\bzero\b|offload|"
-            r"配置|\bconfig\w*|参数|脚本|\bscript\b|\bsettings?\b|设置")
-_ANY_QUESTION = _rx(r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b")
+_KNOB = _rx(
+    r"batch|学习率|learning[-_ ]rate|\blr\b|超参|hyper-?param\w*|gradient[-_ ]accumulation|梯度累[积加]|\bzero\b|offload|"
+    r"配置|\bconfig\w*|参数|脚本|\bscript\b|\bsettings?\b|设置"
+)
+_ANY_QUESTION = _rx(
+    r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b"
+)
 
 
-def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconception: bool = False,
-                 setup_enough: bool = False, previous: Act | None = None, follow_up: bool = False) -> Act:
+def classify_act(
+    parts: list[Part],
+    has_diagnosis: bool = False,
+    has_misconception: bool = False,
+    setup_enough: bool = False,
+    previous: Act | None = None,
+    follow_up: bool = False,
+) -> Act:
     """The act of a message, from its prose and the kinds of what it pasted.
 
     ``has_misconception``: the prose touches a known wrong belief (rag.intents), so a question about
@@ -194,41 +254,64 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
     # What the readers found in a launch command or a config alone ("more processes than visible GPUs") is a smell
     # worth a line, not the failure the user reports: it tilts to a diagnosis only with a log or a symptom.
-    error_pasted = bool(pasted & {"traceback", "error"}) or (has_diagnosis and (bool(pasted & {"log", "nvidia_smi"})
-                                                                               or symptom))
+    error_pasted = bool(pasted & {"traceback", "error"}) or (
+        has_diagnosis and (bool(pasted & {"log", "nvidia_smi"}) or symptom)
+    )
     measured = re.search(r"\d\s*(?:g|gb|gib|mb|mib|%|steps?|步|x\b)|[=:：]\s*\d", prose, re.I)
-    observed = symptom and (bool(_FIRST_PERSON.search(prose)) or bool(_NOTICED.search(prose)) or bool(pasted) or bool(measured)
-                            or bool(_FAILURE.search(prose)))
+    observed = symptom and (
+        bool(_FIRST_PERSON.search(prose))
+        or bool(_NOTICED.search(prose))
+        or bool(pasted)
+        or bool(measured)
+        or bool(_FAILURE.search(prose))
+    )
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
     # Whole sentences (commas kept) that ask: "I want to confirm that …, the effective batch size is 8, not 2".
     asked_whole = [s for s in _WHOLE_SENTENCE_END.split(prose) if s.strip() and _ASK_SENTENCE.search(s)]
 
     # "Am I right?" / "我的理解对吗" checks the user's own claim or hypothesis (yes/no), not an observation.
-    if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)) \
-            or (_TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)) and (observed or bool(pasted) or bool(measured))):
+    if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)) or (
+        _TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)) and (observed or bool(pasted) or bool(measured))
+    ):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
     error_in_prose = bool(_ERROR_IN_PROSE.search(prose))
-    if setup_enough and not _ANY_QUESTION.search(prose) and not error_pasted and not error_in_prose \
-            and len(prose) < 200 and not symptom:
+    if (
+        setup_enough
+        and not _ANY_QUESTION.search(prose)
+        and not error_pasted
+        and not error_in_prose
+        and len(prose) < 200
+        and not symptom
+    ):
         return "fit"
     # The first question (often the issue title) asks whether it fits: a fit question, even when an OOM is its motive.
     # Only a sentence that asks counts: "显存不够" or "fits in memory" in a description is the motive, not the question.
     # An issue title that names a requirement ("Hardware requirements for …", "全参数微调资源要求") asks for it.
     title = prose.strip().split("\n", 1)[0].strip()
-    title_ask = [title] if 0 < len(title) <= 120 and title not in asks and _FIT_QUANTITY.search(title) \
-        and not _SYMPTOM.search(title) else []
-    fit_asks = [a for a in title_ask + asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))]
-    if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) \
-            and (any(_FIT_QUANTITY.search(a) for a in fit_asks) or not (error_in_prose or observed)
-                 or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)):
+    title_ask = (
+        [title]
+        if 0 < len(title) <= 120 and title not in asks and _FIT_QUANTITY.search(title) and not _SYMPTOM.search(title)
+        else []
+    )
+    fit_asks = [
+        a for a in title_ask + asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+    ]
+    if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
+        any(_FIT_QUANTITY.search(a) for a in fit_asks)
+        or not (error_in_prose or observed)
+        or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+    ):
         return "fit"
     # (A choice is read in the whole sentence, "8, not 2"; arithmetic only in the clause that asks: "for 8x2=16 batch
     # size, …, should I enlarge the learning rate to 8e-4?" gives the product as context.)
-    counts_asked = any(pattern.search(a) and _COUNT_WORD.search(a) and not _FAILURE.search(a) and not _CONFIGURE.search(a)
-                       for pattern, sentences in ((_NUM_ALTERNATIVE, asked_whole), (_ARITHMETIC, asks)) for a in sentences)
+    counts_asked = any(
+        pattern.search(a) and _COUNT_WORD.search(a) and not _FAILURE.search(a) and not _CONFIGURE.search(a)
+        for pattern, sentences in ((_NUM_ALTERNATIVE, asked_whole), (_ARITHMETIC, asks))
+        for a in sentences
+    )
     # "My hypothesis is: … Am I right?": the user's own claim is checked (a verdict), even when it is about a setting.
     if _OWN_CLAIM_CHECK.search(prose) and not (error_pasted or observed or counts_asked):
         return "yes_no"
@@ -236,9 +319,16 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
     # the error or OOM around it is the motive, the answer is the setting.
     knob_asks = [a for a in asks if _ASK_WORD.search(a)]
     # ("… how I should set the configs … I need a specific z3 config?": the follow-up yes/no about a setting counts too.)
-    if knob_asks and any(_KNOB.search(a) for a in knob_asks) and _CONFIGURE.search(knob_asks[0]) \
-            and all((_CONFIGURE.search(a) or (_KNOB.search(a) and not _WH.search(a) and not _BATCH.search(a)))
-                    and not (_WHY.search(a) or _SYMPTOM.search(a)) for a in knob_asks):
+    if (
+        knob_asks
+        and any(_KNOB.search(a) for a in knob_asks)
+        and _CONFIGURE.search(knob_asks[0])
+        and all(
+            (_CONFIGURE.search(a) or (_KNOB.search(a) and not _WH.search(a) and not _BATCH.search(a)))
+            and not (_WHY.search(a) or _SYMPTOM.search(a))
+            for a in knob_asks
+        )
+    ):
         return "configure"
     if error_in_prose and not (_IS_NORMAL.search(prose) or _TAG_CHECK.search(prose)):
         return "diagnose"
@@ -254,27 +344,43 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "configure"
     if asks and _EFFECT_ASK.search(asks[0]) and not (_SYMPTOM.search(asks[0]) or _WHY.search(asks[0])):
         return "yes_no"
-    if _STEPS.search(prose) and re.search(r"\d", prose) and not symptom \
-            and (not asks or any(_STEPS.search(a) or _BATCH.search(a) for a in asks)):
+    if (
+        _STEPS.search(prose)
+        and re.search(r"\d", prose)
+        and not symptom
+        and (not asks or any(_STEPS.search(a) or _BATCH.search(a) for a in asks))
+    ):
         return "batch_arithmetic"
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
-    if observed or any(_WHY.search(a) and (symptom or _FIRST_PERSON.search(a)
-                                           or (len(a) < 12 and _FIRST_PERSON.search(prose))
-                                           or (len(a) > 25 and _TRAILING_WHY.search(a))) for a in asks):
+    if observed or any(
+        _WHY.search(a)
+        and (
+            symptom
+            or _FIRST_PERSON.search(a)
+            or (len(a) < 12 and _FIRST_PERSON.search(prose))
+            or (len(a) > 25 and _TRAILING_WHY.search(a))
+        )
+        for a in asks
+    ):
         if any(_BATCH.search(a) for a in asks) and not _WHY.search(prose):
             return "batch_arithmetic"
         # "我训练110条数据，epoch设置为300，为什么step也是300": the question is about a count, not a failure.
-        if not _FAILURE.search(prose) and _DATA_SIZE.search(prose) \
-                and any(_STEPS.search(a) and re.search(r"\d", a) and not _SYMPTOM.search(a) for a in asks):
+        if (
+            not _FAILURE.search(prose)
+            and _DATA_SIZE.search(prose)
+            and any(_STEPS.search(a) and re.search(r"\d", a) and not _SYMPTOM.search(a) for a in asks)
+        ):
             return "batch_arithmetic"
         return "diagnose"
     if has_misconception and _YES_NO.search(prose):
         return "yes_no"
     # "和 X 有关吗？为什么 X 越大显存越高？": a why about how something works (no symptom of theirs in it) asks for the
     # mechanism; the yes/no next to it is answered by the explanation.
-    if any(_WHY_WORD.search(a) and not _SYMPTOM.search(a) and not _FIRST_PERSON.search(a) for a in asks) \
-            and not observed:
+    if (
+        any(_WHY_WORD.search(a) and not _SYMPTOM.search(a) and not _FIRST_PERSON.search(a) for a in asks)
+        and not observed
+    ):
         return "explain"
     # A step count or batch named in passing ("why does memory grow with the number of steps") is not a question
     # about the arithmetic: only a question that asks for it counts.
@@ -292,10 +398,18 @@ def classify_act(parts: list[Part], has_diagnosis: bool = False, has_misconcepti
         return "configure"
     first_question = re.split(r"[?？]", prose)[0]
     # "X or Y?" asks to choose or explain, not for a verdict.
-    declarative = any(a.rstrip().endswith(("?", "？")) and not _WH.search(a) and not _TOPIC_TITLE.search(a)
-                      and not _ALTERNATIVE.search(a) and not _YES_NO.search(a) and len(a) > 25 for a in asks)
-    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) \
-            and not (_EXPLAIN.search(first_question) or _WHY.search(first_question)):
+    declarative = any(
+        a.rstrip().endswith(("?", "？"))
+        and not _WH.search(a)
+        and not _TOPIC_TITLE.search(a)
+        and not _ALTERNATIVE.search(a)
+        and not _YES_NO.search(a)
+        and len(a) > 25
+        for a in asks
+    )
+    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and not (
+        _EXPLAIN.search(first_question) or _WHY.search(first_question)
+    ):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
         return "diagnose"

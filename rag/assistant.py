@@ -7,6 +7,7 @@
 Every number in an answer comes from a calculator call listed in ``Answer.tool_calls``, computed
 for the setup the user stated (values carried over or assumed are labelled as such).
 """
+
 from __future__ import annotations
 
 import re
@@ -50,7 +51,9 @@ CLOSE_TO_BEST = 0.08
 #: (2.72); citing the fused top 3 always → 0.682 / 0.780 (3.00). Before: 0.623 / 0.763 (2.32).
 BM25_TOP = 2
 # Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
-_FOLLOW_UP = re.compile(r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I)
+_FOLLOW_UP = re.compile(
+    r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I
+)
 
 
 class Assistant:
@@ -60,13 +63,21 @@ class Assistant:
     >>> bot.ask("增大梯度累积会增加显存吗").text   # doctest: +SKIP
     """
 
-    def __init__(self, cards: list[Card] | None = None, *, retriever: Any = None, embed_model: str | None = None,
-                 cache_dir: str | None = None, progress: bool = False) -> None:
+    def __init__(
+        self,
+        cards: list[Card] | None = None,
+        *,
+        retriever: Any = None,
+        embed_model: str | None = None,
+        cache_dir: str | None = None,
+        progress: bool = False,
+    ) -> None:
         self.cards = cards if cards is not None else load_cards()
         self._by_id = {c.id: c for c in self.cards}
         if retriever is None:
             from .embedding import EmbeddingSettings
             from .retrieval import Retriever
+
             settings = EmbeddingSettings.from_env(**({"model": embed_model} if embed_model else {}))
             retriever = Retriever(cards=self.cards, settings=settings, cache_dir=cache_dir, progress=progress)
         self.retriever = retriever
@@ -80,12 +91,12 @@ class Assistant:
         """Answer one message; pass ``answer.history`` back for a follow-up. ``lang_hint``: the UI's language, which
         answers a message without Chinese (a pasted JSON or log in the Chinese UI gets Chinese); see answer_language."""
         rejected: list[str] = []
-        turns = load_history(history, set(Intents.__dataclass_fields__), rejected)[-2 * MAX_HISTORY_TURNS:]
+        turns = load_history(history, set(Intents.__dataclass_fields__), rejected)[-2 * MAX_HISTORY_TURNS :]
         prev_lang = next((h.language for h in reversed(turns) if h.language), None)
         if not isinstance(question, str):
             question = "" if question is None else str(question)
         text = clean_text(question).strip()
-        parts = split_message(text[:MAX_QUESTION_CHARS + 1])
+        parts = split_message(text[: MAX_QUESTION_CHARS + 1])
         prose = prose_of(parts)
         lang_basis = prose if re.search(r"[A-Za-z\u4e00-\u9fff]", prose) else text
         lang = answer_language(lang_basis, lang_hint, fallback=as_lang(prev_lang))
@@ -123,8 +134,14 @@ class Assistant:
             query = (query + "\n" + "\n".join(dict.fromkeys(x for x in extra if x)))[:1500]
         hits = self.retrieve(query, k=3) if query.strip() else []
         pasted = any(p.kind != "prose" for p in parts)
-        on_topic = bool(hits or misconceptions or intents.any or setup.known() or pasted
-                        or (diagnosis is not None and diagnosis.causes))
+        on_topic = bool(
+            hits
+            or misconceptions
+            or intents.any
+            or setup.known()
+            or pasted
+            or (diagnosis is not None and diagnosis.causes)
+        )
         if not on_topic and not (prev is not None and _FOLLOW_UP.search(prose)):
             return self._refusal(t("off_topic", lang), lang, turns, text)
 
@@ -133,14 +150,22 @@ class Assistant:
             if not misconceptions and _FOLLOW_UP.search(prose):
                 old = prev.intents
                 intents = Intents(**{k: getattr(intents, k) or old.get(k, False) for k in intents.__dataclass_fields__})
-        if not intents.small_batch and tiny_batch_question(prose, setup.get("train_micro_batch_size_per_gpu"),
-                                                           setup.get("gradient_accumulation_steps")):
+        if not intents.small_batch and tiny_batch_question(
+            prose, setup.get("train_micro_batch_size_per_gpu"), setup.get("gradient_accumulation_steps")
+        ):
             intents = replace(intents, small_batch=True)
 
-        prev_act = prev.act if prev is not None and prev.act in ("fit", "configure", "batch_arithmetic", "diagnose") else None
-        act: Act = classify_act(parts, has_diagnosis=bool(diagnosis is not None and diagnosis.causes),
-                                has_misconception=bool(misconceptions), setup_enough=enough_for_memory(setup),
-                                previous=prev_act, follow_up=prev is not None and bool(_FOLLOW_UP.search(prose)))
+        prev_act = (
+            prev.act if prev is not None and prev.act in ("fit", "configure", "batch_arithmetic", "diagnose") else None
+        )
+        act: Act = classify_act(
+            parts,
+            has_diagnosis=bool(diagnosis is not None and diagnosis.causes),
+            has_misconception=bool(misconceptions),
+            setup_enough=enough_for_memory(setup),
+            previous=prev_act,
+            follow_up=prev is not None and bool(_FOLLOW_UP.search(prose)),
+        )
         if act in ("fit", "batch_arithmetic", "configure") and not any(holds_belief(prose, m) for m in misconceptions):
             misconceptions = []  # they asked for a number or a setting, not about the belief
         if not prose.strip() and config_calls:
@@ -162,25 +187,50 @@ class Assistant:
             for key, value in call.arguments.items():
                 if isinstance(value, (int, float, str, bool)) and not setup.has(key) and key in _ASSUMABLE:
                     setup.put(key, value, "assumed")
-        results = Results(lang=lang, act=act, setup=setup, plan=plan, calls=calls, cards=cards,
-                          misconceptions=misconceptions, corrections=corrections, diagnosis=diagnosis,
-                          diagnosis_call=diagnosis_call, config_calls=config_calls, nearest_fits=nearest,
-                          missing=missing)
+        results = Results(
+            lang=lang,
+            act=act,
+            setup=setup,
+            plan=plan,
+            calls=calls,
+            cards=cards,
+            misconceptions=misconceptions,
+            corrections=corrections,
+            diagnosis=diagnosis,
+            diagnosis_call=diagnosis_call,
+            config_calls=config_calls,
+            nearest_fits=nearest,
+            missing=missing,
+        )
         sources = [self._source(c, lang) for c in cards]
         answer_text, first_screen = compose(results, sources)
-        tool_calls = ([diagnosis_call] if diagnosis_call else []) + config_calls + calls + \
-            [call for _, call in nearest]
+        tool_calls = ([diagnosis_call] if diagnosis_call else []) + config_calls + calls + [call for _, call in nearest]
         assumptions = [a.zh if lang == "zh" else a.en for a in plan.assumptions]
         new_history = [turn.model_dump() for turn in turns] + [
-            Turn(role="user", content=text[:4000], language=lang,
-                 setup={k: v for k, v in setup.dump().items() if v["source"] != "assumed"},
-                 intents={k: getattr(intents, k) for k in intents.__dataclass_fields__}, act=act).model_dump(),
+            Turn(
+                role="user",
+                content=text[:4000],
+                language=lang,
+                setup={k: v for k, v in setup.dump().items() if v["source"] != "assumed"},
+                intents={k: getattr(intents, k) for k in intents.__dataclass_fields__},
+                act=act,
+            ).model_dump(),
             Turn(role="assistant", content=answer_text[:4000], language=lang).model_dump(),
         ]
-        return Answer(text=answer_text, language=lang, act=act, first_screen=first_screen, setup=setup.dump(),
-                      conflicts={k: [v[0].value] for k, v in setup.conflicts.items() if v and k in setup.values},
-                      parts=[p.kind for p in parts], sources=sources, tool_calls=tool_calls, corrections=corrections,
-                      assumptions=assumptions, history=new_history)
+        return Answer(
+            text=answer_text,
+            language=lang,
+            act=act,
+            first_screen=first_screen,
+            setup=setup.dump(),
+            conflicts={k: [v[0].value] for k, v in setup.conflicts.items() if v and k in setup.values},
+            parts=[p.kind for p in parts],
+            sources=sources,
+            tool_calls=tool_calls,
+            corrections=corrections,
+            assumptions=assumptions,
+            history=new_history,
+        )
 
     def _maybe_fact_check(self, text: str, lang: str, turns: list[Turn]) -> Answer | None:
         """A pasted answer from another chatbot ("这段回答对吗？" + text) is fact-checked claim by claim."""
@@ -190,21 +240,37 @@ class Assistant:
             return None
         if not looks_like_chatbot_answer(text):
             return None
-        call = self._run(PlannedCall("fact_check", {"text": strip_check_request(text)[:MAX_CONFIG_CHARS], "lang": lang},
-                                     "fact_check"), lang)
+        call = self._run(
+            PlannedCall(
+                "fact_check", {"text": strip_check_request(text)[:MAX_CONFIG_CHARS], "lang": lang}, "fact_check"
+            ),
+            lang,
+        )
         body = call.summary_md or call.error or ""
         first = body.split("\n", 1)[0]
         sources = []
         for claim in (call.result or {}).get("claims", []):
             cid = claim.get("card_id")
-            if claim.get("verdict") in ("wrong", "imprecise") and cid in self._by_id and \
-                    cid not in [s.card_id for s in sources]:
+            if (
+                claim.get("verdict") in ("wrong", "imprecise")
+                and cid in self._by_id
+                and cid not in [s.card_id for s in sources]
+            ):
                 sources.append(self._source(self._by_id[cid], lang))
         new_history = [turn.model_dump() for turn in turns] + [
             Turn(role="user", content=text[:4000], language=lang, act="yes_no").model_dump(),
-            Turn(role="assistant", content=body[:4000], language=lang).model_dump()]
-        return Answer(text=body, language=lang, act="yes_no", first_screen=first, parts=["prose"], sources=sources,
-                      tool_calls=[call], history=new_history)
+            Turn(role="assistant", content=body[:4000], language=lang).model_dump(),
+        ]
+        return Answer(
+            text=body,
+            language=lang,
+            act="yes_no",
+            first_screen=first,
+            parts=["prose"],
+            sources=sources,
+            tool_calls=[call],
+            history=new_history,
+        )
 
     def _diagnose(self, parts: list[Part], setup: Setup, lang: str) -> tuple[Any, ToolCall | None]:
         """Errors, logs, launch commands and nvidia-smi tables go to the diagnosis readers."""
@@ -219,11 +285,21 @@ class Assistant:
         try:
             result = diagnose(text, lang=lang, setup=setup.known())
         except CalculatorError as err:
-            return None, ToolCall(name="diagnose", label="diagnose", arguments={"text": text[:200]}, error=err.message(lang),
-                                  summary_md=err.message(lang))
+            return None, ToolCall(
+                name="diagnose",
+                label="diagnose",
+                arguments={"text": text[:200]},
+                error=err.message(lang),
+                summary_md=err.message(lang),
+            )
         summary = result.to_markdown(lang) if result.artifacts else ""
-        return result, ToolCall(name="diagnose", label="diagnose", arguments={"text": text[:2000]}, result=result.model_dump(mode="json"),
-                                summary_md=summary)
+        return result, ToolCall(
+            name="diagnose",
+            label="diagnose",
+            arguments={"text": text[:2000]},
+            result=result.model_dump(mode="json"),
+            summary_md=summary,
+        )
 
     def _check_configs(self, parts: list[Part], setup: Setup, lang: str) -> list[ToolCall]:
         """Only what parses as a config goes to the config doctor (with the GPU/model the prose names)."""
@@ -246,25 +322,42 @@ class Assistant:
         try:
             if call.name == "config_check":
                 from calculators.configs import config_check_tool
+
                 result = config_check_tool(args)
             else:
                 result = run_tool(call.name, args)
         except BatchConfigError as err:
-            return ToolCall(name=call.name, label=call.label, arguments=call.arguments, error=f"{err.deepspeed_message}\n{err.message(lang)}",
-                            summary_md=f"{t('calc_error', lang)}\n\n```\n{err.deepspeed_message}\n```\n{err.message(lang)}")
+            return ToolCall(
+                name=call.name,
+                label=call.label,
+                arguments=call.arguments,
+                error=f"{err.deepspeed_message}\n{err.message(lang)}",
+                summary_md=f"{t('calc_error', lang)}\n\n```\n{err.deepspeed_message}\n```\n{err.message(lang)}",
+            )
         except CalculatorError as err:
-            return ToolCall(name=call.name, label=call.label, arguments=call.arguments, error=err.message(lang),
-                            summary_md=f"{t('calc_error', lang)} {err.message(lang)}")
-        return ToolCall(name=call.name, label=call.label, arguments=call.arguments, result=result.model_dump(mode="json"),
-                        summary_md=self._summary(result, lang))
+            return ToolCall(
+                name=call.name,
+                label=call.label,
+                arguments=call.arguments,
+                error=err.message(lang),
+                summary_md=f"{t('calc_error', lang)} {err.message(lang)}",
+            )
+        return ToolCall(
+            name=call.name,
+            label=call.label,
+            arguments=call.arguments,
+            result=result.model_dump(mode="json"),
+            summary_md=self._summary(result, lang),
+        )
 
     def _nearest_fit(self, plan: Plan, calls: list[ToolCall], lang: str) -> list[tuple[str, ToolCall]]:
         """When the user's setting does not fit: the nearest ones that do (see :func:`rag.levers.nearest_fits`)."""
         main = next((tc for pc, tc in zip(plan.calls, calls, strict=False) if pc.label == "main"), None)
         if main is None or not main.result or main.result.get("fits") is not False:
             return []
-        found = levers.nearest_fits(dict(main.arguments),
-                                    lambda cfg: self._run(PlannedCall("memory", cfg, "nearest_fit"), lang))
+        found = levers.nearest_fits(
+            dict(main.arguments), lambda cfg: self._run(PlannedCall("memory", cfg, "nearest_fit"), lang)
+        )
         return [(levers.describe(names, lang), call) for names, call in found]
 
     @staticmethod
@@ -287,18 +380,27 @@ class Assistant:
             for cid in getattr(cause, "card_ids", []) or []:
                 if cid in self._by_id and self._by_id[cid] not in chosen:
                     chosen.append(self._by_id[cid])
-        chosen += [self._by_id[m.card_id] for m in misconceptions
-                   if m.card_id in self._by_id and self._by_id[m.card_id] not in chosen]
+        chosen += [
+            self._by_id[m.card_id]
+            for m in misconceptions
+            if m.card_id in self._by_id and self._by_id[m.card_id] not in chosen
+        ]
         if hits:
             best = max((h.dense_score or 0.0) for h in hits)
             for i, hit in enumerate(hits):
-                close = i == 0 or (hit.dense_score or 0.0) >= best - CLOSE_TO_BEST or \
-                    (getattr(hit, "bm25_rank", None) or BM25_TOP + 1) <= BM25_TOP or \
-                    (getattr(hit, "prose_rank", None) or BM25_TOP + 1) <= BM25_TOP  # BM25 on the prose alone
+                close = (
+                    i == 0
+                    or (hit.dense_score or 0.0) >= best - CLOSE_TO_BEST
+                    or (getattr(hit, "bm25_rank", None) or BM25_TOP + 1) <= BM25_TOP
+                    or (getattr(hit, "prose_rank", None) or BM25_TOP + 1) <= BM25_TOP
+                )  # BM25 on the prose alone
                 if close and hit.card not in chosen:
                     chosen.append(hit.card)
-        if intents.small_batch and SMALL_BATCH_CARD in self._by_id and \
-                not any("small_batch_effects" in c.topics for c in chosen[:2]):
+        if (
+            intents.small_batch
+            and SMALL_BATCH_CARD in self._by_id
+            and not any("small_batch_effects" in c.topics for c in chosen[:2])
+        ):
             chosen = [c for c in chosen if c.id != SMALL_BATCH_CARD]
             chosen.insert(0, self._by_id[SMALL_BATCH_CARD])
         if not intents.small_batch and len(chosen) > 1 and chosen[0].id == SMALL_BATCH_CARD:
@@ -312,23 +414,39 @@ class Assistant:
     def _correction(self, rule: Any, lang: str) -> Correction:
         card = self._by_id[rule.card_id]
         m = card.misconceptions[0]
-        return Correction(key=rule.key, card_id=card.id, verdict=rule.verdict_zh if lang == "zh" else rule.verdict_en,
-                          wrong=m.wrong_zh if lang == "zh" else m.wrong_en,
-                          correction=m.correction_zh if lang == "zh" else m.correction_en)
+        return Correction(
+            key=rule.key,
+            card_id=card.id,
+            verdict=rule.verdict_zh if lang == "zh" else rule.verdict_en,
+            wrong=m.wrong_zh if lang == "zh" else m.wrong_en,
+            correction=m.correction_zh if lang == "zh" else m.correction_en,
+        )
 
     @staticmethod
     def _source(card: Card, lang: str) -> SourceRef:
-        return SourceRef(card_id=card.id, title=card.title_zh if lang == "zh" else card.title_en,
-                         urls=[Link(title=s.title, url=str(s.url)) for s in card.sources])
+        return SourceRef(
+            card_id=card.id,
+            title=card.title_zh if lang == "zh" else card.title_en,
+            urls=[Link(title=s.title, url=str(s.url)) for s in card.sources],
+        )
 
     @staticmethod
     def _refusal(message: str, lang: str, turns: list[Turn], question: str) -> Answer:
         new_history = [turn.model_dump() for turn in turns] + [
             Turn(role="user", content=question[:2000], language=lang).model_dump(),
-            Turn(role="assistant", content=message, language=lang).model_dump()]
+            Turn(role="assistant", content=message, language=lang).model_dump(),
+        ]
         return Answer(text=message, language=lang, refused=True, first_screen=message, history=new_history)
 
 
 #: Planner defaults recorded in ``Answer.setup`` as ``assumed`` (so API clients see every value used).
-_ASSUMABLE = {"model", "finetune", "precision", "seq_len", "train_micro_batch_size_per_gpu", "world_size",
-              "gradient_accumulation_steps", "zero_stage"}
+_ASSUMABLE = {
+    "model",
+    "finetune",
+    "precision",
+    "seq_len",
+    "train_micro_batch_size_per_gpu",
+    "world_size",
+    "gradient_accumulation_steps",
+    "zero_stage",
+}

@@ -8,6 +8,7 @@ with its reason, then builds the rest on a thread. Anything that needs the Assis
 ``retrieve``, ``retriever``…) waits for it: the first answer is the same as with a synchronous start,
 only later.
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,9 @@ class BackgroundAssistant:
     the thread is raised again to every caller of :meth:`wait` (and so of ``ask``).
     """
 
-    def __init__(self, factory: Callable[[list[Card]], Any], cards: list[Card] | None = None,
-                 batches_queries: bool | None = None) -> None:
+    def __init__(
+        self, factory: Callable[[list[Card]], Any], cards: list[Card] | None = None, batches_queries: bool | None = None
+    ) -> None:
         self.cards = cards if cards is not None else load_cards()
         #: What rag.embedding.assistant_lock needs before the model exists: will queries be micro-batched?
         self.batches_queries = batches_queries
@@ -78,7 +80,7 @@ class BackgroundAssistant:
         hits: list[Any] = self.wait().retrieve(query, k=k)
         return hits
 
-    def __getattr__(self, name: str) -> Any:   # only for names not set above: retriever, helpers
+    def __getattr__(self, name: str) -> Any:  # only for names not set above: retriever, helpers
         if name.startswith("__") or name in ("_bot", "_error", "_ready", "_factory", "_thread"):
             raise AttributeError(name)
         return getattr(self.wait(), name)

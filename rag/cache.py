@@ -103,6 +103,7 @@ class EmbeddingCache:
     def remove_stale_temp_files(self, older_than: float = STALE_TMP_SECONDS) -> int:
         """Delete ``.tmp-*.npz`` left in the cache directory by a crashed write; returns how many."""
         import time
+
         removed = 0
         try:
             candidates = list(self.cache_dir.glob(".tmp-*.npz"))
@@ -133,7 +134,8 @@ class EmbeddingCache:
         except OSError as exc:
             logger.warning(
                 "embedding cache directory %s is not writable (%s); keeping embeddings in memory only",
-                self.cache_dir, exc,
+                self.cache_dir,
+                exc,
             )
             if tmp_name:
                 with contextlib.suppress(OSError):
@@ -162,7 +164,10 @@ class EmbeddingCache:
             changed = sum(1 for k in set(keys) if k not in cached)
             logger.warning(
                 "embedding cache %s is stale (%d of %d passages changed, %d no longer used); re-embedding the changed ones",
-                self.path, changed, len(set(keys)), len(set(cached) - set(keys)),
+                self.path,
+                changed,
+                len(set(keys)),
+                len(set(cached) - set(keys)),
             )
         todo = [i for i, k in enumerate(keys) if k not in cached]
         # embed each distinct missing text once
@@ -182,7 +187,9 @@ class EmbeddingCache:
         written = self._write(distinct, np.stack([cached[k] for k in distinct]), content)
         return CacheResult(vectors, status, self.path if written else None, len(uniq), written)
 
-    def get_or_compute_fresh(self, texts: Sequence[str], embed: Callable[[list[str]], list[list[float]]]) -> CacheResult:
+    def get_or_compute_fresh(
+        self, texts: Sequence[str], embed: Callable[[list[str]], list[list[float]]]
+    ) -> CacheResult:
         vecs = _as_matrix(embed(list(texts)), len(texts))
         keys = [text_hash(t) for t in texts]
         distinct = dict(zip(keys, vecs, strict=True))

@@ -208,7 +208,7 @@ def _split_sections(body: str) -> dict[str, str]:
     matches = list(_H2_RE.finditer(body))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
-        out.setdefault("## " + m.group(1).strip(), body[m.end():end])
+        out.setdefault("## " + m.group(1).strip(), body[m.end() : end])
     return out
 
 
@@ -236,7 +236,7 @@ def parse_card(text: str, path: str) -> Card:
     if end is None:
         raise CardError(f"{shown}: field '<front matter>': no closing '---' line")
     raw_meta = "".join(lines[1:end])
-    body = "".join(lines[end + 1:]).strip("\n")
+    body = "".join(lines[end + 1 :]).strip("\n")
     try:
         meta = yaml.safe_load(raw_meta)
     except yaml.YAMLError as exc:
@@ -273,9 +273,7 @@ def load_cards(directory: str | Path = DEFAULT_CARDS_DIR) -> list[Card]:
             raise CardError(f"{_display_path(file)}: field '<file>': cannot read: {exc}") from exc
         card = parse_card(text, str(file))
         if card.id in seen:
-            raise CardError(
-                f"{_display_path(file)}: field 'id': duplicate id '{card.id}' (also in {seen[card.id]})"
-            )
+            raise CardError(f"{_display_path(file)}: field 'id': duplicate id '{card.id}' (also in {seen[card.id]})")
         seen[card.id] = _display_path(file)
         cards.append(card)
     return sorted(cards, key=lambda c: c.id)

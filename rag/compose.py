@@ -6,6 +6,7 @@ calculator numbers, the explanation, a labelled example where one helps, and the
 number in the text comes from a calculator call in ``Answer.tool_calls``; every piece of user
 text is escaped (:func:`calculators.text_safety.escape_md`).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,10 +28,33 @@ from .setup import Setup, unsupported_method
 from .strings import key_name, t
 
 #: Setup keys in the order the setup line shows them.
-_SHOWN = ("model_text", "model", "num_params", "finetune", "gpu_text", "gpu", "gpu_memory_gb", "world_size", "num_nodes",
-          "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "ga_from", "train_batch_size", "zero_stage",
-          "offload_optimizer", "offload_param", "precision", "quantization", "seq_len", "lora_rank", "gradient_checkpointing",
-          "flash_attention", "pipeline_parallel_size", "tensor_parallel_size", "observed_memory_gb")
+_SHOWN = (
+    "model_text",
+    "model",
+    "num_params",
+    "finetune",
+    "gpu_text",
+    "gpu",
+    "gpu_memory_gb",
+    "world_size",
+    "num_nodes",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "ga_from",
+    "train_batch_size",
+    "zero_stage",
+    "offload_optimizer",
+    "offload_param",
+    "precision",
+    "quantization",
+    "seq_len",
+    "lora_rank",
+    "gradient_checkpointing",
+    "flash_attention",
+    "pipeline_parallel_size",
+    "tensor_parallel_size",
+    "observed_memory_gb",
+)
 
 
 @dataclass
@@ -45,7 +69,7 @@ class Results:
     cards: list[Card]
     misconceptions: list[MisconceptionRule] = field(default_factory=list)
     corrections: list[Correction] = field(default_factory=list)
-    diagnosis: Any = None                     # calculators.diagnose.Diagnosis, when the readers found something
+    diagnosis: Any = None  # calculators.diagnose.Diagnosis, when the readers found something
     diagnosis_call: ToolCall | None = None
     config_calls: list[ToolCall] = field(default_factory=list)
     #: (what changes, its memory call) of the nearest settings that fit when the user's does not, nearest first.
@@ -88,8 +112,11 @@ def setup_line(setup: Setup, lang: str) -> str:
         if key == "gpu_memory_gb" and "gpu" in values:
             continue
         shown = _show_value(key, v.value, lang)
-        item = shown if key in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "num_params", "finetune", "precision") \
+        item = (
+            shown
+            if key in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "num_params", "finetune", "precision")
             else f"{key_name(key, lang)} {shown}"
+        )
         groups.setdefault(v.source, []).append(item)
     if not groups:
         return ""
@@ -118,10 +145,19 @@ def conflicts_line(setup: Setup, lang: str) -> str:
             continue
         for other in others[:1]:
             src_b = t(f"from_{other.source}", lang) if other.source not in ("message", "history", "assumed") else ""
-            lines.append(t("conflict", lang, name=key_name(key, lang), a=_show_value(key, mine.value, lang),
-                           src_a=t(f"from_{mine.source}", lang) if mine.source not in ("message", "history") else
-                           ("原文" if lang == "zh" else "as written"),
-                           b=_show_value(key, other.value, lang), src_b=src_b))
+            lines.append(
+                t(
+                    "conflict",
+                    lang,
+                    name=key_name(key, lang),
+                    a=_show_value(key, mine.value, lang),
+                    src_a=t(f"from_{mine.source}", lang)
+                    if mine.source not in ("message", "history")
+                    else ("原文" if lang == "zh" else "as written"),
+                    b=_show_value(key, other.value, lang),
+                    src_b=src_b,
+                )
+            )
     return "\n".join(lines)
 
 
@@ -153,8 +189,13 @@ def _title(card: Card, lang: str) -> str:
 
 
 #: Preset ids whose display name is not just the id's parts upper-cased.
-_GPU_DISPLAY = {"rtx-2080ti": "RTX 2080 Ti", "rtx-4090d": "RTX 4090 D", "rtx-a6000": "RTX A6000",
-                "ascend-910b": "Ascend 910B", "mi300x": "MI300X"}
+_GPU_DISPLAY = {
+    "rtx-2080ti": "RTX 2080 Ti",
+    "rtx-4090d": "RTX 4090 D",
+    "rtx-a6000": "RTX A6000",
+    "ascend-910b": "Ascend 910B",
+    "mi300x": "MI300X",
+}
 #: Letters whose English name starts with a vowel sound ("an A100", "an H100", "an L40S", "an RTX 3090").
 _AN_LETTERS = set("AEFHILMNORSX")
 
@@ -186,7 +227,9 @@ def _gpu_name(r: Results, res: dict[str, Any]) -> str:
     if r.setup.get("gpu_text") and r.setup.source("gpu_text") != "assumed":
         # "8 A100s" names the card in the plural; the sentence speaks of one ("the 80 GiB of an A100").
         written = str(r.setup.get("gpu_text")).strip()
-        singular = written if re.search(r"l40s$", written, re.I) else re.sub(r"(?<=\d)s$|(?<=\d[A-Za-z])s$", "", written)
+        singular = (
+            written if re.search(r"l40s$", written, re.I) else re.sub(r"(?<=\d)s$|(?<=\d[A-Za-z])s$", "", written)
+        )
         name = escape_md(singular, 40)
     elif name in GPU_PRESETS:
         name = gpu_display(name)
@@ -208,8 +251,11 @@ def _memory_verdict(r: Results) -> str:
         return f"**{t('per_gpu', lang, total=total)}**"
     gpu = _gpu_name(r, res)
     if res["fits"]:
-        return "**" + t("fits", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang),
-                        mm=res.get("max_micro_batch")) + "**"
+        return (
+            "**"
+            + t("fits", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), mm=res.get("max_micro_batch"))
+            + "**"
+        )
     over_bytes = res["total_per_gpu"] - res["gpu_capacity"]
     over = gib(over_bytes, lang)
     text = "**" + t("no_fit", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), over=over) + "**"
@@ -220,8 +266,17 @@ def _memory_verdict(r: Results) -> str:
     if res.get("max_micro_batch") == 0 and main.arguments.get("train_micro_batch_size_per_gpu", 1) > 1:
         text += space + t("micro1_no_fit", lang)
     sep = "；" if lang == "zh" else "; "
-    return text + space + t("nearest_fits", lang, options=sep.join(
-        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]))
+    return (
+        text
+        + space
+        + t(
+            "nearest_fits",
+            lang,
+            options=sep.join(
+                t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
+            ),
+        )
+    )
 
 
 def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
@@ -245,13 +300,20 @@ def _batch_verdict(r: Results) -> str:
     if call.error:
         return t("batch_inconsistent", lang) + "\n\n" + call.summary_md.split("\n", 1)[-1]
     res = call.result or {}
-    micro, ga, ws, total = (res.get("train_micro_batch_size_per_gpu"), res.get("gradient_accumulation_steps"),
-                            res.get("world_size"), res.get("train_batch_size"))
+    micro, ga, ws, total = (
+        res.get("train_micro_batch_size_per_gpu"),
+        res.get("gradient_accumulation_steps"),
+        res.get("world_size"),
+        res.get("train_batch_size"),
+    )
     if None in (micro, ga, ws, total):
         return ""
     steps, samples = res.get("optimizer_steps_per_epoch"), call.arguments.get("dataset_size")
-    per_epoch = (" " + t("batch_steps", lang, samples=f"{samples:,}", total=total, steps=f"{steps:,}")
-                 if steps and samples and r.setup.has("world_size") else "")
+    per_epoch = (
+        " " + t("batch_steps", lang, samples=f"{samples:,}", total=total, steps=f"{steps:,}")
+        if steps and samples and r.setup.has("world_size")
+        else ""
+    )
     if not r.setup.has("world_size"):
         return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**"
     return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + per_epoch + "**"
@@ -272,7 +334,9 @@ def _diagnosis_verdict(r: Results) -> str:
         out += (" 解决：" if lang == "zh" else " Fix: ") + fix
     more = [c for c in causes[1:3] if getattr(c, "likelihood", "") == "likely"]
     for c in more:
-        out += "\n\n" + t("also_possible", lang, title=getattr(c, "title_zh" if lang == "zh" else "title_en", "").rstrip("。."))
+        out += "\n\n" + t(
+            "also_possible", lang, title=getattr(c, "title_zh" if lang == "zh" else "title_en", "").rstrip("。.")
+        )
     return out
 
 
@@ -282,12 +346,16 @@ def _diagnosis_verdict(r: Results) -> str:
 _QUOTED_SPAN = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
 _TITLE_COLON = re.compile(r":\s|：")
 # "…: how big a batch pays off", "…: which to set and how the missing one is derived": a topic after the colon.
-_QUESTION_LIKE = re.compile(r"^\W*(?:how|what|which|why|when|where|should|can|does|do|is|are)\b|[?？]|怎么|如何|什么|哪|多少|吗|原因$|"
-                            r"^\W*(?:the )?\w+ rule\b|\bhow to\b|\bby (?:TRL |transformers )?version\b|按.{0,8}版本", re.I)
+_QUESTION_LIKE = re.compile(
+    r"^\W*(?:how|what|which|why|when|where|should|can|does|do|is|are)\b|[?？]|怎么|如何|什么|哪|多少|吗|原因$|"
+    r"^\W*(?:the )?\w+ rule\b|\bhow to\b|\bby (?:TRL |transformers )?version\b|按.{0,8}版本",
+    re.I,
+)
 # "How to set batch sizes: fit the micro batch first, …" gives advice after its colon, not a cause ("Why memory jumps
 # …: .grad … allocated lazily" does).
-_NOT_A_CAUSE = re.compile(r"^\s*(?:myth|误区|误解)\b|^\s*(?:myth|误区|误解)\s*[:：]|^\W*how\b|^\W*(?:怎么|如何|怎样)",
-                          re.I)
+_NOT_A_CAUSE = re.compile(
+    r"^\s*(?:myth|误区|误解)\b|^\s*(?:myth|误区|误解)\s*[:：]|^\W*how\b|^\W*(?:怎么|如何|怎样)", re.I
+)
 
 
 def _after_colon(title: str) -> str:
@@ -297,7 +365,7 @@ def _after_colon(title: str) -> str:
     m = _TITLE_COLON.search(masked)
     if m is None:
         return ""
-    cause = title[m.end():].strip().rstrip("。.")
+    cause = title[m.end() :].strip().rstrip("。.")
     return "" if len(cause) < 8 or _QUESTION_LIKE.search(cause) else cause
 
 
@@ -320,8 +388,10 @@ def _card_cause_verdict(card: Card, lang: str) -> str:
 
 
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
-_VERDICT_WORD = re.compile(r"^(?:不会减半|基本不会|不会|不是|不对|不一定)[。，,]\s*|"
-                           r"^(?:No|Essentially no|Not by half|Not automatically)[.,]\s*")
+_VERDICT_WORD = re.compile(
+    r"^(?:不会减半|基本不会|不会|不是|不对|不一定)[。，,]\s*|"
+    r"^(?:No|Essentially no|Not by half|Not automatically)[.,]\s*"
+)
 
 
 #: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
@@ -341,8 +411,10 @@ def verdict(r: Results) -> str:
         if r.act == "diagnose" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
             # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
             # needs 16 GB" is explained by "GPUs do not pool memory".
-            causes = [_VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
-                      for m in r.misconceptions[:2]]
+            causes = [
+                _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+                for m in r.misconceptions[:2]
+            ]
             return "**" + t("likely_cause", lang, title=("；" if lang == "zh" else "; ").join(causes)) + "**"
         if r.act == "fit":
             mv = _memory_verdict(r)
@@ -387,8 +459,12 @@ def numbers_section(r: Results) -> str:
             out.append(t("observed", lang, seen=f"{observed:g} GB", est=f"{est:.1f} GiB", why=why))
     if r.nearest_fits:
         out.append(_nearest_table(r))
-    for label, heading, name in (("precision_sweep", "precision", "{}"), ("zero_sweep", "zero", "ZeRO-{}"),
-                                 ("checkpointing_sweep", "checkpointing", "{}"), ("finetune_sweep", "finetune", "{}")):
+    for label, heading, name in (
+        ("precision_sweep", "precision", "{}"),
+        ("zero_sweep", "zero", "ZeRO-{}"),
+        ("checkpointing_sweep", "checkpointing", "{}"),
+        ("finetune_sweep", "finetune", "{}"),
+    ):
         call = r.call(label)
         if call is not None and call.result:
             columns = [(name.format(p["value"]), MemoryEstimate(**p["estimate"])) for p in call.result["points"]]
@@ -401,7 +477,10 @@ def numbers_section(r: Results) -> str:
 def _nearest_table(r: Results) -> str:
     """The nearest settings that fit, each with its own per-GPU total and what it leaves spare."""
     zh = r.lang == "zh"
-    rows = [f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |", "|---|---:|---:|"]
+    rows = [
+        f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |",
+        "|---|---:|---:|",
+    ]
     for what, call in r.nearest_fits:
         res = call.result or {}
         rows.append(f"| {what} | {gib(res.get('total_per_gpu'), r.lang)} | {gib(res.get('headroom'), r.lang)} |")
@@ -416,8 +495,11 @@ def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:
     e1, e2 = MemoryEstimate(**low.result), MemoryEstimate(**high.result)
     eff = "有效批次" if lang == "zh" else "effective batch"
     mb = low.arguments["train_micro_batch_size_per_gpu"] * low.arguments.get("world_size", 1)
-    out = [t("ga_compare", lang, a=a, b=b) + "\n\n" +
-           memory_table([(f"GA={a} ({eff} {mb * a})", e1), (f"GA={b} ({eff} {mb * b})", e2)], lang)]
+    out = [
+        t("ga_compare", lang, a=a, b=b)
+        + "\n\n"
+        + memory_table([(f"GA={a} ({eff} {mb * a})", e1), (f"GA={b} ({eff} {mb * b})", e2)], lang)
+    ]
     sweep = r.call("micro_sweep")
     line = sweep.summary_md if sweep is not None and sweep.result else ""
     diff = (e2.total_per_gpu or 0) - (e1.total_per_gpu or 0)
@@ -453,8 +535,10 @@ def explanation(r: Results) -> str:
     parts = first.split("\n\n", 1)
     misconception_cards = {m.card_id for m in r.misconceptions}
     opened_with_card = r.cards[0].id in misconception_cards or (
-        not (r.diagnosis is not None and getattr(r.diagnosis, "causes", None)) and not r.misconceptions
-        and r.act not in ("fit", "batch_arithmetic", "configure"))
+        not (r.diagnosis is not None and getattr(r.diagnosis, "causes", None))
+        and not r.misconceptions
+        and r.act not in ("fit", "batch_arithmetic", "configure")
+    )
     text = parts[1] if len(parts) > 1 and opened_with_card else first
     for card in r.cards[1:]:
         text += f"\n\n**{_title(card, lang)}** — {_direct(card, lang).strip('*')}"
@@ -467,14 +551,16 @@ def corrections_section(r: Results) -> str:
     lang = r.lang
     colon = "：" if lang == "zh" else ": "
     return f"#### {t('corrected', lang)}\n" + "\n".join(
-        f"- ❌ {t('wrong', lang)}{colon}{c.wrong}\n  ✅ {t('right', lang)}{colon}{c.correction}" for c in r.corrections)
+        f"- ❌ {t('wrong', lang)}{colon}{c.wrong}\n  ✅ {t('right', lang)}{colon}{c.correction}" for c in r.corrections
+    )
 
 
 def sources_section(sources: list[Any], lang: str) -> str:
     if not sources:
         return ""
     return f"#### {t('sources', lang)}\n" + "\n".join(
-        f"- {s.title}: " + ", ".join(f"[{u.title}]({u.url})" for u in s.urls) for s in sources)
+        f"- {s.title}: " + ", ".join(f"[{u.title}]({u.url})" for u in s.urls) for s in sources
+    )
 
 
 def nested_report(markdown: str) -> str:
@@ -491,8 +577,12 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
     """(full Markdown, first screen) of the answer."""
     lang = r.lang
     first = [verdict(r)]
-    for line in (setup_line(r.setup, lang), conflicts_line(r.setup, lang), assumptions_line(r.plan, lang),
-                 missing_line(r.missing, lang, unsupported_method(r.setup))):
+    for line in (
+        setup_line(r.setup, lang),
+        conflicts_line(r.setup, lang),
+        assumptions_line(r.plan, lang),
+        missing_line(r.missing, lang, unsupported_method(r.setup)),
+    ):
         if line:
             first.append(line)
     first_screen = "\n\n".join(s for s in first if s)
@@ -501,8 +591,11 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
         rest.append(f"#### {t('diagnosis', lang)}\n{nested_report(r.diagnosis_call.summary_md)}")
     for call in r.config_calls:
         if call.summary_md:
-            rest.append(call.summary_md if call.summary_md.lstrip().startswith("#")
-                        else f"#### {t('config_check', lang)}\n{call.summary_md}")
+            rest.append(
+                call.summary_md
+                if call.summary_md.lstrip().startswith("#")
+                else f"#### {t('config_check', lang)}\n{call.summary_md}"
+            )
     corrections = corrections_section(r)
     if corrections:
         rest.append(corrections)

@@ -244,8 +244,13 @@ class QueryBatcher:
     batch. The thread is a daemon and starts on the first call; :meth:`close` stops it.
     """
 
-    def __init__(self, encode: Callable[[list[str]], Sequence[Sequence[float]]], window_s: float = 0.002,
-                 max_batch: int = DEFAULT_MAX_BATCH, name: str = "query-embed-batcher") -> None:
+    def __init__(
+        self,
+        encode: Callable[[list[str]], Sequence[Sequence[float]]],
+        window_s: float = 0.002,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        name: str = "query-embed-batcher",
+    ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self._encode = encode
@@ -351,7 +356,7 @@ def assistant_lock(assistant: Any) -> Any:
     Why: the chat held one lock per answer so that threads never shared the model; that also kept
     concurrent queries from ever meeting in one batch (bench/load.py: 20 sessions ran one answer at a time).
     """
-    planned = getattr(assistant, "batches_queries", None)   # rag.background: the model is still loading
+    planned = getattr(assistant, "batches_queries", None)  # rag.background: the model is still loading
     if planned is not None:
         return _NoLock() if planned else threading.Lock()
     retriever = getattr(assistant, "retriever", None)
@@ -406,8 +411,9 @@ def _batching_class() -> Any:
             _batcher: QueryBatcher | None = PrivateAttr(default=None)
 
             def enable_query_batching(self, window_s: float, max_batch: int) -> None:
-                self._batcher = QueryBatcher(lambda texts: self._embed(texts, prompt_name="query"),
-                                             window_s=window_s, max_batch=max_batch)
+                self._batcher = QueryBatcher(
+                    lambda texts: self._embed(texts, prompt_name="query"), window_s=window_s, max_batch=max_batch
+                )
 
             @property
             def query_batcher(self) -> QueryBatcher | None:
@@ -450,8 +456,9 @@ def check_model_setting(settings: EmbeddingSettings) -> str:
     return model
 
 
-def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None,
-                   max_batch: int | None = None) -> HuggingFaceEmbedding:
+def load_embedding(
+    settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None, max_batch: int | None = None
+) -> HuggingFaceEmbedding:
     """Load the model as a llama-index ``HuggingFaceEmbedding`` with the configured prefixes.
 
     Query embeddings are micro-batched (:class:`QueryBatcher`) unless the window is 0;
@@ -467,6 +474,7 @@ def load_embedding(settings: EmbeddingSettings | None = None, *, batch_window_s:
     try:
         device = settings.resolved_device
         from huggingface_hub import constants as hf_constants
+
         emb = _batching_class()(
             model_name=model,
             device=device,

@@ -1,6 +1,7 @@
 """Markdown rendering of calculator results, in Chinese or English.
 
 Memory tables come from calculators.memory_table (one row order and naming for the chat and the tab)."""
+
 from __future__ import annotations
 
 from calculators import MemoryEstimate
@@ -18,8 +19,12 @@ def gib(nbytes: int | float | None, lang: str = "en") -> str:
 def sweep_line(result: SweepResult, lang: str) -> str:
     """'micro 1 → 14.2 GiB, 2 → 17.9 GiB, ...' for a sweep."""
     pairs = ", ".join(f"{v} → {gib(t, lang)}" for v, t in result.series())
-    name = {"train_micro_batch_size_per_gpu": "micro batch", "gradient_accumulation_steps": "GA",
-            "zero_stage": "ZeRO stage", "precision": "precision" if lang == "en" else "精度"}.get(result.field, result.field)
+    name = {
+        "train_micro_batch_size_per_gpu": "micro batch",
+        "gradient_accumulation_steps": "GA",
+        "zero_stage": "ZeRO stage",
+        "precision": "precision" if lang == "en" else "精度",
+    }.get(result.field, result.field)
     return f"{name}: {pairs}"
 
 
@@ -27,8 +32,11 @@ def batch_summary(result: BatchResult, lang: str) -> str:
     notes = result.notes_zh if lang == "zh" else result.notes_en
     lines = [f"`{result.formula}`"] + [f"- {n}" for n in notes]
     if result.tokens_per_optimizer_step:
-        lines.append(f"- tokens/step: {result.tokens_per_optimizer_step:,}" if lang == "en"
-                     else f"- 每步 token 数：{result.tokens_per_optimizer_step:,}")
+        lines.append(
+            f"- tokens/step: {result.tokens_per_optimizer_step:,}"
+            if lang == "en"
+            else f"- 每步 token 数：{result.tokens_per_optimizer_step:,}"
+        )
     if result.learning_rate:
         lines.append("- " + (result.learning_rate.note_zh if lang == "zh" else result.learning_rate.note_en))
     return "\n".join(lines)

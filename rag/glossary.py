@@ -52,15 +52,21 @@ def _t(zh: str, en: str, extra: str = "") -> Term:
 #: The glossary. ``|`` separates surface forms; the first one of each side is canonical.
 GLOSSARY: tuple[Term, ...] = (
     # --- batch and accumulation -------------------------------------------------------
-    _t("梯度累积|梯度累加|累积步数|累加步数|梯度积累|累积梯度|累加梯度",
-       "gradient accumulation|grad accumulation|grad accum|accumulation steps|GA",
-       "gradient_accumulation_steps"),
-    _t("有效批次大小|有效批次|有效批大小|有效批量|有效batch|等效批大小|等效批次|全局批大小|全局批次|总批大小|总批次",
-       "effective batch size|global batch size|global batch|total batch size|gbs",
-       "train_batch_size"),
-    _t("微批次|微批大小|微批|每卡批大小|单卡批大小|每张卡的批大小|每卡batch|单卡batch",
-       "micro batch|micro-batch|microbatch|micro batch size|per-device batch size|per-GPU batch size|mbs",
-       "per_device_train_batch_size train_micro_batch_size_per_gpu"),
+    _t(
+        "梯度累积|梯度累加|累积步数|累加步数|梯度积累|累积梯度|累加梯度",
+        "gradient accumulation|grad accumulation|grad accum|accumulation steps|GA",
+        "gradient_accumulation_steps",
+    ),
+    _t(
+        "有效批次大小|有效批次|有效批大小|有效批量|有效batch|等效批大小|等效批次|全局批大小|全局批次|总批大小|总批次",
+        "effective batch size|global batch size|global batch|total batch size|gbs",
+        "train_batch_size",
+    ),
+    _t(
+        "微批次|微批大小|微批|每卡批大小|单卡批大小|每张卡的批大小|每卡batch|单卡batch",
+        "micro batch|micro-batch|microbatch|micro batch size|per-device batch size|per-GPU batch size|mbs",
+        "per_device_train_batch_size train_micro_batch_size_per_gpu",
+    ),
     _t("批大小|批次大小|批量大小|批尺寸|批次|批量", "batch size|batch|bs"),
     _t("大批次|大批量|大批大小|大batch", "large batch|large batches|big batch"),
     _t("小批次|小批量|小批大小|小batch", "small batch|small batches"),
@@ -70,14 +76,22 @@ GLOSSARY: tuple[Term, ...] = (
     _t("增大|开的大|开得大|调大|设大|变大|加大|太大|很大|较大|提高|翻倍", "large|larger|increase|bigger|double"),
     _t("会怎么样|有什么影响|影响|后果|效果", "effect|effects|impact|what happens"),
     _t("令牌数|词元|token数|每步token", "tokens|tokens per step|token count"),
-    _t("序列长度|上下文长度|最大长度|截断长度|句子长度", "sequence length|context length|seq len|max length",
-       "cutoff_len max_seq_length"),
+    _t(
+        "序列长度|上下文长度|最大长度|截断长度|句子长度",
+        "sequence length|context length|seq len|max length",
+        "cutoff_len max_seq_length",
+    ),
     _t("填充|补齐", "padding|pad tokens"),
     # --- memory and OOM -----------------------------------------------------------------
     _t("显存|GPU内存|显卡内存|显存容量|显存大小", "GPU memory|VRAM|device memory|memory"),
-    _t("爆显存|显存爆了|显存爆掉|显存爆|炸显存|显存炸了|显存炸|显存不足|显存不够|显存溢出|内存溢出|内存不足|内存不够|爆内存|爆掉|跑不动|装不下",
-       "out of memory|OOM|CUDA out of memory|CUDA OOM"),
-    _t("显存占用|内存占用|占用显存|占显存|显存打满|显存占满|显存满了|占满显存|占用", "memory usage|memory footprint|memory consumption"),
+    _t(
+        "爆显存|显存爆了|显存爆掉|显存爆|炸显存|显存炸了|显存炸|显存不足|显存不够|显存溢出|内存溢出|内存不足|内存不够|爆内存|爆掉|跑不动|装不下",
+        "out of memory|OOM|CUDA out of memory|CUDA OOM",
+    ),
+    _t(
+        "显存占用|内存占用|占用显存|占显存|显存打满|显存占满|显存满了|占满显存|占用",
+        "memory usage|memory footprint|memory consumption",
+    ),
     _t("峰值显存|显存峰值|峰值", "peak memory|peak"),
     _t("显存碎片|碎片化|碎片", "memory fragmentation|fragmentation|expandable_segments"),
     _t("主机内存|CPU内存|内存条|系统内存", "CPU memory|host memory|RAM|CPU RAM"),
@@ -91,11 +105,12 @@ GLOSSARY: tuple[Term, ...] = (
     _t("输出层|词表|词表大小|logits", "logits|vocabulary|vocab size|lm_head"),
     _t("CUDA上下文|cuda上下文|上下文开销", "CUDA context|context overhead"),
     # --- memory-saving techniques -------------------------------------------------------
-    _t("梯度检查点|重计算|激活重计算|激活检查点|检查点",
-       "gradient checkpointing|activation checkpointing|recomputation|grad ckpt",
-       "gradient_checkpointing"),
-    _t("卸载|内存卸载|CPU卸载|卸载到CPU|卸到CPU", "offload|CPU offload|offloading",
-       "offload_optimizer offload_param"),
+    _t(
+        "梯度检查点|重计算|激活重计算|激活检查点|检查点",
+        "gradient checkpointing|activation checkpointing|recomputation|grad ckpt",
+        "gradient_checkpointing",
+    ),
+    _t("卸载|内存卸载|CPU卸载|卸载到CPU|卸到CPU", "offload|CPU offload|offloading", "offload_optimizer offload_param"),
     _t("零冗余优化器|零冗余", "ZeRO|zero redundancy optimizer", "zero_optimization"),
     _t("分片|切分|分区", "sharding|partitioning|shard|partition"),
     _t("混合精度|混精", "mixed precision|amp|automatic mixed precision"),
@@ -104,14 +119,19 @@ GLOSSARY: tuple[Term, ...] = (
     _t("精度", "precision|dtype"),
     _t("量化|4比特|4位|8比特|8位|四比特", "quantization|quantized|4-bit|8-bit|bitsandbytes|nf4"),
     _t("低秩适配|低秩", "LoRA|low-rank adaptation|adapter|adapters"),
-    _t("全量微调|全参微调|全参数微调|全参训练|全量训练", "full fine-tuning|full finetuning|full parameter fine-tuning|full-parameter"),
+    _t(
+        "全量微调|全参微调|全参数微调|全参训练|全量训练",
+        "full fine-tuning|full finetuning|full parameter fine-tuning|full-parameter",
+    ),
     _t("微调", "fine-tuning|finetuning|fine-tune|SFT"),
     _t("预训练", "pretraining|pre-training"),
     # --- hardware and parallelism -------------------------------------------------------
     _t("显卡|张卡|块卡|单卡|一张卡|GPU卡", "GPU|GPUs|graphics card|single GPU"),
-    _t("多卡|多张卡|多GPU|多机多卡|几张卡|双卡|两张卡|三张卡|四张卡|八张卡|多机", "multi-GPU|multiple GPUs|multi GPU|number of GPUs"),
-    _t("消费级显卡|消费级|游戏卡|3090|4090|3080|24G|24GB|24g",
-       "consumer GPU|RTX 3090|RTX 4090|24GB|24 GB"),
+    _t(
+        "多卡|多张卡|多GPU|多机多卡|几张卡|双卡|两张卡|三张卡|四张卡|八张卡|多机",
+        "multi-GPU|multiple GPUs|multi GPU|number of GPUs",
+    ),
+    _t("消费级显卡|消费级|游戏卡|3090|4090|3080|24G|24GB|24g", "consumer GPU|RTX 3090|RTX 4090|24GB|24 GB"),
     _t("每卡|每张卡|每个GPU|每个卡", "per GPU|per device|per-device|per-GPU"),
     _t("卡数|进程数|GPU数|GPU数量|卡的数量", "world size|number of GPUs|world_size|data parallel size"),
     _t("数据并行", "data parallel|data parallelism|DDP|distributed data parallel"),
@@ -144,7 +164,7 @@ GLOSSARY: tuple[Term, ...] = (
     _t("报错|错误|出错", "error|exception|errors"),
     _t("不一致|对不上", "mismatch|does not match|inconsistent"),
     _t("配置文件|配置|参数设置|设置", "config|configuration|config file|settings"),
-    _t("自动|auto值", "auto|\"auto\""),
+    _t("自动|auto值", 'auto|"auto"'),
     _t("命令行|启动命令", "command line|launcher|deepspeed launcher|torchrun"),
     # --- abbreviations and product names (English side only) ---------------------------
     _t("", "ds|deepspeed", "DeepSpeed"),
@@ -159,92 +179,127 @@ GLOSSARY: tuple[Term, ...] = (
     _t("", "fsdp", "FSDP fully sharded data parallel"),
     _t("", "vram", "GPU memory"),
     # --- cards-b: memory over time, hardware, sharding, PEFT -----------------------------
-    _t("显存一直在涨|显存一直在往上涨|显存越来越大|显存占用越来越大|显存持续增长|显存不断增加|显存逐渐增加|显存随step|显存上涨|内存持续增长",
-       "memory keeps growing|memory creep|memory grows every step|memory leak|memory keeps increasing",
-       "memory_allocated memory_reserved"),
-    _t("评估阶段|评估时|验证集|进入eval|eval阶段|预测评估",
-       "evaluation|eval|evaluate|eval loop|prediction",
-       "eval_accumulation_steps"),
-    _t("转fp32|强制转fp32|升为fp32|转成fp32|转为fp32|上转",
-       "upcast to fp32|cast to float32|upcast|float32 cast"),
-    _t("进程被杀|被kill|被杀掉|被杀|被kill掉|Killed",
-       "process killed|SIGKILL|host out of memory|Killing subprocess|killed|kill|got killed|was killed"),
-    _t("昇腾|华为NPU|910B|NPU卡",
-       "Ascend NPU|Ascend|NPU|torch_npu|HCCL", "ASCEND_RT_VISIBLE_DEVICES"),
-    _t("40系|4090多卡|多张4090|P2P",
-       "RTX 40 series|RTX 4090|P2P|peer-to-peer", "NCCL_P2P_DISABLE NCCL_IB_DISABLE"),
-    _t("不支持bf16|不支持BF16|bf16不支持",
-       "bf16 not supported|no bfloat16 support|compute capability 8.0|Ampere"),
-    _t("作用层|LoRA作用层|目标模块",
-       "target modules|target_modules|lora_target"),
-    _t("扩词表|扩充词表|新增token|添加token|加了特殊token|特殊token",
-       "new tokens|added tokens|extend vocabulary|resize_token_embeddings",
-       "modules_to_save"),
-    _t("保存的模型|保存模型|模型文件|权重维度为0",
-       "saved model|save model|model weights file|checkpoint",
-       "stage3_gather_16bit_weights_on_model_save zero_to_fp32"),
-    _t("", "fsdp full_shard|full_shard|shard_grad_op|no_shard|hybrid_shard",
-       "FSDP sharding strategy ZeRO stage"),
-    _t("显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|不均匀|不平衡|0号卡|第一张卡|主卡",
-       "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory|uneven|unevenly|"
-       "unbalanced|imbalance|imbalanced"),
+    _t(
+        "显存一直在涨|显存一直在往上涨|显存越来越大|显存占用越来越大|显存持续增长|显存不断增加|显存逐渐增加|显存随step|显存上涨|内存持续增长",
+        "memory keeps growing|memory creep|memory grows every step|memory leak|memory keeps increasing",
+        "memory_allocated memory_reserved",
+    ),
+    _t(
+        "评估阶段|评估时|验证集|进入eval|eval阶段|预测评估",
+        "evaluation|eval|evaluate|eval loop|prediction",
+        "eval_accumulation_steps",
+    ),
+    _t("转fp32|强制转fp32|升为fp32|转成fp32|转为fp32|上转", "upcast to fp32|cast to float32|upcast|float32 cast"),
+    _t(
+        "进程被杀|被kill|被杀掉|被杀|被kill掉|Killed",
+        "process killed|SIGKILL|host out of memory|Killing subprocess|killed|kill|got killed|was killed",
+    ),
+    _t("昇腾|华为NPU|910B|NPU卡", "Ascend NPU|Ascend|NPU|torch_npu|HCCL", "ASCEND_RT_VISIBLE_DEVICES"),
+    _t("40系|4090多卡|多张4090|P2P", "RTX 40 series|RTX 4090|P2P|peer-to-peer", "NCCL_P2P_DISABLE NCCL_IB_DISABLE"),
+    _t("不支持bf16|不支持BF16|bf16不支持", "bf16 not supported|no bfloat16 support|compute capability 8.0|Ampere"),
+    _t("作用层|LoRA作用层|目标模块", "target modules|target_modules|lora_target"),
+    _t(
+        "扩词表|扩充词表|新增token|添加token|加了特殊token|特殊token",
+        "new tokens|added tokens|extend vocabulary|resize_token_embeddings",
+        "modules_to_save",
+    ),
+    _t(
+        "保存的模型|保存模型|模型文件|权重维度为0",
+        "saved model|save model|model weights file|checkpoint",
+        "stage3_gather_16bit_weights_on_model_save zero_to_fp32",
+    ),
+    _t("", "fsdp full_shard|full_shard|shard_grad_op|no_shard|hybrid_shard", "FSDP sharding strategy ZeRO stage"),
+    _t(
+        "显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|不均匀|不平衡|0号卡|第一张卡|主卡",
+        "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory|uneven|unevenly|"
+        "unbalanced|imbalance|imbalanced",
+    ),
     _t("", "dora|use_dora", "DoRA weight-decomposed LoRA"),
-    _t("", "p-tuning|ptuning|ptv2|p-tuning v2|pre_seq_len|prefix tuning",
-       "P-Tuning v2 prefix tuning PrefixEncoder"),
-    _t("", "flash attention|flashattention|flash_attn|flash-attn|flash_attention_2",
-       "FlashAttention attention implementation sdpa"),
+    _t("", "p-tuning|ptuning|ptv2|p-tuning v2|pre_seq_len|prefix tuning", "P-Tuning v2 prefix tuning PrefixEncoder"),
+    _t(
+        "",
+        "flash attention|flashattention|flash_attn|flash-attn|flash_attention_2",
+        "FlashAttention attention implementation sdpa",
+    ),
     # --- cards-a (issue #11): steps, schedulers, RL fine-tuning, framework names --------
-    _t("学习率调度|学习率衰减|学习率下降|学习率曲线|调度器",
-       "learning rate scheduler|lr scheduler|lr_scheduler|scheduler|lr schedule|learning rate schedule",
-       "lr_scheduler_type"),
+    _t(
+        "学习率调度|学习率衰减|学习率下降|学习率曲线|调度器",
+        "learning rate scheduler|lr scheduler|lr_scheduler|scheduler|lr schedule|learning rate schedule",
+        "lr_scheduler_type",
+    ),
     _t("进度条|总步数|总step", "progress bar|total steps|total optimization steps", "max_steps"),
     _t("打印的loss|打印loss|日志里的loss", "logged loss|logging interval", "logging_steps"),
     _t("强化学习|偏好优化|人类反馈", "reinforcement learning|RLHF|preference optimization"),
-    _t("生成数|采样数|每个prompt生成|回答数", "generations per prompt|num generations|completions",
-       "num_generations"),
+    _t("生成数|采样数|每个prompt生成|回答数", "generations per prompt|num generations|completions", "num_generations"),
     _t("参考模型", "reference model|ref model|ref_model", "precompute_ref_log_probs"),
     _t("", "grpo|grpotrainer|grpoconfig|dapo", "GRPO group relative policy optimization"),
     # verl names its batch keys after the PPO/GRPO phases; a pasted verl config or launch line names the framework
     # even when the user does not (https://verl.readthedocs.io/en/latest/examples/config.html)
-    _t("", "verl|actor_rollout_ref|ppo_mini_batch_size|ppo_micro_batch_size_per_gpu|train_prompt_bsz|"
-           "trainer.total_epochs|data.train_batch_size|rollout.n",
-       "verl|rollout|mini-batch"),
+    _t(
+        "",
+        "verl|actor_rollout_ref|ppo_mini_batch_size|ppo_micro_batch_size_per_gpu|train_prompt_bsz|"
+        "trainer.total_epochs|data.train_batch_size|rollout.n",
+        "verl|rollout|mini-batch",
+    ),
     # one node works, several hang: users name the machines, not "nodes"
-    _t("多机|多节点|多台机器|两台机器|两台服务器|多台服务器|两个节点|跨机|跨节点|多机多卡",
-       "multi-node|multiple nodes|multi node|two nodes", "nnodes"),
+    _t(
+        "多机|多节点|多台机器|两台机器|两台服务器|多台服务器|两个节点|跨机|跨节点|多机多卡",
+        "multi-node|multiple nodes|multi node|two nodes",
+        "nnodes",
+    ),
     _t("", "dpo|dpotrainer|dpoconfig", "DPO direct preference optimization"),
     _t("", "ppo|ppotrainer|ppoconfig", "PPO proximal policy optimization"),
     _t("", "trl", "TRL"),
     _t("", "accelerate|accelerator", "Accelerate"),
     _t("", "megatron|megatron-lm|gpt-neox|neox", "Megatron-LM"),
     _t("", "alpaca-lora|alpaca lora|finetune.py", "alpaca-lora"),
-    _t("断点续训|续训|断点续练|恢复训练|继续训练", "resume from checkpoint|resume training|resuming",
-       "resume_from_checkpoint"),
+    _t(
+        "断点续训|续训|断点续练|恢复训练|继续训练",
+        "resume from checkpoint|resume training|resuming",
+        "resume_from_checkpoint",
+    ),
     # --- retrieval (issue #10): how users ask about requirements, growth, GPU counts ----------
-    _t("需要多少显存|要多少显存|需要多大的显存|需要多大显存|多大的显存|多大显存|显存需求|显存要求|最低配置|最低硬件|"
-       "硬件要求|硬件配置|资源要求|需要多少张|需要几张|多少张卡|多少张|至少需要",
-       "how much GPU memory|memory requirement|minimum hardware|how many GPUs|memory estimate"),
-    _t("越训|越来越大|越来越多|慢慢增大|慢慢的增大|慢慢增加|逐渐增大|不断增大|一直增大|一直增加|一直在涨|持续上涨|不断上涨",
-       "keeps growing|grows over steps|increases over time|memory creep"),
-    _t("效果不如|效果差|效果变差|性能差|性能比|结果差|差距|不一致的结果|结果不一样|结果不同|准确率|正确率",
-       "worse results|results differ|accuracy gap|different results"),
-    _t(r"平均分到|分到两张卡|分到每张卡|分摊|合并显存|显存叠加|加起来|总显存|共\d+G|显存没有因为|显存没降|显存没有减少|"
-       "显存一致|显存一样|每张卡都",
-       "pool GPU memory|memory not split across GPUs|each GPU holds a full copy|per-GPU memory"),
-    _t("使用率|利用率|不参与计算|没有工作|只占用一张卡|只用了一张卡|只有一张卡在跑|另一张卡",
-       "GPU utilization|only one GPU used|idle GPU"),
+    _t(
+        "需要多少显存|要多少显存|需要多大的显存|需要多大显存|多大的显存|多大显存|显存需求|显存要求|最低配置|最低硬件|"
+        "硬件要求|硬件配置|资源要求|需要多少张|需要几张|多少张卡|多少张|至少需要",
+        "how much GPU memory|memory requirement|minimum hardware|how many GPUs|memory estimate",
+    ),
+    _t(
+        "越训|越来越大|越来越多|慢慢增大|慢慢的增大|慢慢增加|逐渐增大|不断增大|一直增大|一直增加|一直在涨|持续上涨|不断上涨",
+        "keeps growing|grows over steps|increases over time|memory creep",
+    ),
+    _t(
+        "效果不如|效果差|效果变差|性能差|性能比|结果差|差距|不一致的结果|结果不一样|结果不同|准确率|正确率",
+        "worse results|results differ|accuracy gap|different results",
+    ),
+    _t(
+        r"平均分到|分到两张卡|分到每张卡|分摊|合并显存|显存叠加|加起来|总显存|共\d+G|显存没有因为|显存没降|显存没有减少|"
+        "显存一致|显存一样|每张卡都",
+        "pool GPU memory|memory not split across GPUs|each GPU holds a full copy|per-GPU memory",
+    ),
+    _t(
+        "使用率|利用率|不参与计算|没有工作|只占用一张卡|只用了一张卡|只有一张卡在跑|另一张卡",
+        "GPU utilization|only one GPU used|idle GPU",
+    ),
     _t("卡住|卡在|不动了|一直不动|卡着不动|没有动静|不往下走|卡死|没有反应|hang住", "hang|stuck|hangs|no progress"),
     _t("特别慢|很慢|慢很多|慢了|慢这么多|慢一倍|速度慢", "slow|much slower|slowdown"),
-    _t("每个epoch|一个epoch|每轮|step数|多少step|多少个step|步数不对|steps数", "steps per epoch|number of steps|step count"),
+    _t(
+        "每个epoch|一个epoch|每轮|step数|多少step|多少个step|步数不对|steps数",
+        "steps per epoch|number of steps|step count",
+    ),
     _t("", "global batch grows with GPU count|fewer steps with more GPUs", "effective batch size number of GPUs"),
     _t("", "host RAM per process|every process loads a copy", "CPU memory multiplies with the number of GPUs"),
     # --- cards-c (issue #11): model loading, DataParallel ---------------------------------
-    _t("模型load|load时|load的时候|加载模型|模型加载|载入模型|加载阶段|加载时",
-       "model loading|loading the model|load time|at load",
-       "zero.Init low_cpu_mem_usage per-process copy"),
-    _t("另一张显卡也会被使用|另一张卡也被占用|单进程多卡",
-       "nn.DataParallel|gather along dimension",
-       "DataParallel GPU 0 gathers outputs one process per GPU torchrun"),
+    _t(
+        "模型load|load时|load的时候|加载模型|模型加载|载入模型|加载阶段|加载时",
+        "model loading|loading the model|load time|at load",
+        "zero.Init low_cpu_mem_usage per-process copy",
+    ),
+    _t(
+        "另一张显卡也会被使用|另一张卡也被占用|单进程多卡",
+        "nn.DataParallel|gather along dimension",
+        "DataParallel GPU 0 gathers outputs one process per GPU torchrun",
+    ),
 )
 
 #: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
@@ -340,13 +395,14 @@ def _term(en: str) -> Term:
 #: (any of these, and any of those) found together imply a third term: "micro batch" + "太小" →
 #: "small batch". Keyed by canonical English forms.
 COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
-    (("micro batch", "batch size", "effective batch size", "gradient accumulation"),
-     ("small",), "small batch"),
-    (("micro batch", "batch size", "effective batch size", "gradient accumulation"),
-     ("large",), "large batch"),
+    (("micro batch", "batch size", "effective batch size", "gradient accumulation"), ("small",), "small batch"),
+    (("micro batch", "batch size", "effective batch size", "gradient accumulation"), ("large",), "large batch"),
     # "多卡效果不如单卡" / "steps did not drop with more GPUs": the global batch changed with the GPU count.
-    (("multi-GPU", "world size"), ("worse results", "steps per epoch", "optimizer step"),
-     "global batch grows with GPU count"),
+    (
+        ("multi-GPU", "world size"),
+        ("worse results", "steps per epoch", "optimizer step"),
+        "global batch grows with GPU count",
+    ),
     # "单卡能跑，多卡就被 kill": each data-parallel process loads its own copy into host RAM.
     (("multi-GPU", "world size"), ("process killed",), "host RAM per process"),
 )

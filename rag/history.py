@@ -5,6 +5,7 @@ checked field by field, and the setup it carries goes through the same validator
 from the user's own message (:class:`rag.setup.Setup.load`). A forged turn with an unknown GPU,
 a world size of 1e12 or a 1 MB value is dropped, never passed to a calculator.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -59,14 +60,24 @@ def load_history(history: Any, intent_fields: set[str], rejected: list[str] | No
             if isinstance(turn.get("setup"), dict):
                 setup = Setup.load(turn["setup"], rejected).dump()
             elif isinstance(turn.get("slots"), dict):  # turns written before setups had provenance
-                setup = Setup.load({k: {"value": v, "source": "message"} for k, v in turn["slots"].items()
-                                    if isinstance(k, str)}, rejected).dump()
+                setup = Setup.load(
+                    {k: {"value": v, "source": "message"} for k, v in turn["slots"].items() if isinstance(k, str)},
+                    rejected,
+                ).dump()
             raw = turn.get("intents")
             if isinstance(raw, dict):
                 intents = {k: bool(v) for k, v in raw.items() if k in intent_fields and isinstance(v, bool)}
         act = turn.get("act") if turn.get("act") in _ACTS else None
-        out.append(Turn(role=turn["role"], content=clean_text(str(content))[:MAX_TURN_CHARS], language=language,
-                        setup=setup, intents=intents, act=act))
+        out.append(
+            Turn(
+                role=turn["role"],
+                content=clean_text(str(content))[:MAX_TURN_CHARS],
+                language=language,
+                setup=setup,
+                intents=intents,
+                act=act,
+            )
+        )
     return out
 
 

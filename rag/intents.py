@@ -4,6 +4,7 @@ Rules, not a model: each misconception is a combination of terms that both
 Chinese and English forum questions use, mapped to the knowledge card that
 corrects it. A rule that fires must be answered head-on (verdict first).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,20 +23,33 @@ SMALL_BATCH = r"(?:(?<![减调改缩变])小的?\s*(?:batch|批|微批)|(?:batch
 UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
 BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
 GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
-MULTI_GPU = (r"(?:多卡|多张|两张|加卡|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
-             r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
-             r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)")
-POOL = (r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
-        r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|48\s*g|"
-        r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))")
+MULTI_GPU = (
+    r"(?:多卡|多张|两张|加卡|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
+    r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
+    r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)"
+)
+POOL = (
+    r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
+    r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|48\s*g|"
+    r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))"
+)
 STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?)"
 GRAD = r"(?:梯度|gradient)"
 
 
 # The change is said of memory itself ("increase memory", "显存越大", "cause OOM"), not of the batch that GA simulates
 # ("simulate a larger batch with limited GPU memory").
-_MEM_CHANGE = (r"(?:" + UP + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|add\w*)[^。.?？!！]{0,15}" + MEM + "|"
-               + MEM + r"[^。.?？!！]{0,15}(?:" + UP + r"|affect\w*|impact\w*|chang\w*)")
+_MEM_CHANGE = (
+    r"(?:"
+    + UP
+    + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|add\w*)[^。.?？!！]{0,15}"
+    + MEM
+    + "|"
+    + MEM
+    + r"[^。.?？!！]{0,15}(?:"
+    + UP
+    + r"|affect\w*|impact\w*|chang\w*)"
+)
 _GA_EFFECT = r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|add\w*)"
 
 
@@ -59,48 +73,79 @@ class MisconceptionRule:
 _MATCHERS = {
     # GA + memory + "more/increase/affect" near GA: "GA 增大会增大显存吗", "does GA affect memory" — not every
     # question that names GA and memory ("bs=2 ga 4，显存够吗？" asks whether it fits).
-    "ga_raises_memory": lambda t: _has(GA, t) and _has(MEM, t)
-    and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t) and _has(_MEM_CHANGE, t)
-    and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
+    "ga_raises_memory": lambda t: (
+        _has(GA, t)
+        and _has(MEM, t)
+        and _has(GA + r".{0,20}" + _GA_EFFECT + "|" + _GA_EFFECT + r".{0,20}" + GA, t)
+        and _has(_MEM_CHANGE, t)
+        and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
+    ),
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
-    "lower_ga_saves_memory": lambda t: _has(GA, t) and _has(MEM + "|" + SAVE, t)
-    and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t),
+    "lower_ga_saves_memory": lambda t: (
+        _has(GA, t) and _has(MEM + "|" + SAVE, t) and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
+    ),
     "mixed_precision_halves": lambda t: _has(PREC, t) and _has(MEM, t) and _has(HALF, t),
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
     # "单卡要 16G，两张卡平均分到每张卡上": a capacity in GB stands for memory here.
-    "more_gpus_pool_memory": lambda t: _has(MULTI_GPU, t) and _has(MEM + r"|(?<!\d)\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t),
+    "more_gpus_pool_memory": lambda t: (
+        _has(MULTI_GPU, t) and _has(MEM + r"|(?<!\d)\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t)
+    ),
 }
 
 RULES: tuple[MisconceptionRule, ...] = (
-    MisconceptionRule("ga_raises_memory", "myth-ga-stores-gradient-per-microbatch",
-                      "基本不会。峰值显存不随 gradient_accumulation_steps 增长：从 GA=1 到 GA≥2 最多多出一份梯度大小的缓冲"
-                      "（zero_grad(set_to_none=True) 时），GA=2 和 GA=64 一样。",
-                      "Essentially no. Peak memory does not grow with gradient_accumulation_steps: going from GA=1 to "
-                      "GA≥2 adds at most one gradient-sized buffer (with zero_grad(set_to_none=True)), the same at GA=2 "
-                      "and GA=64."),
-    MisconceptionRule("ga_stores_copies", "myth-ga-stores-gradient-per-microbatch",
-                      "不会。梯度累积只有一份梯度缓冲区，不会为每个微批次各存一份。",
-                      "No. Accumulation keeps one gradient buffer, not one copy per micro-batch."),
-    MisconceptionRule("effective_batch_oom", "myth-effective-batch-causes-oom",
-                      "不是。显存爆掉不是因为有效批次大小，而是模型状态 + 单个微批次的激活（micro batch × 序列长度）。",
-                      "No. OOM is not caused by the effective batch size but by the model states plus one micro-batch's activations (micro batch × sequence length)."),
-    MisconceptionRule("lower_ga_saves_memory", "myth-lower-ga-saves-memory",
-                      "不会。调小 gradient_accumulation_steps 几乎不省显存，只会让有效批次变小。",
-                      "No. Lowering gradient_accumulation_steps saves essentially no memory; it only shrinks the effective batch."),
-    MisconceptionRule("mixed_precision_halves", "myth-mixed-precision-halves-memory",
-                      "不会减半。用 Adam 时混合精度几乎不省模型状态显存（fp32 主权重和优化器状态仍在），省的主要是激活。",
-                      "Not by half. With Adam, mixed precision barely shrinks model-state memory (the fp32 master weights and optimizer states remain); the saving is mostly in activations."),
-    MisconceptionRule("small_batch_smaller_updates", "myth-small-batch-smaller-updates",
-                      "不对。小批次不会让每次权重更新幅度变小，只会让梯度更噪、更新次数更多。",
-                      "No. Small batches do not make smaller weight updates; they make noisier gradients and more updates."),
-    MisconceptionRule("bigger_batch_generalizes", "myth-bigger-batch-generalizes-better",
-                      "不一定。更大的批次不会自动带来更好的泛化。",
-                      "Not automatically. Larger batches do not by themselves generalise better."),
-    MisconceptionRule("more_gpus_pool_memory", "myth-more-gpus-pools-memory",
-                      "不会。多卡不会把显存合并成一个大池子（DDP 和 ZeRO-1/2 每张卡都有完整权重）。",
-                      "No. More GPUs do not pool their memory (under DDP and ZeRO-1/2 every GPU holds the full weights)."),
+    MisconceptionRule(
+        "ga_raises_memory",
+        "myth-ga-stores-gradient-per-microbatch",
+        "基本不会。峰值显存不随 gradient_accumulation_steps 增长：从 GA=1 到 GA≥2 最多多出一份梯度大小的缓冲"
+        "（zero_grad(set_to_none=True) 时），GA=2 和 GA=64 一样。",
+        "Essentially no. Peak memory does not grow with gradient_accumulation_steps: going from GA=1 to "
+        "GA≥2 adds at most one gradient-sized buffer (with zero_grad(set_to_none=True)), the same at GA=2 "
+        "and GA=64.",
+    ),
+    MisconceptionRule(
+        "ga_stores_copies",
+        "myth-ga-stores-gradient-per-microbatch",
+        "不会。梯度累积只有一份梯度缓冲区，不会为每个微批次各存一份。",
+        "No. Accumulation keeps one gradient buffer, not one copy per micro-batch.",
+    ),
+    MisconceptionRule(
+        "effective_batch_oom",
+        "myth-effective-batch-causes-oom",
+        "不是。显存爆掉不是因为有效批次大小，而是模型状态 + 单个微批次的激活（micro batch × 序列长度）。",
+        "No. OOM is not caused by the effective batch size but by the model states plus one micro-batch's activations (micro batch × sequence length).",
+    ),
+    MisconceptionRule(
+        "lower_ga_saves_memory",
+        "myth-lower-ga-saves-memory",
+        "不会。调小 gradient_accumulation_steps 几乎不省显存，只会让有效批次变小。",
+        "No. Lowering gradient_accumulation_steps saves essentially no memory; it only shrinks the effective batch.",
+    ),
+    MisconceptionRule(
+        "mixed_precision_halves",
+        "myth-mixed-precision-halves-memory",
+        "不会减半。用 Adam 时混合精度几乎不省模型状态显存（fp32 主权重和优化器状态仍在），省的主要是激活。",
+        "Not by half. With Adam, mixed precision barely shrinks model-state memory (the fp32 master weights and optimizer states remain); the saving is mostly in activations.",
+    ),
+    MisconceptionRule(
+        "small_batch_smaller_updates",
+        "myth-small-batch-smaller-updates",
+        "不对。小批次不会让每次权重更新幅度变小，只会让梯度更噪、更新次数更多。",
+        "No. Small batches do not make smaller weight updates; they make noisier gradients and more updates.",
+    ),
+    MisconceptionRule(
+        "bigger_batch_generalizes",
+        "myth-bigger-batch-generalizes-better",
+        "不一定。更大的批次不会自动带来更好的泛化。",
+        "Not automatically. Larger batches do not by themselves generalise better.",
+    ),
+    MisconceptionRule(
+        "more_gpus_pool_memory",
+        "myth-more-gpus-pools-memory",
+        "不会。多卡不会把显存合并成一个大池子（DDP 和 ZeRO-1/2 每张卡都有完整权重）。",
+        "No. More GPUs do not pool their memory (under DDP and ZeRO-1/2 every GPU holds the full weights).",
+    ),
 )
 
 
@@ -117,10 +162,16 @@ def detect_misconceptions(text: str) -> list[MisconceptionRule]:
 
 
 # What the user wants computed.
-_MEMORY_Q = MEM + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
-_BATCH_Q = (EFF + r"|train_batch_size|per_device_train_batch_size|train_micro_batch_size_per_gpu|" + GA +
-            r"|学习率|learning[-_ ]rate|\blr\b|steps? per epoch|每个?\s*epoch|多少步|噪声|noise|收敛|converg\w*|"
-            r"利用率|utili[sz]ation|batchnorm|批归一化")
+_MEMORY_Q = (
+    MEM + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
+)
+_BATCH_Q = (
+    EFF
+    + r"|train_batch_size|per_device_train_batch_size|train_micro_batch_size_per_gpu|"
+    + GA
+    + r"|学习率|learning[-_ ]rate|\blr\b|steps? per epoch|每个?\s*epoch|多少步|噪声|noise|收敛|converg\w*|"
+    r"利用率|utili[sz]ation|batchnorm|批归一化"
+)
 _ZERO_Q = r"zero|offload|卸载|fsdp|deepspeed|sharding|分片"
 _PREC_Q = PREC + r"|fp32|精度|precision"
 
@@ -136,10 +187,10 @@ class Intents:
     zero: bool
     precision: bool
     small_batch: bool
-    effective: bool = False             # asks about the effective / global batch itself
-    compare_zero: bool = False          # "zero2 和 zero3 差多少", "which ZeRO stage"
+    effective: bool = False  # asks about the effective / global batch itself
+    compare_zero: bool = False  # "zero2 和 zero3 差多少", "which ZeRO stage"
     compare_checkpointing: bool = False  # "开了 gradient checkpointing 能省多少"
-    compare_finetune: bool = False      # "LoRA vs full", "lora 和 qlora 区别"
+    compare_finetune: bool = False  # "LoRA vs full", "lora 和 qlora 区别"
 
     @property
     def any(self) -> bool:
@@ -148,8 +199,10 @@ class Intents:
 
 # Asking what a tiny batch does to training. Not a bare "问题": "[问题/Issue]" is an issue-template tag and "有几个问题"
 # announces questions.
-_EFFECT_WORDS = (r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|有问题|会有.{0,4}问题|有什么问题|出问题|\bbad\b|\beffects?\b|\bhappens?\b|\bhurts?\b|"
-                 r"\bquality\b|\bworse\b|\bok\b")
+_EFFECT_WORDS = (
+    r"效果|会怎样|会怎么样|怎么样|影响|差(?!别|异|距|不多)|坏|有问题|会有.{0,4}问题|有什么问题|出问题|\bbad\b|\beffects?\b|\bhappens?\b|\bhurts?\b|"
+    r"\bquality\b|\bworse\b|\bok\b"
+)
 
 
 def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:
@@ -161,16 +214,25 @@ def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:
 
 
 def detect_intents(text: str) -> Intents:
-    both_small = (_has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", text)
-                  and _has(r"batch|批", text) and _has(GA, text))
+    both_small = _has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", text) and _has(r"batch|批", text) and _has(GA, text)
     small = _has(SMALL_BATCH, text) or both_small
-    stages = {m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m}
-    methods = {m.lower() for m in re.findall(r"qlora|lora|全量|全参|full[-_ ]?(?:fine[-_ ]?tun\w*|ft|parameter)", text, re.I)}
-    return Intents(memory=_has(_MEMORY_Q, text), batch=_has(_BATCH_Q, text), zero=_has(_ZERO_Q, text),
-                   precision=_has(_PREC_Q, text), small_batch=small, effective=_has(EFF, text),
-                   compare_zero=len(stages) >= 2 or (_has(_ZERO_Q, text) and _has(r"哪个|哪一个|which|对比|比较|compare", text)),
-                   compare_checkpointing=_has(_CKPT_Q, text) and _has(_COMPARE, text),
-                   compare_finetune=len(methods) >= 2)
+    stages = {
+        m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m
+    }
+    methods = {
+        m.lower() for m in re.findall(r"qlora|lora|全量|全参|full[-_ ]?(?:fine[-_ ]?tun\w*|ft|parameter)", text, re.I)
+    }
+    return Intents(
+        memory=_has(_MEMORY_Q, text),
+        batch=_has(_BATCH_Q, text),
+        zero=_has(_ZERO_Q, text),
+        precision=_has(_PREC_Q, text),
+        small_batch=small,
+        effective=_has(EFF, text),
+        compare_zero=len(stages) >= 2 or (_has(_ZERO_Q, text) and _has(r"哪个|哪一个|which|对比|比较|compare", text)),
+        compare_checkpointing=_has(_CKPT_Q, text) and _has(_COMPARE, text),
+        compare_finetune=len(methods) >= 2,
+    )
 
 
 # A message *holds* a belief when it asserts or presupposes it, not when it asks about it:
@@ -178,23 +240,35 @@ def detect_intents(text: str) -> Intents:
 _BELIEF_CUES = re.compile(
     r"以为|听说|据说|不是说|明明|既然|因为.{0,20}所以|所以|网上说|别人说|有人说|看到说|文章说|教程说|chatgpt|gpt\s*说|"
     r"\bI (?:thought|heard|read|believe|assumed?|was told|understand)\b|\bsupposedly\b|\bsince\b|\bbecause\b|"
-    r"\bso (?:I|we)\b|\btherefore\b|\baccording to\b|\bchat ?gpt\b|\bthey say\b|\bpeople say\b|\bshouldn'?t\b", re.I)
-_QUESTION = re.compile(r"[?？]|吗|么|呢|是否|会不会|是不是|能不能|有没有|^\s*(?:does|do|is|are|will|would|can|could|should|did|how|what|why)\b",
-                       re.I)
+    r"\bso (?:I|we)\b|\btherefore\b|\baccording to\b|\bchat ?gpt\b|\bthey say\b|\bpeople say\b|\bshouldn'?t\b",
+    re.I,
+)
+_QUESTION = re.compile(
+    r"[?？]|吗|么|呢|是否|会不会|是不是|能不能|有没有|^\s*(?:does|do|is|are|will|would|can|could|should|did|how|what|why)\b",
+    re.I,
+)
 
 
 # A sentence that denies the belief ("GA is decoupled from memory", "不会增加显存") does not hold it.
-_DENIAL = re.compile(r"不会|不应该|不该|并不|没有|无关|不影响|不增加|\bnot\b|n't\b|\bno\b|\bnever\b|decoupled|independent|"
-                     r"unrelated|regardless|doesn'?t|shouldn'?t|without", re.I)
+_DENIAL = re.compile(
+    r"不会|不应该|不该|并不|没有|无关|不影响|不增加|\bnot\b|n't\b|\bno\b|\bnever\b|decoupled|independent|"
+    r"unrelated|regardless|doesn'?t|shouldn'?t|without",
+    re.I,
+)
 # Quoted documentation is not the user's belief ("文档原文如下：", "the README says").
 _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|论文|quote", re.I)
 
 
 # A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
 # is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
-_OBSERVATION = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
-                          r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示", re.I)
-_STRONG_BELIEF = re.compile(r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I)
+_OBSERVATION = re.compile(
+    r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
+    r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示",
+    re.I,
+)
+_STRONG_BELIEF = re.compile(
+    r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I
+)
 
 
 _GA_MEMORY_RULES = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}

@@ -5,6 +5,7 @@ them (cheapest change first): gradient checkpointing, micro batch 1, LoRA instea
 fine-tune, QLoRA instead of LoRA, ZeRO-3 across the GPUs they have, optimizer offload. One change
 at a time first, then the changes accumulated, so the answer names the smallest step that fits.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -58,7 +59,9 @@ def describe(names: list[str], lang: str) -> str:
     return sep.join(_NAMES[n][0 if lang == "zh" else 1] for n in names)
 
 
-def nearest_fits(cfg: dict[str, Any], estimate: Callable[[dict[str, Any]], Any], limit: int = 3) -> list[tuple[list[str], Any]]:
+def nearest_fits(
+    cfg: dict[str, Any], estimate: Callable[[dict[str, Any]], Any], limit: int = 3
+) -> list[tuple[list[str], Any]]:
     """(lever names, estimate) of the nearest settings that fit, nearest first: every single change that fits
     (up to ``limit``), else the first accumulated combination that does; [] when nothing fits.
 
@@ -68,7 +71,7 @@ def nearest_fits(cfg: dict[str, Any], estimate: Callable[[dict[str, Any]], Any],
     singles: list[tuple[list[str], Any]] = []
     for names, candidate in candidates(cfg):
         if len(names) > 1 and singles:
-            break   # combinations come after the single changes (nearer)
+            break  # combinations come after the single changes (nearer)
         est = estimate(candidate)
         if _fits(est):
             if len(names) > 1:

@@ -8,6 +8,7 @@ hundreds of log lines.
 
 Pure text processing: no model, no torch.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,22 +48,32 @@ _ERROR_LINE = re.compile(
     r"(?:^|\s|\])(?:(?-i:[\w.]*[A-Z]\w*(?:Error|Exception|Interrupt))\b:?|CUDA out of memory|out of memory|OutOfMemory|"
     r"AssertionError|Killed\b|SIGKILL|Signals\.SIGKILL|exit(?:code| code|ed with)\s*[:=]?\s*-?\d+|ChildFailedError|"
     r"NCCL (?:error|WARN)|RuntimeError|ValueError|KeyError|TypeError|(?-i:ERROR|FAILED)\b|fatal\b|"
-    r"is not equal to|!=\s*\d+\s*\*)", re.I)
+    r"is not equal to|!=\s*\d+\s*\*)",
+    re.I,
+)
 # The rest of a CUDA OOM message wrapped over lines: part of the error, never its key line.
-_ERROR_CONT = re.compile(r"GiB total capacity|already allocated|reserved in total by PyTorch|max_split_size_mb|"
-                         r"PYTORCH_CUDA_ALLOC_CONF|GiB memory in use|is allocated by PyTorch|reserved by PyTorch but "
-                         r"unallocated|total capac\w* of [\d.]+ GiB")
+_ERROR_CONT = re.compile(
+    r"GiB total capacity|already allocated|reserved in total by PyTorch|max_split_size_mb|"
+    r"PYTORCH_CUDA_ALLOC_CONF|GiB memory in use|is allocated by PyTorch|reserved by PyTorch but "
+    r"unallocated|total capac\w* of [\d.]+ GiB"
+)
 _TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
 _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
     r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[rank\d+\]|\d\d/\d\d/\d{4} \d\d:\d\d|\d\d:\d\d:\d\d[ ,.-]|"
     r"(?:INFO|WARNING|WARN|DEBUG)\s*[:\]|-]|.*\d+%\|.*\|\s*\d+/\d+|.*\b\d+/\d+ \[\d\d:\d\d|.*(?:it/s|s/it)\]|"
-    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b)", re.I)
+    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b)",
+    re.I,
+)
 _COMMAND = re.compile(
     r"^\s*(?:\$\s+|#\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun|deepspeed|accelerate\s+launch|python3?\s|"
     r"python3?\s+-m\s|llamafactory-cli|llamafactory|bash\s+\S+\.sh|sh\s+\S+\.sh|srun|mpirun|tune\s+run|"
-    r"CUDA_VISIBLE_DEVICES=)", re.I)
-_SMI = re.compile(r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB", re.M)
+    r"CUDA_VISIBLE_DEVICES=)",
+    re.I,
+)
+_SMI = re.compile(
+    r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB", re.M
+)
 _SMI_LINE = re.compile(r"^\s*[|+]|MiB|NVIDIA-SMI|^\s*$")
 
 
@@ -120,8 +131,9 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|we|our|me)\b|`[^`]*(?:error|out of memory)[^`]*`", re.I)
 # "It can train `batch=64 subdivisions=16` on GTX1080ti, but out of memory on RTX2080ti.": the user's sentence about an
 # error, not the error (a sentence-cased first word and the words people join clauses with).
-_USER_SENTENCE = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s+[^\n]*\b(?:but|when|while|because|although|though|whenever)\b[^\n]*[.?!]\s*$",
-                            re.I)
+_USER_SENTENCE = re.compile(
+    r"^\s*(?-i:[A-Z][a-z]+)\s+[^\n]*\b(?:but|when|while|because|although|though|whenever)\b[^\n]*[.?!]\s*$", re.I
+)
 _EXCEPTION_AT = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)\b:?|Traceback|RuntimeError|CUDA out of memory\.|torch\.)")
 
 
@@ -132,11 +144,14 @@ def _line_kind(line: str, first: bool = False) -> PartKind | None:
         return "log"
     if _ERROR_CONT.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line):
         return "error"
-    if _ERROR_LINE.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line) and \
-            not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I) and \
-            not _USER_SENTENCE.match(line) and \
-            not (_FIRST_PERSON.search(line) and not _EXCEPTION_AT.match(line)) and \
-            not (first and not _EXCEPTION_AT.match(line) and len(line) < 120):
+    if (
+        _ERROR_LINE.search(line)
+        and not re.search(r"[\u4e00-\u9fff]{6,}", line)
+        and not re.match(r"^\s*(?:why|how|what|i |my |we |is |does |can |so |but |and )", line, re.I)
+        and not _USER_SENTENCE.match(line)
+        and not (_FIRST_PERSON.search(line) and not _EXCEPTION_AT.match(line))
+        and not (first and not _EXCEPTION_AT.match(line) and len(line) < 120)
+    ):
         return "error"
     if _SMI_LINE.match(line) and ("|" in line or "+--" in line) and line.strip():
         return "nvidia_smi"
@@ -181,8 +196,9 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
                     continue
                 break
             flush_prose(start)
-            parts.append(Part(kind="traceback", text=text[start:end].rstrip("\n"), start=offset + start,
-                              end=offset + end))
+            parts.append(
+                Part(kind="traceback", text=text[start:end].rstrip("\n"), start=offset + start, end=offset + end)
+            )
             pos = end
             i = j
             continue
@@ -222,6 +238,7 @@ def _split_config_out(text: str, offset: int) -> list[Part]:
     """Prose that may contain a bare JSON/YAML config: the config becomes its own part."""
     try:
         from calculators import configs
+
         snippet = configs.extract_config_text(text)
     except ImportError:  # pragma: no cover
         snippet = None
@@ -229,7 +246,7 @@ def _split_config_out(text: str, offset: int) -> list[Part]:
         at = text.find(snippet)
         if at >= 0 and _looks_like_config(snippet):
             out: list[Part] = []
-            before, after = text[:at], text[at + len(snippet):]
+            before, after = text[:at], text[at + len(snippet) :]
             if before.strip():
                 out.append(Part(kind="prose", text=before.strip(), start=offset, end=offset + at))
             out.append(Part(kind="config", text=snippet, start=offset + at, end=offset + at + len(snippet)))
@@ -251,8 +268,13 @@ def _mostly_sentences(body: str) -> bool:
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines or len(lines) > 40:
         return False
-    said = sum(1 for ln in lines if not _CODE_SYNTAX.search(ln) and _line_kind(ln) is None and
-               (len(_CJK.findall(ln)) >= 6 or _EN_SENTENCE.match(ln)))
+    said = sum(
+        1
+        for ln in lines
+        if not _CODE_SYNTAX.search(ln)
+        and _line_kind(ln) is None
+        and (len(_CJK.findall(ln)) >= 6 or _EN_SENTENCE.match(ln))
+    )
     return said * 2 >= len(lines)
 
 
@@ -264,17 +286,19 @@ def split_message(text: str) -> list[Part]:
     pos = 0
     for m in _FENCE.finditer(text):
         if m.start() > pos:
-            parts.extend(_unfenced_parts(text[pos:m.start()], pos))
+            parts.extend(_unfenced_parts(text[pos : m.start()], pos))
         body = m.group(2)
         if body.strip():
             kind = _classify_block(body)
             if kind in ("error", "log", "code") and _mostly_sentences(body):
                 # an issue template's ```text box holding the user's own sentences around an error line
-                parts.extend(p.model_copy(update={"fenced": p.kind != "prose"})
-                             for p in _unfenced_parts(body, m.start(2)))
+                parts.extend(
+                    p.model_copy(update={"fenced": p.kind != "prose"}) for p in _unfenced_parts(body, m.start(2))
+                )
             else:
-                parts.append(Part(kind=kind, text=body.rstrip("\n"), start=m.start(2),
-                                  end=m.start(2) + len(body), fenced=True))
+                parts.append(
+                    Part(kind=kind, text=body.rstrip("\n"), start=m.start(2), end=m.start(2) + len(body), fenced=True)
+                )
         pos = m.end()
     if pos < len(text):
         parts.extend(_unfenced_parts(text[pos:], pos))

@@ -6,6 +6,7 @@ exception is a clearly labelled *example* after the explanation, for a user who 
 belief about accumulation and memory but gave no setup: the example shows the belief is wrong on
 numbers, and says it is not their setup. Every filled-in default is recorded as ``assumed``.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,21 @@ MICRO_SWEEP = [1, 2, 4, 8]
 DEFAULT_SEQ = 1024
 EXAMPLE_MODEL = "llama-2-7b"
 
-Label = Literal["main", "nearest_fit", "config_check", "diagnose", "ga_low", "ga_high", "micro_sweep", "effective_batch", "effective_batch_compare",
-                "precision_sweep", "zero_sweep", "checkpointing_sweep", "finetune_sweep"]
+Label = Literal[
+    "main",
+    "nearest_fit",
+    "config_check",
+    "diagnose",
+    "ga_low",
+    "ga_high",
+    "micro_sweep",
+    "effective_batch",
+    "effective_batch_compare",
+    "precision_sweep",
+    "zero_sweep",
+    "checkpointing_sweep",
+    "finetune_sweep",
+]
 
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
 
@@ -61,8 +75,17 @@ class Plan:
 
 
 # "a 13B model" means the canonical open model of that size: checked in order, first within 10% wins.
-_CANONICAL = ("llama-2-7b", "llama-3-8b", "llama-2-13b", "llama-2-70b", "chatglm3-6b", "qwen2.5-7b", "mistral-7b",
-              "gpt2-medium", "gpt2")
+_CANONICAL = (
+    "llama-2-7b",
+    "llama-3-8b",
+    "llama-2-13b",
+    "llama-2-70b",
+    "chatglm3-6b",
+    "qwen2.5-7b",
+    "mistral-7b",
+    "gpt2-medium",
+    "gpt2",
+)
 
 
 def _nearest_preset(num_params: float) -> str | None:
@@ -77,18 +100,26 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         cfg["model"] = s["model"]
         text = escape_md(s["model_text"], 60) if s.get("model_text") else None
         if text and re.sub(r"[^a-z0-9.]", "", text.lower()) != re.sub(r"[^a-z0-9.]", "", s["model"]):
-            plan.assume("model", f"{text} 按 {s['model']} 的结构估算", f"{text} is estimated with the {s['model']} architecture")
+            plan.assume(
+                "model", f"{text} 按 {s['model']} 的结构估算", f"{text} is estimated with the {s['model']} architecture"
+            )
     elif "num_params" in s:
         preset = _nearest_preset(s["num_params"])
         name = escape_md(s["model_text"], 60) if s.get("model_text") else f"{s['num_params'] / 1e9:g}B"
         if preset:
             cfg["model"] = preset
-            plan.assume("model", f"{name} 按 {preset} 的结构估算（参数量相近）",
-                        f"{name} is estimated with the {preset} architecture (similar size)")
+            plan.assume(
+                "model",
+                f"{name} 按 {preset} 的结构估算（参数量相近）",
+                f"{name} is estimated with the {preset} architecture (similar size)",
+            )
         else:
             cfg["num_params"] = s["num_params"]
-            plan.assume("model", f"{name} 没有预设结构：只按参数量 {s['num_params'] / 1e9:g}B 估算模型状态",
-                        f"no preset for {name}: model states from its size ({s['num_params'] / 1e9:g}B) only")
+            plan.assume(
+                "model",
+                f"{name} 没有预设结构：只按参数量 {s['num_params'] / 1e9:g}B 估算模型状态",
+                f"no preset for {name}: model states from its size ({s['num_params'] / 1e9:g}B) only",
+            )
     else:
         cfg["model"] = EXAMPLE_MODEL
         plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
@@ -96,9 +127,22 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         cfg["gpu"] = s["gpu"]
     elif "gpu_memory_gb" in s:
         cfg["gpu_memory_gb"] = s["gpu_memory_gb"]
-    for key in ("finetune", "lora_rank", "zero_stage", "world_size", "num_nodes", "offload_optimizer", "offload_param",
-                "gradient_checkpointing", "flash_attention", "pipeline_parallel_size", "precision", "seq_len",
-                "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
+    for key in (
+        "finetune",
+        "lora_rank",
+        "zero_stage",
+        "world_size",
+        "num_nodes",
+        "offload_optimizer",
+        "offload_param",
+        "gradient_checkpointing",
+        "flash_attention",
+        "pipeline_parallel_size",
+        "precision",
+        "seq_len",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+    ):
         if key in s and not (key == "finetune" and s[key] not in CALCULATOR_METHODS):
             cfg[key] = s[key]
     if "finetune" not in cfg:
@@ -110,8 +154,11 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         cfg.pop("num_nodes")
     if (cfg.get("offload_optimizer") or cfg.get("offload_param")) and not cfg.get("zero_stage"):
         cfg["zero_stage"] = 3 if cfg.get("offload_param") else 2
-        plan.assume("zero_stage", f"offload 需要 ZeRO，按 ZeRO-{cfg['zero_stage']} 估算",
-                    f"offload needs ZeRO: ZeRO-{cfg['zero_stage']} assumed")
+        plan.assume(
+            "zero_stage",
+            f"offload 需要 ZeRO，按 ZeRO-{cfg['zero_stage']} 估算",
+            f"offload needs ZeRO: ZeRO-{cfg['zero_stage']} assumed",
+        )
     if cfg.get("offload_param") and cfg.get("zero_stage") != 3:
         cfg.pop("offload_param")
     if "precision" not in cfg:
@@ -132,7 +179,8 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
 _DATASET = re.compile(
     r"(?<![A-Za-z0-9_.,])(\d[\d,]*(?:\.\d+)?)\s*(k|m|million|thousand|万|千|w)?\s*(?:training\s+)?"
     r"(?:samples|examples|sequences|rows|datasets?|data points|instances|images|sentences|pairs|条|个样本|个数据|张图片?|个问答对|对问答)",
-    re.I)
+    re.I,
+)
 _SCALE = {"k": 1e3, "thousand": 1e3, "千": 1e3, "m": 1e6, "million": 1e6, "万": 1e4, "w": 1e4}
 _APPROX = re.compile(r"多|余|左右|约|大约|大概|\babout\b|\baround\b|\broughly\b|~|\+", re.I)
 
@@ -141,7 +189,7 @@ def dataset_size_in(text: str) -> int | None:
     """The number of training samples the message states exactly, or None (none, several, or approximate)."""
     found = set()
     for m in _DATASET.finditer(text):
-        before, after = text[max(0, m.start() - 6):m.start()], text[m.end(1):m.end(1) + 3]
+        before, after = text[max(0, m.start() - 6) : m.start()], text[m.end(1) : m.end(1) + 3]
         if _APPROX.search(before) or _APPROX.search(after):
             return None
         try:
@@ -155,12 +203,22 @@ def dataset_size_in(text: str) -> int | None:
 
 def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> dict[str, Any] | None:
     s = setup.known()
-    args: dict[str, Any] = {k: s[k] for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
-                                                "gradient_accumulation_steps", "base_batch_size",
-                                                "base_learning_rate") if k in s}
+    args: dict[str, Any] = {
+        k: s[k]
+        for k in (
+            "train_batch_size",
+            "train_micro_batch_size_per_gpu",
+            "gradient_accumulation_steps",
+            "base_batch_size",
+            "base_learning_rate",
+        )
+        if k in s
+    }
     if "base_learning_rate" in args and "base_batch_size" not in args:
         args.pop("base_learning_rate")
-    given = [k for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps") if k in args]
+    given = [
+        k for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps") if k in args
+    ]
     if not given and "base_batch_size" not in args:
         return None
     if any(v.source == "error" for k in (*given, "world_size") for v in setup.conflicts.get(k, [])):
@@ -169,8 +227,11 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
         args["world_size"] = s["world_size"]
     else:
         args["world_size"] = 1
-        plan.assume("world_size", "GPU 数未说明：按每张卡计算（N 张卡时乘以 N）",
-                    "GPU count not given: per GPU (multiply by N for N GPUs)")
+        plan.assume(
+            "world_size",
+            "GPU 数未说明：按每张卡计算（N 张卡时乘以 N）",
+            "GPU count not given: per GPU (multiply by N for N GPUs)",
+        )
     if "seq_len" in s:
         args["seq_len"] = s["seq_len"]
     if dataset_size is not None:
@@ -178,8 +239,9 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
     return args
 
 
-def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[MisconceptionRule],
-               text: str = "") -> Plan:
+def plan_calls(
+    setup: Setup, act: Act, intents: Intents, misconceptions: list[MisconceptionRule], text: str = ""
+) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states)."""
     plan = Plan()
@@ -188,17 +250,31 @@ def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[Mi
     ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)
     enough = enough_for_memory(setup)
 
-    batch_wanted = act == "batch_arithmetic" or intents.effective or (
-        sum(k in s for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")) >= 2
-        and act in ("diagnose", "configure", "is_normal"))
+    batch_wanted = (
+        act == "batch_arithmetic"
+        or intents.effective
+        or (
+            sum(k in s for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"))
+            >= 2
+            and act in ("diagnose", "configure", "is_normal")
+        )
+    )
     if batch_wanted and not (ga_memory and not intents.effective):
         args = _batch_args(setup, plan, dataset_size_in(text) if act == "batch_arithmetic" else None)
         if args is not None:
             plan.calls.append(PlannedCall("effective_batch", args, "effective_batch"))
 
-    memory_wanted = (act == "fit" or (act == "configure" and enough) or ga_memory or intents.compare_zero or intents.compare_checkpointing
-                     or intents.compare_finetune or "mixed_precision_halves" in keys or "more_gpus_pool_memory" in keys
-                     or (intents.memory and act in ("diagnose", "is_normal", "yes_no", "configure")))
+    memory_wanted = (
+        act == "fit"
+        or (act == "configure" and enough)
+        or ga_memory
+        or intents.compare_zero
+        or intents.compare_checkpointing
+        or intents.compare_finetune
+        or "mixed_precision_halves" in keys
+        or "more_gpus_pool_memory" in keys
+        or (intents.memory and act in ("diagnose", "is_normal", "yes_no", "configure"))
+    )
     if not memory_wanted:
         return plan
     if not enough:
@@ -209,7 +285,11 @@ def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[Mi
     if plan.example and "finetune" not in s and "gpu" in cfg and GPU_PRESETS[cfg["gpu"]].memory_gib <= 24:
         cfg["finetune"] = "lora"
         plan.assumptions = [a for a in plan.assumptions if a.key != "finetune"]
-        plan.assume("finetune", "示例用 LoRA（24 GiB 卡放不下 7B 全量微调）", "LoRA in the example (a 7B full fine-tune does not fit 24 GiB)")
+        plan.assume(
+            "finetune",
+            "示例用 LoRA（24 GiB 卡放不下 7B 全量微调）",
+            "LoRA in the example (a 7B full fine-tune does not fit 24 GiB)",
+        )
     plan.memory_config = cfg
     if ga_memory:
         high = s.get("gradient_accumulation_steps", GA_COMPARE)
@@ -219,26 +299,57 @@ def plan_calls(setup: Setup, act: Act, intents: Intents, misconceptions: list[Mi
         low, high = min(low, high), max(low, high)
         plan.calls.append(PlannedCall("memory", {**cfg, "gradient_accumulation_steps": low}, "ga_low"))
         plan.calls.append(PlannedCall("memory", {**cfg, "gradient_accumulation_steps": high}, "ga_high"))
-        plan.calls.append(PlannedCall("sweep", {"config": cfg, "field": "train_micro_batch_size_per_gpu",
-                                                "values": MICRO_SWEEP}, "micro_sweep"))
+        plan.calls.append(
+            PlannedCall(
+                "sweep",
+                {"config": cfg, "field": "train_micro_batch_size_per_gpu", "values": MICRO_SWEEP},
+                "micro_sweep",
+            )
+        )
     else:
         plan.calls.append(PlannedCall("memory", cfg, "main"))
     if "mixed_precision_halves" in keys:
-        plan.calls.append(PlannedCall("sweep", {"config": {**cfg, "finetune": "full"}, "field": "precision",
-                                                "values": ["fp32", "amp-bf16", "bf16-mixed"]}, "precision_sweep"))
+        plan.calls.append(
+            PlannedCall(
+                "sweep",
+                {
+                    "config": {**cfg, "finetune": "full"},
+                    "field": "precision",
+                    "values": ["fp32", "amp-bf16", "bf16-mixed"],
+                },
+                "precision_sweep",
+            )
+        )
     if "more_gpus_pool_memory" in keys or intents.compare_zero:
         multi = {k: v for k, v in cfg.items() if k not in ("offload_param", "offload_optimizer", "num_nodes")}
         if multi.get("world_size", 1) == 1:
             multi["world_size"] = 8 if intents.compare_zero else 2
-            plan.assume("world_size", f"ZeRO 对比按 {multi['world_size']} 张卡的数据并行",
-                        f"ZeRO comparison on {multi['world_size']} data-parallel GPUs")
-        plan.calls.append(PlannedCall("sweep", {"config": multi, "field": "zero_stage", "values": [0, 1, 2, 3]},
-                                      "zero_sweep"))
+            plan.assume(
+                "world_size",
+                f"ZeRO 对比按 {multi['world_size']} 张卡的数据并行",
+                f"ZeRO comparison on {multi['world_size']} data-parallel GPUs",
+            )
+        plan.calls.append(
+            PlannedCall("sweep", {"config": multi, "field": "zero_stage", "values": [0, 1, 2, 3]}, "zero_sweep")
+        )
     if intents.compare_checkpointing:
-        plan.calls.append(PlannedCall("sweep", {"config": cfg, "field": "gradient_checkpointing",
-                                                "values": ["none", "selective", "full"]}, "checkpointing_sweep"))
+        plan.calls.append(
+            PlannedCall(
+                "sweep",
+                {"config": cfg, "field": "gradient_checkpointing", "values": ["none", "selective", "full"]},
+                "checkpointing_sweep",
+            )
+        )
     if intents.compare_finetune:
-        plan.calls.append(PlannedCall("sweep", {"config": {k: v for k, v in cfg.items() if k != "finetune"},
-                                                "field": "finetune", "values": ["full", "lora", "qlora"]},
-                                      "finetune_sweep"))
+        plan.calls.append(
+            PlannedCall(
+                "sweep",
+                {
+                    "config": {k: v for k, v in cfg.items() if k != "finetune"},
+                    "field": "finetune",
+                    "values": ["full", "lora", "qlora"],
+                },
+                "finetune_sweep",
+            )
+        )
     return plan

@@ -28,6 +28,7 @@ traceback come along. Three kinds of noise, each printed by a library the same w
 The error line itself ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate") stays: it says what
 happened and is in cards' symptoms.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,9 +47,12 @@ _BOILERPLATE = re.compile(
     r"unallocated\.?|"
     r"Process \d+ has [\d.]+ \w+ memory in use\.?|"
     r"# Calls into the C\+\+ engine to run the backward pass",
-    re.I)
-_FRAME = re.compile(r"^\s*(?:File \"[^\"]*\", line \d+|Traceback \(most recent call last\)|\^+\s*$|~+\s*$|"
-                    r"During handling of the above exception|The above exception was the direct cause)")
+    re.I,
+)
+_FRAME = re.compile(
+    r"^\s*(?:File \"[^\"]*\", line \d+|Traceback \(most recent call last\)|\^+\s*$|~+\s*$|"
+    r"During handling of the above exception|The above exception was the direct cause)"
+)
 # A code line from a stack frame: indented or starting with a dotted call, ending in an open call or an assignment.
 _CODE = re.compile(r"^\s*(?:return |raise |[\w.]+\s*=\s*)?[A-Za-z_][\w]*(?:\.[\w]+)+\(.*$")
 # Sizes printed by a library ("508.00 MiB", "23.65 GiB") and addresses; not the user's "80G" or "batch_size=1".
@@ -56,15 +60,21 @@ _FIGURE = re.compile(r"(?<![\w.])\d+\.\d+\s*[KMGT]iB\b|(?<![\w.])\d+\s*(?:[KMGT]
 # Everything a CUDA OOM message prints after "Tried to allocate": figures and advice, printed for every OOM.
 _OOM_TAIL = re.compile(r"(out of memory\.?\s*Tried to allocate)\b.*$", re.I)
 _OOM_FIGURES = re.compile(
-    r"([\d.]+)\s*GiB total capacity;\s*([\d.]+)\s*GiB already allocated;.*?([\d.]+)\s*GiB reserved in total", re.I)
+    r"([\d.]+)\s*GiB total capacity;\s*([\d.]+)\s*GiB already allocated;.*?([\d.]+)\s*GiB reserved in total", re.I
+)
 _OOM_FIGURES_NEW = re.compile(
-    r"total capac\w* of ([\d.]+)\s*GiB.*?([\d.]+)\s*(GiB|MiB) is reserved by PyTorch but unallocated", re.I | re.S)
-_OOM_CONT = re.compile(r"total capac|already allocated|reserved in total|max_split_size_mb|PYTORCH_CUDA_ALLOC_CONF|"
-                       r"memory in use|allocated by PyTorch|reserved by PyTorch|unallocated|avoid fragmentation|"
-                       r"Memory Management")
+    r"total capac\w* of ([\d.]+)\s*GiB.*?([\d.]+)\s*(GiB|MiB) is reserved by PyTorch but unallocated", re.I | re.S
+)
+_OOM_CONT = re.compile(
+    r"total capac|already allocated|reserved in total|max_split_size_mb|PYTORCH_CUDA_ALLOC_CONF|"
+    r"memory in use|allocated by PyTorch|reserved by PyTorch|unallocated|avoid fragmentation|"
+    r"Memory Management"
+)
 # A launch command as users paste it (env assignments first, then the launcher).
-_COMMAND = re.compile(r"^\s*(?:(?:nohup|sudo|time|srun|exec)\s+|(?:export\s+)?[A-Z_][A-Z0-9_]*=\S+\s+)*"
-                      r"(?:torchrun|deepspeed|accelerate launch|python3?|llamafactory-cli|swift|tune run|bash|sh)\b")
+_COMMAND = re.compile(
+    r"^\s*(?:(?:nohup|sudo|time|srun|exec)\s+|(?:export\s+)?[A-Z_][A-Z0-9_]*=\S+\s+)*"
+    r"(?:torchrun|deepspeed|accelerate launch|python3?|llamafactory-cli|swift|tune run|bash|sh)\b"
+)
 # A continuation line of a multi-line command: a flag first (``--cutoff_len 4096 \``).
 _CONTINUATION = re.compile(r"^\s*--?[A-Za-z][\w.-]*(?:[=\s]|$)")
 _COMMAND_MARK = re.compile(r"\s--?[A-Za-z]|\.py\b|\.ya?ml\b|\.sh\b")
@@ -145,12 +155,11 @@ def _command_words(line: str) -> str:
     return " ".join(out)
 
 
-
-
-
 _CJK_WORDS = re.compile(r"[\u3400-\u9fff]{2,}")
 _EN_WORD = re.compile(r"\b[A-Za-z][a-z]+\b")
-_CONFIG_LINE = re.compile(r"""^\s*(?:--?[A-Za-z]|["']?[A-Za-z0-9_.\-]+["']?\s*[:=]\s*\S|[{}\[\]]|#{2,}|\[?\d{4}-\d\d-\d\d|\|)""")
+_CONFIG_LINE = re.compile(
+    r"""^\s*(?:--?[A-Za-z]|["']?[A-Za-z0-9_.\-]+["']?\s*[:=]\s*\S|[{}\[\]]|#{2,}|\[?\d{4}-\d\d-\d\d|\|)"""
+)
 
 
 def prose_only(text: str) -> str:
@@ -171,4 +180,6 @@ def prose_only(text: str) -> str:
         if _CJK_WORDS.search(line) or len(_EN_WORD.findall(line)) >= 4:
             keep.append(line)
     return "\n".join(keep)
+
+
 __all__ = ["clean_query", "prose_only", "fragmented", "FRAGMENTED_SHARE", "FRAGMENTED_WORDS"]

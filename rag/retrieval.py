@@ -195,8 +195,7 @@ def dense_query_text(expanded: str, multilingual: bool) -> str:
 
 def bm25_text(card: Card) -> str:
     """Everything searchable about a card, both languages."""
-    parts = [card.title_zh, card.title_en, *card.questions_zh, *card.questions_en, *card.symptoms_zh,
-             *card.symptoms_en]
+    parts = [card.title_zh, card.title_en, *card.questions_zh, *card.questions_en, *card.symptoms_zh, *card.symptoms_en]
     for m in card.misconceptions:
         parts += [m.wrong_zh, m.wrong_en, m.correction_zh, m.correction_en]
     parts += [card.body_zh, card.body_en]
@@ -244,9 +243,7 @@ def _make_bm25_retriever(nodes: list[TextNode], top_k: int) -> Any:
             tokens = tokenize(query_bundle.query_str)
             if not tokens:
                 return []
-            docs, scores = self.bm25.retrieve(
-                [tokens], k=self.similarity_top_k, show_progress=False, n_threads=0
-            )
+            docs, scores = self.bm25.retrieve([tokens], k=self.similarity_top_k, show_progress=False, n_threads=0)
             out = []
             for doc, score in zip(docs[0], scores[0], strict=True):
                 if float(score) <= 0.0:
@@ -316,8 +313,12 @@ class Retriever:
         self.cache = EmbeddingCache(
             self.settings.identity(), None if cache_dir in (None, True, False) else cache_dir, enabled=enabled
         )
-        log("embedding %d passages of %d cards (cache: %s)", len(texts), len(self.cards),
-            self.cache.path if enabled else "off")
+        log(
+            "embedding %d passages of %d cards (cache: %s)",
+            len(texts),
+            len(self.cards),
+            self.cache.path if enabled else "off",
+        )
         self.cache_result: CacheResult = self.cache.get_or_compute(texts, self._embed_passages)
         log("embeddings: cache %s, %d passages embedded", self.cache_result.status, self.cache_result.embedded)
         self._matrix = self.cache_result.vectors.astype(np.float32)
@@ -381,9 +382,13 @@ class Retriever:
         def hit(cid: str, score: float) -> Hit:
             i = self._card_index(cid)
             return Hit(
-                card=self._by_id[cid], score=score,
-                dense_rank=dense_rank.get(cid), bm25_rank=bm25_rank.get(cid),
-                dense_score=float(dense[i]), bm25_score=bm25.get(cid), prose_rank=prose_rank.get(cid),
+                card=self._by_id[cid],
+                score=score,
+                dense_rank=dense_rank.get(cid),
+                bm25_rank=bm25_rank.get(cid),
+                dense_score=float(dense[i]),
+                bm25_score=bm25.get(cid),
+                prose_rank=prose_rank.get(cid),
             )
 
         rankings = [dense_rank, bm25_rank] + ([prose_rank] if prose_rank else [])
@@ -444,4 +449,14 @@ def _embed_mode():
     return MetadataMode.EMBED
 
 
-__all__ = ["Retriever", "Hit", "SearchResult", "DEFAULT_THRESHOLD", "RRF_K", "PROSE_MODE", "fuse_ranks", "dense_passages", "bm25_text"]
+__all__ = [
+    "Retriever",
+    "Hit",
+    "SearchResult",
+    "DEFAULT_THRESHOLD",
+    "RRF_K",
+    "PROSE_MODE",
+    "fuse_ranks",
+    "dense_passages",
+    "bm25_text",
+]

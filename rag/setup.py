@@ -10,6 +10,7 @@ Every value is validated as strictly as user input, including values that come b
 client's history: a forged turn cannot smuggle an unknown GPU or a world size of 1e12 into a
 calculator call.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,15 @@ from .slots import Slots, extract_gpu, extract_printed, extract_slots
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
 #: Where a part's values come from, by part kind.
-_PART_SOURCE: dict[str, Provenance] = {"config": "config", "command": "command", "traceback": "error",
-                                       "error": "error", "log": "log", "nvidia_smi": "nvidia_smi", "code": "config"}
+_PART_SOURCE: dict[str, Provenance] = {
+    "config": "config",
+    "command": "command",
+    "traceback": "error",
+    "error": "error",
+    "log": "log",
+    "nvidia_smi": "nvidia_smi",
+    "code": "config",
+}
 
 _NAME = re.compile(r"^[\w .+/:()\-\u4e00-\u9fff]{1,80}$")
 
@@ -38,6 +46,7 @@ def _int(lo: int, hi: int):
             return None
         v = int(v)
         return v if lo <= v <= hi else None
+
     return check
 
 
@@ -46,6 +55,7 @@ def _float(lo: float, hi: float):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             return None
         return float(v) if lo <= v <= hi else None
+
     return check
 
 
@@ -112,8 +122,9 @@ class Setup(BaseModel):
     """The setup the answer is computed for. ``values`` never holds an invalid value."""
 
     values: dict[str, SetupValue] = Field(default_factory=dict)
-    conflicts: dict[str, list[SetupValue]] = Field(default_factory=dict,
-                                                   description="Other values one message gave for the same key.")
+    conflicts: dict[str, list[SetupValue]] = Field(
+        default_factory=dict, description="Other values one message gave for the same key."
+    )
 
     def get(self, key: str, default: Any = None) -> Any:
         v = self.values.get(key)
@@ -159,8 +170,9 @@ class Setup(BaseModel):
                 continue  # a new model replaces the old one, whichever way either was named
             if key == "model_text" and ("model" in out.values or "num_params" in out.values):
                 continue
-            if key in ("gpu", "gpu_text", "gpu_memory_gb") and \
-                    any(k in out.values for k in ("gpu", "gpu_text", "gpu_memory_gb")):
+            if key in ("gpu", "gpu_text", "gpu_memory_gb") and any(
+                k in out.values for k in ("gpu", "gpu_text", "gpu_memory_gb")
+            ):
                 continue  # a new GPU replaces the old one, whichever way either was named
             out.values[key] = SetupValue(value=v.value, source="history", evidence=v.evidence)
         return out
@@ -183,8 +195,11 @@ class Setup(BaseModel):
             if source not in ("message", "config", "command", "error", "log", "nvidia_smi", "history"):
                 continue
             evidence = item.get("evidence", "")
-            if not out.put(key, item.get("value"), source, evidence if isinstance(evidence, str) else "") \
-                    and key not in out.values and rejected is not None:
+            if (
+                not out.put(key, item.get("value"), source, evidence if isinstance(evidence, str) else "")
+                and key not in out.values
+                and rejected is not None
+            ):
                 rejected.append(key[:40])
         return out
 
@@ -195,9 +210,24 @@ def _put_slots(setup: Setup, slots: Slots, source: Provenance, evidence: str) ->
         setup.put(key, value, source, evidence)
 
 
-_MEMORY_KEYS = {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_stage", "offload_optimizer",
-                "offload_param", "precision", "seq_len", "finetune", "lora_rank", "gradient_checkpointing",
-                "flash_attention", "pipeline_parallel_size", "world_size", "num_nodes", "model", "gpu"}
+_MEMORY_KEYS = {
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "zero_stage",
+    "offload_optimizer",
+    "offload_param",
+    "precision",
+    "seq_len",
+    "finetune",
+    "lora_rank",
+    "gradient_checkpointing",
+    "flash_attention",
+    "pipeline_parallel_size",
+    "world_size",
+    "num_nodes",
+    "model",
+    "gpu",
+}
 
 
 _PRECISION_WORDS = re.compile(r"bf16|fp16|fp32|float16|bfloat16|float32|half|mixed_precision|amp", re.I)
@@ -206,10 +236,16 @@ _PRECISION_WORDS = re.compile(r"bf16|fp16|fp32|float16|bfloat16|float32|half|mix
 #: and finetune are run settings that beat the prose (_RUN_SETTINGS): "全参数微调" in the prose next to a YAML without
 #: `finetuning_type` must stay full. So these come from a config only when the config names them.
 _NAMED_IN_CONFIG = {
-    "seq_len": re.compile(r"cutoff_len|seq(?:uence)?[-_]?len|max_seq|max_length|max_len\b|block_size|max_source|"
-                          r"source_max|context_len|max_tokens|max_position", re.I),
-    "finetune": re.compile(r"finetuning_type|train_type|sft_type|tuning_type|lora|peft|full|freeze|adapter|"
-                           r"quantiz|4bit|8bit|load_in|prefix|ptuning|p_tuning", re.I),
+    "seq_len": re.compile(
+        r"cutoff_len|seq(?:uence)?[-_]?len|max_seq|max_length|max_len\b|block_size|max_source|"
+        r"source_max|context_len|max_tokens|max_position",
+        re.I,
+    ),
+    "finetune": re.compile(
+        r"finetuning_type|train_type|sft_type|tuning_type|lora|peft|full|freeze|adapter|"
+        r"quantiz|4bit|8bit|load_in|prefix|ptuning|p_tuning",
+        re.I,
+    ),
     "lora_rank": re.compile(r"rank|lora_r\b|\br\s*[:=]", re.I),
 }
 
@@ -219,6 +255,7 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     text itself states (`GRPOConfig(per_device_train_batch_size=1, …)`, `--micro_batch_size 4`)."""
     try:
         from calculators import configs
+
         parsed = configs.parse_config(part.text)
     except Exception:  # noqa: BLE001 - not a config the doctor reads: read the text as written
         _put_slots(setup, extract_slots(part.text), source, "")
@@ -257,7 +294,7 @@ _ARTIFACT_KEYS = {"ds_world_size_seen": "world_size"}
 
 
 def _reconcile_per_node(setup: Setup) -> None:
-    """"8 A100s" in the prose and `--num_gpus 8 --num_nodes 3` in the command: the prose counted one node."""
+    """ "8 A100s" in the prose and `--num_gpus 8 --num_nodes 3` in the command: the prose counted one node."""
     mine, nodes = setup.values.get("world_size"), setup.get("num_nodes")
     if mine is None or not nodes or nodes < 2:
         return
@@ -293,10 +330,17 @@ def _run_settings_over_prose(setup: Setup) -> None:
 # Encoder-decoder style scripts (ChatGLM's, early LLaMA-Factory's `--max_source_length 512 --max_target_length 512`,
 # QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
 # is up to their sum.
-_SOURCE_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_source_length|source_max_len|max_input_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
-_OWN_LENGTH_KEY = re.compile(r"(?<![\w-])-{0,2}(?:cutoff_len|max_seq_len(?:gth)?|max_length|model_max_length|seq_len(?:gth)?|"
-                             r"block_size)[\"']?\s*[:= ]\s*\d", re.I)
-_TARGET_LEN = re.compile(r"(?<![\w-])-{0,2}(?:max_target_length|target_max_len|max_output_length)[\"']?\s*[:= ]\s*(\d{1,7})\b")
+_SOURCE_LEN = re.compile(
+    r"(?<![\w-])-{0,2}(?:max_source_length|source_max_len|max_input_length)[\"']?\s*[:= ]\s*(\d{1,7})\b"
+)
+_OWN_LENGTH_KEY = re.compile(
+    r"(?<![\w-])-{0,2}(?:cutoff_len|max_seq_len(?:gth)?|max_length|model_max_length|seq_len(?:gth)?|"
+    r"block_size)[\"']?\s*[:= ]\s*\d",
+    re.I,
+)
+_TARGET_LEN = re.compile(
+    r"(?<![\w-])-{0,2}(?:max_target_length|target_max_len|max_output_length)[\"']?\s*[:= ]\s*(\d{1,7})\b"
+)
 
 
 def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
@@ -315,8 +359,9 @@ def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
         setup.put("seq_len", total, source, "max_source_length + max_target_length", override=True)
         if "seq_len" in setup.conflicts:  # the halves read on their own are not other values of the length
             halves = (int(src.group(1)), int(tgt.group(1)))
-            setup.conflicts["seq_len"] = [c for c in setup.conflicts["seq_len"]
-                                          if c.source == "message" or c.value not in halves]
+            setup.conflicts["seq_len"] = [
+                c for c in setup.conflicts["seq_len"] if c.source == "message" or c.value not in halves
+            ]
             if not setup.conflicts["seq_len"]:
                 del setup.conflicts["seq_len"]
         return
@@ -325,22 +370,29 @@ def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
 # A process count the user wrote into the launch itself: `--nproc_per_node 4`, `--num_gpus=2`, `--num_processes 1`,
 # `NPROC_PER_NODE=8`, `num_processes: 8` in an Accelerate config. (A count the launcher defaults to, such as plain
 # `python train.py`, is not one.)
-_EXPLICIT_COUNT = re.compile(r"(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b",
-                             re.I)
+_EXPLICIT_COUNT = re.compile(
+    r"(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b", re.I
+)
 
 
 def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
-    """"I used two GPUs … one for training, another for vllm" with `accelerate launch --num_processes 1`: the count the
+    """ "I used two GPUs … one for training, another for vllm" with `accelerate launch --num_processes 1`: the count the
     launch states is the run's world size (the prose's count, usually the machine's GPUs, stays as the conflict shown
     next to it). A count only an error or log prints (DeepSpeed's assertion) does not move: that disagreement is the
     diagnosis."""
     mine = setup.values.get("world_size")
     if mine is None or mine.source != "message" or (setup.get("num_nodes") or 1) > 1:
         return
-    explicit = {int(m.group(1)) for p in parts if p.kind in ("command", "config", "code")
-                for m in _EXPLICIT_COUNT.finditer(re.sub(r"(?m)^\s*#.*$", "", p.text))}  # not a commented-out launch
-    theirs = next((v for v in setup.conflicts.get("world_size", [])
-                   if v.source in ("command", "config") and v.value in explicit), None)
+    explicit = {
+        int(m.group(1))
+        for p in parts
+        if p.kind in ("command", "config", "code")
+        for m in _EXPLICIT_COUNT.finditer(re.sub(r"(?m)^\s*#.*$", "", p.text))
+    }  # not a commented-out launch
+    theirs = next(
+        (v for v in setup.conflicts.get("world_size", []) if v.source in ("command", "config") and v.value in explicit),
+        None,
+    )
     if theirs is None or len(explicit) != 1:
         return
     setup.values["world_size"] = theirs
@@ -348,7 +400,7 @@ def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
 
 
 def _named_model_over_bare_size(setup: Setup) -> None:
-    """"我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
+    """ "我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
     size, named = setup.values.get("num_params"), setup.values.get("model_text")
     if size is None or size.source != "message" or named is None or named.source not in ("config", "command"):
@@ -396,14 +448,21 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
 
 # A sentence about an earlier run ("之前int4单卡训练chatglm，单卡10G以内足够了", "Previously I trained on 2 GPUs"): its
 # values are the comparison, not the run the question is about.
-_EARLIER_RUN = re.compile(r"^\W*(?:之前|以前|上次|先前|此前|previously|earlier,|before that|in the past|last time)", re.I)
+_EARLIER_RUN = re.compile(
+    r"^\W*(?:之前|以前|上次|先前|此前|previously|earlier,|before that|in the past|last time)", re.I
+)
 # Where a sentence about an earlier run turns to the current one: "…，现在换成4卡…", "…, but now on 4 GPUs …".
-_NOW_CLAUSE = re.compile(r"[,，、]\s*(?:但是?|可是|而|不过)?\s*((?:现在|目前|如今|这次|这回)|(?:but\s+|and\s+)?(?:now|this time|currently)\b)",
-                         re.I)
+_NOW_CLAUSE = re.compile(
+    r"[,，、]\s*(?:但是?|可是|而|不过)?\s*((?:现在|目前|如今|这次|这回)|(?:but\s+|and\s+)?(?:now|this time|currently)\b)",
+    re.I,
+)
 # Hearsay inside a sentence ("这个visul glm采用lora听别人讲需要30G以上", "和别人沟通后得知8*A100(40G)可…"): from the
 # marker to the end of the sentence is someone else's setup.
-_HEARSAY = re.compile(r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
-                      r"\bI(?:'ve)? heard\b", re.I)
+_HEARSAY = re.compile(
+    r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
+    r"\bI(?:'ve)? heard\b",
+    re.I,
+)
 # Where a sentence ends: Chinese and ASCII end marks, line breaks, and ". " / "." before Chinese ("足够了.这个…").
 _SENTENCE_END = re.compile(r"[。！？!?；;]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)])\.(?=\s+[A-Z]|[\u4e00-\u9fff])")
 
@@ -420,10 +479,10 @@ def own_prose(prose: str) -> str:
         if _EARLIER_RUN.search(sentence):
             # "之前用8卡跑没问题，现在换成4卡就OOM了": the clause from "now" on is the run in question.
             now = _NOW_CLAUSE.search(sentence)
-            out.append(" " + sentence[now.start(1):] if now else "\n" if sentence.endswith("\n") else " ")
+            out.append(" " + sentence[now.start(1) :] if now else "\n" if sentence.endswith("\n") else " ")
             continue
-        if (m := _HEARSAY.search(sentence)):
-            sentence = sentence[:m.start()] + ("\n" if sentence.endswith("\n") else " ")
+        if m := _HEARSAY.search(sentence):
+            sentence = sentence[: m.start()] + ("\n" if sentence.endswith("\n") else " ")
         out.append(sentence)
     return "".join(out)
 

@@ -5,6 +5,7 @@ Each pattern covers how people actually write in forums, in both languages:
 ``开了offload``. Only what the text states is returned; defaults are added
 later by the composer, which says which values it assumed.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,8 +16,25 @@ from pydantic import BaseModel, ConfigDict
 
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
 
-_CN_DIGITS = {"零": 0, "一": 1, "单": 1, "两": 2, "二": 2, "双": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-              "八": 8, "九": 9, "十": 10, "十六": 16, "三十二": 32, "六十四": 64}
+_CN_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "单": 1,
+    "两": 2,
+    "二": 2,
+    "双": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+    "十六": 16,
+    "三十二": 32,
+    "六十四": 64,
+}
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
 SEP = r"\s*(?:=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)?\s*"
@@ -99,10 +117,12 @@ _MODEL_NAME = re.compile(
     r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
-    re.I)
+    re.I,
+)
 _PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
 _PARAMS_YI = re.compile(r"(\d+(?:\.\d+)?)\s*亿")
 _PARAMS_M = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:params|parameters|参数|的模型|model)", re.I)
+
 
 def _word(pattern: str) -> re.Pattern[str]:
     """``pattern`` not glued to other Latin letters or digits (Chinese characters may touch it: 8卡A100)."""
@@ -142,21 +162,34 @@ _GPU_NAME = re.compile(
     r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
-    r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))", re.I)
+    r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))",
+    re.I,
+)
 # A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
-_GPU_CAP_AFTER = re.compile(r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])", re.I)
+_GPU_CAP_AFTER = re.compile(
+    r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])", re.I
+)
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
 # Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
-_GPU_MINE = re.compile(r"(?:\d|[一两二三四五六七八九十单双]|two|three|four|six|eight)\s*(?:张|块|台|x|×|\*|个)?\s*$|"
-                       r"(?:\bI(?:'m| am)? (?:use|using|have|run|train\w*)|\bmy|\bon|\bwith|我(?:用|有|的|使用)|使用|用的是|用了|单张|单卡)"
-                       r"[^.。,，;；]{0,12}$", re.I)
-_GPU_OTHERS = re.compile(r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
-                         r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$", re.I)
+_GPU_MINE = re.compile(
+    r"(?:\d|[一两二三四五六七八九十单双]|two|three|four|six|eight)\s*(?:张|块|台|x|×|\*|个)?\s*$|"
+    r"(?:\bI(?:'m| am)? (?:use|using|have|run|train\w*)|\bmy|\bon|\bwith|我(?:用|有|的|使用)|使用|用的是|用了|单张|单卡)"
+    r"[^.。,，;；]{0,12}$",
+    re.I,
+)
+_GPU_OTHERS = re.compile(
+    r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
+    r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$",
+    re.I,
+)
 
 
 # Words that introduce a quotation of a comment or a document: "我看注释中有这么一句 `…`", "the README says `…`".
-_QUOTE_INTRO = re.compile(r"(?:这么一句|这样一句|这句话|原文(?:如下)?|注释(?:中|里)?(?:写着|写道)?|文档(?:中|里)?(?:写着|写道)?|"
-                          r"\breadme says|\bdocs? says?|\bit says|\bcomment says)\s*[:：]?\s*$", re.I)
+_QUOTE_INTRO = re.compile(
+    r"(?:这么一句|这样一句|这句话|原文(?:如下)?|注释(?:中|里)?(?:写着|写道)?|文档(?:中|里)?(?:写着|写道)?|"
+    r"\breadme says|\bdocs? says?|\bit says|\bcomment says)\s*[:：]?\s*$",
+    re.I,
+)
 
 
 def _quoted(text: str, pos: int, lines: bool = True) -> bool:
@@ -167,13 +200,13 @@ def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
         return True
     tick = text.rfind("`", 0, pos)
-    return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30):tick]))
+    return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30) : tick]))
 
 
 def extract_gpu(text: str) -> Slots:
     """Only the GPU a text names (an nvidia-smi table's "Tesla P100-PCIE..."), none of the other patterns."""
     slots = Slots()
-    if (mentions := _gpu_mentions(text)):
+    if mentions := _gpu_mentions(text):
         _, name, cap = mentions[0]
         slots.gpu_text, slots.gpu = re.sub(r"\s+", " ", name)[:40], _gpu_preset(name, cap)
     return slots
@@ -186,14 +219,19 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     used = [m.span() for m in _OBSERVED.finditer(text)]
     out = []
     for i, m in enumerate(_GPU_NAME.finditer(text)):
-        before = text[max(0, m.start() - 24):m.start()]
-        after = _GPU_CAP_AFTER.match(text[m.end():m.end() + 24])
+        before = text[max(0, m.start() - 24) : m.start()]
+        after = _GPU_CAP_AFTER.match(text[m.end() : m.end() + 24])
         if after and any(a <= m.end() + after.start(1) < b for a, b in used):
             after = None
         cap = after or _GPU_CAP_BEFORE.search(before[-12:])
         mine = _GPU_MINE.search(before)
-        score = (3 if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
-                 else 2 if mine else 0) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
+        score = (
+            3
+            if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
+            else 2
+            if mine
+            else 0
+        ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
     if len(out) > 1:  # "Ascend NPU" names the vendor; a model number named anywhere else ("910B3") says which card
         out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
@@ -218,13 +256,21 @@ def _gpu_preset(name: str, capacity: float | None) -> str | None:
 
 _GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
 # Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
-_GPU_MEM = re.compile(_GB + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|card|graphics|npus?\b|nvidia|tesla)|"
-                      r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
-                      + _GB + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB", re.I)
+_GPU_MEM = re.compile(
+    _GB
+    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|card|graphics|npus?\b|nvidia|tesla)|"
+    r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
+    + _GB
+    + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB",
+    re.I,
+)
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
-_REQUIREMENT = re.compile(r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$",
-                          re.I)
-_GPU_MEM_EACH = re.compile(_GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I)
+_REQUIREMENT = re.compile(
+    r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
+)
+_GPU_MEM_EACH = re.compile(
+    _GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I
+)
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
@@ -232,11 +278,16 @@ _OBSERVED = re.compile(
     r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
-    r"(?:about|around|~|约|大约|大概|近|接近)?\s*" + _USE_GB + "|"
-    + _GB + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
+    r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
+    + _USE_GB
+    + "|"
+    + _GB
+    + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
-    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)", re.I)
+    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)",
+    re.I,
+)
 
 
 def _observed_gb(m: re.Match[str]) -> float:
@@ -244,9 +295,12 @@ def _observed_gb(m: re.Match[str]) -> float:
     gb = max(float(g) for g in m.groups() if g is not None)
     return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
 
+
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
-_SET_WORDS = r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|" \
-             r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
+_SET_WORDS = (
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
+    r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
+)
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
@@ -254,84 +308,156 @@ _MICRO = re.compile(
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
-    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)"
-    + NUM + r"(?!\d|\.\d)", re.I)
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)" + NUM + r"(?!\d|\.\d)",
+    re.I,
+)
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
-    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM, re.I)
+    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM,
+    re.I,
+)
 _GA_CHANGE = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
-    r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)", re.I)
+    r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)",
+    re.I,
+)
 # "the gradient accumulation parameter. When I increase the parameter from 4 to 8, I am getting OOM": further away, but
 # only with "from"/"从" and never a count of GPUs or GB.
 _GA_CHANGE_FAR = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|梯度累[积加计](?:步数)?)"
-    r"[^\d\n]{0,48}?(?:从|\bfrom)\s*(\d+)\s*(?:->|→|到|to)\s*(\d+)(?!\s*(?:gpus?|卡|张|块|nodes?|g\b|gb|gib|%))", re.I)
+    r"[^\d\n]{0,48}?(?:从|\bfrom)\s*(\d+)\s*(?:->|→|到|to)\s*(\d+)(?!\s*(?:gpus?|卡|张|块|nodes?|g\b|gb|gib|%))",
+    re.I,
+)
 # "if I use the value 2 for the **accumulate_grad_batches**": the value before the key.
-_GA_VALUE_FOR = re.compile(r"\bvalue\s+(\d+)\s+(?:for|as)\s+(?:the\s+)?\W{0,2}(?:accumulate_grad_batches|gradient_accumulation_steps|"
-                           r"grad(?:ient)?[-_ ]?accum\w*)", re.I)
+_GA_VALUE_FOR = re.compile(
+    r"\bvalue\s+(\d+)\s+(?:for|as)\s+(?:the\s+)?\W{0,2}(?:accumulate_grad_batches|gradient_accumulation_steps|"
+    r"grad(?:ient)?[-_ ]?accum\w*)",
+    re.I,
+)
 # "can I use loss.backward twice then optim.step?": accumulation, written as what it does.
 _GA_BACKWARD = re.compile(r"backward(?:\(\))?\s+(twice|(\d+)\s*times)\b[^?!\n]{0,30}\bstep", re.I)
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
-_TRAIN_BATCH = re.compile(r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
-                          r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)" + SEP + r"(\d+)", re.I)
+_TRAIN_BATCH = re.compile(
+    r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
+    r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
+    + SEP
+    + r"(\d+)",
+    re.I,
+)
 # "有效 batch 从 32 变成 128" / "effective batch from 32 to 128": the old and the new effective batch.
-_BATCH_CHANGE = re.compile(r"(?:batch|批次?|批大小)\D{0,16}?(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
+_BATCH_CHANGE = re.compile(
+    r"(?:batch|批次?|批大小)\D{0,16}?(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)",
+    re.I,
+)
 _BATCH_CHANGE_FROM = re.compile(
     r"(?:从|from)\s*(?:(?:an?\s+|the\s+)?(?:effective|global|total|有效|全局)?\s*(?:batch|批次?)(?:[-_ ]?size|大小)?\s*(?:of\s*)?)"
-    r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
-_LR = re.compile(r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
-                 r"(\d+(?:\.\d+)?(?:e-?\d+)?)", re.I)
-_GPUS = re.compile(r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!\d[,，、])(?=\d)|(?!\d))" + NUM + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
-                   r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
-                   re.I)
-_EN_NUM = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16, "dual": 2, "a pair of": 2, "twin": 2,
-           "quad": 4}
-_GPUS_EN = re.compile(r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b", re.I)
-_GPUS_WORD = re.compile(r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I)
-_NODES = re.compile(r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))", re.I)
+    r"(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)",
+    re.I,
+)
+_LR = re.compile(
+    r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
+    r"(\d+(?:\.\d+)?(?:e-?\d+)?)",
+    re.I,
+)
+_GPUS = re.compile(
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!\d[,，、])(?=\d)|(?!\d))"
+    + NUM
+    + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+    re.I,
+)
+_EN_NUM = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "six": 6,
+    "eight": 8,
+    "sixteen": 16,
+    "dual": 2,
+    "a pair of": 2,
+    "twin": 2,
+    "quad": 4,
+}
+_GPUS_EN = re.compile(
+    r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b",
+    re.I,
+)
+_GPUS_WORD = re.compile(
+    r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I
+)
+_NODES = re.compile(
+    r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))",
+    re.I,
+)
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
-_NODES_X_GPUS = re.compile(NUM + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*" + NUM +
-                           r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|gpus?|cards?)|" + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)", re.I)
-_ZERO = re.compile(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
-                   r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])", re.I)
+_NODES_X_GPUS = re.compile(
+    NUM
+    + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*"
+    + NUM
+    + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|gpus?|cards?)|"
+    + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)",
+    re.I,
+)
+_ZERO = re.compile(
+    r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
+    r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])",
+    re.I,
+)
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
 _ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
-_OFFLOAD_OFF = re.compile(r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:\{\s*[\"']?device[\"']?\s*:\s*)?"
-                          r"[\"']?(?:none|false|null|no)\b", re.I)
+_OFFLOAD_OFF = re.compile(
+    r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:\{\s*[\"']?device[\"']?\s*:\s*)?"
+    r"[\"']?(?:none|false|null|no)\b",
+    re.I,
+)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
-_OFFLOAD_PARAM = re.compile(r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
-                            re.I)
-_SEQ = re.compile(r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
-                  r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?" + SEP + r"(\d+(?:\.\d+)?)\s*(k)?",
-                  re.I)
+_OFFLOAD_PARAM = re.compile(
+    r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
+    re.I,
+)
+_SEQ = re.compile(
+    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
+    + SEP
+    + r"(\d+(?:\.\d+)?)\s*(k)?",
+    re.I,
+)
 _SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
-_CKPT = re.compile(r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
-                   r"recomputation", re.I)
+_CKPT = re.compile(
+    r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
+    r"recomputation",
+    re.I,
+)
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
 _EAGER = re.compile(r"\beager\b", re.I)
-_TP = re.compile(r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I)
+_TP = re.compile(
+    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I
+)
 _PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
 
 
 def _negated(text: str, start: int) -> bool:
-    window = text[max(0, start - 8):start]
+    window = text[max(0, start - 8) : start]
     return bool(_NEG.search(window))
 
 
 # The size inside a model name glued to it: "Qwen7B", "Baichuan13b", "yi34B", "vicuna_13b".
-_NAME_SIZE = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB](?=[-_ ](?:chat|instruct|base|it|hf))",
-                        re.I)
+_NAME_SIZE = re.compile(
+    r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB](?=[-_ ](?:chat|instruct|base|it|hf))", re.I
+)
 
 
 # A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
 _FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
-_SIZE_CHANGE = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?\s*[bB](?![a-zA-Z0-9])[^,，。.;；\n\d]{0,8}?"
-                          r"(?:压缩到|压缩成|裁剪到|剪枝到|蒸馏到|减到|变成|(?:pruned|compressed|distilled|reduced)?\s*to|->|→)\s*"
-                          r"(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])", re.I)
+_SIZE_CHANGE = re.compile(
+    r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?\s*[bB](?![a-zA-Z0-9])[^,，。.;；\n\d]{0,8}?"
+    r"(?:压缩到|压缩成|裁剪到|剪枝到|蒸馏到|减到|变成|(?:pruned|compressed|distilled|reduced)?\s*to|->|→)\s*"
+    r"(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])",
+    re.I,
+)
 
 
 def _model(text: str, slots: Slots) -> None:
@@ -350,8 +476,10 @@ def _model(text: str, slots: Slots) -> None:
 
 # A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
 # "Chinese-Alpaca-2-7B", "Nous-Hermes-13b").
-_SIZED_NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
-                         r"(?![\w/-])")
+_SIZED_NAME = re.compile(
+    r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
+    r"(?![\w/-])"
+)
 _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
 # The segments a model id adds around its family word: "Chinese-" before "Alpaca-2-7B", "-V2.5" after "miniCPM".
 _NAME_LEFT = re.compile(r"(?<![A-Za-z0-9._/-])(?:[A-Za-z0-9]+[-_])+$")
@@ -364,40 +492,45 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
     start, end = m.start(1), m.end(1)
     if start > 0 and text[start - 1].isascii() and text[start - 1].isalnum():
         return m.group(1).strip()  # glued to other letters ("LlamaForCausalLM"): the family word alone
-    if (left := _NAME_LEFT.search(text, 0, start)):
+    if left := _NAME_LEFT.search(text, 0, start):
         start = left.start()
-    whole = text[start:end + len(_NAME_RIGHT.match(text, end).group(0))].strip("-_.")
-    if not re.search(r"\d", whole[:m.start(1) - start] + whole[m.end(1) - start:]) and \
-            not re.search(r"\d", m.group(1)):
+    whole = text[start : end + len(_NAME_RIGHT.match(text, end).group(0))].strip("-_.")
+    if not re.search(r"\d", whole[: m.start(1) - start] + whole[m.end(1) - start :]) and not re.search(
+        r"\d", m.group(1)
+    ):
         return m.group(1).strip()  # "llama_recipes", "alpaca_zh_demo": a package or data set named after the family
     if _NAME_SIZE.search(m.group(1).strip()) and not _NAME_SIZE.search(whole):
-        return text[start:end].strip()  # "qwen2.5-7b-instruct_lora_sft": the run's name after the model's; keep the size
+        return text[
+            start:end
+        ].strip()  # "qwen2.5-7b-instruct_lora_sft": the run's name after the model's; keep the size
     return whole
 
 
 def _model_named(text: str, slots: Slots) -> None:
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
-    m = next((m for m in found if not text.startswith("/", m.end(1) + len(_NAME_CHARS.match(text, m.end(1)).group(0)))),
-             found[0] if found else None)
+    m = next(
+        (m for m in found if not text.startswith("/", m.end(1) + len(_NAME_CHARS.match(text, m.end(1)).group(0)))),
+        found[0] if found else None,
+    )
     if m is None and (sized := _SIZED_NAME.search(text)):
         slots.model_text = sized.group(1)[:60]
-        if (size := _NAME_SIZE.search(slots.model_text)):
+        if size := _NAME_SIZE.search(slots.model_text):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     if m is not None:
         slots.model_text = _whole_name(text, m)[:60]
-        if (size := _NAME_SIZE.search(slots.model_text)):
+        if size := _NAME_SIZE.search(slots.model_text):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     for pattern, name in _MODEL_PATTERNS:
         if pattern.search(text):
             slots.model, slots.num_params = name, None  # the preset carries its size
             return
     m = _PARAMS_B.search(text)
-    if m and not re.search(r"\b(?:bf|fp)$", text[:m.start()], re.I):
+    if m and not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I):
         slots.num_params = float(m.group(1)) * 1e9
-    elif (m := _PARAMS_YI.search(text)):
+    elif m := _PARAMS_YI.search(text):
         slots.num_params = float(m.group(1)) * 1e8
-    elif (m := _PARAMS_M.search(text)):
+    elif m := _PARAMS_M.search(text):
         slots.num_params = float(m.group(1)) * 1e6
     if slots.num_params:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
@@ -415,8 +548,11 @@ def _gpu(text: str, slots: Slots) -> None:
         _, name, cap = mentions[0]
         # A capacity written next to another mention of the same card ("8*(v100 32G)") sizes it too.
         family = _gpu_family_key(name)
-        cap = cap if cap is not None else next((c for _, n, c in mentions if c is not None and _gpu_family_key(n) == family),
-                                               None)
+        cap = (
+            cap
+            if cap is not None
+            else next((c for _, n, c in mentions if c is not None and _gpu_family_key(n) == family), None)
+        )
         slots.gpu_text = re.sub(r"\s+", " ", name)[:40]
         slots.gpu = _gpu_preset(name, cap)
         if cap is not None and 1 <= cap <= 2000:
@@ -434,7 +570,7 @@ def _gpu(text: str, slots: Slots) -> None:
         for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
             if any(a < m.end() and m.start() < b for a, b in used_spans):
                 continue  # "占用了 20G 显存" is use, not the card's size
-            if _REQUIREMENT.search(text[max(0, m.start() - 16):m.start()]):
+            if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
                 continue
             gb = float(next(g for g in m.groups() if g is not None))
             if m.group(0).lower().endswith("mib"):
@@ -460,52 +596,84 @@ _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 
 
 def _batch(text: str, slots: Slots) -> None:
-    if (m := _MICRO_AND_BATCH.search(text)):
+    if m := _MICRO_AND_BATCH.search(text):
         # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
         slots.train_micro_batch_size_per_gpu = int(m.group(1))
-        if (b := _BATCH_FLAG.search(text)):
+        if b := _BATCH_FLAG.search(text):
             slots.train_batch_size = int(b.group(1))
-    elif (m := next((m for m in _MICRO.finditer(text) if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()])
-                     and not _quoted(text, m.start(), lines=False)), None)):
+    elif m := next(
+        (
+            m
+            for m in _MICRO.finditer(text)
+            if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+            and not _quoted(text, m.start(), lines=False)
+        ),
+        None,
+    ):
         slots.train_micro_batch_size_per_gpu = _num(m.group(1))
-    if (m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text)):
+    if m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
-    elif (m := _GA_VALUE_FOR.search(text)):
+    elif m := _GA_VALUE_FOR.search(text):
         slots.gradient_accumulation_steps = int(m.group(1))
-    elif (m := _GA_BACKWARD.search(text)):
+    elif m := _GA_BACKWARD.search(text):
         slots.gradient_accumulation_steps = 2 if m.group(1).lower() == "twice" else int(m.group(2))
     elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
         slots.gradient_accumulation_steps = _num(m.group(1))
     if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
         product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
         slots.train_batch_size = int(product.group(1)) if product else int(m.group(1))
-    if (m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text)):
+    if m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text):
         slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))
-    if (m := _LR.search(text)):
+    if m := _LR.search(text):
         lr = float(m.group(1))
         if 0 < lr < 10:
             slots.base_learning_rate = lr
 
 
 # "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4".
-_GPU_NUM = re.compile(r"(?:gpu\s*(?:num|count|number)|num(?:ber)?\s*of\s*(?:gpus?|cards?)|(?:gpu|显卡|卡)\s*(?:数量|个数|数))"
-                      + SEP + r"(\d+)", re.I)
+_GPU_NUM = re.compile(
+    r"(?:gpu\s*(?:num|count|number)|num(?:ber)?\s*of\s*(?:gpus?|cards?)|(?:gpu|显卡|卡)\s*(?:数量|个数|数))"
+    + SEP
+    + r"(\d+)",
+    re.I,
+)
 # "3 groups with 8 A100 graphics cards (total of 24 ...)", "共 16 张卡", "总共8卡": the total, whatever else was said.
-_GPU_TOTAL = re.compile(r"(?:total(?: of)?|in total|altogether|一共|总共|共计|共)\s*(\d+)\s*(?:张|块|个)?\s*(?:[\w-]+\s+){0,2}?"
-                        r"(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|graphics)", re.I)
+_GPU_TOTAL = re.compile(
+    r"(?:total(?: of)?|in total|altogether|一共|总共|共计|共)\s*(\d+)\s*(?:张|块|个)?\s*(?:[\w-]+\s+){0,2}?"
+    r"(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|graphics)",
+    re.I,
+)
 # "后来变成单卡", "switched to 4 GPUs": a later count replaces the earlier one.
-_GPU_CHANGE = re.compile(r"(?:变成|变为|改成|改为|换成|改用|切到|switch(?:ed)? to|moved to|now (?:on|with|using))\s*"
-                         r"(单|\d+)\s*(?:张|块)?\s*(?:卡|gpus?(?![A-Za-z]))", re.I)
+_GPU_CHANGE = re.compile(
+    r"(?:变成|变为|改成|改为|换成|改用|切到|switch(?:ed)? to|moved to|now (?:on|with|using))\s*"
+    r"(单|\d+)\s*(?:张|块)?\s*(?:卡|gpus?(?![A-Za-z]))",
+    re.I,
+)
 # "1 8xH100 node": nodes, then GPUs per node.
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
-_COUNT_WORD = {"one": 1, "single": 1, "a single": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "six": 6, "eight": 8,
-               "sixteen": 16}
-_COUNT_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
-                           r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
-                           r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
-                           r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$", re.I)
-_COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])",
-                          re.I)
+_COUNT_WORD = {
+    "one": 1,
+    "single": 1,
+    "a single": 1,
+    "a": 1,
+    "an": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "six": 6,
+    "eight": 8,
+    "sixteen": 16,
+}
+_COUNT_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
+    r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
+    r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
+    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$",
+    re.I,
+)
+_COUNT_AFTER = re.compile(
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])", re.I
+)
 
 
 def _count_at_gpu_names(text: str) -> int | None:
@@ -513,29 +681,37 @@ def _count_at_gpu_names(text: str) -> int | None:
     for m in _GPU_NAME.finditer(text):
         if _quoted(text, m.start()):
             continue
-        before = _COUNT_BEFORE.search(text[max(0, m.start() - 24):m.start()])
+        before = _COUNT_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
         if before:
             d, w, c = before.groups()
             if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
                 continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
             return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
-        after = _COUNT_AFTER.match(text[m.end():m.end() + 16])
+        after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
         if after:
             return int(after.group(1))
     return None
 
 
 # A GPU count the user asks about or supposes: "Can i use 3 gpu card …", "如果用4张卡", "能否用两张卡".
-_COUNT_PROPOSED = re.compile(r"(?:\b(?:can|could|should|shall) (?:i|we) (?:use|train with|run on|use a|have)|"
-                             r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$", re.I)
+_COUNT_PROPOSED = re.compile(
+    r"(?:\b(?:can|could|should|shall) (?:i|we) (?:use|train with|run on|use a|have)|"
+    r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$",
+    re.I,
+)
 _EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
 _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
-_OWN_SINGLE = re.compile(r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu", re.I)
+_OWN_SINGLE = re.compile(
+    r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu",
+    re.I,
+)
 
 
 _PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡住", re.I)
-_SWITCHED = re.compile(r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I)
+_SWITCHED = re.compile(
+    r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I
+)
 
 
 # "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
@@ -545,22 +721,23 @@ _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\
 def _own_mention(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     """The first match of ``pattern`` that the user marks as theirs, else the first match."""
     found = list(pattern.finditer(text))
-    return next((m for m in found if _MINE_BEFORE.search(text[max(0, m.start() - 14):m.start()])),
-                found[0] if found else None)
+    return next(
+        (m for m in found if _MINE_BEFORE.search(text[max(0, m.start() - 14) : m.start()])), found[0] if found else None
+    )
 
 
 def _parallel(text: str, slots: Slots) -> None:
     if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
         # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
         slots.world_size = int(m.group(1))
-    if (m := _GPUS_EN.search(text)):
+    if m := _GPUS_EN.search(text):
         slots.world_size = _EN_NUM[m.group(1).lower()]
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
         if _EACH_CARD.match(text, m.end()) and (m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)):
             continue  # "我的一张显卡大小是8g": the size of each card, not how many
-        if _COUNT_PROPOSED.search(text[max(0, m.start() - 30):m.start()]):
+        if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
@@ -570,41 +747,47 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
         slots.world_size = n
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
-    if slots.world_size is None and \
-            any(not _quoted(text, m.start()) for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)) and \
-            (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text)):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
+    if (
+        slots.world_size is None
+        and any(not _quoted(text, m.start()) for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I))
+        and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
+    ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
-    if (m := _GPUS_WORD.search(text) or _GPU_NUM.search(text)):
+    if m := _GPUS_WORD.search(text) or _GPU_NUM.search(text):
         slots.world_size = int(m.group(1))
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
-    if (m := _NODES_OF_GPUS.search(text)):
+    if m := _NODES_OF_GPUS.search(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
-    elif (m := _own_mention(text, _NODES_X_GPUS)):
+    elif m := _own_mention(text, _NODES_X_GPUS):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
-    elif (m := _NODES.search(text)):
+    elif m := _NODES.search(text):
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and slots.world_size < slots.num_nodes:
             slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
-    if (m := _GPU_TOTAL.search(text)):
+    if m := _GPU_TOTAL.search(text):
         slots.world_size = int(m.group(1))
-    if (m := _GPU_CHANGE.search(text)):
+    if m := _GPU_CHANGE.search(text):
         slots.world_size = _num(m.group(1))
-    if (m := _ZERO_KEY.search(text) or _ZERO.search(text)):
+    if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
         # there ("改成zero stage2，训练只要17秒" is the comparison)
         for later in _ZERO.finditer(text, m.end()):
-            if _SWITCHED.search(text[max(0, later.start() - 16):later.start()]) and \
-                    _PROBLEM.search(text, later.end(), later.end() + 30):
+            if _SWITCHED.search(text[max(0, later.start() - 16) : later.start()]) and _PROBLEM.search(
+                text, later.end(), later.end() + 30
+            ):
                 slots.zero_stage = int(next(g for g in later.groups() if g is not None))
     # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
     off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
     on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
-    if (m := next(iter(on), None)) and not _negated(text, m.start()) and \
-            not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+    if (
+        (m := next(iter(on), None))
+        and not _negated(text, m.start())
+        and not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I)
+    ):
         slots.offload_optimizer = True
         if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
@@ -612,17 +795,19 @@ def _parallel(text: str, slots: Slots) -> None:
         if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
             setattr(slots, key, False)
     # Accelerate's `offload_optimizer_device: none` / `offload_param_device: none`: stated off.
-    if slots.offload_optimizer is None and \
-            re.search(r"offload_optimizer(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+    if slots.offload_optimizer is None and re.search(
+        r"offload_optimizer(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I
+    ):
         slots.offload_optimizer = False
-    if slots.offload_param is None and \
-            re.search(r"offload_param(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I):
+    if slots.offload_param is None and re.search(
+        r"offload_param(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I
+    ):
         slots.offload_param = False
     if slots.num_nodes is None and re.search(r"单机|single[-_ ]node|one node", text, re.I):
         slots.num_nodes = 1
-    if (m := _PP.search(text)):
+    if m := _PP.search(text):
         slots.pipeline_parallel_size = int(m.group(1))
-    if (m := _TP.search(text)):
+    if m := _TP.search(text):
         slots.tensor_parallel_size = int(m.group(1))
 
 
@@ -631,18 +816,27 @@ _PRECISION_MENTION = re.compile(
     r"(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
     # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed", "the precision is set to 16"
     r"precision[\"']?\s*(?:=|:|：|(?:is\s+)?(?:set|changed?)\s+(?:it\s+)?to|to|is|as|为|设为|设置为|改为|改成)?\s*[\"']?"
-    r"(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)", re.I)
+    r"(?:(?P<l16>16)|(?P<l32>32))(?:-mixed|-true)?(?!\d)",
+    re.I,
+)
 # The type a tensor is cast to or is found in ("peft casts data from 16 to 32 bits", "param.data.to(torch.float32)",
 # "转换为fp32", "Input type into Linear4bit is torch.float16"): not the precision the user trains in.
-_CAST_TO = re.compile(r"(?:cast\w*|convert\w*|upcast\w*)\b[^.\n]{0,30}\bto\s*(?:torch\.)?$|\.to\(\s*(?:torch\.)?$|"
-                      r"\b(?:is|got|but|and)\s+torch\.$|(?:转换|转|cast)\S{0,3}(?:为|成|到)\s*$", re.I)
+_CAST_TO = re.compile(
+    r"(?:cast\w*|convert\w*|upcast\w*)\b[^.\n]{0,30}\bto\s*(?:torch\.)?$|\.to\(\s*(?:torch\.)?$|"
+    r"\b(?:is|got|but|and)\s+torch\.$|(?:转换|转|cast)\S{0,3}(?:为|成|到)\s*$",
+    re.I,
+)
 # "is set to 16", "改成 bf16": the value the user set, over a default shown earlier ("precision = 32" in the code).
 _SET_TO = re.compile(r"(?:set|changed?|switch(?:ed)?)\s+(?:it\s+)?to|设为|设置为|改为|改成|换成", re.I)
 # "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
-_PRECISION_OFF_BEFORE = re.compile(r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
-                                   r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$", re.I)
-_PRECISION_OFF_AFTER = re.compile(r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false",
-                                  re.I)
+_PRECISION_OFF_BEFORE = re.compile(
+    r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
+    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$",
+    re.I,
+)
+_PRECISION_OFF_AFTER = re.compile(
+    r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false", re.I
+)
 
 
 def _precision(text: str, slots: Slots) -> None:
@@ -654,18 +848,23 @@ def _precision(text: str, slots: Slots) -> None:
         return
     switched_off = False
     mentions = list(_PRECISION_MENTION.finditer(text))
-    set_to = [m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14):m.start()])]
+    set_to = [
+        m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14) : m.start()])
+    ]
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
     for m in mentions:
-        if _CAST_TO.search(text[max(0, m.start() - 48):m.start()]):
+        if _CAST_TO.search(text[max(0, m.start() - 48) : m.start()]):
             continue
-        if m.lastgroup in ("bf16", "fp16") and (re.search(r"no[_-]$", text[max(0, m.start() - 3):m.start()], re.I)
-                                                or _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40])):
+        if m.lastgroup in ("bf16", "fp16") and (
+            re.search(r"no[_-]$", text[max(0, m.start() - 3) : m.start()], re.I)
+            or _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40])
+        ):
             switched_off = True  # "no_fp16", "fp16": {"enabled": false}
             continue
-        if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24):m.start()]) or \
-                _PRECISION_OFF_AFTER.match(text[m.end():m.end() + 40]):
+        if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24) : m.start()]) or _PRECISION_OFF_AFTER.match(
+            text[m.end() : m.end() + 40]
+        ):
             continue
         kind = m.lastgroup
         if kind == "bf16":
@@ -700,20 +899,27 @@ def _sequence(text: str, slots: Slots) -> None:
             slots.seq_len = int(value)
 
 
-_FULL = re.compile(r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
-                   r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
-                   r"finetuning_type\W{0,4}full|"
-                   # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
-                   r"(?:fine[-_ ]?tun\w*|train\w*|updat\w*)\s+(?:all\s+(?:the\s+)?(?:model(?:'s)?\s+)?(?:parameters|params|weights)|"
-                   r"the\s+(?:entire|whole)\s+model)|(?:全部|所有)参数\s*(?:都)?\s*(?:参与)?\s*(?:微调|训练|更新)", re.I)
+_FULL = re.compile(
+    r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
+    r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
+    r"finetuning_type\W{0,4}full|"
+    # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
+    r"(?:fine[-_ ]?tun\w*|train\w*|updat\w*)\s+(?:all\s+(?:the\s+)?(?:model(?:'s)?\s+)?(?:parameters|params|weights)|"
+    r"the\s+(?:entire|whole)\s+model)|(?:全部|所有)参数\s*(?:都)?\s*(?:参与)?\s*(?:微调|训练|更新)",
+    re.I,
+)
 _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
 # A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
-_OTHER_METHOD = re.compile(r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
-                           r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$", re.I)
+_OTHER_METHOD = re.compile(
+    r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
+    r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$",
+    re.I,
+)
 # "without any PEFT and Quantization": the whole model is trained.
 # The method key frameworks write: LLaMA-Factory's `finetuning_type`, ms-swift's `train_type` (`sft_type` before 3.0).
-_METHOD_KEY = re.compile(r"(?<![\w-])-{0,2}(?:finetuning|train|sft|tuning)_type[\"']?\s*(?:[:=]|\s)\s*[\"']?(full|lora|qlora|freeze)\b",
-                         re.I)
+_METHOD_KEY = re.compile(
+    r"(?<![\w-])-{0,2}(?:finetuning|train|sft|tuning)_type[\"']?\s*(?:[:=]|\s)\s*[\"']?(full|lora|qlora|freeze)\b", re.I
+)
 # A LoRA switch set off: `--use_lora False`, `use_lora=0`, `--use-peft false`, `use_llm_lora: 0` (InternVL's LLM LoRA).
 _LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
 # … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
@@ -728,22 +934,29 @@ _PTUNING = re.compile(r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pr
 # ("prepare_model_for_int8_training").
 _QUANT = re.compile(
     r"load_in_(?P<lq>[48])bit|quantization_bit\W{0,3}(?P<qb>[48])(?!\d)|"
-    r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])", re.I)
+    r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])",
+    re.I,
+)
 _QUANT_NOT_BEFORE = re.compile(r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$", re.I)
 _QUANT_NOT_AFTER = re.compile(r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b", re.I)
 # Someone else's setup named before it: "the examples use int8/int4", "官方示例都是 int4".
-_QUANT_OTHERS = re.compile(r"(?:示例|例子|官方|官网|文档|readme|paper|论文|examples?|tutorial|教程)[^.。;；\n]{0,20}$", re.I)
+_QUANT_OTHERS = re.compile(
+    r"(?:示例|例子|官方|官网|文档|readme|paper|论文|examples?|tutorial|教程)[^.。;；\n]{0,20}$", re.I
+)
 
 
 def _quantization(text: str, slots: Slots) -> None:
     """The bits the base weights are loaded in, from the first mention that is the user's own and switched on."""
     for m in _QUANT.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
-        if "#" in text[line_start:m.start()] and not text[line_start:m.start()].lstrip().startswith("#!"):
+        if "#" in text[line_start : m.start()] and not text[line_start : m.start()].lstrip().startswith("#!"):
             continue  # a comment next to a setting ("enable_int8 = False # qlora int8")
-        if _QUANT_NOT_BEFORE.search(text[max(0, m.start() - 12):m.start()]) or \
-                _QUANT_NOT_AFTER.match(text[m.end():m.end() + 24]) or \
-                _QUANT_OTHERS.search(text[max(0, m.start() - 30):m.start()]) or _quoted(text, m.start()):
+        if (
+            _QUANT_NOT_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+            or _QUANT_NOT_AFTER.match(text[m.end() : m.end() + 24])
+            or _QUANT_OTHERS.search(text[max(0, m.start() - 30) : m.start()])
+            or _quoted(text, m.start())
+        ):
             continue
         digit = next(g for g in m.groups() if g is not None)
         slots.quantization = "int8" if digit in ("8", "八") else "int4"
@@ -754,7 +967,9 @@ _COMMENT = re.compile(r"(?<=\S)[ \t]+#\s.*$", re.M)
 
 
 # An environment report's package line ("- PEFT version: 0.12.0", "peft==0.10.0"): installed, not the method used.
-_PACKAGE_LINE = re.compile(r"^(?![^\n]*lora)[ \t>*-]*`?[\w .-]{1,30}`?\s*(?:version)?\s*[:=]=?\s*v?\d+\.\d+[\w.+-]*[ \t]*$", re.I | re.M)
+_PACKAGE_LINE = re.compile(
+    r"^(?![^\n]*lora)[ \t>*-]*`?[\w .-]{1,30}`?\s*(?:version)?\s*[:=]=?\s*v?\d+\.\d+[\w.+-]*[ \t]*$", re.I | re.M
+)
 
 
 def _finetune(text: str, slots: Slots) -> None:
@@ -764,13 +979,17 @@ def _finetune(text: str, slots: Slots) -> None:
     _quantization(text, slots)
     # "(no LoRA)", "--use_lora False", `use_llm_lora: 0`: the method named and turned off.
     off = [m.span() for m in _NO_ADAPTER.finditer(text)] + [m.span() for m in _LORA_OFF.finditer(text)]
-    lora = [m for m in _LORA.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])
-            and not any(a <= m.start() < b for a, b in off)]
-    ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48):m.start()])]
+    lora = [
+        m
+        for m in _LORA.finditer(text)
+        if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])
+        and not any(a <= m.start() < b for a, b in off)
+    ]
+    ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
         return
-    if (key := _METHOD_KEY.search(text)):
+    if key := _METHOD_KEY.search(text):
         # the framework's own method key decides (`--train_type full` next to `--tuner_backend peft`)
         slots.finetune = {"freeze": None}.get(key.group(1).lower(), key.group(1).lower())
         if slots.finetune == "qlora" and slots.quantization is None:
@@ -794,15 +1013,17 @@ def _finetune(text: str, slots: Slots) -> None:
 
 
 # `gradient_checkpointing: bool = field(default=False, …)`, `gradient_checkpointing=False`: the key is named, turned off.
-_KEY_OFF = re.compile(r"\w*[\"']?\s*(?::\s*bool\s*)?[:=]\s*(?:field\(\s*default\s*=\s*)?[\"']?(?:false|no|none|0)\b", re.I)
+_KEY_OFF = re.compile(
+    r"\w*[\"']?\s*(?::\s*bool\s*)?[:=]\s*(?:field\(\s*default\s*=\s*)?[\"']?(?:false|no|none|0)\b", re.I
+)
 
 
 def _memory_features(text: str, slots: Slots) -> None:
-    if (m := _CKPT.search(text)):
+    if m := _CKPT.search(text):
         slots.gradient_checkpointing = "none" if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()) else "full"
         if re.search(r"selective|选择性", text, re.I) and slots.gradient_checkpointing == "full":
             slots.gradient_checkpointing = "selective"
-    if (m := _FLASH.search(text)):
+    if m := _FLASH.search(text):
         slots.flash_attention = not _negated(text, m.start())
     elif _EAGER.search(text):
         slots.flash_attention = False
@@ -814,22 +1035,66 @@ def _memory_features(text: str, slots: Slots) -> None:
 _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
-    r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))")
+    r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
+)
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _WORD_NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
 #: Key words that make a batch key something other than the training batch (evaluation, generation, RL rollouts).
-_NOT_TRAIN = {"eval", "evaluation", "test", "valid", "validation", "val", "infer", "inference", "generation", "gen",
-              "rollout", "prompt", "predict", "prediction", "forward", "logprobs", "ref", "reward", "critic", "sample",
-              "samples", "vllm", "max", "min", "buffer", "dataloader", "step", "steps"}
+_NOT_TRAIN = {
+    "eval",
+    "evaluation",
+    "test",
+    "valid",
+    "validation",
+    "val",
+    "infer",
+    "inference",
+    "generation",
+    "gen",
+    "rollout",
+    "prompt",
+    "predict",
+    "prediction",
+    "forward",
+    "logprobs",
+    "ref",
+    "reward",
+    "critic",
+    "sample",
+    "samples",
+    "vllm",
+    "max",
+    "min",
+    "buffer",
+    "dataloader",
+    "step",
+    "steps",
+}
 
 
 def _key_words(key: str) -> list[str]:
     return [w.lower() for w in _KEY_WORDS.findall(key.replace("-", "_").replace(".", "_"))]
 
 
-_SEQ_KEYS = {"max_seq_len", "max_seq_length", "seq_len", "seq_length", "cutoff_len", "max_length", "model_max_length",
-             "max_len", "block_size", "sequence_len", "sequence_length", "max_source_length", "context_length", "max_seq",
-             "max_words", "max_tokens_per_sample", "max_position"}
+_SEQ_KEYS = {
+    "max_seq_len",
+    "max_seq_length",
+    "seq_len",
+    "seq_length",
+    "cutoff_len",
+    "max_length",
+    "model_max_length",
+    "max_len",
+    "block_size",
+    "sequence_len",
+    "sequence_length",
+    "max_source_length",
+    "context_length",
+    "max_seq",
+    "max_words",
+    "max_tokens_per_sample",
+    "max_position",
+}
 
 
 def classify_key(key: str) -> str | None:
@@ -864,8 +1129,17 @@ def classify_key(key: str) -> str | None:
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
             return "train_micro_batch_size_per_gpu"
         return None
-    if joined in ("nproc_per_node", "num_processes", "num_gpus", "world_size", "n_gpu", "n_gpus", "gpu_num", "num_gpu",
-                  "nproc"):
+    if joined in (
+        "nproc_per_node",
+        "num_processes",
+        "num_gpus",
+        "world_size",
+        "n_gpu",
+        "n_gpus",
+        "gpu_num",
+        "num_gpu",
+        "nproc",
+    ):
         return "world_size"
     if joined in ("nnodes", "num_nodes", "num_machines", "n_nodes", "nodes"):
         return "num_nodes"
@@ -875,8 +1149,14 @@ def classify_key(key: str) -> str | None:
         return "zero_stage"
     if joined in ("lora_rank", "lora_r"):
         return "lora_rank"
-    if joined in ("tensor_parallel_size", "tensor_model_parallel_size", "tp_size", "tp", "autotp_size",
-                  "model_parallel_size"):
+    if joined in (
+        "tensor_parallel_size",
+        "tensor_model_parallel_size",
+        "tp_size",
+        "tp",
+        "autotp_size",
+        "model_parallel_size",
+    ):
         return "tensor_parallel_size"
     if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):
         return "pipeline_parallel_size"
@@ -884,23 +1164,31 @@ def classify_key(key: str) -> str | None:
 
 
 # A dataclass field's default: `per_device_train_batch_size: int = field(default=1, ...)`.
-_FIELD_DEFAULT = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,60})\s*:\s*[\w\[\], .]{1,30}=\s*(?:field\(\s*default\s*=\s*)?"
-                            r"(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\b")
+_FIELD_DEFAULT = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w{0,60})\s*:\s*[\w\[\], .]{1,30}=\s*(?:field\(\s*default\s*=\s*)?"
+    r"(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\b"
+)
 
 
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
-    found = [(m, classify_key(m.group(1))) for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)],
-                                                            key=lambda m: m.start())]
+    found = [
+        (m, classify_key(m.group(1)))
+        for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)], key=lambda m: m.start())
+    ]
     # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
-    explicit_micro = any(key == "train_micro_batch_size_per_gpu" and "micro" in "".join(_key_words(m.group(1)))
-                         for m, key in found)
+    explicit_micro = any(
+        key == "train_micro_batch_size_per_gpu" and "micro" in "".join(_key_words(m.group(1))) for m, key in found
+    )
     for m, key in found:
-        if key == "train_micro_batch_size_per_gpu" and _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+        if key == "train_micro_batch_size_per_gpu" and _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
             key = "train_batch_size"  # "total batchsize is 4096"
-        if explicit_micro and key == "train_micro_batch_size_per_gpu" and \
-                "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize"):
+        if (
+            explicit_micro
+            and key == "train_micro_batch_size_per_gpu"
+            and "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize")
+        ):
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
             continue
@@ -925,8 +1213,10 @@ def _assignments(text: str, slots: Slots) -> None:
 # ---- what training frameworks print: the HF Trainer banner, TRL's and DeepSpeed's batch checks ----------
 _BANNER = [
     (re.compile(r"Instantaneous batch size per device\s*=\s*(\d+)", re.I), "train_micro_batch_size_per_gpu"),
-    (re.compile(r"Total train batch size \(w\. parallel, distributed & accumulation\)\s*=\s*(\d+)", re.I),
-     "train_batch_size"),
+    (
+        re.compile(r"Total train batch size \(w\. parallel, distributed & accumulation\)\s*=\s*(\d+)", re.I),
+        "train_batch_size",
+    ),
     (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)", re.I), "gradient_accumulation_steps"),
 ]
 # DeepSpeed's stage-3 optimizer named in a traceback or log.
@@ -940,7 +1230,7 @@ def extract_printed(text: str) -> Slots:
     the framework; never the free-text patterns, which would read step counts and timings as a setup."""
     slots = Slots()
     for pattern, key in _BANNER:
-        if (m := pattern.search(text)):
+        if m := pattern.search(text):
             setattr(slots, key, int(m.group(1)))
     if _ZERO3_CLASS.search(text):
         slots.zero_stage = 3
@@ -954,7 +1244,7 @@ def extract_printed(text: str) -> Slots:
         slots.gradient_checkpointing = "full"
     if _FP16_PRINTED.search(text):
         slots.precision = "fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16"
-    elif (m := _HALF_UNSUPPORTED.search(text)):
+    elif m := _HALF_UNSUPPORTED.search(text):
         slots.precision = "amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16"
     return slots
 
@@ -964,8 +1254,11 @@ _TRAINABLE_PRINTED = re.compile(r"Number of trainable parameters\s*=\s*(\d{1,3}(
 _GC_PRINTED = re.compile(r"`use_cache=True` is incompatible with gradient checkpointing")
 # Only fp16 training scales the loss: DeepSpeed's "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536"
 # (loss_scaler.py), apex's "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to …".
-_FP16_PRINTED = re.compile(r"OVERFLOW! Rank \d+ Skipping step|Attempted loss scale|loss_scaler\.py|"
-                           r"Gradient overflow\.\s+Skipping step", re.I)
+_FP16_PRINTED = re.compile(
+    r"OVERFLOW! Rank \d+ Skipping step|Attempted loss scale|loss_scaler\.py|"
+    r"Gradient overflow\.\s+Skipping step",
+    re.I,
+)
 # transformers' TrainingArguments check: "Your setup doesn't support bf16/gpu." — the user asked for bf16.
 _HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|cpu|npu|xpu)", re.I)
 
@@ -974,23 +1267,31 @@ def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, 
     """(position, value) of every setting of ``key`` in ``text``: by the phrase pattern and by a named key."""
     out = []
     for m in pattern.finditer(text):
-        if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+        if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
             out.append((m.start(), _num(m.group(1))))
     for m in _ASSIGN.finditer(text):
         raw = m.group(2)
-        if classify_key(m.group(1)) == key and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12):m.start()]) and \
-                (raw in _WORD_NUM or raw.isdigit()):
+        if (
+            classify_key(m.group(1)) == key
+            and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+            and (raw in _WORD_NUM or raw.isdigit())
+        ):
             out.append((m.start(), _WORD_NUM.get(raw) or int(raw)))
     return sorted(set(out))
 
 
 # "batch size from 1 to 32" without "effective"/"global": the user changed the per-GPU batch.
-_MICRO_CHANGE = re.compile(r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs|batch)\s*(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|"
-                           r"提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)", re.I)
+_MICRO_CHANGE = re.compile(
+    r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs|batch)\s*(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|"
+    r"提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)",
+    re.I,
+)
 
 
 # Between two tried values, what makes the later one the run in question: an outcome ("OOM", "正常", "才能运行").
-_OUTCOME = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I)
+_OUTCOME = re.compile(
+    r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I
+)
 # … and what makes the two a side-by-side comparison instead ("A vs B", "设置1 … 设置2", "B: …").
 _COMPARED = re.compile(r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话", re.I)
 # A value proposed in a question or a hypothetical ("如果 train_batch_size设置为8可以吗？", "what if I set bs=8?").
@@ -1002,10 +1303,14 @@ _SO = re.compile(r"\bso\b|那么|所以|是不是|应该是|也就是", re.I)
 
 def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bool:
     """Whether the ``later`` mention is a new try that replaces the ``earlier`` one (see _latest_in_prose)."""
-    between = text[earlier[0]:later[0]]
+    between = text[earlier[0] : later[0]]
     line_start = max(text.rfind(c, 0, later[0]) for c in "\n。？！?!") + 1
-    return bool(_OUTCOME.search(between)) and not _COMPARED.search(between) and \
-        not _PROPOSED.search(text[line_start:later[0] + 40]) and not _quoted(text, later[0])
+    return (
+        bool(_OUTCOME.search(between))
+        and not _COMPARED.search(between)
+        and not _PROPOSED.search(text[line_start : later[0] + 40])
+        and not _quoted(text, later[0])
+    )
 
 
 def _inferred(text: str, pos: int) -> bool:
@@ -1032,23 +1337,29 @@ def _latest(text: str, mentions: list[tuple[int, int]]) -> tuple[int, int] | Non
     return current if current != mentions[0] else None
 
 
-_WITH_TOTAL = re.compile(r"\s*,?\s*(?:with|and|,)\s+(?:an?\s+|the\s+)?total(?:\s+batch(?:[-_ ]?size)?)?\s*(?:of\s+|is\s+|=\s*)?(\d+)",
-                         re.I)
+_WITH_TOTAL = re.compile(
+    r"\s*,?\s*(?:with|and|,)\s+(?:an?\s+|the\s+)?total(?:\s+batch(?:[-_ ]?size)?)?\s*(?:of\s+|is\s+|=\s*)?(\d+)", re.I
+)
 
 
 # Darknet's cfg: `batch=64 subdivisions=16` — 64 images per step, processed 64/16 at a time (gradients accumulated).
 _DARKNET = re.compile(r"(?<![\w.])batch\s*=\s*(\d+)\s*[,;]?\s*subdivisions\s*=\s*(\d+)", re.I)
 # "In the paper, it says, 120 batch size with 4 GPUs": the batch over all the GPUs.
-_BATCH_WITH_GPUS = re.compile(r"(?<![\w.])(\d+)\s*batch[-_ ]?size\s+(?:with|on|over|across|using)\s+(\d+)\s*(?:gpus?|cards?)\b", re.I)
+_BATCH_WITH_GPUS = re.compile(
+    r"(?<![\w.])(\d+)\s*batch[-_ ]?size\s+(?:with|on|over|across|using)\s+(\d+)\s*(?:gpus?|cards?)\b", re.I
+)
 
 
 def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
-    if (m := _DARKNET.search(text)):
+    if m := _DARKNET.search(text):
         batch, subdivisions = int(m.group(1)), int(m.group(2))
         slots.train_batch_size = batch
         if subdivisions and batch % subdivisions == 0:
-            slots.train_micro_batch_size_per_gpu, slots.gradient_accumulation_steps = batch // subdivisions, subdivisions
-    elif (m := _BATCH_WITH_GPUS.search(text)):
+            slots.train_micro_batch_size_per_gpu, slots.gradient_accumulation_steps = (
+                batch // subdivisions,
+                subdivisions,
+            )
+    elif m := _BATCH_WITH_GPUS.search(text):
         slots.train_batch_size, slots.world_size = int(m.group(1)), int(m.group(2))
         if slots.train_micro_batch_size_per_gpu == slots.train_batch_size:
             slots.train_micro_batch_size_per_gpu = None
@@ -1060,14 +1371,14 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     the user changed from. A config or a command sets each key once, so only prose is read this way."""
     if _MICRO_AND_BATCH.search(text):
         return
-    if (latest := _latest(text, _mentions(text, _MICRO, "train_micro_batch_size_per_gpu"))):
+    if latest := _latest(text, _mentions(text, _MICRO, "train_micro_batch_size_per_gpu")):
         slots.train_micro_batch_size_per_gpu = latest[1]
-    if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16):m.start()]):
+    if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         old, new = int(m.group(1)), int(m.group(2))
         slots.train_micro_batch_size_per_gpu = new
         if (slots.base_batch_size, slots.train_batch_size) == (old, new):
             slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
-        if (total := _WITH_TOTAL.match(text, m.end())):
+        if total := _WITH_TOTAL.match(text, m.end()):
             slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
@@ -1078,8 +1389,18 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
     slots = Slots()
-    for step in (_model, _gpu, _batch, _parallel, _precision, _sequence, _finetune, _memory_features, _assignments,
-                 _batch_as_frameworks_write_it):
+    for step in (
+        _model,
+        _gpu,
+        _batch,
+        _parallel,
+        _precision,
+        _sequence,
+        _finetune,
+        _memory_features,
+        _assignments,
+        _batch_as_frameworks_write_it,
+    ):
         step(text, slots)
     if prose:
         _latest_in_prose(text, slots)

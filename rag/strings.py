@@ -2,6 +2,7 @@
 
 ``t("key", lang, **values)``: the same placeholders in both languages (a test checks it).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,19 +11,27 @@ from typing import Any
 
 TEXT: dict[str, dict[str, str]] = {
     # refusals
-    "empty": {"zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
-              "en": "Please type a question, for example: “Does raising gradient_accumulation_steps increase GPU memory?”"},
-    "too_long": {"zh": "消息太长（{n} 个字符，上限 {max}）。请只保留问题、关键报错行和配置。",
-                 "en": "The message is too long ({n} characters, limit {max}). Keep the question, the key error lines and the config."},
-    "off_topic": {"zh": "这个问题超出了我能回答的范围。我只回答训练配置的问题：batch size、梯度累积、精度、ZeRO/FSDP 分片、需要多少显存，以及训练为什么失败。例如：“7B 模型 LoRA 在 3090 上 micro batch 能开多大？”",
-                  "en": "That is outside what I can answer. I answer training-setup questions: batch size, gradient accumulation, precision, ZeRO/FSDP sharding, how much GPU memory it takes, and why a run failed. For example: “How large a micro batch fits a 7B LoRA run on a 3090?”"},
-    "history_rejected": {"zh": "_已忽略上文中不合法的取值：{keys}（不在可接受范围内）。_",
-                         "en": "_Ignored from the earlier turns: {keys} (not an accepted value)._"},
+    "empty": {
+        "zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
+        "en": "Please type a question, for example: “Does raising gradient_accumulation_steps increase GPU memory?”",
+    },
+    "too_long": {
+        "zh": "消息太长（{n} 个字符，上限 {max}）。请只保留问题、关键报错行和配置。",
+        "en": "The message is too long ({n} characters, limit {max}). Keep the question, the key error lines and the config.",
+    },
+    "off_topic": {
+        "zh": "这个问题超出了我能回答的范围。我只回答训练配置的问题：batch size、梯度累积、精度、ZeRO/FSDP 分片、需要多少显存，以及训练为什么失败。例如：“7B 模型 LoRA 在 3090 上 micro batch 能开多大？”",
+        "en": "That is outside what I can answer. I answer training-setup questions: batch size, gradient accumulation, precision, ZeRO/FSDP sharding, how much GPU memory it takes, and why a run failed. For example: “How large a micro batch fits a 7B LoRA run on a 3090?”",
+    },
+    "history_rejected": {
+        "zh": "_已忽略上文中不合法的取值：{keys}（不在可接受范围内）。_",
+        "en": "_Ignored from the earlier turns: {keys} (not an accepted value)._",
+    },
     # section headings
     "numbers": {"zh": "计算结果", "en": "The numbers"},
     "explain": {"zh": "解释", "en": "Explanation"},
     "related": {"zh": "相关", "en": "Related"},
-    "sources": {"zh": "参考来源", "en": "Sources"},   # also the chat tab's folded sources title (ui/i18n.py)
+    "sources": {"zh": "参考来源", "en": "Sources"},  # also the chat tab's folded sources title (ui/i18n.py)
     "corrected": {"zh": "问题里的误解", "en": "What the question gets wrong"},
     "wrong": {"zh": "错误说法", "en": "Wrong"},
     "right": {"zh": "实际情况", "en": "Actually"},
@@ -38,81 +47,150 @@ TEXT: dict[str, dict[str, str]] = {
     "from_nvidia_smi": {"zh": "来自 nvidia-smi", "en": "from nvidia-smi"},
     "carried": {"zh": "沿用上文", "en": "carried over"},
     "assumed": {"zh": "假设", "en": "assumed"},
-    "conflict": {"zh": "注意：{name} 在你的消息里是 {a}（{src_a}），但{src_b}是 {b}。",
-                 "en": "Note: {name} is {a} in your message ({src_a}) but {b} {src_b}."},
-    "need_for_memory": {"zh": "要算你这套配置的显存，还需要：{missing}。",
-                        "en": "To compute memory for your run I still need: {missing}."},
-    "memory_unsupported": {"zh": "显存计算器不支持你的训练方式（{method}），所以这里不给显存数字。",
-                           "en": "The memory calculator does not model your method ({method}), so no memory figure here."},
-    "need_model": {"zh": "模型（名称或参数量，如 Qwen-7B / 13B）", "en": "the model (name or size, e.g. Qwen-7B / 13B)"},
-    "need_method": {"zh": "微调方式（全量 / LoRA / QLoRA）或精度", "en": "the method (full / LoRA / QLoRA) or precision"},
+    "conflict": {
+        "zh": "注意：{name} 在你的消息里是 {a}（{src_a}），但{src_b}是 {b}。",
+        "en": "Note: {name} is {a} in your message ({src_a}) but {b} {src_b}.",
+    },
+    "need_for_memory": {
+        "zh": "要算你这套配置的显存，还需要：{missing}。",
+        "en": "To compute memory for your run I still need: {missing}.",
+    },
+    "memory_unsupported": {
+        "zh": "显存计算器不支持你的训练方式（{method}），所以这里不给显存数字。",
+        "en": "The memory calculator does not model your method ({method}), so no memory figure here.",
+    },
+    "need_model": {
+        "zh": "模型（名称或参数量，如 Qwen-7B / 13B）",
+        "en": "the model (name or size, e.g. Qwen-7B / 13B)",
+    },
+    "need_method": {
+        "zh": "微调方式（全量 / LoRA / QLoRA）或精度",
+        "en": "the method (full / LoRA / QLoRA) or precision",
+    },
     # verdict openers by act
     "likely_cause": {"zh": "最可能的原因：{title}。", "en": "Most likely cause: {title}."},
-    "known_related": {"zh": "知识库里没有能直接对上的已知原因。最相关的已知事实：", "en": "No known cause in the knowledge base matches this directly. The closest known fact:"},
-    "to_narrow": {"zh": "要缩小原因，请贴出完整报错（最后 30 行）、启动命令和配置。",
-                  "en": "To narrow the cause down, paste the full error (last 30 lines), the launch command and the config."},
+    "known_related": {
+        "zh": "知识库里没有能直接对上的已知原因。最相关的已知事实：",
+        "en": "No known cause in the knowledge base matches this directly. The closest known fact:",
+    },
+    "to_narrow": {
+        "zh": "要缩小原因，请贴出完整报错（最后 30 行）、启动命令和配置。",
+        "en": "To narrow the cause down, paste the full error (last 30 lines), the launch command and the config.",
+    },
     "also_possible": {"zh": "也可能是：{title}。", "en": "Also possible: {title}."},
-    "fits": {"zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
-             "en": "It fits: about {total} per GPU on {gpu} with {cap}; the largest micro batch with these settings is {mm}."},
-    "no_fit": {"zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}（多 {over}）。",
-               "en": "It does not fit: about {total} per GPU, {over} over the {cap} of {gpu}."},
-    "states_no_fit": {"zh": "放不下：仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，超过 {gpu} 的 {cap}；激活还要另算。",
-                      "en": "It does not fit: the model states alone (weights, gradients, optimizer states) take about {states} per GPU, more than the {cap} of {gpu}; activations come on top."},
-    "states_only": {"zh": "模型状态（权重、梯度、优化器状态）每卡约 {states}，{gpu} 有 {cap}；这个模型没有预设结构，激活算不出来，所以不给总数。",
-                    "en": "The model states (weights, gradients, optimizer states) take about {states} per GPU of the {cap} on {gpu}; this model has no preset architecture, so activations and the total are not computed."},
+    "fits": {
+        "zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
+        "en": "It fits: about {total} per GPU on {gpu} with {cap}; the largest micro batch with these settings is {mm}.",
+    },
+    "no_fit": {
+        "zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}（多 {over}）。",
+        "en": "It does not fit: about {total} per GPU, {over} over the {cap} of {gpu}.",
+    },
+    "states_no_fit": {
+        "zh": "放不下：仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，超过 {gpu} 的 {cap}；激活还要另算。",
+        "en": "It does not fit: the model states alone (weights, gradients, optimizer states) take about {states} per GPU, more than the {cap} of {gpu}; activations come on top.",
+    },
+    "states_only": {
+        "zh": "模型状态（权重、梯度、优化器状态）每卡约 {states}，{gpu} 有 {cap}；这个模型没有预设结构，激活算不出来，所以不给总数。",
+        "en": "The model states (weights, gradients, optimizer states) take about {states} per GPU of the {cap} on {gpu}; this model has no preset architecture, so activations and the total are not computed.",
+    },
     "per_gpu": {"zh": "每卡约需 {total}。", "en": "About {total} per GPU."},
     "micro1_no_fit": {"zh": "micro batch 1 也放不下。", "en": "Even micro batch 1 does not fit."},
     "nearest_fits": {"zh": "最接近且能放下的设置：{options}。", "en": "Nearest settings that fit: {options}."},
     "nearest_option": {"zh": "{what} → 每卡约 {total}", "en": "{what} → about {total} per GPU"},
-    "nearest_heading": {"zh": "最接近且能放下的设置（每次只改一项，否则为叠加）：", "en": "The nearest settings that fit (one change each, else combined):"},
-    "nothing_fits": {"zh": "检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、更大显存的卡，或更短的序列。",
-                     "en": "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences."},
-    "observed": {"zh": "你看到的占用 {seen} 与估算 {est} 的差：{why}",
-                 "en": "You saw {seen} in use against an estimate of {est}: {why}"},
-    "observed_higher": {"zh": "nvidia-smi 显示的是保留量（含 CUDA 上下文约 1 GiB 和缓存分配器的预留），通常比实际分配的峰值高约 10%；最长样本、logits 和评估阶段也会推高峰值。",
-                        "en": "nvidia-smi shows reserved memory (the CUDA context, about 1 GiB, plus the caching allocator's reserve), usually ~10% above the allocated peak; the longest sample, the logits and evaluation push the peak up too."},
-    "observed_lower": {"zh": "估算按最坏情况（最长序列、全部激活）计算；实际样本更短、开了检查点或 PEFT 冻结层时占用会更低。",
-                       "en": "The estimate is for the worst case (full sequence length, all activations); shorter samples, checkpointing or frozen PEFT layers use less."},
-    "batch_formula": {"zh": "全局批次 = micro {micro} × GA {ga} × {ws} 张卡 = {total}。",
-                      "en": "Global batch = micro {micro} × GA {ga} × {ws} GPUs = {total}."},
-    "batch_steps": {"zh": "{samples} 个样本 ÷ {total} = 每个 epoch {steps} 次优化器更新（向上取整）。",
-                    "en": "{samples} samples ÷ {total} = {steps} optimizer steps per epoch (rounded up)."},
-    "batch_per_gpu": {"zh": "每张卡每次优化器更新 = micro {micro} × GA {ga} = {per}；N 张卡时全局批次 = {per} × N。",
-                      "en": "Per GPU per optimizer step = micro {micro} × GA {ga} = {per}; with N GPUs the global batch is {per} × N."},
-    "batch_inconsistent": {"zh": "这组数不一致，DeepSpeed 会报错：", "en": "These values are inconsistent; DeepSpeed raises:"},
-    "ga_compare": {"zh": "GA={a} 与 GA={b} 的每卡显存（其他设置相同）：", "en": "Per-GPU memory at GA={a} and GA={b}, everything else equal:"},
-    "ga_same": {"zh": "两列相同：累积步数不改变峰值显存。改变显存的是 micro batch：",
-                "en": "The two columns are the same: accumulation steps do not change peak memory. The micro batch does:"},
-    "ga_grad_buffer": {"zh": "差别只有 {diff}，即一份梯度缓冲区：zero_grad(set_to_none=True)（PyTorch ≥ 2.0 与 HF Trainer 的默认）下，GA=1 时前向阶段还没有梯度，GA≥2 时累积的梯度与下一个微批次的激活同时存在。这是一个常数，GA=2 和 GA=64 一样。改变显存的是 micro batch：",
-                       "en": "The only difference is {diff}, one gradient buffer: with zero_grad(set_to_none=True) (the PyTorch ≥ 2.0 and HF Trainer default) there are no gradients during the forward pass at GA=1, while at GA≥2 the accumulated gradients coexist with the next micro-batch's activations. It is a constant, the same for GA=2 and GA=64. The micro batch is what changes memory:"},
-    "ga_differs": {"zh": "流水线并行时在途微批次会增加激活显存（见上表）。micro batch 的影响：",
-                   "en": "With pipeline parallelism in-flight micro-batches add activations (see the table). The micro batch:"},
+    "nearest_heading": {
+        "zh": "最接近且能放下的设置（每次只改一项，否则为叠加）：",
+        "en": "The nearest settings that fit (one change each, else combined):",
+    },
+    "nothing_fits": {
+        "zh": "检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、更大显存的卡，或更短的序列。",
+        "en": "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences.",
+    },
+    "observed": {
+        "zh": "你看到的占用 {seen} 与估算 {est} 的差：{why}",
+        "en": "You saw {seen} in use against an estimate of {est}: {why}",
+    },
+    "observed_higher": {
+        "zh": "nvidia-smi 显示的是保留量（含 CUDA 上下文约 1 GiB 和缓存分配器的预留），通常比实际分配的峰值高约 10%；最长样本、logits 和评估阶段也会推高峰值。",
+        "en": "nvidia-smi shows reserved memory (the CUDA context, about 1 GiB, plus the caching allocator's reserve), usually ~10% above the allocated peak; the longest sample, the logits and evaluation push the peak up too.",
+    },
+    "observed_lower": {
+        "zh": "估算按最坏情况（最长序列、全部激活）计算；实际样本更短、开了检查点或 PEFT 冻结层时占用会更低。",
+        "en": "The estimate is for the worst case (full sequence length, all activations); shorter samples, checkpointing or frozen PEFT layers use less.",
+    },
+    "batch_formula": {
+        "zh": "全局批次 = micro {micro} × GA {ga} × {ws} 张卡 = {total}。",
+        "en": "Global batch = micro {micro} × GA {ga} × {ws} GPUs = {total}.",
+    },
+    "batch_steps": {
+        "zh": "{samples} 个样本 ÷ {total} = 每个 epoch {steps} 次优化器更新（向上取整）。",
+        "en": "{samples} samples ÷ {total} = {steps} optimizer steps per epoch (rounded up).",
+    },
+    "batch_per_gpu": {
+        "zh": "每张卡每次优化器更新 = micro {micro} × GA {ga} = {per}；N 张卡时全局批次 = {per} × N。",
+        "en": "Per GPU per optimizer step = micro {micro} × GA {ga} = {per}; with N GPUs the global batch is {per} × N.",
+    },
+    "batch_inconsistent": {
+        "zh": "这组数不一致，DeepSpeed 会报错：",
+        "en": "These values are inconsistent; DeepSpeed raises:",
+    },
+    "ga_compare": {
+        "zh": "GA={a} 与 GA={b} 的每卡显存（其他设置相同）：",
+        "en": "Per-GPU memory at GA={a} and GA={b}, everything else equal:",
+    },
+    "ga_same": {
+        "zh": "两列相同：累积步数不改变峰值显存。改变显存的是 micro batch：",
+        "en": "The two columns are the same: accumulation steps do not change peak memory. The micro batch does:",
+    },
+    "ga_grad_buffer": {
+        "zh": "差别只有 {diff}，即一份梯度缓冲区：zero_grad(set_to_none=True)（PyTorch ≥ 2.0 与 HF Trainer 的默认）下，GA=1 时前向阶段还没有梯度，GA≥2 时累积的梯度与下一个微批次的激活同时存在。这是一个常数，GA=2 和 GA=64 一样。改变显存的是 micro batch：",
+        "en": "The only difference is {diff}, one gradient buffer: with zero_grad(set_to_none=True) (the PyTorch ≥ 2.0 and HF Trainer default) there are no gradients during the forward pass at GA=1, while at GA≥2 the accumulated gradients coexist with the next micro-batch's activations. It is a constant, the same for GA=2 and GA=64. The micro batch is what changes memory:",
+    },
+    "ga_differs": {
+        "zh": "流水线并行时在途微批次会增加激活显存（见上表）。micro batch 的影响：",
+        "en": "With pipeline parallelism in-flight micro-batches add activations (see the table). The micro batch:",
+    },
     "precision": {"zh": "全量微调时不同精度下的每卡显存：", "en": "Per-GPU memory of a full fine-tune by precision:"},
     "zero": {"zh": "不同 ZeRO stage 下的每卡显存：", "en": "Per-GPU memory by ZeRO stage:"},
     "checkpointing": {"zh": "不同梯度检查点设置下的每卡显存：", "en": "Per-GPU memory by gradient checkpointing:"},
     "finetune": {"zh": "全量微调、LoRA、QLoRA 的每卡显存：", "en": "Per-GPU memory: full fine-tune vs LoRA vs QLoRA:"},
     "calc_error": {"zh": "计算器拒绝了这组参数：", "en": "The calculator rejected these values:"},
     "no_card": {"zh": "知识库里没有与此直接相关的解释。", "en": "No curated explanation matches this closely."},
-    "no_card_diag": {"zh": "知识库里还没有这个问题的已知原因；请贴出完整报错（最后 30 行）、启动命令和配置，我会读取其中的数字。",
-                     "en": "No known cause in the knowledge base matches this yet; paste the full error (last 30 lines), the launch command and the config, and I will read the numbers in them."},
+    "no_card_diag": {
+        "zh": "知识库里还没有这个问题的已知原因；请贴出完整报错（最后 30 行）、启动命令和配置，我会读取其中的数字。",
+        "en": "No known cause in the knowledge base matches this yet; paste the full error (last 30 lines), the launch command and the config, and I will read the numbers in them.",
+    },
 }
 
 #: The one name of each setup field: the chat's setup line and conflict notes, and (as {name}) the calculators tab's
 #: form labels (ui/i18n.py FIELD_LABELS) use it.
 KEY_NAMES: dict[str, dict[str, str]] = {
-    "model": {"zh": "模型", "en": "model"}, "model_text": {"zh": "模型", "en": "model"},
-    "num_params": {"zh": "参数量", "en": "size"}, "gpu": {"zh": "GPU", "en": "GPU"}, "gpu_text": {"zh": "GPU", "en": "GPU"},
-    "gpu_memory_gb": {"zh": "显存", "en": "GPU memory"}, "world_size": {"zh": "卡数", "en": "GPUs"},
-    "num_nodes": {"zh": "节点", "en": "nodes"}, "train_micro_batch_size_per_gpu": {"zh": "micro batch", "en": "micro batch"},
-    "gradient_accumulation_steps": {"zh": "GA", "en": "GA"}, "ga_from": {"zh": "原 GA", "en": "earlier GA"},
-    "train_batch_size": {"zh": "全局 batch", "en": "global batch"}, "base_batch_size": {"zh": "原 batch", "en": "earlier batch"},
-    "base_learning_rate": {"zh": "学习率", "en": "LR"}, "zero_stage": {"zh": "ZeRO", "en": "ZeRO"},
-    "offload_optimizer": {"zh": "优化器 offload", "en": "optimizer offload"}, "offload_param": {"zh": "参数 offload", "en": "param offload"},
-    "precision": {"zh": "精度", "en": "precision"}, "seq_len": {"zh": "序列长度", "en": "sequence length"},
-    "finetune": {"zh": "方式", "en": "method"}, "quantization": {"zh": "权重量化", "en": "base weights"},
+    "model": {"zh": "模型", "en": "model"},
+    "model_text": {"zh": "模型", "en": "model"},
+    "num_params": {"zh": "参数量", "en": "size"},
+    "gpu": {"zh": "GPU", "en": "GPU"},
+    "gpu_text": {"zh": "GPU", "en": "GPU"},
+    "gpu_memory_gb": {"zh": "显存", "en": "GPU memory"},
+    "world_size": {"zh": "卡数", "en": "GPUs"},
+    "num_nodes": {"zh": "节点", "en": "nodes"},
+    "train_micro_batch_size_per_gpu": {"zh": "micro batch", "en": "micro batch"},
+    "gradient_accumulation_steps": {"zh": "GA", "en": "GA"},
+    "ga_from": {"zh": "原 GA", "en": "earlier GA"},
+    "train_batch_size": {"zh": "全局 batch", "en": "global batch"},
+    "base_batch_size": {"zh": "原 batch", "en": "earlier batch"},
+    "base_learning_rate": {"zh": "学习率", "en": "LR"},
+    "zero_stage": {"zh": "ZeRO", "en": "ZeRO"},
+    "offload_optimizer": {"zh": "优化器 offload", "en": "optimizer offload"},
+    "offload_param": {"zh": "参数 offload", "en": "param offload"},
+    "precision": {"zh": "精度", "en": "precision"},
+    "seq_len": {"zh": "序列长度", "en": "sequence length"},
+    "finetune": {"zh": "方式", "en": "method"},
+    "quantization": {"zh": "权重量化", "en": "base weights"},
     "lora_rank": {"zh": "LoRA rank", "en": "LoRA rank"},
-    "gradient_checkpointing": {"zh": "梯度检查点", "en": "checkpointing"}, "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
-    "pipeline_parallel_size": {"zh": "PP", "en": "PP"}, "tensor_parallel_size": {"zh": "TP", "en": "TP"},
+    "gradient_checkpointing": {"zh": "梯度检查点", "en": "checkpointing"},
+    "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
+    "pipeline_parallel_size": {"zh": "PP", "en": "PP"},
+    "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},
 }
 

@@ -79,7 +79,7 @@ def tokenize(text: str, *, cjk_bigrams: bool = False) -> list[str]:
     pos = 0
     lowered = text.lower()
     for m in _CJK_RUN.finditer(lowered):
-        _ascii_tokens(lowered[pos:m.start()], out)
+        _ascii_tokens(lowered[pos : m.start()], out)
         _cjk_tokens(m.group(), out, cjk_bigrams)
         pos = m.end()
     _ascii_tokens(lowered[pos:], out)
@@ -100,7 +100,7 @@ def _cjk_tokens(run: str, out: list[str], bigrams: bool) -> None:
         if word and word not in ZH_STOPWORDS:
             out.append(word)
     if bigrams and len(run) > 1:
-        out.extend(run[i:i + 2] for i in range(len(run) - 1))
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
 
 
 __all__ = ["tokenize", "EN_STOPWORDS", "ZH_STOPWORDS"]

@@ -15,6 +15,7 @@ frozen, the target linears wrapped as ``base(x) + B(A(x))`` with a trainable ran
 (B zero-initialised), optionally in its own dtype (PEFT's fp32 adapters on a 16-bit model cast
 ``x`` first) and with dropout on the adapter's input (``lora_dropout``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,8 +27,8 @@ from calculators.presets import ModelShape
 
 @dataclass
 class Measured:
-    saved_bytes: int      # storages autograd keeps for backward (excluding parameters/buffers)
-    output_bytes: int     # model outputs (logits) not already among the saved storages
+    saved_bytes: int  # storages autograd keeps for backward (excluding parameters/buffers)
+    output_bytes: int  # model outputs (logits) not already among the saved storages
     storages: dict[int, int] = field(repr=False, default_factory=dict)
 
     @property
@@ -68,11 +69,13 @@ def measure(model: torch.nn.Module, inputs: dict[str, torch.Tensor], backward: b
 
 # ---------------------------------------------------------------- LoRA emulation
 
+
 class LoRALinear(torch.nn.Module):
     """``base(x) + B(A(dropout(x.to(adapter dtype))))``, cast back to the base output's dtype."""
 
-    def __init__(self, base: torch.nn.Linear, rank: int, adapter_dtype: torch.dtype | None = None,
-                 dropout: float = 0.0):
+    def __init__(
+        self, base: torch.nn.Linear, rank: int, adapter_dtype: torch.dtype | None = None, dropout: float = 0.0
+    ):
         super().__init__()
         self.base = base
         dtype = adapter_dtype or base.weight.dtype
@@ -86,8 +89,14 @@ class LoRALinear(torch.nn.Module):
         return (out + self.B(self.A(self.dropout(x.to(self.A.weight.dtype))))).to(out.dtype)
 
 
-def add_lora(model: torch.nn.Module, targets, rank: int = 8, adapter_dtype: torch.dtype | None = None,
-             dropout: float = 0.0, input_requires_grad: bool = False) -> torch.nn.Module:
+def add_lora(
+    model: torch.nn.Module,
+    targets,
+    rank: int = 8,
+    adapter_dtype: torch.dtype | None = None,
+    dropout: float = 0.0,
+    input_requires_grad: bool = False,
+) -> torch.nn.Module:
     """Freeze every parameter and wrap each ``nn.Linear`` attribute named in ``targets``."""
     for p in model.parameters():
         p.requires_grad_(False)
@@ -102,57 +111,132 @@ def add_lora(model: torch.nn.Module, targets, rank: int = 8, adapter_dtype: torc
 
 # ---------------------------------------------------------------- tiny models + matching ModelShape
 
-def tiny_llama(hidden=64, layers=2, heads=4, kv_heads=2, inter=176, vocab=512, attn="eager",
-               dtype=torch.float32, seed=0):
+
+def tiny_llama(
+    hidden=64, layers=2, heads=4, kv_heads=2, inter=176, vocab=512, attn="eager", dtype=torch.float32, seed=0
+):
     from transformers import AutoModelForCausalLM, LlamaConfig
+
     torch.manual_seed(seed)
-    cfg = LlamaConfig(hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
-                      num_attention_heads=heads, num_key_value_heads=kv_heads, vocab_size=vocab,
-                      max_position_embeddings=1024, tie_word_embeddings=False)
+    cfg = LlamaConfig(
+        hidden_size=hidden,
+        intermediate_size=inter,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        vocab_size=vocab,
+        max_position_embeddings=1024,
+        tie_word_embeddings=False,
+    )
     model = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn, dtype=dtype).train()
-    shape = ModelShape(name=f"tiny-llama-h{hidden}-l{layers}-a{heads}-kv{kv_heads}", hidden_size=hidden,
-                       num_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
-                       intermediate_size=inter, vocab_size=vocab)
+    shape = ModelShape(
+        name=f"tiny-llama-h{hidden}-l{layers}-a{heads}-kv{kv_heads}",
+        hidden_size=hidden,
+        num_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        intermediate_size=inter,
+        vocab_size=vocab,
+    )
     return model, shape
 
 
-def tiny_gpt2(hidden=64, layers=2, heads=4, vocab=512, positions=512, attn="eager", dtype=torch.float32,
-              activation="gelu", seed=0):
+def tiny_gpt2(
+    hidden=64, layers=2, heads=4, vocab=512, positions=512, attn="eager", dtype=torch.float32, activation="gelu", seed=0
+):
     from transformers import AutoModelForCausalLM, GPT2Config
+
     torch.manual_seed(seed)
-    cfg = GPT2Config(n_embd=hidden, n_layer=layers, n_head=heads, vocab_size=vocab, n_positions=positions,
-                     activation_function=activation)
+    cfg = GPT2Config(
+        n_embd=hidden,
+        n_layer=layers,
+        n_head=heads,
+        vocab_size=vocab,
+        n_positions=positions,
+        activation_function=activation,
+    )
     model = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn, dtype=dtype).train()
-    shape = ModelShape(name=f"tiny-gpt2-h{hidden}-l{layers}-a{heads}", hidden_size=hidden, num_layers=layers,
-                       num_attention_heads=heads, intermediate_size=4 * hidden, vocab_size=vocab, mlp="plain",
-                       norm="layernorm", linear_bias=True, tie_word_embeddings=True, learned_positions=positions)
+    shape = ModelShape(
+        name=f"tiny-gpt2-h{hidden}-l{layers}-a{heads}",
+        hidden_size=hidden,
+        num_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden,
+        vocab_size=vocab,
+        mlp="plain",
+        norm="layernorm",
+        linear_bias=True,
+        tie_word_embeddings=True,
+        learned_positions=positions,
+    )
     return model, shape
 
 
 def tiny_bert(hidden=64, layers=2, heads=4, vocab=512, positions=512, attn="eager", dtype=torch.float32, seed=0):
     from transformers import BertConfig, BertForMaskedLM
+
     torch.manual_seed(seed)
-    cfg = BertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                     intermediate_size=4 * hidden, vocab_size=vocab, max_position_embeddings=positions)
+    cfg = BertConfig(
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden,
+        vocab_size=vocab,
+        max_position_embeddings=positions,
+    )
     model = BertForMaskedLM._from_config(cfg, attn_implementation=attn, dtype=dtype).train()
-    shape = ModelShape(name=f"tiny-bert-h{hidden}-l{layers}-a{heads}", architecture="encoder", hidden_size=hidden,
-                       num_layers=layers, num_attention_heads=heads, intermediate_size=4 * hidden,
-                       vocab_size=vocab, mlp="plain", norm="layernorm", linear_bias=True,
-                       tie_word_embeddings=True, learned_positions=positions, token_type_vocab=2, pooler=False)
+    shape = ModelShape(
+        name=f"tiny-bert-h{hidden}-l{layers}-a{heads}",
+        architecture="encoder",
+        hidden_size=hidden,
+        num_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden,
+        vocab_size=vocab,
+        mlp="plain",
+        norm="layernorm",
+        linear_bias=True,
+        tie_word_embeddings=True,
+        learned_positions=positions,
+        token_type_vocab=2,
+        pooler=False,
+    )
     return model, shape
 
 
 def tiny_t5(hidden=64, layers=2, heads=4, d_kv=16, d_ff=256, vocab=512, dtype=torch.float32, seed=0):
     from transformers import T5Config, T5ForConditionalGeneration
+
     torch.manual_seed(seed)
-    cfg = T5Config(d_model=hidden, d_kv=d_kv, d_ff=d_ff, num_layers=layers, num_decoder_layers=layers,
-                   num_heads=heads, vocab_size=vocab, feed_forward_proj="relu", tie_word_embeddings=True,
-                   decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    cfg = T5Config(
+        d_model=hidden,
+        d_kv=d_kv,
+        d_ff=d_ff,
+        num_layers=layers,
+        num_decoder_layers=layers,
+        num_heads=heads,
+        vocab_size=vocab,
+        feed_forward_proj="relu",
+        tie_word_embeddings=True,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
     model = T5ForConditionalGeneration._from_config(cfg, attn_implementation="eager", dtype=dtype).train()
-    shape = ModelShape(name=f"tiny-t5-h{hidden}-l{layers}-a{heads}", architecture="encoder-decoder",
-                       hidden_size=hidden, num_layers=layers, num_decoder_layers=layers, num_attention_heads=heads,
-                       head_dim=d_kv, intermediate_size=d_ff, vocab_size=vocab, mlp="plain",
-                       tie_word_embeddings=True, relative_attention_buckets=32)
+    shape = ModelShape(
+        name=f"tiny-t5-h{hidden}-l{layers}-a{heads}",
+        architecture="encoder-decoder",
+        hidden_size=hidden,
+        num_layers=layers,
+        num_decoder_layers=layers,
+        num_attention_heads=heads,
+        head_dim=d_kv,
+        intermediate_size=d_ff,
+        vocab_size=vocab,
+        mlp="plain",
+        tie_word_embeddings=True,
+        relative_attention_buckets=32,
+    )
     return model, shape
 
 

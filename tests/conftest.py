@@ -1,4 +1,5 @@
 """Server fixtures for the app tests: one assistant and one app server per test session."""
+
 from __future__ import annotations
 
 import os
@@ -45,6 +46,7 @@ class Server:
 def assistant() -> Any:
     """The real rag.Assistant, built once (a few seconds on CPU with a warm embedding cache)."""
     from rag import Assistant
+
     return Assistant()
 
 
@@ -65,6 +67,7 @@ def feedback_file() -> Iterator[Path]:
 def app_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
     """build_app() launched once on a free loopback port."""
     from app import build_app
+
     demo = build_app(assistant, stream_delay=0.01)
     with launched(demo) as url:
         yield Server(demo, url, _port(url), feedback_file)
@@ -74,6 +77,7 @@ def app_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
 def prefixed_server(assistant: Any, feedback_file: Path) -> Iterator[Server]:
     """A second instance with root_path=/batchbot, as `app.py --root-path /batchbot` runs it behind a proxy."""
     from app import build_app, parse_args
+
     args = parse_args(["--root-path", "batchbot/"], env={})
     assert args.root_path == "/batchbot"
     demo = build_app(assistant, stream_delay=0.01)

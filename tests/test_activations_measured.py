@@ -30,6 +30,7 @@ kv2): q,v / q,k,v,o / all seven, eager and SDPA, fp32 and bf16, with and without
 The residue (< 1 %) is the per-token statistics the model ignores (LayerNorm mean/rstd,
 RMSNorm rsqrt, SDPA logsumexp) and 8-byte loss bookkeeping.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,15 +47,43 @@ TOL = 0.03
 
 CASES = [  # id, builder, builder kwargs, micro_batch, seq_len, dtype, predict kwargs
     ("llama-fp32-eager-gqa", P.tiny_llama, dict(hidden=64, layers=2, heads=4, kv_heads=2), 2, 64, torch.float32, {}),
-    ("llama-bf16-eager-gqa", P.tiny_llama, dict(hidden=128, layers=3, heads=8, kv_heads=2, inter=344), 1, 128,
-     torch.bfloat16, {}),
-    ("llama-fp32-sdpa-gqa", P.tiny_llama, dict(hidden=128, layers=3, heads=8, kv_heads=2, inter=344, attn="sdpa"),
-     1, 128, torch.float32, dict(flash_attention=True)),
-    ("llama-bf16-sdpa-mha", P.tiny_llama, dict(hidden=128, layers=3, heads=8, kv_heads=8, inter=344, attn="sdpa"),
-     2, 128, torch.bfloat16, dict(flash_attention=True)),
+    (
+        "llama-bf16-eager-gqa",
+        P.tiny_llama,
+        dict(hidden=128, layers=3, heads=8, kv_heads=2, inter=344),
+        1,
+        128,
+        torch.bfloat16,
+        {},
+    ),
+    (
+        "llama-fp32-sdpa-gqa",
+        P.tiny_llama,
+        dict(hidden=128, layers=3, heads=8, kv_heads=2, inter=344, attn="sdpa"),
+        1,
+        128,
+        torch.float32,
+        dict(flash_attention=True),
+    ),
+    (
+        "llama-bf16-sdpa-mha",
+        P.tiny_llama,
+        dict(hidden=128, layers=3, heads=8, kv_heads=8, inter=344, attn="sdpa"),
+        2,
+        128,
+        torch.bfloat16,
+        dict(flash_attention=True),
+    ),
     ("gpt2-bf16-eager", P.tiny_gpt2, dict(hidden=128, layers=2, heads=4), 4, 64, torch.bfloat16, {}),
-    ("gpt2-fp32-gelu_new", P.tiny_gpt2, dict(hidden=128, layers=2, heads=4, activation="gelu_new"), 4, 64,
-     torch.float32, dict(activation="gelu_new")),
+    (
+        "gpt2-fp32-gelu_new",
+        P.tiny_gpt2,
+        dict(hidden=128, layers=2, heads=4, activation="gelu_new"),
+        4,
+        64,
+        torch.float32,
+        dict(activation="gelu_new"),
+    ),
     ("bert-bf16-eager", P.tiny_bert, dict(hidden=128, layers=2, heads=4), 2, 128, torch.bfloat16, {}),
     ("t5-bf16-eager", P.tiny_t5, dict(hidden=64, layers=2, heads=4), 2, 64, torch.bfloat16, {}),
 ]
@@ -103,8 +132,12 @@ def test_gradient_accumulation_reuses_grad_buffers_and_activations_do_not_grow()
         m = P.measure(model, P.inputs_for(shape, 2, 32, seed=step), backward=True)
         saved_per_micro_batch.append(m.total)
         if step in (0, 7):
-            grads_after.append((sum(p.grad.untyped_storage().nbytes() for p in model.parameters()),
-                                tuple(p.grad.data_ptr() for p in model.parameters())))
+            grads_after.append(
+                (
+                    sum(p.grad.untyped_storage().nbytes() for p in model.parameters()),
+                    tuple(p.grad.data_ptr() for p in model.parameters()),
+                )
+            )
     (size1, ptrs1), (size8, ptrs8) = grads_after
     assert size1 == size8 == 4 * sum(p.numel() for p in model.parameters())
     assert ptrs1 == ptrs8  # accumulated in place into the same storages
@@ -113,8 +146,16 @@ def test_gradient_accumulation_reuses_grad_buffers_and_activations_do_not_grow()
 
 # ------------------------------------------------------------------ the paper's formula
 
-GPT = ModelShape(hidden_size=1024, num_layers=4, num_attention_heads=16, intermediate_size=4096, vocab_size=1000,
-                 mlp="plain", norm="layernorm", linear_bias=True)
+GPT = ModelShape(
+    hidden_size=1024,
+    num_layers=4,
+    num_attention_heads=16,
+    intermediate_size=4096,
+    vocab_size=1000,
+    mlp="plain",
+    norm="layernorm",
+    linear_bias=True,
+)
 
 
 @pytest.mark.parametrize("s, b", [(512, 3), (2048, 1), (128, 16)])
@@ -141,8 +182,10 @@ def test_llama_terms_and_fp32():
     assert fp32.per_layer > bf16.per_layer
     assert bf16.logits >= (2 + 4) * b * s * shape.vocab_size
     gqa = MODEL_PRESETS["llama-3-8b"]
-    assert (activation_bytes(gqa, 1, 1024, flash_attention=True).per_layer
-            < activation_bytes(gqa, 1, 1024, checkpointing="selective").per_layer)
+    assert (
+        activation_bytes(gqa, 1, 1024, flash_attention=True).per_layer
+        < activation_bytes(gqa, 1, 1024, checkpointing="selective").per_layer
+    )
 
 
 def test_t5_has_cross_attention():
@@ -153,14 +196,24 @@ def test_t5_has_cross_attention():
     assert r.per_layer > enc.per_layer
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(micro_batch=0), "micro_batch"), (dict(micro_batch=-1), "micro_batch"),
-    (dict(micro_batch=1.5), "micro_batch"), (dict(micro_batch=True), "micro_batch"),
-    (dict(micro_batch=10**9), "micro_batch"), (dict(seq_len=0), "seq_len"),
-    (dict(seq_len=math.nan), "seq_len"), (dict(seq_len=10**9), "seq_len"), (dict(seq_len="512"), "seq_len"),
-    (dict(bytes_per_value=3), "bytes_per_value"), (dict(checkpointing="partial"), "checkpointing"),
-    (dict(flash_attention="yes"), "flash_attention"), (dict(dropout=1), "dropout"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(micro_batch=0), "micro_batch"),
+        (dict(micro_batch=-1), "micro_batch"),
+        (dict(micro_batch=1.5), "micro_batch"),
+        (dict(micro_batch=True), "micro_batch"),
+        (dict(micro_batch=10**9), "micro_batch"),
+        (dict(seq_len=0), "seq_len"),
+        (dict(seq_len=math.nan), "seq_len"),
+        (dict(seq_len=10**9), "seq_len"),
+        (dict(seq_len="512"), "seq_len"),
+        (dict(bytes_per_value=3), "bytes_per_value"),
+        (dict(checkpointing="partial"), "checkpointing"),
+        (dict(flash_attention="yes"), "flash_attention"),
+        (dict(dropout=1), "dropout"),
+    ],
+)
 def test_invalid_inputs(kwargs, field):
     args = dict(micro_batch=1, seq_len=128) | kwargs
     with pytest.raises(CalculatorError) as info:
@@ -189,24 +242,49 @@ LORA_CASES = [  # id, attn, dtype, targets, micro_batch, seq_len, emulation kwar
     ("qv-bf16-sdpa", "sdpa", torch.bfloat16, QV, 2, 64, {}, {}),
     ("all7-fp32-sdpa", "sdpa", torch.float32, ALL7, 2, 64, {}, {}),
     ("mlp-only-bf16-eager", "eager", torch.bfloat16, ("gate_proj", "up_proj", "down_proj"), 2, 64, {}, {}),
-    ("qv-bf16-eager-input-grad", "eager", torch.bfloat16, QV, 2, 64, dict(input_requires_grad=True),
-     dict(input_requires_grad=True)),
-    ("all7-bf16-sdpa-fp32-adapters", "sdpa", torch.bfloat16, ALL7, 2, 64, dict(adapter_dtype=torch.float32),
-     dict(lora_input_copy=True, lora_bytes=4)),
-    ("qv-bf16-eager-lora-dropout", "eager", torch.bfloat16, QV, 2, 64, dict(dropout=0.1),
-     dict(lora_dropout=True)),
+    (
+        "qv-bf16-eager-input-grad",
+        "eager",
+        torch.bfloat16,
+        QV,
+        2,
+        64,
+        dict(input_requires_grad=True),
+        dict(input_requires_grad=True),
+    ),
+    (
+        "all7-bf16-sdpa-fp32-adapters",
+        "sdpa",
+        torch.bfloat16,
+        ALL7,
+        2,
+        64,
+        dict(adapter_dtype=torch.float32),
+        dict(lora_input_copy=True, lora_bytes=4),
+    ),
+    ("qv-bf16-eager-lora-dropout", "eager", torch.bfloat16, QV, 2, 64, dict(dropout=0.1), dict(lora_dropout=True)),
 ]
 
 
-@pytest.mark.parametrize("attn, dtype, targets, b, s, ekw, pkw", [c[1:] for c in LORA_CASES],
-                         ids=[c[0] for c in LORA_CASES])
+@pytest.mark.parametrize(
+    "attn, dtype, targets, b, s, ekw, pkw", [c[1:] for c in LORA_CASES], ids=[c[0] for c in LORA_CASES]
+)
 def test_lora_prediction_matches_measurement(attn, dtype, targets, b, s, ekw, pkw):
     model, shape = P.tiny_llama(attn=attn, dtype=dtype, **LLAMA_S)
     P.add_lora(model, targets, rank=8, **ekw)
     measured = P.measure(model, P.inputs_for(shape, b, s))
     B = 2 if dtype == torch.bfloat16 else 4
-    pred = activation_bytes(shape, b, s, bytes_per_value=B, mask_bytes=B, flash_attention=attn == "sdpa",
-                            trainable_linears=frozenset(targets), lora_rank=8, **pkw)
+    pred = activation_bytes(
+        shape,
+        b,
+        s,
+        bytes_per_value=B,
+        mask_bytes=B,
+        flash_attention=attn == "sdpa",
+        trainable_linears=frozenset(targets),
+        lora_rank=8,
+        **pkw,
+    )
     ratio = measured.total / pred.total
     assert abs(ratio - 1) <= TOL, f"measured {measured.total} predicted {pred.total} ratio {ratio:.3f}"
 
@@ -221,8 +299,9 @@ def test_lora_saving_relative_to_full_matches_measurement(attn):
     inputs = P.inputs_for(shape, 2, 128)
     measured = P.measure(lora, inputs).total / P.measure(full, inputs).total
     pk = dict(mask_bytes=2, flash_attention=attn == "sdpa")
-    predicted = (activation_bytes(shape, 2, 128, trainable_linears=QV, **pk).total
-                 / activation_bytes(shape, 2, 128, **pk).total)
+    predicted = (
+        activation_bytes(shape, 2, 128, trainable_linears=QV, **pk).total / activation_bytes(shape, 2, 128, **pk).total
+    )
     assert abs(measured - predicted) < 0.01 and measured < 0.8
 
 
@@ -248,6 +327,7 @@ def test_lora_terms():
 
 def test_memory_lora_activations_below_full():
     from calculators.memory import estimate_memory
+
     base = dict(model="llama-2-7b", seq_len=1024, train_micro_batch_size_per_gpu=2)
     full = estimate_memory(base).activations
     lora = estimate_memory(dict(base, finetune="lora")).activations
@@ -258,12 +338,17 @@ def test_memory_lora_activations_below_full():
     assert lora == qlora < full < every
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(trainable_linears={"qkv"}), "trainable_linears"), (dict(trainable_linears=set()), "trainable_linears"),
-    (dict(trainable_linears="q_proj"), "trainable_linears"), (dict(trainable_linears=QV, lora_rank=0), "lora_rank"),
-    (dict(trainable_linears=QV, lora_bytes=3), "lora_bytes"),
-    (dict(trainable_linears=QV, input_requires_grad="yes"), "input_requires_grad"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(trainable_linears={"qkv"}), "trainable_linears"),
+        (dict(trainable_linears=set()), "trainable_linears"),
+        (dict(trainable_linears="q_proj"), "trainable_linears"),
+        (dict(trainable_linears=QV, lora_rank=0), "lora_rank"),
+        (dict(trainable_linears=QV, lora_bytes=3), "lora_bytes"),
+        (dict(trainable_linears=QV, input_requires_grad="yes"), "input_requires_grad"),
+    ],
+)
 def test_invalid_lora_inputs(kwargs, field):
     with pytest.raises(CalculatorError) as info:
         activation_bytes(GPT, 1, 128, **kwargs)

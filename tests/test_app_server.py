@@ -1,4 +1,5 @@
 """The real app server, queried the way other programs do (gradio_client), plus its pure handlers."""
+
 from __future__ import annotations
 
 import json
@@ -48,17 +49,17 @@ def test_chat_chinese_seed_question_has_verdict_and_tool_call(client):
 def test_chat_ui_streams_tool_calls_as_collapsible_messages(client):
     messages = client.predict(SEED_ZH, [], api_name="/chat_ui")[0]
     folded = [m for m in messages if (m.get("metadata") or {}).get("title")]
-    assert all(m["metadata"]["status"] == "done" for m in folded)             # Gradio shows them collapsed
+    assert all(m["metadata"]["status"] == "done" for m in folded)  # Gradio shows them collapsed
     tools = [m for m in folded if m["metadata"]["title"].startswith("调用计算器")]
     assert tools, "each calculator call is its own message with a metadata title"
     assert any("memory" in m["metadata"]["title"] or "sweep" in m["metadata"]["title"] for m in tools)
-    assert "```json" in _text(tools[0]) and "|---" in _text(tools[0])   # arguments + a result table
+    assert "```json" in _text(tools[0]) and "|---" in _text(tools[0])  # arguments + a result table
     answer = next(m for m in messages if m["role"] == "assistant" and not (m.get("metadata") or {}).get("title"))
-    assert _text(answer).startswith("**基本不会")                                 # the verdict, open
-    assert messages.index(answer) < messages.index(tools[0])                 # the verdict comes first
+    assert _text(answer).startswith("**基本不会")  # the verdict, open
+    assert messages.index(answer) < messages.index(tools[0])  # the verdict comes first
     sources = [m for m in folded if m["metadata"]["title"] in ("参考来源", "来源")]
-    assert sources and "https://" in _text(sources[0])                       # linked sources, folded
-    assert "https://" not in _text(answer) or len(_text(answer)) < 1200      # the open part is the first screen
+    assert sources and "https://" in _text(sources[0])  # linked sources, folded
+    assert "https://" not in _text(answer) or len(_text(answer)) < 1200  # the open part is the first screen
 
 
 def test_memory_endpoint_returns_numbers(client):
@@ -69,8 +70,9 @@ def test_memory_endpoint_returns_numbers(client):
 
 
 def test_effective_batch_endpoint_returns_numbers(client):
-    r = client.predict(train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=8, world_size=4,
-                       api_name="/effective_batch")
+    r = client.predict(
+        train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=8, world_size=4, api_name="/effective_batch"
+    )
     assert r["train_batch_size"] == 64
     assert "train_batch_size" in r["derived"]
 
@@ -78,8 +80,12 @@ def test_effective_batch_endpoint_returns_numbers(client):
 def test_sweep_endpoint_ga_line_is_flat_from_ga_2(client):
     """With zero_grad(set_to_none=True) GA>=2 keeps one gradient buffer through the next forward: a constant step
     from GA=1 to GA=2 (tiny for LoRA: only the adapters have gradients), then flat."""
-    r = client.predict(config={"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora"},
-                       field="gradient_accumulation_steps", values=[1, 4, 16], api_name="/sweep")
+    r = client.predict(
+        config={"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora"},
+        field="gradient_accumulation_steps",
+        values=[1, 4, 16],
+        api_name="/sweep",
+    )
     totals = [p["total_per_gpu"] for p in r["series_gib"]]
     assert totals[1] == totals[2] and totals[0] <= totals[1] < totals[0] + 0.1
 
@@ -89,7 +95,7 @@ def test_negative_micro_batch_is_a_clear_error_naming_the_field(client):
         client.predict(train_micro_batch_size_per_gpu=-1, api_name="/effective_batch")
     msg = _error_text(exc)
     assert "train_micro_batch_size_per_gpu" in msg and "-1" in msg
-    assert "可接受" in msg and "Accepted" in msg          # bilingual
+    assert "可接受" in msg and "Accepted" in msg  # bilingual
     assert "Traceback" not in msg
 
 
@@ -111,23 +117,29 @@ def test_chat_endpoint_rejects_empty_and_huge_questions(client):
         client.predict(question="   ", api_name="/chat")
     assert "question" in _error_text(exc).lower() or "问题" in _error_text(exc)
     with pytest.raises(Exception) as exc:
-        client.predict(question="显存" * 15_001, api_name="/chat")   # calculators.limits.MAX_QUESTION_CHARS + 2
+        client.predict(question="显存" * 15_001, api_name="/chat")  # calculators.limits.MAX_QUESTION_CHARS + 2
     assert "30000" in _error_text(exc)
 
 
 def test_chat_ui_friendly_messages_for_empty_huge_and_nonsense(app_server):
-    client = Client(app_server.url, verbose=False)   # a fresh session: no earlier turns to follow up on
+    client = Client(app_server.url, verbose=False)  # a fresh session: no earlier turns to follow up on
     # The app's default UI language is Chinese: text without Chinese is answered in it (issue #15 item 6).
-    for q, expect in (("", "请输入一个问题"), ("?!?! ### ...", "没看懂"), ("asdfgh qwerty zxcvb", "超出了我能回答的范围"),
-                      ("显存" * 15_001, "30000")):
+    for q, expect in (
+        ("", "请输入一个问题"),
+        ("?!?! ### ...", "没看懂"),
+        ("asdfgh qwerty zxcvb", "超出了我能回答的范围"),
+        ("显存" * 15_001, "30000"),
+    ):
         messages = client.predict(q, [], api_name="/chat_ui")[0]
         assert messages, q[:10]
         assert expect in _text(messages[-1]) or expect in _text(messages[-1]).replace("，", ",")
 
 
 def test_check_config_endpoint_is_clear(client):
-    r = client.predict(text='{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, '
-                            '"gradient_accumulation_steps": 8}', api_name="/check_config")
+    r = client.predict(
+        text='{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 8}',
+        api_name="/check_config",
+    )
     assert r["markdown"].strip()
 
 
@@ -152,6 +164,7 @@ def test_two_sessions_do_not_mix_history(app_server):
 # ---------------------------------------------------------------- handlers without a browser
 def test_memory_form_error_names_the_field():
     from ui.calculators_tab import DEFAULTS, run_memory
+
     err, summary, bar, *_ = run_memory({**DEFAULTS, "train_micro_batch_size_per_gpu": -1}, "zh")
     assert "train_micro_batch_size_per_gpu" in err and "✘" in err and summary == "" and bar == ""
     err, *_ = run_memory({**DEFAULTS, "offload_param": True}, "en")
@@ -162,6 +175,7 @@ def test_memory_form_plots_show_capacity_and_ga_line_flat_from_ga_2():
     import re
 
     from ui.calculators_tab import DEFAULTS, run_memory
+
     err, summary, bar, micro, ga = run_memory(dict(DEFAULTS), "en")
     assert err == "" and "total per GPU" in summary
     assert 'class="capacity"' in bar and "seg-weights" in bar and "seg-activations" in bar
@@ -169,12 +183,15 @@ def test_memory_form_plots_show_capacity_and_ga_line_flat_from_ga_2():
     # GA=1 → GA=2 may step up by one gradient buffer (set_to_none); from GA=2 on the line is flat.
     assert len(set(ys[1:])) == 1, "memory vs gradient accumulation must be flat from GA=2"
     assert ys[0] >= ys[1]  # SVG y grows downwards: GA=1 is not above GA=2
-    ys = [float(y) for y in re.findall(r"L?[\d.]+,([\d.]+)", re.search(r'class="line-total" d="([^"]+)"', micro).group(1))]
+    ys = [
+        float(y) for y in re.findall(r"L?[\d.]+,([\d.]+)", re.search(r'class="line-total" d="([^"]+)"', micro).group(1))
+    ]
     assert ys == sorted(ys, reverse=True) and len(set(ys)) > 1, "memory grows with the micro batch (y is inverted)"
 
 
 def test_batch_form_inconsistent_values_explain_deepspeed_rule():
     from ui.calculators_tab import run_batch
+
     err, out = run_batch(100, 2, 8, 4, None, None, "en")
     assert "train_batch_size" in err and out == ""
     err, out = run_batch(None, 2, 8, 4, 1024, 10000, "zh")
@@ -183,6 +200,7 @@ def test_batch_form_inconsistent_values_explain_deepspeed_rule():
 
 def test_plot_text_is_escaped():
     from ui.plots import sweep_svg
+
     svg = sweep_svg("<script>x</script>", [("<b>", 1, 1)], None, "en", "<img src=x onerror=alert(1)>")
     assert "<script>" not in svg and "<img" not in svg and "&lt;img" in svg
 
@@ -193,6 +211,7 @@ class _Like(SimpleNamespace):
 
 def test_feedback_appends_and_never_loses_lines(tmp_path, monkeypatch):
     from ui.chat import ChatController
+
     path = tmp_path / "fb" / "feedback.jsonl"
     path.parent.mkdir()
     path.write_text('{"earlier": true}\n', encoding="utf-8")
@@ -220,8 +239,10 @@ def test_unwritable_feedback_path_gives_a_clear_message(tmp_path, monkeypatch):
     blocker.write_text("x")
     monkeypatch.setenv("BATCHBOT_FEEDBACK_FILE", str(blocker / "feedback.jsonl"))
     from ui.chat import ChatController
-    fid, status, _ = ChatController(None).on_like([{"role": "assistant", "content": "a"}], "zh",
-                                                 _Like(index=0, value="a", liked=True))
+
+    fid, status, _ = ChatController(None).on_like(
+        [{"role": "assistant", "content": "a"}], "zh", _Like(index=0, value="a", liked=True)
+    )
     assert fid is None and "✘" in status and "不可写" in status and "not-a-dir" in status
     assert blocker.read_text() == "x"
 
@@ -232,20 +253,34 @@ def _unwritable_check(tmp_path: Path, monkeypatch) -> None:
     path.chmod(stat.S_IRUSR)
     monkeypatch.setenv("BATCHBOT_FEEDBACK_FILE", str(path))
     from ui.chat import ChatController
-    fid, status, _ = ChatController(None).on_like([{"role": "assistant", "content": "a"}], "en",
-                                                 _Like(index=0, value="a", liked=True))
+
+    fid, status, _ = ChatController(None).on_like(
+        [{"role": "assistant", "content": "a"}], "en", _Like(index=0, value="a", liked=True)
+    )
     assert fid is None and "not writable" in status
     assert path.read_text() == '{"earlier": true}\n'
 
 
 def test_cli_flags_and_environment():
     from app import parse_args
+
     a = parse_args([], env={})
     assert (a.host, a.port, a.root_path, a.embed_model, a.embed) == ("127.0.0.1", 7860, "", None, False)
-    env = {"BATCHBOT_HOST": "0.0.0.0", "BATCHBOT_PORT": "8080", "BATCHBOT_ROOT_PATH": "/wiki/batchbot/",
-           "BATCHBOT_EMBED_MODEL": "/models/minilm", "BATCHBOT_EMBED": "1"}
+    env = {
+        "BATCHBOT_HOST": "0.0.0.0",
+        "BATCHBOT_PORT": "8080",
+        "BATCHBOT_ROOT_PATH": "/wiki/batchbot/",
+        "BATCHBOT_EMBED_MODEL": "/models/minilm",
+        "BATCHBOT_EMBED": "1",
+    }
     a = parse_args([], env=env)
-    assert (a.host, a.port, a.root_path, a.embed_model, a.embed) == ("0.0.0.0", 8080, "/wiki/batchbot", "/models/minilm", True)
+    assert (a.host, a.port, a.root_path, a.embed_model, a.embed) == (
+        "0.0.0.0",
+        8080,
+        "/wiki/batchbot",
+        "/models/minilm",
+        True,
+    )
     a = parse_args(["--port", "9000", "--root-path", "x", "--host", "127.0.0.2"], env=env)
     assert (a.port, a.root_path, a.host) == (9000, "/x", "127.0.0.2")
     with pytest.raises(SystemExit):
@@ -254,6 +289,7 @@ def test_cli_flags_and_environment():
 
 def test_embed_snippet_points_at_self_hosted_bundle():
     from ui.embed import embed_snippets, web_component_asset
+
     s = embed_snippets("https://wiki.example/batchbot/")
     assert 'src="https://wiki.example/batchbot/?embed=1"' in s
     assert f"https://wiki.example/batchbot/{web_component_asset()}" in s and "<gradio-app" in s
@@ -261,7 +297,8 @@ def test_embed_snippet_points_at_self_hosted_bundle():
 
 def test_empty_number_boxes_mean_not_given_but_zero_counts_are_refused():
     from ui.calculators_tab import DEFAULTS, run_batch, run_memory
-    err, out = run_batch(0, 2, 8, 1, 0, 0, "en")          # the browser sends 0 for an empty optional box
+
+    err, out = run_batch(0, 2, 8, 1, 0, 0, "en")  # the browser sends 0 for an empty optional box
     assert err == "" and "16" in out
     err, out = run_batch(None, 2, 8, 0, None, None, "en")
     assert "world_size" in err and out == ""

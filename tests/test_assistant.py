@@ -1,4 +1,5 @@
 """The assistant end to end: real cards, real embedding model, real calculators (no mocks)."""
+
 import pytest
 
 from rag import Assistant
@@ -7,8 +8,10 @@ from rag.slots import extract_slots
 
 SEED_Q1 = "如果 train_micro_batch_size_per_gpu 开的小，gradient_accumulation_steps 开的也小会怎么样？"
 SEED_Q2 = "在3090显存受限的情况下，gradient_accumulation_steps 增大会增大显存吗？显存爆掉是因为有效批次大小吗？"
-SEED_Q2_EN = ("On a memory-limited RTX 3090, does increasing gradient_accumulation_steps increase GPU memory? "
-              "Is the OOM caused by the effective batch size?")
+SEED_Q2_EN = (
+    "On a memory-limited RTX 3090, does increasing gradient_accumulation_steps increase GPU memory? "
+    "Is the OOM caused by the effective batch size?"
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +23,9 @@ def _calls(answer, name):
     return [c for c in answer.tool_calls if c.name == name]
 
 
-@pytest.mark.parametrize("question,lang,verdict", [(SEED_Q2, "zh", "**基本不会"), (SEED_Q2_EN, "en", "**Essentially no")])
+@pytest.mark.parametrize(
+    "question,lang,verdict", [(SEED_Q2, "zh", "**基本不会"), (SEED_Q2_EN, "en", "**Essentially no")]
+)
 def test_seed_question_gets_the_verdict_first_and_no_number_for_an_unstated_setup(bot, question, lang, verdict):
     ans = bot.ask(question)
     assert ans.language == lang and ans.act == "yes_no"
@@ -69,14 +74,19 @@ def test_seed_small_batch_question(bot):
 def test_follow_up_keeps_slots_and_changes_only_what_it_names(bot):
     first = bot.ask("两张3090跑 llama2-7b lora，bs=2 ga 4，显存够吗？")
     mem = _calls(first, "memory")[0].arguments
-    assert (mem["model"], mem["gpu"], mem["world_size"], mem["train_micro_batch_size_per_gpu"]) == \
-        ("llama-2-7b", "rtx-3090", 2, 2)
+    assert (mem["model"], mem["gpu"], mem["world_size"], mem["train_micro_batch_size_per_gpu"]) == (
+        "llama-2-7b",
+        "rtx-3090",
+        2,
+        2,
+    )
     second = bot.ask("那用 ZeRO-3 呢？", history=first.history)
     assert second.language == "zh"
     mem2 = _calls(second, "memory")[0].arguments
     assert mem2["zero_stage"] == 3
-    assert {k: mem2[k] for k in ("model", "gpu", "world_size", "train_micro_batch_size_per_gpu", "finetune")} == \
-        {k: mem[k] for k in ("model", "gpu", "world_size", "train_micro_batch_size_per_gpu", "finetune")}
+    assert {k: mem2[k] for k in ("model", "gpu", "world_size", "train_micro_batch_size_per_gpu", "finetune")} == {
+        k: mem[k] for k in ("model", "gpu", "world_size", "train_micro_batch_size_per_gpu", "finetune")
+    }
 
 
 def test_english_follow_up_with_more_gpus(bot):
@@ -89,18 +99,23 @@ def test_english_follow_up_with_more_gpus(bot):
 
 
 def test_inconsistent_deepspeed_batch_shows_deepspeed_assertion(bot):
-    ans = bot.ask("deepspeed 报错：train_batch_size=33，train_micro_batch_size_per_gpu=17，gradient_accumulation_steps=2，两张卡")
+    ans = bot.ask(
+        "deepspeed 报错：train_batch_size=33，train_micro_batch_size_per_gpu=17，gradient_accumulation_steps=2，两张卡"
+    )
     call = _calls(ans, "effective_batch")[0]
     assert call.error and "33 != 17 * 2 * 2" in call.error
     assert "33 != 17 * 2 * 2" in ans.text
 
 
-@pytest.mark.parametrize("question,verdict,card", [
-    ("混合精度训练能让显存减半吗？", "**不会减半", "myth-mixed-precision-halves-memory"),
-    ("两张3090的显存能叠加成48G来用吗？", "**不会", "myth-more-gpus-pools-memory"),
-    ("Will lowering gradient accumulation steps save GPU memory?", "**No", "myth-lower-ga-saves-memory"),
-    ("batch 越大泛化越好吗", "**不一定", "myth-bigger-batch-generalizes-better"),
-])
+@pytest.mark.parametrize(
+    "question,verdict,card",
+    [
+        ("混合精度训练能让显存减半吗？", "**不会减半", "myth-mixed-precision-halves-memory"),
+        ("两张3090的显存能叠加成48G来用吗？", "**不会", "myth-more-gpus-pools-memory"),
+        ("Will lowering gradient accumulation steps save GPU memory?", "**No", "myth-lower-ga-saves-memory"),
+        ("batch 越大泛化越好吗", "**不一定", "myth-bigger-batch-generalizes-better"),
+    ],
+)
 def test_each_seed_myth_gets_its_verdict_first(bot, question, verdict, card):
     ans = bot.ask(question)
     assert ans.text.startswith(verdict)
@@ -111,14 +126,27 @@ def test_each_seed_myth_gets_its_verdict_first(bot, question, verdict, card):
 def test_mixed_precision_numbers_show_no_halving(bot):
     ans = bot.ask("Does mixed precision halve GPU memory for a full fine-tune of llama-2-7b?")
     sweep = next(c for c in _calls(ans, "sweep") if c.arguments["field"] == "precision")
-    states = {p["value"]: p["estimate"]["weights"] + p["estimate"]["gradients"] + p["estimate"]["optimizer_states"]
-              for p in sweep.result["points"]}
-    assert states["bf16-mixed"] == states["fp32"]          # 16 B/param either way with Adam
-    assert states["amp-bf16"] > states["fp32"]             # HF amp keeps an extra half copy: 18 B/param
+    states = {
+        p["value"]: p["estimate"]["weights"] + p["estimate"]["gradients"] + p["estimate"]["optimizer_states"]
+        for p in sweep.result["points"]
+    }
+    assert states["bf16-mixed"] == states["fp32"]  # 16 B/param either way with Adam
+    assert states["amp-bf16"] > states["fp32"]  # HF amp keeps an extra half copy: 18 B/param
 
 
-@pytest.mark.parametrize("question", ["", "   ", "\x00\x01", "a" * 40_000, "今天天气怎么样？", "How do I bake sourdough bread?",
-                                      "🙂🙂🙂", "<script>alert(1)</script>"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "",
+        "   ",
+        "\x00\x01",
+        "a" * 40_000,
+        "今天天气怎么样？",
+        "How do I bake sourdough bread?",
+        "🙂🙂🙂",
+        "<script>alert(1)</script>",
+    ],
+)
 def test_bad_or_off_topic_input_gets_a_clear_refusal(bot, question):
     ans = bot.ask(question)
     assert ans.refused
@@ -141,40 +169,110 @@ def test_histories_do_not_mix(bot):
     assert len(b.history) == 2
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("两张3090跑7B全量微调，bs=2 ga 4 zero2 开了offload，序列长度2048",
-     dict(num_params=7e9, gpu="rtx-3090", gpu_text="3090", world_size=2, train_micro_batch_size_per_gpu=2,
-          gradient_accumulation_steps=4, zero_stage=2, offload_optimizer=True, seq_len=2048, finetune="full")),
-    ("70亿参数 qlora r=64 4090 开了梯度检查点", dict(num_params=7e9, gpu="rtx-4090", gpu_text="4090", finetune="qlora", lora_rank=64,
-                                                  gradient_checkpointing="full", quantization="int4")),  # QLoRA = 4-bit base
-    ("2机8卡 deepspeed zero-1 fp16 train_batch_size=256", dict(world_size=16, num_nodes=2, zero_stage=1,
-                                                             precision="fp16-mixed", train_batch_size=256)),
-    ("llama-3-8b on 4 GPUs, per_device_train_batch_size=8, gradient_accumulation_steps=4, bf16, seq len 4k",
-     dict(model="llama-3-8b", model_text="llama-3-8b", world_size=4, train_micro_batch_size_per_gpu=8, gradient_accumulation_steps=4,
-          precision="amp-bf16", seq_len=4096)),
-    ("单卡 a100 40g qwen 7b lora，没开 gradient checkpointing", dict(model="qwen2.5-7b", model_text="qwen 7b", gpu="a100-40gb", gpu_text="a100", gpu_memory_gb=40.0, world_size=1,
-                                                                  finetune="lora", gradient_checkpointing="none")),
-    ("８卡Ａ100，ｂｓ＝４", dict(world_size=8, gpu="a100-80gb", gpu_text="A100", train_micro_batch_size_per_gpu=4)),
-    # Observed use is never the capacity; counts glued to GPU names; GA changes; names beyond the presets.
-    ("8xA100 80GB 训练 Qwen-14B, nvidia-smi 显示占用 17.9G",
-     dict(num_params=14e9, model_text="Qwen-14B", gpu="a100-80gb", gpu_text="A100", gpu_memory_gb=80.0, world_size=8, observed_memory_gb=17.9)),
-    ("OOM at 22.1 GiB allocated on a 24GB GPU", dict(gpu_memory_gb=24.0, observed_memory_gb=22.1)),
-    ("GA 从 1 调到 2 后 loss 变差", dict(ga_from=1, gradient_accumulation_steps=2)),
-    ("tp 2 pp 4 on 16 gpus", dict(world_size=16, pipeline_parallel_size=4, tensor_parallel_size=2)),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "两张3090跑7B全量微调，bs=2 ga 4 zero2 开了offload，序列长度2048",
+            dict(
+                num_params=7e9,
+                gpu="rtx-3090",
+                gpu_text="3090",
+                world_size=2,
+                train_micro_batch_size_per_gpu=2,
+                gradient_accumulation_steps=4,
+                zero_stage=2,
+                offload_optimizer=True,
+                seq_len=2048,
+                finetune="full",
+            ),
+        ),
+        (
+            "70亿参数 qlora r=64 4090 开了梯度检查点",
+            dict(
+                num_params=7e9,
+                gpu="rtx-4090",
+                gpu_text="4090",
+                finetune="qlora",
+                lora_rank=64,
+                gradient_checkpointing="full",
+                quantization="int4",
+            ),
+        ),  # QLoRA = 4-bit base
+        (
+            "2机8卡 deepspeed zero-1 fp16 train_batch_size=256",
+            dict(world_size=16, num_nodes=2, zero_stage=1, precision="fp16-mixed", train_batch_size=256),
+        ),
+        (
+            "llama-3-8b on 4 GPUs, per_device_train_batch_size=8, gradient_accumulation_steps=4, bf16, seq len 4k",
+            dict(
+                model="llama-3-8b",
+                model_text="llama-3-8b",
+                world_size=4,
+                train_micro_batch_size_per_gpu=8,
+                gradient_accumulation_steps=4,
+                precision="amp-bf16",
+                seq_len=4096,
+            ),
+        ),
+        (
+            "单卡 a100 40g qwen 7b lora，没开 gradient checkpointing",
+            dict(
+                model="qwen2.5-7b",
+                model_text="qwen 7b",
+                gpu="a100-40gb",
+                gpu_text="a100",
+                gpu_memory_gb=40.0,
+                world_size=1,
+                finetune="lora",
+                gradient_checkpointing="none",
+            ),
+        ),
+        ("８卡Ａ100，ｂｓ＝４", dict(world_size=8, gpu="a100-80gb", gpu_text="A100", train_micro_batch_size_per_gpu=4)),
+        # Observed use is never the capacity; counts glued to GPU names; GA changes; names beyond the presets.
+        (
+            "8xA100 80GB 训练 Qwen-14B, nvidia-smi 显示占用 17.9G",
+            dict(
+                num_params=14e9,
+                model_text="Qwen-14B",
+                gpu="a100-80gb",
+                gpu_text="A100",
+                gpu_memory_gb=80.0,
+                world_size=8,
+                observed_memory_gb=17.9,
+            ),
+        ),
+        ("OOM at 22.1 GiB allocated on a 24GB GPU", dict(gpu_memory_gb=24.0, observed_memory_gb=22.1)),
+        ("GA 从 1 调到 2 后 loss 变差", dict(ga_from=1, gradient_accumulation_steps=2)),
+        ("tp 2 pp 4 on 16 gpus", dict(world_size=16, pipeline_parallel_size=4, tensor_parallel_size=2)),
+    ],
+)
 def test_slot_extraction(text, expected):
     import unicodedata
+
     assert extract_slots(unicodedata.normalize("NFKC", text)).stated() == expected
 
 
-@pytest.mark.parametrize("text,lang", [(SEED_Q1, "zh"), (SEED_Q2_EN, "en"), ("gradient_accumulation_steps 增大会爆显存吗", "zh"),
-                                       ("zero3 offload?", "en")])
+@pytest.mark.parametrize(
+    "text,lang",
+    [
+        (SEED_Q1, "zh"),
+        (SEED_Q2_EN, "en"),
+        ("gradient_accumulation_steps 增大会爆显存吗", "zh"),
+        ("zero3 offload?", "en"),
+    ],
+)
 def test_language_detection(text, lang):
     assert detect_language(text) == lang
 
 
-@pytest.mark.parametrize("question,lang", [("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差", "zh"),
-                                           ("Is training with batch size 1 and no accumulation a bad idea?", "en")])
+@pytest.mark.parametrize(
+    "question,lang",
+    [
+        ("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差", "zh"),
+        ("Is training with batch size 1 and no accumulation a bad idea?", "en"),
+    ],
+)
 def test_tiny_batch_questions_get_the_small_batch_explanation(bot, question, lang):
     # Retrieval alone misses the first one (held-out set); the assistant recognises the question itself.
     ans = bot.ask(question)
@@ -191,22 +289,28 @@ def test_nonsense_after_a_real_question_is_still_refused(bot):
 
 
 def test_pasted_deepspeed_config_is_checked_in_the_chat(bot):
-    question = ('我的 ds 配置在 3090 上跑 llama2-7b 老是报错，帮我看看：\n```json\n'
-                '{"train_batch_size": 33, "train_micro_batch_size_per_gpu": 17, "gradient_accumulation_steps": 2,\n'
-                ' "zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n```')
+    question = (
+        "我的 ds 配置在 3090 上跑 llama2-7b 老是报错，帮我看看：\n```json\n"
+        '{"train_batch_size": 33, "train_micro_batch_size_per_gpu": 17, "gradient_accumulation_steps": 2,\n'
+        ' "zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n```'
+    )
     ans = bot.ask(question)
     assert ans.language == "zh"
     call = ans.tool_calls[0]
-    assert call.name == "config_check" and call.arguments["gpu"] == "rtx-3090" and call.arguments["model"] == "llama-2-7b"
+    assert (
+        call.name == "config_check" and call.arguments["gpu"] == "rtx-3090" and call.arguments["model"] == "llama-2-7b"
+    )
     # No GPU count given: 33 is not a multiple of micro × GA = 34, so no world size can pass DeepSpeed's check.
     assert "train_batch_size" in ans.text and "34" in ans.text and "错误" in ans.text
     assert "rtx-3090" in ans.text  # the memory verdict for the GPU named around the config
 
 
 def test_bare_llamafactory_yaml_is_checked_in_the_chat(bot):
-    question = ("model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: lora\n"
-                "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n"
-                "fp16: true\n")
+    question = (
+        "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: lora\n"
+        "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n"
+        "fp16: true\n"
+    )
     ans = bot.ask(question)
     assert ans.tool_calls and ans.tool_calls[0].name == "config_check"
     assert "fp16" in ans.text and "bf16" in ans.text

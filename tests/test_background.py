@@ -1,5 +1,6 @@
 """The Assistant built on a thread while the server starts (rag/background.py): cards at once, answers wait for
 the build and equal a synchronous one's, a failed build reaches every caller, and the chat's lock follows the plan."""
+
 from __future__ import annotations
 
 import threading
@@ -43,13 +44,13 @@ def test_cards_at_once_answers_after_the_build() -> None:
     asker = threading.Thread(target=lambda: got.append(bot.ask("GA?")))
     asker.start()
     time.sleep(0.1)
-    assert got == []                       # the question waits for the model
+    assert got == []  # the question waits for the model
     release.set()
     asker.join(10)
     assert got == ["answer to GA?"] and bot.ready and bot.error is None
     assert bot.retrieve("x", k=2) == ["x", "x"]
-    assert bot.ask("GA?", lang_hint="zh") == "answer to GA? in zh"   # the UI's language reaches the Assistant
-    assert bot.retriever is None           # other attributes come from the built Assistant
+    assert bot.ask("GA?", lang_hint="zh") == "answer to GA? in zh"  # the UI's language reaches the Assistant
+    assert bot.retriever is None  # other attributes come from the built Assistant
 
 
 def test_a_failed_build_reaches_every_caller() -> None:
@@ -67,9 +68,9 @@ def test_a_failed_build_reaches_every_caller() -> None:
 def test_the_chat_lock_follows_the_plan_before_the_model_exists() -> None:
     never = threading.Event()
     planned = BackgroundAssistant(lambda c: never.wait(5), load_cards(), batches_queries=True)
-    assert isinstance(assistant_lock(planned), _NoLock)          # answered without waiting for the build
+    assert isinstance(assistant_lock(planned), _NoLock)  # answered without waiting for the build
     unbatched = BackgroundAssistant(lambda c: never.wait(5), load_cards(), batches_queries=False)
     lock = assistant_lock(unbatched)
-    assert lock.acquire(blocking=False) and not lock.acquire(blocking=False)   # a real lock
+    assert lock.acquire(blocking=False) and not lock.acquire(blocking=False)  # a real lock
     never.set()
-    assert not isinstance(assistant_lock(Echo([])), _NoLock)     # no batcher on its model: a real lock
+    assert not isinstance(assistant_lock(Echo([])), _NoLock)  # no batcher on its model: a real lock

@@ -1,4 +1,5 @@
 """resolve_batch against DeepSpeed's own semantics and test cases (tests/unit/runtime/test_ds_config*.py)."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,8 +18,9 @@ def test_deepspeed_failing_case_carries_deepspeed_wording_and_alternatives():
     with pytest.raises(BatchConfigError) as exc:
         resolve_batch(33, 17, 2, world_size=2)
     msg = str(exc.value)
-    assert ("train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size "
-            "33 != 17 * 2 * 2") in msg
+    assert (
+        "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 33 != 17 * 2 * 2"
+    ) in msg
     assert "68" in msg  # the consistent train_batch_size for micro=17, GA=2 on 2 GPUs
     assert isinstance(exc.value, ValueError)
 
@@ -31,13 +33,16 @@ def test_failing_case_in_chinese_lists_consistent_values():
     assert "train_micro_batch_size_per_gpu=16" in msg and "一致的取值" in msg
 
 
-@pytest.mark.parametrize("kwargs,expected", [
-    (dict(train_batch_size=32, train_micro_batch_size_per_gpu=4), (32, 4, 4)),    # GA derived
-    (dict(train_batch_size=32, gradient_accumulation_steps=2), (32, 8, 2)),       # micro derived
-    (dict(train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=8), (64, 4, 8)),
-    (dict(train_batch_size=32), (32, 16, 1)),                                      # only batch -> GA=1
-    (dict(train_micro_batch_size_per_gpu=4), (8, 4, 1)),                          # only micro -> GA=1
-])
+@pytest.mark.parametrize(
+    "kwargs,expected",
+    [
+        (dict(train_batch_size=32, train_micro_batch_size_per_gpu=4), (32, 4, 4)),  # GA derived
+        (dict(train_batch_size=32, gradient_accumulation_steps=2), (32, 8, 2)),  # micro derived
+        (dict(train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=8), (64, 4, 8)),
+        (dict(train_batch_size=32), (32, 16, 1)),  # only batch -> GA=1
+        (dict(train_micro_batch_size_per_gpu=4), (8, 4, 1)),  # only micro -> GA=1
+    ],
+)
 def test_two_given_derive_the_third(kwargs, expected):
     r = resolve_batch(**kwargs, world_size=2)
     assert (r.train_batch_size, r.train_micro_batch_size_per_gpu, r.gradient_accumulation_steps) == expected
@@ -60,8 +65,9 @@ def test_integer_division_like_deepspeed():
 
 
 def test_effective_batch_counts_gpus_tokens_and_epochs():
-    r = resolve_batch(train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=8, world_size=4,
-                      seq_len=2048, dataset_size=10_000)
+    r = resolve_batch(
+        train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=8, world_size=4, seq_len=2048, dataset_size=10_000
+    )
     assert r.train_batch_size == 64
     assert r.tokens_per_optimizer_step == 64 * 2048
     assert r.optimizer_steps_per_epoch == 157  # ceil(10000 / 64)
@@ -78,8 +84,13 @@ def test_what_if_halving_micro_keeps_batch_and_gpus_multiply():
 
 
 def test_learning_rate_rules():
-    r = resolve_batch(train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=16, world_size=1,
-                      base_learning_rate=1e-4, base_batch_size=16)
+    r = resolve_batch(
+        train_micro_batch_size_per_gpu=4,
+        gradient_accumulation_steps=16,
+        world_size=1,
+        base_learning_rate=1e-4,
+        base_batch_size=16,
+    )
     assert r.learning_rate.linear_rule_lr == pytest.approx(4e-4)
     assert r.learning_rate.sqrt_rule_lr == pytest.approx(2e-4)
     assert "heuristic" in r.learning_rate.note_en
@@ -88,19 +99,27 @@ def test_learning_rate_rules():
 
 def test_hf_trainer_view_maps_onto_the_same_function():
     assert resolve_hf_batch(4, 8, world_size=2).train_batch_size == 64
-    assert resolve_batch(per_device_train_batch_size=4, gradient_accumulation_steps=8, world_size=2).train_batch_size == 64
+    assert (
+        resolve_batch(per_device_train_batch_size=4, gradient_accumulation_steps=8, world_size=2).train_batch_size == 64
+    )
 
 
-@pytest.mark.parametrize("kwargs,field", [
-    (dict(train_micro_batch_size_per_gpu=-1), "train_micro_batch_size_per_gpu"),
-    (dict(train_micro_batch_size_per_gpu=0), "train_micro_batch_size_per_gpu"),
-    (dict(train_micro_batch_size_per_gpu=2.5), "train_micro_batch_size_per_gpu"),
-    (dict(train_micro_batch_size_per_gpu=True), "train_micro_batch_size_per_gpu"),
-    (dict(train_micro_batch_size_per_gpu="4"), "train_micro_batch_size_per_gpu"),
-    (dict(train_micro_batch_size_per_gpu=4, world_size=10**9), "world_size"),
-    (dict(train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=float("nan")), "gradient_accumulation_steps"),
-    (dict(train_micro_batch_size_per_gpu=4, seq_len=0), "seq_len"),
-])
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        (dict(train_micro_batch_size_per_gpu=-1), "train_micro_batch_size_per_gpu"),
+        (dict(train_micro_batch_size_per_gpu=0), "train_micro_batch_size_per_gpu"),
+        (dict(train_micro_batch_size_per_gpu=2.5), "train_micro_batch_size_per_gpu"),
+        (dict(train_micro_batch_size_per_gpu=True), "train_micro_batch_size_per_gpu"),
+        (dict(train_micro_batch_size_per_gpu="4"), "train_micro_batch_size_per_gpu"),
+        (dict(train_micro_batch_size_per_gpu=4, world_size=10**9), "world_size"),
+        (
+            dict(train_micro_batch_size_per_gpu=4, gradient_accumulation_steps=float("nan")),
+            "gradient_accumulation_steps",
+        ),
+        (dict(train_micro_batch_size_per_gpu=4, seq_len=0), "seq_len"),
+    ],
+)
 def test_bad_numbers_name_the_field_in_both_languages(kwargs, field):
     with pytest.raises(CalculatorError) as exc:
         resolve_batch(**kwargs)

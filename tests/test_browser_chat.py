@@ -9,6 +9,7 @@ Send disabled and Stop while answering; the tab in the URL; 👍/👎 reasons be
 Screenshots go to test-output/screenshots/; with UPDATE_DOCS_SCREENSHOTS=1 the desktop and phone chat
 pictures are copied to docs/screenshots/ for the README.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,16 +43,23 @@ def wait_answer_done(page: Any, n_user: int) -> None:
     page.wait_for_function(
         "n => document.querySelectorAll('#chatbot [data-testid=\"user\"]').length >= n"
         " && !document.querySelector('#send').disabled"
-        " && !document.querySelector('#chatbot .pending, #chatbot [data-testid=\"pending\"]')", arg=n_user)
-    time.sleep(0.6)                     # the save to browser storage and the scroll run right after
+        " && !document.querySelector('#chatbot .pending, #chatbot [data-testid=\"pending\"]')",
+        arg=n_user,
+    )
+    time.sleep(0.6)  # the save to browser storage and the scroll run right after
 
 
 def in_view(page: Any, selector_or_locator: Any) -> bool:
     loc = page.locator(selector_or_locator) if isinstance(selector_or_locator, str) else selector_or_locator
     box = loc.bounding_box()
     vp = page.viewport_size
-    return bool(box) and box["y"] >= 0 and box["y"] + box["height"] <= vp["height"] + 1 and box["x"] >= 0 \
+    return (
+        bool(box)
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= vp["height"] + 1
+        and box["x"] >= 0
         and box["x"] + box["width"] <= vp["width"] + 1
+    )
 
 
 def overlapping(a: Any, b: Any) -> bool:
@@ -59,8 +67,12 @@ def overlapping(a: Any, b: Any) -> bool:
     x, y = a.bounding_box(), b.bounding_box()
     if not x or not y:
         return False
-    return x["x"] + 1 < y["x"] + y["width"] and y["x"] + 1 < x["x"] + x["width"] and \
-        x["y"] + 1 < y["y"] + y["height"] and y["y"] + 1 < x["y"] + x["height"]
+    return (
+        x["x"] + 1 < y["x"] + y["width"]
+        and y["x"] + 1 < x["x"] + x["width"]
+        and x["y"] + 1 < y["y"] + y["height"]
+        and y["y"] + 1 < x["y"] + x["height"]
+    )
 
 
 # ---------------------------------------------------------------- 1, 2, 5, 9, 11 (welcome, history)
@@ -74,7 +86,9 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     examples = chat.locator(".example-text")
     assert examples.count() == 3
     for i in range(3):
-        assert examples.nth(i).evaluate("e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1")
+        assert examples.nth(i).evaluate(
+            "e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1"
+        )
     assert not any(__import__("re").search(CJK, examples.nth(i).inner_text()) for i in range(3))
     # 5: on a phone the input is on the first screen, at the bottom, full width; nothing scrolls sideways.
     box = page.locator("#question textarea")
@@ -83,9 +97,9 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     assert in_view(page, "#chat-hint")
     if size == "phone":
         q, s = box.bounding_box(), page.locator("#send").bounding_box()
-        assert q["y"] + q["height"] > 0.8 * SIZES[size]["height"]                   # at the bottom
-        assert (s["x"] + s["width"]) - q["x"] > 0.85 * SIZES[size]["width"]       # full width
-        assert chat.bounding_box()["height"] > 0.5 * SIZES[size]["height"]        # the chat uses the viewport
+        assert q["y"] + q["height"] > 0.8 * SIZES[size]["height"]  # at the bottom
+        assert (s["x"] + s["width"]) - q["x"] > 0.85 * SIZES[size]["width"]  # full width
+        assert chat.bounding_box()["height"] > 0.5 * SIZES[size]["height"]  # the chat uses the viewport
         assert in_view(page, "#lang-toggle")
     # 1: Shift+Enter adds a line, Enter sends; the hint says so.
     assert "Shift+Enter" in page.locator("#chat-hint").inner_text()
@@ -94,7 +108,7 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     page.keyboard.press("Shift+Enter")
     box.type(FIT_EN)
     assert box.input_value() == "My setup:\n" + FIT_EN
-    assert page.locator('#chatbot [data-testid="user"]').count() == 0        # not sent yet
+    assert page.locator('#chatbot [data-testid="user"]').count() == 0  # not sent yet
     page.keyboard.press("Enter")
     wait_answer_done(page, 1)
     assert box.input_value() == ""
@@ -116,8 +130,8 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     titles = chat.locator("button.title, .title").all_inner_texts()
     joined = " | ".join(titles)
     assert "Sources" in joined and "Explanation" in joined, joined
-    assert any("→" in t and "GiB" in t for t in titles), joined                 # calculator titles say the result
-    path = shot(page, f"chat_{size}_en.png")                                   # the resting state, for the README
+    assert any("→" in t and "GiB" in t for t in titles), joined  # calculator titles say the result
+    path = shot(page, f"chat_{size}_en.png")  # the resting state, for the README
     publish(path)
     links = chat.locator("a[href^='https://']")
     assert not any(links.nth(i).is_visible() for i in range(links.count()))
@@ -127,8 +141,9 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
     bold = chat.locator("strong").first
     assert bold.evaluate("e => getComputedStyle(e).fontFamily").startswith('"Noto Sans"')
     assert page.evaluate("() => { const f = []; document.fonts.forEach(x => f.push(x.family)); return f; }") == []
-    assert not page.evaluate("performance.getEntriesByType('resource').map(r => r.name)"
-                             ".filter(n => /\\.(woff2?|ttf|otf)(\\?|$)/.test(n))")
+    assert not page.evaluate(
+        "performance.getEntriesByType('resource').map(r => r.name).filter(n => /\\.(woff2?|ttf|otf)(\\?|$)/.test(n))"
+    )
     # 11: the conversation survives a reload (browser storage).
     page.reload()
     page.locator("#chatbot .message-row.user-row").first.wait_for()
@@ -141,7 +156,9 @@ def examples_whole(page: Any) -> None:
     """Every example card shows its whole question: nothing clipped, nothing off screen sideways."""
     examples = page.locator("#chatbot .example-text")
     for i in range(examples.count()):
-        assert examples.nth(i).evaluate("e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1")
+        assert examples.nth(i).evaluate(
+            "e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1"
+        )
         box = examples.nth(i).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 1, box
 
@@ -186,7 +203,7 @@ def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_s
 
 # ---------------------------------------------------------------- 6 (answer language, GiB), 8 (a pasted config as code)
 DS_JSON = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n  "zero_optimization": {"stage": 2}\n}'
-OUR_GB = __import__("re").compile(r"(?<![\w.-])\d+(?:\.\d+)?\s?GB\b")   # "12.3 GB"; not a GPU's name ("A100-80GB")
+OUR_GB = __import__("re").compile(r"(?<![\w.-])\d+(?:\.\d+)?\s?GB\b")  # "12.3 GB"; not a GPU's name ("A100-80GB")
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
@@ -195,15 +212,15 @@ def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer_with_gib(browser,
     page.goto(app_server.url + "/?lang=zh")
     ui_ready(page, "zh")
     page.locator("#chatbot .example-text").first.wait_for()
-    page.locator("#question textarea").fill(DS_JSON)                          # no Chinese in the message
+    page.locator("#question textarea").fill(DS_JSON)  # no Chinese in the message
     page.locator("#send").click()
     wait_answer_done(page, 1)
     user = page.locator("#chatbot .message-row.user-row").last
-    assert user.locator("pre code, pre").count() >= 1                            # shown as code, lines kept
+    assert user.locator("pre code, pre").count() >= 1  # shown as code, lines kept
     assert '"gradient_accumulation_steps": 8' in user.locator("pre").first.inner_text()
     bot = page.locator("#chatbot .message-row.bot-row")
     first = bot.first.inner_text()
-    assert len(__import__("re").findall(CJK, first)) >= 10, first[:300]          # answered in Chinese
+    assert len(__import__("re").findall(CJK, first)) >= 10, first[:300]  # answered in Chinese
     # The same message in the English UI is answered in English; Chinese text always in Chinese.
     page.locator("#lang-toggle").get_by_text("English").click()
     page.locator("#chat-hint").get_by_text("Enter to send").wait_for()
@@ -226,7 +243,8 @@ def test_a_json_pasted_in_the_chinese_ui_gets_a_chinese_answer_with_gib(browser,
     page.get_by_role("tab", name="Calculators").click()
     page.locator("#memory-summary").get_by_text("total per GPU").first.wait_for()
     calc = page.locator("#tab-calculators").inner_text() + " ".join(
-        page.locator("#tab-calculators svg text").all_text_contents())
+        page.locator("#tab-calculators svg text").all_text_contents()
+    )
     assert "GiB" in calc and not OUR_GB.search(calc), OUR_GB.findall(calc)[:5]
     ctx.close()
 
@@ -253,6 +271,7 @@ SLOW_S = 8.0
 @pytest.fixture(scope="module")
 def slow_server(assistant) -> Iterator[str]:
     from app import build_app
+
     with launched(build_app(SlowAssistant(assistant, SLOW_S), stream_delay=0.0)) as url:
         yield url
 
@@ -270,17 +289,17 @@ def test_send_disabled_and_stop_while_answering(browser, slow_server, size):
     assert page.locator("#send").is_disabled()
     assert in_view(page, stop)
     page.locator("#question textarea").fill("typed while waiting")
-    page.locator("#question textarea").press("Enter")                     # ignored while answering
+    page.locator("#question textarea").press("Enter")  # ignored while answering
     stop.click()
     page.locator("#chat-status").get_by_text("Stopped").wait_for()
-    assert in_view(page, "#chat-status")                                  # not under the pinned input on a phone
+    assert in_view(page, "#chat-status")  # not under the pinned input on a phone
     page.wait_for_function("() => !document.querySelector('#send').disabled")
     assert not stop.is_visible()
     assert page.locator('#chatbot [data-testid="user"]').count() == 1
-    assert page.locator("#question textarea").input_value() == "typed while waiting"   # what was typed is kept
+    assert page.locator("#question textarea").input_value() == "typed while waiting"  # what was typed is kept
     assert "Error" not in page.locator("#chat-status").inner_text()
-    assert "Searching the knowledge cards" not in page.locator("#chatbot").inner_text()   # no stuck spinner
-    time.sleep(SLOW_S + 0.5)                                              # the cancelled answer never lands
+    assert "Searching the knowledge cards" not in page.locator("#chatbot").inner_text()  # no stuck spinner
+    time.sleep(SLOW_S + 0.5)  # the cancelled answer never lands
     assert "Sources" not in page.locator("#chatbot").inner_text()
     # The next question runs normally.
     page.locator("#question textarea").fill(GA_EN)
@@ -306,8 +325,8 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, siz
     option = page.locator("#chatbot .extra-feedback-option").get_by_text("Wrong number")
     option.wait_for()
     ob, ab = option.bounding_box(), answer_row.bounding_box()
-    assert ab["y"] - 60 <= ob["y"] <= ab["y"] + ab["height"] + 80               # beside its message
-    wrap = page.locator("#chatbot .bubble-wrap").bounding_box()                  # none cut off by the panel's edge
+    assert ab["y"] - 60 <= ob["y"] <= ab["y"] + ab["height"] + 80  # beside its message
+    wrap = page.locator("#chatbot .bubble-wrap").bounding_box()  # none cut off by the panel's edge
     options = page.locator("#chatbot .extra-feedback-option:visible")
     assert options.count() == 3
     for i in range(3):
@@ -317,16 +336,16 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, siz
     page.locator("#chat-status").get_by_text("Feedback recorded").wait_for()
     reason = page.locator("#feedback-reason textarea")
     reason.wait_for()
-    assert reason.bounding_box()["y"] < page.locator("#question textarea").bounding_box()["y"]   # under the chat
+    assert reason.bounding_box()["y"] < page.locator("#question textarea").bounding_box()["y"]  # under the chat
     assert in_view(page, reason) and in_view(page, "#feedback-submit") and in_view(page, "#chat-status")
-    assert not overlapping(reason, page.locator("#question textarea"))       # on a phone: above the pinned input
+    assert not overlapping(reason, page.locator("#question textarea"))  # on a phone: above the pinned input
     reason.fill("the GA=1 row")
     page.locator("#feedback-submit").click()
     page.locator("#chat-status").get_by_text("Reason recorded").wait_for()
-    new = [json.loads(x) for x in fb.read_text(encoding="utf-8").splitlines()[len(before):]]
+    new = [json.loads(x) for x in fb.read_text(encoding="utf-8").splitlines()[len(before) :]]
     assert new[0]["feedback"] == "Wrong number" and new[0]["liked"] is None
     assert new[0]["question"] == GA_EN
-    assert len(new) == 2, new                                                   # one rating per click
+    assert len(new) == 2, new  # one rating per click
     assert new[1]["type"] == "reason" and new[1]["feedback_id"] == new[0]["id"]
     ctx.close()
 
@@ -353,11 +372,14 @@ def test_the_open_tab_is_in_the_url(browser, app_server, size):
 def wiki_page(app_server, tmp_path_factory) -> Iterator[str]:
     """A wiki page on another loopback origin with exactly what `app.py --print-embed-snippet URL` prints."""
     from ui.embed import embed_snippets
+
     root = tmp_path_factory.mktemp("wiki")
     snippet = embed_snippets(app_server.url)
     web_component = snippet.split("<!-- 2.", 1)[1].split("-->", 1)[1]
-    (root / "wc.html").write_text('<!doctype html><meta charset="utf-8"><title>wiki page</title>'
-                                  f"<h1>Internal wiki</h1>{web_component}", encoding="utf-8")
+    (root / "wc.html").write_text(
+        f'<!doctype html><meta charset="utf-8"><title>wiki page</title><h1>Internal wiki</h1>{web_component}',
+        encoding="utf-8",
+    )
 
     class Quiet(SimpleHTTPRequestHandler):
         def __init__(self, *a: Any, **k: Any) -> None:
@@ -380,16 +402,17 @@ def test_gradio_app_web_component_with_self_hosted_js(browser, app_server, wiki_
     page.on("request", lambda r: seen.append(r.url))
     page.goto(wiki_page)
     page.locator("gradio-app #question textarea").wait_for()
-    ui_ready(page, "en")                                                       # the browser's en-US
+    ui_ready(page, "en")  # the browser's en-US
     page.locator("#question textarea").fill(GA_EN)
     page.locator("#question textarea").press("Enter")
     page.locator("#chatbot").get_by_text("Sources").last.wait_for()
-    assert "Internal wiki" in page.locator("h1").first.inner_text()           # the wiki page is still there
+    assert "Internal wiki" in page.locator("h1").first.inner_text()  # the wiki page is still there
     page.get_by_role("tab", name="Calculators").click()
     time.sleep(0.5)
-    assert page.url == wiki_page                                               # the wiki's URL is left alone
-    assert all(u.startswith("http://127.0.0.1:") for u in seen if u.startswith("http")), \
-        [u for u in seen if not u.startswith("http://127.0.0.1:")][:5]         # no CDN: the JS is self-hosted
+    assert page.url == wiki_page  # the wiki's URL is left alone
+    assert all(u.startswith("http://127.0.0.1:") for u in seen if u.startswith("http")), [
+        u for u in seen if not u.startswith("http://127.0.0.1:")
+    ][:5]  # no CDN: the JS is self-hosted
     assert any(u.startswith(app_server.url + "/assets/index-") for u in seen)
     shot(page, "web_component_en.png")
     ctx.close()

@@ -1,5 +1,6 @@
 """The Calculators, Check / diagnose and Knowledge tabs in Chromium at desktop (1440×900) and phone (390×844)
 sizes (issue #15 items 3, 4, 7, 8, 10). Screenshots go to test-output/screenshots/ (gitignored)."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ TIMEOUT = 45_000
 
 
 def _page(browser: Any, size: str, scheme: str = "light") -> Any:
-    ctx = browser.new_context(locale="en-US", viewport=SIZES[size], color_scheme=scheme,
-                              is_mobile=size == "phone", has_touch=size == "phone")
+    ctx = browser.new_context(
+        locale="en-US", viewport=SIZES[size], color_scheme=scheme, is_mobile=size == "phone", has_touch=size == "phone"
+    )
     page = ctx.new_page()
     page.set_default_timeout(TIMEOUT)
     return page
@@ -57,7 +59,10 @@ def open_tab(page: Any, url: str, name: str, lang: str = "en") -> None:
 
 
 # ---------------------------------------------------------------- item 5: every tab visible and tappable
-TAB_NAMES = {"en": ["Chat", "Calculators", "Check / diagnose", "Knowledge"], "zh": ["对话", "计算器", "检查 / 诊断", "知识库"]}
+TAB_NAMES = {
+    "en": ["Chat", "Calculators", "Check / diagnose", "Knowledge"],
+    "zh": ["对话", "计算器", "检查 / 诊断", "知识库"],
+}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -66,7 +71,7 @@ def test_every_tab_is_visible_and_tappable_without_an_overflow_menu(page, app_se
     names = TAB_NAMES[lang]
     page.goto(f"{app_server.url}/?lang={lang}")
     page.get_by_role("tab", name=names[0]).wait_for()
-    page.wait_for_timeout(500)                                                   # Gradio measures the tab bar late
+    page.wait_for_timeout(500)  # Gradio measures the tab bar late
     assert page.locator("button[aria-label='More tabs'], .overflow-menu").count() == 0
     assert [x.strip() for x in page.locator("#main-tabs [role=tablist] [role=tab]").all_inner_texts()] == names
     rows = set()
@@ -75,8 +80,10 @@ def test_every_tab_is_visible_and_tappable_without_an_overflow_menu(page, app_se
         box = page.get_by_role("tab", name=name, exact=True).bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= width and box["height"] >= 24, (name, box)
         rows.add(round(box["y"]))
-    assert len(rows) == 1, rows                                                   # one row, nothing wrapped
-    for name, panel in reversed(list(zip(names, ["#tab-chat", "#tab-calculators", "#tab-check", "#tab-knowledge"], strict=True))):
+    assert len(rows) == 1, rows  # one row, nothing wrapped
+    for name, panel in reversed(
+        list(zip(names, ["#tab-chat", "#tab-calculators", "#tab-check", "#tab-knowledge"], strict=True))
+    ):
         tab = page.get_by_role("tab", name=name, exact=True)
         tab.tap() if page.size == "phone" else tab.click()
         page.get_by_role("tab", name=name, exact=True, selected=True).wait_for()
@@ -97,7 +104,7 @@ def svg_text(page: Any, selector: str) -> str:
 def test_calculators_show_a_result_on_open_and_follow_every_change(page, app_server):
     open_tab(page, app_server.url, "Calculators")
     summary, batch = page.locator("#memory-summary"), page.locator("#batch-result")
-    summary.get_by_text("total per GPU").first.wait_for()                        # no button: already computed
+    summary.get_by_text("total per GPU").first.wait_for()  # no button: already computed
     batch.get_by_text("train_batch_size = 1 × 8 × 1 = 8").first.wait_for()
     assert page.locator(f"#memory-breakdown {shown(page)} svg").is_visible()
     # memory first; one micro batch input shared by both forms
@@ -108,7 +115,7 @@ def test_calculators_show_a_result_on_open_and_follow_every_change(page, app_ser
     batch.get_by_text("train_batch_size = 1 × 16 × 1 = 16").first.wait_for()
     page.locator(f"#memory-vs-ga {shown(page)} .current-label").filter(has_text="16 →").wait_for(state="attached")
     elapsed = time.monotonic() - started
-    assert elapsed < 10, elapsed                                                 # generous: a shared 2-core box
+    assert elapsed < 10, elapsed  # generous: a shared 2-core box
     # a refused value clears the result (no stale numbers) and marks the field
     page.locator("#m_micro input").fill("-2")
     page.locator("#memory-error").get_by_text("train_micro_batch_size_per_gpu").wait_for()
@@ -122,8 +129,8 @@ def test_calculators_show_a_result_on_open_and_follow_every_change(page, app_ser
     svg = page.locator(f"#memory-vs-micro {shown(page)} svg")
     box = svg.bounding_box()
     column = page.locator("#memory-vs-micro").bounding_box()
-    assert box["width"] >= 0.9 * column["width"] or box["width"] >= 600, (box, column)   # as wide as it may be
-    if page.size == "phone":                 # the narrow layout: its 11-unit text renders at >= 9 px
+    assert box["width"] >= 0.9 * column["width"] or box["width"] >= 600, (box, column)  # as wide as it may be
+    if page.size == "phone":  # the narrow layout: its 11-unit text renders at >= 9 px
         assert box["width"] / 360 * 11 >= 9, box
     shot(page, "calculators_live")
     # the language switch re-renders the results, not only the labels
@@ -146,7 +153,7 @@ def test_a_setting_that_does_not_fit_shows_the_overshoot_and_the_nearest_that_fi
     assert "GiB over" in svg_text(page, f"#memory-breakdown {shown(page)} svg .verdict")
     summary.scroll_into_view_if_needed()
     shot(page, "calculators_no_fit", publish=True)
-    page.locator("#m_finetune").get_by_text("lora", exact=True).click()             # the way out, taken
+    page.locator("#m_finetune").get_by_text("lora", exact=True).click()  # the way out, taken
     page.wait_for_function("() => !document.querySelector('#memory-summary').innerText.includes('nearest settings')")
     assert "✔ fits" in summary.inner_text()
 
@@ -161,7 +168,8 @@ def test_plots_distinct_colours_current_setting_and_dark_mode(browser, app_serve
         page.get_by_role("tab", name="Calculators").click()
         v = shown(page)
         page.locator(f"#memory-vs-micro {v} svg .current").wait_for(state="attached")
-        colours = page.evaluate("""(v) => {
+        colours = page.evaluate(
+            """(v) => {
             const s = (sel, p) => getComputedStyle(document.querySelector(sel))[p];
             return {cap: s(`#memory-vs-micro ${v} svg line.capacity`, 'stroke'),
                     act: s(`#memory-vs-micro ${v} svg path.line-activations`, 'stroke'),
@@ -169,16 +177,18 @@ def test_plots_distinct_colours_current_setting_and_dark_mode(browser, app_serve
                     text: s(`#memory-vs-micro ${v} svg text`, 'fill'),
                     bg: getComputedStyle(document.body).backgroundColor,
                     white: document.querySelectorAll('.batchbot-plot rect[fill="white"]').length};
-        }""", v)
+        }""",
+            v,
+        )
         assert colours["cap"] != colours["act"] and colours["cap"] != colours["seg"], colours
         assert colours["white"] == 0
 
         def lum(rgb: str) -> float:
-            r, g, b = [int(x) for x in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3]]
+            r, g, b = [int(x) for x in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
             return (r + g + b) / 3
 
         if scheme == "dark":
-            assert lum(colours["text"]) > 150 and lum(colours["bg"]) < 100, colours   # light text on dark page
+            assert lum(colours["text"]) > 150 and lum(colours["bg"]) < 100, colours  # light text on dark page
         else:
             assert lum(colours["text"]) < 100, colours
         assert "your setting: 1 →" in svg_text(page, f"#memory-vs-micro {v} svg .current-label")
@@ -190,14 +200,15 @@ def test_plots_distinct_colours_current_setting_and_dark_mode(browser, app_serve
 
 def test_a_memory_answer_in_the_chat_has_a_small_chart(page, app_server):
     page.goto(f"{app_server.url}/?lang=en")
-    ui_ready(page, "en")                                  # an English question is answered in the UI's language
+    ui_ready(page, "en")  # an English question is answered in the UI's language
     page.locator("#question textarea").fill(
-        "How much GPU memory does a full fine-tune of Llama-2-7B with AdamW need on one RTX 3090?")
+        "How much GPU memory does a full fine-tune of Llama-2-7B with AdamW need on one RTX 3090?"
+    )
     page.locator("#send").click()
     chat = page.locator("#chatbot")
     chat.get_by_text("Calculator: memory").first.wait_for()
     chat.get_by_text("Sources").last.wait_for()
-    chat.get_by_text("Calculator: memory").first.click()                          # open the calculator bubble
+    chat.get_by_text("Calculator: memory").first.click()  # open the calculator bubble
     chart = chat.locator(".batchbot-plot svg").first
     chart.wait_for()
     assert chat.locator(".batchbot-plot svg rect.seg-weights").count() >= 1
@@ -218,20 +229,21 @@ def pick(page: Any, dropdown: str, value: str) -> None:
 def test_check_tab_with_selectors_marks_the_lines_at_fault(page, app_server):
     open_tab(page, app_server.url, "Check / diagnose")
     assert page.locator("#c_model").is_visible() and page.locator("#c_gpu").is_visible()
-    assert page.locator("#d_text").is_visible()                                  # the diagnoser sits here too
+    assert page.locator("#d_text").is_visible()  # the diagnoser sits here too
     page.locator("#c_text .cm-content").fill(CONFIG)
     pick(page, "#c_model", "llama-2-7b")
     pick(page, "#c_gpu", "rtx-3090")
     page.locator("#run-check").click()
     report = page.locator("#config-report")
-    report.get_by_text("Memory per GPU").first.wait_for()                        # the selected model was used
+    report.get_by_text("Memory per GPU").first.wait_for()  # the selected model was used
     assert "model=" not in report.inner_text() and "error" in report.inner_text()
     marked = page.locator("#config-marked")
     marked.get_by_text("train_batch_size").first.wait_for()
     line = marked.locator(".token", has_text="train_batch_size").first
     assert line.evaluate("e => getComputedStyle(e).backgroundColor") not in ("", "rgba(0, 0, 0, 0)", "transparent")
-    assert marked.locator(".token", has_text="gradient_accumulation_steps").first \
-        .evaluate("e => getComputedStyle(e).backgroundColor") in ("rgba(0, 0, 0, 0)", "transparent")
+    assert marked.locator(".token", has_text="gradient_accumulation_steps").first.evaluate(
+        "e => getComputedStyle(e).backgroundColor"
+    ) in ("rgba(0, 0, 0, 0)", "transparent")
     assert "Traceback" not in page.content()
     marked.scroll_into_view_if_needed()
     shot(page, "check_tab", publish=True)
@@ -246,7 +258,7 @@ def test_knowledge_rows_open_their_card_without_scores(page, app_server):
     headers = " ".join(table.locator("[role=columnheader]").all_inner_texts())
     assert "Score" not in headers and "相关度" not in headers and "Title" in headers
     assert "BatchNorm" not in rows.first.inner_text()
-    assert "accumulat" in rows.first.inner_text().lower()                        # what people ask first
+    assert "accumulat" in rows.first.inner_text().lower()  # what people ask first
     row = rows.nth(2)
     title = row.locator("[role=gridcell]").nth(1).inner_text().strip()
     row.locator("[role=gridcell]").nth(1).click()
@@ -256,5 +268,5 @@ def test_knowledge_rows_open_their_card_without_scores(page, app_server):
     page.locator("#kb-count").get_by_text("Top 5 results").wait_for()
     page.wait_for_timeout(500)
     assert "#" in " ".join(table.locator("[role=columnheader]").all_inner_texts())
-    assert not re.search(r"\b0\.0[0-9]{2}\b", table.inner_text())                      # no fusion scores
+    assert not re.search(r"\b0\.0[0-9]{2}\b", table.inner_text())  # no fusion scores
     shot(page, "knowledge_rows")

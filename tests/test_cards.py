@@ -126,8 +126,14 @@ def test_most_cards_have_misconceptions(cards):
 
 
 def test_questions_mention_config_keys_and_colloquial_chinese(cards):
-    keys = ("gradient_accumulation_steps", "per_device_train_batch_size", "train_micro_batch_size_per_gpu",
-            "train_batch_size", "zero_optimization", "offload_optimizer")
+    keys = (
+        "gradient_accumulation_steps",
+        "per_device_train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "train_batch_size",
+        "zero_optimization",
+        "offload_optimizer",
+    )
     colloquial = ("显存爆", "爆显存", "OOM", "梯度累积", "有效批次", "微批次", "卡", "全量微调")
     all_q = [q for c in cards for q in c.questions_zh + c.questions_en]
     for k in keys:
@@ -219,17 +225,30 @@ def test_valid_minimal_card_loads(tmp_path):
         ("bad-topic", lambda t: t.replace("[effective_batch]", "[effective_batch, batch_stuff]"), "topics.1"),
         ("no-topics", lambda t: t.replace("[effective_batch]", "[]"), "topics"),
         ("bad-url", lambda t: t.replace("https://www.deepspeed.ai/docs/config-json/", "not a url"), "sources.0.url"),
-        ("no-sources", lambda t: t.replace(
-            '  - {title: "DeepSpeed config", url: "https://www.deepspeed.ai/docs/config-json/"}\n', "").replace(
-            "sources:\n", "sources: []\n"), "sources"),
+        (
+            "no-sources",
+            lambda t: t.replace(
+                '  - {title: "DeepSpeed config", url: "https://www.deepspeed.ai/docs/config-json/"}\n', ""
+            ).replace("sources:\n", "sources: []\n"),
+            "sources",
+        ),
         ("few-questions", lambda t: t.replace('["one", "two", "three"]', '["one", "two"]'), "questions_en"),
         ("extra-key", lambda t: t.replace("misconceptions: []", "misconceptions: []\nauthor: me"), "author"),
-        ("bad-misconception", lambda t: t.replace("misconceptions: []", "misconceptions: [{wrong_zh: 错}]"),
-         "misconceptions.0"),
-        ("bad-calculator", lambda t: t.replace("calculators: []", "calculators: [{name: magic, arguments: {}}]"),
-         "calculators.0.name"),
-        ("bad-sweep", lambda t: t.replace("calculators: []", "calculators: [{name: sweep, arguments: {field: x}}]"),
-         "calculators.0"),
+        (
+            "bad-misconception",
+            lambda t: t.replace("misconceptions: []", "misconceptions: [{wrong_zh: 错}]"),
+            "misconceptions.0",
+        ),
+        (
+            "bad-calculator",
+            lambda t: t.replace("calculators: []", "calculators: [{name: magic, arguments: {}}]"),
+            "calculators.0.name",
+        ),
+        (
+            "bad-sweep",
+            lambda t: t.replace("calculators: []", "calculators: [{name: sweep, arguments: {field: x}}]"),
+            "calculators.0",
+        ),
         ("bad-yaml", lambda t: t.replace('title_zh: "有效批次"', 'title_zh: "有效批次\n  : ]['), "<front matter>"),
         ("no-front-matter", lambda t: t.split("---\n", 2)[2], "<front matter>"),
         ("unclosed-front-matter", lambda t: t.replace("---\n## 中文", "## 中文"), "<front matter>"),

@@ -1,4 +1,5 @@
 """The config doctor's key tables list each key once (a frozenset hides a repeat at run time, so read the source)."""
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,12 @@ def _tables() -> dict[str, list[str]]:
         for sub in ast.walk(node.value):
             if isinstance(sub, (ast.Set, ast.List, ast.Tuple)) and not isinstance(node.value, ast.Dict):
                 names += [e.value for e in sub.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-            elif (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "split"
-                  and isinstance(sub.func.value, ast.Constant)):
+            elif (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "split"
+                and isinstance(sub.func.value, ast.Constant)
+            ):
                 names += str(sub.func.value.value).split()
         if names:
             out[target.id] = names
@@ -40,4 +45,3 @@ def test_no_table_lists_a_key_twice() -> None:
     for name, names in _tables().items():
         repeated = sorted({n for n in names if names.count(n) > 1})
         assert not repeated, f"{name} lists {repeated} more than once"
-

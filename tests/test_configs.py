@@ -1,4 +1,5 @@
 """The config doctor on real published configs (tests/data/configs/SOURCES.md) and hand-made broken ones."""
+
 import json
 import pathlib
 
@@ -33,11 +34,13 @@ def only(report: ConfigReport, key: str, severity: str):
 
 # --- DeepSpeed batch assertion -------------------------------------------------------------
 
+
 def test_inconsistent_batch_quotes_deepspeeds_assertion_with_position():
     r = check_config(text("bad_batch.json"), world_size=2)
     f = only(r, "train_batch_size", "error")
-    assert ("train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size "
-            "33 != 17 * 2 * 2") in f.message
+    assert (
+        "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 33 != 17 * 2 * 2"
+    ) in f.message
     assert (f.line, f.column) == (2, 5)
     assert "68" in f.fix  # the consistent value
 
@@ -75,6 +78,7 @@ def test_duplicate_keys_are_refused_like_deepspeed():
 
 # --- broken text with line/column ------------------------------------------------------------
 
+
 def test_deepspeed_zero_offload_tutorial_snippet_is_invalid_json():
     r = check_config(text("ds_tutorial_zero_offload_broken.json"))
     f = only(r, "config", "error")
@@ -104,6 +108,7 @@ def test_parse_config_raises_calculator_error_with_position():
 
 
 # --- precision, offload, ZeRO-3 for small models, overlap_comm ------------------------------
+
 
 def test_fp16_and_bf16_both_enabled():
     f = only(check_config(text("bad_fp16_bf16.json")), "bf16.enabled", "error")
@@ -145,11 +150,17 @@ def test_overlap_comm_with_default_buckets_costs_9gb():
 
 # --- "auto" and TrainingArguments ------------------------------------------------------------
 
+
 def test_hf_zero2_template_auto_fields_are_filled_from_training_args():
     args = "torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 2 --gradient_accumulation_steps 8 --bf16"
     r = check_config(text("hf_ds_config_zero2.json"), training_args=args, model="llama-2-7b")
-    assert set(r.parsed.auto_fields) >= {"train_batch_size", "train_micro_batch_size_per_gpu",
-                                         "gradient_accumulation_steps", "optimizer.params.lr", "bf16.enabled"}
+    assert set(r.parsed.auto_fields) >= {
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "optimizer.params.lr",
+        "bf16.enabled",
+    }
     assert "→ 64" in only(r, "train_batch_size", "info").message  # 4 GPUs × 2 × 8
     assert "→ 2" in only(r, "train_micro_batch_size_per_gpu", "info").message
     assert "→ True" in only(r, "bf16.enabled", "info").message
@@ -169,8 +180,10 @@ def test_hf_docs_nvme_template_zero3_auto_and_aio_in_wrong_place():
 def test_explicit_values_that_disagree_with_training_args_quote_hfs_valueerror():
     r = check_config(text("hf_ds_config_zero3.json"), training_args=text("hf_docs_deepspeed_launch.sh"))
     f = only(r, "optimizer.params.lr", "error")
-    assert f.message.count("Please correct the following DeepSpeed config values that mismatch TrainingArguments "
-                           "values:") == 1
+    assert (
+        f.message.count("Please correct the following DeepSpeed config values that mismatch TrainingArguments values:")
+        == 1
+    )
     assert "- ds optimizer.params.lr=3e-05 vs hf learning_rate=5e-05" in f.message
     assert "- ds optimizer.params.betas=[0.8, 0.999] vs hf adam_beta1+adam_beta2=[0.9, 0.999]" in f.message
     assert "fp16.enabled" not in f.message  # --fp16 given, DS fp16.enabled=true: they agree
@@ -179,12 +192,15 @@ def test_explicit_values_that_disagree_with_training_args_quote_hfs_valueerror()
 
 
 def test_fp16_config_with_bf16_flag_is_a_mismatch():
-    r = check_config(text("hf_ds_config_zero3.json"),
-                     training_args={"learning_rate": 3e-5, "adam_beta1": 0.8, "weight_decay": 3e-7, "bf16": True})
+    r = check_config(
+        text("hf_ds_config_zero3.json"),
+        training_args={"learning_rate": 3e-5, "adam_beta1": 0.8, "weight_decay": 3e-7, "bf16": True},
+    )
     # the Trainer builds the Accelerator (set_mixed_precision) before it compares values: that raises first
     f = only(r, "mixed_precision", "error")
-    assert ("ValueError: \"`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config "
-            "file.\"") in f.message
+    assert (
+        'ValueError: "`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file."'
+    ) in f.message
     assert "accelerate DeepSpeedPlugin.set_mixed_precision" in f.message and "transformers 5" in f.message
 
 
@@ -202,6 +218,7 @@ def test_deprecated_boolean_zero_optimization_means_stage_1():
 
 
 # --- the other kinds --------------------------------------------------------------------------
+
 
 def test_llamafactory_lora_example():
     p = parse_config(text("lf_llama3_lora_sft.yaml"))
@@ -230,8 +247,9 @@ def test_llamafactory_full_sft_on_a_3090_names_the_first_lever_that_fits():
 
 
 def test_llamafactory_ds_config_pair_has_no_mismatch():
-    r = check_config(text("lf_ds_z3_config.json"), training_args=text("lf_llama3_full_sft.yaml"), world_size=8,
-                     gpu="a100-80gb")
+    r = check_config(
+        text("lf_ds_z3_config.json"), training_args=text("lf_llama3_full_sft.yaml"), world_size=8, gpu="a100-80gb"
+    )
     assert not r.errors, [(f.key, f.message) for f in r.errors]
     assert "→ 16" in only(r, "train_batch_size", "info").message  # 8 × 1 × 2
 
@@ -239,15 +257,24 @@ def test_llamafactory_ds_config_pair_has_no_mismatch():
 def test_accelerate_deepspeed_plugin_configs():
     p = parse_config(text("accelerate_zero3_offload.yaml"))
     assert p.kind == "accelerate" and p.world_size == 2
-    assert p.memory == {"precision": "fp16-mixed", "zero_stage": 3, "offload_optimizer": True, "offload_param": True,
-                        "gradient_accumulation_steps": 1, "world_size": 2}
+    assert p.memory == {
+        "precision": "fp16-mixed",
+        "zero_stage": 3,
+        "offload_optimizer": True,
+        "offload_param": True,
+        "gradient_accumulation_steps": 1,
+        "world_size": 2,
+    }
     p2 = parse_config(text("accelerate_zero2.yaml"))
     assert p2.memory["zero_stage"] == 2 and "offload_optimizer" not in p2.memory
 
 
 def test_accelerate_config_file_plus_plugin_keys_is_refused():
-    cfg = {"distributed_type": "DEEPSPEED", "num_processes": 2,
-           "deepspeed_config": {"deepspeed_config_file": "ds.json", "zero_stage": 2}}
+    cfg = {
+        "distributed_type": "DEEPSPEED",
+        "num_processes": 2,
+        "deepspeed_config": {"deepspeed_config_file": "ds.json", "zero_stage": 2},
+    }
     r = check_config(cfg)
     f = only(r, "deepspeed_config.deepspeed_config_file", "error")
     assert "When using `deepspeed_config_file`, the following accelerate config variables will be ignored" in f.message
@@ -255,10 +282,14 @@ def test_accelerate_config_file_plus_plugin_keys_is_refused():
 
 
 def test_launchers_give_world_size():
-    assert parse_config("torchrun --nnodes 2 --nproc_per_node 8 train.py --per_device_train_batch_size 4").world_size == 16
+    assert (
+        parse_config("torchrun --nnodes 2 --nproc_per_node 8 train.py --per_device_train_batch_size 4").world_size == 16
+    )
     assert parse_config("deepspeed --num_gpus 4 train.py --deepspeed ds.json --bf16").world_size == 4
-    p = parse_config("accelerate launch --num_processes 8 train.py --per_device_train_batch_size 2 "
-                     "--gradient_accumulation_steps 4 --gradient_checkpointing")
+    p = parse_config(
+        "accelerate launch --num_processes 8 train.py --per_device_train_batch_size 2 "
+        "--gradient_accumulation_steps 4 --gradient_checkpointing"
+    )
     assert p.world_size == 8 and p.memory["gradient_checkpointing"] == "full"
     assert p.memory["precision"] == "fp32"  # no --bf16/--fp16: Trainer trains in fp32
     p = parse_config(text("hf_docs_deepspeed_launch.sh"))
@@ -279,6 +310,7 @@ def test_model_names_map_to_presets():
 
 
 # --- report, tool, chat detection ------------------------------------------------------------
+
 
 def test_markdown_has_verdict_first_then_findings_then_table():
     r = check_config(text("lf_llama3_full_sft.yaml"), gpu="rtx-3090")
@@ -322,19 +354,51 @@ def test_extract_config_from_chat_messages():
 # --- never raises -----------------------------------------------------------------------------
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=8)
     | st.sampled_from(["auto", "cpu", "nvme", "none", "sixteen", "-1"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=12)
-keys = st.sampled_from(["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                        "zero_optimization", "fp16", "bf16", "per_device_train_batch_size", "deepspeed",
-                        "distributed_type", "num_processes", "deepspeed_config", "finetuning_type", "lora_target",
-                        "quantization_bit", "cutoff_len", "model_name_or_path", "stage", "offload_optimizer",
-                        "mixed_precision", "gradient_checkpointing", "optimizer"]) | st.text(max_size=10)
-nested_zero = st.fixed_dictionaries({}, optional={
-    "stage": json_values, "offload_optimizer": st.dictionaries(st.sampled_from(["device", "x"]), json_values),
-    "offload_param": st.dictionaries(st.sampled_from(["device", "pin_memory"]), json_values),
-    "overlap_comm": json_values, "reduce_bucket_size": json_values, "allgather_bucket_size": json_values})
+    max_leaves=12,
+)
+keys = st.sampled_from(
+    [
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "zero_optimization",
+        "fp16",
+        "bf16",
+        "per_device_train_batch_size",
+        "deepspeed",
+        "distributed_type",
+        "num_processes",
+        "deepspeed_config",
+        "finetuning_type",
+        "lora_target",
+        "quantization_bit",
+        "cutoff_len",
+        "model_name_or_path",
+        "stage",
+        "offload_optimizer",
+        "mixed_precision",
+        "gradient_checkpointing",
+        "optimizer",
+    ]
+) | st.text(max_size=10)
+nested_zero = st.fixed_dictionaries(
+    {},
+    optional={
+        "stage": json_values,
+        "offload_optimizer": st.dictionaries(st.sampled_from(["device", "x"]), json_values),
+        "offload_param": st.dictionaries(st.sampled_from(["device", "pin_memory"]), json_values),
+        "overlap_comm": json_values,
+        "reduce_bucket_size": json_values,
+        "allgather_bucket_size": json_values,
+    },
+)
 
 
 def _no_internal_error(r: ConfigReport) -> None:
@@ -345,19 +409,37 @@ def _no_internal_error(r: ConfigReport) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(keys, json_values | nested_zero, max_size=6),
-       st.sampled_from([None, "rtx-3090", "a100-80gb", "nope", 24]),
-       st.sampled_from([None, "llama-2-7b", "gpt2", "7B", "unknown"]),
-       st.sampled_from([None, 1, 4, 0, -2]))
+@given(
+    st.dictionaries(keys, json_values | nested_zero, max_size=6),
+    st.sampled_from([None, "rtx-3090", "a100-80gb", "nope", 24]),
+    st.sampled_from([None, "llama-2-7b", "gpt2", "7B", "unknown"]),
+    st.sampled_from([None, 1, 4, 0, -2]),
+)
 def test_random_dicts_never_raise(d, gpu, model, ws):
     _no_internal_error(check_config(d, gpu=gpu, model=model, world_size=ws))
     _no_internal_error(check_config({"zero_optimization": d.get("zero_optimization", {}), **d}, training_args=d))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=300) | st.builds(lambda a, b: a + b, st.sampled_from(
-    ["{", '{"train_batch_size": ', "--per_device_train_batch_size ", "torchrun --nproc_per_node ", "stage: sft\n",
-     "```json\n", "deepspeed_config:\n  zero_stage: ", "zero_optimization:\n  stage: "]), st.text(max_size=60)))
+@given(
+    st.text(max_size=300)
+    | st.builds(
+        lambda a, b: a + b,
+        st.sampled_from(
+            [
+                "{",
+                '{"train_batch_size": ',
+                "--per_device_train_batch_size ",
+                "torchrun --nproc_per_node ",
+                "stage: sft\n",
+                "```json\n",
+                "deepspeed_config:\n  zero_stage: ",
+                "zero_optimization:\n  stage: ",
+            ]
+        ),
+        st.text(max_size=60),
+    )
+)
 def test_random_text_never_raises(s):
     _no_internal_error(check_config(s, gpu="rtx-3090", lang="zh"))
     extract_config_text(s)
@@ -375,6 +457,7 @@ def test_yaml_alias_bomb_is_refused_fast_with_its_line():
     """Security: 9**9 ≈ 387M nodes once expanded; refused before anything is built (was 98 s and 5.8 GB)."""
     import resource
     import time
+
     bomb = _billion_laughs()
     assert len(bomb) < 700
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -394,6 +477,7 @@ def test_yaml_node_and_depth_caps():
     import yaml
 
     from calculators import safe_yaml
+
     with pytest.raises(yaml.YAMLError):
         safe_yaml.load("[" * 200 + "]" * 200)
     with pytest.raises(yaml.YAMLError):

@@ -6,6 +6,7 @@ total_params=2851e6, largest_layer_params=32e6, num_gpus_per_node=8, num_nodes=1
 for ZeRO-2 the current code in deepspeed/runtime/zero/stage_1_and_2.py (PR #5099, 2024):
 the docs page still shows the pre-2024 no-offload GPU figure 15.93 GB; the code now gives 11.28.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,14 @@ def test_zero3_docs_table():
 def test_zero3_function_matches_table_and_formula():
     for row in zero3_table(P, L, 8, 1):
         cpu, gpu = estimate_zero3_model_states_mem_needs(
-            P, L, 8, 1, cpu_offload=row.offload_optimizer == "cpu",
-            cpu_offload_params=row.offload_param == "cpu", zero_init=row.zero_init)
+            P,
+            L,
+            8,
+            1,
+            cpu_offload=row.offload_optimizer == "cpu",
+            cpu_offload_params=row.offload_param == "cpu",
+            zero_init=row.zero_init,
+        )
         assert (cpu, gpu) == (row.cpu_bytes, row.gpu_bytes)
         assert isinstance(cpu, int) and isinstance(gpu, int)
         assert row.largest_layer_bytes == 4 * 32_000_000
@@ -62,7 +69,9 @@ def test_zero2_current_code():
     assert (offload.cpu_gib, offload.gpu_gib, offload.options) == (127.45, 5.31, "offload_optimizer=cpu ")
     assert (none.cpu_gib, none.gpu_gib, none.options) == (127.45, 11.28, "offload_optimizer=none")
     assert estimate_zero2_model_states_mem_needs(P, 8, 1, cpu_offload=False) == (
-        int(P * 4 * 8 * 1.5), 2 * int(P) + int(18 * P / 8))
+        int(P * 4 * 8 * 1.5),
+        2 * int(P) + int(18 * P / 8),
+    )
     # the pre-2024 line (4P + 16P/gpus), still on the docs page, is NOT what we reproduce
     assert round((4 * P + int(16 * P / 8)) / GIB, 2) == 15.93 != none.gpu_gib
 
@@ -83,25 +92,28 @@ def test_integral_float_gpu_count_accepted():
     assert estimate_zero2_model_states_mem_needs(P, 8.0, 1) == estimate_zero2_model_states_mem_needs(P, 8, 1)
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(total_params=-1), "total_params"),
-    (dict(total_params=0), "total_params"),
-    (dict(total_params=math.nan), "total_params"),
-    (dict(total_params=math.inf), "total_params"),
-    (dict(total_params=2e15), "total_params"),
-    (dict(total_params="7e9"), "total_params"),
-    (dict(total_params=True), "total_params"),
-    (dict(total_params=P, num_gpus_per_node=0), "num_gpus_per_node"),
-    (dict(total_params=P, num_gpus_per_node=7.5), "num_gpus_per_node"),
-    (dict(total_params=P, num_gpus_per_node=True), "num_gpus_per_node"),
-    (dict(total_params=P, num_gpus_per_node=math.nan), "num_gpus_per_node"),
-    (dict(total_params=P, num_gpus_per_node=10**6), "num_gpus_per_node"),
-    (dict(total_params=P, num_nodes=-2), "num_nodes"),
-    (dict(total_params=P, num_nodes=False), "num_nodes"),
-    (dict(total_params=P, cpu_offload=1), "cpu_offload"),
-    (dict(total_params=P, additional_buffer_factor=0.5), "additional_buffer_factor"),
-    (dict(total_params=P, additional_buffer_factor=math.inf), "additional_buffer_factor"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(total_params=-1), "total_params"),
+        (dict(total_params=0), "total_params"),
+        (dict(total_params=math.nan), "total_params"),
+        (dict(total_params=math.inf), "total_params"),
+        (dict(total_params=2e15), "total_params"),
+        (dict(total_params="7e9"), "total_params"),
+        (dict(total_params=True), "total_params"),
+        (dict(total_params=P, num_gpus_per_node=0), "num_gpus_per_node"),
+        (dict(total_params=P, num_gpus_per_node=7.5), "num_gpus_per_node"),
+        (dict(total_params=P, num_gpus_per_node=True), "num_gpus_per_node"),
+        (dict(total_params=P, num_gpus_per_node=math.nan), "num_gpus_per_node"),
+        (dict(total_params=P, num_gpus_per_node=10**6), "num_gpus_per_node"),
+        (dict(total_params=P, num_nodes=-2), "num_nodes"),
+        (dict(total_params=P, num_nodes=False), "num_nodes"),
+        (dict(total_params=P, cpu_offload=1), "cpu_offload"),
+        (dict(total_params=P, additional_buffer_factor=0.5), "additional_buffer_factor"),
+        (dict(total_params=P, additional_buffer_factor=math.inf), "additional_buffer_factor"),
+    ],
+)
 def test_zero2_invalid(kwargs, field):
     with pytest.raises(CalculatorError) as info:
         estimate_zero2_model_states_mem_needs(**kwargs)
@@ -110,15 +122,18 @@ def test_zero2_invalid(kwargs, field):
     assert field in err.en and field in err.zh and "Accepted" in err.en and "可接受" in err.zh
 
 
-@pytest.mark.parametrize("args, kwargs, field", [
-    ((P, -5), {}, "largest_layer_params"),
-    ((P, 2 * P), {}, "largest_layer_params"),  # a layer larger than the model
-    ((P, math.nan), {}, "largest_layer_params"),
-    ((P, L, 8, 1.5), {}, "num_nodes"),
-    ((P, L), dict(zero_init="yes"), "zero_init"),
-    ((P, L), dict(cpu_offload_params=None), "cpu_offload_params"),
-    ((1e16, L), {}, "total_params"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, field",
+    [
+        ((P, -5), {}, "largest_layer_params"),
+        ((P, 2 * P), {}, "largest_layer_params"),  # a layer larger than the model
+        ((P, math.nan), {}, "largest_layer_params"),
+        ((P, L, 8, 1.5), {}, "num_nodes"),
+        ((P, L), dict(zero_init="yes"), "zero_init"),
+        ((P, L), dict(cpu_offload_params=None), "cpu_offload_params"),
+        ((1e16, L), {}, "total_params"),
+    ],
+)
 def test_zero3_invalid(args, kwargs, field):
     with pytest.raises(CalculatorError) as info:
         estimate_zero3_model_states_mem_needs(*args, **kwargs)

@@ -3,6 +3,7 @@
 Every case states what must be read and which cause must rank first; the other tests cover the contract
 (shapes, tool and API registration), bad and huge input, both languages, and escaping of user text.
 """
+
 from __future__ import annotations
 
 import time
@@ -55,7 +56,9 @@ def test_old_and_new_oom_formats_are_told_apart() -> None:
     old = diagnose((PASTES / "oom_1x_fragmentation_35901.txt").read_text()).artifacts[0]
     new = diagnose((PASTES / "oom_2x_huge_request_cads4.txt").read_text()).artifacts[0]
     assert "torch<2.1" in old.version_hint and "torch>=2.1" in new.version_hint
-    assert old.fields["observed_memory_gb"] == pytest.approx(1.06) and old.fields["gpu_memory_gb"] == pytest.approx(23.65)
+    assert old.fields["observed_memory_gb"] == pytest.approx(1.06) and old.fields["gpu_memory_gb"] == pytest.approx(
+        23.65
+    )
 
 
 def test_fragmentation_fix_names_the_allocator_setting_with_users_numbers() -> None:
@@ -68,9 +71,11 @@ def test_fragmentation_fix_names_the_allocator_setting_with_users_numbers() -> N
 
 def test_logits_size_is_recognised_from_the_users_setup() -> None:
     # 2 × 4096 × 128256 × 4 bytes = 3.91 GiB: the logits of Llama-3 (vocabulary 128,256) in fp32
-    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.15 GiB "
-            "of which 2.10 GiB is free. Including non-PyTorch memory, this process has 77.04 GiB memory in use. Of the allocated "
-            "memory 75.20 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated.")
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.15 GiB "
+        "of which 2.10 GiB is free. Including non-PyTorch memory, this process has 77.04 GiB memory in use. Of the allocated "
+        "memory 75.20 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated."
+    )
     d = diagnose(text, setup={"model": "llama-3-8b", "seq_len": 4096, "train_micro_batch_size_per_gpu": 2})
     assert d.causes[0].id == "oom.logits", [c.id for c in d.causes]
     assert "128256" in d.causes[0].because_en
@@ -105,8 +110,10 @@ def test_deepspeed_launcher_and_cuda_visible_devices() -> None:
 
 
 def test_lr_schedule_ending_early_is_flagged() -> None:
-    lines = [f"{{'loss': {2.0 - i * 0.1:.2f}, 'learning_rate': {max(0.0, 2e-5 * (1 - i / 4)):.3g}, 'epoch': {i * 0.25:.2f}}}"
-             for i in range(9)]
+    lines = [
+        f"{{'loss': {2.0 - i * 0.1:.2f}, 'learning_rate': {max(0.0, 2e-5 * (1 - i / 4)):.3g}, 'epoch': {i * 0.25:.2f}}}"
+        for i in range(9)
+    ]
     d = diagnose("\n".join(lines))
     assert d.causes[0].id == "log.lr_schedule_ended_early"
 
@@ -119,16 +126,29 @@ def test_truncated_oom_says_what_is_missing() -> None:
 
 def test_new_format_oom_cut_before_the_allocated_line_is_still_read() -> None:
     """torch>=2.1 text ending after "… memory in use." (no "Of the allocated memory" line): found, marked truncated."""
-    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
-            "23.64 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has 22.57 GiB memory in use.")
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "23.64 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has 22.57 GiB memory in use."
+    )
     d = diagnose(text)
     assert [a.kind for a in d.artifacts] == ["cuda_oom"]
     fields = d.artifacts[0].fields
     assert fields["oom_truncated"] and fields["gpu_memory_gb"] == 23.64 and fields["oom_process_in_use_gb"] == 22.57
 
 
-@pytest.mark.parametrize("text", ["", "   \n", "hello world, how are you", "\x00\x01\x02" * 1000, "{" * 5000 + "}" * 5000,
-                                  "Tried to allocate", "step=", "NVIDIA-SMI 1.0\n| 0 x On |"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   \n",
+        "hello world, how are you",
+        "\x00\x01\x02" * 1000,
+        "{" * 5000 + "}" * 5000,
+        "Tried to allocate",
+        "step=",
+        "NVIDIA-SMI 1.0\n| 0 x On |",
+    ],
+)
 def test_garbage_gets_a_clear_message_not_a_traceback(text: str) -> None:
     d = diagnose(text)
     assert isinstance(d, Diagnosis) and not d.causes
@@ -144,22 +164,29 @@ def test_huge_paste_is_bounded_and_still_finds_the_error_at_the_end() -> None:
     d = diagnose(text)
     assert time.perf_counter() - t0 < 5
     assert d.causes[0].id == "oom.model_states"
-    assert text[d.artifacts[0].start:d.artifacts[0].end].count("Tried to allocate") == 1
+    assert text[d.artifacts[0].start : d.artifacts[0].end].count("Tried to allocate") == 1
     assert "1,0" in d.unrecognised_en
 
 
 def test_pathological_input_is_fast() -> None:
-    for text in ("CUDA out of memory. Tried to allocate 1 MiB " * 20_000, "--a " * 200_000, "| 0 " * 200_000,
-                 "{'loss': 1, " * 50_000, "A" * 1_000_000):
+    for text in (
+        "CUDA out of memory. Tried to allocate 1 MiB " * 20_000,
+        "--a " * 200_000,
+        "| 0 " * 200_000,
+        "{'loss': 1, " * 50_000,
+        "A" * 1_000_000,
+    ):
         t0 = time.perf_counter()
         diagnose(text)
         assert time.perf_counter() - t0 < 5, text[:40]
 
 
 def test_bilingual_markdown_and_no_raw_html_from_input() -> None:
-    evil = ("<img src=x onerror=alert(1)> CUDA_VISIBLE_DEVICES=0,1 deepspeed <script>x</script>.py --deepspeed "
-            "\"<b>ds</b>.json\"\nValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
-            "- ds <img>=1 vs hf <svg onload=x>=2\n" + (PASTES / "oom_21_fragmentation_lerf73.txt").read_text())
+    evil = (
+        "<img src=x onerror=alert(1)> CUDA_VISIBLE_DEVICES=0,1 deepspeed <script>x</script>.py --deepspeed "
+        '"<b>ds</b>.json"\nValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n'
+        "- ds <img>=1 vs hf <svg onload=x>=2\n" + (PASTES / "oom_21_fragmentation_lerf73.txt").read_text()
+    )
     d = diagnose(evil)
     for lang in ("en", "zh"):
         md = d.to_markdown(lang)
@@ -195,6 +222,7 @@ def test_detect_artifacts_never_raises_and_orders_by_position() -> None:
 def test_no_torch_import() -> None:
     import subprocess
     import sys
+
     code = "import sys, calculators.diagnose as d; d.diagnose('x'); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.stdout.strip() == "False", out.stderr
@@ -206,8 +234,11 @@ REAL_QUESTIONS = sorted((Path(__file__).parent / "data" / "real_questions").glob
 def _dev_questions() -> list[dict]:
     out = []
     for path in REAL_QUESTIONS:
-        out += [q for q in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("questions", [])
-                if q.get("act") == "diagnose"]
+        out += [
+            q
+            for q in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("questions", [])
+            if q.get("act") == "diagnose"
+        ]
     return out
 
 
@@ -227,20 +258,27 @@ def test_dev_set_diagnose_questions_with_pastes() -> None:
         if ooms and stated.get("gpu_memory_gb"):
             assert ooms[0].fields["gpu_memory_gb"] == pytest.approx(stated["gpu_memory_gb"], rel=0.1), q["id"]
         launches = [a for a in d.artifacts if a.kind == "launch_command"]
-        if (len(launches) == 1 and launches[0].fields.get("world_size") and stated.get("world_size")
-                and not any(a.kind == "deepspeed_batch_assert" for a in d.artifacts)):
+        if (
+            len(launches) == 1
+            and launches[0].fields.get("world_size")
+            and stated.get("world_size")
+            and not any(a.kind == "deepspeed_batch_assert" for a in d.artifacts)
+        ):
             assert launches[0].fields["world_size"] == stated["world_size"], q["id"]
     assert with_artifacts >= len(questions) // 5
 
 
 def test_nan_loss_is_counted_not_dumped() -> None:
-    text = "{'loss': 2.31, 'learning_rate': 1e-05, 'epoch': 0.1}\n{'loss': nan, 'learning_rate': 1e-05, 'epoch': 0.2}\n" \
-           "{'loss': nan, 'grad_norm': inf, 'learning_rate': 1e-05, 'epoch': 0.3}"
+    text = (
+        "{'loss': 2.31, 'learning_rate': 1e-05, 'epoch': 0.1}\n{'loss': nan, 'learning_rate': 1e-05, 'epoch': 0.2}\n"
+        "{'loss': nan, 'grad_norm': inf, 'learning_rate': 1e-05, 'epoch': 0.3}"
+    )
     d = diagnose(text)
     art = d.artifacts[0]
     assert art.fields["log_nonfinite_loss"] == 2 and art.fields["log_loss"] == [2.31, None, None]
     assert d.causes[0].id == "log.loss_nan_or_zero" and "nan/inf" in d.causes[0].title_en
     import json
+
     json.dumps(d.model_dump(mode="json"), allow_nan=False)
 
 

@@ -1,4 +1,5 @@
 """The diagnoser in the app: the /diagnose endpoint function and the "Paste an error or log" panel (no server)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -56,7 +57,9 @@ def test_panel_and_endpoint_are_in_the_app() -> None:
     api_names = {getattr(fn, "api_name", None) for fn in demo.fns.values()}
     assert "diagnose" in api_names
     box = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "d_text")
-    assert box.label == "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"
+    assert (
+        box.label == "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log"
+    )
     zh = [u for u in L.updates("zh") if isinstance(u, dict) and u.get("label") == "粘贴报错或日志"]
     assert zh
 
@@ -64,6 +67,7 @@ def test_panel_and_endpoint_are_in_the_app() -> None:
 def test_diagnose_over_http(app_server) -> None:
     """The real app, queried the way other programs do."""
     from gradio_client import Client
+
     c = Client(app_server.url, verbose=False)
     assert "/diagnose" in c.view_api(return_format="dict", print_info=False)["named_endpoints"]
     out = c.predict(text=PASTE, lang="en", setup=None, api_name="/diagnose")

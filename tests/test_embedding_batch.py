@@ -1,5 +1,6 @@
 """The query micro-batcher (rag.embedding.QueryBatcher): batches form, results go to the right caller,
 errors reach every caller of the batch, and concurrent embeddings equal sequential ones on the real model."""
+
 from __future__ import annotations
 
 import threading
@@ -12,19 +13,27 @@ import pytest
 from rag.embedding import DEFAULT_MAX_BATCH, QueryBatcher, batch_settings
 
 QUERIES = [
-    "does gradient accumulation increase memory", "梯度累积会增加显存吗", "how much memory for a 7B LoRA on a 3090",
-    "ZeRO-3 offload per GPU memory", "effective batch with 8 GPUs micro 2 GA 4", "CUDA out of memory at step 0",
-    "bf16 vs fp16 on A100", "per_device_train_batch_size 4 gradient_accumulation_steps 8 多少卡",
-    "FSDP full shard memory for llama-2-13b", "why is my loss nan with fp16",
-] * 2   # 20 queries, repeats included: equal texts must give equal vectors
+    "does gradient accumulation increase memory",
+    "梯度累积会增加显存吗",
+    "how much memory for a 7B LoRA on a 3090",
+    "ZeRO-3 offload per GPU memory",
+    "effective batch with 8 GPUs micro 2 GA 4",
+    "CUDA out of memory at step 0",
+    "bf16 vs fp16 on A100",
+    "per_device_train_batch_size 4 gradient_accumulation_steps 8 多少卡",
+    "FSDP full shard memory for llama-2-13b",
+    "why is my loss nan with fp16",
+] * 2  # 20 queries, repeats included: equal texts must give equal vectors
 
 
 def slow_lengths(calls: list[list[str]]):
     """An encoder whose vector is (length, first char code); slow enough that concurrent callers queue up."""
+
     def encode(texts: list[str]) -> list[list[float]]:
         calls.append(list(texts))
         time.sleep(0.02)
         return [[float(len(t)), float(ord(t[0]))] for t in texts]
+
     return encode
 
 
@@ -83,15 +92,20 @@ def test_batch_settings_from_the_environment() -> None:
     assert batch_settings({"BATCHBOT_EMBED_BATCH_WINDOW_MS": "0", "BATCHBOT_EMBED_MAX_BATCH": "8"}) == (0.0, 8)
     # out of range or not a number: the defaults (and a warning), never a crash at start
     assert batch_settings({"BATCHBOT_EMBED_BATCH_WINDOW_MS": "-1", "BATCHBOT_EMBED_MAX_BATCH": "0"}) == (
-        0.002, DEFAULT_MAX_BATCH)
+        0.002,
+        DEFAULT_MAX_BATCH,
+    )
     assert batch_settings({"BATCHBOT_EMBED_BATCH_WINDOW_MS": "abc", "BATCHBOT_EMBED_MAX_BATCH": "1e3"}) == (
-        0.002, DEFAULT_MAX_BATCH)
+        0.002,
+        DEFAULT_MAX_BATCH,
+    )
 
 
 @pytest.fixture(scope="module")
 def models():
     """The bundled model twice: with the micro-batcher (a wide window, so batches surely form) and without."""
     from rag.embedding import EmbeddingSettings, load_embedding
+
     settings = EmbeddingSettings(device="cpu")
     batched = load_embedding(settings, batch_window_s=0.05, max_batch=8)
     plain = load_embedding(settings, batch_window_s=0.0)
@@ -123,6 +137,7 @@ def test_concurrent_batched_embeddings_equal_sequential_ones(models) -> None:
 
 def test_batched_model_is_still_a_llama_index_embedding(models) -> None:
     from llama_index.core.base.embeddings.base import BaseEmbedding
+
     batched, _ = models
     assert isinstance(batched, BaseEmbedding)
     texts = batched.get_text_embedding_batch(QUERIES[:3])

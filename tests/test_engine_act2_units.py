@@ -4,6 +4,7 @@ The messages are cut from real threads in the dev set's sources (tests/data/real
 users actually write the thing a rule reads, not a sentence written to fit the rule. No embedding model: the
 assistant runs with a retriever that finds nothing, so only the engine's own steps are exercised.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,49 +30,74 @@ def act(text: str, **kw: Any) -> str:
 
 
 # ---- the act ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("text,expected", [
-    # An issue-template tag is the tracker's form, not a symptom (ColossalAI #1132).
-    ("[BUG]: Relationship between `BATCH_SIZE`, `LEARNING_RATE` and GPU amount", "explain"),
-    # A hyphenated Out-Of-Memory is a reported failure (LLaMA-Factory #3106).
-    ("I have 8 GPUs with 46 GB each. However, I run into Out-Of-Memory issues when trying to train, both with "
-     "single_config and FSDP. Is there any way I can fine-tune Mixtral 8x7B with LoRA on my setup?", "diagnose"),
-    # A question without a question word asks for a verdict (yolov5 #1630).
-    ("It seems to me that gradients are accumulated and summed each accumulate step.\n\nSo if we set any "
-     "batch-size smaller than 64 we will have the same result as if we were using 64?", "yes_no"),
-    # "I wonder whether …" (mosaicml/diffusion #17).
-    ("In SD-256.yaml, the learning rate is set to 1e-4, I wonder whether the learning rate will be scaled up with "
-     "the increase of GPUs.", "yes_no"),
-    # Whether a setting must change with the batch: the answer is the setting (YOLOv4-pytorch #29, LaWGPT #127).
-    ("batch size=1 ,训练太慢，如果增大到16，学习率需要调整吗？", "configure"),
-    ("请问一下在多卡训练的时候，batch_size和micro_batch_size需要乘相应的显卡数吗", "configure"),
-    # A why about the mechanism, no symptom of the user's in it (VLM-R1 #137).
-    ("请问在GRPO中，显存占用和num_generations有关吗？为什么num_generations设置的越大，显存占用越高？", "explain"),
-    # "Am I right?" checks the user's hypothesis, not an observation (detectron2 #934).
-    ("Should I scale base LR x0.5 in 1st case and x2 in 2nd case or just keep the same base lr?\n\n"
-     "My hypothesis is: no with DataParallel, yes with DistributedDataParallel. Am I right?", "yes_no"),
-    # No question, a claim that the docs are wrong (hello-agents #862).
-    ('"batch_size": 2,  # 必须能被num_generations(8)整除\n这里的注释表述似乎有误。实际应当是 effective batch size 满足整除关系。',
-     "yes_no"),
-    # An idle GPU is a symptom (LLaMA-Factory #7439).
-    ("一张3090使用率99%，使劲工作，另一张4090使用率0，不参与计算。怎么能让他们都工作呢？", "diagnose"),
-    # "how to set the learning rate" stays a setting even after "any idea" (nanoT5 #34).
-    ("If you keep the batch_size = 128 and train with 8 GPUs, the effective batch_size is 128*8 = 1024, do you have "
-     "any idea how to set the learning rate in that case?", "configure"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # An issue-template tag is the tracker's form, not a symptom (ColossalAI #1132).
+        ("[BUG]: Relationship between `BATCH_SIZE`, `LEARNING_RATE` and GPU amount", "explain"),
+        # A hyphenated Out-Of-Memory is a reported failure (LLaMA-Factory #3106).
+        (
+            "I have 8 GPUs with 46 GB each. However, I run into Out-Of-Memory issues when trying to train, both with "
+            "single_config and FSDP. Is there any way I can fine-tune Mixtral 8x7B with LoRA on my setup?",
+            "diagnose",
+        ),
+        # A question without a question word asks for a verdict (yolov5 #1630).
+        (
+            "It seems to me that gradients are accumulated and summed each accumulate step.\n\nSo if we set any "
+            "batch-size smaller than 64 we will have the same result as if we were using 64?",
+            "yes_no",
+        ),
+        # "I wonder whether …" (mosaicml/diffusion #17).
+        (
+            "In SD-256.yaml, the learning rate is set to 1e-4, I wonder whether the learning rate will be scaled up with "
+            "the increase of GPUs.",
+            "yes_no",
+        ),
+        # Whether a setting must change with the batch: the answer is the setting (YOLOv4-pytorch #29, LaWGPT #127).
+        ("batch size=1 ,训练太慢，如果增大到16，学习率需要调整吗？", "configure"),
+        ("请问一下在多卡训练的时候，batch_size和micro_batch_size需要乘相应的显卡数吗", "configure"),
+        # A why about the mechanism, no symptom of the user's in it (VLM-R1 #137).
+        ("请问在GRPO中，显存占用和num_generations有关吗？为什么num_generations设置的越大，显存占用越高？", "explain"),
+        # "Am I right?" checks the user's hypothesis, not an observation (detectron2 #934).
+        (
+            "Should I scale base LR x0.5 in 1st case and x2 in 2nd case or just keep the same base lr?\n\n"
+            "My hypothesis is: no with DataParallel, yes with DistributedDataParallel. Am I right?",
+            "yes_no",
+        ),
+        # No question, a claim that the docs are wrong (hello-agents #862).
+        (
+            '"batch_size": 2,  # 必须能被num_generations(8)整除\n这里的注释表述似乎有误。实际应当是 effective batch size 满足整除关系。',
+            "yes_no",
+        ),
+        # An idle GPU is a symptom (LLaMA-Factory #7439).
+        ("一张3090使用率99%，使劲工作，另一张4090使用率0，不参与计算。怎么能让他们都工作呢？", "diagnose"),
+        # "how to set the learning rate" stays a setting even after "any idea" (nanoT5 #34).
+        (
+            "If you keep the batch_size = 128 and train with 8 GPUs, the effective batch_size is 128*8 = 1024, do you have "
+            "any idea how to set the learning rate in that case?",
+            "configure",
+        ),
+    ],
+)
 def test_act_of_real_phrasings(text, expected):
     assert act(text) == expected
 
 
-@pytest.mark.parametrize("text,expected", [
-    # The rules above must not pull real diagnoses, arithmetic or settings away.
-    ("我的 loss 在 GA 从 1 调到 8 之后明显上升了，为什么？", "diagnose"),
-    ("8 卡，per_device_train_batch_size=4，gradient_accumulation_steps=8，全局 batch 是多少？", "batch_arithmetic"),
-    ("If I set micro_train_batch_size as 2 and use 8 gpu, the final batch size will be 16?", "batch_arithmetic"),
-    ("How should I set gradient_accumulation_steps for 4 GPUs?", "configure"),
-    ("Does gradient accumulation increase GPU memory?", "yes_no"),
-    ("Why does GPU memory usage increase with the number of training steps? It goes from 20G to 40G and OOMs.",
-     "diagnose"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # The rules above must not pull real diagnoses, arithmetic or settings away.
+        ("我的 loss 在 GA 从 1 调到 8 之后明显上升了，为什么？", "diagnose"),
+        ("8 卡，per_device_train_batch_size=4，gradient_accumulation_steps=8，全局 batch 是多少？", "batch_arithmetic"),
+        ("If I set micro_train_batch_size as 2 and use 8 gpu, the final batch size will be 16?", "batch_arithmetic"),
+        ("How should I set gradient_accumulation_steps for 4 GPUs?", "configure"),
+        ("Does gradient accumulation increase GPU memory?", "yes_no"),
+        (
+            "Why does GPU memory usage increase with the number of training steps? It goes from 20G to 40G and OOMs.",
+            "diagnose",
+        ),
+    ],
+)
 def test_act_rules_keep_their_neighbours(text, expected):
     assert act(text) == expected
 
@@ -95,41 +121,80 @@ def test_card_cause_is_the_cause_after_the_colon_never_a_topic_title():
     cards = {c.id: c for c in load_cards()}
     assert card_cause(cards["ga-first-step-memory-jump"], "en") == ".grad and optimizer states are allocated lazily"
     assert card_cause(cards["ga-first-step-memory-jump"], "zh")
-    for topic in ("zero-stages-memory-savings", "effective-batch-formula", "myth-lower-ga-saves-memory",
-                  "critical-batch-size", "deepspeed-batch-derivation", "tune-micro-batch-then-ga"):
+    for topic in (
+        "zero-stages-memory-savings",
+        "effective-batch-formula",
+        "myth-lower-ga-saves-memory",
+        "critical-batch-size",
+        "deepspeed-batch-derivation",
+        "tune-micro-batch-then-ga",
+    ):
         assert card_cause(cards[topic], "en") == "" and card_cause(cards[topic], "zh") == "", topic
 
 
 # ---- GPU names --------------------------------------------------------------------------------
-@pytest.mark.parametrize("preset,shown", [("a100-80gb", "an A100 80GB"), ("rtx-3090", "an RTX 3090"),
-                                          ("v100-32gb", "a V100 32GB"), ("t4", "a T4"), ("h100-80gb", "an H100 80GB"),
-                                          ("rtx-2080ti", "an RTX 2080 Ti"), ("ascend-910b", "an Ascend 910B")])
+@pytest.mark.parametrize(
+    "preset,shown",
+    [
+        ("a100-80gb", "an A100 80GB"),
+        ("rtx-3090", "an RTX 3090"),
+        ("v100-32gb", "a V100 32GB"),
+        ("t4", "a T4"),
+        ("h100-80gb", "an H100 80GB"),
+        ("rtx-2080ti", "an RTX 2080 Ti"),
+        ("ascend-910b", "an Ascend 910B"),
+    ],
+)
 def test_gpu_display_names_with_articles(preset, shown):
     assert with_article(gpu_display(preset)) == shown
 
 
 def test_articles_for_user_wording():
-    assert with_article("3090") == "a 3090" and with_article("A800") == "an A800" and with_article("Tesla V100") == "a Tesla V100"
+    assert (
+        with_article("3090") == "a 3090"
+        and with_article("A800") == "an A800"
+        and with_article("Tesla V100") == "a Tesla V100"
+    )
 
 
 # ---- nothing fits: say so and name the nearest settings ------------------------------------------
 def test_nearest_fits_lists_single_changes_that_fit():
-    cfg = {"model": "llama-2-7b", "gpu": "rtx-4090", "finetune": "full", "precision": "bf16-mixed",
-           "train_micro_batch_size_per_gpu": 1, "seq_len": 1024}
+    cfg = {
+        "model": "llama-2-7b",
+        "gpu": "rtx-4090",
+        "finetune": "full",
+        "precision": "bf16-mixed",
+        "train_micro_batch_size_per_gpu": 1,
+        "seq_len": 1024,
+    }
     found = levers.nearest_fits(cfg, estimate_memory)
     assert found and all(len(names) == 1 and est.fits for names, est in found)
     assert ["lora"] in [names for names, _ in found]
 
 
 def test_nearest_fits_is_empty_when_no_lever_helps():
-    cfg = {"model": "llama-2-70b", "gpu": "rtx-3090", "finetune": "full", "precision": "bf16-mixed",
-           "train_micro_batch_size_per_gpu": 1, "seq_len": 1024}
+    cfg = {
+        "model": "llama-2-70b",
+        "gpu": "rtx-3090",
+        "finetune": "full",
+        "precision": "bf16-mixed",
+        "train_micro_batch_size_per_gpu": 1,
+        "seq_len": 1024,
+    }
     assert levers.nearest_fits(cfg, estimate_memory) == []
 
 
 def test_memory_table_says_none_instead_of_micro_batch_zero():
-    est = estimate_memory({"model": "llama-2-70b", "gpu": "rtx-3090", "finetune": "full", "precision": "bf16-mixed",
-                           "train_micro_batch_size_per_gpu": 1, "seq_len": 1024})
+    est = estimate_memory(
+        {
+            "model": "llama-2-70b",
+            "gpu": "rtx-3090",
+            "finetune": "full",
+            "precision": "bf16-mixed",
+            "train_micro_batch_size_per_gpu": 1,
+            "seq_len": 1024,
+        }
+    )
     assert est.max_micro_batch == 0
     en, zh = memory_table([("x", est)], "en"), memory_table([("x", est)], "zh")
     assert "even micro batch 1 does not fit" in en and "| 0 |" not in en
@@ -175,24 +240,34 @@ def test_effective_batch_is_not_an_effect_question():
 
 def test_english_symptom_touching_chinese_is_read():
     # LLaMA-Factory #1998: "训练…会hang，无法计算loss" — Unicode \b sees no boundary between 会 and hang.
-    assert act("[bug] deepspeed zero3 +lora 训练mixtral模型会hang，无法计算loss\n\n我使用zero3+lora微调会停留在以下步骤") == "diagnose"
+    assert (
+        act("[bug] deepspeed zero3 +lora 训练mixtral模型会hang，无法计算loss\n\n我使用zero3+lora微调会停留在以下步骤")
+        == "diagnose"
+    )
 
 
 def test_a_smell_in_a_launch_command_alone_does_not_make_a_diagnosis():
     # VLM-R1 #197: the command has more processes than visible GPUs, but the user asks for the global batch.
-    text = ("Question about per_device_train_batch_size and global batch size?\n"
-            "```\ntorchrun --nproc_per_node=\"8\" --num_generations 8 --per_device_train_batch_size 8 "
-            "--gradient_accumulation_steps 2\n```\nIf per_device_train_batch_size represents the batch size per GPU, "
-            "I would expect the effective global batch size to be 8 * 8 * 2 = 128")
+    text = (
+        "Question about per_device_train_batch_size and global batch size?\n"
+        '```\ntorchrun --nproc_per_node="8" --num_generations 8 --per_device_train_batch_size 8 '
+        "--gradient_accumulation_steps 2\n```\nIf per_device_train_batch_size represents the batch size per GPU, "
+        "I would expect the effective global batch size to be 8 * 8 * 2 = 128"
+    )
     assert act(text, has_diagnosis=True) == "batch_arithmetic"
-    assert act("training fails with this command\n```\ntorchrun --nproc_per_node 8 train.py\n```", has_diagnosis=True) == "diagnose"
+    assert (
+        act("training fails with this command\n```\ntorchrun --nproc_per_node 8 train.py\n```", has_diagnosis=True)
+        == "diagnose"
+    )
 
 
 def test_parameters_not_updated_is_a_reported_failure():
     # microsoft/LoRA #120: the how-to question follows a failure the user saw.
-    text = ("When I use gradient checkpoint with LoRA, it seems that all gradients will be 'None', so lora_A and B will "
-            "not be updated. besides, turn off gradient checkpoint option, it works well.\n\nHow can I use gradient "
-            "checkpoint with LoRA?")
+    text = (
+        "When I use gradient checkpoint with LoRA, it seems that all gradients will be 'None', so lora_A and B will "
+        "not be updated. besides, turn off gradient checkpoint option, it works well.\n\nHow can I use gradient "
+        "checkpoint with LoRA?"
+    )
     assert act(text) == "diagnose"
 
 
@@ -204,6 +279,7 @@ class _FixedRetriever:
 
     def retrieve(self, query: str, k: int = 3) -> list[Any]:
         from types import SimpleNamespace
+
         return [SimpleNamespace(card=c, dense_score=0.75, bm25_rank=i + 1) for i, c in enumerate(self.cards[:k])]
 
 
@@ -213,8 +289,10 @@ def test_the_tiny_batch_card_does_not_open_an_answer_about_something_else():
     cards = {c.id: c for c in load_cards()}
     ranked = [cards["small-micro-batch-and-small-ga"], cards["hf-trainer-step-counts-optimizer-updates"]]
     bot = Assistant(cards=list(cards.values()), retriever=_FixedRetriever(ranked))
-    ans = bot.ask("我的 per_device_train_batch_size 是 10，gradient_accumulation_steps 是 16，训练集是20k条问答对，"
-                  "日志里一开始 epoch 就到 1 了。所以这里的 epoch 具体是指什么？")
+    ans = bot.ask(
+        "我的 per_device_train_batch_size 是 10，gradient_accumulation_steps 是 16，训练集是20k条问答对，"
+        "日志里一开始 epoch 就到 1 了。所以这里的 epoch 具体是指什么？"
+    )
     assert ans.sources[0].card_id == "hf-trainer-step-counts-optimizer-updates"
     tiny = bot.ask("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差")
     assert tiny.sources[0].card_id == "small-micro-batch-and-small-ga"

@@ -4,6 +4,7 @@ Phrasings written the way issue-tracker users write (a title, a description, the
 copied from the dev set: each case pins one rule of rag/acts.py or rag/intents.py that the dev-set
 figures (bench/eval_answers.py) rest on.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -23,60 +24,84 @@ def act_of(text: str, **kw) -> str:
 
 # ---- what is asked ---------------------------------------------------------------------------
 def test_asked_sentences_are_the_questions_not_the_description():
-    text = ("Training hangs at step 0 with ZeRO-3. When I launch on 2 nodes the log stops after init, "
-            "which is odd. What is the reason?")
+    text = (
+        "Training hangs at step 0 with ZeRO-3. When I launch on 2 nodes the log stops after init, "
+        "which is odd. What is the reason?"
+    )
     assert asked_sentences(text) == ["What is the reason?"]
     zh = "用4张卡训练，显存一直在涨，这是什么原因呢，能不能限制住"
     assert asked_sentences(zh) == ["这是什么原因呢，", "能不能限制住"]
 
 
 # ---- diagnose: a symptom described, an error named ----------------------------------------------
-@pytest.mark.parametrize("text", [
-    "Exception: could not find the transformer layer class to wrap in the model",
-    "`.half()` is not supported for quantized models, it worked last week with the same script",
-    "8张A100 全参微调 13B 爆显存",                      # a title that only states a symptom
-    "Loss goes to NaN after 200 steps with fp16, what is the reason?",
-    "显存一直在涨，为什么？我用的是 zero3",
-    "多卡训练时第一张卡的显存占用比其他卡大很多，这个是什么原因",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Exception: could not find the transformer layer class to wrap in the model",
+        "`.half()` is not supported for quantized models, it worked last week with the same script",
+        "8张A100 全参微调 13B 爆显存",  # a title that only states a symptom
+        "Loss goes to NaN after 200 steps with fp16, what is the reason?",
+        "显存一直在涨，为什么？我用的是 zero3",
+        "多卡训练时第一张卡的显存占用比其他卡大很多，这个是什么原因",
+    ],
+)
 def test_a_described_symptom_or_named_error_is_a_diagnosis(text):
     assert act_of(text) == "diagnose"
 
 
 def test_why_about_a_rule_is_an_explanation_not_a_diagnosis():
     # No symptom: the user asks why a documented constraint exists.
-    assert act_of("Why does the trainer require per_device_train_batch_size * num_processes to be divisible "
-                  "by num_generations? What if I have 2 GPUs?") == "explain"
+    assert (
+        act_of(
+            "Why does the trainer require per_device_train_batch_size * num_processes to be divisible "
+            "by num_generations? What if I have 2 GPUs?"
+        )
+        == "explain"
+    )
 
 
 # ---- yes/no: a question about an effect, even with a symptom as its motive ------------------------
-@pytest.mark.parametrize("text", [
-    "把 batch size 调小一点会影响最终效果吗？因为显存不够，batch 大了会爆",
-    "Will a smaller per-device batch affect the final accuracy? My 12GB card is too small for 16.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "把 batch size 调小一点会影响最终效果吗？因为显存不够，batch 大了会爆",
+        "Will a smaller per-device batch affect the final accuracy? My 12GB card is too small for 16.",
+    ],
+)
 def test_an_effect_question_is_yes_no_even_with_a_symptom_as_motive(text):
     assert act_of(text) == "yes_no"
 
 
 # ---- is it normal -------------------------------------------------------------------------------
-@pytest.mark.parametrize("text", [
-    "Memory goes from 3.1 GB to 3.6 GB after the first step. Is this supposed to happen?",
-    "The progress bar counts optimizer steps, not batches. Is it a bug or intended?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Memory goes from 3.1 GB to 3.6 GB after the first step. Is this supposed to happen?",
+        "The progress bar counts optimizer steps, not batches. Is it a bug or intended?",
+    ],
+)
 def test_asking_whether_an_observation_is_expected_is_is_normal(text):
     assert act_of(text) == "is_normal"
 
 
 # ---- batch arithmetic and configure ---------------------------------------------------------------
 def test_checking_an_effective_batch_on_ones_numbers_is_batch_arithmetic():
-    assert act_of("If I understand correctly, with 4 GPUs I should set micro batch 2 and GA 8 "
-                  "for an effective batch size of 64?") == "batch_arithmetic"
+    assert (
+        act_of(
+            "If I understand correctly, with 4 GPUs I should set micro batch 2 and GA 8 "
+            "for an effective batch size of 64?"
+        )
+        == "batch_arithmetic"
+    )
 
 
-@pytest.mark.parametrize("text", [
-    "How to convert the sharded FSDP checkpoint into a Hugging Face model?",
-    "全量微调 7B 的启动脚本如何编写？超参数怎么设置？",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How to convert the sharded FSDP checkpoint into a Hugging Face model?",
+        "全量微调 7B 的启动脚本如何编写？超参数怎么设置？",
+    ],
+)
 def test_how_to_do_something_is_configure(text):
     assert act_of(text) == "configure"
 
@@ -95,10 +120,13 @@ def test_per_device_batch_is_not_the_effective_batch():
     assert "effective_batch_oom" not in {m.key for m in detect_misconceptions(text)}
 
 
-@pytest.mark.parametrize("text", [
-    "Here's the memory usage as I increase gradient_accumulation_steps: 41 GB, 47 GB, 55 GB.",
-    "accumulate_grad 1，显存占用一直在30G左右，但后来突然就有一个卡爆了。",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Here's the memory usage as I increase gradient_accumulation_steps: 41 GB, 47 GB, 55 GB.",
+        "accumulate_grad 1，显存占用一直在30G左右，但后来突然就有一个卡爆了。",
+    ],
+)
 def test_a_reported_measurement_is_not_a_held_belief(text):
     for m in detect_misconceptions(text):
         assert not holds_belief(text, m)
@@ -111,11 +139,14 @@ def test_a_stated_belief_is_still_held_even_with_numbers():
 
 
 # ---- pooled-memory belief, written the way users write it ------------------------------------------
-@pytest.mark.parametrize("text", [
-    "我用了4张24G的卡，共96G显存，全参微调还是OOM",
-    "I have 8 GPUs for a total amount of GPU memory of 40 GB * 8 = 320 GB, yet the 70B LoRA run goes OOM.",
-    "单卡要 16G，我以为两张卡的话会平均分到每张卡上，每张只要 8G",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我用了4张24G的卡，共96G显存，全参微调还是OOM",
+        "I have 8 GPUs for a total amount of GPU memory of 40 GB * 8 = 320 GB, yet the 70B LoRA run goes OOM.",
+        "单卡要 16G，我以为两张卡的话会平均分到每张卡上，每张只要 8G",
+    ],
+)
 def test_pooled_memory_belief_is_recognised_in_users_phrasings(text):
     assert "more_gpus_pool_memory" in {m.key for m in detect_misconceptions(text)}
 
@@ -128,6 +159,7 @@ def test_several_gpus_without_a_pooling_claim_is_not_the_belief():
 def test_a_diagnosis_opens_with_the_pooling_cause_not_with_no():
     from rag import Assistant
     from tests.test_pipeline_units import CARDS, StubRetriever
+
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
     ans = bot.ask("我用4张3090，合计96G显存，全参微调 7B 还是 OOM，怎么回事？")
     assert ans.act == "diagnose"
@@ -135,34 +167,42 @@ def test_a_diagnosis_opens_with_the_pooling_cause_not_with_no():
 
 
 # ---- batch arithmetic on the user's own numbers -------------------------------------------------------
-@pytest.mark.parametrize("text,size", [
-    ("I have 2 million samples and 4 GPUs", 2_000_000),
-    ("训练集是20k条问答对", 20_000),
-    ("我有1000条数据，4张卡", 1000),
-    ("数据集为1800多条", None),            # approximate: not a number the user stated
-    ("about 2k samples", None),
-    ("500 samples in one set and 1000 examples in the other", None),   # two counts: which one is unclear
-    ("micro batch 4, GA 8", None),
-])
+@pytest.mark.parametrize(
+    "text,size",
+    [
+        ("I have 2 million samples and 4 GPUs", 2_000_000),
+        ("训练集是20k条问答对", 20_000),
+        ("我有1000条数据，4张卡", 1000),
+        ("数据集为1800多条", None),  # approximate: not a number the user stated
+        ("about 2k samples", None),
+        ("500 samples in one set and 1000 examples in the other", None),  # two counts: which one is unclear
+        ("micro batch 4, GA 8", None),
+    ],
+)
 def test_dataset_size_is_read_only_when_stated_exactly(text, size):
     from rag.planner import dataset_size_in
+
     assert dataset_size_in(text) == size
 
 
 def test_steps_per_epoch_question_gets_the_arithmetic_first():
     from rag import Assistant
     from tests.test_pipeline_units import CARDS, StubRetriever
+
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
-    ans = bot.ask("I have 1,000,000 samples, per_device_train_batch_size 2, gradient_accumulation_steps 4 on 8 GPUs. "
-                  "How many steps per epoch?")
+    ans = bot.ask(
+        "I have 1,000,000 samples, per_device_train_batch_size 2, gradient_accumulation_steps 4 on 8 GPUs. "
+        "How many steps per epoch?"
+    )
     assert ans.act == "batch_arithmetic"
     first = ans.first_screen.split("\n")[0]
-    assert "2 × GA 4 × 8 GPUs = 64" in first and "15,625" in first   # 1,000,000 / 64 = 15,625
+    assert "2 × GA 4 × 8 GPUs = 64" in first and "15,625" in first  # 1,000,000 / 64 = 15,625
 
 
 def test_fit_without_a_preset_architecture_still_answers_from_the_model_states():
     from rag import Assistant
     from tests.test_pipeline_units import CARDS, StubRetriever
+
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
     big = bot.ask("Full fine-tune of a 30B model on one 80GB A100, bf16: does it fit?")
     assert big.act == "fit" and big.first_screen.startswith("**It does not fit: the model states alone")
@@ -177,6 +217,7 @@ def test_reading_a_long_digit_run_stays_linear(text):
 
     from rag.parts import Part
     from rag.planner import dataset_size_in
+
     start = time.perf_counter()
     classify_act([Part(kind="prose", text=text, start=0, end=len(text))])
     for rule in detect_misconceptions(text):

@@ -4,6 +4,7 @@ The floors sit just below what the engine reaches today (README "Answer quality 
 so a change that makes answers worse on real questions fails here. The targets of the answer-engine
 issue are higher; the README says which are met.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,6 +39,7 @@ HELDOUT_CEILINGS = {"contradicted": 18, "assumed_headlines": 2, "strawman": 0, "
 @pytest.fixture(scope="module")
 def bot():
     from rag import Assistant
+
     return Assistant()
 
 

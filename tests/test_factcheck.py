@@ -1,4 +1,5 @@
 """fact_check on the seed exchange (the chatbot answer this product was born from) and on edge cases."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,7 +31,10 @@ SEED_WRONG = {
     "有效批次大小过大：如果": ("wrong", "myth-effective-batch-causes-oom"),
     "适当减少累积步数，有助于减少显存消耗": ("wrong", "myth-lower-ga-saves-memory"),
     "可以显著减少显存占用": ("wrong", "myth-mixed-precision-halves-memory"),
-    "有效批次大小 是 train_micro_batch_size_per_gpu 和 gradient_accumulation_steps 的乘积": ("imprecise", "effective-batch-formula"),
+    "有效批次大小 是 train_micro_batch_size_per_gpu 和 gradient_accumulation_steps 的乘积": (
+        "imprecise",
+        "effective-batch-formula",
+    ),
 }
 # Correct sentences of the same answer that must never be flagged.
 SEED_RIGHT = [
@@ -111,8 +115,12 @@ def test_tool_registered_and_rejects_unknown_arguments():
 
 
 def test_looks_like_chatbot_answer():
-    assert looks_like_chatbot_answer("这段回答对吗？\n增大梯度累积会保存 4 份梯度，所以显存会变成 4 倍，这是梯度累积的代价。")
-    assert looks_like_chatbot_answer("check this answer: Lowering gradient accumulation steps saves memory on small GPUs.")
+    assert looks_like_chatbot_answer(
+        "这段回答对吗？\n增大梯度累积会保存 4 份梯度，所以显存会变成 4 倍，这是梯度累积的代价。"
+    )
+    assert looks_like_chatbot_answer(
+        "check this answer: Lowering gradient accumulation steps saves memory on small GPUs."
+    )
     assert looks_like_chatbot_answer(_seed_second_answer())
     assert not looks_like_chatbot_answer("增大梯度累积会增加显存吗？")
     assert not looks_like_chatbot_answer("Does GA=16 OOM on a 3090?")
@@ -121,6 +129,7 @@ def test_looks_like_chatbot_answer():
 
 def test_app_box_handler():
     from ui.factcheck_box import run_fact_check
+
     md = run_fact_check("这段回答对吗？\n使用混合精度训练可以让显存减半。", "zh")
     assert "错误" in md and "myth-mixed-precision-halves-memory" in md
     assert run_fact_check("", "en").startswith("ℹ")
@@ -131,10 +140,10 @@ def test_memory_figure_below_model_states_is_wrong_only_for_a_stated_setup():
     (claim,) = fact_check("7B 模型用 AdamW 混合精度全量微调，大约需要 28 GB 显存。").flagged
     assert claim.rule == "memory_below_model_states" and "112" in claim.correction_zh
     for right_or_unstated in [
-        "A full fine-tune of a 7B model with AdamW in mixed precision needs about 120 GB.",      # above the states
+        "A full fine-tune of a 7B model with AdamW in mixed precision needs about 120 GB.",  # above the states
         "A full fine-tune of a 7B model with AdamW in mixed precision does not fit on a 24GB card.",  # negated
         "With ZeRO-3 on 8 GPUs a full fine-tune of a 7B model with AdamW in mixed precision needs 14 GB per GPU.",
-        "A full fine-tune of a 7B model needs about 28 GB.",                                     # optimizer unstated
+        "A full fine-tune of a 7B model needs about 28 GB.",  # optimizer unstated
     ]:
         assert not fact_check(right_or_unstated).flagged, right_or_unstated
 
@@ -142,9 +151,13 @@ def test_memory_figure_below_model_states_is_wrong_only_for_a_stated_setup():
 def test_real_user_questions_do_not_look_like_chatbot_answers():
     """Users' own long messages (logs, configs, commands) are questions to answer, never texts to fact-check."""
     import yaml
+
     folder = Path(__file__).resolve().parent / "data" / "real_questions"
-    questions = [q["question"] for f in sorted(folder.glob("*.yaml"))
-                 for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])]
+    questions = [
+        q["question"]
+        for f in sorted(folder.glob("*.yaml"))
+        for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])
+    ]
     if not questions:
         pytest.skip("no real-question set in this checkout")
     wrongly = [q[:80] for q in questions if looks_like_chatbot_answer(q)]

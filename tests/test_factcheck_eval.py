@@ -1,4 +1,5 @@
 """The labelled chatbot answers: precision of the flags must stay >= 0.95 (recall is reported, not gated)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -31,6 +32,7 @@ def test_our_own_cards_are_never_flagged():
     """The card bodies (ours, correct, ~1,000 claims that quote and deny the myths) must raise no flag."""
     from calculators.factcheck import fact_check
     from rag.cards import load_cards
+
     flagged = [(c.id, cl.rule, cl.text[:80]) for c in load_cards() for cl in fact_check(c.body).flagged]
     assert not flagged
 
@@ -44,12 +46,17 @@ def test_key_facts_of_real_questions_are_not_flagged():
     import yaml
 
     from calculators.factcheck import fact_check
+
     folder = ROOT / "tests" / "data" / "real_questions"
-    facts = [(q["id"], k) for f in sorted(folder.glob("*.yaml"))
-             for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])
-             for k in q.get("key_facts") or []]
+    facts = [
+        (q["id"], k)
+        for f in sorted(folder.glob("*.yaml"))
+        for q in (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("questions", [])
+        for k in q.get("key_facts") or []
+    ]
     if not facts:
         import pytest
+
         pytest.skip("no real-question set in this checkout")
     flagged = {(qid, c.rule) for qid, k in facts for c in fact_check(k).flagged}
     assert flagged <= {("zh-mgm-111", "arithmetic")}, flagged

@@ -1,4 +1,5 @@
 """/fact_check over HTTP (gradio_client against the real app server), including the refusal of bad input."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,11 @@ def client(app_server):
 
 
 def test_fact_check_endpoint(client):
-    out = client.predict(text="Lower gradient_accumulation_steps to reduce memory. Gradient checkpointing saves memory.",
-                         lang="en", api_name="/fact_check")
+    out = client.predict(
+        text="Lower gradient_accumulation_steps to reduce memory. Gradient checkpointing saves memory.",
+        lang="en",
+        api_name="/fact_check",
+    )
     assert out["counts"]["wrong"] == 1
     (claim,) = out["claims"]
     assert claim["card_id"] == "myth-lower-ga-saves-memory" and claim["sources"][0]["url"].startswith("https://")

@@ -8,6 +8,7 @@
 The embedding model is loaded once for the module and reused (``Retriever(embed_model=...)``);
 a few cards keep the index builds fast.
 """
+
 from __future__ import annotations
 
 import logging
@@ -38,6 +39,7 @@ def cards() -> list[Any]:
 
 def _retriever(cards: list[Any], model: Any, cache_dir: Path) -> Any:
     from rag.retrieval import Retriever
+
     return Retriever(cards=cards, settings=EmbeddingSettings(), cache_dir=cache_dir, progress=False, embed_model=model)
 
 
@@ -49,15 +51,20 @@ def reference(tmp_path_factory: pytest.TempPathFactory, model: Any, cards: list[
     return r
 
 
-QUERIES = ["gradient_accumulation_steps 增大会增加显存吗", "what is the global batch with 8 GPUs", "ZeRO-3 显存节省多少"]
+QUERIES = [
+    "gradient_accumulation_steps 增大会增加显存吗",
+    "what is the global batch with 8 GPUs",
+    "ZeRO-3 显存节省多少",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # embedding cache
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "wrong-arrays", "deleted"])
-def test_damaged_embedding_cache_is_rebuilt(tmp_path: Path, model: Any, cards: list[Any], reference: Any,
-                                            damage: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_damaged_embedding_cache_is_rebuilt(
+    tmp_path: Path, model: Any, cards: list[Any], reference: Any, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
     fresh = reference
     good = fresh.cache.path.read_bytes()
     path = tmp_path / fresh.cache.path.name
@@ -89,8 +96,9 @@ def test_damaged_embedding_cache_is_rebuilt(tmp_path: Path, model: Any, cards: l
     assert again.cache_result.status == "hit" and again.cache_result.embedded == 0
 
 
-def test_unwritable_cache_dir_keeps_vectors_in_memory(tmp_path: Path, model: Any, cards: list[Any],
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_unwritable_cache_dir_keeps_vectors_in_memory(
+    tmp_path: Path, model: Any, cards: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
     cards = cards[:1]
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the cache folder should be")
@@ -114,10 +122,12 @@ def _cards_dir(tmp_path: Path) -> Path:
 
 BREAKAGES = {
     # name: (edit of the card text, field the message must name)
-    "bad-url": (lambda t: t.replace("url: \"https://", "url: \"ftp://", 1), "sources.0.url"),
+    "bad-url": (lambda t: t.replace('url: "https://', 'url: "ftp://', 1), "sources.0.url"),
     "unknown-topic": (lambda t: t.replace("topics: [", "topics: [no_such_topic, ", 1), "topics"),
-    "no-title-en": (lambda t: "\n".join(ln for ln in t.splitlines() if not ln.startswith("title_en:")) + "\n",
-                    "title_en"),
+    "no-title-en": (
+        lambda t: "\n".join(ln for ln in t.splitlines() if not ln.startswith("title_en:")) + "\n",
+        "title_en",
+    ),
     "extra-key": (lambda t: t.replace("---\n", "---\nsecret_key: 1\n", 1), "secret_key"),
     "yaml": (lambda t: t.replace("topics: [", "topics: [[", 1), "<front matter>"),
     "id-mismatch": (lambda t: t.replace("id: effective-batch-formula", "id: something-else", 1), "id"),
@@ -141,10 +151,12 @@ def test_broken_card_names_file_and_field(tmp_path: Path, name: str) -> None:
 
 def test_assistant_refuses_to_start_with_a_broken_card(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import rag.assistant
+
     d = _cards_dir(tmp_path)
     target = d / "myth-ga-stores-gradient-per-microbatch.md"
-    target.write_text(target.read_text(encoding="utf-8").replace("topics: [", "topics: [bogus_topic, ", 1),
-                      encoding="utf-8")
+    target.write_text(
+        target.read_text(encoding="utf-8").replace("topics: [", "topics: [bogus_topic, ", 1), encoding="utf-8"
+    )
     monkeypatch.setattr(rag.assistant, "load_cards", lambda: load_cards(d))
     with pytest.raises(CardError) as exc:
         rag.assistant.Assistant()
@@ -154,6 +166,7 @@ def test_assistant_refuses_to_start_with_a_broken_card(tmp_path: Path, monkeypat
 
 def test_empty_cards_dir_is_refused(tmp_path: Path) -> None:
     from rag.retrieval import Retriever
+
     with pytest.raises((CardError, ValueError)) as exc:
         Retriever(cards=load_cards(tmp_path), cache_dir=False, progress=False)
     assert "card" in str(exc.value).lower()
@@ -162,13 +175,17 @@ def test_empty_cards_dir_is_refused(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # unreadable embedding model
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value, words", [
-    ("/nonexistent", ["/nonexistent", "does not exist", "BATCHBOT_EMBED_MODEL"]),
-    ("/etc/hostname", ["/etc/hostname", "not a folder"]),
-    ("/tmp", ["/tmp", "modules.json", "config.json"]),
-])
-def test_unreadable_embedding_model(monkeypatch: pytest.MonkeyPatch, cards: list[Any], value: str,
-                                    words: list[str]) -> None:
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("/nonexistent", ["/nonexistent", "does not exist", "BATCHBOT_EMBED_MODEL"]),
+        ("/etc/hostname", ["/etc/hostname", "not a folder"]),
+        ("/tmp", ["/tmp", "modules.json", "config.json"]),
+    ],
+)
+def test_unreadable_embedding_model(
+    monkeypatch: pytest.MonkeyPatch, cards: list[Any], value: str, words: list[str]
+) -> None:
     if not Path(value).exists() and value != "/nonexistent":
         pytest.skip(f"{value} missing on this machine")
     monkeypatch.setenv("BATCHBOT_EMBED_MODEL", value)
@@ -178,6 +195,7 @@ def test_unreadable_embedding_model(monkeypatch: pytest.MonkeyPatch, cards: list
         assert w in str(exc.value), str(exc.value)
     # the Assistant surfaces the same error at start-up, not a traceback from the loaders
     from rag import Assistant
+
     with pytest.raises(EmbeddingLoadError) as exc2:
         Assistant(cards=cards, cache_dir=None)
     assert value in str(exc2.value)
@@ -188,6 +206,7 @@ def test_unreadable_embedding_model(monkeypatch: pytest.MonkeyPatch, cards: list
 # ---------------------------------------------------------------------------------------------
 def _like(index: int = 1, liked: bool = True) -> Any:
     import gradio as gr
+
     return gr.LikeData(None, {"index": index, "value": "answer", "liked": liked})
 
 
@@ -221,8 +240,8 @@ def test_unwritable_feedback_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert fid2 is None
     assert UNWRITABLE[lang] in status2 and str(path) in status2 and "Permission denied" in status2, status2
     status3, kept = chat.on_reason(fid, "too long", lang)
-    assert UNWRITABLE[lang] in status3 and kept == "too long"   # the reason stays in the box to retry
-    assert path.read_text(encoding="utf-8") == before         # earlier lines untouched
+    assert UNWRITABLE[lang] in status3 and kept == "too long"  # the reason stays in the box to retry
+    assert path.read_text(encoding="utf-8") == before  # earlier lines untouched
 
     monkeypatch.setattr(ui.feedback, "open", real_open, raising=False)
     fid4, status4, _ = chat.on_like(msgs, lang, _like())
@@ -233,7 +252,8 @@ def test_unwritable_feedback_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_feedback_path_is_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ui.chat import ChatController
-    monkeypatch.setenv("BATCHBOT_FEEDBACK_FILE", str(tmp_path))   # a folder, not a file
+
+    monkeypatch.setenv("BATCHBOT_FEEDBACK_FILE", str(tmp_path))  # a folder, not a file
     fid, status, _ = ChatController(assistant=None).on_like([{"role": "assistant", "content": "x"}], "en", _like(0))
     assert fid is None and UNWRITABLE["en"] in status and str(tmp_path) in status
 
@@ -245,10 +265,17 @@ def test_gpu_check_exits_cleanly_without_cuda() -> None:
     import os
     import subprocess
     import sys
+
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    out = subprocess.run([sys.executable, str(root / "bench" / "gpu_check.py")], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(root / "bench" / "gpu_check.py")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "no CUDA device is available" in out.stdout
     assert "Traceback" not in out.stderr
@@ -258,10 +285,12 @@ def test_app_refuses_to_start_with_the_reason_on_an_unreadable_model_path():
     import subprocess
     import sys
     from pathlib import Path
+
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "BATCHBOT_EMBED_MODEL": "/nonexistent/model", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(root / "app.py"), "--port", "7999"], env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(root / "app.py"), "--port", "7999"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 2
     assert "cannot start" in proc.stderr and "/nonexistent/model" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -19,6 +19,7 @@ Deterministic by default (``derandomize=True``, no example database). Explore wi
 ``BATCHBOT_FUZZ_RANDOM=1`` and scale with ``BATCHBOT_FUZZ_SCALE=4``; run with ``-s`` to see
 how many examples were tried.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,14 +40,17 @@ from calculators.sweep import SWEEPABLE
 
 SCALE = float(os.environ.get("BATCHBOT_FUZZ_SCALE", "1"))
 EXAMPLES: Counter[str] = Counter()
-RESULTS: Counter[str] = Counter()   # calculator calls that returned a result (the rest were refused)
+RESULTS: Counter[str] = Counter()  # calculator calls that returned a result (the rest were refused)
 
 
 def fuzz_settings(n: int) -> settings:
-    return settings(max_examples=max(1, int(n * SCALE)), deadline=None, database=None,
-                    derandomize=os.environ.get("BATCHBOT_FUZZ_RANDOM") != "1",
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                           HealthCheck.data_too_large])
+    return settings(
+        max_examples=max(1, int(n * SCALE)),
+        deadline=None,
+        database=None,
+        derandomize=os.environ.get("BATCHBOT_FUZZ_RANDOM") != "1",
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,29 +58,93 @@ def fuzz_settings(n: int) -> settings:
 # ---------------------------------------------------------------------------------------------
 FLOAT_MAX = 1.7976931348623157e308
 NASTY_STRINGS = [
-    "", " ", "\x00", "\x1b[31m", "\u202eevil", "\ufeff", "🤖🔥💥", "👨‍👩‍👧", "'; DROP TABLE cards; --",
-    "\" OR 1=1 --", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "{{7*7}}", "${jndi:ldap://x/a}",
-    "../../etc/passwd", "NaN", "nan", "inf", "-inf", "1e309", "-0", "0x10", "1_000", "七十亿", "ＲＴＸ３０９０",
-    "gpt2", "GPT2 ", "llama-2-7b\n", "llama2-7b", "rtx-3090", "3090", "a100", "Ｌｌａｍａ", "bf16-mixed", "fp16-mixed",
-    "zh", "en", "fr", "all", "q_proj", "模型", "显存", "Заказ", "مرحبا", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "",
+    " ",
+    "\x00",
+    "\x1b[31m",
+    "\u202eevil",
+    "\ufeff",
+    "🤖🔥💥",
+    "👨‍👩‍👧",
+    "'; DROP TABLE cards; --",
+    '" OR 1=1 --',
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "{{7*7}}",
+    "${jndi:ldap://x/a}",
+    "../../etc/passwd",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "1e309",
+    "-0",
+    "0x10",
+    "1_000",
+    "七十亿",
+    "ＲＴＸ３０９０",
+    "gpt2",
+    "GPT2 ",
+    "llama-2-7b\n",
+    "llama2-7b",
+    "rtx-3090",
+    "3090",
+    "a100",
+    "Ｌｌａｍａ",
+    "bf16-mixed",
+    "fp16-mixed",
+    "zh",
+    "en",
+    "fr",
+    "all",
+    "q_proj",
+    "模型",
+    "显存",
+    "Заказ",
+    "مرحبا",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
 ]
-SPECIAL_FLOATS = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e309, -1e309, 5e-324, FLOAT_MAX,
-                  -1e-300, 0.5, 1.5, 2.0, 4.0, 1e13, 1e15, 1e16]
+SPECIAL_FLOATS = [
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    -0.0,
+    0.0,
+    1e309,
+    -1e309,
+    5e-324,
+    FLOAT_MAX,
+    -1e-300,
+    0.5,
+    1.5,
+    2.0,
+    4.0,
+    1e13,
+    1e15,
+    1e16,
+]
 SPECIAL_INTS = [0, -1, 1, 2, 3, 7, 8, 2**31, 2**63, 2**64 + 1, 10**9, 10**9 + 1, 10**13, 10**18, 10**30]
-HUGE_INTS = [10**400, -10**400, 2**1100]   # do not fit a float
+HUGE_INTS = [10**400, -(10**400), 2**1100]  # do not fit a float
 
-texts = st.text(max_size=40)   # hypothesis' default alphabet: all of Unicode except surrogates
+texts = st.text(max_size=40)  # hypothesis' default alphabet: all of Unicode except surrogates
 scalar = st.one_of(
-    st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from(SPECIAL_INTS),
-    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(SPECIAL_FLOATS), texts,
-    st.sampled_from(NASTY_STRINGS), st.sampled_from(HUGE_INTS),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from(SPECIAL_INTS),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(SPECIAL_FLOATS),
+    texts,
+    st.sampled_from(NASTY_STRINGS),
+    st.sampled_from(HUGE_INTS),
 )
 mixed_keys = st.one_of(st.sampled_from(NASTY_STRINGS), texts)
 
 
 def _nested(base: st.SearchStrategy) -> st.SearchStrategy:
-    return st.recursive(base, lambda ch: st.lists(ch, max_size=3) | st.dictionaries(mixed_keys, ch, max_size=3),
-                        max_leaves=6)
+    return st.recursive(
+        base, lambda ch: st.lists(ch, max_size=3) | st.dictionaries(mixed_keys, ch, max_size=3), max_leaves=6
+    )
 
 
 weird = _nested(scalar)
@@ -189,13 +257,40 @@ def test_resolve_batch_never_crashes(kwargs: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------------------
 # estimate_memory(dict) over every MemoryConfig field
 # ---------------------------------------------------------------------------------------------
-HF_KEYS = ["model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-           "intermediate_size", "vocab_size", "head_dim", "n_embd", "n_layer", "n_head", "d_model", "d_kv", "d_ff",
-           "num_layers", "num_heads", "tie_word_embeddings", "multi_query_group_num", "ffn_hidden_size"]
-TINY_LLAMA = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-              "num_key_value_heads": 2, "intermediate_size": 172, "vocab_size": 1000}
-hf_size = st.one_of(st.integers(-3, 10**30), st.sampled_from(
-    [0.5, 64.0, float("nan"), float("inf"), 1e309, 10**200, 10**400, "64", "x", None, [64]]))
+HF_KEYS = [
+    "model_type",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "intermediate_size",
+    "vocab_size",
+    "head_dim",
+    "n_embd",
+    "n_layer",
+    "n_head",
+    "d_model",
+    "d_kv",
+    "d_ff",
+    "num_layers",
+    "num_heads",
+    "tie_word_embeddings",
+    "multi_query_group_num",
+    "ffn_hidden_size",
+]
+TINY_LLAMA = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 172,
+    "vocab_size": 1000,
+}
+hf_size = st.one_of(
+    st.integers(-3, 10**30),
+    st.sampled_from([0.5, 64.0, float("nan"), float("inf"), 1e309, 10**200, 10**400, "64", "x", None, [64]]),
+)
 
 
 @st.composite
@@ -207,16 +302,27 @@ def hf_configs(draw: st.DrawFn) -> Any:
             if draw(st.booleans()):
                 cfg.pop(key, None)
             else:
-                cfg[key] = draw(hf_size) if key != "model_type" else draw(st.sampled_from(
-                    ["llama", "gpt2", "t5", "bert", "chatglm", "qwen2", "", "🤖"]))
+                cfg[key] = (
+                    draw(hf_size)
+                    if key != "model_type"
+                    else draw(st.sampled_from(["llama", "gpt2", "t5", "bert", "chatglm", "qwen2", "", "🤖"]))
+                )
         return cfg
     if kind == "random":
         return draw(st.dictionaries(st.one_of(st.sampled_from(HF_KEYS), mixed_keys), hf_size, max_size=8))
     if kind == "json":
         import json
+
         return json.dumps(draw(hf_configs()) if draw(st.booleans()) else TINY_LLAMA)
-    return draw(st.one_of(st.sampled_from(NASTY_STRINGS), st.text(max_size=30),
-                          st.just("/nonexistent/config.json"), st.just("/"), st.just("{not json")))
+    return draw(
+        st.one_of(
+            st.sampled_from(NASTY_STRINGS),
+            st.text(max_size=30),
+            st.just("/nonexistent/config.json"),
+            st.just("/"),
+            st.just("{not json"),
+        )
+    )
 
 
 MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
@@ -239,8 +345,14 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "pipeline_parallel_size": st.integers(1, 16),
     "finetune": st.sampled_from(["full", "lora", "qlora"]),
     "lora_rank": st.integers(1, 1024),
-    "lora_target_modules": st.one_of(st.just(["all"]), st.lists(st.sampled_from(
-        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]), min_size=1, max_size=7)),
+    "lora_target_modules": st.one_of(
+        st.just(["all"]),
+        st.lists(
+            st.sampled_from(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+            min_size=1,
+            max_size=7,
+        ),
+    ),
     "train_micro_batch_size_per_gpu": st.integers(1, 65536),
     "gradient_accumulation_steps": st.integers(1, 10**9),
     "seq_len": st.integers(1, 10**7),
@@ -270,21 +382,32 @@ def memory_configs(draw: st.DrawFn) -> dict[str, Any]:
     cfg: dict[str, Any] = {}
     level = draw(badness)
     # usually exactly one model source (the valid case), sometimes none or several
-    sources = draw(st.one_of(st.sampled_from(MODEL_SOURCES).map(lambda s: [s]),
-                             st.lists(st.sampled_from(MODEL_SOURCES), max_size=3, unique=True)))
+    sources = draw(
+        st.one_of(
+            st.sampled_from(MODEL_SOURCES).map(lambda s: [s]),
+            st.lists(st.sampled_from(MODEL_SOURCES), max_size=3, unique=True),
+        )
+    )
     for s in sources:
         cfg[s] = pick(draw, level, MEMORY_FIELDS[s])
     others = [f for f in MEMORY_FIELDS if f not in MODEL_SOURCES]
     for name in draw(st.lists(st.sampled_from(others), max_size=8, unique=True)):
         cfg[name] = pick(draw, level, MEMORY_FIELDS[name])
-    if level and draw(st.integers(0, 9)) == 0:   # an unknown, mixed-script key
+    if level and draw(st.integers(0, 9)) == 0:  # an unknown, mixed-script key
         cfg[draw(mixed_keys.filter(lambda k: k not in MEMORY_FIELDS))] = draw(weird)
     return cfg
 
 
 @fuzz_settings(400)
-@given(st.one_of(memory_configs(), memory_configs(), memory_configs(), weird,
-                 st.dictionaries(st.one_of(st.integers(), st.none()), weird, max_size=3)))
+@given(
+    st.one_of(
+        memory_configs(),
+        memory_configs(),
+        memory_configs(),
+        weird,
+        st.dictionaries(st.one_of(st.integers(), st.none()), weird, max_size=3),
+    )
+)
 def test_estimate_memory_never_crashes(cfg: Any) -> None:
     call_calculator("estimate_memory", lambda: estimate_memory(cfg))
 
@@ -294,8 +417,7 @@ def sweep_args(draw: st.DrawFn) -> tuple[Any, Any, Any]:
     level = draw(badness)
     field = pick(draw, level, st.sampled_from(SWEEPABLE), st.one_of(mixed_keys, weird))
     valid = MEMORY_FIELDS.get(field, st.integers(1, 64)) if isinstance(field, str) else st.integers(1, 64)
-    values = pick(draw, level, st.lists(valid, min_size=1, max_size=4),
-                  st.one_of(st.lists(weird, max_size=5), weird))
+    values = pick(draw, level, st.lists(valid, min_size=1, max_size=4), st.one_of(st.lists(weird, max_size=5), weird))
     return draw(st.one_of(memory_configs(), memory_configs(), weird)), field, values
 
 
@@ -315,8 +437,12 @@ def test_sweep_refuses_too_many_points() -> None:
 # ---------------------------------------------------------------------------------------------
 # calculators.deepspeed
 # ---------------------------------------------------------------------------------------------
-DS_VALID = {"params": st.one_of(st.integers(1, 10**15), st.floats(1, 1e15)), "count": st.integers(1, 1024),
-            "flag": st.booleans(), "buffer": st.floats(1.0, 10.0)}
+DS_VALID = {
+    "params": st.one_of(st.integers(1, 10**15), st.floats(1, 1e15)),
+    "count": st.integers(1, 1024),
+    "flag": st.booleans(),
+    "buffer": st.floats(1.0, 10.0),
+}
 DS_BAD = {"params": weird, "count": weird, "flag": weird, "buffer": weird}
 
 
@@ -344,8 +470,9 @@ def test_deepspeed_zero2_never_crashes(args: list[Any]) -> None:
 @given(ds_args("params", "params", "count", "count", "flag", "flag", "flag", "buffer"))
 def test_deepspeed_zero3_never_crashes(args: list[Any]) -> None:
     p, layer, g, n, off, offp, init, buf = args
-    call_calculator("deepspeed.zero3",
-                    lambda: ds.estimate_zero3_model_states_mem_needs(p, layer, g, n, off, offp, init, buf))
+    call_calculator(
+        "deepspeed.zero3", lambda: ds.estimate_zero3_model_states_mem_needs(p, layer, g, n, off, offp, init, buf)
+    )
     call_calculator("deepspeed.zero3_table", lambda: ds.zero3_table(p, layer, g, n, buf))
 
 
@@ -359,48 +486,116 @@ CONFIG_SNIPPETS_FOR_TOOLS = [
     "deepspeed --num_gpus 99999999999999999999 train.py --per_device_train_batch_size -0",
     "stage: sft\nper_device_train_batch_size: [1, 2]\ngradient_accumulation_steps: {a: 1}",
 ]
-DS_CONFIG_KEYS = ["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "fp16",
-                  "bf16", "zero_optimization", "gradient_clipping", "optimizer", "per_device_train_batch_size",
-                  "stage", "offload_optimizer", "deepspeed", "num_processes", "cutoff_len", "finetuning_type"]
+DS_CONFIG_KEYS = [
+    "train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "fp16",
+    "bf16",
+    "zero_optimization",
+    "gradient_clipping",
+    "optimizer",
+    "per_device_train_batch_size",
+    "stage",
+    "offload_optimizer",
+    "deepspeed",
+    "num_processes",
+    "cutoff_len",
+    "finetuning_type",
+]
 ds_config_value = st.one_of(st.sampled_from(["auto", 1, 8, 128, True, {"stage": 3}, {"enabled": True}]), weird)
 config_check_args = st.fixed_dictionaries(
-    {"config": st.one_of(st.sampled_from(CONFIG_SNIPPETS_FOR_TOOLS), texts,
-                         st.dictionaries(st.one_of(st.sampled_from(DS_CONFIG_KEYS), mixed_keys), ds_config_value,
-                                         max_size=6), weird)},
-    optional={"gpu": st.one_of(st.sampled_from(["rtx-3090", "a100", "T4"]), weird),
-              "world_size": st.one_of(st.integers(1, 64), weird),
-              "model": st.one_of(st.sampled_from(["llama-2-7b", "qwen2.5-7b"]), weird),
-              "lang": st.one_of(st.sampled_from(["en", "zh"]), weird),
-              "training_args": st.one_of(st.dictionaries(st.sampled_from(DS_CONFIG_KEYS), ds_config_value, max_size=4),
-                                         weird)})
+    {
+        "config": st.one_of(
+            st.sampled_from(CONFIG_SNIPPETS_FOR_TOOLS),
+            texts,
+            st.dictionaries(st.one_of(st.sampled_from(DS_CONFIG_KEYS), mixed_keys), ds_config_value, max_size=6),
+            weird,
+        )
+    },
+    optional={
+        "gpu": st.one_of(st.sampled_from(["rtx-3090", "a100", "T4"]), weird),
+        "world_size": st.one_of(st.integers(1, 64), weird),
+        "model": st.one_of(st.sampled_from(["llama-2-7b", "qwen2.5-7b"]), weird),
+        "lang": st.one_of(st.sampled_from(["en", "zh"]), weird),
+        "training_args": st.one_of(
+            st.dictionaries(st.sampled_from(DS_CONFIG_KEYS), ds_config_value, max_size=4), weird
+        ),
+    },
+)
 
-PASTES_FOR_TOOLS = sorted(p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "data" / "pastes").glob("*.txt"))
+PASTES_FOR_TOOLS = sorted(
+    p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "data" / "pastes").glob("*.txt")
+)
 diagnose_args = st.fixed_dictionaries(
-    {"text": st.one_of(st.sampled_from(PASTES_FOR_TOOLS or [""]), texts,
-                       st.builds(lambda a, b, c: a[: len(a) // 2] + b + c, st.sampled_from(PASTES_FOR_TOOLS or [""]), texts,
-                                 st.sampled_from(PASTES_FOR_TOOLS or [""])), weird)},
-    optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird),
-              "setup": st.one_of(st.dictionaries(st.sampled_from(["model", "num_params", "seq_len", "vocab_size", "world_size",
-                                                                  "train_micro_batch_size_per_gpu", "zero_stage",
-                                                                  "offload_optimizer", "num_attention_heads"]),
-                                                 weird, max_size=4), weird)})
+    {
+        "text": st.one_of(
+            st.sampled_from(PASTES_FOR_TOOLS or [""]),
+            texts,
+            st.builds(
+                lambda a, b, c: a[: len(a) // 2] + b + c,
+                st.sampled_from(PASTES_FOR_TOOLS or [""]),
+                texts,
+                st.sampled_from(PASTES_FOR_TOOLS or [""]),
+            ),
+            weird,
+        )
+    },
+    optional={
+        "lang": st.one_of(st.sampled_from(["en", "zh"]), weird),
+        "setup": st.one_of(
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "model",
+                        "num_params",
+                        "seq_len",
+                        "vocab_size",
+                        "world_size",
+                        "train_micro_batch_size_per_gpu",
+                        "zero_stage",
+                        "offload_optimizer",
+                        "num_attention_heads",
+                    ]
+                ),
+                weird,
+                max_size=4,
+            ),
+            weird,
+        ),
+    },
+)
 
 TOOL_ARGS = {
     "config_check": config_check_args,
-    "fact_check": st.fixed_dictionaries({"text": st.one_of(texts, weird)},
-                                        optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird)}),
+    "fact_check": st.fixed_dictionaries(
+        {"text": st.one_of(texts, weird)}, optional={"lang": st.one_of(st.sampled_from(["en", "zh"]), weird)}
+    ),
     "diagnose": diagnose_args,
     "effective_batch": batch_kwargs(),
     "memory": memory_configs(),
-    "sweep": st.fixed_dictionaries({"config": memory_configs(), "field": st.sampled_from(SWEEPABLE),
-                                    "values": st.one_of(st.lists(st.integers(1, 16), min_size=1, max_size=4),
-                                                        st.lists(weird, min_size=1, max_size=4))}),
-    "deepspeed_zero2": st.fixed_dictionaries({"total_params": ds_params},
-                                             optional={"num_gpus_per_node": ds_count, "num_nodes": ds_count,
-                                                       "cpu_offload": ds_flag, "additional_buffer_factor": ds_buffer}),
-    "deepspeed_zero3": st.fixed_dictionaries({"total_params": ds_params, "largest_layer_params": ds_params},
-                                             optional={"num_gpus_per_node": ds_count, "cpu_offload_params": ds_flag,
-                                                       "zero_init": ds_flag}),
+    "sweep": st.fixed_dictionaries(
+        {
+            "config": memory_configs(),
+            "field": st.sampled_from(SWEEPABLE),
+            "values": st.one_of(
+                st.lists(st.integers(1, 16), min_size=1, max_size=4), st.lists(weird, min_size=1, max_size=4)
+            ),
+        }
+    ),
+    "deepspeed_zero2": st.fixed_dictionaries(
+        {"total_params": ds_params},
+        optional={
+            "num_gpus_per_node": ds_count,
+            "num_nodes": ds_count,
+            "cpu_offload": ds_flag,
+            "additional_buffer_factor": ds_buffer,
+        },
+    ),
+    "deepspeed_zero3": st.fixed_dictionaries(
+        {"total_params": ds_params, "largest_layer_params": ds_params},
+        optional={"num_gpus_per_node": ds_count, "cpu_offload_params": ds_flag, "zero_init": ds_flag},
+    ),
 }
 
 
@@ -413,12 +608,16 @@ def tool_calls(draw: st.DrawFn) -> tuple[Any, Any]:
     name = draw(st.one_of(names, names, names, mixed_keys, st.none(), st.integers(), weird))
     if isinstance(name, str) and name in TOOL_ARGS and draw(st.integers(0, 4)) > 0:
         args = dict(draw(TOOL_ARGS[name]))
-        if draw(st.integers(0, 9)) == 0:   # an unknown, mixed-script argument name
+        if draw(st.integers(0, 9)) == 0:  # an unknown, mixed-script argument name
             args[draw(mixed_keys)] = draw(weird)
         return name, args
-    return name, draw(st.one_of(st.dictionaries(mixed_keys, weird, max_size=4),
-                                st.dictionaries(st.one_of(mixed_keys, st.integers(), st.none()), weird, max_size=4),
-                                weird))
+    return name, draw(
+        st.one_of(
+            st.dictionaries(mixed_keys, weird, max_size=4),
+            st.dictionaries(st.one_of(mixed_keys, st.integers(), st.none()), weird, max_size=4),
+            weird,
+        )
+    )
 
 
 @fuzz_settings(300)
@@ -437,6 +636,7 @@ def bot(request: pytest.FixtureRequest) -> Any:
         return request.getfixturevalue("assistant")
     except pytest.FixtureLookupError:
         from rag import Assistant
+
         return Assistant()
 
 
@@ -450,11 +650,24 @@ CONFIG_SNIPPETS = [
     '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": "三"}, "💥": null}',
 ]
 QUESTION_PARTS = [
-    "gradient_accumulation_steps 增大会增加显存吗", "Does GA increase memory?", "7B LoRA on a 3090, micro batch?",
-    "world_size=8 micro=2 GA=4", "ZeRO-3 offload", "llama-2-70b full fine-tune on 1e309 GPUs",
-    "micro batch -0 GA NaN seq inf", "bf16 vs fp16", "99999999999999999999999999 张卡", "那用 ZeRO-3 呢？",
-    "and with 4 GPUs?", "<script>alert('显存')</script>", "'; DROP TABLE cards; --", "🤖🔥", "\x00\x07\x1b[2J",
-    "\u202e\u200b\ufeff", "ＧＡ＝８，ｍｉｃｒｏ＝２", "train_batch_size 128 != 4 * 8 * 2",
+    "gradient_accumulation_steps 增大会增加显存吗",
+    "Does GA increase memory?",
+    "7B LoRA on a 3090, micro batch?",
+    "world_size=8 micro=2 GA=4",
+    "ZeRO-3 offload",
+    "llama-2-70b full fine-tune on 1e309 GPUs",
+    "micro batch -0 GA NaN seq inf",
+    "bf16 vs fp16",
+    "99999999999999999999999999 张卡",
+    "那用 ZeRO-3 呢？",
+    "and with 4 GPUs?",
+    "<script>alert('显存')</script>",
+    "'; DROP TABLE cards; --",
+    "🤖🔥",
+    "\x00\x07\x1b[2J",
+    "\u202e\u200b\ufeff",
+    "ＧＡ＝８，ｍｉｃｒｏ＝２",
+    "train_batch_size 128 != 4 * 8 * 2",
 ]
 
 
@@ -462,14 +675,21 @@ QUESTION_PARTS = [
 def questions(draw: st.DrawFn) -> Any:
     kind = draw(st.integers(0, 9))
     if kind <= 3:
-        return " ".join(draw(st.lists(st.one_of(st.sampled_from(QUESTION_PARTS), st.sampled_from(NASTY_STRINGS),
-                                                texts), min_size=1, max_size=5)))
+        return " ".join(
+            draw(
+                st.lists(
+                    st.one_of(st.sampled_from(QUESTION_PARTS), st.sampled_from(NASTY_STRINGS), texts),
+                    min_size=1,
+                    max_size=5,
+                )
+            )
+        )
     if kind == 4:
         return draw(st.text(st.characters(codec=None), min_size=0, max_size=300) | st.text(max_size=300))
     if kind == 5:
         return draw(st.sampled_from(CONFIG_SNIPPETS)) + draw(st.sampled_from(["", " 3090 上能跑吗？", " fits a T4?"]))
-    if kind == 6:   # 100 kB
-        unit = draw(st.sampled_from(["显存", "GA ", "🤖", "a", "{\"x\": 1}, ", "\x00"]))
+    if kind == 6:  # 100 kB
+        unit = draw(st.sampled_from(["显存", "GA ", "🤖", "a", '{"x": 1}, ', "\x00"]))
         return unit * (100_000 // len(unit.encode("utf-8")))
     if kind == 7:
         return draw(st.sampled_from(QUESTION_PARTS)) + " " + str(draw(scalar))
@@ -480,12 +700,13 @@ def questions(draw: st.DrawFn) -> Any:
 @given(questions())
 def test_ask_always_answers(bot: Any, question: Any) -> None:
     from rag import Answer
+
     EXAMPLES["Assistant.ask"] += 1
     answer = bot.ask(question)
     assert isinstance(answer, Answer)
     assert isinstance(answer.text, str) and answer.text.strip()
     assert answer.language in ("zh", "en")
-    answer.model_dump_json()   # what the /chat API sends must be JSON-encodable
+    answer.model_dump_json()  # what the /chat API sends must be JSON-encodable
 
 
 @fuzz_settings(20)
@@ -499,12 +720,26 @@ def test_ask_follow_up_always_answers(bot: Any, first: str, follow_up: Any) -> N
     answer.model_dump_json()
 
 
-history_items = st.one_of(st.fixed_dictionaries({}, optional={
-    "role": st.one_of(st.sampled_from(["user", "assistant"]), weird), "content": weird,
-    "language": st.one_of(st.sampled_from(["zh", "en", "fr"]), weird),
-    "slots": st.one_of(st.dictionaries(st.sampled_from(["train_micro_batch_size_per_gpu", "world_size", "zero_stage",
-                                                        "model", "bogus"]), weird, max_size=3), weird),
-    "intents": st.one_of(st.dictionaries(mixed_keys, weird, max_size=2), weird)}), weird)
+history_items = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "role": st.one_of(st.sampled_from(["user", "assistant"]), weird),
+            "content": weird,
+            "language": st.one_of(st.sampled_from(["zh", "en", "fr"]), weird),
+            "slots": st.one_of(
+                st.dictionaries(
+                    st.sampled_from(["train_micro_batch_size_per_gpu", "world_size", "zero_stage", "model", "bogus"]),
+                    weird,
+                    max_size=3,
+                ),
+                weird,
+            ),
+            "intents": st.one_of(st.dictionaries(mixed_keys, weird, max_size=2), weird),
+        },
+    ),
+    weird,
+)
 
 
 @fuzz_settings(20)
@@ -541,56 +776,91 @@ B7 = "B7: calculators/memory.py MemoryConfig._check: world_size % num_nodes with
 _TINY = dict(TINY_LLAMA)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda: resolve_batch(train_micro_batch_size_per_gpu=1, base_learning_rate=10**400, base_batch_size=1),
-    lambda: ds.estimate_zero2_model_states_mem_needs(10**400),
-    lambda: ds.estimate_zero2_model_states_mem_needs(1e9, additional_buffer_factor=10**400),
-    lambda: ds.estimate_zero3_model_states_mem_needs(10**400, 1),
-], ids=["resolve_batch.base_learning_rate", "zero2.total_params", "zero2.buffer_factor", "zero3.total_params"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: resolve_batch(train_micro_batch_size_per_gpu=1, base_learning_rate=10**400, base_batch_size=1),
+        lambda: ds.estimate_zero2_model_states_mem_needs(10**400),
+        lambda: ds.estimate_zero2_model_states_mem_needs(1e9, additional_buffer_factor=10**400),
+        lambda: ds.estimate_zero3_model_states_mem_needs(10**400, 1),
+    ],
+    ids=["resolve_batch.base_learning_rate", "zero2.total_params", "zero2.buffer_factor", "zero3.total_params"],
+)
 def test_fixed_bug_b1_huge_int(fn: Callable[[], Any]) -> None:
     _must_refuse(fn)
 
 
-@pytest.mark.parametrize("cfg", [
-    {"hf_config": {**_TINY, "hidden_size": float("inf")}},
-    {"hf_config": '{"model_type": "llama", "hidden_size": 1e309, "num_hidden_layers": 2, "num_attention_heads": 4,'
-                  ' "intermediate_size": 128, "vocab_size": 1000}'},
-    {"hf_config": {**_TINY, "hidden_size": 10**200}},
-    {"hf_config": "\x00"},
-], ids=["inf", "json-1e309", "10**200", "nul-path"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"hf_config": {**_TINY, "hidden_size": float("inf")}},
+        {
+            "hf_config": '{"model_type": "llama", "hidden_size": 1e309, "num_hidden_layers": 2, "num_attention_heads": 4,'
+            ' "intermediate_size": 128, "vocab_size": 1000}'
+        },
+        {"hf_config": {**_TINY, "hidden_size": 10**200}},
+        {"hf_config": "\x00"},
+    ],
+    ids=["inf", "json-1e309", "10**200", "nul-path"],
+)
 def test_fixed_bug_b2_hf_config(cfg: dict[str, Any]) -> None:
     _must_refuse(lambda: estimate_memory(cfg))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda: estimate_memory(None), lambda: estimate_memory("llama-2-7b"), lambda: estimate_memory({1: 2}),
-    lambda: sweep(None, "seq_len", [1]), lambda: sweep([1], "seq_len", [1]),
-    lambda: run_tool("sweep", {"config": [1], "field": "seq_len", "values": [1]}),
-], ids=["memory-None", "memory-str", "memory-int-key", "sweep-None", "sweep-list", "run_tool-sweep-list"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: estimate_memory(None),
+        lambda: estimate_memory("llama-2-7b"),
+        lambda: estimate_memory({1: 2}),
+        lambda: sweep(None, "seq_len", [1]),
+        lambda: sweep([1], "seq_len", [1]),
+        lambda: run_tool("sweep", {"config": [1], "field": "seq_len", "values": [1]}),
+    ],
+    ids=["memory-None", "memory-str", "memory-int-key", "sweep-None", "sweep-list", "run_tool-sweep-list"],
+)
 def test_fixed_bug_b3_config_type(fn: Callable[[], Any]) -> None:
     _must_refuse(fn)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda: run_tool(["memory"], {}), lambda: run_tool("effective_batch", {1: 2, "a": 3}),
-    lambda: run_tool("memory", {1: 2, "model": "gpt2"}),
-], ids=["list-name", "mixed-keys-batch", "mixed-keys-memory"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: run_tool(["memory"], {}),
+        lambda: run_tool("effective_batch", {1: 2, "a": 3}),
+        lambda: run_tool("memory", {1: 2, "model": "gpt2"}),
+    ],
+    ids=["list-name", "mixed-keys-batch", "mixed-keys-memory"],
+)
 def test_fixed_bug_b4_run_tool(fn: Callable[[], Any]) -> None:
     _must_refuse(fn)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda: estimate_memory({"model": "gpt2", "num_nodes": 0}),
-    lambda: sweep({"model": "llama-2-7b", "num_nodes": False}, "seq_len", [1]),
-], ids=["memory-0", "sweep-False"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: estimate_memory({"model": "gpt2", "num_nodes": 0}),
+        lambda: sweep({"model": "llama-2-7b", "num_nodes": False}, "seq_len", [1]),
+    ],
+    ids=["memory-0", "sweep-False"],
+)
 def test_fixed_bug_b7_num_nodes_zero(fn: Callable[[], Any]) -> None:
     _must_refuse(fn)
 
 
-@pytest.mark.parametrize("history", [
-    [1, 2], {"a": 1}, 5, [{"role": "user", "slots": {"bogus": 1}}], [{"role": "user", "slots": None}],
-    [{"role": "user", "slots": {}, "intents": None}], [{"language": "fr"}],
-], ids=["ints", "dict", "int", "unknown-slot", "slots-None", "intents-None", "language-fr"])
+@pytest.mark.parametrize(
+    "history",
+    [
+        [1, 2],
+        {"a": 1},
+        5,
+        [{"role": "user", "slots": {"bogus": 1}}],
+        [{"role": "user", "slots": None}],
+        [{"role": "user", "slots": {}, "intents": None}],
+        [{"language": "fr"}],
+    ],
+    ids=["ints", "dict", "int", "unknown-slot", "slots-None", "intents-None", "language-fr"],
+)
 def test_fixed_bug_b5_bad_history(bot: Any, history: Any) -> None:
     question = "???" if history == [{"language": "fr"}] else "and with 4 GPUs?"
     assert bot.ask(question, history=history).text.strip()
@@ -603,8 +873,10 @@ def test_fixed_bug_b6_surrogate_question(bot: Any) -> None:
 def test_zz_examples_tried() -> None:
     """Runs last in this file: prints how many generated examples each property saw (use -s)."""
     total = sum(EXAMPLES.values())
-    lines = [f"  {k}: {v}" + (f" ({RESULTS[k]} computed, {v - RESULTS[k]} refused)" if k in RESULTS else "")
-             for k, v in sorted(EXAMPLES.items())]
+    lines = [
+        f"  {k}: {v}" + (f" ({RESULTS[k]} computed, {v - RESULTS[k]} refused)" if k in RESULTS else "")
+        for k, v in sorted(EXAMPLES.items())
+    ]
     print(f"\nfuzz examples tried: {total}\n" + "\n".join(lines))
-    if EXAMPLES:   # when the whole file ran
+    if EXAMPLES:  # when the whole file ran
         assert total > 0

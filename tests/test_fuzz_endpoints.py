@@ -15,6 +15,7 @@ and the request-body middleware. Properties, for any input:
 Deterministic (``derandomize``) like tests/test_fuzz.py; ``BATCHBOT_FUZZ_SCALE`` scales the counts.
 ``test_zz_total_examples`` checks the total really reaches 10,000.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,12 +35,17 @@ from test_fuzz import NASTY_STRINGS, SCALE, fuzz_settings, questions, scalar, we
 
 COUNT: Counter[str] = Counter()
 RAW = re.compile(r"<(script|img|svg|iframe)|javascript:", re.I)
-XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))", "<svg onload=x>",
-       "JavaScript:alert(1)"]
+XSS = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "[x](javascript:alert(1))",
+    "<svg onload=x>",
+    "JavaScript:alert(1)",
+]
 GENERIC_FAILURES = ("calculation failed", "计算失败", "计算出错", "assistant failed", "助手出错")
 
 
-_ECHOED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")   # a refusal quotes the user's value ("got str 'ASSISTANT FAILED'")
+_ECHOED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a refusal quotes the user's value ("got str 'ASSISTANT FAILED'")
 
 
 def _generic(text: str) -> bool:
@@ -50,8 +56,12 @@ def _generic(text: str) -> bool:
     """
     return any(g in _ECHOED.sub("", text).lower() for g in GENERIC_FAILURES)
 
-hostile_text = st.one_of(st.sampled_from(XSS + NASTY_STRINGS), st.text(max_size=60),
-                         st.builds(lambda a, b: a + b, st.sampled_from(XSS), st.text(max_size=20)))
+
+hostile_text = st.one_of(
+    st.sampled_from(XSS + NASTY_STRINGS),
+    st.text(max_size=60),
+    st.builds(lambda a, b: a + b, st.sampled_from(XSS), st.text(max_size=20)),
+)
 value = st.one_of(scalar, weird, hostile_text)
 lang = st.sampled_from(["en", "zh", "fr", "", None, "ZH"])
 
@@ -72,7 +82,7 @@ def _call(name: str, fn: Any) -> Any:
     except gr.Error as err:
         _check_refusal(err)
         return None
-    json.dumps(out, allow_nan=False, default=str)   # what Gradio would send
+    json.dumps(out, allow_nan=False, default=str)  # what Gradio would send
     return out
 
 
@@ -81,19 +91,23 @@ from calculators.memory import MemoryConfig  # noqa: E402
 from ui import api as endpoints  # noqa: E402
 
 MEMORY_FIELDS = list(MemoryConfig.model_fields)
-VALID = {"model": st.sampled_from(["llama-2-7b", "gpt2", "qwen2.5-7b", "mistral-7b"]),
-         "gpu": st.sampled_from(["rtx-3090", "a100-80gb", "t4", "h100-80gb"]),
-         "finetune": st.sampled_from(["full", "lora", "qlora"]), "zero_stage": st.integers(0, 3),
-         "world_size": st.sampled_from([1, 2, 8]), "train_micro_batch_size_per_gpu": st.integers(1, 16),
-         "gradient_accumulation_steps": st.integers(1, 64), "seq_len": st.sampled_from([512, 2048, 8192]),
-         "lora_target_modules": st.lists(st.sampled_from(["q_proj", "k_proj", "v_proj", "o_proj", "q_proj"]),
-                                         max_size=5)}
+VALID = {
+    "model": st.sampled_from(["llama-2-7b", "gpt2", "qwen2.5-7b", "mistral-7b"]),
+    "gpu": st.sampled_from(["rtx-3090", "a100-80gb", "t4", "h100-80gb"]),
+    "finetune": st.sampled_from(["full", "lora", "qlora"]),
+    "zero_stage": st.integers(0, 3),
+    "world_size": st.sampled_from([1, 2, 8]),
+    "train_micro_batch_size_per_gpu": st.integers(1, 16),
+    "gradient_accumulation_steps": st.integers(1, 64),
+    "seq_len": st.sampled_from([512, 2048, 8192]),
+    "lora_target_modules": st.lists(st.sampled_from(["q_proj", "k_proj", "v_proj", "o_proj", "q_proj"]), max_size=5),
+}
 
 
 @st.composite
 def memory_configs(draw: st.DrawFn) -> Any:
     if draw(st.integers(0, 19)) == 0:
-        return draw(value)                       # not even a dict
+        return draw(value)  # not even a dict
     cfg: dict[str, Any] = {}
     for key in draw(st.lists(st.sampled_from(MEMORY_FIELDS), max_size=6, unique=True)):
         cfg[key] = draw(VALID[key]) if key in VALID and draw(st.booleans()) else draw(value)
@@ -101,14 +115,25 @@ def memory_configs(draw: st.DrawFn) -> Any:
         cfg.setdefault("model", draw(VALID["model"]))
         cfg.setdefault("gpu", draw(VALID["gpu"]))
     if draw(st.integers(0, 9)) == 0:
-        cfg[draw(hostile_text)] = draw(value)    # an unknown key
+        cfg[draw(hostile_text)] = draw(value)  # an unknown key
     return cfg
 
 
 @fuzz_settings(2500)
-@given(st.fixed_dictionaries({}, optional={
-    "train_batch_size": value, "train_micro_batch_size_per_gpu": value, "gradient_accumulation_steps": value,
-    "world_size": value, "seq_len": value, "dataset_size": value, "lang": lang}))
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "train_batch_size": value,
+            "train_micro_batch_size_per_gpu": value,
+            "gradient_accumulation_steps": value,
+            "world_size": value,
+            "seq_len": value,
+            "dataset_size": value,
+            "lang": lang,
+        },
+    )
+)
 def test_effective_batch_endpoint(kwargs: dict[str, Any]) -> None:
     _call("/effective_batch", lambda: endpoints.effective_batch(**kwargs))
 
@@ -123,22 +148,44 @@ def test_memory_endpoint(cfg: Any, lng: Any) -> None:
 
 
 @fuzz_settings(600)
-@given(memory_configs(), st.one_of(st.sampled_from(["gradient_accumulation_steps", "train_micro_batch_size_per_gpu",
-                                                    "seq_len", "zero_stage", "world_size"]), hostile_text, value),
-       st.one_of(st.lists(st.one_of(st.integers(-3, 64), value), max_size=6), value))
+@given(
+    memory_configs(),
+    st.one_of(
+        st.sampled_from(
+            ["gradient_accumulation_steps", "train_micro_batch_size_per_gpu", "seq_len", "zero_stage", "world_size"]
+        ),
+        hostile_text,
+        value,
+    ),
+    st.one_of(st.lists(st.one_of(st.integers(-3, 64), value), max_size=6), value),
+)
 def test_sweep_endpoint(cfg: Any, field: Any, values: Any) -> None:
     _call("/sweep", lambda: endpoints.sweep_endpoint(cfg, field, values))
 
 
-CONFIG_PARTS = ['{"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2}', "train_batch_size: 8",
-                "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8", "a: &a [1]\nb: *a",
-                "stage: sft\ndeepspeed: ds.json", '{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}',
-                "[", "{", "- - - -", "!!python/object:os.system ls", "%YAML 1.1\n---\nx: 1"]
+CONFIG_PARTS = [
+    '{"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2}',
+    "train_batch_size: 8",
+    "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8",
+    "a: &a [1]\nb: *a",
+    "stage: sft\ndeepspeed: ds.json",
+    '{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}',
+    "[",
+    "{",
+    "- - - -",
+    "!!python/object:os.system ls",
+    "%YAML 1.1\n---\nx: 1",
+]
 
 
 @fuzz_settings(1500)
-@given(st.one_of(st.lists(st.one_of(st.sampled_from(CONFIG_PARTS), hostile_text), min_size=1, max_size=4)
-                 .map("\n".join), value), st.one_of(st.none(), VALID["gpu"], hostile_text), lang)
+@given(
+    st.one_of(
+        st.lists(st.one_of(st.sampled_from(CONFIG_PARTS), hostile_text), min_size=1, max_size=4).map("\n".join), value
+    ),
+    st.one_of(st.none(), VALID["gpu"], hostile_text),
+    lang,
+)
 def test_check_config_endpoint(text: Any, gpu: Any, lng: Any) -> None:
     out = _call("/check_config", lambda: endpoints.check_config_endpoint(text, gpu, lng))
     if out is not None:
@@ -164,7 +211,7 @@ def test_batch_tab(tb: Any, micro: Any, ga: Any, ws: Any, seq: Any, ds: Any, lng
 def test_memory_tab(changes: dict[str, Any], lng: Any) -> None:
     COUNT["tab: memory"] += 1
     outs = run_memory({**DEFAULTS, **changes}, lng)
-    text = outs[0] + outs[1]     # error and summary Markdown (the plots are our own SVG, escaped in ui/plots.py)
+    text = outs[0] + outs[1]  # error and summary Markdown (the plots are our own SVG, escaped in ui/plots.py)
     assert not RAW.search(text), text[:300]
     assert not _generic(outs[0]), outs[0]
 
@@ -182,13 +229,28 @@ def feedback_chat(tmp_path_factory: pytest.TempPathFactory) -> tuple[ChatControl
 
 
 @fuzz_settings(800)
-@given(st.one_of(st.integers(-5, 12), value), value, st.one_of(st.booleans(), value),
-       st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": hostile_text}),
-                max_size=3),
-       st.sampled_from(["s1", "other"]), hostile_text, st.one_of(st.none(), st.text("0123456789abcdef", min_size=32,
-                                                                                     max_size=32), hostile_text))
-def test_like_and_reason_events(feedback_chat: Any, monkeypatch_module: Any, index: Any, val: Any, liked: Any,
-                                messages: list, session: str, reason: str, fid: Any) -> None:
+@given(
+    st.one_of(st.integers(-5, 12), value),
+    value,
+    st.one_of(st.booleans(), value),
+    st.lists(
+        st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": hostile_text}), max_size=3
+    ),
+    st.sampled_from(["s1", "other"]),
+    hostile_text,
+    st.one_of(st.none(), st.text("0123456789abcdef", min_size=32, max_size=32), hostile_text),
+)
+def test_like_and_reason_events(
+    feedback_chat: Any,
+    monkeypatch_module: Any,
+    index: Any,
+    val: Any,
+    liked: Any,
+    messages: list,
+    session: str,
+    reason: str,
+    fid: Any,
+) -> None:
     chat, path = feedback_chat
     COUNT["like/reason"] += 1
     before = path.read_bytes() if path.exists() else b""
@@ -196,9 +258,9 @@ def test_like_and_reason_events(feedback_chat: Any, monkeypatch_module: Any, ind
     new_id, status, _ = chat.on_like(messages, "en", evt, SimpleNamespace(session_hash=session))
     assert isinstance(status, str)
     after = path.read_bytes() if path.exists() else b""
-    if new_id is not None:       # stored: only for the served message, with the server's text
+    if new_id is not None:  # stored: only for the served message, with the server's text
         assert session == "s1" and index == 1
-        rec = json.loads(after[len(before):])
+        rec = json.loads(after[len(before) :])
         assert rec["question"] == "served question" and rec["answer"] == "served answer"
     else:
         assert after == before
@@ -234,9 +296,12 @@ LIMIT = 4096
 
 
 @fuzz_settings(1000)
-@given(st.lists(st.integers(0, 3000), max_size=6), st.one_of(st.none(), st.just("exact"), st.just("lie"),
-                                                            st.sampled_from(["abc", "-1", "1e3", " 10", "99999999999"])),
-       st.sampled_from(["POST", "PUT", "GET"]), st.sampled_from(["/gradio_api/queue/join", "/gradio_api/upload", "/x"]))
+@given(
+    st.lists(st.integers(0, 3000), max_size=6),
+    st.one_of(st.none(), st.just("exact"), st.just("lie"), st.sampled_from(["abc", "-1", "1e3", " 10", "99999999999"])),
+    st.sampled_from(["POST", "PUT", "GET"]),
+    st.sampled_from(["/gradio_api/queue/join", "/gradio_api/upload", "/x"]),
+)
 def test_body_middleware(chunks: list[int], declared: Any, method: str, path: str) -> None:
     COUNT["body middleware"] += 1
     body = b"".join(bytes([65 + i % 26]) * n for i, n in enumerate(chunks))
@@ -260,8 +325,10 @@ def test_body_middleware(chunks: list[int], declared: Any, method: str, path: st
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"ok"})
 
-    messages = [{"type": "http.request", "body": bytes([65 + i % 26]) * n, "more_body": i < len(chunks) - 1}
-                for i, n in enumerate(chunks)] or [{"type": "http.request", "body": b"", "more_body": False}]
+    messages = [
+        {"type": "http.request", "body": bytes([65 + i % 26]) * n, "more_body": i < len(chunks) - 1}
+        for i, n in enumerate(chunks)
+    ] or [{"type": "http.request", "body": b"", "more_body": False}]
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -284,7 +351,7 @@ def test_body_middleware(chunks: list[int], declared: Any, method: str, path: st
     elif len(body) > LIMIT and not (method == "GET" and declared is None):
         assert status == 413 and "body" not in seen
     elif method == "GET" and declared is None:
-        assert status == 200          # no declared body: passed through untouched (SSE streams)
+        assert status == 200  # no declared body: passed through untouched (SSE streams)
     else:
         assert status == 200 and seen["body"] == body
 
@@ -296,8 +363,14 @@ def real_chat(assistant: Any) -> ChatController:
 
 
 @fuzz_settings(60)
-@given(questions(), st.one_of(st.none(), st.lists(st.dictionaries(st.sampled_from(["role", "content", "language"]),
-                                                                 value, max_size=3), max_size=3), value))
+@given(
+    questions(),
+    st.one_of(
+        st.none(),
+        st.lists(st.dictionaries(st.sampled_from(["role", "content", "language"]), value, max_size=3), max_size=3),
+        value,
+    ),
+)
 def test_chat_endpoint(real_chat: ChatController, q: Any, history: Any) -> None:
     out = _call("/chat", lambda: real_chat.api_chat(q, history))
     if out is not None:
@@ -325,6 +398,7 @@ def test_knowledge_search(assistant: Any, q: Any, lng: Any) -> None:
     import threading
 
     from ui.knowledge_tab import Knowledge
+
     COUNT["knowledge search"] += 1
     head, *_, card = Knowledge(assistant, threading.Lock()).search(q if isinstance(q, str) else str(q), lng or "en")
     first_line = head.split("\n", 1)[0]
@@ -335,5 +409,5 @@ def test_zz_total_examples() -> None:
     """The issue asks for >= 10,000 generated inputs per CI run across the endpoints."""
     total = sum(COUNT.values())
     print(f"\nendpoint fuzz examples: {dict(COUNT)} total={total}")
-    if SCALE >= 1 and len(COUNT) >= 12:      # the whole file ran
+    if SCALE >= 1 and len(COUNT) >= 12:  # the whole file ran
         assert total >= 10_000, total

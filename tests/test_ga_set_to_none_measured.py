@@ -27,6 +27,7 @@ second optimizer update, opened in ``on_step_begin`` and closed in ``on_step_end
 11,167,756 B; GA=2 and GA=8 11,799,824 B; difference 632,068 B (one gradient buffer + 4 B). The test
 runs GA=1 and GA=4 only, to keep it short.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -169,10 +170,19 @@ def trainer_peak(ga: int, tmp_path) -> tuple[int, int]:
         ids = torch.randint(0, VOCAB, (SEQ_LEN,), generator=gen)
         data.append({"input_ids": ids, "labels": ids.clone()})
     window = Window()
-    args = TrainingArguments(output_dir=str(tmp_path / f"ga{ga}"), per_device_train_batch_size=MICRO_BATCH,
-                             gradient_accumulation_steps=ga, max_steps=2, logging_strategy="no", save_strategy="no",
-                             report_to=[], use_cpu=True, optim="adamw_torch", dataloader_num_workers=0,
-                             disable_tqdm=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / f"ga{ga}"),
+        per_device_train_batch_size=MICRO_BATCH,
+        gradient_accumulation_steps=ga,
+        max_steps=2,
+        logging_strategy="no",
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        optim="adamw_torch",
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
     Trainer(model=model, args=args, train_dataset=data, callbacks=[window]).train()
     assert window.peak is not None, "the update window never closed"
     return window.peak, sum(p.numel() * p.element_size() for p in model.parameters())

@@ -6,6 +6,7 @@ runs, so a short peak is seen too).
 
 The server runs with ``BATCHBOT_BODY_TIMEOUT_S=3`` so the slow-client case takes seconds, not 30.
 """
+
 from __future__ import annotations
 
 import json
@@ -105,13 +106,21 @@ class Server:
 def server(tmp_path_factory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("hostile")
     port = _free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
-           "BATCHBOT_FEEDBACK_FILE": str(tmp / "feedback.jsonl"), "BATCHBOT_BODY_TIMEOUT_S": "3",
-           "BATCHBOT_LANG": "en", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "BATCHBOT_FEEDBACK_FILE": str(tmp / "feedback.jsonl"),
+        "BATCHBOT_BODY_TIMEOUT_S": "3",
+        "BATCHBOT_LANG": "en",
+        "PYTHONUNBUFFERED": "1",
+    }
     log = tmp / "server.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
@@ -162,13 +171,28 @@ def _fn_index(server: Server, *, api_name: str | None = None, trigger: str | Non
     raise LookupError(api_name or trigger)
 
 
-def _queue_call(server: Server, fn_index: int, data: list, session: str, *, trigger_id: int | None = None,
-                event_data: dict | None = None, timeout: float = 60) -> dict:
+def _queue_call(
+    server: Server,
+    fn_index: int,
+    data: list,
+    session: str,
+    *,
+    trigger_id: int | None = None,
+    event_data: dict | None = None,
+    timeout: float = 60,
+) -> dict:
     """One event through Gradio's queue, the way the browser sends it (join, then read the SSE stream)."""
     with httpx.Client(timeout=timeout) as c:
-        r = c.post(f"{server.url}/gradio_api/queue/join",
-                   json={"data": data, "fn_index": fn_index, "session_hash": session, "event_data": event_data,
-                         "trigger_id": trigger_id})
+        r = c.post(
+            f"{server.url}/gradio_api/queue/join",
+            json={
+                "data": data,
+                "fn_index": fn_index,
+                "session_hash": session,
+                "event_data": event_data,
+                "trigger_id": trigger_id,
+            },
+        )
         r.raise_for_status()
         with c.stream("GET", f"{server.url}/gradio_api/queue/data", params={"session_hash": session}) as s:
             for line in s.iter_lines():
@@ -218,8 +242,9 @@ def test_normal_user_is_not_stalled_behind_hostile_requests(server: Server) -> N
     normal = Client(server.url, verbose=False)
     with server.bounded(seconds=30, grow_mb=250), ThreadPoolExecutor(4) as pool:
         attacks = [pool.submit(hostile.predict, text=bomb, api_name="/check_config") for _ in range(2)]
-        attacks.append(pool.submit(hostile.predict, question=f"check\n```yaml\ntrain_batch_size: 8\n{bomb}\n```",
-                                   api_name="/chat"))
+        attacks.append(
+            pool.submit(hostile.predict, question=f"check\n```yaml\ntrain_batch_size: 8\n{bomb}\n```", api_name="/chat")
+        )
         start = time.monotonic()
         text, _ = normal.predict(question=NORMAL_Q, api_name="/chat")
         waited = time.monotonic() - start
@@ -236,14 +261,23 @@ def hostile_paths(server: Server) -> dict[str, str]:
     secret.write_text(json.dumps({"model_type": "llama", "hidden_size": SECRET}), encoding="utf-8")
     fifo = server.tmp / "fifo"
     os.mkfifo(fifo)
-    return {"ssh key": "/root/.ssh/id_rsa", "passwd": "/etc/passwd", "missing": "/no/such/file/config.json",
-            "planted secret": str(secret), "urandom": "/dev/urandom", "fifo": str(fifo), "dir": str(server.tmp),
-            "relative": "../../etc/passwd", "file url": "file:///etc/passwd"}
+    return {
+        "ssh key": "/root/.ssh/id_rsa",
+        "passwd": "/etc/passwd",
+        "missing": "/no/such/file/config.json",
+        "planted secret": str(secret),
+        "urandom": "/dev/urandom",
+        "fifo": str(fifo),
+        "dir": str(server.tmp),
+        "relative": "../../etc/passwd",
+        "file url": "file:///etc/passwd",
+    }
 
 
 @pytest.mark.parametrize("endpoint", ["/memory", "/sweep"])
-def test_hf_config_paths_are_refused_fast_without_leaks(server: Server, client: Client, hostile_paths: dict[str, str],
-                                                          endpoint: str) -> None:
+def test_hf_config_paths_are_refused_fast_without_leaks(
+    server: Server, client: Client, hostile_paths: dict[str, str], endpoint: str
+) -> None:
     messages = {}
     with server.bounded(seconds=20, grow_mb=100):
         for name, path in hostile_paths.items():
@@ -268,10 +302,15 @@ def test_hf_config_paths_are_refused_fast_without_leaks(server: Server, client: 
 
 
 def test_hf_config_as_json_text_still_works(client: Client) -> None:
-    cfg = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
-           "num_attention_heads": 32, "vocab_size": 32000}
-    r = client.predict(config={"hf_config": json.dumps(cfg), "gpu": "rtx-3090", "finetune": "lora"},
-                       api_name="/memory")
+    cfg = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "vocab_size": 32000,
+    }
+    r = client.predict(config={"hf_config": json.dumps(cfg), "gpu": "rtx-3090", "finetune": "lora"}, api_name="/memory")
     assert 6e9 < r["num_params"] < 7.5e9 and r["total_per_gpu"] > 0
 
 
@@ -280,15 +319,22 @@ XSS = "<img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(1)</s
 
 
 def test_check_config_markdown_escapes_user_keys_and_values(client: Client) -> None:
-    text = json.dumps({"<script>alert(1)</script>": 1, "train_batch_size": "<img src=x onerror=alert(1)>",
-                       "optimizer": {"type": "javascript:alert(1)"}})
+    text = json.dumps(
+        {
+            "<script>alert(1)</script>": 1,
+            "train_batch_size": "<img src=x onerror=alert(1)>",
+            "optimizer": {"type": "javascript:alert(1)"},
+        }
+    )
     r = client.predict(text=text, api_name="/check_config")
     assert not RAW.search(r["markdown"]), r["markdown"][:500]
 
 
 def test_chat_config_answer_escapes_user_keys(client: Client) -> None:
-    q = 'My ds_config: {"train_batch_size": 16, "<script>alert(1)</script>": 2, ' \
+    q = (
+        'My ds_config: {"train_batch_size": 16, "<script>alert(1)</script>": 2, '
         '"gradient_accumulation_steps": "javascript:alert(1)"} is it right?'
+    )
     text, _ = client.predict(question=q, api_name="/chat")
     assert not RAW.search(text), text[:500]
 
@@ -297,12 +343,15 @@ OWN_CHART = re.compile(r'<div class=\\"batchbot-plot\\" data-testid=\\"chat-memo
 RAW_IN_CHART = re.compile(r"<(script|img|iframe|foreignObject)|javascript:|onerror=", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("question", [
-    f"{XSS} how much memory does llama-2-7b need on rtx-3090",
-    f"How much memory for llama-2-7b LoRA on {XSS}",
-    f"{XSS} 增大梯度累积会增加显存吗",
-    f"zero-3 with {XSS} GPUs, micro batch 2",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        f"{XSS} how much memory does llama-2-7b need on rtx-3090",
+        f"How much memory for llama-2-7b LoRA on {XSS}",
+        f"{XSS} 增大梯度累积会增加显存吗",
+        f"zero-3 with {XSS} GPUs, micro batch 2",
+    ],
+)
 def test_chat_answers_do_not_echo_raw_html(client: Client, question: str) -> None:
     text, answer = client.predict(question=question, api_name="/chat")
     assert not RAW.search(text), text[:500]
@@ -323,10 +372,12 @@ def test_chat_answers_do_not_echo_raw_html(client: Client, question: str) -> Non
 
 
 def test_api_errors_do_not_echo_raw_html(client: Client) -> None:
-    for config in ({"model": "llama-2-7b", "gpu": "<script>alert(1)</script>"},
-                   {"model": "<img src=x onerror=alert(1)>", "gpu": "rtx-3090"},
-                   {"model": "llama-2-7b", "gpu": "rtx-3090", "precision": "javascript:alert(1)"},
-                   {"model": "llama-2-7b", "gpu": "rtx-3090", "<svg onload=alert(1)>": 1}):
+    for config in (
+        {"model": "llama-2-7b", "gpu": "<script>alert(1)</script>"},
+        {"model": "<img src=x onerror=alert(1)>", "gpu": "rtx-3090"},
+        {"model": "llama-2-7b", "gpu": "rtx-3090", "precision": "javascript:alert(1)"},
+        {"model": "llama-2-7b", "gpu": "rtx-3090", "<svg onload=alert(1)>": 1},
+    ):
         with pytest.raises(Exception) as exc:
             client.predict(config=config, api_name="/memory")
         msg = _error(exc)
@@ -352,22 +403,30 @@ def _raw_request(server: Server, head: str, body: bytes = b"") -> bytes:
 def test_huge_declared_body_is_refused_before_reading(server: Server) -> None:
     """The issue's 600 MB /chat body: refused on its Content-Length, before a byte is read."""
     with server.bounded(seconds=5, grow_mb=30):
-        reply = _raw_request(server, f"POST /gradio_api/queue/join HTTP/1.1\nHost: x\nContent-Type: application/json\n"
-                                     f"Content-Length: {600 * MB}\n", b'{"data": [')
+        reply = _raw_request(
+            server,
+            f"POST /gradio_api/queue/join HTTP/1.1\nHost: x\nContent-Type: application/json\n"
+            f"Content-Length: {600 * MB}\n",
+            b'{"data": [',
+        )
     assert b" 413 " in reply.split(b"\r\n", 1)[0] and b"1,048,576" in reply, reply[:300]
 
 
 def test_huge_chunked_body_is_refused_at_the_limit(server: Server) -> None:
     def chunks() -> Iterator[bytes]:
-        for _ in range(64):          # 64 MiB offered; the server stops reading after 1 MiB
+        for _ in range(64):  # 64 MiB offered; the server stops reading after 1 MiB
             yield b" " * MB
 
     with server.bounded(seconds=10, grow_mb=40):
         try:
-            r = httpx.post(server.url + "/gradio_api/queue/join", content=chunks(),
-                           headers={"Content-Type": "application/json"}, timeout=10)
+            r = httpx.post(
+                server.url + "/gradio_api/queue/join",
+                content=chunks(),
+                headers={"Content-Type": "application/json"},
+                timeout=10,
+            )
             status = r.status_code
-        except httpx.HTTPError:      # the server may close the connection while we are still sending
+        except httpx.HTTPError:  # the server may close the connection while we are still sending
             status = 413
     assert status == 413
 
@@ -376,8 +435,12 @@ def test_uploads_are_refused(server: Server) -> None:
     with server.bounded(seconds=10, grow_mb=40):
         r = httpx.post(server.url + "/gradio_api/upload", files={"files": ("x.txt", b"hello")}, timeout=10)
         assert r.status_code == 413 and "no file uploads" in r.text
-        reply = _raw_request(server, f"POST /gradio_api/upload HTTP/1.1\nHost: x\nContent-Type: multipart/form-data; "
-                                     f"boundary=x\nContent-Length: {50 * MB}\n", b"--x\r\n")
+        reply = _raw_request(
+            server,
+            f"POST /gradio_api/upload HTTP/1.1\nHost: x\nContent-Type: multipart/form-data; "
+            f"boundary=x\nContent-Length: {50 * MB}\n",
+            b"--x\r\n",
+        )
     assert b" 413 " in reply.split(b"\r\n", 1)[0], reply[:300]
 
 
@@ -403,19 +466,22 @@ def test_duplicate_lora_modules_are_refused(client: Client) -> None:
 def test_queue_is_bounded(server: Server) -> None:
     """More events than the queue holds, at once: the surplus is refused (503 "Queue is full"), not stored."""
     from ui.limits import MAX_QUEUE_SIZE
+
     fn, _ = _fn_index(server, api_name="chat")
-    payload = {"data": [NORMAL_Q, None, None], "fn_index": fn}   # question, history, lang
+    payload = {"data": [NORMAL_Q, None, None], "fn_index": fn}  # question, history, lang
 
     def join(i: int) -> int:
         with httpx.Client(timeout=30) as c:
-            return c.post(server.url + "/gradio_api/queue/join",
-                          json={**payload, "session_hash": f"flood{i}-{uuid.uuid4().hex[:6]}"}).status_code
+            return c.post(
+                server.url + "/gradio_api/queue/join",
+                json={**payload, "session_hash": f"flood{i}-{uuid.uuid4().hex[:6]}"},
+            ).status_code
 
     with server.bounded(seconds=120, grow_mb=200), ThreadPoolExecutor(16) as pool:
         codes = list(pool.map(join, range(MAX_QUEUE_SIZE * 3)))
     assert 503 in codes, codes
     assert codes.count(200) >= MAX_QUEUE_SIZE // 2
-    deadline = time.monotonic() + 120       # let the accepted ones drain before the next test
+    deadline = time.monotonic() + 120  # let the accepted ones drain before the next test
     while time.monotonic() < deadline:
         try:
             Client(server.url, verbose=False).predict(config={"model": "gpt2", "gpu": "t4"}, api_name="/memory")
@@ -428,30 +494,49 @@ def test_queue_is_bounded(server: Server) -> None:
 
 
 def _forged(slots: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": "How much memory for llama-2-7b LoRA on rtx-3090?", "language": "en",
-             "slots": slots, "intents": {}},
-            {"role": "assistant", "content": "ok", "language": "en"}]
+    return [
+        {
+            "role": "user",
+            "content": "How much memory for llama-2-7b LoRA on rtx-3090?",
+            "language": "en",
+            "slots": slots,
+            "intents": {},
+        },
+        {"role": "assistant", "content": "ok", "language": "en"},
+    ]
 
 
-@pytest.mark.parametrize("slots", [
-    pytest.param({"gpu": "rtx-9999", "model": "llama-2-7b"}, id="unknown-gpu"),
-    pytest.param({"model": "no-such-model"}, id="unknown-model")])
+@pytest.mark.parametrize(
+    "slots",
+    [
+        pytest.param({"gpu": "rtx-9999", "model": "llama-2-7b"}, id="unknown-gpu"),
+        pytest.param({"model": "no-such-model"}, id="unknown-model"),
+    ],
+)
 def test_forged_history_with_unknown_names_gets_a_clear_answer(client: Client, slots: dict) -> None:
     text, _ = client.predict(question="And with micro batch 4?", history=_forged(slots), api_name="/chat")
     assert "failed" not in text and "KeyError" not in text
 
 
-@pytest.mark.parametrize("slots, field", [({"world_size": 10**12, "model": "llama-2-7b"}, "world_size"),
-                                          ({"seq_len": -5, "model": "llama-2-7b"}, "seq_len")],
-                         ids=["world-1e12", "seq-neg"])
+@pytest.mark.parametrize(
+    "slots, field",
+    [
+        ({"world_size": 10**12, "model": "llama-2-7b"}, "world_size"),
+        ({"seq_len": -5, "model": "llama-2-7b"}, "seq_len"),
+    ],
+    ids=["world-1e12", "seq-neg"],
+)
 def test_forged_history_out_of_range_is_named(server: Server, client: Client, slots: dict, field: str) -> None:
     with server.bounded(seconds=15, grow_mb=100):
         text, _ = client.predict(question="And with micro batch 4?", history=_forged(slots), api_name="/chat")
     assert field in text and "failed" not in text
 
 
-@pytest.mark.parametrize("slots", [{"world_size": 10**12, "model": "llama-2-7b"}, {"seq_len": -5, "model": "llama-2-7b"}],
-                         ids=["world-1e12", "seq-neg"])
+@pytest.mark.parametrize(
+    "slots",
+    [{"world_size": 10**12, "model": "llama-2-7b"}, {"seq_len": -5, "model": "llama-2-7b"}],
+    ids=["world-1e12", "seq-neg"],
+)
 def test_forged_history_out_of_range_is_not_carried_forward(client: Client, slots: dict) -> None:
     _, answer = client.predict(question="And with micro batch 4?", history=_forged(slots), api_name="/chat")
     carried = [{k: v["value"] for k, v in (h.get("setup") or {}).items()} for h in answer["history"]]
@@ -460,8 +545,9 @@ def test_forged_history_out_of_range_is_not_carried_forward(client: Client, slot
 
 def test_forged_history_megabyte_value_is_not_echoed(server: Server, client: Client) -> None:
     with server.bounded(seconds=20, grow_mb=200):
-        text, answer = client.predict(question="And with micro batch 4?", history=_forged({"model": "x" * 900_000}),
-                                      api_name="/chat")
+        text, answer = client.predict(
+            question="And with micro batch 4?", history=_forged({"model": "x" * 900_000}), api_name="/chat"
+        )
     assert len(json.dumps(answer)) < 200_000
 
 
@@ -484,8 +570,14 @@ def _chat_then_like(server: Server, session: str, forged_messages: list, index: 
     like_fn, like_trigger = _fn_index(server, trigger="like")
     done = _queue_call(server, chat_fn, [NORMAL_Q, [], [], "en"], session, trigger_id=chat_trigger)
     assert done["success"], done
-    return _queue_call(server, like_fn, [forged_messages, "en"], session, trigger_id=like_trigger,
-                       event_data={"index": index, "value": "forged", "liked": liked})
+    return _queue_call(
+        server,
+        like_fn,
+        [forged_messages, "en"],
+        session,
+        trigger_id=like_trigger,
+        event_data={"index": index, "value": "forged", "liked": liked},
+    )
 
 
 def _feedback_lines(server: Server) -> list[str]:
@@ -493,15 +585,19 @@ def _feedback_lines(server: Server) -> list[str]:
 
 
 def test_like_stores_what_the_server_said_not_what_the_client_claims(server: Server) -> None:
-    forged = [{"role": "user", "content": [{"type": "text", "text": "FORGED question \u2028 split"}]},
-              {"role": "assistant", "content": [{"type": "text", "text": "FORGED answer"}]}]
+    forged = [
+        {"role": "user", "content": [{"type": "text", "text": "FORGED question \u2028 split"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "FORGED answer"}]},
+    ]
     before = len(_feedback_lines(server))
     done = _chat_then_like(server, uuid.uuid4().hex[:12], forged, index=1, liked=False)
     assert done["success"], done
     lines = _feedback_lines(server)
     assert len(lines) == before + 1
     rec = json.loads(lines[-1])
-    assert rec["question"] == NORMAL_Q and "FORGED" not in rec["answer"] and rec["answer"].startswith("**Essentially no")
+    assert (
+        rec["question"] == NORMAL_Q and "FORGED" not in rec["answer"] and rec["answer"].startswith("**Essentially no")
+    )
     assert rec["liked"] is False and rec["message_index"] == 1
 
 
@@ -509,8 +605,14 @@ def test_like_of_a_message_never_served_is_refused(server: Server) -> None:
     like_fn, like_trigger = _fn_index(server, trigger="like")
     before = len(_feedback_lines(server))
     for index in (7, 10**9, -1):
-        done = _queue_call(server, like_fn, [[], "en"], uuid.uuid4().hex[:12], trigger_id=like_trigger,
-                           event_data={"index": index, "value": "x" * 100_000, "liked": True})
+        done = _queue_call(
+            server,
+            like_fn,
+            [[], "en"],
+            uuid.uuid4().hex[:12],
+            trigger_id=like_trigger,
+            event_data={"index": index, "value": "x" * 100_000, "liked": True},
+        )
         assert done["success"], done
         assert "Only an answer the assistant gave" in json.dumps(done["output"]["data"])
     assert len(_feedback_lines(server)) == before
@@ -518,11 +620,22 @@ def test_like_of_a_message_never_served_is_refused(server: Server) -> None:
 
 def test_feedback_lines_are_ascii_and_survive_hostile_text(tmp_path: Path) -> None:
     from ui.feedback import append_feedback
+
     path = tmp_path / "fb.jsonl"
-    path.write_bytes(b'{"id": "torn", "question": "crash mid-wri')     # a torn last line
+    path.write_bytes(b'{"id": "torn", "question": "crash mid-wri')  # a torn last line
     hostile = "a\u2028b\u0085c\u2029d\ud800e\r\nf"
-    append_feedback({"type": "rating", "liked": True, "feedback": "like", "message_index": 3,
-                     "question": hostile, "answer": hostile, "ui_lang": "zh"}, path)
+    append_feedback(
+        {
+            "type": "rating",
+            "liked": True,
+            "feedback": "like",
+            "message_index": 3,
+            "question": hostile,
+            "answer": hostile,
+            "ui_lang": "zh",
+        },
+        path,
+    )
     append_feedback({"type": "reason", "feedback_id": "0" * 32, "reason": hostile, "ui_lang": "en"}, path)
     raw = path.read_bytes()
     assert raw.isascii()
@@ -532,12 +645,21 @@ def test_feedback_lines_are_ascii_and_survive_hostile_text(tmp_path: Path) -> No
     assert [r["type"] for r in recs] == ["rating", "reason"]
     assert recs[0]["question"].startswith("a\u2028b\u0085c") and "\ud800" not in recs[0]["question"]
     assert recs[1]["reason"].endswith("e\r\nf")
-    for bad in ({"type": "rating", "liked": True, "feedback": "like", "message_index": -1, "question": "", "answer": ""},
-                {"type": "rating", "liked": True, "feedback": "like", "message_index": 10**9, "question": "", "answer": ""},
-                {"type": "rating", "liked": "yes", "feedback": "like", "message_index": 1, "question": "", "answer": ""},
-                {"type": "reason", "feedback_id": "../../etc", "reason": "x"},
-                {"type": "rating", "liked": True, "feedback": "like", "message_index": 1, "question": "", "answer": "",
-                 "admin": True}):
+    for bad in (
+        {"type": "rating", "liked": True, "feedback": "like", "message_index": -1, "question": "", "answer": ""},
+        {"type": "rating", "liked": True, "feedback": "like", "message_index": 10**9, "question": "", "answer": ""},
+        {"type": "rating", "liked": "yes", "feedback": "like", "message_index": 1, "question": "", "answer": ""},
+        {"type": "reason", "feedback_id": "../../etc", "reason": "x"},
+        {
+            "type": "rating",
+            "liked": True,
+            "feedback": "like",
+            "message_index": 1,
+            "question": "",
+            "answer": "",
+            "admin": True,
+        },
+    ):
         with pytest.raises(ValueError):
             append_feedback(bad, path)
     assert len(path.read_bytes().split(b"\n")) == len(lines)
@@ -554,10 +676,12 @@ def test_monitoring_is_disabled(server: Server) -> None:
 def test_slow_body_is_timed_out_and_others_are_served(server: Server, client: Client) -> None:
     sock = socket.create_connection(("127.0.0.1", int(server.url.rsplit(":", 1)[1])), timeout=15)
     try:
-        sock.sendall(b"POST /gradio_api/queue/join HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100\r\n\r\n{\"data\":")
+        sock.sendall(
+            b"POST /gradio_api/queue/join HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"data":'
+        )
         start = time.monotonic()
-        r = client.predict(config={"model": "gpt2", "gpu": "t4"}, api_name="/memory")   # not blocked meanwhile
+        r = client.predict(config={"model": "gpt2", "gpu": "t4"}, api_name="/memory")  # not blocked meanwhile
         assert r["total_per_gpu"] > 0 and time.monotonic() - start < 3
         reply = sock.recv(4096)
         assert b" 408 " in reply.split(b"\r\n", 1)[0], reply[:200]
@@ -568,6 +692,7 @@ def test_slow_body_is_timed_out_and_others_are_served(server: Server, client: Cl
 
 def test_stale_cache_temp_files_are_removed(tmp_path: Path) -> None:
     from rag.cache import STALE_TMP_SECONDS, EmbeddingCache
+
     old, fresh, other = tmp_path / ".tmp-dead.npz", tmp_path / ".tmp-live.npz", tmp_path / "embeddings-x.npz"
     for p in (old, fresh, other):
         p.write_bytes(b"x")
@@ -584,4 +709,4 @@ def test_server_memory_is_back_within_bounds(server: Server) -> None:
     assert server.proc.poll() is None
     assert grown < 400, f"server RSS grew {grown:.0f} MB over the whole hostile suite"
     log = server.log_text()
-    assert "Traceback" not in log, log[log.find("Traceback"):][:2000]
+    assert "Traceback" not in log, log[log.find("Traceback") :][:2000]

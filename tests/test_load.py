@@ -7,6 +7,7 @@ must carry this client's own slots (never another session's), with zero errors.
     pytest -m slow tests/test_load.py -s                          # 8 clients × 6 questions
     .venv/bin/python tests/test_load.py --clients 20 --questions 25   # the bench size
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,12 @@ import pytest
 
 MODELS = ["llama-2-7b", "llama-2-13b", "qwen2.5-7b", "mistral-7b"]
 WORLD = [1, 2, 4, 8]
-FOLLOW_UPS = [("and with ZeRO-3?", {"zero_stage": 3}), ("what about ZeRO-2?", {"zero_stage": 2}),
-              ("和 ZeRO-3 呢？", {"zero_stage": 3}), ("ZeRO-1 呢", {"zero_stage": 1})]
+FOLLOW_UPS = [
+    ("and with ZeRO-3?", {"zero_stage": 3}),
+    ("what about ZeRO-2?", {"zero_stage": 2}),
+    ("和 ZeRO-3 呢？", {"zero_stage": 3}),
+    ("ZeRO-1 呢", {"zero_stage": 1}),
+]
 
 
 def free_port() -> int:
@@ -38,8 +43,10 @@ def setup_for(client: int, round_: int) -> tuple[str, dict[str, Any]]:
     ga = round_ % 7 + 2
     ws = WORLD[(client + round_) % len(WORLD)]
     model = MODELS[client % len(MODELS)]
-    q = (f"How much GPU memory per GPU for a {model} full fine-tune with micro batch {mb}, "
-         f"gradient_accumulation_steps {ga} on {ws} GPUs?")
+    q = (
+        f"How much GPU memory per GPU for a {model} full fine-tune with micro batch {mb}, "
+        f"gradient_accumulation_steps {ga} on {ws} GPUs?"
+    )
     return q, {"train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga, "world_size": ws}
 
 
@@ -51,6 +58,7 @@ def _slots(answer: dict[str, Any]) -> dict[str, Any]:
 def run_client(url: str, client: int, questions: int, latencies: list[float], lock: threading.Lock) -> list[str]:
     """One session: setup, follow-ups, a new setup every 3 questions. Returns the problems seen."""
     from gradio_client import Client
+
     c = Client(url, verbose=False)
     problems: list[str] = []
     history: list[dict[str, Any]] | None = None
@@ -91,28 +99,40 @@ def load(url: str, clients: int, questions: int) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     lat = sorted(latencies)
     q = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) > 1 else lat * 99
-    return {"clients": clients, "questions": questions, "requests": len(lat), "errors": len(problems),
-            "problems": problems, "p50_ms": q[49] * 1000, "p95_ms": q[94] * 1000, "max_ms": lat[-1] * 1000,
-            "wall_s": wall, "throughput_rps": len(lat) / wall}
+    return {
+        "clients": clients,
+        "questions": questions,
+        "requests": len(lat),
+        "errors": len(problems),
+        "problems": problems,
+        "p50_ms": q[49] * 1000,
+        "p95_ms": q[94] * 1000,
+        "max_ms": lat[-1] * 1000,
+        "wall_s": wall,
+        "throughput_rps": len(lat) / wall,
+    }
 
 
 def launch(assistant: Any = None) -> tuple[Any, str]:
     from app import build_app
-    demo = build_app(assistant) if assistant is not None else build_app()   # queue limits as app.py (ui/limits.py)
+
+    demo = build_app(assistant) if assistant is not None else build_app()  # queue limits as app.py (ui/limits.py)
     port = free_port()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
     return demo, f"http://127.0.0.1:{port}/"
 
 
 def report(r: dict[str, Any]) -> str:
-    return (f"| clients × questions | requests | errors | p50 ms | p95 ms | max ms | req/s |\n|---|---:|---:|---:|---:|---:|---:|\n"
-            f"| {r['clients']} × {r['questions']} | {r['requests']} | {r['errors']} | {r['p50_ms']:.0f} | "
-            f"{r['p95_ms']:.0f} | {r['max_ms']:.0f} | {r['throughput_rps']:.1f} |")
+    return (
+        f"| clients × questions | requests | errors | p50 ms | p95 ms | max ms | req/s |\n|---|---:|---:|---:|---:|---:|---:|\n"
+        f"| {r['clients']} × {r['questions']} | {r['requests']} | {r['errors']} | {r['p50_ms']:.0f} | "
+        f"{r['p95_ms']:.0f} | {r['max_ms']:.0f} | {r['throughput_rps']:.1f} |"
+    )
 
 
 @pytest.fixture(scope="module")
 def server_url(request: pytest.FixtureRequest) -> Any:
-    try:   # share the session's Assistant when conftest provides one
+    try:  # share the session's Assistant when conftest provides one
         assistant = request.getfixturevalue("assistant")
     except pytest.FixtureLookupError:
         assistant = None
@@ -138,11 +158,13 @@ if __name__ == "__main__":
     args = ap.parse_args()
     if args.threads:
         import torch
+
         torch.set_num_threads(args.threads)
     demo = None
     url = args.url
     if url is None:
         import os
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
         demo, url = launch()

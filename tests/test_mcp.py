@@ -3,6 +3,7 @@
 Lists the tools, calls each one, and checks that bad input comes back as an error result (isError) while
 the server keeps serving.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,13 +22,20 @@ from mcp.client.streamable_http import streamablehttp_client  # noqa: E402
 from tests.conftest import launched  # noqa: E402
 from ui.mcp_tools import MCP_TOOLS  # noqa: E402
 
-CONFIG = {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora", "train_micro_batch_size_per_gpu": 1,
-          "seq_len": 1024, "gradient_checkpointing": "full"}
+CONFIG = {
+    "model": "llama-2-7b",
+    "gpu": "rtx-3090",
+    "finetune": "lora",
+    "train_micro_batch_size_per_gpu": 1,
+    "seq_len": 1024,
+    "gradient_checkpointing": "full",
+}
 
 
 @pytest.fixture(scope="module")
 def mcp_url(assistant: Any, feedback_file: Any) -> Iterator[str]:
     from app import build_app
+
     with launched(build_app(assistant, stream_delay=0.01), mcp_server=True) as url:
         yield f"{url}/gradio_api/mcp/"
 
@@ -67,12 +75,16 @@ def test_each_tool_answers(mcp_url: str):
         "effective_batch": {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 8, "world_size": 4},
         "memory_estimate": {"config": CONFIG},
         "memory_sweep": {"config": CONFIG, "field": "gradient_accumulation_steps", "values": [1, 16]},
-        "config_check": {"config": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, '
-                                   '"gradient_accumulation_steps": 4}', "world_size": 4},
+        "config_check": {
+            "config": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}',
+            "world_size": 4,
+        },
         "fact_check": {"text": "这段回答对吗？使用更小的 gradient_accumulation_steps 有助于减少显存消耗。"},
         "card_search": {"query": "增大梯度累积会增加显存吗", "k": 2},
-        "diagnose": {"text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
-                             "total capacity of 23.69 GiB of which 1.12 GiB is free."},
+        "diagnose": {
+            "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+            "total capacity of 23.69 GiB of which 1.12 GiB is free."
+        },
     }
     assert set(calls) == set(MCP_TOOLS)
 
@@ -107,8 +119,9 @@ def test_bad_input_is_an_error_result_not_a_crash(mcp_url: str):
 
     async def work(s):
         out = {name: await s.call_tool(name, args) for name, args in bad.items()}
-        out["after"] = await s.call_tool("effective_batch", {"train_micro_batch_size_per_gpu": 1,
-                                                             "gradient_accumulation_steps": 2})
+        out["after"] = await s.call_tool(
+            "effective_batch", {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2}
+        )
         return out
 
     results = run(mcp_url, work)
@@ -121,6 +134,7 @@ def test_bad_input_is_an_error_result_not_a_crash(mcp_url: str):
 
 def test_app_flag_and_env():
     from app import parse_args
+
     assert parse_args([], env={}).mcp is True
     assert parse_args(["--no-mcp"], env={}).mcp is False
     assert parse_args([], env={"BATCHBOT_MCP": "0"}).mcp is False

@@ -1,4 +1,5 @@
 """estimate_memory against published numbers and invariants that must hold for any input."""
+
 import json
 
 import pytest
@@ -55,8 +56,9 @@ def test_fp32_adamw_is_16_bytes_and_deepspeed_mixed_is_2_2_12():
 
 
 def test_7b_full_finetune_cannot_fit_a_3090_and_ga_does_not_matter():
-    base = dict(model="llama-2-7b", gpu="rtx-3090", precision="bf16-mixed", train_micro_batch_size_per_gpu=1,
-                seq_len=1024)
+    base = dict(
+        model="llama-2-7b", gpu="rtx-3090", precision="bf16-mixed", train_micro_batch_size_per_gpu=1, seq_len=1024
+    )
     ga1 = estimate_memory(MemoryConfig(**base, gradient_accumulation_steps=1))
     ga16 = estimate_memory(MemoryConfig(**base, gradient_accumulation_steps=16))
     assert ga1.model_states / 1e9 == pytest.approx(16 * 6.738, rel=1e-3)  # ~108 GB before activations
@@ -70,23 +72,40 @@ def test_7b_full_finetune_cannot_fit_a_3090_and_ga_does_not_matter():
 
 
 def test_qlora_7b_fits_a_3090():
-    est = estimate_memory(MemoryConfig(model="llama-2-7b", gpu="rtx-3090", finetune="qlora", seq_len=1024,
-                                       gradient_checkpointing="full"))
+    est = estimate_memory(
+        MemoryConfig(model="llama-2-7b", gpu="rtx-3090", finetune="qlora", seq_len=1024, gradient_checkpointing="full")
+    )
     assert est.fits is True
     assert 3 * GiB < est.weights < 5 * GiB  # 4-bit base plus 16-bit embeddings/head
     assert est.trainable_params == 32 * 8 * (4096 + 4096) * 2  # rank 8 on q_proj and v_proj
 
 
 def test_zero3_offload_moves_states_to_cpu():
-    on = estimate_memory(MemoryConfig(model="llama-2-7b", zero_stage=3, world_size=2, offload_optimizer=True,
-                                      offload_param=True, gpu="rtx-3090", seq_len=512))
+    on = estimate_memory(
+        MemoryConfig(
+            model="llama-2-7b",
+            zero_stage=3,
+            world_size=2,
+            offload_optimizer=True,
+            offload_param=True,
+            gpu="rtx-3090",
+            seq_len=512,
+        )
+    )
     off = estimate_memory(MemoryConfig(model="llama-2-7b", zero_stage=3, world_size=2, gpu="rtx-3090", seq_len=512))
     assert on.total_per_gpu < off.total_per_gpu
     assert on.cpu_total > 100e9  # the states did not vanish: they moved to host RAM
 
 
-_LLAMA2_7B_CFG = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-                  "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
+_LLAMA2_7B_CFG = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 11008,
+    "vocab_size": 32000,
+}
 
 
 def test_hf_config_json_dict_and_text():
@@ -106,7 +125,7 @@ def test_hf_config_string_is_never_read_as_a_path(tmp_path):
         assert "TOPSECRET" not in str(err.value)
         assert "No such file" not in str(err.value)
         messages.append(err.value.message("en").replace(path[:80], "<p>"))
-    assert len(set(messages)) == 1, messages       # existing and missing paths answer the same
+    assert len(set(messages)) == 1, messages  # existing and missing paths answer the same
 
 
 def test_hf_config_path_object_reads_only_regular_small_files(tmp_path):
@@ -114,11 +133,12 @@ def test_hf_config_path_object_reads_only_regular_small_files(tmp_path):
     from pathlib import Path
 
     from calculators.presets import shape_from_hf_config
+
     (tmp_path / "config.json").write_text(json.dumps(_LLAMA2_7B_CFG))
     assert shape_from_hf_config(Path(tmp_path)).hidden_size == 4096
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for bad in (fifo, Path("/dev/urandom")):   # would block forever / grow memory without limit
+    for bad in (fifo, Path("/dev/urandom")):  # would block forever / grow memory without limit
         with pytest.raises(CalculatorError) as err:
             shape_from_hf_config(bad)
         assert "not a regular file" in str(err.value)
@@ -132,17 +152,20 @@ def test_pipeline_parallel_is_the_exception():
     assert "pipeline" in ga8.gradient_accumulation_note_en.lower()
 
 
-@pytest.mark.parametrize("kwargs,field", [
-    (dict(model="llama-9000"), "model"),
-    (dict(model="gpt2", gpu="rtx-9090"), "gpu"),
-    (dict(model="gpt2", train_micro_batch_size_per_gpu=-2), "train_micro_batch_size_per_gpu"),
-    (dict(model="gpt2", seq_len=10**12), "seq_len"),
-    (dict(num_params=float("nan")), "num_params"),
-    (dict(num_params=-7e9), "num_params"),
-    (dict(model="gpt2", zero_stage=4), "zero_stage"),
-    (dict(model="gpt2", gpu_memory_gb=-24), "gpu_memory_gb"),
-    (dict(model="gpt2", offload_param=True, zero_stage=2), "offload_param"),
-])
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        (dict(model="llama-9000"), "model"),
+        (dict(model="gpt2", gpu="rtx-9090"), "gpu"),
+        (dict(model="gpt2", train_micro_batch_size_per_gpu=-2), "train_micro_batch_size_per_gpu"),
+        (dict(model="gpt2", seq_len=10**12), "seq_len"),
+        (dict(num_params=float("nan")), "num_params"),
+        (dict(num_params=-7e9), "num_params"),
+        (dict(model="gpt2", zero_stage=4), "zero_stage"),
+        (dict(model="gpt2", gpu_memory_gb=-24), "gpu_memory_gb"),
+        (dict(model="gpt2", offload_param=True, zero_stage=2), "offload_param"),
+    ],
+)
 def test_bad_input_is_a_clear_error(kwargs, field):
     with pytest.raises(CalculatorError) as exc:
         estimate_memory(kwargs)
@@ -173,8 +196,12 @@ ckpt = st.sampled_from(["none", "selective", "full"])
 def test_memory_non_decreasing_in_micro_batch_and_seq_len(model, precision, ck, mb, seq, flash):
     cfg = dict(model=model, precision=precision, gradient_checkpointing=ck, flash_attention=flash)
     a = estimate_memory(dict(cfg, train_micro_batch_size_per_gpu=mb, seq_len=seq))
-    assert a.total_per_gpu <= estimate_memory(dict(cfg, train_micro_batch_size_per_gpu=mb + 1, seq_len=seq)).total_per_gpu
-    assert a.total_per_gpu <= estimate_memory(dict(cfg, train_micro_batch_size_per_gpu=mb, seq_len=seq + 1)).total_per_gpu
+    assert (
+        a.total_per_gpu <= estimate_memory(dict(cfg, train_micro_batch_size_per_gpu=mb + 1, seq_len=seq)).total_per_gpu
+    )
+    assert (
+        a.total_per_gpu <= estimate_memory(dict(cfg, train_micro_batch_size_per_gpu=mb, seq_len=seq + 1)).total_per_gpu
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -187,15 +214,23 @@ def test_activations_identical_for_any_ga(model, mb, ga):
     extra = min(a.activations, a.gradients) if ga >= 2 else 0
     assert b.total_per_gpu - a.total_per_gpu == extra
     c = estimate_memory(dict(model=model, train_micro_batch_size_per_gpu=mb, gradient_accumulation_steps=max(2, ga)))
-    assert c.total_per_gpu == estimate_memory(dict(model=model, train_micro_batch_size_per_gpu=mb,
-                                                   gradient_accumulation_steps=2)).total_per_gpu
+    assert (
+        c.total_per_gpu
+        == estimate_memory(
+            dict(model=model, train_micro_batch_size_per_gpu=mb, gradient_accumulation_steps=2)
+        ).total_per_gpu
+    )
 
 
 @settings(max_examples=40, deadline=None)
 @given(models, precisions, st.sampled_from([1, 2, 8, 64, 512]), st.sampled_from(["full", "lora", "qlora"]))
 def test_higher_zero_stage_never_raises_model_states(model, precision, ws, finetune):
-    states = [estimate_memory(dict(model=model, precision=precision, zero_stage=s, world_size=ws,
-                                   finetune=finetune)).model_states for s in range(4)]
+    states = [
+        estimate_memory(
+            dict(model=model, precision=precision, zero_stage=s, world_size=ws, finetune=finetune)
+        ).model_states
+        for s in range(4)
+    ]
     assert states == sorted(states, reverse=True)
 
 
@@ -204,23 +239,23 @@ def test_higher_zero_stage_never_raises_model_states(model, precision, ws, finet
 def test_offload_never_raises_gpu_memory(model, stage, ws, both):
     base = dict(model=model, zero_stage=stage, world_size=ws, seq_len=512)
     plain = estimate_memory(base).total_per_gpu
-    off = estimate_memory(dict(base, offload_optimizer=True,
-                               offload_param=both and stage == 3)).total_per_gpu
+    off = estimate_memory(dict(base, offload_optimizer=True, offload_param=both and stage == 3)).total_per_gpu
     assert off <= plain
 
 
 @settings(max_examples=60, deadline=None)
 @given(models, st.sampled_from(sorted(GPU_PRESETS)), st.integers(1, 64), st.sampled_from([128, 512, 2048]))
 def test_max_micro_batch_fits_and_one_more_does_not(model, gpu, mb, seq):
-    est = estimate_memory(dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=mb, seq_len=seq,
-                               finetune="lora"))
+    est = estimate_memory(dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=mb, seq_len=seq, finetune="lora"))
     m = est.max_micro_batch
     assert m is not None and m >= 0
     if 0 < m < 65536:
-        assert estimate_memory(dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=m, seq_len=seq,
-                                    finetune="lora")).fits
-        assert not estimate_memory(dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=m + 1, seq_len=seq,
-                                        finetune="lora")).fits
+        assert estimate_memory(
+            dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=m, seq_len=seq, finetune="lora")
+        ).fits
+        assert not estimate_memory(
+            dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=m + 1, seq_len=seq, finetune="lora")
+        ).fits
 
 
 def test_memory_config_itself_refuses_in_both_languages():

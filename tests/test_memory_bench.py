@@ -1,4 +1,5 @@
 """bench/measured.py: published peaks with pinned sources; old bitsandbytes keeps 4-bit layers' inputs."""
+
 import re
 
 import pytest
@@ -12,8 +13,8 @@ def test_every_point_is_sourced_at_a_pinned_commit_and_says_what_was_measured():
     assert summary["measured"] >= 85
     for p, pred in rows:
         assert re.search(r"/blob/[0-9a-f]{40}/", p.source), p.label
-        assert "max_memory_allocated" in p.measured or "nvidia-smi" in p.measured   # what was measured
-        assert (p.config is None) == bool(p.reason)       # not expressible <=> a stated reason
+        assert "max_memory_allocated" in p.measured or "nvidia-smi" in p.measured  # what was measured
+        assert (p.config is None) == bool(p.reason)  # not expressible <=> a stated reason
         assert (pred is None) == (p.config is None)
 
 
@@ -22,8 +23,16 @@ def test_oom_runs_are_predicted_above_the_card():
     assert summary["oom_runs"] >= 3 and summary["oom_predicted_over_card"] == summary["oom_runs"]
 
 
-@pytest.mark.parametrize("label", ["Llama-2-7B LoRA mb1", "Llama-2-7B LoRA mb2", "Llama-2-13B LoRA mb1",
-                                   "Llama-2-7B LoRA nf4-dq mb1", "Llama-2-13B LoRA nf4-dq mb1"])
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Llama-2-7B LoRA mb1",
+        "Llama-2-7B LoRA mb2",
+        "Llama-2-13B LoRA mb1",
+        "Llama-2-7B LoRA nf4-dq mb1",
+        "Llama-2-13B LoRA nf4-dq mb1",
+    ],
+)
 def test_single_gpu_llama_lora_points_within_10_percent(label):
     rows, _ = measured.evaluate()
     p, pred = next((p, pred) for p, pred in rows if p.label == label)
@@ -35,8 +44,10 @@ def test_bitsandbytes_before_0_43_2_keeps_the_4bit_inputs():
     new, old = estimate_memory(base), estimate_memory(dict(base, bitsandbytes_before_0_43_2=True))
     h, i, L = 4096, 11008, 32
     assert old.activations - new.activations == 2 * 1000 * ((3 * h + i) * L - h)
-    assert estimate_memory(dict(base, finetune="lora", bitsandbytes_before_0_43_2=True)).activations == \
-        estimate_memory(dict(base, finetune="lora")).activations   # only 4-bit layers
+    assert (
+        estimate_memory(dict(base, finetune="lora", bitsandbytes_before_0_43_2=True)).activations
+        == estimate_memory(dict(base, finetune="lora")).activations
+    )  # only 4-bit layers
 
 
 def test_litgpt_fsdp_lora_points_within_10_percent():
@@ -51,7 +62,7 @@ def test_litgpt_fsdp_lora_points_within_10_percent():
 def test_nf4_without_double_quantisation_stores_4_5_bits_per_weight():
     base = dict(model="llama-2-7b", precision="bf16", finetune="qlora", seq_len=512)
     dq, plain = estimate_memory(base), estimate_memory(dict(base, qlora_double_quant=False))
-    quantised = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)        # the linears of the 32 blocks
+    quantised = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)  # the linears of the 32 blocks
     assert plain.weights - dq.weights == pytest.approx(quantised * (4.5 - 4.127) / 8, rel=1e-3)
 
 

@@ -1,10 +1,12 @@
 """FSDP as a sharding option next to ZeRO: invariants and the GA / no_sync rule."""
+
 import pytest
 
 from calculators import CalculatorError, estimate_memory
 
-BASE = dict(model="llama-3-8b", precision="amp-bf16", world_size=8, num_nodes=2, seq_len=2048,
-            gradient_checkpointing="full")
+BASE = dict(
+    model="llama-3-8b", precision="amp-bf16", world_size=8, num_nodes=2, seq_len=2048, gradient_checkpointing="full"
+)
 
 
 def _e(**kw):
@@ -13,7 +15,7 @@ def _e(**kw):
 
 def test_full_shard_divides_16_bytes_per_param_by_the_world_size():
     e = _e(fsdp="full_shard")
-    assert e.model_states == pytest.approx(16 * e.num_params / 8, rel=1e-6)   # fp32 params + grads + Adam
+    assert e.model_states == pytest.approx(16 * e.num_params / 8, rel=1e-6)  # fp32 params + grads + Adam
     assert "fsdp_gathered_units" in e.details
 
 
@@ -24,7 +26,7 @@ def test_strategies_order():
 
 
 def test_hybrid_shards_inside_a_node_only():
-    e = _e(fsdp="hybrid_shard")                   # 8 GPUs on 2 nodes: shards of 4
+    e = _e(fsdp="hybrid_shard")  # 8 GPUs on 2 nodes: shards of 4
     assert e.model_states == pytest.approx(16 * e.num_params / 4, rel=1e-6)
 
 
@@ -35,7 +37,7 @@ def test_cpu_offload_moves_the_shards_to_the_cpu():
 
 def test_ga_with_no_sync_accumulates_unsharded_gradients():
     ga1, ga4 = _e(fsdp="full_shard"), _e(fsdp="full_shard", gradient_accumulation_steps=4)
-    unsharded = 4 * ga1.num_params                 # fp32 gradients of every parameter
+    unsharded = 4 * ga1.num_params  # fp32 gradients of every parameter
     assert ga4.details["fsdp_no_sync_unsharded_grads"] == unsharded
     assert ga4.total_per_gpu - ga1.total_per_gpu == ga4.ga_extra_over_ga1
     assert "no_sync" in ga4.gradient_accumulation_note_en and "no_sync" in ga4.gradient_accumulation_note_zh
@@ -44,8 +46,14 @@ def test_ga_with_no_sync_accumulates_unsharded_gradients():
     assert _e(fsdp="full_shard", gradient_accumulation_steps=64).total_per_gpu == ga4.total_per_gpu
 
 
-@pytest.mark.parametrize("kw", [dict(fsdp="full_shard", zero_stage=3), dict(fsdp_cpu_offload=True),
-                                dict(fsdp="full_shard", pipeline_parallel_size=2)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(fsdp="full_shard", zero_stage=3),
+        dict(fsdp_cpu_offload=True),
+        dict(fsdp="full_shard", pipeline_parallel_size=2),
+    ],
+)
 def test_fsdp_with_zero_is_refused(kw):
     with pytest.raises(CalculatorError) as err:
         _e(**kw)
@@ -55,12 +63,20 @@ def test_fsdp_with_zero_is_refused(kw):
 def test_no_sync_gradients_replace_the_sharded_ones():
     """GA >= 2 under no_sync holds the unsharded gradients instead of the shards, not both."""
     ga4 = _e(fsdp="full_shard", gradient_accumulation_steps=4)
-    assert ga4.gradients == 4 * ga4.num_params            # fp32 gradients of every parameter, unsharded
+    assert ga4.gradients == 4 * ga4.num_params  # fp32 gradients of every parameter, unsharded
     assert ga4.total_per_gpu == ga4.weights + ga4.optimizer_states + ga4.other + ga4.gradients + ga4.activations
 
 
-LORA = dict(model="llama-2-7b", precision="bf16", finetune="lora", world_size=2, fsdp="full_shard", seq_len=1024,
-            gradient_checkpointing="full", gradient_accumulation_steps=8)
+LORA = dict(
+    model="llama-2-7b",
+    precision="bf16",
+    finetune="lora",
+    world_size=2,
+    fsdp="full_shard",
+    seq_len=1024,
+    gradient_checkpointing="full",
+    gradient_accumulation_steps=8,
+)
 
 
 def test_frozen_weights_sharing_units_with_adapters_get_gradients():
@@ -68,9 +84,9 @@ def test_frozen_weights_sharing_units_with_adapters_get_gradients():
     own = estimate_memory(LORA)
     mixed = estimate_memory(dict(LORA, fsdp_frozen_in_trainable_units=True))
     assert own.details["fsdp_no_sync_unsharded_grads"] == 4 * own.trainable_params
-    blocks = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096)      # embeddings and LM head: units of their own
+    blocks = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096)  # embeddings and LM head: units of their own
     assert mixed.details["fsdp_no_sync_unsharded_grads"] == 4 * own.trainable_params + 2 * blocks
-    assert mixed.activations > own.activations             # frozen linears save their inputs in that case
+    assert mixed.activations > own.activations  # frozen linears save their inputs in that case
 
 
 @pytest.mark.parametrize("kw", [dict(fsdp="none"), dict(finetune="full")])

@@ -22,6 +22,7 @@ GA=2 − GA=1 equals G to the byte (asserted within 2 %), GA=2 == GA=8 exactly. 
 smaller than the gradients (b1 s8, V1024) the GA=1 peak is the optimizer step's (gradients + AdamW
 temporaries), not gradients + activations: the estimator's ``max(activations, gradients)`` at GA=1.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -91,7 +92,7 @@ def measure_step_peak(ga: int, b: int, s: int, set_to_none: bool = True, **shape
     return tracker.peak, grad_bytes, model.config.to_dict()
 
 
-BIG_ACT = dict(hidden=64, layers=2, heads=4, kv_heads=2, vocab=256)   # activations >> gradients at b2 s64
+BIG_ACT = dict(hidden=64, layers=2, heads=4, kv_heads=2, vocab=256)  # activations >> gradients at b2 s64
 B, S = 2, 64
 
 
@@ -103,29 +104,39 @@ def big_act():
 
 
 def _estimate(cfg: dict, ga: int, set_to_none: bool = True):
-    return estimate_memory(dict(hf_config=cfg, precision="fp32", optimizer="adamw", flash_attention=False,
-                                train_micro_batch_size_per_gpu=B, seq_len=S, gradient_accumulation_steps=ga,
-                                zero_grad_set_to_none=set_to_none, cuda_context_gb=0))
+    return estimate_memory(
+        dict(
+            hf_config=cfg,
+            precision="fp32",
+            optimizer="adamw",
+            flash_attention=False,
+            train_micro_batch_size_per_gpu=B,
+            seq_len=S,
+            gradient_accumulation_steps=ga,
+            zero_grad_set_to_none=set_to_none,
+            cuda_context_gb=0,
+        )
+    )
 
 
 def test_ga2_equals_ga8_and_adds_one_gradient_buffer_over_ga1(big_act):
     peaks, _ = big_act
     (p1, g, _), (p2, _, _), (p8, _, _) = peaks[1], peaks[2], peaks[8]
-    assert p2 == p8                                  # constant in GA
+    assert p2 == p8  # constant in GA
     assert abs((p2 - p1) - g) <= 0.02 * g, (p1, p2, g)  # + one gradient-sized buffer
 
 
 def test_set_to_none_false_keeps_the_buffer_at_ga1(big_act):
     peaks, keep = big_act
     (p2, g, _) = peaks[2]
-    assert abs((keep + g) - p2) <= 0.02 * g          # GA=1 with kept buffers == GA>=2 with set_to_none
+    assert abs((keep + g) - p2) <= 0.02 * g  # GA=1 with kept buffers == GA>=2 with set_to_none
 
 
 def test_estimator_agrees_with_the_measured_difference(big_act):
     peaks, _ = big_act
     (p1, g, cfg), (p2, _, _) = peaks[1], peaks[2]
     e1, e2, e8 = (_estimate(cfg, ga) for ga in (1, 2, 8))
-    assert e1.gradients == g                         # fp32 gradients: 4 B/param, the same count as the model
+    assert e1.gradients == g  # fp32 gradients: 4 B/param, the same count as the model
     assert e2.total_per_gpu == e8.total_per_gpu
     assert e2.total_per_gpu - e1.total_per_gpu == e2.ga_extra_over_ga1
     assert abs((e2.total_per_gpu - e1.total_per_gpu) - (p2 - p1)) <= 0.02 * g
@@ -139,15 +150,24 @@ def test_small_activations_ga1_peak_is_not_gradients_plus_activations():
     kw = dict(hidden=128, layers=2, heads=4, kv_heads=2, vocab=1024)
     p1, g, _ = measure_step_peak(1, 1, 8, **kw)
     p2, _, _ = measure_step_peak(2, 1, 8, **kw)
-    assert p1 >= g                                   # gradients do appear at GA=1 (after backward)
-    assert 0 <= p2 - p1 < 0.25 * g                   # ... so GA>=2 adds far less than one buffer
+    assert p1 >= g  # gradients do appear at GA=1 (after backward)
+    assert 0 <= p2 - p1 < 0.25 * g  # ... so GA>=2 adds far less than one buffer
 
 
 # ------------------------------------------------------------------ DeepSpeed stages (from its source)
 
+
 def _ds(stage: int, ga: int, set_to_none: bool = True):
-    return estimate_memory(dict(model="llama-2-7b", zero_stage=stage, world_size=8, seq_len=1024,
-                                gradient_accumulation_steps=ga, zero_grad_set_to_none=set_to_none))
+    return estimate_memory(
+        dict(
+            model="llama-2-7b",
+            zero_stage=stage,
+            world_size=8,
+            seq_len=1024,
+            gradient_accumulation_steps=ga,
+            zero_grad_set_to_none=set_to_none,
+        )
+    )
 
 
 @pytest.mark.parametrize("stage", [1, 2])

@@ -16,6 +16,7 @@ bf16                  12.0 B/logit               14.0 B/logit
 logits; the kept logits add their own 2 (bf16) or 4 (fp32) bytes. The old estimate used the saved
 tensors only (B + 4 = 6 or 8 B/logit).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -44,16 +45,22 @@ def _peak(vocab: int, dtype: torch.dtype, keep: bool) -> tuple[int, dict]:
     return tracker.peak, model.config.to_dict()
 
 
-@pytest.mark.parametrize("dtype,keep", [(torch.float32, False), (torch.float32, True), (torch.bfloat16, False),
-                                        (torch.bfloat16, True)])
+@pytest.mark.parametrize(
+    "dtype,keep", [(torch.float32, False), (torch.float32, True), (torch.bfloat16, False), (torch.bfloat16, True)]
+)
 def test_bytes_per_logit_at_peak_match_the_estimator(dtype, keep):
     (p1, cfg1), (p2, cfg2) = _peak(4000, dtype, keep), _peak(8000, dtype, keep)
     per_logit = (p2 - p1) / (B_ * S_ * 4000)
     B = 4 if dtype == torch.float32 else 2
     assert per_logit == pytest.approx(12 + (B if keep else 0), rel=0.02)
     precision = "fp32" if dtype == torch.float32 else "bf16"
-    kw = dict(precision=precision, train_micro_batch_size_per_gpu=B_, seq_len=S_, flash_attention=False,
-              loss_implementation="hf-keep-outputs" if keep else "hf")
+    kw = dict(
+        precision=precision,
+        train_micro_batch_size_per_gpu=B_,
+        seq_len=S_,
+        flash_attention=False,
+        loss_implementation="hf-keep-outputs" if keep else "hf",
+    )
     e1, e2 = (estimate_memory(dict(kw, hf_config=c)) for c in (cfg1, cfg2))
     predicted = e2.details["activations_logits"] - e1.details["activations_logits"]
     assert predicted == pytest.approx(p2 - p1, rel=0.03)
@@ -73,11 +80,15 @@ def _litgpt_ce(logits, targets, chunk_size=128):
     cross-entropy on the 16-bit logits, reduction='none', concatenated and averaged."""
     F = torch.nn.functional
     if isinstance(logits, list):
-        pairs = zip([c.reshape(-1, c.size(-1)) for c in logits],
-                    [t.reshape(-1) for t in targets.split(logits[0].size(1), dim=1)], strict=True)
+        pairs = zip(
+            [c.reshape(-1, c.size(-1)) for c in logits],
+            [t.reshape(-1) for t in targets.split(logits[0].size(1), dim=1)],
+            strict=True,
+        )
     else:
-        pairs = zip(logits.reshape(-1, logits.size(-1)).split(chunk_size), targets.reshape(-1).split(chunk_size),
-                    strict=True)
+        pairs = zip(
+            logits.reshape(-1, logits.size(-1)).split(chunk_size), targets.reshape(-1).split(chunk_size), strict=True
+        )
     return torch.cat([F.cross_entropy(a, b, reduction="none") for a, b in pairs]).mean()
 
 
@@ -106,8 +117,16 @@ def _litgpt_peak(vocab: int, head_chunks: bool, b: int = 2, s: int = 512, h: int
 def test_litgpt_16bit_chunked_losses_match_the_estimator(impl, head_chunks):
     b, s, dv = 2, 512, 2000
     measured = _litgpt_peak(4000, head_chunks) - _litgpt_peak(2000, head_chunks)
-    kw = dict(precision="bf16", train_micro_batch_size_per_gpu=b, seq_len=s, loss_implementation=impl,
-              hidden_size=8, num_layers=1, num_attention_heads=1, num_params=1e6)
+    kw = dict(
+        precision="bf16",
+        train_micro_batch_size_per_gpu=b,
+        seq_len=s,
+        loss_implementation=impl,
+        hidden_size=8,
+        num_layers=1,
+        num_attention_heads=1,
+        num_params=1e6,
+    )
     e1, e2 = (estimate_memory(dict(kw, vocab_size=v)) for v in (2000, 4000))
     predicted = e2.details["activations_logits"] - e1.details["activations_logits"]
     assert measured / (b * s * dv) == pytest.approx(5.0 if head_chunks else 6.0, rel=0.02)

@@ -4,6 +4,7 @@ No embedding model: the assistant gets a stub retriever (the ``Assistant(retriev
 this file runs in seconds. The real-model behaviour is in test_assistant.py and, measured on real
 questions, in test_eval_answers.py.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,11 +25,15 @@ from rag.strings import TEXT
 CARDS = load_cards()
 BY_ID = {c.id: c for c in CARDS}
 
-DS_ASSERT = ("AssertionError: Check batch related parameters. train_batch_size is not equal to "
-             "micro_batch_per_gpu * gradient_acc_step * world_size 256 != 4 * 8 * 1")
-OOM_2X = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
-          "79.15 GiB of which 11.06 MiB is free. Including non-PyTorch memory, this process has 79.13 GiB memory in use. "
-          "Of the allocated memory 75.20 GiB is allocated by PyTorch, and 3.10 GiB is reserved by PyTorch but unallocated.")
+DS_ASSERT = (
+    "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+    "micro_batch_per_gpu * gradient_acc_step * world_size 256 != 4 * 8 * 1"
+)
+OOM_2X = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+    "79.15 GiB of which 11.06 MiB is free. Including non-PyTorch memory, this process has 79.13 GiB memory in use. "
+    "Of the allocated memory 75.20 GiB is allocated by PyTorch, and 3.10 GiB is reserved by PyTorch but unallocated."
+)
 
 
 @dataclass
@@ -60,8 +65,10 @@ def bot():
 
 # ---- 1. parts ---------------------------------------------------------------------------------
 def test_message_is_split_into_typed_parts():
-    msg = ("为什么 deepspeed 报错？我用 8 张 A100\n```\n" + DS_ASSERT + "\n```\n启动命令：\n"
-           "deepspeed --num_gpus 8 train.py --deepspeed ds_config.json\n")
+    msg = (
+        "为什么 deepspeed 报错？我用 8 张 A100\n```\n" + DS_ASSERT + "\n```\n启动命令：\n"
+        "deepspeed --num_gpus 8 train.py --deepspeed ds_config.json\n"
+    )
     kinds = [p.kind for p in split_message(msg)]
     assert kinds == ["prose", "error", "prose", "command"]
     # Retrieval sees the prose and the key error line, never the whole paste.
@@ -72,10 +79,12 @@ def test_message_is_split_into_typed_parts():
 def test_traceback_log_nvidia_smi_and_config_are_told_apart():
     tb = 'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    x()\n' + OOM_2X
     log = "{'loss': 1.2, 'learning_rate': 1e-05, 'epoch': 0.1}\n{'loss': 1.1, 'learning_rate': 2e-05, 'epoch': 0.2}"
-    smi = ("+-----------------------------------------------------------------------------+\n"
-           "| NVIDIA-SMI 525.85.12    Driver Version: 525.85.12    CUDA Version: 12.0     |\n"
-           "| N/A   33C    P0    61W / 400W |  17900MiB / 81920MiB |      0%      Default |\n"
-           "+-------------------------------+----------------------+----------------------+")
+    smi = (
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 525.85.12    Driver Version: 525.85.12    CUDA Version: 12.0     |\n"
+        "| N/A   33C    P0    61W / 400W |  17900MiB / 81920MiB |      0%      Default |\n"
+        "+-------------------------------+----------------------+----------------------+"
+    )
     cfg = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8\n}'
     for text, kind in ((tb, "traceback"), (log, "log"), (smi, "nvidia_smi"), (cfg, "config")):
         parts = split_message("Why?\n" + text)
@@ -89,14 +98,16 @@ def test_prose_that_names_a_launcher_or_contains_error_is_prose():
 
 # ---- 2. setup with provenance -----------------------------------------------------------------
 def test_setup_values_carry_their_source_and_conflicts_are_kept():
-    msg = ("I train Qwen-14B on 8xA100 80GB\n```json\n{\"train_micro_batch_size_per_gpu\": 4, "
-           "\"gradient_accumulation_steps\": 8, \"zero_optimization\": {\"stage\": 3}}\n```\n" + DS_ASSERT)
+    msg = (
+        'I train Qwen-14B on 8xA100 80GB\n```json\n{"train_micro_batch_size_per_gpu": 4, '
+        '"gradient_accumulation_steps": 8, "zero_optimization": {"stage": 3}}\n```\n' + DS_ASSERT
+    )
     setup, artifacts = read_setup(split_message(msg))
     assert setup.get("world_size") == 8 and setup.source("world_size") == "message"
     assert setup.get("zero_stage") == 3 and setup.source("zero_stage") == "config"
     assert setup.get("train_batch_size") == 256 and setup.source("train_batch_size") == "error"
     assert setup.get("model_text") == "Qwen-14B" and setup.get("num_params") == 14e9
-    assert "model" not in setup.values          # never silently llama-2-7b
+    assert "model" not in setup.values  # never silently llama-2-7b
     assert any(a.kind == "deepspeed_batch_assert" for a in artifacts)
 
 
@@ -108,7 +119,9 @@ def test_observed_memory_is_never_the_capacity():
 
 def test_current_message_wins_and_history_is_carried_with_its_label():
     old, _ = read_setup(split_message("8B model on one RTX 4090, LoRA"))
-    new, _ = read_setup(split_message("What micro batch should I use on 8xA100 80GB for a 13B full fine-tune with ZeRO-3?"))
+    new, _ = read_setup(
+        split_message("What micro batch should I use on 8xA100 80GB for a 13B full fine-tune with ZeRO-3?")
+    )
     merged = new.merged_over(old)
     assert merged.get("gpu") == "a100-80gb" and merged.get("world_size") == 8
     assert merged.get("finetune") == "full" and merged.source("finetune") == "message"
@@ -117,33 +130,55 @@ def test_current_message_wins_and_history_is_carried_with_its_label():
 
 def test_forged_setup_values_are_dropped_and_named():
     rejected: list[str] = []
-    turns = load_history([{"role": "user", "content": "x", "setup": {
-        "gpu": {"value": "rtx-9999", "source": "message"}, "world_size": {"value": 10**12, "source": "message"},
-        "seq_len": {"value": -5, "source": "message"}, "model": {"value": "x" * 900_000, "source": "message"},
-        "zero_stage": {"value": 2, "source": "message"}}}], set(), rejected)
+    turns = load_history(
+        [
+            {
+                "role": "user",
+                "content": "x",
+                "setup": {
+                    "gpu": {"value": "rtx-9999", "source": "message"},
+                    "world_size": {"value": 10**12, "source": "message"},
+                    "seq_len": {"value": -5, "source": "message"},
+                    "model": {"value": "x" * 900_000, "source": "message"},
+                    "zero_stage": {"value": 2, "source": "message"},
+                },
+            }
+        ],
+        set(),
+        rejected,
+    )
     assert turns[0].setup == {"zero_stage": {"value": 2, "source": "message", "evidence": ""}}
     assert set(rejected) == {"gpu", "world_size", "seq_len", "model"}
 
 
 # ---- 3. act -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("text,act", [
-    ("Why is my loss worse with GA 32 than with GA 1? I use 8 GPUs", "diagnose"),
-    ("显存一直在涨，为什么？我用的是 zero2", "diagnose"),
-    ("GA 从 4 调到 32，nvidia-smi 看显存几乎没变，这正常吗", "is_normal"),
-    ("两张3090跑 llama2-7b lora，bs=2 ga 4，显存够吗？", "fit"),
-    ("8 GPUs, per_device_train_batch_size 4, gradient_accumulation_steps 8: what is the global batch size?",
-     "batch_arithmetic"),
-    ("How should I set train_batch_size in ds_config when using the HF Trainer?", "configure"),
-    ("What is the difference between ZeRO-2 and ZeRO-3?", "explain"),
-])
+@pytest.mark.parametrize(
+    "text,act",
+    [
+        ("Why is my loss worse with GA 32 than with GA 1? I use 8 GPUs", "diagnose"),
+        ("显存一直在涨，为什么？我用的是 zero2", "diagnose"),
+        ("GA 从 4 调到 32，nvidia-smi 看显存几乎没变，这正常吗", "is_normal"),
+        ("两张3090跑 llama2-7b lora，bs=2 ga 4，显存够吗？", "fit"),
+        (
+            "8 GPUs, per_device_train_batch_size 4, gradient_accumulation_steps 8: what is the global batch size?",
+            "batch_arithmetic",
+        ),
+        ("How should I set train_batch_size in ds_config when using the HF Trainer?", "configure"),
+        ("What is the difference between ZeRO-2 and ZeRO-3?", "explain"),
+    ],
+)
 def test_question_act(text, act):
     assert classify_act(split_message(text)) == act
 
 
 def test_a_pasted_error_is_a_diagnosis_and_a_claim_question_is_yes_no():
     assert classify_act(split_message("help\n" + OOM_2X)) == "diagnose"
-    assert classify_act(split_message("Does raising gradient_accumulation_steps increase GPU memory?"),
-                        has_misconception=True) == "yes_no"
+    assert (
+        classify_act(
+            split_message("Does raising gradient_accumulation_steps increase GPU memory?"), has_misconception=True
+        )
+        == "yes_no"
+    )
 
 
 def test_belief_held_versus_asked():
@@ -164,19 +199,27 @@ def test_every_stated_value_reaches_the_calculator():
     setup, _ = read_setup(split_message(text))
     plan = plan_calls(setup, "fit", detect_intents(text), [])
     args = plan.calls[0].arguments
-    assert (args["model"], args["zero_stage"], args["world_size"], args["train_micro_batch_size_per_gpu"],
-            args["gradient_accumulation_steps"], args["seq_len"], args["finetune"]) == \
-        ("llama-2-13b", 3, 8, 2, 8, 4096, "full")
+    assert (
+        args["model"],
+        args["zero_stage"],
+        args["world_size"],
+        args["train_micro_batch_size_per_gpu"],
+        args["gradient_accumulation_steps"],
+        args["seq_len"],
+        args["finetune"],
+    ) == ("llama-2-13b", 3, 8, 2, 8, 4096, "full")
 
 
 # ---- 5./6. composition ------------------------------------------------------------------------
 def test_deepspeed_assertion_answer_opens_with_the_cause_and_reads_the_numbers(bot):
-    ans = bot.ask("Why does DeepSpeed fail? I have 8 GPUs.\n```\n" + DS_ASSERT + "\n```\npython train.py --deepspeed ds.json")
+    ans = bot.ask(
+        "Why does DeepSpeed fail? I have 8 GPUs.\n```\n" + DS_ASSERT + "\n```\npython train.py --deepspeed ds.json"
+    )
     assert ans.act == "diagnose"
     assert ans.first_screen.startswith("**Most likely cause:")
     assert "DeepSpeed saw" in ans.text or "world_size=1" in ans.text
     assert ans.setup["train_batch_size"]["value"] == 256 and ans.setup["train_batch_size"]["source"] == "error"
-    assert not any(c.name == "config_check" for c in ans.tool_calls)   # an error never goes to the doctor
+    assert not any(c.name == "config_check" for c in ans.tool_calls)  # an error never goes to the doctor
 
 
 def test_first_screen_is_short_and_lists_what_was_carried_over(bot):
@@ -209,8 +252,10 @@ def test_strings_have_both_languages_with_the_same_placeholders():
 
 
 def test_a_pasted_chatbot_answer_is_fact_checked_in_the_chat(bot):
-    seed = ("这段回答对吗？\n梯度累积会为每个微批次各存一份梯度，所以 gradient_accumulation_steps=4 时梯度显存是 4 倍。"
-            "显存爆掉是因为有效批次太大。要省显存就调小梯度累积步数。")
+    seed = (
+        "这段回答对吗？\n梯度累积会为每个微批次各存一份梯度，所以 gradient_accumulation_steps=4 时梯度显存是 4 倍。"
+        "显存爆掉是因为有效批次太大。要省显存就调小梯度累积步数。"
+    )
     ans = bot.ask(seed)
     call = ans.tool_calls[0]
     assert call.name == "fact_check" and ans.language == "zh"
@@ -219,8 +264,10 @@ def test_a_pasted_chatbot_answer_is_fact_checked_in_the_chat(bot):
 
 
 def test_a_model_name_from_a_pasted_config_is_escaped_everywhere(bot):
-    msg = ("does it fit on one A100 80GB?\n```yaml\nmodel_name_or_path: javascript:alert(1)-7B\nfinetuning_type: lora\n"
-           "per_device_train_batch_size: 2\ncutoff_len: 1024\n```")
+    msg = (
+        "does it fit on one A100 80GB?\n```yaml\nmodel_name_or_path: javascript:alert(1)-7B\nfinetuning_type: lora\n"
+        "per_device_train_batch_size: 2\ncutoff_len: 1024\n```"
+    )
     ans = bot.ask(msg)
     assert "javascript:" not in ans.text
 
@@ -228,6 +275,7 @@ def test_a_model_name_from_a_pasted_config_is_escaped_everywhere(bot):
 def test_a_tool_report_inside_an_answer_section_does_not_repeat_or_outrank_its_heading():
     from calculators.diagnose import diagnose
     from rag.compose import nested_report
+
     report = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB").to_markdown("en")
     assert report.startswith("### What I read")
     nested = nested_report(report)

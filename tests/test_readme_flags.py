@@ -3,6 +3,7 @@
 A flag added to app.py, or an environment variable read anywhere in the app's packages, without a row in the
 README table fails here; so does a row for something the code no longer reads.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ from app import build_parser, parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE_HEADER = "| flag | env | default |"
-_ENV_LITERAL = re.compile(r"""["'](BATCHBOT_[A-Z0-9_]+)["']""")   # a name the code passes to os.environ / env.get
+_ENV_LITERAL = re.compile(r"""["'](BATCHBOT_[A-Z0-9_]+)["']""")  # a name the code passes to os.environ / env.get
 _ENV_NAME = re.compile(r"BATCHBOT_[A-Z0-9_]+")
 _FLAG = re.compile(r"`(--[a-z][a-z0-9-]*)")
 
@@ -22,12 +23,12 @@ _FLAG = re.compile(r"`(--[a-z][a-z0-9-]*)")
 def _readme_table() -> list[tuple[str, str]]:
     """(flag cell, env cell) of every row of the README's flag/env table."""
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    start = lines.index(TABLE_HEADER) + 2            # skip the header and the |---| line
+    start = lines.index(TABLE_HEADER) + 2  # skip the header and the |---| line
     rows = []
     for line in lines[start:]:
         if not line.startswith("|"):
             break
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]   # "\|" is a pipe in a cell
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]  # "\|" is a pipe in a cell
         rows.append((cells[0], cells[1]))
     return rows
 
@@ -41,8 +42,12 @@ def _readme_env() -> set[str]:
 
 
 def _parser_flags() -> set[str]:
-    return {opt for action in build_parser(env={})._actions for opt in action.option_strings
-            if opt.startswith("--") and opt != "--help"}
+    return {
+        opt
+        for action in build_parser(env={})._actions
+        for opt in action.option_strings
+        if opt.startswith("--") and opt != "--help"
+    }
 
 
 def _env_read_by_code() -> set[str]:
@@ -60,15 +65,22 @@ def test_every_flag_of_app_py_is_in_the_readme_table_and_no_other() -> None:
 
 def test_every_batchbot_variable_the_code_reads_is_in_the_readme_table_and_no_other() -> None:
     read = _env_read_by_code()
-    assert "BATCHBOT_TORCH_THREADS" in read and "BATCHBOT_PORT" in read   # the scan itself works
+    assert "BATCHBOT_TORCH_THREADS" in read and "BATCHBOT_PORT" in read  # the scan itself works
     assert read == _readme_env()
 
 
-@pytest.mark.parametrize(("env", "flag"), [({"BATCHBOT_PORT": "0"}, "--port"), ({"BATCHBOT_PORT": "80a"}, "--port"),
-                                           ({"BATCHBOT_TORCH_THREADS": "x"}, "--torch-threads"),
-                                           ({"BATCHBOT_TORCH_THREADS": "0"}, "--torch-threads")])
-def test_a_bad_environment_value_is_a_usage_error_naming_the_flag(env: dict[str, str], flag: str,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("env", "flag"),
+    [
+        ({"BATCHBOT_PORT": "0"}, "--port"),
+        ({"BATCHBOT_PORT": "80a"}, "--port"),
+        ({"BATCHBOT_TORCH_THREADS": "x"}, "--torch-threads"),
+        ({"BATCHBOT_TORCH_THREADS": "0"}, "--torch-threads"),
+    ],
+)
+def test_a_bad_environment_value_is_a_usage_error_naming_the_flag(
+    env: dict[str, str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exc:
         parse_args([], env=env)
     assert exc.value.code == 2

@@ -9,6 +9,7 @@ ids and source threads are unique across both folders (a thread is compared by r
 number, so a renamed owner such as microsoft/DeepSpeed -> deepspeedai/DeepSpeed is still the same thread).
 Dev-set count floors live in tests/test_eval_answers.py; the held-out set's floors live here.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -27,24 +28,69 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 ID_RE = re.compile(r"^(zh|en)-[a-z0-9][a-z0-9._-]*$")
 URL_RE = re.compile(r"^https?://[^\s/]+\.[^\s/]+/\S*$")
 
-FIELDS_REQUIRED = {"id", "source", "lang", "framework", "question", "act", "stated",
-                   "misconception", "cards", "key_facts"}
+FIELDS_REQUIRED = {
+    "id",
+    "source",
+    "lang",
+    "framework",
+    "question",
+    "act",
+    "stated",
+    "misconception",
+    "cards",
+    "key_facts",
+}
 FIELDS_OPTIONAL = {"needed"}
-FRAMEWORKS = {"deepspeed", "transformers", "accelerate", "llamafactory", "peft", "trl",
-              "torchtune", "megatron", "pytorch", "bitsandbytes", "vllm", "other"}
+FRAMEWORKS = {
+    "deepspeed",
+    "transformers",
+    "accelerate",
+    "llamafactory",
+    "peft",
+    "trl",
+    "torchtune",
+    "megatron",
+    "pytorch",
+    "bitsandbytes",
+    "vllm",
+    "other",
+}
 ACTS = {"diagnose", "is_normal", "yes_no", "fit", "batch_arithmetic", "configure", "explain"}
-MISCONCEPTIONS = {"none", "ga_raises_memory", "ga_stores_copies", "effective_batch_oom",
-                  "lower_ga_saves_memory", "mixed_precision_halves", "small_batch_smaller_updates",
-                  "bigger_batch_generalizes", "more_gpus_pool_memory"}
+MISCONCEPTIONS = {
+    "none",
+    "ga_raises_memory",
+    "ga_stores_copies",
+    "effective_batch_oom",
+    "lower_ga_saves_memory",
+    "mixed_precision_halves",
+    "small_batch_smaller_updates",
+    "bigger_batch_generalizes",
+    "more_gpus_pool_memory",
+}
 # key -> accepted Python types (bool is checked separately: it is a subclass of int).
 STATED: dict[str, tuple[type, ...]] = {
-    "model": (str,), "num_params": (float, int), "gpu": (str,), "gpu_memory_gb": (float, int),
-    "world_size": (int,), "num_nodes": (int,), "train_micro_batch_size_per_gpu": (int,),
-    "gradient_accumulation_steps": (int,), "train_batch_size": (int,), "zero_stage": (int,),
-    "offload_optimizer": (bool,), "offload_param": (bool,), "precision": (str,),
-    "seq_len": (int,), "finetune": (str,), "lora_rank": (int,), "gradient_checkpointing": (bool,),
-    "flash_attention": (bool,), "pipeline_parallel_size": (int,), "tensor_parallel_size": (int,),
-    "observed_memory_gb": (float, int), "learning_rate": (float, int),
+    "model": (str,),
+    "num_params": (float, int),
+    "gpu": (str,),
+    "gpu_memory_gb": (float, int),
+    "world_size": (int,),
+    "num_nodes": (int,),
+    "train_micro_batch_size_per_gpu": (int,),
+    "gradient_accumulation_steps": (int,),
+    "train_batch_size": (int,),
+    "zero_stage": (int,),
+    "offload_optimizer": (bool,),
+    "offload_param": (bool,),
+    "precision": (str,),
+    "seq_len": (int,),
+    "finetune": (str,),
+    "lora_rank": (int,),
+    "gradient_checkpointing": (bool,),
+    "flash_attention": (bool,),
+    "pipeline_parallel_size": (int,),
+    "tensor_parallel_size": (int,),
+    "observed_memory_gb": (float, int),
+    "learning_rate": (float, int),
 }
 PRECISIONS = {"fp16", "bf16", "fp32", "int8", "int4"}
 FINETUNES = {"full", "lora", "qlora", "freeze", "ptuning"}
@@ -61,7 +107,9 @@ def _entries(folders: tuple[pathlib.Path, ...] = FOLDERS) -> list[tuple[str, int
         for path in _files(folder):
             name = f"{folder.name}/{path.name}"
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            assert isinstance(data, dict) and set(data) == {"questions"}, f"{name}: top level must be {{questions: [...]}}"
+            assert isinstance(data, dict) and set(data) == {"questions"}, (
+                f"{name}: top level must be {{questions: [...]}}"
+            )
             assert isinstance(data["questions"], list), f"{name}: questions must be a list"
             for i, q in enumerate(data["questions"]):
                 out.append((name, i, q))
@@ -120,18 +168,24 @@ def test_sources_unique_across_files():
 
 def test_thread_key_names_one_thread():
     """The comparison above must see through the spellings GitHub redirects, or a shared thread slips by."""
-    assert thread_key("https://github.com/microsoft/DeepSpeed/issues/3517#issuecomment-1") == \
-        thread_key("https://github.com/deepspeedai/DeepSpeed/issues/3517/")
-    assert thread_key("https://github.com/hiyouga/LLaMA-Factory/issues/493") == \
-        thread_key("https://github.com/hiyouga/LlamaFactory/issues/493")
-    assert thread_key("https://github.com/hiyouga/LlamaFactory/issues/493") != \
-        thread_key("https://github.com/hiyouga/LlamaFactory/issues/4930")
-    assert thread_key("https://github.com/THUDM/ChatGLM3/issues/806") == \
-        thread_key("https://github.com/zai-org/ChatGLM3/issues/806")
-    assert thread_key("https://github.com/huggingface/trl/issues/10") != \
-        thread_key("https://github.com/huggingface/peft/issues/10")
-    assert thread_key("https://github.com/ssbuild/chatglm_finetuning/issues/131") != \
-        thread_key("https://github.com/liucongg/ChatGLM-Finetuning/issues/131")
+    assert thread_key("https://github.com/microsoft/DeepSpeed/issues/3517#issuecomment-1") == thread_key(
+        "https://github.com/deepspeedai/DeepSpeed/issues/3517/"
+    )
+    assert thread_key("https://github.com/hiyouga/LLaMA-Factory/issues/493") == thread_key(
+        "https://github.com/hiyouga/LlamaFactory/issues/493"
+    )
+    assert thread_key("https://github.com/hiyouga/LlamaFactory/issues/493") != thread_key(
+        "https://github.com/hiyouga/LlamaFactory/issues/4930"
+    )
+    assert thread_key("https://github.com/THUDM/ChatGLM3/issues/806") == thread_key(
+        "https://github.com/zai-org/ChatGLM3/issues/806"
+    )
+    assert thread_key("https://github.com/huggingface/trl/issues/10") != thread_key(
+        "https://github.com/huggingface/peft/issues/10"
+    )
+    assert thread_key("https://github.com/ssbuild/chatglm_finetuning/issues/131") != thread_key(
+        "https://github.com/liucongg/ChatGLM-Finetuning/issues/131"
+    )
 
 
 def test_heldout_size_and_languages():
@@ -149,8 +203,11 @@ def test_heldout_threads_not_card_sources():
     """A held-out thread must not be cited anywhere in knowledge/cards: a card written from the thread would have
     seen the answer, and the held-out numbers would no longer measure unseen questions."""
     cited = {thread_key(u) for p in CARDS.glob("*.md") for u in _URL_IN_TEXT.findall(p.read_text(encoding="utf-8"))}
-    hits = [f"{q.get('id')} {q.get('source')}" for name, _, q in ENTRIES
-            if name.startswith(HELDOUT.name + "/") and thread_key(q.get("source", "")) in cited]
+    hits = [
+        f"{q.get('id')} {q.get('source')}"
+        for name, _, q in ENTRIES
+        if name.startswith(HELDOUT.name + "/") and thread_key(q.get("source", "")) in cited
+    ]
     assert not hits, "held-out threads cited by a card: " + "; ".join(hits)
 
 
@@ -192,8 +249,17 @@ def test_entry_stated(entry):
             assert not isinstance(value, bool) and isinstance(value, types), f"{key}: {value!r} is not {types}"
     if "zero_stage" in stated:
         assert 0 <= stated["zero_stage"] <= 3
-    for key in ("world_size", "num_nodes", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                "train_batch_size", "seq_len", "lora_rank", "pipeline_parallel_size", "tensor_parallel_size"):
+    for key in (
+        "world_size",
+        "num_nodes",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "train_batch_size",
+        "seq_len",
+        "lora_rank",
+        "pipeline_parallel_size",
+        "tensor_parallel_size",
+    ):
         if key in stated:
             assert stated[key] >= 1, f"{key} must be >= 1"
     for key in ("num_params", "gpu_memory_gb", "observed_memory_gb", "learning_rate"):

@@ -151,7 +151,7 @@ def test_e5_prefixes_reach_the_model_through_the_retriever(tmp_path, cards, retr
     seen = _spy(emb)
     r = Retriever(cards=cards[:2], settings=settings, embed_model=emb, cache_dir=False, progress=False)
     assert seen and all(t.startswith("passage: ") for t in seen)
-    assert {t[len("passage: "):] for t in seen} == {n.text for n in r.dense_nodes}
+    assert {t[len("passage: ") :] for t in seen} == {n.text for n in r.dense_nodes}
     seen.clear()
     r.retrieve("does gradient accumulation use memory", k=1)
     assert len(seen) == 1 and seen[0].startswith("query: does gradient accumulation use memory")
@@ -199,7 +199,7 @@ def test_tokenizer_keeps_config_keys_whole_and_cuts_chinese():
     toks = tokenize("offload_optimizer 和 zero_optimization 配置下梯度累积占多少显存？")
     assert {"offload_optimizer", "zero_optimization", "梯度累积", "显存"} <= set(toks)
     assert "的" not in tokenize("显存的占用") and "the" not in tokenize("the GPU memory")
-    assert tokenize("Per_Device_Train_Batch_Size") [0] == "per_device_train_batch_size"
+    assert tokenize("Per_Device_Train_Batch_Size")[0] == "per_device_train_batch_size"
 
 
 def test_bm25_scores_chinese_nonzero(retriever):
@@ -289,7 +289,9 @@ def test_hits_shape_and_dedupe(retriever):
     assert len(retriever.retrieve_dense("混合精度省显存吗", k=2)) == 2
 
 
-@pytest.mark.parametrize("q", ["今天天气怎么样", "what's the capital of australia", "红烧肉怎么做", "how to center a div"])
+@pytest.mark.parametrize(
+    "q", ["今天天气怎么样", "what's the capital of australia", "红烧肉怎么做", "how to center a div"]
+)
 def test_off_topic_rejected(retriever, q):
     assert retriever.retrieve(q) == []
     assert not retriever.is_relevant(q)
@@ -336,7 +338,9 @@ def test_threshold_rejects_off_topic_keeps_on_topic(evaluation, retriever):
 # --------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def heldout(retriever):
-    return eval_retrieval.evaluate(retriever, eval_retrieval.load_questions(ROOT / "tests" / "data" / "heldout_questions.yaml"))
+    return eval_retrieval.evaluate(
+        retriever, eval_retrieval.load_questions(ROOT / "tests" / "data" / "heldout_questions.yaml")
+    )
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -3,6 +3,7 @@
 The error texts are real PyTorch / DeepSpeed messages as users paste them (two OOM message formats, a truncated key
 line, a stack frame); no model is loaded.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -12,16 +13,20 @@ from rag.query_clean import FRAGMENTED_WORDS, clean_query, fragmented
 from rag.tokenize import tokenize
 
 # PyTorch <= 2.0 wording (one line, as pasted).
-OOM_OLD = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 508.00 MiB (GPU 0; 23.65 GiB total "
-           "capacity; 22.93 GiB already allocated; 180.06 MiB free; 22.95 GiB reserved in total by PyTorch) If reserved "
-           "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
-           "Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+OOM_OLD = (
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 508.00 MiB (GPU 0; 23.65 GiB total "
+    "capacity; 22.93 GiB already allocated; 180.06 MiB free; 22.95 GiB reserved in total by PyTorch) If reserved "
+    "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
+    "Memory Management and PYTORCH_CUDA_ALLOC_CONF"
+)
 # PyTorch >= 2.1 wording, wrapped over lines as a terminal prints it (and with PyTorch's own 'capacty' typo).
-OOM_NEW = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 36.00 MiB. GPU 0 has a total capacty of 22.38 GiB of "
-           "which 16.81 MiB is free. Including non-PyTorch memory, this\nprocess has 22.36 GiB memory in use. Of the "
-           "allocated memory 22.09 GiB is allocated by PyTorch, and 51.65 MiB is reserved by PyTorch but unallocated. "
-           "If reserved but\nunallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See "
-           "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+OOM_NEW = (
+    "OutOfMemoryError: CUDA out of memory. Tried to allocate 36.00 MiB. GPU 0 has a total capacty of 22.38 GiB of "
+    "which 16.81 MiB is free. Including non-PyTorch memory, this\nprocess has 22.36 GiB memory in use. Of the "
+    "allocated memory 22.09 GiB is allocated by PyTorch, and 51.65 MiB is reserved by PyTorch but unallocated. "
+    "If reserved but\nunallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See "
+    "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"
+)
 
 
 def test_oom_keeps_the_error_and_drops_the_advice_and_figures():
@@ -49,29 +54,35 @@ def test_fragmentation_is_read_from_the_figures_not_the_advice():
     # 51.65 MiB unallocated of 22.38 GiB: not fragmented, although the message talks about fragmentation
     assert not fragmented(OOM_NEW)
     assert not fragmented(OOM_OLD)  # 22.95 reserved vs 22.93 allocated
-    gap = ("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.35 GiB total capacity; 61.20 GiB already "
-           "allocated; 1.10 GiB free; 76.90 GiB reserved in total by PyTorch)")
+    gap = (
+        "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.35 GiB total capacity; 61.20 GiB already "
+        "allocated; 1.10 GiB free; 76.90 GiB reserved in total by PyTorch)"
+    )
     assert fragmented(gap)
     assert FRAGMENTED_WORDS in clean_query(gap)
-    new_gap = ("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 0.5 "
-               "GiB is free. Of the allocated memory 17.10 GiB is allocated by PyTorch, and 5.80 GiB is reserved by "
-               "PyTorch but unallocated.")
+    new_gap = (
+        "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 0.5 "
+        "GiB is free. Of the allocated memory 17.10 GiB is allocated by PyTorch, and 5.80 GiB is reserved by "
+        "PyTorch but unallocated."
+    )
     assert fragmented(new_gap)
 
 
 def test_stack_frames_and_code_lines_are_dropped():
-    text = ("训练到一半报错\n"
-            "Traceback (most recent call last):\n"
-            '  File "/usr/local/lib/python3.10/site-packages/transformers/trainer.py", line 2662, in training_step\n'
-            "    self.scaler.scale(loss).backward()\n"
-            " Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
-            "AssertionError: Check batch related parameters. train_batch_size is not equal to "
-            "micro_batch_per_gpu * gradient_acc_step * world_size 16 != 2 * 1 * 1")
+    text = (
+        "训练到一半报错\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/site-packages/transformers/trainer.py", line 2662, in training_step\n'
+        "    self.scaler.scale(loss).backward()\n"
+        " Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+        "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+        "micro_batch_per_gpu * gradient_acc_step * world_size 16 != 2 * 1 * 1"
+    )
     out = clean_query(text)
     assert "训练到一半报错" in out
     assert "AssertionError: Check batch related parameters" in out
     assert "16 != 2 * 1 * 1" in out  # the user's own numbers in the error stay
-    for gone in ("Traceback", "File \"", "run_backward", "scaler.scale"):
+    for gone in ("Traceback", 'File "', "run_backward", "scaler.scale"):
         assert gone not in out, gone
 
 
@@ -82,9 +93,11 @@ def test_an_error_quoted_in_the_prose_and_appended_as_key_line_counts_once():
 
 
 def test_user_numbers_and_a_repeated_title_are_kept():
-    text = ("per_device_train_batch_size=1, but almost all of my GPU memory is used\n"
-            "4*A800 80G, zero2, RTX 4090 24G\n"
-            "per_device_train_batch_size=1, but almost all of my GPU memory is used")
+    text = (
+        "per_device_train_batch_size=1, but almost all of my GPU memory is used\n"
+        "4*A800 80G, zero2, RTX 4090 24G\n"
+        "per_device_train_batch_size=1, but almost all of my GPU memory is used"
+    )
     out = clean_query(text)
     assert "per_device_train_batch_size=1" in out and "80G" in out and "4090" in out and "zero2" in out
     assert out.count("almost all of my GPU memory") == 2  # only error lines are de-duplicated
@@ -111,13 +124,20 @@ def test_glossary_expands_chinese_framework_terms_to_english():
 
 
 def test_launch_command_keeps_flags_and_word_values_drops_paths_and_numbers():
-    cmd = ('CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 --master_port=25001 llava/train/train_mem.py '
-           '--model_name_or_path /data/models/llama-7b --finetuning_type lora --deepspeed ds_zero3.json --bf16 True '
-           '--per_device_train_batch_size 4 --output_dir output/"$exp_name"')
+    cmd = (
+        "CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 --master_port=25001 llava/train/train_mem.py "
+        "--model_name_or_path /data/models/llama-7b --finetuning_type lora --deepspeed ds_zero3.json --bf16 True "
+        '--per_device_train_batch_size 4 --output_dir output/"$exp_name"'
+    )
     out = clean_query("OOM with this command\n" + cmd)
     assert "OOM with this command" in out
-    for kept in ("torchrun", "--finetuning_type lora", "--deepspeed ds_zero3.json", "--bf16 True",
-                 "--per_device_train_batch_size"):
+    for kept in (
+        "torchrun",
+        "--finetuning_type lora",
+        "--deepspeed ds_zero3.json",
+        "--bf16 True",
+        "--per_device_train_batch_size",
+    ):
         assert kept in out, kept
     for gone in ("/data/models", "25001", "train_mem.py", "$exp_name", "CUDA_VISIBLE_DEVICES", " 4 "):
         assert gone not in out, gone

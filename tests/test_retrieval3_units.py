@@ -5,21 +5,24 @@ memory and verl configs. No model is loaded.
 The commands are shaped like the ones users paste into issue threads (``nohup deepspeed ... \\`` over many lines,
 ``FORCE_TORCHRUN=1 NNODES=2 ... llamafactory-cli train x.yaml``).
 """
+
 from __future__ import annotations
 
 from rag.glossary import expand_query, find_terms
 from rag.query_clean import clean_query, prose_only
 
-MULTILINE = "\n".join([
-    "使用--cache_path加载数据时候直接被kill",
-    "nohup deepspeed --num_gpus 8 src/train_bash.py \\",
-    "    --model_name_or_path /workspace/models/Yi-6B/ \\",
-    "    --finetuning_type full \\",
-    "    --cutoff_len 4096 \\",
-    "    --bf16 \\",
-    "    > train.log 2>&1 &",
-    "之后如上用命令行多卡调，但直接kill。",
-])
+MULTILINE = "\n".join(
+    [
+        "使用--cache_path加载数据时候直接被kill",
+        "nohup deepspeed --num_gpus 8 src/train_bash.py \\",
+        "    --model_name_or_path /workspace/models/Yi-6B/ \\",
+        "    --finetuning_type full \\",
+        "    --cutoff_len 4096 \\",
+        "    --bf16 \\",
+        "    > train.log 2>&1 &",
+        "之后如上用命令行多卡调，但直接kill。",
+    ]
+)
 
 
 def test_multiline_command_loses_its_values_on_every_line():
@@ -31,7 +34,9 @@ def test_multiline_command_loses_its_values_on_every_line():
 
 
 def test_env_prefixed_and_nohup_commands_are_commands():
-    out = clean_query("FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=10.0.1.3 llamafactory-cli train qwen_lora.yaml")
+    out = clean_query(
+        "FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=10.0.1.3 llamafactory-cli train qwen_lora.yaml"
+    )
     assert "10.0.1.3" not in out and "llamafactory-cli train" in out
 
 
@@ -41,17 +46,19 @@ def test_flag_lines_after_prose_are_not_taken_for_a_command():
 
 
 def test_prose_only_keeps_sentences_and_errors_and_drops_configs_and_commands():
-    text = "\n".join([
-        "多卡训练显存负载不均衡，两张卡打满，其他两张空余很多",
-        "per_device_train_batch_size: 8",
-        '"gradient_accumulation_steps": 4,',
-        "torchrun --nproc_per_node 4 train.py --deepspeed ds.json",
-        "--learning_rate 1e-5",
-        "[2024-05-01 10:00:00,123] [INFO] [config.py:1063:print] train_batch_size 32",
-        "ValueError: Your setup doesn't support bf16/gpu.",
-        "I run the notebook on 8 V100 GPUs, but an error occured:",
-        "首先我在单卡运行CUDA_VISIBLE_DEVICES=0 python train.py 得到缓存数据。",
-    ])
+    text = "\n".join(
+        [
+            "多卡训练显存负载不均衡，两张卡打满，其他两张空余很多",
+            "per_device_train_batch_size: 8",
+            '"gradient_accumulation_steps": 4,',
+            "torchrun --nproc_per_node 4 train.py --deepspeed ds.json",
+            "--learning_rate 1e-5",
+            "[2024-05-01 10:00:00,123] [INFO] [config.py:1063:print] train_batch_size 32",
+            "ValueError: Your setup doesn't support bf16/gpu.",
+            "I run the notebook on 8 V100 GPUs, but an error occured:",
+            "首先我在单卡运行CUDA_VISIBLE_DEVICES=0 python train.py 得到缓存数据。",
+        ]
+    )
     out = prose_only(text).splitlines()
     assert out == [
         "多卡训练显存负载不均衡，两张卡打满，其他两张空余很多",

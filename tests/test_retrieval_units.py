@@ -1,6 +1,7 @@
 """Retrieval-side units, fast (no embedding model): which retrieved cards an answer cites, the glossary's
 expansions of how users write, the tokenizer. The measured effect on real questions is in
 test_eval_answers.py (hit@1 / hit@3)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,8 +39,11 @@ IDS = [c.id for c in CARDS[:3]]
 
 # ---- which retrieved cards are cited ---------------------------------------------------------------
 def test_card_far_below_best_dense_and_low_in_bm25_is_not_cited(bot):
-    hits = [_hit(IDS[0], 0.70, 1), _hit(IDS[1], 0.70 - CLOSE_TO_BEST - 0.05, BM25_TOP + 3),
-            _hit(IDS[2], 0.70 - CLOSE_TO_BEST - 0.05, None)]
+    hits = [
+        _hit(IDS[0], 0.70, 1),
+        _hit(IDS[1], 0.70 - CLOSE_TO_BEST - 0.05, BM25_TOP + 3),
+        _hit(IDS[2], 0.70 - CLOSE_TO_BEST - 0.05, None),
+    ]
     assert [c.id for c in bot._cards_for([], hits, NO_INTENTS, None)] == [IDS[0]]
 
 
@@ -56,6 +60,7 @@ def test_card_close_in_dense_is_cited_without_bm25(bot):
 
 def test_hit_without_bm25_rank_attribute_still_works(bot):
     """Other retrievers (test stubs) return hits with a dense score only."""
+
     @dataclass
     class Bare:
         card: object
@@ -66,14 +71,17 @@ def test_hit_without_bm25_rank_attribute_still_works(bot):
 
 
 # ---- glossary: how users write requirement, growth and GPU-count questions -----------------------
-@pytest.mark.parametrize("text, expected", [
-    ("全参数微调至少需要多少张A100？", "how much GPU memory"),
-    ("训练越来越慢，显存占用慢慢增大", "keeps growing"),
-    ("多卡的效果不如单卡", "global batch grows with GPU count"),
-    ("用了四张卡训练，一个epoch的step数只有单卡的四分之一", "global batch grows with GPU count"),
-    ("两张卡的显存能加起来用吗", "pool GPU memory"),
-    ("训练进度条卡住不动", "hang"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("全参数微调至少需要多少张A100？", "how much GPU memory"),
+        ("训练越来越慢，显存占用慢慢增大", "keeps growing"),
+        ("多卡的效果不如单卡", "global batch grows with GPU count"),
+        ("用了四张卡训练，一个epoch的step数只有单卡的四分之一", "global batch grows with GPU count"),
+        ("两张卡的显存能加起来用吗", "pool GPU memory"),
+        ("训练进度条卡住不动", "hang"),
+    ],
+)
 def test_glossary_reads_common_user_phrasings(text, expected):
     assert expected in expand_query(text)
 
@@ -85,6 +93,7 @@ def test_worse_results_alone_does_not_imply_gpu_count():
 
 def test_new_terms_are_whole_jieba_words():
     from rag.tokenize import tokenize
+
     assert "需要多少显存" in tokenize("全量微调需要多少显存")
     assert [t.en[0] for t in find_terms("显存越来越大")].count("keeps growing") == 1
 
@@ -113,7 +122,7 @@ def test_fusion_sums_over_rankings_and_skips_unranked():
 
 
 def test_a_generic_error_word_is_not_an_assertion_error():
-    """"报错" is any error; only "断言" / AssertionError means the DeepSpeed batch assertion."""
+    """ "报错" is any error; only "断言" / AssertionError means the DeepSpeed batch assertion."""
     assert "assertion error" not in expand_query("训练的时候报错了，怎么办")
     assert "断言错误" not in expand_query("I get an error when training")
     assert "assertion error" in expand_query("deepspeed 断言错误 train_batch_size")

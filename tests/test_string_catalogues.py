@@ -3,6 +3,7 @@
 The tables are found by scanning the modules of calculators/, rag/ and ui/ (a module-level dict whose values are
 {"zh": …, "en": …} dicts), so a new catalogue is checked without being listed here; the known ones must be found.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -21,8 +22,16 @@ import rag
 import ui
 from calculators.lang import LANGS, as_lang, detect_language, is_lang
 
-KNOWN = {"rag.strings.TEXT", "rag.strings.KEY_NAMES", "ui.i18n.STRINGS", "ui.i18n.FIELD_LABELS",
-         "ui.factcheck_box.STRINGS", "ui.diagnose_panel.TEXT", "ui.plots.NAMES", "calculators.memory_table.NAMES"}
+KNOWN = {
+    "rag.strings.TEXT",
+    "rag.strings.KEY_NAMES",
+    "ui.i18n.STRINGS",
+    "ui.i18n.FIELD_LABELS",
+    "ui.factcheck_box.STRINGS",
+    "ui.diagnose_panel.TEXT",
+    "ui.plots.NAMES",
+    "calculators.memory_table.NAMES",
+}
 
 
 def _modules() -> Iterator[Any]:
@@ -33,8 +42,12 @@ def _modules() -> Iterator[Any]:
 
 
 def _is_catalogue(value: Any) -> bool:
-    return (isinstance(value, dict) and len(value) >= 2 and all(isinstance(v, dict) for v in value.values())
-            and any("zh" in v or "en" in v for v in value.values()))
+    return (
+        isinstance(value, dict)
+        and len(value) >= 2
+        and all(isinstance(v, dict) for v in value.values())
+        and any("zh" in v or "en" in v for v in value.values())
+    )
 
 
 def _catalogues() -> dict[str, dict[str, dict[str, Any]]]:
@@ -62,7 +75,9 @@ def test_every_key_has_both_languages_with_the_same_placeholders(name: str) -> N
     for key, both in CATALOGUES[name].items():
         assert set(both) == set(LANGS), f"{name}[{key!r}] has {sorted(both)}"
         assert all(isinstance(v, str) and v.strip() for v in both.values()), f"{name}[{key!r}] is empty"
-        assert _fields(both["zh"]) == _fields(both["en"]), f"{name}[{key!r}]: {_fields(both['zh'])} vs {_fields(both['en'])}"
+        assert _fields(both["zh"]) == _fields(both["en"]), (
+            f"{name}[{key!r}]: {_fields(both['zh'])} vs {_fields(both['en'])}"
+        )
 
 
 def _normal(text: str) -> str:
@@ -100,8 +115,10 @@ def test_the_duplicate_check_catches_a_copy() -> None:
     copy = {"sources": {"zh": "来源", "en": "Sources:"}, "other": {"zh": "别的", "en": "Other"}}
     original = {"sources": {"zh": "参考来源", "en": " sources"}, "x": {"zh": "甲", "en": "x"}}
     assert _duplicates({"a": copy, "b": original}) == [f"a['sources'] = b['sources'] = {copy['sources']}"]
-    assert _duplicates({"a": copy, "b": {"sources": copy["sources"]}}) == []   # imported, not copied
-    assert _duplicates({"a": {"k": {"zh": "模型", "en": "model"}, "k2": {"zh": "模型", "en": "Model"}}}) == []  # aliases
+    assert _duplicates({"a": copy, "b": {"sources": copy["sources"]}}) == []  # imported, not copied
+    assert (
+        _duplicates({"a": {"k": {"zh": "模型", "en": "model"}, "k2": {"zh": "模型", "en": "Model"}}}) == []
+    )  # aliases
     assert _normal("（GiB）") == _normal("(gib)")
 
 
@@ -109,6 +126,7 @@ def test_field_labels_name_a_field_the_way_the_chat_does() -> None:
     """The calculators tab's label of a setup field carries the field's one name (rag.strings.KEY_NAMES)."""
     from rag.strings import KEY_NAMES
     from ui.i18n import FIELD_LABELS, label
+
     shared = set(KEY_NAMES) & set(FIELD_LABELS)
     assert len(shared) >= 15, sorted(shared)
     for field in shared:
@@ -122,6 +140,7 @@ def test_field_labels_name_a_field_the_way_the_chat_does() -> None:
 
 def test_every_memory_row_has_a_name() -> None:
     from calculators.memory_table import NAMES, ROWS
+
     assert set(ROWS) <= set(NAMES)
 
 
@@ -130,11 +149,16 @@ def test_as_lang_accepts_only_the_two_languages(value: Any, expected: str) -> No
     assert as_lang(value) == expected and is_lang(as_lang(value))
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("gradient_accumulation_steps 开大会爆显存吗", "zh"),
-    ("Does gradient_accumulation_steps raise memory?", "en"),
-    ("OOM with 显存 at micro batch 8 and ZeRO-3 on eight GPUs", "zh"),   # two Han characters: a Chinese answer
-    ("12345 ...", "en"), ("", "en")])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("gradient_accumulation_steps 开大会爆显存吗", "zh"),
+        ("Does gradient_accumulation_steps raise memory?", "en"),
+        ("OOM with 显存 at micro batch 8 and ZeRO-3 on eight GPUs", "zh"),  # two Han characters: a Chinese answer
+        ("12345 ...", "en"),
+        ("", "en"),
+    ],
+)
 def test_one_language_detector(text: str, expected: str) -> None:
     assert detect_language(text) == expected
 
@@ -142,4 +166,5 @@ def test_one_language_detector(text: str, expected: str) -> None:
 def test_no_letters_keeps_the_fallback() -> None:
     assert detect_language("12345 ...", fallback="zh") == "zh"
     from ui.i18n import text_lang
+
     assert text_lang("显存够吗", "en") == "zh" and text_lang("123", "zh") == "zh"

@@ -1,4 +1,5 @@
 """The tabs' pure parts (issue #15 items 3, 4, 7, 8, 10), without a browser or a server."""
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,8 @@ def test_a_setting_that_does_not_fit_gets_the_nearest_ones_that_do():
     assert options and all(est.fits for _, est in options)
     # every number shown is the calculator's own for that changed setting
     lora = estimate_memory({**cfg, "finetune": "lora"})
-    assert format_gib(lora.total_per_gpu) in summary   # the one GiB formatter (calculators/units.py)
-    assert "none: even micro batch 1 does not fit" in summary       # not "largest micro batch 0"
+    assert format_gib(lora.total_per_gpu) in summary  # the one GiB formatter (calculators/units.py)
+    assert "none: even micro batch 1 does not fit" in summary  # not "largest micro batch 0"
     zh = run_memory(FULL_7B_3090, "zh")[1]
     assert "最接近且能放下的设置" in zh and "超出" in zh
 
@@ -60,8 +61,10 @@ def test_custom_capacity_is_not_named_twice():
 
 def test_config_checker_no_longer_says_80_gib_80_gib_gpu():
     from calculators.configs import check_config
-    r = check_config({"train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 1}, model="llama-2-13b",
-                     gpu=80.0)
+
+    r = check_config(
+        {"train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 1}, model="llama-2-13b", gpu=80.0
+    )
     text = r.to_markdown("en")
     assert "Does not fit" in text and not re.search(r"GiB \d+ GiB GPU", text) and "one 80.0 GiB GPU" in text
 
@@ -80,19 +83,24 @@ def test_capacity_line_and_activations_never_share_a_colour():
 
 def test_no_white_box_text_follows_the_page_colour():
     for svg in run_memory(dict(DEFAULTS), "en")[2:]:
-        assert 'fill="white"/>' not in svg and '<rect width=' not in svg
+        assert 'fill="white"/>' not in svg and "<rect width=" not in svg
         assert 'fill="currentColor"' in svg
 
 
 def test_y_axis_stays_near_the_capacity_when_a_sweep_runs_far_above_it():
     top = y_top([10, 20, 40, 80, 160, 250], 24, 12)
     assert 24 * 1.15 <= top <= 24 * 2
-    assert y_top([5, 6], 24) >= 24 * 1.15          # the capacity line is always on the chart
-    assert y_top([10, 250], None) >= 250            # no capacity: everything is shown
-    svg = sweep_svg("train_micro_batch_size_per_gpu",
-                    [(1, 10 * GiB, 1 * GiB), (2, 20 * GiB, 2 * GiB), (32, 250 * GiB, 200 * GiB)], 24 * GiB, "en", "t",
-                    current=2)
-    assert 'class="off-scale"' in svg and ">250<" in svg         # the off-scale point is marked with its value
+    assert y_top([5, 6], 24) >= 24 * 1.15  # the capacity line is always on the chart
+    assert y_top([10, 250], None) >= 250  # no capacity: everything is shown
+    svg = sweep_svg(
+        "train_micro_batch_size_per_gpu",
+        [(1, 10 * GiB, 1 * GiB), (2, 20 * GiB, 2 * GiB), (32, 250 * GiB, 200 * GiB)],
+        24 * GiB,
+        "en",
+        "t",
+        current=2,
+    )
+    assert 'class="off-scale"' in svg and ">250<" in svg  # the off-scale point is marked with its value
     assert "your setting: 2 → 20.0 GiB" in svg and 'class="current"' in svg
 
 
@@ -104,8 +112,9 @@ def test_sweeps_mark_the_current_setting():
 
 def test_bar_top_is_the_estimates_peak_even_when_gradients_and_activations_do_not_coexist():
     for ga in (1, 4):
-        est = estimate_memory({"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "full",
-                               "gradient_accumulation_steps": ga})
+        est = estimate_memory(
+            {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "full", "gradient_accumulation_steps": ga}
+        )
         segments, peak = stack(est.model_dump())
         assert peak == pytest.approx(est.total_per_gpu / GiB)
         assert any(lane is not None for *_, lane in segments) == (not est.gradients_live_during_forward)
@@ -115,8 +124,15 @@ def test_chat_chart_for_a_memory_answer():
     est = estimate_memory({"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "full"})
     svg = memory_chart_svg(est.model_dump(mode="json"), "en")
     assert 'data-testid="chat-memory-chart"' in svg and "does not fit" in svg and "GiB over" in svg
-    msg = tool_call_message({"name": "memory", "arguments": {"model": "llama-2-7b"},
-                             "result": est.model_dump(mode="json"), "summary_md": ""}, "en")
+    msg = tool_call_message(
+        {
+            "name": "memory",
+            "arguments": {"model": "llama-2-7b"},
+            "result": est.model_dump(mode="json"),
+            "summary_md": "",
+        },
+        "en",
+    )
     assert msg["content"].startswith('<div class="batchbot-plot"')
     assert memory_chart_svg({"total_per_gpu": None}, "en") == ""
     assert "<script" not in memory_chart_svg({**est.model_dump(mode="json"), "model_name": "<script>x"}, "en")
@@ -159,8 +175,11 @@ def test_check_refuses_bad_input_in_the_users_language(bad):
 
 
 def test_marked_lines_keep_the_text_and_prefer_the_worst_severity():
-    f = [SimpleNamespace(line=2, key="a", severity="info"), SimpleNamespace(line=2, key="a", severity="error"),
-         SimpleNamespace(line=None, key="b", severity="warning")]
+    f = [
+        SimpleNamespace(line=2, key="a", severity="info"),
+        SimpleNamespace(line=2, key="a", severity="error"),
+        SimpleNamespace(line=None, key="b", severity="warning"),
+    ]
     marks = marked_lines("x\ny\nz", f, {"b": (3, 1)}, "en")
     assert "".join(t for t, _ in marks) == "x\ny\nz"
     assert [label for _, label in marks] == [None, "error", "warning"]
@@ -178,6 +197,7 @@ class _Bot:
 @pytest.fixture(scope="module")
 def cards():
     from rag.cards import load_cards
+
     return load_cards()
 
 

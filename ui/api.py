@@ -4,6 +4,7 @@
 /chat is registered by the app builder (it needs the assistant). Bad input raises
 ``gr.Error`` with the English and Chinese message, naming the field.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -67,9 +68,12 @@ def calculator_error(err: CalculatorError) -> gr.Error:
 
 def _unexpected(exc: Exception) -> gr.Error:
     from .chat import log_failure
-    log_failure("API call failed", exc)   # one line, no user payload
-    return gr.Error(f"Calculation failed ({type(exc).__name__}); check the inputs.\n"
-                    f"计算失败（{type(exc).__name__}），请检查输入。", print_exception=False)
+
+    log_failure("API call failed", exc)  # one line, no user payload
+    return gr.Error(
+        f"Calculation failed ({type(exc).__name__}); check the inputs.\n计算失败（{type(exc).__name__}），请检查输入。",
+        print_exception=False,
+    )
 
 
 @contextmanager
@@ -87,20 +91,38 @@ def _refusals() -> Iterator[None]:
 
 def _check_dict(name: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise gr.Error(f"[{name}] must be a JSON object of MemoryConfig fields.\n[{name}] 必须是由 MemoryConfig 字段组成的 JSON 对象。",
-                       title=f"Invalid input / 输入无效: {name}", print_exception=False)
+        raise gr.Error(
+            f"[{name}] must be a JSON object of MemoryConfig fields.\n[{name}] 必须是由 MemoryConfig 字段组成的 JSON 对象。",
+            title=f"Invalid input / 输入无效: {name}",
+            print_exception=False,
+        )
     return value
 
 
 def _gib_summary(d: dict[str, Any]) -> dict[str, float | None]:
-    keys = ("weights", "gradients", "optimizer_states", "activations", "other", "total_per_gpu", "gpu_capacity",
-            "headroom", "cpu_total")
+    keys = (
+        "weights",
+        "gradients",
+        "optimizer_states",
+        "activations",
+        "other",
+        "total_per_gpu",
+        "gpu_capacity",
+        "headroom",
+        "cpu_total",
+    )
     return {k: (None if d.get(k) is None else round(d[k] / GiB, 3)) for k in keys}
 
 
-def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_per_gpu: int | None = None,
-                    gradient_accumulation_steps: int | None = None, world_size: int = 1, seq_len: int | None = None,
-                    dataset_size: int | None = None, lang: str = "en") -> dict[str, Any]:
+def effective_batch(
+    train_batch_size: int | None = None,
+    train_micro_batch_size_per_gpu: int | None = None,
+    gradient_accumulation_steps: int | None = None,
+    world_size: int = 1,
+    seq_len: int | None = None,
+    dataset_size: int | None = None,
+    lang: str = "en",
+) -> dict[str, Any]:
     """Resolve DeepSpeed's train_batch_size = micro × GA × world_size (empty fields are derived).
 
     Give any two of train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps, plus
@@ -116,9 +138,15 @@ def effective_batch(train_batch_size: int | None = None, train_micro_batch_size_
         lang (str): "en" or "zh".
     """
     with _refusals():
-        res = resolve_batch(train_batch_size=train_batch_size, train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
-                            gradient_accumulation_steps=gradient_accumulation_steps, world_size=world_size,
-                            seq_len=seq_len, dataset_size=dataset_size, lang=normalize_lang(lang, "en"))
+        res = resolve_batch(
+            train_batch_size=train_batch_size,
+            train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
+            gradient_accumulation_steps=gradient_accumulation_steps,
+            world_size=world_size,
+            seq_len=seq_len,
+            dataset_size=dataset_size,
+            lang=normalize_lang(lang, "en"),
+        )
     return res.model_dump(mode="json")
 
 
@@ -146,12 +174,18 @@ def sweep_endpoint(config: dict[str, Any], field: str, values: list[Any], lang: 
 def check_config_endpoint(text: str, gpu: str | None = None, lang: str = "en") -> dict[str, Any]:
     """Check a pasted DeepSpeed JSON / TrainingArguments / LLaMA-Factory YAML; returns {"markdown", "report"}."""
     if not isinstance(text, str) or not text.strip():
-        raise gr.Error("[text] Paste a config to check.\n[text] 请粘贴要检查的配置。", title="Invalid input / 输入无效: text",
-                       print_exception=False)
+        raise gr.Error(
+            "[text] Paste a config to check.\n[text] 请粘贴要检查的配置。",
+            title="Invalid input / 输入无效: text",
+            print_exception=False,
+        )
     if len(text) > MAX_CONFIG_CHARS:
-        raise gr.Error(f"[text] Config too long (over {MAX_CONFIG_CHARS:,} characters).\n"
-                       f"[text] 配置太长（超过 {MAX_CONFIG_CHARS:,} 字符）。",
-                       title="Invalid input / 输入无效: text", print_exception=False)
+        raise gr.Error(
+            f"[text] Config too long (over {MAX_CONFIG_CHARS:,} characters).\n"
+            f"[text] 配置太长（超过 {MAX_CONFIG_CHARS:,} 字符）。",
+            title="Invalid input / 输入无效: text",
+            print_exception=False,
+        )
     lang = normalize_lang(lang, "en")
     with _refusals():
         report = check_config(text, gpu=gpu or None, lang=lang)
@@ -174,12 +208,12 @@ def fact_check(text: str, lang: str = "") -> dict[str, Any]:
         lang (str): "en" or "zh" for the report; detected from the text when empty.
     """
     from calculators.agent_tools import fact_check as _fact_check
+
     with _refusals():
         return _fact_check(text, lang or None)
 
 
-def diagnose_endpoint(text: str, lang: str = "en",
-                      setup: dict[str, Any] | None = None) -> dict[str, Any]:
+def diagnose_endpoint(text: str, lang: str = "en", setup: dict[str, Any] | None = None) -> dict[str, Any]:
     """Diagnose a pasted error / log / command / nvidia-smi table; returns {"markdown", "diagnosis"}.
 
     ``setup`` (optional) holds values already known, e.g. {"model": "llama-3-8b", "seq_len": 4096}.
@@ -189,13 +223,19 @@ def diagnose_endpoint(text: str, lang: str = "en",
     from .diagnose_panel import MAX_PASTE
 
     if not isinstance(text, str) or not text.strip():
-        raise gr.Error("[text] Paste an error message, log, launch command or nvidia-smi output.\n"
-                       "[text] 请粘贴报错信息、日志、启动命令或 nvidia-smi 输出。", title="Invalid input / 输入无效: text",
-                       print_exception=False)
+        raise gr.Error(
+            "[text] Paste an error message, log, launch command or nvidia-smi output.\n"
+            "[text] 请粘贴报错信息、日志、启动命令或 nvidia-smi 输出。",
+            title="Invalid input / 输入无效: text",
+            print_exception=False,
+        )
     if len(text) > MAX_PASTE:
-        raise gr.Error("[text] Paste too long (over 2,000,000 characters); paste the part around the error.\n"
-                       "[text] 粘贴内容太长（超过 2,000,000 字符）；请只粘贴报错附近的部分。",
-                       title="Invalid input / 输入无效: text", print_exception=False)
+        raise gr.Error(
+            "[text] Paste too long (over 2,000,000 characters); paste the part around the error.\n"
+            "[text] 粘贴内容太长（超过 2,000,000 字符）；请只粘贴报错附近的部分。",
+            title="Invalid input / 输入无效: text",
+            print_exception=False,
+        )
     lang = normalize_lang(lang, "en")
     with _refusals():
         d = diagnose(text, lang=lang, setup=setup)

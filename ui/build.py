@@ -1,4 +1,5 @@
 """Assemble the Gradio app: header, Chat / Calculators / Check / Knowledge tabs, API endpoints, embed mode."""
+
 from __future__ import annotations
 
 import os
@@ -83,11 +84,13 @@ def initial_lang(request: gr.Request | None, default: Lang) -> str:
     return lang_from_accept_language(headers.get("accept-language")) or default
 
 
-def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = None,
-              stream_delay: float = 0.03) -> gr.Blocks:
+def build_app(
+    assistant: Any = None, *, embed: bool = False, lang: str | None = None, stream_delay: float = 0.03
+) -> gr.Blocks:
     """The whole app. ``assistant`` defaults to ``rag.Assistant()`` (settings from the environment)."""
     if assistant is None:
         from rag import Assistant
+
         assistant = Assistant()
     lang = normalize_lang(lang or os.environ.get("BATCHBOT_LANG"), DEFAULT_LANG)
     chat = ChatController(assistant, stream_delay=stream_delay)
@@ -95,41 +98,58 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
     L = Labels(lang)
 
     demo = BatchBotBlocks(title="Batch & memory assistant · 批次与显存助手", fill_width=False, analytics_enabled=False)
-    with demo:   # Blocks.__enter__ returns the Blocks itself, untyped: `as demo` would make demo Any
+    with demo:  # Blocks.__enter__ returns the Blocks itself, untyped: `as demo` would make demo Any
         demo.embed = embed
         lang_state = gr.State(lang)
         with gr.Row(elem_classes=["batchbot-header"], visible=not embed) as header:
             with gr.Column(scale=4, elem_classes=["batchbot-title-col"]):
-                L.add(gr.Markdown(f"# {L.text('title')}\n{L.text('subtitle')}", elem_id="app-title"),
-                      value=lambda lg: f"# {t('title', lg)}\n{t('subtitle', lg)}")
+                L.add(
+                    gr.Markdown(f"# {L.text('title')}\n{L.text('subtitle')}", elem_id="app-title"),
+                    value=lambda lg: f"# {t('title', lg)}\n{t('subtitle', lg)}",
+                )
             with gr.Column(scale=1, min_width=180, elem_classes=["batchbot-lang-col"]):
-                lang_radio = gr.Radio([("中文", "zh"), ("English", "en")], value=lang, label=t("lang_label", lang),
-                                      elem_id="lang-toggle")
+                lang_radio = gr.Radio(
+                    [("中文", "zh"), ("English", "en")], value=lang, label=t("lang_label", lang), elem_id="lang-toggle"
+                )
         # The small switch of embed mode (docs/embed.md): always built, shown by CSS only when the header is
         # hidden (--embed or ?embed=1), so an iframe on a wiki page can still switch the language.
-        lang_radio_embed = gr.Radio([("中文", "zh"), ("English", "en")], value=lang, show_label=False,
-                                    elem_id="lang-toggle-embed", container=False, elem_classes=["batchbot-embed-only"])
+        lang_radio_embed = gr.Radio(
+            [("中文", "zh"), ("English", "en")],
+            value=lang,
+            show_label=False,
+            elem_id="lang-toggle-embed",
+            container=False,
+            elem_classes=["batchbot-embed-only"],
+        )
         # "wrap", not Gradio's default "menu": a tab that does not fit goes to a second row instead of under a
         # "More tabs" (⋯) menu that phone users do not find; the phone CSS (ui/style.py) keeps the four in one row.
         with gr.Tabs(elem_id="main-tabs", overflow_behavior="wrap"):
             with L.add(gr.Tab(L.text("tab_chat"), id="chat", elem_id="tab-chat"), label="tab_chat") as chat_tab:
                 chat_ui = build_chat(L, lang)
-            with L.add(gr.Tab(L.text("tab_calc"), id="calculators", elem_id="tab-calculators"), label="tab_calc") as calc_tab:
+            with L.add(
+                gr.Tab(L.text("tab_calc"), id="calculators", elem_id="tab-calculators"), label="tab_calc"
+            ) as calc_tab:
                 calc = build_calculators_tab(L)
             with L.add(gr.Tab(L.text("tab_check"), id="check", elem_id="tab-check"), label="tab_check") as check_tab:
                 check = build_check_tab(L)
-            with L.add(gr.Tab(L.text("tab_knowledge"), id="knowledge", elem_id="tab-knowledge"), label="tab_knowledge") as know_tab:
+            with L.add(
+                gr.Tab(L.text("tab_knowledge"), id="knowledge", elem_id="tab-knowledge"), label="tab_knowledge"
+            ) as know_tab:
                 know = build_knowledge_tab(L, kb)
 
         # ---- events: chat (ui/chat_layout.py)
         wire_chat(chat_ui, chat, lang_state)
-        for tab_id, tab in (("chat", chat_tab), ("calculators", calc_tab), ("check", check_tab),
-                            ("knowledge", know_tab)):
+        for tab_id, tab in (
+            ("chat", chat_tab),
+            ("calculators", calc_tab),
+            ("check", check_tab),
+            ("knowledge", know_tab),
+        ):
             tab.select(None, js=TAB_IN_URL_JS.replace("TAB_ID", tab_id))
 
         wire_calculators_tab(calc, lang_state)
         wire_check_tab(check, lang_state)
-        wire_knowledge_tab(know, kb, lang_state)   # each tab follows lang_state itself (results, list, card)
+        wire_knowledge_tab(know, kb, lang_state)  # each tab follows lang_state itself (results, list, card)
 
         # ---- language: the radio drives a per-session state and relabels everything
         def set_lang(value: str) -> list[Any]:
@@ -138,8 +158,7 @@ def build_app(assistant: Any = None, *, embed: bool = False, lang: str | None = 
 
         lang_outputs = [lang_state, lang_radio, lang_radio_embed] + L.components
         lang_radio.change(set_lang, [lang_radio], lang_outputs, api_visibility="private")
-        lang_radio_embed.input(lambda v: gr.update(value=v), [lang_radio_embed], [lang_radio],
-                               api_visibility="private")
+        lang_radio_embed.input(lambda v: gr.update(value=v), [lang_radio_embed], [lang_radio], api_visibility="private")
 
         def on_load(request: gr.Request) -> tuple[str, dict[str, Any]]:
             params = getattr(request, "query_params", {}) or {}

@@ -3,6 +3,7 @@
 The handlers are plain functions of plain values (tested without a browser);
 errors come back as a Markdown line naming the field, never as a traceback.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -28,29 +29,83 @@ GA_SWEEP = [1, 2, 4, 8, 16, 32, 64]
 
 # Every MemoryConfig field, in form order.
 MEMORY_FIELDS = (
-    "model", "num_params", "hf_config", "hidden_size", "num_layers", "num_attention_heads", "vocab_size",
-    "gpu", "gpu_memory_gb", "precision", "optimizer", "zero_stage", "world_size", "num_nodes",
-    "offload_optimizer", "offload_param", "pipeline_parallel_size",
-    "finetune", "lora_rank", "lora_target_modules",
-    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "seq_len", "gradient_checkpointing",
-    "flash_attention", "cuda_context_gb", "reduce_bucket_size", "allgather_bucket_size", "overlap_comm",
-    "zero_grad_set_to_none", "loss_implementation", "allocator_slack_fraction", "bitsandbytes_before_0_43_2",
-    "fsdp", "fsdp_cpu_offload", "fsdp_sync_each_batch", "fsdp_frozen_in_trainable_units",
-    "qlora_double_quant", "qlora_lm_head_4bit",
+    "model",
+    "num_params",
+    "hf_config",
+    "hidden_size",
+    "num_layers",
+    "num_attention_heads",
+    "vocab_size",
+    "gpu",
+    "gpu_memory_gb",
+    "precision",
+    "optimizer",
+    "zero_stage",
+    "world_size",
+    "num_nodes",
+    "offload_optimizer",
+    "offload_param",
+    "pipeline_parallel_size",
+    "finetune",
+    "lora_rank",
+    "lora_target_modules",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "seq_len",
+    "gradient_checkpointing",
+    "flash_attention",
+    "cuda_context_gb",
+    "reduce_bucket_size",
+    "allgather_bucket_size",
+    "overlap_comm",
+    "zero_grad_set_to_none",
+    "loss_implementation",
+    "allocator_slack_fraction",
+    "bitsandbytes_before_0_43_2",
+    "fsdp",
+    "fsdp_cpu_offload",
+    "fsdp_sync_each_batch",
+    "fsdp_frozen_in_trainable_units",
+    "qlora_double_quant",
+    "qlora_lm_head_4bit",
 )
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "the form must cover every MemoryConfig field"
 
 # The form starts from MemoryConfig's own defaults (one source of truth), except for a few
 # choices that make a useful first picture: a 7B LoRA run on a 24 GB card with GA 8.
-_FORM_CHOICES: dict[str, Any] = {"model": "llama-2-7b", "gpu": "rtx-3090", "finetune": "lora",
-                                 "gradient_accumulation_steps": 8, "seq_len": 1024}
+_FORM_CHOICES: dict[str, Any] = {
+    "model": "llama-2-7b",
+    "gpu": "rtx-3090",
+    "finetune": "lora",
+    "gradient_accumulation_steps": 8,
+    "seq_len": 1024,
+}
 DEFAULTS: dict[str, Any] = {
     name: _FORM_CHOICES.get(name, MemoryConfig.model_fields[name].get_default(call_default_factory=True))
-    for name in ("model", "gpu", "precision", "optimizer", "zero_stage", "world_size", "num_nodes",
-                 "offload_optimizer", "offload_param", "pipeline_parallel_size", "finetune", "lora_rank",
-                 "lora_target_modules", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "seq_len",
-                 "gradient_checkpointing", "flash_attention", "cuda_context_gb", "reduce_bucket_size",
-                 "allgather_bucket_size", "overlap_comm")
+    for name in (
+        "model",
+        "gpu",
+        "precision",
+        "optimizer",
+        "zero_stage",
+        "world_size",
+        "num_nodes",
+        "offload_optimizer",
+        "offload_param",
+        "pipeline_parallel_size",
+        "finetune",
+        "lora_rank",
+        "lora_target_modules",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "seq_len",
+        "gradient_checkpointing",
+        "flash_attention",
+        "cuda_context_gb",
+        "reduce_bucket_size",
+        "allgather_bucket_size",
+        "overlap_comm",
+    )
 }
 
 
@@ -68,7 +123,9 @@ def model_choices(lang: str) -> list[tuple[str, str]]:
 
 
 def gpu_choices(lang: str) -> list[tuple[str, str]]:
-    return [(f"{g} ({spec.memory_gib:g} GiB)", g) for g, spec in GPU_PRESETS.items()] + [(t("custom_gpu", lang), CUSTOM)]
+    return [(f"{g} ({spec.memory_gib:g} GiB)", g) for g, spec in GPU_PRESETS.items()] + [
+        (t("custom_gpu", lang), CUSTOM)
+    ]
 
 
 def _error(err: CalculatorError, lang: str) -> str:
@@ -81,9 +138,13 @@ def _error(err: CalculatorError, lang: str) -> str:
 
 def _unexpected(exc: Exception, lang: str) -> str:
     from .chat import log_failure
-    log_failure("calculator failed", exc)   # one line, no user payload
-    return "✘ " + (f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。" if lang == "zh"
-                   else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs.")
+
+    log_failure("calculator failed", exc)  # one line, no user payload
+    return "✘ " + (
+        f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。"
+        if lang == "zh"
+        else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs."
+    )
 
 
 def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
@@ -98,10 +159,21 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
         if f in OPTIONAL_NUMBERS and v == 0:
             continue  # the browser shows an empty number box as 0: 0 means "not given"
         if f in ("zero_stage",) and isinstance(v, str) and v.isdigit():
-            v = int(v)   # anything else goes on as given and is refused by name
-        if isinstance(v, float) and f not in ("num_params", "gpu_memory_gb", "cuda_context_gb", "allocator_slack_fraction",
-                                              "reduce_bucket_size", "allgather_bucket_size") \
-                and math.isfinite(v) and v == int(v):
+            v = int(v)  # anything else goes on as given and is refused by name
+        if (
+            isinstance(v, float)
+            and f
+            not in (
+                "num_params",
+                "gpu_memory_gb",
+                "cuda_context_gb",
+                "allocator_slack_fraction",
+                "reduce_bucket_size",
+                "allgather_bucket_size",
+            )
+            and math.isfinite(v)
+            and v == int(v)
+        ):
             v = int(v)
         cfg[f] = v
     if "hf_config" in cfg or "num_params" in cfg:
@@ -143,12 +215,13 @@ def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[s
     The candidates come from :mod:`rag.levers` (the chat uses the same list): each single change that fits,
     else the first accumulated combination that does. Candidates the calculator refuses are skipped."""
     from rag import levers  # lazy: the tab's pure functions import without the retrieval stack
+
     singles: list[tuple[str, Any]] = []
     combos: list[tuple[str, Any]] = []
-    base = {k: v for k, v in as_config(cfg).model_dump().items() if v is not None}   # validated, typed values
+    base = {k: v for k, v in as_config(cfg).model_dump().items() if v is not None}  # validated, typed values
     for names, candidate in levers.candidates(base):
         if len(names) > 1 and (singles or combos):
-            break    # combinations come after the single changes (nearer); the first combination that fits is enough
+            break  # combinations come after the single changes (nearer); the first combination that fits is enough
         try:
             est = estimate_memory(candidate)
         except CalculatorError:
@@ -161,10 +234,11 @@ def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[s
 def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str, str, str], str | None, str]:
     """run_memory's outputs plus the refused field (or None) and its message, for marking the form."""
     from .render import memory_summary_md, nearest_fits_md
+
     try:
         cfg = form_to_config(values)
         est = estimate_memory(cfg)
-        checked = as_config(cfg)          # validated: "2" from a client is the number 2 here
+        checked = as_config(cfg)  # validated: "2" from a client is the number 2 here
         micro, ga = checked.train_micro_batch_size_per_gpu, checked.gradient_accumulation_steps
         micro_values = sorted(set(MICRO_SWEEP) | {micro})
         ga_values = sorted(set(GA_SWEEP) | {ga})
@@ -176,16 +250,33 @@ def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str,
     except Exception as exc:  # never a traceback
         return (_unexpected(exc, lang), "", "", "", ""), None, ""
     micro_title = "显存 vs 微批次（train_micro_batch_size_per_gpu）" if lang == "zh" else "Memory vs micro batch"
-    ga_title = ("显存 vs 梯度累积步数（GA ≥ 2 时是平的）" if lang == "zh"
-                else "Memory vs gradient accumulation steps (flat from GA = 2)")
+    ga_title = (
+        "显存 vs 梯度累积步数（GA ≥ 2 时是平的）"
+        if lang == "zh"
+        else "Memory vs gradient accumulation steps (flat from GA = 2)"
+    )
     summary = memory_summary_md(est, lang)
     if way_out:
         summary = way_out + "\n\n" + summary
     plots = [breakdown_svg(est, lang, narrow=n) for n in (False, True)]
-    micro_plots = [sweep_svg("train_micro_batch_size_per_gpu", sweep_points(by_micro), by_micro.gpu_capacity, lang,
-                             micro_title, current=micro, narrow=n) for n in (False, True)]
-    ga_plots = [sweep_svg("gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title,
-                          current=ga, narrow=n) for n in (False, True)]
+    micro_plots = [
+        sweep_svg(
+            "train_micro_batch_size_per_gpu",
+            sweep_points(by_micro),
+            by_micro.gpu_capacity,
+            lang,
+            micro_title,
+            current=micro,
+            narrow=n,
+        )
+        for n in (False, True)
+    ]
+    ga_plots = [
+        sweep_svg(
+            "gradient_accumulation_steps", sweep_points(by_ga), by_ga.gpu_capacity, lang, ga_title, current=ga, narrow=n
+        )
+        for n in (False, True)
+    ]
     return ("", summary, responsive(*plots), responsive(*micro_plots), responsive(*ga_plots)), None, ""
 
 
@@ -193,7 +284,7 @@ def _opt_int(v: Any) -> Any:
     """An optional form number: None, "" and 0 (an empty gr.Number in the browser) mean "not given"."""
     if v is None or v == "" or v == 0:
         return None
-    if isinstance(v, float) and math.isfinite(v) and v == int(v):   # inf/nan go on and are refused by name
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):  # inf/nan go on and are refused by name
         return int(v)
     return v
 
@@ -210,14 +301,21 @@ def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size:
     return _run_batch(tb, micro, ga, ws, seq_len, dataset_size, normalize_lang(lang, "en"))[0]
 
 
-def _run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any,
-               lang: str) -> tuple[tuple[str, str], str | None, str]:
+def _run_batch(
+    tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str
+) -> tuple[tuple[str, str], str | None, str]:
     """run_batch's outputs plus the refused field (or None) and its message, for marking the form."""
-    lang = normalize_lang(lang, "en")   # the form's handler passes the session's language state as it is
+    lang = normalize_lang(lang, "en")  # the form's handler passes the session's language state as it is
     try:
-        res = resolve_batch(train_batch_size=_opt_int(tb), train_micro_batch_size_per_gpu=_int(micro),
-                            gradient_accumulation_steps=_int(ga), world_size=1 if _int(ws) is None else _int(ws),
-                            seq_len=_opt_int(seq_len), dataset_size=_opt_int(dataset_size), lang=lang)
+        res = resolve_batch(
+            train_batch_size=_opt_int(tb),
+            train_micro_batch_size_per_gpu=_int(micro),
+            gradient_accumulation_steps=_int(ga),
+            world_size=1 if _int(ws) is None else _int(ws),
+            seq_len=_opt_int(seq_len),
+            dataset_size=_opt_int(dataset_size),
+            lang=lang,
+        )
     except CalculatorError as err:
         return (_error(err, lang), ""), _error_field(err), err.message(lang)
     except Exception as exc:
@@ -257,18 +355,42 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
     with gr.Row():
         with gr.Column(min_width=240):
             L.add(gr.Markdown(_heading("model_section", lang)), value=lambda lg: _heading("model_section", lg))
-            reg("model", gr.Dropdown(model_choices(lang), value=DEFAULTS["model"], label=F("model"), elem_id="m_model"),
-                choices=model_choices)
-            reg("finetune", gr.Radio(_literal_choices("finetune"), value=DEFAULTS["finetune"], label=F("finetune"),
-                                     elem_id="m_finetune"))
-            reg("precision", gr.Dropdown(_literal_choices("precision"), value=DEFAULTS["precision"], label=F("precision"),
-                                         elem_id="m_precision"))
-            reg("optimizer", gr.Dropdown(_literal_choices("optimizer"), value=DEFAULTS["optimizer"], label=F("optimizer"),
-                                         elem_id="m_optimizer"))
+            reg(
+                "model",
+                gr.Dropdown(model_choices(lang), value=DEFAULTS["model"], label=F("model"), elem_id="m_model"),
+                choices=model_choices,
+            )
+            reg(
+                "finetune",
+                gr.Radio(
+                    _literal_choices("finetune"), value=DEFAULTS["finetune"], label=F("finetune"), elem_id="m_finetune"
+                ),
+            )
+            reg(
+                "precision",
+                gr.Dropdown(
+                    _literal_choices("precision"),
+                    value=DEFAULTS["precision"],
+                    label=F("precision"),
+                    elem_id="m_precision",
+                ),
+            )
+            reg(
+                "optimizer",
+                gr.Dropdown(
+                    _literal_choices("optimizer"),
+                    value=DEFAULTS["optimizer"],
+                    label=F("optimizer"),
+                    elem_id="m_optimizer",
+                ),
+            )
         with gr.Column(min_width=240):
             L.add(gr.Markdown(f"**{L.text('hardware_section')}**"), value=lambda lg: f"**{t('hardware_section', lg)}**")
-            reg("gpu", gr.Dropdown(gpu_choices(lang), value=DEFAULTS["gpu"], label=F("gpu"), elem_id="m_gpu"),
-                choices=gpu_choices)
+            reg(
+                "gpu",
+                gr.Dropdown(gpu_choices(lang), value=DEFAULTS["gpu"], label=F("gpu"), elem_id="m_gpu"),
+                choices=gpu_choices,
+            )
             reg("zero_stage", gr.Radio([0, 1, 2, 3], value=0, label=F("zero_stage"), elem_id="m_zero"))
             with gr.Row():
                 reg("world_size", gr.Number(1, label=F("world_size"), precision=0, elem_id="m_ws", minimum=1))
@@ -278,13 +400,34 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                 reg("offload_param", gr.Checkbox(False, label=F("offload_param"), elem_id="m_off_param"))
         with gr.Column(min_width=240):
             L.add(gr.Markdown(f"**{L.text('training_section')}**"), value=lambda lg: f"**{t('training_section', lg)}**")
-            reg("train_micro_batch_size_per_gpu", gr.Number(DEFAULTS["train_micro_batch_size_per_gpu"], precision=0,
-                                                            label=F("train_micro_batch_size_per_gpu"), elem_id="m_micro"))
-            reg("gradient_accumulation_steps", gr.Number(DEFAULTS["gradient_accumulation_steps"], precision=0,
-                                                         label=F("gradient_accumulation_steps"), elem_id="m_ga"))
+            reg(
+                "train_micro_batch_size_per_gpu",
+                gr.Number(
+                    DEFAULTS["train_micro_batch_size_per_gpu"],
+                    precision=0,
+                    label=F("train_micro_batch_size_per_gpu"),
+                    elem_id="m_micro",
+                ),
+            )
+            reg(
+                "gradient_accumulation_steps",
+                gr.Number(
+                    DEFAULTS["gradient_accumulation_steps"],
+                    precision=0,
+                    label=F("gradient_accumulation_steps"),
+                    elem_id="m_ga",
+                ),
+            )
             reg("seq_len", gr.Number(DEFAULTS["seq_len"], precision=0, label=F("seq_len"), elem_id="m_seq"))
-            reg("gradient_checkpointing", gr.Radio(_literal_choices("gradient_checkpointing"), value="none",
-                                                   label=F("gradient_checkpointing"), elem_id="m_ckpt"))
+            reg(
+                "gradient_checkpointing",
+                gr.Radio(
+                    _literal_choices("gradient_checkpointing"),
+                    value="none",
+                    label=F("gradient_checkpointing"),
+                    elem_id="m_ckpt",
+                ),
+            )
             reg("flash_attention", gr.Checkbox(True, label=F("flash_attention"), elem_id="m_flash"))
     with L.add(gr.Accordion(L.text("advanced_section"), open=False), label="advanced_section"):
         with gr.Row():
@@ -300,30 +443,52 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg("cuda_context_gb", gr.Number(DEFAULTS["cuda_context_gb"], label=F("cuda_context_gb"), elem_id="m_ctx"))
         with gr.Row():
             reg("lora_rank", gr.Number(DEFAULTS["lora_rank"], precision=0, label=F("lora_rank"), elem_id="m_rank"))
-            reg("lora_target_modules", gr.CheckboxGroup(list(LORA_MODULES), value=DEFAULTS["lora_target_modules"],
-                                                        label=F("lora_target_modules"), elem_id="m_lora_mods"))
+            reg(
+                "lora_target_modules",
+                gr.CheckboxGroup(
+                    list(LORA_MODULES),
+                    value=DEFAULTS["lora_target_modules"],
+                    label=F("lora_target_modules"),
+                    elem_id="m_lora_mods",
+                ),
+            )
         with gr.Row():
-            reg("reduce_bucket_size", gr.Number(DEFAULTS["reduce_bucket_size"], label=F("reduce_bucket_size"),
-                                                elem_id="m_rbs"))
-            reg("allgather_bucket_size", gr.Number(DEFAULTS["allgather_bucket_size"], label=F("allgather_bucket_size"),
-                                                   elem_id="m_abs"))
+            reg(
+                "reduce_bucket_size",
+                gr.Number(DEFAULTS["reduce_bucket_size"], label=F("reduce_bucket_size"), elem_id="m_rbs"),
+            )
+            reg(
+                "allgather_bucket_size",
+                gr.Number(DEFAULTS["allgather_bucket_size"], label=F("allgather_bucket_size"), elem_id="m_abs"),
+            )
             reg("overlap_comm", gr.Checkbox(False, label=F("overlap_comm"), elem_id="m_overlap"))
         with gr.Row():
             reg("fsdp", gr.Radio(_literal_choices("fsdp"), value="none", label=F("fsdp"), elem_id="m_fsdp"))
             reg("fsdp_cpu_offload", gr.Checkbox(False, label=F("fsdp_cpu_offload"), elem_id="m_fsdp_off"))
             reg("fsdp_sync_each_batch", gr.Checkbox(False, label=F("fsdp_sync_each_batch"), elem_id="m_fsdp_sync"))
-            reg("fsdp_frozen_in_trainable_units", gr.Checkbox(False, label=F("fsdp_frozen_in_trainable_units"),
-                                                              elem_id="m_fsdp_frozen"))
+            reg(
+                "fsdp_frozen_in_trainable_units",
+                gr.Checkbox(False, label=F("fsdp_frozen_in_trainable_units"), elem_id="m_fsdp_frozen"),
+            )
         with gr.Row():
             reg("qlora_double_quant", gr.Checkbox(True, label=F("qlora_double_quant"), elem_id="m_qlora_dq"))
             reg("qlora_lm_head_4bit", gr.Checkbox(False, label=F("qlora_lm_head_4bit"), elem_id="m_qlora_head"))
         with gr.Row():
             reg("zero_grad_set_to_none", gr.Checkbox(True, label=F("zero_grad_set_to_none"), elem_id="m_set_to_none"))
-            reg("loss_implementation", gr.Radio(_literal_choices("loss_implementation"), value="hf",
-                                                label=F("loss_implementation"), elem_id="m_loss_impl"))
+            reg(
+                "loss_implementation",
+                gr.Radio(
+                    _literal_choices("loss_implementation"),
+                    value="hf",
+                    label=F("loss_implementation"),
+                    elem_id="m_loss_impl",
+                ),
+            )
             reg("allocator_slack_fraction", gr.Number(0.10, label=F("allocator_slack_fraction"), elem_id="m_slack"))
-            reg("bitsandbytes_before_0_43_2", gr.Checkbox(False, label=F("bitsandbytes_before_0_43_2"),
-                                                          elem_id="m_bnb_old"))
+            reg(
+                "bitsandbytes_before_0_43_2",
+                gr.Checkbox(False, label=F("bitsandbytes_before_0_43_2"), elem_id="m_bnb_old"),
+            )
     m_err = gr.Markdown(first_mem[0], elem_id="memory-error", elem_classes=["field-error"])
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):
@@ -337,20 +502,36 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             m_ga = gr.HTML(first_mem[4], elem_id="memory-vs-ga", js_on_load=None, css_template=PLOT_CSS)
 
     # ---------------------------------------------------------------- effective batch (shares the fields above)
-    first_batch, _, _ = _run_batch(None, DEFAULTS["train_micro_batch_size_per_gpu"],
-                                   DEFAULTS["gradient_accumulation_steps"], DEFAULTS["world_size"], DEFAULTS["seq_len"],
-                                   None, lang)
+    first_batch, _, _ = _run_batch(
+        None,
+        DEFAULTS["train_micro_batch_size_per_gpu"],
+        DEFAULTS["gradient_accumulation_steps"],
+        DEFAULTS["world_size"],
+        DEFAULTS["seq_len"],
+        None,
+        lang,
+    )
     L.add(gr.Markdown(f"### {L.text('batch_header')}"), value=lambda lg: f"### {t('batch_header', lg)}")
     L.add(gr.Markdown(L.text("batch_shared_help")), value="batch_shared_help")
     with gr.Row():
-        b_tb = L.add(gr.Number(None, label=F("train_batch_size"), precision=0, elem_id="b_tb"), label="train_batch_size")
+        b_tb = L.add(
+            gr.Number(None, label=F("train_batch_size"), precision=0, elem_id="b_tb"), label="train_batch_size"
+        )
         b_ds = L.add(gr.Number(None, label=F("dataset_size"), precision=0, elem_id="b_ds"), label="dataset_size")
     b_err = gr.Markdown(first_batch[0], elem_id="batch-error", elem_classes=["field-error"])
     b_out = gr.Markdown(first_batch[1], elem_id="batch-result")
 
     return dict(
-        batch=(b_tb, comps["train_micro_batch_size_per_gpu"], comps["gradient_accumulation_steps"],
-               comps["world_size"], comps["seq_len"], b_ds, b_err, b_out),
+        batch=(
+            b_tb,
+            comps["train_micro_batch_size_per_gpu"],
+            comps["gradient_accumulation_steps"],
+            comps["world_size"],
+            comps["seq_len"],
+            b_ds,
+            b_err,
+            b_out,
+        ),
         memory=(comps, m_err, m_summary, m_bar, m_micro, m_ga),
     )
 
@@ -359,16 +540,28 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
     """Recalculate on every change (and on a language switch): the result on screen always belongs to the
     form on screen; a refused value clears the result instead of leaving a stale one."""
     b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, b_err, b_out = handles["batch"]
-    batch_comps = {"train_batch_size": b_tb, "train_micro_batch_size_per_gpu": b_micro,
-                   "gradient_accumulation_steps": b_ga, "world_size": b_ws, "seq_len": b_seq, "dataset_size": b_ds}
+    batch_comps = {
+        "train_batch_size": b_tb,
+        "train_micro_batch_size_per_gpu": b_micro,
+        "gradient_accumulation_steps": b_ga,
+        "world_size": b_ws,
+        "seq_len": b_seq,
+        "dataset_size": b_ds,
+    }
 
     def on_batch(*args: Any) -> tuple[Any, ...]:
         outputs, bad, message = _run_batch(*args)
         return (*outputs, *field_marks(batch_comps, bad, message))
 
-    gr.on([c.change for c in batch_comps.values()] + [lang_state.change], on_batch,
-          [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state], [b_err, b_out, *batch_comps.values()],
-          api_visibility="private", trigger_mode="always_last", show_progress="hidden")
+    gr.on(
+        [c.change for c in batch_comps.values()] + [lang_state.change],
+        on_batch,
+        [b_tb, b_micro, b_ga, b_ws, b_seq, b_ds, lang_state],
+        [b_err, b_out, *batch_comps.values()],
+        api_visibility="private",
+        trigger_mode="always_last",
+        show_progress="hidden",
+    )
     comps, m_err, m_summary, m_bar, m_micro, m_ga = handles["memory"]
     fields = list(comps)
 
@@ -377,6 +570,12 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
         outputs, bad, message = _run_memory(dict(zip(fields, vals, strict=True)), lang)
         return (*outputs, *field_marks(comps, bad, message))
 
-    gr.on([comps[f].change for f in fields] + [lang_state.change], on_memory, [comps[f] for f in fields] + [lang_state],
-          [m_err, m_summary, m_bar, m_micro, m_ga] + [comps[f] for f in fields], api_visibility="private",
-          trigger_mode="always_last", show_progress="hidden")
+    gr.on(
+        [comps[f].change for f in fields] + [lang_state.change],
+        on_memory,
+        [comps[f] for f in fields] + [lang_state],
+        [m_err, m_summary, m_bar, m_micro, m_ga] + [comps[f] for f in fields],
+        api_visibility="private",
+        trigger_mode="always_last",
+        show_progress="hidden",
+    )

@@ -4,6 +4,7 @@ The assistant (``rag.Assistant``) is shared by all sessions; what belongs to one
 browser session (the visible messages and ``Answer.history``) lives in
 ``gr.State``/the Chatbot value, which Gradio keeps per session.
 """
+
 from __future__ import annotations
 
 import logging
@@ -112,12 +113,12 @@ def _chunks(text: str, n: int = 12) -> list[str]:
 class ChatController:
     def __init__(self, assistant: Any, stream_delay: float = 0.03) -> None:
         self.bot = assistant
-        self.lock = assistant_lock(assistant)   # one ask() at a time unless the model's queries are micro-batched
+        self.lock = assistant_lock(assistant)  # one ask() at a time unless the model's queries are micro-batched
         self.stream_delay = stream_delay
         self.served = ServedAnswers()  # what a like/dislike may refer to, per session
-        self._busy: dict[str, object] = {}   # session → token of its answer in progress (a second Enter waits)
+        self._busy: dict[str, object] = {}  # session → token of its answer in progress (a second Enter waits)
         self._busy_lock = threading.Lock()
-        self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}   # (session, message, rating) → id
+        self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}  # (session, message, rating) → id
 
     # ------------------------------------------------------------ shared
     def ask(self, question: str, history: list[dict[str, Any]] | None, lang_hint: str | None = None) -> Any:
@@ -126,8 +127,14 @@ class ChatController:
             return self.bot.ask(question, history=history or None, lang_hint=as_lang(lang_hint) if lang_hint else None)
 
     # ------------------------------------------------------------ UI handler (generator → streaming)
-    def respond(self, question: str, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                ui_lang: str, request: gr.Request | None = None) -> Iterator[tuple[Any, ...]]:
+    def respond(
+        self,
+        question: str,
+        messages: list[dict[str, Any]] | None,
+        history: list[dict[str, Any]] | None,
+        ui_lang: str,
+        request: gr.Request | None = None,
+    ) -> Iterator[tuple[Any, ...]]:
         """Stream one answer: (messages, history, question box, status, Send, Stop) per step.
 
         While it runs, Send is disabled and Stop shown; a second submit from the same session (Enter
@@ -143,8 +150,12 @@ class ChatController:
         finally:
             self._release(session, token)
 
-    def stop(self, messages: list[dict[str, Any]] | None, ui_lang: str, request: gr.Request | None = None,
-             ) -> tuple[list[dict[str, Any]], str, dict[str, Any], dict[str, Any]]:
+    def stop(
+        self,
+        messages: list[dict[str, Any]] | None,
+        ui_lang: str,
+        request: gr.Request | None = None,
+    ) -> tuple[list[dict[str, Any]], str, dict[str, Any], dict[str, Any]]:
         """Stop pressed (the answer's event is cancelled by Gradio): drop the pending bubble, free the session."""
         session = _session(request)
         if session:
@@ -176,9 +187,16 @@ class ChatController:
         with self._busy_lock:
             return self._busy.get(session) is not token
 
-    def _respond(self, question: Any, messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None,
-                 ui_lang: str, session: str | None, token: object | None = None,
-                 api_client: bool = False) -> Iterator[tuple[Any, ...]]:
+    def _respond(
+        self,
+        question: Any,
+        messages: list[dict[str, Any]] | None,
+        history: list[dict[str, Any]] | None,
+        ui_lang: str,
+        session: str | None,
+        token: object | None = None,
+        api_client: bool = False,
+    ) -> Iterator[tuple[Any, ...]]:
         busy = (gr.update(interactive=False), gr.update(visible=True))
         idle = (gr.update(interactive=True), gr.update(visible=False))
         msgs = _plain_messages(messages)
@@ -191,7 +209,7 @@ class ChatController:
             msgs.append({"role": "assistant", "content": "⚠ " + refusal})
             if session:
                 self.served.remember(session, len(msgs) - 1, shown, msgs[-1]["content"])
-            keep = isinstance(question, str) and len(question) > MAX_QUESTION_CHARS   # let the user shorten it
+            keep = isinstance(question, str) and len(question) > MAX_QUESTION_CHARS  # let the user shorten it
             yield (msgs, history, question if keep else "", "") + idle
             return
         q = question.strip()
@@ -206,7 +224,7 @@ class ChatController:
             yield (msgs, history, gr.skip(), "") + idle
             return
         if self._stopped(session, token):
-            if not self._busy.get(session or ""):   # nothing newer runs: end as Stop left it
+            if not self._busy.get(session or ""):  # nothing newer runs: end as Stop left it
                 yield (msgs, history, gr.skip(), "ℹ " + t("stopped", ui_lang)) + idle
             return
         lang = getattr(answer, "language", lang) or lang
@@ -215,35 +233,46 @@ class ChatController:
         first = answer_msgs[0]["content"]
         msgs.append({"role": "assistant", "content": ""})
         answer_index = len(msgs) - 1
-        for part in [first] if api_client else _chunks(first):   # API clients: the answer at once, no delay
+        for part in [first] if api_client else _chunks(first):  # API clients: the answer at once, no delay
             msgs[-1]["content"] = part
             yield (msgs, history, gr.skip(), "") + busy
             if self.stream_delay and not api_client:
                 time.sleep(self.stream_delay)
         msgs.extend(answer_msgs[1:])
-        if session:   # the server's own record of what it said, for ratings
+        if session:  # the server's own record of what it said, for ratings
             for i in range(answer_index, len(msgs)):
                 self.served.remember(session, i, q, msgs[i]["content"])
         new_history = data.get("history") if isinstance(data.get("history"), list) else history
         yield (msgs, new_history, gr.skip(), "") + idle
 
     # ------------------------------------------------------------ API handler
-    def api_chat(self, question: str, history: list[Any] | None = None, lang: str | None = None,
-                 ) -> tuple[str, dict[str, Any]]:
+    def api_chat(
+        self,
+        question: str,
+        history: list[Any] | None = None,
+        lang: str | None = None,
+    ) -> tuple[str, dict[str, Any]]:
         """/chat: ``lang`` (optional, "zh" or "en") is the caller's UI language, used when the question has no Chinese."""
         if lang is not None and not (isinstance(lang, str) and (not lang.strip() or is_lang(lang.strip().lower()))):
-            raise gr.Error("'lang' must be \"zh\" or \"en\" (or empty: the question's language decides).\n"
-                           "'lang' 必须是 \"zh\" 或 \"en\"（或留空：按问题的语言回答）。", title="lang",
-                           print_exception=False)
+            raise gr.Error(
+                '\'lang\' must be "zh" or "en" (or empty: the question\'s language decides).\n'
+                '\'lang\' 必须是 "zh" 或 "en"（或留空：按问题的语言回答）。',
+                title="lang",
+                print_exception=False,
+            )
         if not isinstance(question, str) or not question.strip():
             raise gr.Error(bilingual("empty_question"), title="question", print_exception=False)
         if len(question) > MAX_QUESTION_CHARS:
-            raise gr.Error(bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question",
-                           print_exception=False)
+            raise gr.Error(
+                bilingual("too_long", n=len(question), max=MAX_QUESTION_CHARS), title="question", print_exception=False
+            )
         if history is not None and not (isinstance(history, list) and all(isinstance(h, dict) for h in history)):
-            raise gr.Error("'history' must be the list returned in answer['history'] by a previous /chat call.\n"
-                           "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。", title="history",
-                           print_exception=False)
+            raise gr.Error(
+                "'history' must be the list returned in answer['history'] by a previous /chat call.\n"
+                "'history' 必须是上一次 /chat 返回的 answer['history'] 列表。",
+                title="history",
+                print_exception=False,
+            )
         try:
             answer = self.ask(question.strip(), history, lang.strip() if isinstance(lang, str) else None)
         except Exception as exc:
@@ -252,8 +281,9 @@ class ChatController:
         return answer.text, answer.model_dump(mode="json")
 
     # ------------------------------------------------------------ feedback
-    def on_like(self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData,
-                request: gr.Request | None = None) -> tuple[str | None, str, dict[str, Any]]:
+    def on_like(
+        self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData, request: gr.Request | None = None
+    ) -> tuple[str | None, str, dict[str, Any]]:
         """Store a like/dislike. Under the server, what is rated is what this server said in this session.
 
         The browser sends the chatbot's messages, which a client can forge; the question and answer
@@ -261,8 +291,11 @@ class ChatController:
         Python calls (no request) are trusted and use ``messages``.
         """
         hidden = gr.update(visible=False)
-        raw = evt.index if isinstance(evt.index, int) else (evt.index[0] if isinstance(evt.index, (list, tuple))
-                                                             and evt.index else None)
+        raw = (
+            evt.index
+            if isinstance(evt.index, int)
+            else (evt.index[0] if isinstance(evt.index, (list, tuple)) and evt.index else None)
+        )
         if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= MAX_MESSAGE_INDEX:
             return None, "ℹ " + t("feedback_not_served", ui_lang), hidden
         idx = raw
@@ -279,9 +312,15 @@ class ChatController:
             question = next((_msg_text(m) for m in reversed(msgs[:idx]) if m.get("role") == "user"), "")
         liked = evt.liked
         feedback = clean_text(liked, 40) if not isinstance(liked, bool) else ("like" if liked else "dislike")
-        record = {"type": "rating", "liked": liked if isinstance(liked, bool) else None,
-                  "feedback": feedback,
-                  "message_index": idx, "question": question, "answer": answer, "ui_lang": ui_lang}
+        record = {
+            "type": "rating",
+            "liked": liked if isinstance(liked, bool) else None,
+            "feedback": feedback,
+            "message_index": idx,
+            "question": question,
+            "answer": answer,
+            "ui_lang": ui_lang,
+        }
         # Gradio 6.31 sends a reason picked from the 👎 menu twice within milliseconds: one record per click.
         key = (session or "", idx, feedback)
         with self._busy_lock:
@@ -294,8 +333,11 @@ class ChatController:
             log_failure("feedback refused", exc)
             return None, "ℹ " + t("feedback_not_served", ui_lang), hidden
         except OSError as exc:
-            return None, "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc), \
-                hidden
+            return (
+                None,
+                "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc),
+                hidden,
+            )
         with self._busy_lock:
             if len(self._last_rating) > 10_000:
                 self._last_rating.clear()

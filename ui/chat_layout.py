@@ -12,6 +12,7 @@
 * The view stays on the question and its verdict when an answer finishes (``autoscroll`` off and
   ``SCROLL_TO_QUESTION_JS``), since the folded parts and calculator calls come after it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,8 +62,13 @@ def examples_for(lang: str) -> list[ExampleMessage]:
 
 
 def feedback_options(lang: str) -> tuple[str, ...]:
-    return ("Like", "Dislike", t("feedback_wrong_number", lang), t("feedback_wrong_setup", lang),
-            t("feedback_not_helpful", lang))
+    return (
+        "Like",
+        "Dislike",
+        t("feedback_wrong_number", lang),
+        t("feedback_wrong_setup", lang),
+        t("feedback_not_helpful", lang),
+    )
 
 
 @dataclass
@@ -82,41 +88,85 @@ class ChatUI:
 
 
 def build_chat(L: Labels, lang: str) -> ChatUI:
-    chatbot = L.add(gr.Chatbot(
-        label=L.text("chatbot"), elem_id="chatbot", height="calc(100dvh - 345px)", min_height=320,
-        sanitize_html=True, allow_tags=False, render_markdown=True, feedback_options=feedback_options(lang),
-        buttons=["copy", "copy_all"], layout="bubble", autoscroll=False, placeholder=L.text("welcome"),
-        examples=examples_for(lang)),
-        label="chatbot", placeholder="welcome", examples=examples_for, feedback_options=feedback_options)
+    chatbot = L.add(
+        gr.Chatbot(
+            label=L.text("chatbot"),
+            elem_id="chatbot",
+            height="calc(100dvh - 345px)",
+            min_height=320,
+            sanitize_html=True,
+            allow_tags=False,
+            render_markdown=True,
+            feedback_options=feedback_options(lang),
+            buttons=["copy", "copy_all"],
+            layout="bubble",
+            autoscroll=False,
+            placeholder=L.text("welcome"),
+            examples=examples_for(lang),
+        ),
+        label="chatbot",
+        placeholder="welcome",
+        examples=examples_for,
+        feedback_options=feedback_options,
+    )
     # The reason box and the status line sit in the input's column: on a phone that column is pinned to the bottom
     # of the screen, and anything between the chat and it scrolled under it, out of sight.
     with gr.Column(elem_id="chat-input", variant="compact"):
         with gr.Row(visible=False, elem_id="feedback-row") as reason_row:
-            reason = L.add(gr.Textbox(label=L.text("feedback_reason"), scale=5, elem_id="feedback-reason",
-                                      max_length=2000, lines=1), label="feedback_reason")
-            reason_btn = L.add(gr.Button(L.text("feedback_submit"), scale=1, elem_id="feedback-submit"),
-                               value="feedback_submit")
+            reason = L.add(
+                gr.Textbox(
+                    label=L.text("feedback_reason"), scale=5, elem_id="feedback-reason", max_length=2000, lines=1
+                ),
+                label="feedback_reason",
+            )
+            reason_btn = L.add(
+                gr.Button(L.text("feedback_submit"), scale=1, elem_id="feedback-submit"), value="feedback_submit"
+            )
         status = gr.Markdown("", elem_id="chat-status")
         with gr.Row(equal_height=True, elem_id="chat-question-row"):
-            question = L.add(gr.Textbox(placeholder=L.text("chat_placeholder"), label=L.text("question"),
-                                        show_label=False, lines=1, max_lines=8, scale=6, elem_id="question",
-                                        max_length=MAX_QUESTION_CHARS * 2, autofocus=False),
-                             placeholder="chat_placeholder", label="question")
+            question = L.add(
+                gr.Textbox(
+                    placeholder=L.text("chat_placeholder"),
+                    label=L.text("question"),
+                    show_label=False,
+                    lines=1,
+                    max_lines=8,
+                    scale=6,
+                    elem_id="question",
+                    max_length=MAX_QUESTION_CHARS * 2,
+                    autofocus=False,
+                ),
+                placeholder="chat_placeholder",
+                label="question",
+            )
             with gr.Column(scale=1, min_width=110, elem_id="chat-buttons"):
                 send = L.add(gr.Button(L.text("send"), variant="primary", elem_id="send"), value="send")
                 stop = L.add(gr.Button(L.text("stop"), variant="stop", elem_id="stop", visible=False), value="stop")
         with gr.Row(elem_id="chat-hint-row"):
             L.add(gr.Markdown(L.text("enter_hint"), elem_id="chat-hint"), value="enter_hint")
-            clear = L.add(gr.Button(L.text("clear"), elem_id="clear", size="sm", variant="secondary", scale=0,
-                                    min_width=90), value="clear")
-    return ChatUI(chatbot=chatbot, question=question, send=send, stop=stop, clear=clear, status=status,
-                  reason_row=reason_row, reason=reason, reason_btn=reason_btn, history=gr.State([]),
-                  saved=gr.BrowserState({"messages": [], "history": []}, storage_key=STORAGE_KEY),
-                  feedback_id=gr.State(None))
+            clear = L.add(
+                gr.Button(L.text("clear"), elem_id="clear", size="sm", variant="secondary", scale=0, min_width=90),
+                value="clear",
+            )
+    return ChatUI(
+        chatbot=chatbot,
+        question=question,
+        send=send,
+        stop=stop,
+        clear=clear,
+        status=status,
+        reason_row=reason_row,
+        reason=reason,
+        reason_btn=reason_btn,
+        history=gr.State([]),
+        saved=gr.BrowserState({"messages": [], "history": []}, storage_key=STORAGE_KEY),
+        feedback_id=gr.State(None),
+    )
 
 
 def _to_storage(messages: list[dict[str, Any]] | None, history: list[dict[str, Any]] | None) -> dict[str, Any]:
     from .chat import _plain_messages
+
     return {"messages": _plain_messages(messages)[-KEEP_MESSAGES:], "history": list(history or [])[-20:]}
 
 
@@ -127,8 +177,10 @@ def _from_storage(saved: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     stored = saved.get("messages")
     hist = saved.get("history")
     msgs: list[dict[str, Any]] = []
-    if isinstance(stored, list) and all(isinstance(m, dict) and m.get("role") in ("user", "assistant")
-                                        and isinstance(m.get("content"), str) for m in stored):
+    if isinstance(stored, list) and all(
+        isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
+        for m in stored
+    ):
         msgs = [{k: v for k, v in m.items() if k in ("role", "content", "metadata")} for m in stored]
     hist = hist if isinstance(hist, list) and all(isinstance(h, dict) for h in hist) else []
     return msgs[-KEEP_MESSAGES:], hist
@@ -145,27 +197,54 @@ def wire_chat(ui: ChatUI, chat: ChatController, lang_state: gr.State) -> None:
     save = (_to_storage, [ui.chatbot, ui.history], [ui.saved])
     # One event for Send and Enter: a second trigger while it runs is dropped by the browser (trigger_mode "once"),
     # and Stop has one event to cancel.
-    ask = gr.on([ui.send.click, ui.question.submit], chat.respond, chat_inputs, chat_outputs, api_name="chat_ui",
-                concurrency_id="assistant", trigger_mode="once")
+    ask = gr.on(
+        [ui.send.click, ui.question.submit],
+        chat.respond,
+        chat_inputs,
+        chat_outputs,
+        api_name="chat_ui",
+        concurrency_id="assistant",
+        trigger_mode="once",
+    )
     ask.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
-    example = ui.chatbot.example_select(_example_text, None, [ui.question], api_visibility="private", queue=False
-                                        ).then(chat.respond, chat_inputs, chat_outputs, api_visibility="private",
-                                               concurrency_id="assistant", trigger_mode="once")
+    example = ui.chatbot.example_select(_example_text, None, [ui.question], api_visibility="private", queue=False).then(
+        chat.respond,
+        chat_inputs,
+        chat_outputs,
+        api_visibility="private",
+        concurrency_id="assistant",
+        trigger_mode="once",
+    )
     example.then(*save, api_visibility="private").then(None, js=SCROLL_TO_QUESTION_JS)
     runs = [ask, example]
-    ui.stop.click(chat.stop, [ui.chatbot, lang_state], [ui.chatbot, ui.status, ui.send, ui.stop],
-                  cancels=runs, api_visibility="private").then(*save, api_visibility="private")
-    ui.clear.click(lambda: ([], [], "", "", None, gr.update(visible=False), {"messages": [], "history": []}), None,
-                   [ui.chatbot, ui.history, ui.question, ui.status, ui.feedback_id, ui.reason_row, ui.saved],
-                   api_visibility="private")
-    ui.chatbot.clear(lambda: ([], "", None, gr.update(visible=False), {"messages": [], "history": []}), None,
-                     [ui.history, ui.status, ui.feedback_id, ui.reason_row, ui.saved], api_visibility="private")
-    ui.chatbot.like(chat.on_like, [ui.chatbot, lang_state], [ui.feedback_id, ui.status, ui.reason_row],
-                    api_visibility="private")
-    ui.reason_btn.click(chat.on_reason, [ui.feedback_id, ui.reason, lang_state], [ui.status, ui.reason],
-                        api_visibility="private")
-    ui.reason.submit(chat.on_reason, [ui.feedback_id, ui.reason, lang_state], [ui.status, ui.reason],
-                     api_visibility="private")
+    ui.stop.click(
+        chat.stop,
+        [ui.chatbot, lang_state],
+        [ui.chatbot, ui.status, ui.send, ui.stop],
+        cancels=runs,
+        api_visibility="private",
+    ).then(*save, api_visibility="private")
+    ui.clear.click(
+        lambda: ([], [], "", "", None, gr.update(visible=False), {"messages": [], "history": []}),
+        None,
+        [ui.chatbot, ui.history, ui.question, ui.status, ui.feedback_id, ui.reason_row, ui.saved],
+        api_visibility="private",
+    )
+    ui.chatbot.clear(
+        lambda: ([], "", None, gr.update(visible=False), {"messages": [], "history": []}),
+        None,
+        [ui.history, ui.status, ui.feedback_id, ui.reason_row, ui.saved],
+        api_visibility="private",
+    )
+    ui.chatbot.like(
+        chat.on_like, [ui.chatbot, lang_state], [ui.feedback_id, ui.status, ui.reason_row], api_visibility="private"
+    )
+    ui.reason_btn.click(
+        chat.on_reason, [ui.feedback_id, ui.reason, lang_state], [ui.status, ui.reason], api_visibility="private"
+    )
+    ui.reason.submit(
+        chat.on_reason, [ui.feedback_id, ui.reason, lang_state], [ui.status, ui.reason], api_visibility="private"
+    )
 
 
 def restore_chat(ui: ChatUI) -> tuple[Any, list[Any], list[Any]]:

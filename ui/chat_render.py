@@ -6,6 +6,7 @@ own numbers and what was assumed, and open the rest when they want it. So the an
 rest (the numbers, the explanation, the sources) and every calculator call is a collapsed message
 (``metadata.status == "done"``, which Gradio's Chatbot shows folded) whose title says what is inside.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,15 +42,15 @@ def split_answer(text: str, first_screen: str) -> tuple[str, list[Section]]:
     rest = text[head_end:]
     sections: list[Section] = []
     marks = list(_HEADING.finditer(rest))
-    lead = rest[:marks[0].start()].strip() if marks else rest.strip()
-    if lead:   # text between the first screen and the first heading
+    lead = rest[: marks[0].start()].strip() if marks else rest.strip()
+    if lead:  # text between the first screen and the first heading
         if marks:
             sections.append(Section(title="", body=lead))
         else:
             head = (head + "\n\n" + lead).strip()
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(rest)
-        body = rest[m.end():end].strip()
+        body = rest[m.end() : end].strip()
         if body:
             sections.append(Section(title=m.group(1).strip(" *#"), body=body))
     return head, sections
@@ -61,9 +62,19 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-_SHORT = {"train_micro_batch_size_per_gpu": "micro", "gradient_accumulation_steps": "GA", "seq_len": "seq",
-          "zero_stage": "ZeRO", "world_size": "GPUs", "gradient_checkpointing": "checkpointing",
-          "offload_optimizer": "offload", "finetune": "", "precision": "", "model": "", "gpu": ""}
+_SHORT = {
+    "train_micro_batch_size_per_gpu": "micro",
+    "gradient_accumulation_steps": "GA",
+    "seq_len": "seq",
+    "zero_stage": "ZeRO",
+    "world_size": "GPUs",
+    "gradient_checkpointing": "checkpointing",
+    "offload_optimizer": "offload",
+    "finetune": "",
+    "precision": "",
+    "model": "",
+    "gpu": "",
+}
 
 
 def _arg(k: str, v: Any) -> str:
@@ -87,8 +98,18 @@ def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: str
         if main_args is not None and args is not main_args:
             diff = [_arg(k, v) for k, v in args.items() if main_args.get(k) != v and not isinstance(v, (dict, list))]
         else:
-            diff = [_arg(k, args[k]) for k in ("model", "finetune", "gpu", "train_micro_batch_size_per_gpu",
-                                               "gradient_accumulation_steps", "seq_len") if k in args]
+            diff = [
+                _arg(k, args[k])
+                for k in (
+                    "model",
+                    "finetune",
+                    "gpu",
+                    "train_micro_batch_size_per_gpu",
+                    "gradient_accumulation_steps",
+                    "seq_len",
+                )
+                if k in args
+            ]
         fits = res.get("fits")
         mark = "" if fits is None else (" ✔" if fits else " ✘")
         what = escape_md(", ".join(diff[:4])) if diff else ""
@@ -99,8 +120,10 @@ def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: str
         pts = [(v, x) for v, x in pts if x is not None]
         if pts:
             span = f"{_fmt(pts[0][0])}…{_fmt(pts[-1][0])}"
-            return (f"{prefix}: {escape_md(_SHORT.get(field, field) or field)} {escape_md(span)} → "
-                    f"{gib(pts[0][1])}…{gib(pts[-1][1])}")
+            return (
+                f"{prefix}: {escape_md(_SHORT.get(field, field) or field)} {escape_md(span)} → "
+                f"{gib(pts[0][1])}…{gib(pts[-1][1])}"
+            )
     if name == "effective_batch" and res.get("formula"):
         return f"{prefix}: {escape_md(res['formula'])}"
     return prefix
@@ -111,8 +134,9 @@ def user_message_md(question: str) -> str:
     (Markdown would otherwise fold a JSON config onto one line and turn ``#`` comments into headings)."""
     try:
         from rag.parts import split_message
+
         parts = split_message(question)
-    except Exception:   # the bubble must show even if the reader fails
+    except Exception:  # the bubble must show even if the reader fails
         return question
     out: list[str] = []
     for p in parts:
@@ -136,18 +160,19 @@ def answer_messages(data: dict[str, Any], lang: str) -> list[dict[str, Any]]:
         if s.title.lower() in _SOURCES_TITLES:
             has_sources = True
             title = t("sources", lang)
-        msgs.append({"role": "assistant", "content": s.body,
-                     "metadata": {"title": f"{title}", "status": "done"}})
+        msgs.append({"role": "assistant", "content": s.body, "metadata": {"title": f"{title}", "status": "done"}})
     extra = corrections_md(data.get("corrections", []), text, lang)
     if extra:
-        msgs.append({"role": "assistant", "content": extra,
-                     "metadata": {"title": t("corrections", lang), "status": "done"}})
+        msgs.append(
+            {"role": "assistant", "content": extra, "metadata": {"title": t("corrections", lang), "status": "done"}}
+        )
     if not has_sources:
         src = sources_md(data.get("sources", []), lang, text)
         if src:
             body = src.split("\n", 1)[1] if "\n" in src else src
-            msgs.append({"role": "assistant", "content": body,
-                         "metadata": {"title": t("sources", lang), "status": "done"}})
+            msgs.append(
+                {"role": "assistant", "content": body, "metadata": {"title": t("sources", lang), "status": "done"}}
+            )
     calls = data.get("tool_calls", []) or []
     main = next((c.get("arguments") for c in calls if c.get("label") in ("main", "ga_low")), None)
     for call in calls:
@@ -155,9 +180,7 @@ def answer_messages(data: dict[str, Any], lang: str) -> list[dict[str, Any]]:
             call = {**call, "result": {"error": call["error"]}}
         msg = tool_call_message(call, lang)
         msg["metadata"]["title"] = call_title(call, main, lang)
-        msg["metadata"].pop("duration", None)     # the engine does not time single calls; no made-up timing
-        msg["metadata"].pop("log", None)          # the arguments are inside; the title says what differs
+        msg["metadata"].pop("duration", None)  # the engine does not time single calls; no made-up timing
+        msg["metadata"].pop("log", None)  # the arguments are inside; the title says what differs
         msgs.append(msg)
     return msgs
-
-

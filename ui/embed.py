@@ -6,6 +6,7 @@ under ``/assets/`` (the file that ``gradio/templates/frontend/gradio.js`` import
 carries a content hash, so it changes with the Gradio version: regenerate the snippet with
 ``python app.py --print-embed-snippet URL`` after upgrading Gradio.
 """
+
 from __future__ import annotations
 
 import re

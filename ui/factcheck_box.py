@@ -2,6 +2,7 @@
 
 Kept apart from ``check_tab.py`` (its own strings, its own handler) so the two can change independently.
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,8 +20,10 @@ log = logging.getLogger("batchbot.factcheck")
 
 STRINGS = {
     "header": {"zh": "核查一段聊天机器人的回答", "en": "Check a chatbot's answer"},
-    "text": {"zh": "粘贴关于批次、梯度累积、精度或显存的回答（中文或英文）",
-             "en": "Paste an answer about batch size, gradient accumulation, precision or memory (zh or en)"},
+    "text": {
+        "zh": "粘贴关于批次、梯度累积、精度或显存的回答（中文或英文）",
+        "en": "Paste an answer about batch size, gradient accumulation, precision or memory (zh or en)",
+    },
     "button": {"zh": "核查", "en": "Check answer"},
     "empty": {"zh": "请先粘贴要核查的回答。", "en": "Paste the answer to check first."},
 }
@@ -46,8 +49,10 @@ def run_fact_check(text: str | None, lang: str) -> str:
 
 def build_factcheck_box(L: Labels) -> dict[str, Any]:
     with L.add(gr.Accordion(_s("header")(L.lang), open=False, elem_id="fact-check"), label=_s("header")):
-        box = L.add(gr.Textbox(None, lines=8, max_lines=30, label=_s("text")(L.lang), elem_id="fc_text",
-                               max_length=MAX_CHARS), label=_s("text"))
+        box = L.add(
+            gr.Textbox(None, lines=8, max_lines=30, label=_s("text")(L.lang), elem_id="fc_text", max_length=MAX_CHARS),
+            label=_s("text"),
+        )
         btn = L.add(gr.Button(_s("button")(L.lang), elem_id="run-fact-check"), value=_s("button"))
         out = gr.Markdown("", elem_id="fact-check-report")
     return {"text": box, "button": btn, "out": out}

@@ -12,6 +12,7 @@ last line (a crash mid-write) gets a newline before the next record, so it never
 What is rated comes from :class:`ServedAnswers`, the server's own record of the answers it gave
 in that browser session, not from text the client sends.
 """
+
 from __future__ import annotations
 
 import json
@@ -122,7 +123,7 @@ def append_feedback(record: dict[str, Any] | RatingRecord | ReasonRecord, path: 
     line = json.dumps(rec, ensure_ascii=True) + "\n"
     with _lock:
         path.parent.mkdir(parents=True, exist_ok=True)
-        guard = "" if _ends_with_newline(path) else "\n"   # a torn last line stays alone
+        guard = "" if _ends_with_newline(path) else "\n"  # a torn last line stays alone
         with open(path, "a", encoding="ascii") as fh:
             fh.write(guard + line)
             fh.flush()

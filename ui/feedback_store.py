@@ -19,6 +19,7 @@ Records arrive validated (``ui.feedback.RatingRecord``/``ReasonRecord`` → dict
 ``time``); every store keeps the whole record as ASCII JSON, plus the columns one queries by. Errors
 are ``OSError`` (a path or database that cannot be written), which the chat shows in the user's language.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,9 +41,11 @@ ENV_FILE = "BATCHBOT_FEEDBACK_FILE"
 BUSY_TIMEOUT_S = 10.0
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS feedback ("
-           " id TEXT PRIMARY KEY, time TEXT NOT NULL, type TEXT NOT NULL,"
-           " feedback_id TEXT, record TEXT NOT NULL)")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS feedback ("
+    " id TEXT PRIMARY KEY, time TEXT NOT NULL, type TEXT NOT NULL,"
+    " feedback_id TEXT, record TEXT NOT NULL)"
+)
 
 
 def record_json(rec: dict[str, Any]) -> str:
@@ -101,7 +104,7 @@ class SqliteStore:
         if self._ready:
             return
         with self._init_lock:
-            if self._initialised():   # another thread may have finished while this one waited for the lock
+            if self._initialised():  # another thread may have finished while this one waited for the lock
                 return
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
@@ -115,9 +118,10 @@ class SqliteStore:
         con.execute("BEGIN IMMEDIATE")
         try:
             before = con.total_changes
-            con.executemany("INSERT OR IGNORE INTO feedback (id, time, type, feedback_id, record) VALUES (?, ?, ?, ?, ?)",
-                            [(r["id"], str(r.get("time", "")), r["type"], r.get("feedback_id"), record_json(r))
-                             for r in recs])
+            con.executemany(
+                "INSERT OR IGNORE INTO feedback (id, time, type, feedback_id, record) VALUES (?, ?, ?, ?, ?)",
+                [(r["id"], str(r.get("time", "")), r["type"], r.get("feedback_id"), record_json(r)) for r in recs],
+            )
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -130,8 +134,10 @@ class SqliteStore:
         con = self._connect()
         try:
             self._init(con)
-            con.execute("INSERT INTO feedback (id, time, type, feedback_id, record) VALUES (?, ?, ?, ?, ?)",
-                        (rec["id"], rec["time"], rec["type"], rec.get("feedback_id"), record_json(rec)))
+            con.execute(
+                "INSERT INTO feedback (id, time, type, feedback_id, record) VALUES (?, ?, ?, ?, ?)",
+                (rec["id"], rec["time"], rec["type"], rec.get("feedback_id"), record_json(rec)),
+            )
         except sqlite3.Error as exc:
             raise OSError(f"feedback database not writable: {exc}") from None
         finally:
@@ -169,29 +175,43 @@ class SqlAlchemyStore:
             if self._engine is None:
                 try:
                     import sqlalchemy as sa
+
                     engine = sa.create_engine(self.url, pool_pre_ping=True)
                     with engine.begin() as con:
                         con.execute(sa.text(_SCHEMA))
                 except Exception as exc:  # noqa: BLE001 - a bad URL, a missing driver, a refused connection
-                    raise OSError(f"cannot open the feedback database {self.location}: {type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+                    raise OSError(
+                        f"cannot open the feedback database {self.location}: {type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0][:200] if str(exc) else ''}"
+                    ) from None
                 self._engine = engine
             return self._engine
 
     def append(self, rec: dict[str, Any]) -> None:
         import sqlalchemy as sa
+
         engine = self._get_engine()
         try:
             with engine.begin() as con:
-                con.execute(sa.text("INSERT INTO feedback (id, time, type, feedback_id, record) "
-                                    "VALUES (:id, :time, :type, :fid, :record)"),
-                            {"id": rec["id"], "time": rec["time"], "type": rec["type"], "fid": rec.get("feedback_id"),
-                             "record": record_json(rec)})
+                con.execute(
+                    sa.text(
+                        "INSERT INTO feedback (id, time, type, feedback_id, record) "
+                        "VALUES (:id, :time, :type, :fid, :record)"
+                    ),
+                    {
+                        "id": rec["id"],
+                        "time": rec["time"],
+                        "type": rec["type"],
+                        "fid": rec.get("feedback_id"),
+                        "record": record_json(rec),
+                    },
+                )
         except Exception as exc:  # noqa: BLE001
             raise OSError(f"feedback database not writable: {type(exc).__name__}") from None
 
     def records(self) -> list[dict[str, Any]]:
         import sqlalchemy as sa
+
         engine = self._get_engine()
         with engine.connect() as con:
             rows = con.execute(sa.text("SELECT record FROM feedback ORDER BY time, id")).fetchall()

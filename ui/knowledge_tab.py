@@ -5,6 +5,7 @@ dropdown); search results are shown in rank order without the fusion score (0.03
 reader); the full list starts with the questions people ask most (gradient accumulation and memory, effective
 batch, OOM), not alphabetically with BatchNorm.
 """
+
 from __future__ import annotations
 
 import logging
@@ -24,10 +25,25 @@ MAX_QUERY_CHARS = 500
 
 #: Topics in the order a reader meets them: what GA does to memory and to the batch first, then what fills
 #: a GPU and how to shrink it, then training dynamics, framework step counting, RL, hardware, known bugs.
-TOPIC_ORDER = ("grad_accum_memory", "effective_batch", "deepspeed_batch_config", "oom_consumer_gpu",
-               "mixed_precision", "gradient_checkpointing", "zero_offload", "fsdp_sharding", "lora_qlora",
-               "memory_over_time", "loss_normalization_ga", "lr_batch_scaling", "small_batch_effects",
-               "framework_steps", "rl_batch", "hardware", "framework_bugs")
+TOPIC_ORDER = (
+    "grad_accum_memory",
+    "effective_batch",
+    "deepspeed_batch_config",
+    "oom_consumer_gpu",
+    "mixed_precision",
+    "gradient_checkpointing",
+    "zero_offload",
+    "fsdp_sharding",
+    "lora_qlora",
+    "memory_over_time",
+    "loss_normalization_ga",
+    "lr_batch_scaling",
+    "small_batch_effects",
+    "framework_steps",
+    "rl_batch",
+    "hardware",
+    "framework_bugs",
+)
 
 
 #: The three cards that answer the tab's most common questions (does GA cost memory, what is the effective
@@ -45,6 +61,7 @@ def reading_order(cards: list[Any]) -> list[Any]:
         topics = list(card.topics) or [""]
         best = min(rank.get(x, len(rank)) for x in topics)
         return opener.get(card.id, len(opener)), best, 0 if rank.get(topics[0], len(rank)) == best else 1, card.id
+
     return sorted(cards, key=key)
 
 
@@ -81,6 +98,7 @@ class Knowledge:
                 hits = self.bot.retrieve(q, k=5)
         except Exception as exc:
             from .chat import log_failure
+
             log_failure("retrieve failed", exc)
             hits = []
         ids = [h.card.id for h in hits if h.card.id in self.by_id]
@@ -97,8 +115,9 @@ class Knowledge:
             return None, ""
         return ids[row], self.show(ids[row], lang)
 
-    def relabel(self, ids: list[str], card_id: str | None, query: str, lang: str
-                ) -> tuple[str, dict[str, Any], list[str], str | None, str]:
+    def relabel(
+        self, ids: list[str], card_id: str | None, query: str, lang: str
+    ) -> tuple[str, dict[str, Any], list[str], str | None, str]:
         """The tab in another language, keeping the list (or search) and the open card."""
         head, table, new_ids, first, _ = self.search(query, lang)
         keep = card_id if card_id in self.by_id else first
@@ -112,32 +131,52 @@ class Knowledge:
 def build_knowledge_tab(L: Labels, kb: Knowledge) -> dict[str, Any]:
     lang = L.lang
     with gr.Row():
-        q = L.add(gr.Textbox(label=L.text("search"), placeholder=L.text("search_placeholder"), scale=4,
-                             elem_id="kb-query", max_length=MAX_QUERY_CHARS, min_width=200),
-                  label="search", placeholder="search_placeholder")
-        btn = L.add(gr.Button(L.text("search_button"), variant="primary", scale=1, elem_id="kb-search", min_width=80),
-                    value="search_button")
+        q = L.add(
+            gr.Textbox(
+                label=L.text("search"),
+                placeholder=L.text("search_placeholder"),
+                scale=4,
+                elem_id="kb-query",
+                max_length=MAX_QUERY_CHARS,
+                min_width=200,
+            ),
+            label="search",
+            placeholder="search_placeholder",
+        )
+        btn = L.add(
+            gr.Button(L.text("search_button"), variant="primary", scale=1, elem_id="kb-search", min_width=80),
+            value="search_button",
+        )
         all_btn = L.add(gr.Button(L.text("show_all"), scale=1, elem_id="kb-all", min_width=80), value="show_all")
     head, table, ids = kb.listing(lang)
     first = ids[0] if ids else None
     with gr.Row(equal_height=False):
         with gr.Column(scale=2, min_width=300):
             count = gr.Markdown(head, elem_id="kb-count")
-            listing = gr.Dataframe(value=table, interactive=False, wrap=True, elem_id="kb-list", max_height=640,
-                                   show_search="none", column_widths=["12%", "60%", "28%"])
+            listing = gr.Dataframe(
+                value=table,
+                interactive=False,
+                wrap=True,
+                elem_id="kb-list",
+                max_height=640,
+                show_search="none",
+                column_widths=["12%", "60%", "28%"],
+            )
         with gr.Column(scale=3, min_width=300):
             card = gr.Markdown(kb.show(first, lang), elem_id="kb-card")
     shown_ids = gr.State(ids)
     card_id = gr.State(first)
-    return dict(query=q, search=btn, all=all_btn, count=count, listing=listing, card=card, ids=shown_ids,
-                card_id=card_id)
+    return dict(
+        query=q, search=btn, all=all_btn, count=count, listing=listing, card=card, ids=shown_ids, card_id=card_id
+    )
 
 
 def wire_knowledge_tab(h: dict[str, Any], kb: Knowledge, lang_state: Any) -> None:
     outs = [h["count"], h["listing"], h["ids"], h["card_id"], h["card"]]
     h["search"].click(kb.search, [h["query"], lang_state], outs, api_visibility="private")
     h["query"].submit(kb.search, [h["query"], lang_state], outs, api_visibility="private")
-    h["all"].click(lambda lang: kb.search("", lang), [lang_state], outs, api_visibility="private") \
-        .then(lambda: "", None, [h["query"]], api_visibility="private")
+    h["all"].click(lambda lang: kb.search("", lang), [lang_state], outs, api_visibility="private").then(
+        lambda: "", None, [h["query"]], api_visibility="private"
+    )
     h["listing"].select(kb.open_row, [h["ids"], lang_state], [h["card_id"], h["card"]], api_visibility="private")
     lang_state.change(kb.relabel, [h["ids"], h["card_id"], h["query"], lang_state], outs, api_visibility="private")

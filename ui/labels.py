@@ -1,4 +1,5 @@
 """A registry of translatable component properties, so one language switch relabels the whole UI."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -14,7 +15,7 @@ BlockT = TypeVar("BlockT")
 
 class Labels:
     def __init__(self, lang: str) -> None:
-        self.lang = lang                      # the language components are built in
+        self.lang = lang  # the language components are built in
         self.entries: list[tuple[Any, dict[str, Callable[[str], Any]]]] = []
 
     def add(self, component: BlockT, **props: str | Callable[[str], Any]) -> BlockT:

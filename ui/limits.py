@@ -8,6 +8,7 @@ that sends its body slowly, so :class:`BodyLimitMiddleware` adds those at the AS
 
 The numbers are documented in docs/security.md; change them here, nowhere else.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,8 +50,12 @@ _Send = Callable[[dict[str, Any]], Awaitable[None]]
 def launch_settings() -> dict[str, Any]:
     """Keyword arguments for ``Blocks.launch`` that install the limits (and keep monitoring off)."""
     from starlette.middleware import Middleware
-    return {"max_file_size": MAX_FILE_SIZE, "enable_monitoring": False,
-            "app_kwargs": {"middleware": [Middleware(BodyLimitMiddleware, timeout=body_timeout())]}}
+
+    return {
+        "max_file_size": MAX_FILE_SIZE,
+        "enable_monitoring": False,
+        "app_kwargs": {"middleware": [Middleware(BodyLimitMiddleware, timeout=body_timeout())]},
+    }
 
 
 def concurrency_limit(env: dict[str, str] | None = None) -> int:
@@ -80,9 +85,17 @@ def body_timeout(env: dict[str, str] | None = None) -> float:
 
 async def _refuse(send: _Send, status: int, en: str, zh: str) -> None:
     body = json.dumps({"detail": f"{en}\n{zh}", "error": f"{en}\n{zh}"}, ensure_ascii=True).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -94,8 +107,9 @@ class BodyLimitMiddleware:
     is buffered (at most ``max_body`` bytes) and replayed to the app, so handlers see it unchanged.
     """
 
-    def __init__(self, app: Callable[..., Awaitable[None]], max_body: int = MAX_BODY_BYTES,
-                 timeout: float = BODY_TIMEOUT_S) -> None:
+    def __init__(
+        self, app: Callable[..., Awaitable[None]], max_body: int = MAX_BODY_BYTES, timeout: float = BODY_TIMEOUT_S
+    ) -> None:
         self.app, self.max_body, self.timeout = app, max_body, timeout
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
@@ -116,12 +130,19 @@ class BodyLimitMiddleware:
                 return
             if int(declared) > self.max_body:
                 log.info("refused a request body of %s bytes", int(declared))
-                await _refuse(send, 413, f"Request body too large (limit {self.max_body:,} bytes).",
-                              f"请求体过大（上限 {self.max_body:,} 字节）。")
+                await _refuse(
+                    send,
+                    413,
+                    f"Request body too large (limit {self.max_body:,} bytes).",
+                    f"请求体过大（上限 {self.max_body:,} 字节）。",
+                )
                 return
-        if method in ("GET", "HEAD", "OPTIONS", "DELETE") and declared in (None, b"0") \
-                and b"chunked" not in headers.get(b"transfer-encoding", b""):
-            await self.app(scope, receive, send)   # no body; keeps SSE disconnect detection untouched
+        if (
+            method in ("GET", "HEAD", "OPTIONS", "DELETE")
+            and declared in (None, b"0")
+            and b"chunked" not in headers.get(b"transfer-encoding", b"")
+        ):
+            await self.app(scope, receive, send)  # no body; keeps SSE disconnect detection untouched
             return
         chunks: list[bytes] = []
         size = 0
@@ -135,16 +156,24 @@ class BodyLimitMiddleware:
                     size += len(part)
                     if size > self.max_body:
                         log.info("refused a streamed request body over %s bytes", self.max_body)
-                        await _refuse(send, 413, f"Request body too large (limit {self.max_body:,} bytes).",
-                                      f"请求体过大（上限 {self.max_body:,} 字节）。")
+                        await _refuse(
+                            send,
+                            413,
+                            f"Request body too large (limit {self.max_body:,} bytes).",
+                            f"请求体过大（上限 {self.max_body:,} 字节）。",
+                        )
                         return
                     chunks.append(part)
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
             log.info("refused a request body not received within %.0f s", self.timeout)
-            await _refuse(send, 408, f"Request body not received within {self.timeout:.0f} s.",
-                          f"请求体未在 {self.timeout:.0f} 秒内收到。")
+            await _refuse(
+                send,
+                408,
+                f"Request body not received within {self.timeout:.0f} s.",
+                f"请求体未在 {self.timeout:.0f} 秒内收到。",
+            )
             return
         body = b"".join(chunks)
         replayed = False

@@ -8,6 +8,7 @@ diagnose (HTTP name /diagnose_tool, since /diagnose is the UI's endpoint) are re
 app's other public endpoints (the chat, the older /memory, /sweep, /check_config and /diagnose that return the
 same results) from the MCP tool list, so an agent sees each tool once.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,19 +24,28 @@ from calculators import CalculatorError, agent_tools
 from .api import calculator_error
 
 #: The MCP tool names and the HTTP api_names of their endpoints.
-MCP_TOOLS = ("effective_batch", "memory_estimate", "memory_sweep", "config_check", "diagnose", "fact_check",
-             "card_search")
+MCP_TOOLS = (
+    "effective_batch",
+    "memory_estimate",
+    "memory_sweep",
+    "config_check",
+    "diagnose",
+    "fact_check",
+    "card_search",
+)
 MCP_API_NAMES = tuple("diagnose_tool" if name == "diagnose" else name for name in MCP_TOOLS)
 
 
 def _refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` with CalculatorError turned into gr.Error (English + Chinese), which MCP returns as an error result."""
+
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except CalculatorError as err:
             raise calculator_error(err) from None
+
     return run
 
 

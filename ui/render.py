@@ -4,6 +4,7 @@ Everything that may carry user text goes through :func:`md_escape` or a code
 span/fence; the components that show it keep ``sanitize_html`` on as a second
 line of defence.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,7 +66,7 @@ def link(title: Any, url: Any) -> str:
 
 
 def gib(value: int | float | None) -> str:
-    return format_gib(value)   # calculators.units: the chat and the tab write the same figure
+    return format_gib(value)  # calculators.units: the chat and the tab write the same figure
 
 
 # ---------------------------------------------------------------- tool calls
@@ -81,8 +82,14 @@ def memory_table(res: dict[str, Any], lang: str) -> str:
 
 
 def batch_table(res: dict[str, Any], lang: str) -> str:
-    keys = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "world_size",
-            "tokens_per_optimizer_step", "optimizer_steps_per_epoch")
+    keys = (
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "world_size",
+        "tokens_per_optimizer_step",
+        "optimizer_steps_per_epoch",
+    )
     rows = [(code_span(k), f"{res[k]:,}") for k in keys if res.get(k) is not None]
     if res.get("formula"):
         rows.append(("公式" if lang == "zh" else "formula", code_span(res["formula"])))
@@ -138,7 +145,7 @@ def tool_call_message(call: dict[str, Any], lang: str) -> dict[str, Any]:
     summary = str(call.get("summary_md") or "")
     parts.append(f"**{t('result', lang)}**")
     if re.search(r"(^|\n)\s*\|.*\|\s*\n\s*\|[-:| ]+\|", summary) and not call.get("error"):
-        parts.append(summary)        # the assistant's own summary already is a result table
+        parts.append(summary)  # the assistant's own summary already is a result table
     else:
         parts.append(result_table(name, call.get("result"), lang))
         if summary:
@@ -146,21 +153,23 @@ def tool_call_message(call: dict[str, Any], lang: str) -> dict[str, Any]:
     if name == "memory" and isinstance(call.get("result"), dict) and not call.get("error"):
         chart = memory_chart_svg(call["result"], lang)
         if chart:
-            parts.insert(0, chart)      # the picture first, then the arguments and the table
+            parts.insert(0, chart)  # the picture first, then the arguments and the table
     short_args = ", ".join(f"{k}={v}" for k, v in list(args.items())[:4] if not isinstance(v, (dict, list)))
     return {
         "role": "assistant",
         "content": "\n\n".join(parts),
-        "metadata": {"title": t("tool_title", lang, name=name), "status": "done",
-                     "log": short_args[:120]},
+        "metadata": {"title": t("tool_title", lang, name=name), "status": "done", "log": short_args[:120]},
     }
 
 
 def sources_md(sources: list[dict[str, Any]], lang: str, answer_text: str = "") -> str:
     """A linked list of the answer's sources, leaving out those the answer text already links to."""
-    todo = [s for s in sources or []
-            if not all(str(u.get("url")) in answer_text for u in s.get("urls") or [] if isinstance(u, dict))
-            or not s.get("urls")]
+    todo = [
+        s
+        for s in sources or []
+        if not all(str(u.get("url")) in answer_text for u in s.get("urls") or [] if isinstance(u, dict))
+        or not s.get("urls")
+    ]
     if not todo:
         return ""
     lines = [f"**{t('sources', lang)}**"]
@@ -187,10 +196,14 @@ def corrections_md(corrections: list[dict[str, Any]], answer_text: str, lang: st
 def memory_summary_md(est: Any, lang: str) -> str:
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     head = f"### {md_escape(d.get('model_name'))}" + (f" · {md_escape(d['gpu_name'])}" if d.get("gpu_name") else "")
-    params = (f"{'参数量' if lang == 'zh' else 'parameters'}: {d['num_params'] / 1e9:.3g}B · "
-              f"{'可训练' if lang == 'zh' else 'trainable'}: {d['trainable_params'] / 1e6:,.1f}M")
+    params = (
+        f"{'参数量' if lang == 'zh' else 'parameters'}: {d['num_params'] / 1e9:.3g}B · "
+        f"{'可训练' if lang == 'zh' else 'trainable'}: {d['trainable_params'] / 1e6:,.1f}M"
+    )
     parts = [head, params, memory_table(d, lang)]
-    parts.append("> " + md_escape(d["gradient_accumulation_note_zh" if lang == "zh" else "gradient_accumulation_note_en"]))
+    parts.append(
+        "> " + md_escape(d["gradient_accumulation_note_zh" if lang == "zh" else "gradient_accumulation_note_en"])
+    )
     notes = d["notes_zh" if lang == "zh" else "notes_en"] + d["assumptions_zh" if lang == "zh" else "assumptions_en"]
     if notes:
         parts.append("\n".join(f"- {md_escape(n)}" for n in notes))
@@ -205,18 +218,31 @@ def nearest_fits_md(est: Any, options: list[tuple[str, Any]], lang: str) -> str:
         return ""
     zh = lang == "zh"
     name = str(d.get("gpu_name") or "")
-    if not name or name.endswith("GiB GPU"):   # a custom capacity: its name is only the size again
+    if not name or name.endswith("GiB GPU"):  # a custom capacity: its name is only the size again
         name = "显卡" if zh else "the GPU"
-    head = (f"**✘ 放不下：每卡约 {gib(d.get('total_per_gpu'))}，{md_escape(name)} 只有 "
-            f"{gib(d.get('gpu_capacity'))}（{over_text(d.get('headroom'), lang)}）。**" if zh else
-            f"**✘ Does not fit: about {gib(d.get('total_per_gpu'))} per GPU; {md_escape(name)} has "
-            f"{gib(d.get('gpu_capacity'))} ({over_text(d.get('headroom'), lang)}).**")
+    head = (
+        f"**✘ 放不下：每卡约 {gib(d.get('total_per_gpu'))}，{md_escape(name)} 只有 "
+        f"{gib(d.get('gpu_capacity'))}（{over_text(d.get('headroom'), lang)}）。**"
+        if zh
+        else f"**✘ Does not fit: about {gib(d.get('total_per_gpu'))} per GPU; {md_escape(name)} has "
+        f"{gib(d.get('gpu_capacity'))} ({over_text(d.get('headroom'), lang)}).**"
+    )
     if not options:
-        return head + "\n\n" + ("检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、"
-                                 "更大显存的卡，或更短的序列。" if zh else
-                                 "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, "
-                                 "makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences.")
-    rows = [f"| {'改动' if zh else 'change'} | {row_name('per_gpu', lang)} | {'剩余' if zh else 'spare'} |", "|---|---|---|"]
+        return (
+            head
+            + "\n\n"
+            + (
+                "检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、"
+                "更大显存的卡，或更短的序列。"
+                if zh
+                else "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, "
+                "makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences."
+            )
+        )
+    rows = [
+        f"| {'改动' if zh else 'change'} | {row_name('per_gpu', lang)} | {'剩余' if zh else 'spare'} |",
+        "|---|---|---|",
+    ]
     for what, e in options:
         rows.append(f"| {md_escape(what)} | {gib(e.total_per_gpu)} | {gib(e.headroom)} |")
     intro = "最接近且能放下的设置：" if zh else "The nearest settings that fit:"
@@ -230,13 +256,24 @@ def batch_summary_md(res: Any, lang: str) -> str:
     if notes:
         parts.append("\n".join(f"- {md_escape(n)}" for n in notes))
     if d.get("derived"):
-        parts.append(("推导出的字段：" if lang == "zh" else "Derived: ") + ", ".join(code_span(x) for x in d["derived"]))
-    rows = [(md_escape(w["change_zh" if lang == "zh" else "change_en"]), f"{w['train_batch_size']:,}",
-             md_escape(w["memory_zh" if lang == "zh" else "memory_en"])) for w in d.get("what_if", [])]
+        parts.append(
+            ("推导出的字段：" if lang == "zh" else "Derived: ") + ", ".join(code_span(x) for x in d["derived"])
+        )
+    rows = [
+        (
+            md_escape(w["change_zh" if lang == "zh" else "change_en"]),
+            f"{w['train_batch_size']:,}",
+            md_escape(w["memory_zh" if lang == "zh" else "memory_en"]),
+        )
+        for w in d.get("what_if", [])
+    ]
     if rows:
         hdr = ("如果…", "有效批次", "每卡显存") if lang == "zh" else ("What if…", "effective batch", "per-GPU memory")
-        parts.append("\n".join([f"| {hdr[0]} | {hdr[1]} | {hdr[2]} |", "|---|---|---|"] +
-                               [f"| {a} | {b} | {c} |" for a, b, c in rows]))
+        parts.append(
+            "\n".join(
+                [f"| {hdr[0]} | {hdr[1]} | {hdr[2]} |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
+            )
+        )
     return "\n\n".join(parts)
 
 
@@ -251,8 +288,11 @@ def card_title(card: Any, lang: str) -> str:
 
 def card_md(card: Any, lang: str) -> str:
     other = "en" if lang == "zh" else "zh"
-    parts = [f"## {md_escape(card_title(card, lang))}", f"*{md_escape(card_title(card, other))}* · {code_span(card.id)} · "
-             + ", ".join(code_span(x) for x in card.topics)]
+    parts = [
+        f"## {md_escape(card_title(card, lang))}",
+        f"*{md_escape(card_title(card, other))}* · {code_span(card.id)} · "
+        + ", ".join(code_span(x) for x in card.topics),
+    ]
     # Card bodies are our own Markdown; the Markdown component still sanitizes any HTML in them.
     parts.append(card.body_zh if lang == "zh" else card.body_en)
     if getattr(card, "misconceptions", None):

@@ -5,14 +5,32 @@ subset without most glyphs, so bold text mixed two typefaces ("Gi**B**" with a s
 theme here names only installed system fonts (the Noto fonts the browser tests install, then each
 platform's own CJK font), so every weight comes from one complete family and nothing is fetched.
 """
+
 from __future__ import annotations
 
 import gradio as gr
 
-FONT_STACK = ("Noto Sans", "Noto Sans CJK SC", "Noto Sans SC", "PingFang SC", "Microsoft YaHei", "Segoe UI",
-              "Helvetica Neue", "Arial", "system-ui", "sans-serif")
-MONO_STACK = ("Noto Sans Mono", "Noto Sans Mono CJK SC", "DejaVu Sans Mono", "Menlo", "Consolas", "ui-monospace",
-              "monospace")
+FONT_STACK = (
+    "Noto Sans",
+    "Noto Sans CJK SC",
+    "Noto Sans SC",
+    "PingFang SC",
+    "Microsoft YaHei",
+    "Segoe UI",
+    "Helvetica Neue",
+    "Arial",
+    "system-ui",
+    "sans-serif",
+)
+MONO_STACK = (
+    "Noto Sans Mono",
+    "Noto Sans Mono CJK SC",
+    "DejaVu Sans Mono",
+    "Menlo",
+    "Consolas",
+    "ui-monospace",
+    "monospace",
+)
 
 
 def theme() -> gr.themes.Base:
@@ -113,6 +131,7 @@ catch (e) { window.__batchbotTab = ''; }
 
 def head_style() -> str:
     return "<style>" + CHAT_CSS + "</style>" + TAB_PARAM_SCRIPT
+
 
 TAB_FROM_URL_JS = """() => {
   try {

@@ -36,12 +36,26 @@ imports, the lock, the world-size patch), ``verdict`` (library verdict → findi
 ``checks`` (format-independent checks), ``levers`` (memory and the biggest lever),
 ``doctor`` (entry points) and ``chat`` (spotting a config in a chat message).
 """
+
 from .chat import extract_config_text, looks_like_config
 from .doctor import INTERNAL_ERROR_KEY, check_config, config_check_tool
 from .models import KINDS, ConfigParseError, ConfigReport, Finding, Kind, ParsedConfig, Severity
 from .registry import parse_config
 from .values import resolve_model_preset
 
-__all__ = ["INTERNAL_ERROR_KEY", "KINDS", "ConfigParseError", "ConfigReport", "Finding", "Kind", "ParsedConfig",
-           "Severity", "check_config", "config_check_tool", "extract_config_text", "looks_like_config",
-           "parse_config", "resolve_model_preset"]
+__all__ = [
+    "INTERNAL_ERROR_KEY",
+    "KINDS",
+    "ConfigParseError",
+    "ConfigReport",
+    "Finding",
+    "Kind",
+    "ParsedConfig",
+    "Severity",
+    "check_config",
+    "config_check_tool",
+    "extract_config_text",
+    "looks_like_config",
+    "parse_config",
+    "resolve_model_preset",
+]

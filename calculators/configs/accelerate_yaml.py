@@ -1,4 +1,5 @@
 """Accelerate config YAML (written by ``accelerate config``): the reader."""
+
 from __future__ import annotations
 
 import copy
@@ -62,8 +63,16 @@ def _parse_accelerate(pc: ParsedConfig) -> None:
         raw_fs = d.get("fsdp_config")
         fs: dict[str, Any] = raw_fs if isinstance(raw_fs, dict) else {}
         strategy = str(fs.get("fsdp_sharding_strategy", "FULL_SHARD")).upper()
-        stage = {"FULL_SHARD": 3, "1": 3, "SHARD_GRAD_OP": 2, "2": 2, "NO_SHARD": 0, "3": 0,
-                 "HYBRID_SHARD": 3, "4": 3}.get(strategy)
+        stage = {
+            "FULL_SHARD": 3,
+            "1": 3,
+            "SHARD_GRAD_OP": 2,
+            "2": 2,
+            "NO_SHARD": 0,
+            "3": 0,
+            "HYBRID_SHARD": 3,
+            "4": 3,
+        }.get(strategy)
         if fs.get("fsdp_version") == 2 and "fsdp_reshard_after_forward" in fs:
             stage = 3 if _truthy(fs["fsdp_reshard_after_forward"]) else 2
         if stage is not None:
@@ -79,15 +88,18 @@ def _parse_accelerate(pc: ParsedConfig) -> None:
 # ---------------------------------------------------------------------------------------------
 # Library adapter: accelerate's own config classes and launch-time code give the verdict.
 
-ACC_PATH = ("accelerate launch --config_file (launch_command_parser → _validate_launch_command → "
-            "prepare_deepspeed_cmd_env) → DeepSpeedPlugin() from that environment → set_mixed_precision → "
-            "DeepSpeedPlugin.deepspeed_config_process (Accelerator._prepare_deepspeed) → deepspeed DeepSpeedConfig")
+ACC_PATH = (
+    "accelerate launch --config_file (launch_command_parser → _validate_launch_command → "
+    "prepare_deepspeed_cmd_env) → DeepSpeedPlugin() from that environment → set_mixed_precision → "
+    "DeepSpeedPlugin.deepspeed_config_process (Accelerator._prepare_deepspeed) → deepspeed DeepSpeedConfig"
+)
 _YAML_NAME = "default_config.yaml"
 _DS_NAME = "ds_config.json"
 
 
-def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str, Any] | None = None,
-                       hidden_size: int | None = None) -> LibraryVerdict:
+def accelerate_verdict(
+    raw: dict[str, Any], world_size: int | None, ds: dict[str, Any] | None = None, hidden_size: int | None = None
+) -> LibraryVerdict:
     """What ``accelerate launch --config_file <this YAML> train.py`` and the script's Accelerator say.
 
     The YAML is written to a private temporary folder (accelerate reads configs from
@@ -99,8 +111,12 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
     it is taken as 1 here (said in the note).
     """
     ws = None if world_size is None else max(1, int(world_size))
-    for mod in ("accelerate.commands.launch", "accelerate.utils.launch", "accelerate.utils",
-                "deepspeed.runtime.config"):
+    for mod in (
+        "accelerate.commands.launch",
+        "accelerate.utils.launch",
+        "accelerate.utils",
+        "deepspeed.runtime.config",
+    ):
         if library.load(mod) is None:
             return library.unavailable(mod, ACC_PATH, ws or 1)
     launch = library.loaded("accelerate.commands.launch")
@@ -112,6 +128,7 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
     used_ws = ws or 1
     step = ""
     with library.LOCK, library.quiet(), library.environment({}), tempfile.TemporaryDirectory() as tmp:
+
         def clean(text: str) -> str:
             return text.replace(tmp + os.sep, "").replace(tmp, "")
 
@@ -123,9 +140,13 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
                 with open(path, "w", encoding="utf-8") as fh:
                     json.dump(ds if ds is not None else {"zero_optimization": {}}, fh)
                 if ds is None:
-                    notes_en.append(f"The DeepSpeed config file {dsc['deepspeed_config_file']!r} itself was not given: "
-                                    "only the Accelerate side was checked.")
-                    notes_zh.append(f"没有提供 DeepSpeed 配置文件 {dsc['deepspeed_config_file']!r} 本身：只检查了 Accelerate 部分。")
+                    notes_en.append(
+                        f"The DeepSpeed config file {dsc['deepspeed_config_file']!r} itself was not given: "
+                        "only the Accelerate side was checked."
+                    )
+                    notes_zh.append(
+                        f"没有提供 DeepSpeed 配置文件 {dsc['deepspeed_config_file']!r} 本身：只检查了 Accelerate 部分。"
+                    )
                 dsc["deepspeed_config_file"] = path
             ypath = os.path.join(tmp, _YAML_NAME)
             with open(ypath, "w", encoding="utf-8") as fh:
@@ -137,8 +158,13 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
             n = getattr(args, "num_processes", None)
             used_ws = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else used_ws
             if not (args.use_deepspeed and not args.cpu):
-                return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws,
-                                      versions={"accelerate": versions["accelerate"]})
+                return LibraryVerdict(
+                    available=True,
+                    passed=True,
+                    path=ACC_PATH,
+                    world_size=used_ws,
+                    versions={"accelerate": versions["accelerate"]},
+                )
             fields = list(defaults.deepspeed_config.keys()) if defaults else []
             if mp_from_config_flag:
                 fields.append("mixed_precision")
@@ -150,18 +176,29 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
                 step = "accelerate DeepSpeedPlugin.set_mixed_precision"
                 plugin.set_mixed_precision(os.environ.get("ACCELERATE_MIXED_PRECISION", "no"))
             if ds is None and isinstance(dsc, dict) and "deepspeed_config_file" in dsc:
-                return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws,
-                                      versions=versions, note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+                return LibraryVerdict(
+                    available=True,
+                    passed=True,
+                    path=ACC_PATH,
+                    world_size=used_ws,
+                    versions=versions,
+                    note_en=" ".join(notes_en),
+                    note_zh="".join(notes_zh),
+                )
             ga_acc = 1  # Accelerator(gradient_accumulation_steps=1) unless the script says otherwise
             plugin.fill_match("gradient_accumulation_steps", must_match=False, gradient_accumulation_steps=ga_acc)
             micro = plugin.get_value("train_micro_batch_size_per_gpu")
             if micro == "auto":
                 micro = 1
-                notes_en.append("The batch size per GPU comes from your DataLoader (\"auto\" in the DeepSpeed config): "
-                                "taken as 1 here.")
-                notes_zh.append("每卡批次来自你的 DataLoader（DeepSpeed 配置中为 \"auto\"）：此处按 1 计。")
-            kwargs: dict[str, Any] = {"gradient_clipping": 1.0,
-                                      "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
+                notes_en.append(
+                    'The batch size per GPU comes from your DataLoader ("auto" in the DeepSpeed config): '
+                    "taken as 1 here."
+                )
+                notes_zh.append('每卡批次来自你的 DataLoader（DeepSpeed 配置中为 "auto"）：此处按 1 计。')
+            kwargs: dict[str, Any] = {
+                "gradient_clipping": 1.0,
+                "zero_optimization.stage3_gather_16bit_weights_on_model_save": False,
+            }
             ga = plugin.get_value("gradient_accumulation_steps")
             if micro is not None:
                 kwargs["train_micro_batch_size_per_gpu"] = micro
@@ -170,32 +207,61 @@ def accelerate_verdict(raw: dict[str, Any], world_size: int | None, ds: dict[str
             # model is unknown), and a DummyOptim / DummyScheduler's defaults when the config names an optimizer /
             # scheduler (accelerate requires them then).
             h = hidden_size or 4096
-            kwargs.update({"zero_optimization.reduce_bucket_size": h * h,
-                           "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
-                           "zero_optimization.stage3_param_persistence_threshold": 10 * h})
+            kwargs.update(
+                {
+                    "zero_optimization.reduce_bucket_size": h * h,
+                    "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
+                    "zero_optimization.stage3_param_persistence_threshold": 10 * h,
+                }
+            )
             if "optimizer" in plugin.deepspeed_config:
                 kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
                 if "scheduler" in plugin.deepspeed_config:
-                    kwargs.update({"scheduler.params.warmup_min_lr": 0, "scheduler.params.warmup_max_lr": 0.001,
-                                   "scheduler.params.warmup_num_steps": 1})
+                    kwargs.update(
+                        {
+                            "scheduler.params.warmup_min_lr": 0,
+                            "scheduler.params.warmup_max_lr": 0.001,
+                            "scheduler.params.warmup_num_steps": 1,
+                        }
+                    )
             step = "accelerate DeepSpeedPlugin.deepspeed_config_process"
             plugin.deepspeed_config_process(must_match=False, **kwargs)
             step = "deepspeed DeepSpeedConfig"
             library.deepspeed_config(plugin.deepspeed_config, used_ws)
         except SystemExit as exc:  # argparse refusing a value
-            return library.failure(ValueError(f"accelerate launch refused the arguments (exit {exc.code})"),
-                                   path=ACC_PATH, step=step, world_size=used_ws, versions=versions)
+            return library.failure(
+                ValueError(f"accelerate launch refused the arguments (exit {exc.code})"),
+                path=ACC_PATH,
+                step=step,
+                world_size=used_ws,
+                versions=versions,
+            )
         except Exception as exc:  # noqa: BLE001 - whatever the libraries raise is their verdict
-            v = library.failure(exc, path=ACC_PATH, step=step, world_size=used_ws, versions=versions,
-                                note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+            v = library.failure(
+                exc,
+                path=ACC_PATH,
+                step=step,
+                world_size=used_ws,
+                versions=versions,
+                note_en=" ".join(notes_en),
+                note_zh="".join(notes_zh),
+            )
             v.message = clean(v.message)
             return v
-    return LibraryVerdict(available=True, passed=True, path=ACC_PATH, world_size=used_ws, versions=versions,
-                          note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+    return LibraryVerdict(
+        available=True,
+        passed=True,
+        path=ACC_PATH,
+        world_size=used_ws,
+        versions=versions,
+        note_en=" ".join(notes_en),
+        note_zh="".join(notes_zh),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Checks only this format needs
+
 
 def _check_accelerate(out: _Out, pc: ParsedConfig) -> None:
     if pc.kind != "accelerate":
@@ -205,25 +271,35 @@ def _check_accelerate(out: _Out, pc: ParsedConfig) -> None:
         clash = [k for k in ACC_IGNORED_WITH_FILE if k in ds]
         if clash:
             names = [k for k in ACC_IGNORED_WITH_FILE] + ["mixed_precision"]
-            out.add("error", f"deepspeed_config.{clash[0]}",
-                    f"deepspeed_config_file is given together with {clash}. Accelerate raises \"ValueError: When using "
-                    f"`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}.\"",
-                    f"deepspeed_config_file 与 {clash} 同时给出。Accelerate 会报 \"ValueError: When using "
-                    f"`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}.\"",
-                    "Move these settings into the DeepSpeed JSON file and delete them here.",
-                    "把这些设置移到 DeepSpeed JSON 文件里，并从这里删除。")
+            out.add(
+                "error",
+                f"deepspeed_config.{clash[0]}",
+                f'deepspeed_config_file is given together with {clash}. Accelerate raises "ValueError: When using '
+                f'`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}."',
+                f'deepspeed_config_file 与 {clash} 同时给出。Accelerate 会报 "ValueError: When using '
+                f'`deepspeed_config_file`, the following accelerate config variables will be ignored: {names}."',
+                "Move these settings into the DeepSpeed JSON file and delete them here.",
+                "把这些设置移到 DeepSpeed JSON 文件里，并从这里删除。",
+            )
         if "mixed_precision" in pc.raw and str(pc.raw["mixed_precision"]).lower() != "no":
-            out.add("warning", "mixed_precision",
-                    "mixed_precision next to deepspeed_config_file: Accelerate expects precision in the DeepSpeed file "
-                    "(set fp16/bf16 \"enabled\" to \"auto\" there) and may refuse the combination.",
-                    "mixed_precision 与 deepspeed_config_file 同时出现：Accelerate 期望精度写在 DeepSpeed 文件里"
-                    "（在那里把 fp16/bf16 的 \"enabled\" 设为 \"auto\"），并可能拒绝这种组合。",
-                    "Remove mixed_precision here, or set the DeepSpeed file's fp16/bf16 enabled to \"auto\".",
-                    "删掉这里的 mixed_precision，或把 DeepSpeed 文件中的 fp16/bf16 enabled 设为 \"auto\"。")
+            out.add(
+                "warning",
+                "mixed_precision",
+                "mixed_precision next to deepspeed_config_file: Accelerate expects precision in the DeepSpeed file "
+                '(set fp16/bf16 "enabled" to "auto" there) and may refuse the combination.',
+                "mixed_precision 与 deepspeed_config_file 同时出现：Accelerate 期望精度写在 DeepSpeed 文件里"
+                '（在那里把 fp16/bf16 的 "enabled" 设为 "auto"），并可能拒绝这种组合。',
+                'Remove mixed_precision here, or set the DeepSpeed file\'s fp16/bf16 enabled to "auto".',
+                '删掉这里的 mixed_precision，或把 DeepSpeed 文件中的 fp16/bf16 enabled 设为 "auto"。',
+            )
     n = pc.raw.get("num_processes")
     machines = _int(pc.raw.get("num_machines", 1)) or 1
     if isinstance(n, int) and n > 0 and machines > 1 and n % machines:
-        out.add("error", "num_processes",
-                f"num_processes={n} is the total over all machines and is not divisible by num_machines={machines}.",
-                f"num_processes={n} 是所有机器上的进程总数，不能被 num_machines={machines} 整除。",
-                f"Use a multiple of {machines} (GPUs per machine × machines).", f"请用 {machines} 的倍数（每机卡数 × 机器数）。")
+        out.add(
+            "error",
+            "num_processes",
+            f"num_processes={n} is the total over all machines and is not divisible by num_machines={machines}.",
+            f"num_processes={n} 是所有机器上的进程总数，不能被 num_machines={machines} 整除。",
+            f"Use a multiple of {machines} (GPUs per machine × machines).",
+            f"请用 {machines} 的倍数（每机卡数 × 机器数）。",
+        )

@@ -1,4 +1,5 @@
 """Spotting a pasted config in a chat message (``extract_config_text``, ``looks_like_config``)."""
+
 from __future__ import annotations
 
 import re
@@ -31,13 +32,14 @@ def extract_config_text(message: str) -> str | None:
     start = message.find("{")
     end = message.rfind("}")
     if 0 <= start < end:
-        cand = message[start:end + 1]
+        cand = message[start : end + 1]
         if _has_keys(cand, need=1):
             return cand
     lines = message.splitlines()
     for i, line in enumerate(lines):
-        if re.search(r"(^|\s)(torchrun|deepspeed|accelerate\s+launch|python3?|llamafactory-cli)\s", line + " ") or \
-                line.strip().startswith("--"):
+        if re.search(
+            r"(^|\s)(torchrun|deepspeed|accelerate\s+launch|python3?|llamafactory-cli)\s", line + " "
+        ) or line.strip().startswith("--"):
             block = [line]
             j = i
             while block[-1].rstrip().endswith("\\") and j + 1 < len(lines):
@@ -49,8 +51,15 @@ def extract_config_text(message: str) -> str | None:
     run: list[str] = []
     best: list[str] = []
     for line in lines + [""]:
-        if _YAML_LINE.match(line) or (run and (line.startswith((" ", "\t")) or not line.strip()
-                                               or line.lstrip().startswith("#") or line.lstrip().startswith("- "))):
+        if _YAML_LINE.match(line) or (
+            run
+            and (
+                line.startswith((" ", "\t"))
+                or not line.strip()
+                or line.lstrip().startswith("#")
+                or line.lstrip().startswith("- ")
+            )
+        ):
             run.append(line)
         else:
             if len(run) > len(best):

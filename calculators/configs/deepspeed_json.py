@@ -1,4 +1,5 @@
 """DeepSpeed JSON: the reader (what the config means for batch and memory)."""
+
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,5 @@
 """Hugging Face TrainingArguments (dict, JSON or a launch command line): the reader."""
+
 from __future__ import annotations
 
 import copy
@@ -18,8 +19,15 @@ from .values import _get, _int, _lora_targets, _micro_ga_to_memory, _model, _pre
 def _parse_hf(pc: ParsedConfig) -> None:
     d = pc.raw
     strict = pc.source_format != "flags"
-    _read_batch(pc, d, {"per_device_train_batch_size": "train_micro_batch_size_per_gpu",
-                        "gradient_accumulation_steps": "gradient_accumulation_steps"}, strict=strict)
+    _read_batch(
+        pc,
+        d,
+        {
+            "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
+            "gradient_accumulation_steps": "gradient_accumulation_steps",
+        },
+        strict=strict,
+    )
     _micro_ga_to_memory(pc)
     pc.unknown_keys += [k for k in d if k not in HF_KEYS and not k.startswith("accelerate_")]
     ds = d.get("deepspeed")
@@ -28,7 +36,9 @@ def _parse_hf(pc: ParsedConfig) -> None:
     prec = _precision(d.get("bf16"), d.get("fp16"), bool(pc.deepspeed))
     if prec is None and not pc.deepspeed:
         prec = "fp32"
-        pc.notes_en.append("Neither --bf16 nor --fp16: Trainer trains in fp32 (unless the script loads the model in 16-bit).")
+        pc.notes_en.append(
+            "Neither --bf16 nor --fp16: Trainer trains in fp32 (unless the script loads the model in 16-bit)."
+        )
         pc.notes_zh.append("没有 --bf16 也没有 --fp16：Trainer 以 fp32 训练（除非脚本以 16 位加载模型）。")
     if prec:
         pc.memory["precision"] = prec
@@ -61,10 +71,12 @@ def _parse_hf(pc: ParsedConfig) -> None:
 # ---------------------------------------------------------------------------------------------
 # Library adapter: transformers' TrainingArguments and its DeepSpeed path give the verdict.
 
-HF_PATH = ("transformers TrainingArguments → HfTrainerDeepSpeedConfig.trainer_config_process → accelerate "
-           "DeepSpeedPlugin → set_mixed_precision → trainer_config_process (propagate_args_to_deepspeed) → "
-           "trainer_config_finalize → DeepSpeedPlugin.deepspeed_config_process (Accelerator._prepare_deepspeed) → "
-           "deepspeed DeepSpeedConfig")
+HF_PATH = (
+    "transformers TrainingArguments → HfTrainerDeepSpeedConfig.trainer_config_process → accelerate "
+    "DeepSpeedPlugin → set_mixed_precision → trainer_config_process (propagate_args_to_deepspeed) → "
+    "trainer_config_finalize → DeepSpeedPlugin.deepspeed_config_process (Accelerator._prepare_deepspeed) → "
+    "deepspeed DeepSpeedConfig"
+)
 ARGS_PATH = "transformers TrainingArguments"
 PLACEHOLDER_HIDDEN = 4096
 PLACEHOLDER_STEPS = 1000
@@ -92,8 +104,11 @@ def training_arguments(hf: dict[str, Any]) -> tuple[Any, list[str]]:
     fields = {f.name for f in dataclasses.fields(ta.TrainingArguments) if f.init}
     kwargs = {k: v for k, v in hf.items() if k in fields and k != "deepspeed"}
     kwargs.setdefault("output_dir", "output")
-    patched = {"is_torch_bf16_gpu_available": lambda *a, **k: True, "is_torch_tf32_available": lambda *a, **k: True,
-               "enable_tf32": lambda *a, **k: None}
+    patched = {
+        "is_torch_bf16_gpu_available": lambda *a, **k: True,
+        "is_torch_tf32_available": lambda *a, **k: True,
+        "enable_tf32": lambda *a, **k: None,
+    }
     saved = {k: getattr(ta, k) for k in patched if hasattr(ta, k)}
     try:
         for k, v in patched.items():
@@ -124,8 +139,9 @@ def training_args_verdict(hf: dict[str, Any], world_size: int) -> LibraryVerdict
     return LibraryVerdict(available=True, passed=True, path=ARGS_PATH, world_size=ws, versions=versions)
 
 
-def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int,
-                         hidden_size: int | None = None) -> LibraryVerdict:
+def hf_deepspeed_verdict(
+    ds: dict[str, Any], hf: dict[str, Any], world_size: int, hidden_size: int | None = None
+) -> LibraryVerdict:
     """The Hugging Face Trainer path for a DeepSpeed JSON + TrainingArguments, up to ``deepspeed.initialize``.
 
     Runs the real functions in the Trainer's order (transformers ``training_args.py``
@@ -137,8 +153,12 @@ def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int
     ``max_steps`` is not given (it depends on the dataset).
     """
     ws = max(1, int(world_size))
-    for mod in ("transformers.training_args", "transformers.integrations.deepspeed", "accelerate.utils",
-                "deepspeed.runtime.config"):
+    for mod in (
+        "transformers.training_args",
+        "transformers.integrations.deepspeed",
+        "accelerate.utils",
+        "deepspeed.runtime.config",
+    ):
         if library.load(mod) is None:
             return library.unavailable(mod, HF_PATH, ws)
     integ = library.loaded("transformers.integrations.deepspeed")
@@ -165,28 +185,44 @@ def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int
             steps = args.max_steps if isinstance(args.max_steps, int) and args.max_steps > 0 else None
             if steps is None:
                 explicit = second.get_value("scheduler.params.total_num_steps")
-                steps = explicit if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > 0 \
+                steps = (
+                    explicit
+                    if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > 0
                     else PLACEHOLDER_STEPS
+                )
                 if second.get_value("scheduler") is not None:
-                    notes_en.append("max_steps is not given, so the number of training steps (from the dataset size) "
-                                    "is unknown here: scheduler total_num_steps was not compared.")
-                    notes_zh.append("未给出 max_steps，训练总步数（取决于数据集大小）在此未知：未比较 scheduler 的 total_num_steps。")
+                    notes_en.append(
+                        "max_steps is not given, so the number of training steps (from the dataset size) "
+                        "is unknown here: scheduler total_num_steps was not compared."
+                    )
+                    notes_zh.append(
+                        "未给出 max_steps，训练总步数（取决于数据集大小）在此未知：未比较 scheduler 的 total_num_steps。"
+                    )
             h = hidden_size or PLACEHOLDER_HIDDEN
             model = SimpleNamespace(config=SimpleNamespace(hidden_size=h))
             step = "transformers HfTrainerDeepSpeedConfig.trainer_config_finalize"
             second.trainer_config_finalize(a, model, steps)
-            kwargs: dict[str, Any] = {"gradient_clipping": 1.0,
-                                      "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
-            plugin.fill_match("gradient_accumulation_steps", must_match=False,
-                              gradient_accumulation_steps=args.gradient_accumulation_steps)
+            kwargs: dict[str, Any] = {
+                "gradient_clipping": 1.0,
+                "zero_optimization.stage3_gather_16bit_weights_on_model_save": False,
+            }
+            plugin.fill_match(
+                "gradient_accumulation_steps",
+                must_match=False,
+                gradient_accumulation_steps=args.gradient_accumulation_steps,
+            )
             micro = plugin.get_value("train_micro_batch_size_per_gpu")
             ga = plugin.get_value("gradient_accumulation_steps")
             if micro is not None and micro != "auto" and ga is not None and ga != "auto":
                 kwargs["train_micro_batch_size_per_gpu"] = micro
                 kwargs["train_batch_size"] = library.mirrored(lambda: micro * ga * ws)
-            kwargs.update({"zero_optimization.reduce_bucket_size": h * h,
-                           "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
-                           "zero_optimization.stage3_param_persistence_threshold": 10 * h})
+            kwargs.update(
+                {
+                    "zero_optimization.reduce_bucket_size": h * h,
+                    "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * h * h),
+                    "zero_optimization.stage3_param_persistence_threshold": 10 * h,
+                }
+            )
             # deepspeed_optim_sched: a DummyOptim (lr=0.001, weight_decay=0) when the config names an optimizer,
             # else the Trainer's own optimizer (and zero_allow_untested_optimizer=True); a DummyScheduler
             # (warmup_num_steps=0 → max(1, 0), no total_num_steps) when the config names a scheduler.
@@ -197,28 +233,54 @@ def hf_deepspeed_verdict(ds: dict[str, Any], hf: dict[str, Any], world_size: int
                 opt_lr = args.learning_rate
                 plugin.deepspeed_config["zero_allow_untested_optimizer"] = True
             if "scheduler" in plugin.deepspeed_config:
-                kwargs.update({"scheduler.params.warmup_min_lr": 0, "scheduler.params.warmup_max_lr": opt_lr,
-                               "scheduler.params.warmup_num_steps": 1})
+                kwargs.update(
+                    {
+                        "scheduler.params.warmup_min_lr": 0,
+                        "scheduler.params.warmup_max_lr": opt_lr,
+                        "scheduler.params.warmup_num_steps": 1,
+                    }
+                )
             step = "accelerate DeepSpeedPlugin.deepspeed_config_process"
             plugin.deepspeed_config_process(must_match=False, **kwargs)
             filled = copy.deepcopy(plugin.deepspeed_config)
             step = "deepspeed DeepSpeedConfig"
             library.deepspeed_config(plugin.deepspeed_config, ws)
         except Exception as exc:  # noqa: BLE001 - whatever the libraries raise is their verdict
-            return library.failure(exc, path=HF_PATH, step=step, world_size=ws, versions=versions,
-                                   note_en=" ".join(notes_en), note_zh="".join(notes_zh))
+            return library.failure(
+                exc,
+                path=HF_PATH,
+                step=step,
+                world_size=ws,
+                versions=versions,
+                note_en=" ".join(notes_en),
+                note_zh="".join(notes_zh),
+            )
         finally:
             integ.unset_hf_deepspeed_config()
-    if hidden_size is None and any(isinstance(filled.get("zero_optimization"), dict) and
-                                   k in ds.get("zero_optimization", {}) and ds["zero_optimization"][k] == "auto"
-                                   for k in ("reduce_bucket_size", "stage3_prefetch_bucket_size",
-                                             "stage3_param_persistence_threshold")):
-        notes_en.append("The model is unknown here: \"auto\" bucket sizes were filled from a placeholder hidden size "
-                        f"{PLACEHOLDER_HIDDEN}; the real values are hidden_size² etc.")
-        notes_zh.append(f"此处不知道模型：\"auto\" 的 bucket 大小按占位的 hidden_size {PLACEHOLDER_HIDDEN} 填充；"
-                        "真实值为 hidden_size² 等。")
-    return LibraryVerdict(available=True, passed=True, path=HF_PATH, world_size=ws, versions=versions,
-                          note_en=" ".join(notes_en), note_zh="".join(notes_zh), filled=_jsonable(filled))
+    if hidden_size is None and any(
+        isinstance(filled.get("zero_optimization"), dict)
+        and k in ds.get("zero_optimization", {})
+        and ds["zero_optimization"][k] == "auto"
+        for k in ("reduce_bucket_size", "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold")
+    ):
+        notes_en.append(
+            'The model is unknown here: "auto" bucket sizes were filled from a placeholder hidden size '
+            f"{PLACEHOLDER_HIDDEN}; the real values are hidden_size² etc."
+        )
+        notes_zh.append(
+            f'此处不知道模型："auto" 的 bucket 大小按占位的 hidden_size {PLACEHOLDER_HIDDEN} 填充；'
+            "真实值为 hidden_size² 等。"
+        )
+    return LibraryVerdict(
+        available=True,
+        passed=True,
+        path=HF_PATH,
+        world_size=ws,
+        versions=versions,
+        note_en=" ".join(notes_en),
+        note_zh="".join(notes_zh),
+        filled=_jsonable(filled),
+    )
 
 
 def _jsonable(d: Any) -> Any:
@@ -233,6 +295,7 @@ def _jsonable(d: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # Checks only this format needs
+
 
 def _hf_values(hf: dict[str, Any] | None) -> dict[str, Any] | None:
     if hf is None:
@@ -264,14 +327,16 @@ def _check_mismatch(out: _Out, ds: ParsedConfig, hf_pc: ParsedConfig, ws: int | 
     numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (mb_hf, ga))
     tb_hf = ws * mb_hf * ga if ws is not None and numeric else None
     checks.append(("train_batch_size", tb_hf, "train_batch_size (calculated)", not soft))
-    checks += [("gradient_clipping", hf["max_grad_norm"], "max_grad_norm", True),
-               ("optimizer.params.lr", hf["learning_rate"], "learning_rate", True),
-               ("optimizer.params.betas", [hf["adam_beta1"], hf["adam_beta2"]], "adam_beta1+adam_beta2", True),
-               ("optimizer.params.eps", hf["adam_epsilon"], "adam_epsilon", True),
-               ("optimizer.params.weight_decay", hf["weight_decay"], "weight_decay", True),
-               ("scheduler.params.warmup_max_lr", hf["learning_rate"], "learning_rate", True),
-               ("fp16.enabled", hf["fp16"], "fp16|fp16_full_eval", True),
-               ("bf16.enabled", hf["bf16"], "bf16|bf16_full_eval", True)]
+    checks += [
+        ("gradient_clipping", hf["max_grad_norm"], "max_grad_norm", True),
+        ("optimizer.params.lr", hf["learning_rate"], "learning_rate", True),
+        ("optimizer.params.betas", [hf["adam_beta1"], hf["adam_beta2"]], "adam_beta1+adam_beta2", True),
+        ("optimizer.params.eps", hf["adam_epsilon"], "adam_epsilon", True),
+        ("optimizer.params.weight_decay", hf["weight_decay"], "weight_decay", True),
+        ("scheduler.params.warmup_max_lr", hf["learning_rate"], "learning_rate", True),
+        ("fp16.enabled", hf["fp16"], "fp16|fp16_full_eval", True),
+        ("bf16.enabled", hf["bf16"], "bf16|bf16_full_eval", True),
+    ]
     for ds_key, hf_val, hf_key, must in checks:
         parent, _, leaf = ds_key.rpartition(".")
         node = _get(d, parent) if parent else d
@@ -282,22 +347,38 @@ def _check_mismatch(out: _Out, ds: ParsedConfig, hf_pc: ParsedConfig, ws: int | 
             continue
         if hf_val is None:  # train_batch_size with an unknown world size
             mb, g = hf["per_device_train_batch_size"], ga
-            if isinstance(ds_val, int) and isinstance(mb, int) and isinstance(g, int) and mb * g > 0 and ds_val % (mb * g) == 0:
-                out.add("info", ds_key,
-                        f"train_batch_size={ds_val} matches the TrainingArguments only on {ds_val // (mb * g)} GPU(s) "
-                        f"({mb} × {g} per GPU).",
-                        f"train_batch_size={ds_val} 只有在 {ds_val // (mb * g)} 张卡时才与 TrainingArguments 一致"
-                        f"（每卡 {mb} × {g}）。", parsed=ds)
+            if (
+                isinstance(ds_val, int)
+                and isinstance(mb, int)
+                and isinstance(g, int)
+                and mb * g > 0
+                and ds_val % (mb * g) == 0
+            ):
+                out.add(
+                    "info",
+                    ds_key,
+                    f"train_batch_size={ds_val} matches the TrainingArguments only on {ds_val // (mb * g)} GPU(s) "
+                    f"({mb} × {g} per GPU).",
+                    f"train_batch_size={ds_val} 只有在 {ds_val // (mb * g)} 张卡时才与 TrainingArguments 一致"
+                    f"（每卡 {mb} × {g}）。",
+                    parsed=ds,
+                )
                 continue
             hf_val = f"world_size × {mb} × {g}"
         if ds_val != hf_val:
             lines.append((ds_key, f"- ds {ds_key}={ds_val} vs hf {hf_key}={hf_val}"))
     if lines:
         body = "\n".join(line for _, line in lines)
-        text = ("Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
-                f"{body}\nThe easiest method is to set these DeepSpeed config values to 'auto'.")
-        out.add("error", lines[0][0],
-                f"Hugging Face Trainer will raise (once the model is loaded, in trainer_config_finalize):\nValueError: {text}",
-                f"Hugging Face Trainer 会在模型加载后（trainer_config_finalize 中）报错：\nValueError: {text}",
-                "Set these keys to \"auto\" in the DeepSpeed config so the Trainer fills them, or make both sides agree.",
-                "把 DeepSpeed 配置里的这些键设为 \"auto\" 让 Trainer 来填，或让两边的值一致。", parsed=ds)
+        text = (
+            "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:\n"
+            f"{body}\nThe easiest method is to set these DeepSpeed config values to 'auto'."
+        )
+        out.add(
+            "error",
+            lines[0][0],
+            f"Hugging Face Trainer will raise (once the model is loaded, in trainer_config_finalize):\nValueError: {text}",
+            f"Hugging Face Trainer 会在模型加载后（trainer_config_finalize 中）报错：\nValueError: {text}",
+            'Set these keys to "auto" in the DeepSpeed config so the Trainer fills them, or make both sides agree.',
+            '把 DeepSpeed 配置里的这些键设为 "auto" 让 Trainer 来填，或让两边的值一致。',
+            parsed=ds,
+        )

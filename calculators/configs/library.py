@@ -16,6 +16,7 @@ share:
 
 No process group is started and no op is built.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -113,10 +114,14 @@ def unavailable(module: str, path: str, world_size: int) -> LibraryVerdict:
     why = import_error(module) or "not installed"
     dist = module.split(".")[0]
     return LibraryVerdict(
-        available=False, path=path, world_size=world_size, versions={dist: version(dist)},
+        available=False,
+        path=path,
+        world_size=world_size,
+        versions={dist: version(dist)},
         note_en=f"{dist} could not be loaded here ({why[:200]}), so this verdict comes from our own checks only, "
-                "not from the library itself.",
-        note_zh=f"此处无法加载 {dist}（{why[:200]}），因此结论只来自本工具自己的检查，而不是该库本身。")
+        "not from the library itself.",
+        note_zh=f"此处无法加载 {dist}（{why[:200]}），因此结论只来自本工具自己的检查，而不是该库本身。",
+    )
 
 
 @contextlib.contextmanager

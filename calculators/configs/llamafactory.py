@@ -1,4 +1,5 @@
 """LLaMA-Factory training YAML: the reader (its defaults: lora, cutoff_len 2048, gradient checkpointing on)."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,15 @@ _LF_DS_NAMES = re.compile(r"ds_z([0-3])(_offload)?_config\.json$")
 
 def _parse_llamafactory(pc: ParsedConfig) -> None:
     d = pc.raw
-    _read_batch(pc, d, {"per_device_train_batch_size": "train_micro_batch_size_per_gpu",
-                        "gradient_accumulation_steps": "gradient_accumulation_steps"}, strict=True)
+    _read_batch(
+        pc,
+        d,
+        {
+            "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
+            "gradient_accumulation_steps": "gradient_accumulation_steps",
+        },
+        strict=True,
+    )
     _micro_ga_to_memory(pc)
     pc.unknown_keys += [k for k in d if k not in LF_KEYS]
     ds = d.get("deepspeed")
@@ -27,10 +35,14 @@ def _parse_llamafactory(pc: ParsedConfig) -> None:
                 pc.memory["offload_optimizer"] = True
                 if stage == 3:
                     pc.memory["offload_param"] = True
-            pc.notes_en.append(f"ZeRO stage {stage}{' with CPU offload' if m.group(2) else ''} read from the name of "
-                               f"LLaMA-Factory's shipped DeepSpeed config {ds.rsplit('/', 1)[-1]}.")
-            pc.notes_zh.append(f"ZeRO stage {stage}{'（含 CPU offload）' if m.group(2) else ''} 取自 LLaMA-Factory "
-                               f"自带 DeepSpeed 配置的文件名 {ds.rsplit('/', 1)[-1]}。")
+            pc.notes_en.append(
+                f"ZeRO stage {stage}{' with CPU offload' if m.group(2) else ''} read from the name of "
+                f"LLaMA-Factory's shipped DeepSpeed config {ds.rsplit('/', 1)[-1]}."
+            )
+            pc.notes_zh.append(
+                f"ZeRO stage {stage}{'（含 CPU offload）' if m.group(2) else ''} 取自 LLaMA-Factory "
+                f"自带 DeepSpeed 配置的文件名 {ds.rsplit('/', 1)[-1]}。"
+            )
     if _truthy(d.get("pure_bf16")):
         pc.memory["precision"] = "bf16"
     else:
@@ -43,7 +55,9 @@ def _parse_llamafactory(pc: ParsedConfig) -> None:
     if ft == "lora":
         pc.memory["finetune"] = "qlora" if qbit == 4 else "lora"
         if qbit is not None and qbit != 4:
-            pc.notes_en.append(f"quantization_bit={qbit}: the estimate models only 4-bit NF4; the base weights are counted as 16-bit.")
+            pc.notes_en.append(
+                f"quantization_bit={qbit}: the estimate models only 4-bit NF4; the base weights are counted as 16-bit."
+            )
             pc.notes_zh.append(f"quantization_bit={qbit}：估算只建模 4 位 NF4；基座权重按 16 位计。")
         r = _int(d.get("lora_rank", 8))
         if r is None or r <= 0:
@@ -54,7 +68,9 @@ def _parse_llamafactory(pc: ParsedConfig) -> None:
     elif ft == "full":
         pc.memory["finetune"] = "full"
     elif ft in ("freeze", "oft"):
-        pc.notes_en.append(f"finetuning_type={ft} is not modelled; the estimate treats it as full fine-tuning (an upper bound).")
+        pc.notes_en.append(
+            f"finetuning_type={ft} is not modelled; the estimate treats it as full fine-tuning (an upper bound)."
+        )
         pc.notes_zh.append(f"finetuning_type={ft} 未单独建模；估算按全参微调计（上界）。")
         pc.memory["finetune"] = "full"
     else:

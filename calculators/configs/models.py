@@ -1,4 +1,5 @@
 """Typed inputs and outputs of the config doctor: findings, the parsed config, the report (and its Markdown)."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -16,7 +17,7 @@ Kind = Literal["deepspeed", "hf_training_args", "accelerate", "llamafactory"]
 Severity = Literal["error", "warning", "info"]
 SourceFormat = Literal["json", "yaml", "flags", "dict"]
 KINDS = ("deepspeed", "hf_training_args", "accelerate", "llamafactory")
-MAX_TEXT = MAX_CONFIG_CHARS   # one config's text (calculators.limits)
+MAX_TEXT = MAX_CONFIG_CHARS  # one config's text (calculators.limits)
 
 
 class Finding(BaseModel):
@@ -33,8 +34,17 @@ class Finding(BaseModel):
 class ConfigParseError(CalculatorError):
     """The text is not a readable config; ``line``/``column`` point at the problem when known."""
 
-    def __init__(self, en: str, zh: str, *, line: int | None = None, column: int | None = None,
-                 fix_en: str = "", fix_zh: str = "", key: str = "config") -> None:
+    def __init__(
+        self,
+        en: str,
+        zh: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        fix_en: str = "",
+        fix_zh: str = "",
+        key: str = "config",
+    ) -> None:
         ValueError.__init__(self, f"{en}\n{zh}")
         self.field, self.value = key, None
         self.en, self.zh = en, zh
@@ -52,9 +62,11 @@ class ParsedConfig(BaseModel):
     raw: dict[str, Any]
     batch: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for resolve_batch.")
     memory: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for MemoryConfig.")
-    auto_fields: list[str] = Field(default_factory=list, description="Dotted keys whose value is \"auto\".")
+    auto_fields: list[str] = Field(default_factory=list, description='Dotted keys whose value is "auto".')
     unknown_keys: list[str] = Field(default_factory=list)
-    world_size: int | None = Field(None, description="From a launcher (torchrun/deepspeed/accelerate) or num_processes.")
+    world_size: int | None = Field(
+        None, description="From a launcher (torchrun/deepspeed/accelerate) or num_processes."
+    )
     deepspeed: str | dict[str, Any] | None = Field(None, description="The DeepSpeed config this config points to.")
     model_name: str | None = None
     source_format: SourceFormat = "dict"
@@ -100,18 +112,26 @@ class ConfigReport(BaseModel):
         errors = [f for f in findings if f.severity == "error"]
         warnings = [f for f in findings if f.severity == "warning"]
         infos = [f for f in findings if f.severity == "info"]
-        kind_names = {"deepspeed": ("DeepSpeed config", "DeepSpeed 配置"),
-                      "hf_training_args": ("Hugging Face TrainingArguments", "Hugging Face TrainingArguments"),
-                      "accelerate": ("Accelerate config", "Accelerate 配置"),
-                      "llamafactory": ("LLaMA-Factory config", "LLaMA-Factory 配置")}
+        kind_names = {
+            "deepspeed": ("DeepSpeed config", "DeepSpeed 配置"),
+            "hf_training_args": ("Hugging Face TrainingArguments", "Hugging Face TrainingArguments"),
+            "accelerate": ("Accelerate config", "Accelerate 配置"),
+            "llamafactory": ("LLaMA-Factory config", "LLaMA-Factory 配置"),
+        }
         what = kind_names[self.parsed.kind][1 if zh else 0] if self.parsed else ("config" if not zh else "配置")
         out = [f"## {'配置检查' if zh else 'Config check'}: {what}", ""]
         if errors:
-            verdict = (f"❌ **{len(errors)} 个错误**：按现在的配置，训练会在启动时失败或不按你的预期运行。" if zh else
-                       f"❌ **{len(errors)} error(s)**: as written, this run fails at start-up or does not do what you expect.")
+            verdict = (
+                f"❌ **{len(errors)} 个错误**：按现在的配置，训练会在启动时失败或不按你的预期运行。"
+                if zh
+                else f"❌ **{len(errors)} error(s)**: as written, this run fails at start-up or does not do what you expect."
+            )
         elif warnings:
-            verdict = (f"⚠️ **没有错误，{len(warnings)} 个警告**：能跑，但请看下面的问题。" if zh else
-                       f"⚠️ **No errors, {len(warnings)} warning(s)**: it should start, but read these first.")
+            verdict = (
+                f"⚠️ **没有错误，{len(warnings)} 个警告**：能跑，但请看下面的问题。"
+                if zh
+                else f"⚠️ **No errors, {len(warnings)} warning(s)**: it should start, but read these first."
+            )
         else:
             verdict = "✅ **没有发现问题。**" if zh else "✅ **No problems found.**"
         if self.estimate is not None and self.estimate.fits is not None:
@@ -119,20 +139,30 @@ class ConfigReport(BaseModel):
             need = _gib(e.total_per_gpu)
             cap = _gib(e.gpu_capacity)
             if e.fits:
-                verdict += (f" 显存：约 {need} / {cap} GiB，放得下。" if zh else f" Memory: about {need} of {cap} GiB per GPU, fits.")
+                verdict += (
+                    f" 显存：约 {need} / {cap} GiB，放得下。"
+                    if zh
+                    else f" Memory: about {need} of {cap} GiB per GPU, fits."
+                )
             else:
-                verdict += (f" 显存：约 {need} GiB，超出 {cap} GiB 的显卡，放不下。" if zh else
-                            f" Memory: about {need} GiB per GPU, more than the {cap} GiB card: does not fit.")
+                verdict += (
+                    f" 显存：约 {need} GiB，超出 {cap} GiB 的显卡，放不下。"
+                    if zh
+                    else f" Memory: about {need} GiB per GPU, more than the {cap} GiB card: does not fit."
+                )
         out += [verdict, ""]
-        for title_en, title_zh, group in (("Errors", "错误", errors), ("Warnings", "警告", warnings),
-                                          ("Notes", "说明", infos)):
+        for title_en, title_zh, group in (
+            ("Errors", "错误", errors),
+            ("Warnings", "警告", warnings),
+            ("Notes", "说明", infos),
+        ):
             if not group:
                 continue
             out += [f"### {title_zh if zh else title_en}", ""]
             for f in group:
                 where = ""
                 if f.line is not None:
-                    where = (f"（第 {f.line} 行，第 {f.column} 列）" if zh else f" (line {f.line}, column {f.column})")
+                    where = f"（第 {f.line} 行，第 {f.column} 列）" if zh else f" (line {f.line}, column {f.column})"
                 out.append(f"- **{escape_md(f.key)}**{where}: {_md(f.message)}")
                 if f.fix:
                     out.append(f"  - {'建议' if zh else 'Fix'}: {_md(f.fix)}")
@@ -141,17 +171,26 @@ class ConfigReport(BaseModel):
             e = self.estimate
             out += [f"### {'每卡显存估算' if zh else 'Memory per GPU'} ({escape_md(e.model_name)})", ""]
             out += [f"| {'部分' if zh else 'Part'} | GiB |", "|---|---:|"]
-            rows = [("weights", "权重"), ("gradients", "梯度"), ("optimizer_states", "优化器状态"),
-                    ("activations", "激活"), ("other", "其他（通信缓冲、CUDA 上下文）")]
+            rows = [
+                ("weights", "权重"),
+                ("gradients", "梯度"),
+                ("optimizer_states", "优化器状态"),
+                ("activations", "激活"),
+                ("other", "其他（通信缓冲、CUDA 上下文）"),
+            ]
             for field, name_zh in rows:
                 val = getattr(e, field)
                 label = name_zh if zh else field.replace("_", " ")
                 out.append(f"| {label} | {'?' if val is None else _gib(val)} |")
-            out.append(f"| **{'合计' if zh else 'total'}** | **{'?' if e.total_per_gpu is None else _gib(e.total_per_gpu)}** |")
+            out.append(
+                f"| **{'合计' if zh else 'total'}** | **{'?' if e.total_per_gpu is None else _gib(e.total_per_gpu)}** |"
+            )
             if e.gpu_capacity is not None:
                 out.append(f"| {escape_md(e.gpu_name)} {'容量' if zh else 'capacity'} | {_gib(e.gpu_capacity)} |")
             if e.cpu_total:
-                out.append(f"| {'CPU 内存（offload，每节点）' if zh else 'CPU RAM (offload, per node)'} | {_gib(e.cpu_total)} |")
+                out.append(
+                    f"| {'CPU 内存（offload，每节点）' if zh else 'CPU RAM (offload, per node)'} | {_gib(e.cpu_total)} |"
+                )
             out.append("")
             notes = e.assumptions_zh + e.notes_zh if zh else e.assumptions_en + e.notes_en
             for n in notes:

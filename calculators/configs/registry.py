@@ -1,4 +1,5 @@
 """One registry of formats: recognise the kind of a config and dispatch to its reader."""
+
 from __future__ import annotations
 
 from typing import Any, cast
@@ -18,14 +19,36 @@ from .values import _collect_auto
 def _detect_kind(d: dict[str, Any]) -> Kind | None:
     keys = set(d)
     if keys & {"distributed_type", "compute_environment"} or (
-            isinstance(d.get("deepspeed_config"), dict) and keys & {"num_processes", "mixed_precision", "num_machines"}):
+        isinstance(d.get("deepspeed_config"), dict) and keys & {"num_processes", "mixed_precision", "num_machines"}
+    ):
         return "accelerate"
-    if keys & {"finetuning_type", "lora_target", "cutoff_len", "quantization_bit", "template", "pure_bf16",
-               "disable_gradient_checkpointing", "flash_attn"} or isinstance(d.get("stage"), str):
+    if keys & {
+        "finetuning_type",
+        "lora_target",
+        "cutoff_len",
+        "quantization_bit",
+        "template",
+        "pure_bf16",
+        "disable_gradient_checkpointing",
+        "flash_attn",
+    } or isinstance(d.get("stage"), str):
         return "llamafactory"
-    if keys & {"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size", "zero_allow_untested_optimizer",
-               "steps_per_print", "wall_clock_breakdown", "zero_force_ds_cpu_optimizer", "amp"} or \
-            isinstance(d.get("fp16"), dict) or isinstance(d.get("bf16"), dict) or isinstance(d.get("optimizer"), dict):
+    if (
+        keys
+        & {
+            "zero_optimization",
+            "train_micro_batch_size_per_gpu",
+            "train_batch_size",
+            "zero_allow_untested_optimizer",
+            "steps_per_print",
+            "wall_clock_breakdown",
+            "zero_force_ds_cpu_optimizer",
+            "amp",
+        }
+        or isinstance(d.get("fp16"), dict)
+        or isinstance(d.get("bf16"), dict)
+        or isinstance(d.get("optimizer"), dict)
+    ):
         return "deepspeed"
     if keys & (HF_KEYS - {"deepspeed"}) or "deepspeed" in keys:
         return "hf_training_args"
@@ -53,21 +76,37 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
     elif isinstance(text_or_dict, str):
         data, fmt, positions, ws, notes_en, notes_zh, dups = _load_text(text_or_dict)
     else:
-        raise ConfigParseError(f"A config must be text or a dict, not {type(text_or_dict).__name__}.",
-                               f"配置必须是文本或字典，而不是 {type(text_or_dict).__name__}。")
+        raise ConfigParseError(
+            f"A config must be text or a dict, not {type(text_or_dict).__name__}.",
+            f"配置必须是文本或字典，而不是 {type(text_or_dict).__name__}。",
+        )
     data = {str(k): v for k, v in data.items()}
-    detected = cast(Kind, kind) if kind else _detect_kind(data)   # kind was checked against KINDS above
+    detected = cast(Kind, kind) if kind else _detect_kind(data)  # kind was checked against KINDS above
     if detected is None:
         raise ConfigParseError(
             "Not recognised as a DeepSpeed, TrainingArguments, Accelerate or LLaMA-Factory config (no known training keys).",
             "无法识别为 DeepSpeed、TrainingArguments、Accelerate 或 LLaMA-Factory 配置（没有已知的训练参数）。",
-            fix_en="Paste the whole file, or give kind= explicitly.", fix_zh="请粘贴完整文件，或显式指定 kind=。")
-    pc = ParsedConfig(kind=detected, raw=data, source_format=fmt, positions=positions, world_size=ws,
-                      auto_fields=_collect_auto(data), notes_en=notes_en, notes_zh=notes_zh)
+            fix_en="Paste the whole file, or give kind= explicitly.",
+            fix_zh="请粘贴完整文件，或显式指定 kind=。",
+        )
+    pc = ParsedConfig(
+        kind=detected,
+        raw=data,
+        source_format=fmt,
+        positions=positions,
+        world_size=ws,
+        auto_fields=_collect_auto(data),
+        notes_en=notes_en,
+        notes_zh=notes_zh,
+    )
     if dups:
         pc.invalid["__duplicate_keys__"] = sorted(set(dups))
-    {"deepspeed": _parse_deepspeed, "hf_training_args": _parse_hf, "accelerate": _parse_accelerate,
-     "llamafactory": _parse_llamafactory}[detected](pc)
+    {
+        "deepspeed": _parse_deepspeed,
+        "hf_training_args": _parse_hf,
+        "accelerate": _parse_accelerate,
+        "llamafactory": _parse_llamafactory,
+    }[detected](pc)
     if pc.world_size is not None and pc.world_size > 0:
         pc.memory["world_size"] = pc.world_size
     return pc
@@ -82,8 +121,9 @@ def _hf_fields(pc: ParsedConfig) -> dict[str, Any]:
     return {k: v for k, v in pc.raw.items() if not k.startswith("accelerate_")}
 
 
-def library_verdict(pc: ParsedConfig, companion: ParsedConfig | None, world_size: int | None,
-                    hidden_size: int | None = None) -> LibraryVerdict | None:
+def library_verdict(
+    pc: ParsedConfig, companion: ParsedConfig | None, world_size: int | None, hidden_size: int | None = None
+) -> LibraryVerdict | None:
     """Ask the library that owns this format (and its companion) for its verdict; None when none applies.
 
     * DeepSpeed JSON alone → DeepSpeedConfig (plain DeepSpeed: "auto" is not filled);

@@ -1,4 +1,5 @@
 """Reading pasted text: JSON / YAML / launch-command flags into a dict, with key positions for line numbers."""
+
 from __future__ import annotations
 
 import json
@@ -103,8 +104,12 @@ def _parse_flags(text: str) -> tuple[dict[str, Any], int | None, list[str], list
             launcher, i = head, 1
         elif head == "accelerate" and len(tokens) > 1 and tokens[1] == "launch":
             launcher, i = "accelerate", 2
-        elif head in ("python", "python3") and len(tokens) > 2 and tokens[1] == "-m" and \
-                tokens[2] in ("torch.distributed.run", "torch.distributed.launch"):
+        elif (
+            head in ("python", "python3")
+            and len(tokens) > 2
+            and tokens[1] == "-m"
+            and tokens[2] in ("torch.distributed.run", "torch.distributed.launch")
+        ):
             launcher, i = "torchrun", 3
         elif head in ("python", "python3"):
             i = 1
@@ -120,8 +125,7 @@ def _parse_flags(text: str) -> tuple[dict[str, Any], int | None, list[str], list
             break
         name, _, val = tok.lstrip("-").partition("=")
         name = name.replace("-", "_")
-        if not val and i + 1 < len(tokens) and not tokens[i + 1].startswith("-") and \
-                not tokens[i + 1].endswith(".py"):
+        if not val and i + 1 < len(tokens) and not tokens[i + 1].startswith("-") and not tokens[i + 1].endswith(".py"):
             val = tokens[i + 1]
             i += 1
         launch_args[name] = _scalar(val) if val else True
@@ -198,22 +202,31 @@ def _strip_fence(text: str) -> tuple[str, str]:
     return text, ""
 
 
-def _load_text(text: str) -> tuple[dict[str, Any], SourceFormat, dict[str, tuple[int, int]], int | None, list[str], list[str],
-                                   list[str]]:
+def _load_text(
+    text: str,
+) -> tuple[dict[str, Any], SourceFormat, dict[str, tuple[int, int]], int | None, list[str], list[str], list[str]]:
     """Text → (dict, format, positions, world_size, notes_en, notes_zh, duplicate_keys)."""
     if len(text) > MAX_TEXT:
-        raise ConfigParseError(f"The config is too long ({len(text):,} characters; at most {MAX_TEXT:,}).",
-                               f"配置太长（{len(text):,} 个字符，最多 {MAX_TEXT:,}）。")
+        raise ConfigParseError(
+            f"The config is too long ({len(text):,} characters; at most {MAX_TEXT:,}).",
+            f"配置太长（{len(text):,} 个字符，最多 {MAX_TEXT:,}）。",
+        )
     body, lang = _strip_fence(text)
     stripped = body.strip()
     if not stripped:
         raise ConfigParseError("The config is empty.", "配置是空的。")
     first = stripped.split(None, 1)[0].rsplit("/", 1)[-1]
-    if lang in ("bash", "sh", "shell", "console") or stripped.startswith("--") or first in _LAUNCHERS or \
-            re.match(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+\S", stripped):
+    if (
+        lang in ("bash", "sh", "shell", "console")
+        or stripped.startswith("--")
+        or first in _LAUNCHERS
+        or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+\S", stripped)
+    ):
         args, ws, n_en, n_zh, pos = _parse_flags(stripped)
         if not args and ws is None:
-            raise ConfigParseError("No --training_flags found in the command line.", "命令行里没有找到训练参数（--xxx）。")
+            raise ConfigParseError(
+                "No --training_flags found in the command line.", "命令行里没有找到训练参数（--xxx）。"
+            )
         return args, "flags", pos, ws, n_en, n_zh, []
     if stripped.startswith("{") or lang == "json":
         dups: list[str] = []
@@ -233,37 +246,49 @@ def _load_text(text: str) -> tuple[dict[str, Any], SourceFormat, dict[str, tuple
         except (ValueError, RecursionError) as exc:
             raise ConfigParseError(f"Not valid JSON: {exc}.", f"不是合法的 JSON：{exc}。") from None
         if not isinstance(data, dict):
-            raise ConfigParseError("The JSON is not an object ({...}).", "这段 JSON 不是对象（{...}）。", line=1, column=1)
+            raise ConfigParseError(
+                "The JSON is not an object ({...}).", "这段 JSON 不是对象（{...}）。", line=1, column=1
+            )
         return data, "json", _json_positions(body), None, [], [], dups
     try:
         data = safe_yaml.load(body)
     except safe_yaml.UnsafeYAMLError as exc:
         mark = exc.problem_mark
-        raise ConfigParseError(f"Refused: {exc.problem}.", f"已拒绝：{exc.problem_zh}。",
-                               line=mark.line + 1 if mark is not None else None,
-                               column=mark.column + 1 if mark is not None else None,
-                               fix_en="Write the values out instead of using anchors and aliases.",
-                               fix_zh="请直接写出取值，不要使用锚点和别名。") from None
+        raise ConfigParseError(
+            f"Refused: {exc.problem}.",
+            f"已拒绝：{exc.problem_zh}。",
+            line=mark.line + 1 if mark is not None else None,
+            column=mark.column + 1 if mark is not None else None,
+            fix_en="Write the values out instead of using anchors and aliases.",
+            fix_zh="请直接写出取值，不要使用锚点和别名。",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigParseError(f"Not valid YAML: {problem}.", f"不是合法的 YAML：{problem}。", line=line, column=col,
-                               fix_en="Check indentation (spaces, not tabs) and that every key is followed by ': '.",
-                               fix_zh="检查缩进（用空格而不是 Tab），以及每个键后面是否有“: ”。") from None
+        raise ConfigParseError(
+            f"Not valid YAML: {problem}.",
+            f"不是合法的 YAML：{problem}。",
+            line=line,
+            column=col,
+            fix_en="Check indentation (spaces, not tabs) and that every key is followed by ': '.",
+            fix_zh="检查缩进（用空格而不是 Tab），以及每个键后面是否有“: ”。",
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise ConfigParseError(f"Not valid YAML: {exc}.", f"不是合法的 YAML：{exc}。") from None
     if not isinstance(data, dict):
-        raise ConfigParseError("This is not a config: expected key: value pairs (YAML), a JSON object or --flags.",
-                               "这不是配置：需要 key: value 形式的 YAML、JSON 对象或 --参数 命令行。")
+        raise ConfigParseError(
+            "This is not a config: expected key: value pairs (YAML), a JSON object or --flags.",
+            "这不是配置：需要 key: value 形式的 YAML、JSON 对象或 --参数 命令行。",
+        )
     return data, "yaml", _yaml_positions(body), None, [], [], []
 
 
 def _json_error(exc: json.JSONDecodeError) -> ConfigParseError:
     hint_en, hint_zh = "", ""
     if exc.msg.startswith("Expecting property name") or exc.msg.startswith("Expecting value"):
-        before = exc.doc[:exc.pos].rstrip()
+        before = exc.doc[: exc.pos].rstrip()
         if before.endswith(","):
             hint_en = " A trailing comma before a closing bracket is not allowed in JSON."
             hint_zh = "JSON 不允许在右括号前留下多余的逗号。"
@@ -273,8 +298,14 @@ def _json_error(exc: json.JSONDecodeError) -> ConfigParseError:
     return ConfigParseError(
         f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.{hint_en}",
         f"不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg}。{hint_zh}",
-        line=exc.lineno, column=exc.colno,
-        fix_en=("Fix the JSON there. Note: the deepspeed launcher reads config files with hjson, which tolerates some "
-                "of this, but Hugging Face Trainer and Accelerate use json.load and will refuse the file."),
-        fix_zh=("在该位置修正 JSON。注意：deepspeed 自己用 hjson 读取配置文件，能容忍部分此类错误，"
-                "但 Hugging Face Trainer 和 Accelerate 用 json.load 读取，会直接报错。"))
+        line=exc.lineno,
+        column=exc.colno,
+        fix_en=(
+            "Fix the JSON there. Note: the deepspeed launcher reads config files with hjson, which tolerates some "
+            "of this, but Hugging Face Trainer and Accelerate use json.load and will refuse the file."
+        ),
+        fix_zh=(
+            "在该位置修正 JSON。注意：deepspeed 自己用 hjson 读取配置文件，能容忍部分此类错误，"
+            "但 Hugging Face Trainer 和 Accelerate 用 json.load 读取，会直接报错。"
+        ),
+    )

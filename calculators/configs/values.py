@@ -1,4 +1,5 @@
 """Small value helpers shared by the format readers (ints, truthiness, dotted lookup, model names, precision)."""
+
 from __future__ import annotations
 
 import math
@@ -153,5 +154,7 @@ def _lora_targets(pc: ParsedConfig, value: Any) -> None:
     if known:
         pc.memory["lora_target_modules"] = known
     if len(known) < len(items):
-        pc.notes_en.append(f"LoRA targets not modelled in the estimate: {', '.join(s for s in items if s not in LORA_MODULES)}.")
+        pc.notes_en.append(
+            f"LoRA targets not modelled in the estimate: {', '.join(s for s in items if s not in LORA_MODULES)}."
+        )
         pc.notes_zh.append(f"估算中未计入的 LoRA 目标模块：{', '.join(s for s in items if s not in LORA_MODULES)}。")

@@ -6,6 +6,7 @@ nvidia-smi tables and training logs. Pure Python + pydantic (no torch import).
 >>> d.causes[0].id
 'ds.world_size_mismatch'
 """
+
 from .causes import MAX_CHARS, detect_artifacts, diagnose
 from .models import Artifact, ArtifactKind, Cause, Diagnosis
 

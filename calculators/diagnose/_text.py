@@ -1,4 +1,5 @@
 """Small shared helpers for the readers: sizes in PyTorch's units, flexible whitespace, safe echoes."""
+
 from __future__ import annotations
 
 import re
@@ -8,8 +9,17 @@ from ..units import format_gib_value
 
 #: A size as PyTorch's allocator prints it ("20.00 MiB", "0 bytes", "1.5 GiB").
 SIZE = r"(\d{1,12}(?:\.\d{1,6})?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB)\b"
-_UNIT_GIB = {"bytes": 2**-30, "B": 2**-30, "KiB": 2**-20, "KB": 2**-20, "MiB": 2**-10, "MB": 2**-10,
-             "GiB": 1.0, "GB": 1.0, "TiB": 1024.0}
+_UNIT_GIB = {
+    "bytes": 2**-30,
+    "B": 2**-30,
+    "KiB": 2**-20,
+    "KB": 2**-20,
+    "MiB": 2**-10,
+    "MB": 2**-10,
+    "GiB": 1.0,
+    "GB": 1.0,
+    "TiB": 1024.0,
+}
 
 
 def gib(number: str, unit: str) -> float:

@@ -3,6 +3,7 @@
 Readers never raise on odd text; the orchestration bounds the work (only the last ``MAX_CHARS`` characters of
 a huge paste are read — errors sit at the end of logs) and explains in both languages what it could not read.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,11 +21,33 @@ MAX_CHARS = 200_000
 #: thousands of times must not produce a response thousands of artifacts long.
 PER_KIND_HEAD, PER_KIND_TAIL = 5, 15
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
-_EXC_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$", re.MULTILINE)
-_SETUP_KEYS = ("model", "num_params", "gpu", "gpu_memory_gb", "world_size", "num_nodes", "train_micro_batch_size_per_gpu",
-               "gradient_accumulation_steps", "train_batch_size", "zero_stage", "offload_optimizer", "offload_param",
-               "precision", "seq_len", "finetune", "pipeline_parallel_size", "tensor_parallel_size", "observed_memory_gb",
-               "vocab_size", "num_attention_heads", "lora_rank")
+_EXC_LINE = re.compile(
+    r"^\s*(?:\[rank\d+\]:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$",
+    re.MULTILINE,
+)
+_SETUP_KEYS = (
+    "model",
+    "num_params",
+    "gpu",
+    "gpu_memory_gb",
+    "world_size",
+    "num_nodes",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "train_batch_size",
+    "zero_stage",
+    "offload_optimizer",
+    "offload_param",
+    "precision",
+    "seq_len",
+    "finetune",
+    "pipeline_parallel_size",
+    "tensor_parallel_size",
+    "observed_memory_gb",
+    "vocab_size",
+    "num_attention_heads",
+    "lora_rank",
+)
 
 
 def _tracebacks(text: str, covered: list[Artifact]) -> list[Artifact]:
@@ -34,7 +57,11 @@ def _tracebacks(text: str, covered: list[Artifact]) -> list[Artifact]:
     seen: set[str] = set()
     for m in _EXC_LINE.finditer(text):
         exc, msg = m.group(1), m.group(2).strip()
-        if any(s - 300 <= m.start() <= e + 50 for s, e in spans) or exc in ("ChildFailedError",) or exc.endswith("ChildFailedError"):
+        if (
+            any(s - 300 <= m.start() <= e + 50 for s, e in spans)
+            or exc in ("ChildFailedError",)
+            or exc.endswith("ChildFailedError")
+        ):
             continue
         if re.search(r"out of memory|OutOfMemoryError", exc + msg, re.IGNORECASE):
             continue
@@ -43,9 +70,16 @@ def _tracebacks(text: str, covered: list[Artifact]) -> list[Artifact]:
             continue
         seen.add(key)
         tb = _TRACEBACK.search(text, max(0, m.start() - 20_000), m.start())
-        out.append(Artifact(kind="traceback" if tb else "unknown_error", start=tb.start() if tb else m.start(), end=m.end(),
-                            key_line=line_at(text, m.start()), fields={"exception": exc, "exception_message": msg[:300]},
-                            framework=None))
+        out.append(
+            Artifact(
+                kind="traceback" if tb else "unknown_error",
+                start=tb.start() if tb else m.start(),
+                end=m.end(),
+                key_line=line_at(text, m.start()),
+                fields={"exception": exc, "exception_message": msg[:300]},
+                framework=None,
+            )
+        )
     return out[:5]
 
 
@@ -84,8 +118,12 @@ def _clean_setup(setup: Any) -> dict[str, Any]:
     if setup is None:
         return {}
     if not isinstance(setup, dict):
-        raise CalculatorError("setup", setup, "a dict of known values (model, world_size, seq_len, …) or nothing",
-                              "已知取值组成的字典（model、world_size、seq_len 等）或留空")
+        raise CalculatorError(
+            "setup",
+            setup,
+            "a dict of known values (model, world_size, seq_len, …) or nothing",
+            "已知取值组成的字典（model、world_size、seq_len 等）或留空",
+        )
     return {k: v for k, v in setup.items() if isinstance(k, str) and k in _SETUP_KEYS}
 
 
@@ -108,16 +146,19 @@ _DATAPARALLEL = re.compile(r"Was asked to gather along dimension 0, but all\s+in
 
 def _dataparallel_cause() -> Cause:
     return Cause(
-        id="launch.dataparallel", likelihood="likely",
-        title_en="One process drives several GPUs with DataParallel", title_zh="单进程用 DataParallel 驱动多张卡",
-        because_en="The warning \"Was asked to gather along dimension 0\" comes from torch.nn.DataParallel: the script was started "
-                   "with `python` while several GPUs were visible, so the HF Trainer replicated the model on every GPU and gathers "
-                   "outputs on GPU 0 — that GPU fills first, and memory is not pooled.",
-        because_zh="警告 \"Was asked to gather along dimension 0\" 来自 torch.nn.DataParallel：脚本用 `python` 启动且可见多张卡，HF Trainer "
-                   "会在每张卡上复制模型并把输出汇总到 GPU 0——0 号卡先爆，显存也不会合并。",
+        id="launch.dataparallel",
+        likelihood="likely",
+        title_en="One process drives several GPUs with DataParallel",
+        title_zh="单进程用 DataParallel 驱动多张卡",
+        because_en='The warning "Was asked to gather along dimension 0" comes from torch.nn.DataParallel: the script was started '
+        "with `python` while several GPUs were visible, so the HF Trainer replicated the model on every GPU and gathers "
+        "outputs on GPU 0 — that GPU fills first, and memory is not pooled.",
+        because_zh='警告 "Was asked to gather along dimension 0" 来自 torch.nn.DataParallel：脚本用 `python` 启动且可见多张卡，HF Trainer '
+        "会在每张卡上复制模型并把输出汇总到 GPU 0——0 号卡先爆，显存也不会合并。",
         fix_en="For one GPU set `CUDA_VISIBLE_DEVICES=0`; for several use `torchrun --nproc_per_node N` (DDP) or DeepSpeed/FSDP.",
         fix_zh="单卡训练设置 `CUDA_VISIBLE_DEVICES=0`；多卡用 `torchrun --nproc_per_node N`（DDP）或 DeepSpeed/FSDP。",
-        card_ids=["myth-more-gpus-pools-memory"])
+        card_ids=["myth-more-gpus-pools-memory"],
+    )
 
 
 def _rank(causes: list[Cause]) -> list[Cause]:
@@ -129,12 +170,16 @@ def _rank(causes: list[Cause]) -> list[Cause]:
     return sorted(kept, key=lambda c: (_ORDER[c.likelihood], causes.index(c)))
 
 
-_ACCEPTED_EN = ("PyTorch CUDA/HIP/NPU out-of-memory messages, DeepSpeed batch assertions and config errors, HF Trainer/DeepSpeed "
-                "mismatch errors, exit code -9 / SIGKILL, torchrun / deepspeed / accelerate / llamafactory-cli commands, "
-                "nvidia-smi tables, Trainer {'loss': …} logs and DeepSpeed step/OVERFLOW lines")
-_ACCEPTED_ZH = ("PyTorch CUDA/HIP/NPU 显存不足报错、DeepSpeed batch 断言与配置错误、HF Trainer/DeepSpeed 取值不一致报错、退出码 -9 / SIGKILL、"
-                "torchrun / deepspeed / accelerate / llamafactory-cli 启动命令、nvidia-smi 表格、Trainer {'loss': …} 日志以及 DeepSpeed "
-                "step/OVERFLOW 行")
+_ACCEPTED_EN = (
+    "PyTorch CUDA/HIP/NPU out-of-memory messages, DeepSpeed batch assertions and config errors, HF Trainer/DeepSpeed "
+    "mismatch errors, exit code -9 / SIGKILL, torchrun / deepspeed / accelerate / llamafactory-cli commands, "
+    "nvidia-smi tables, Trainer {'loss': …} logs and DeepSpeed step/OVERFLOW lines"
+)
+_ACCEPTED_ZH = (
+    "PyTorch CUDA/HIP/NPU 显存不足报错、DeepSpeed batch 断言与配置错误、HF Trainer/DeepSpeed 取值不一致报错、退出码 -9 / SIGKILL、"
+    "torchrun / deepspeed / accelerate / llamafactory-cli 启动命令、nvidia-smi 表格、Trainer {'loss': …} 日志以及 DeepSpeed "
+    "step/OVERFLOW 行"
+)
 
 
 def diagnose(text: str, *, lang: str = "en", setup: dict[str, Any] | None = None) -> Diagnosis:
@@ -150,8 +195,10 @@ def diagnose(text: str, *, lang: str = "en", setup: dict[str, Any] | None = None
         raise CalculatorError("lang", lang, "'en' or 'zh'", "'en' 或 'zh'")
     known = _clean_setup(setup)
     if not text.strip():
-        return Diagnosis(unrecognised_en="Nothing was pasted. Paste an error message, log, launch command or nvidia-smi output.",
-                         unrecognised_zh="没有粘贴任何内容。请粘贴报错信息、日志、启动命令或 nvidia-smi 输出。")
+        return Diagnosis(
+            unrecognised_en="Nothing was pasted. Paste an error message, log, launch command or nvidia-smi output.",
+            unrecognised_zh="没有粘贴任何内容。请粘贴报错信息、日志、启动命令或 nvidia-smi 输出。",
+        )
     artifacts = detect_artifacts(text)
     ctx = _merged_setup(known, artifacts)
     found: list[Cause] = []
@@ -176,20 +223,36 @@ def diagnose(text: str, *, lang: str = "en", setup: dict[str, Any] | None = None
     notes_en: list[str] = []
     notes_zh: list[str] = []
     if len(text) > MAX_CHARS:
-        notes_en.append(f"The paste has {len(text):,} characters; I read only the last {MAX_CHARS:,} (errors are usually at the end).")
+        notes_en.append(
+            f"The paste has {len(text):,} characters; I read only the last {MAX_CHARS:,} (errors are usually at the end)."
+        )
         notes_zh.append(f"粘贴内容共 {len(text):,} 个字符；我只读取了最后 {MAX_CHARS:,} 个（报错通常在末尾）。")
     for a in artifacts:
         if a.kind == "cuda_oom" and a.fields.get("oom_truncated"):
-            notes_en.append(f"The out-of-memory message looks cut off after the request ({format_gib_value(a.fields['oom_request_gb'])}): paste "
-                            "the whole message (capacity, free, allocated, reserved) to tell fragmentation from a real shortfall.")
-            notes_zh.append(f"显存不足报错在申请大小（{format_gib_value(a.fields['oom_request_gb'])}）之后被截断：请粘贴完整报错（容量、空闲、已分配、"
-                            "已预留），才能区分碎片和真正不够。")
+            notes_en.append(
+                f"The out-of-memory message looks cut off after the request ({format_gib_value(a.fields['oom_request_gb'])}): paste "
+                "the whole message (capacity, free, allocated, reserved) to tell fragmentation from a real shortfall."
+            )
+            notes_zh.append(
+                f"显存不足报错在申请大小（{format_gib_value(a.fields['oom_request_gb'])}）之后被截断：请粘贴完整报错（容量、空闲、已分配、"
+                "已预留），才能区分碎片和真正不够。"
+            )
         if a.kind in ("traceback", "unknown_error"):
             exc = safe(a.fields["exception"], 60)
-            notes_en.append(f"I recognised the error {exc} but have no diagnosis for it yet; the search over the knowledge cards may help.")
+            notes_en.append(
+                f"I recognised the error {exc} but have no diagnosis for it yet; the search over the knowledge cards may help."
+            )
             notes_zh.append(f"我识别出了错误 {exc}，但还没有针对它的诊断；可以参考知识卡片的检索结果。")
     if not artifacts:
-        notes_en.append("I did not recognise an error, log, command or nvidia-smi table in this text. I can read: " + _ACCEPTED_EN + ".")
+        notes_en.append(
+            "I did not recognise an error, log, command or nvidia-smi table in this text. I can read: "
+            + _ACCEPTED_EN
+            + "."
+        )
         notes_zh.append("没有在这段文本中识别出报错、日志、命令或 nvidia-smi 表格。我能读取：" + _ACCEPTED_ZH + "。")
-    return Diagnosis(artifacts=artifacts, causes=_rank(found),
-                     unrecognised_en=" ".join(notes_en) or None, unrecognised_zh=" ".join(notes_zh) or None)
+    return Diagnosis(
+        artifacts=artifacts,
+        causes=_rank(found),
+        unrecognised_en=" ".join(notes_en) or None,
+        unrecognised_zh=" ".join(notes_zh) or None,
+    )

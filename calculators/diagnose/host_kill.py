@@ -8,6 +8,7 @@ With CPU offload the CPU RAM needed comes from DeepSpeed's own estimators (``cal
 ``estimate_zero2_model_states_mem_needs`` / ``estimate_zero3_model_states_mem_needs``) when the parameter
 count is known.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,10 +28,15 @@ PATTERNS = [
     (re.compile(r"^\s*Killed\s*$", re.MULTILINE), "shell"),
     (re.compile(r"Out of memory: Kill(?:ed)? process \d+"), "kernel"),
 ]
-_OFFLOAD = re.compile(r"offload_(?:optimizer|param)[\"'\s:]*\{?[^{}]{0,80}?[\"']?device[\"']?\s*[:=]\s*[\"']?(cpu|nvme)"
-                      r"|offload_(?:optimizer|param)_device\s*:\s*(cpu|nvme)|DeepSpeedCPUAdam|cpu_adam|ds_z3_offload|z3_offload",
-                      re.IGNORECASE)
-_STAGE = re.compile(r"(?:\"stage\"\s*:\s*|zero_stage[\"']?\s*[:=,]\s*[\"']?|Creating .{0,30}ZeRO stage |ds_z|zero)([0-3])\b", re.IGNORECASE)
+_OFFLOAD = re.compile(
+    r"offload_(?:optimizer|param)[\"'\s:]*\{?[^{}]{0,80}?[\"']?device[\"']?\s*[:=]\s*[\"']?(cpu|nvme)"
+    r"|offload_(?:optimizer|param)_device\s*:\s*(cpu|nvme)|DeepSpeedCPUAdam|cpu_adam|ds_z3_offload|z3_offload",
+    re.IGNORECASE,
+)
+_STAGE = re.compile(
+    r"(?:\"stage\"\s*:\s*|zero_stage[\"']?\s*[:=,]\s*[\"']?|Creating .{0,30}ZeRO stage |ds_z|zero)([0-3])\b",
+    re.IGNORECASE,
+)
 _LOADING = re.compile(r"Loading checkpoint shards")
 
 
@@ -56,8 +62,16 @@ def read(text: str) -> list[Artifact]:
         f["zero_stage"] = int(st.group(1))
     if _LOADING.search(text[:start]):
         f["host_while_loading"] = True
-    return [Artifact(kind="host_oom_kill", start=text.rfind("\n", 0, start) + 1, end=end, key_line=line_at(text, start),
-                     fields=f, framework=fw)]
+    return [
+        Artifact(
+            kind="host_oom_kill",
+            start=text.rfind("\n", 0, start) + 1,
+            end=end,
+            key_line=line_at(text, start),
+            fields=f,
+            framework=fw,
+        )
+    ]
 
 
 def _gpus(setup: dict[str, Any], others: list[Artifact]) -> tuple[int, int, bool]:
@@ -87,56 +101,92 @@ def causes(a: Artifact, setup: dict[str, Any], others: list[Artifact]) -> list[C
         stage = f.get("zero_stage", 3 if f.get("offload_param") else 2)
         try:
             if stage == 3:
-                cpu, _ = estimate_zero3_model_states_mem_needs(params, max(params * 0.02, 1), per_node, nodes,
-                                                               cpu_offload=True, cpu_offload_params=bool(f.get("offload_param")))
+                cpu, _ = estimate_zero3_model_states_mem_needs(
+                    params,
+                    max(params * 0.02, 1),
+                    per_node,
+                    nodes,
+                    cpu_offload=True,
+                    cpu_offload_params=bool(f.get("offload_param")),
+                )
             else:
                 cpu, _ = estimate_zero2_model_states_mem_needs(params, per_node, nodes, cpu_offload=True)
             f["host_cpu_needed_gb"] = round(cpu / 2**30, 2)
-            est_en = (f" DeepSpeed's own estimator (ZeRO-{stage}, offload, {per_node} GPU(s)/node, {nodes} node(s), "
-                      f"{params / 1e9:.3g}B params) gives {fmt_gib(cpu / 2**30)} of CPU RAM per node for model states alone.")
-            est_zh = (f" DeepSpeed 自带估算器（ZeRO-{stage}，offload，每节点 {per_node} 卡，{nodes} 个节点，{params / 1e9:.3g}B 参数）"
-                      f"给出每节点仅模型状态就需要 {fmt_gib(cpu / 2**30)} 内存。")
+            est_en = (
+                f" DeepSpeed's own estimator (ZeRO-{stage}, offload, {per_node} GPU(s)/node, {nodes} node(s), "
+                f"{params / 1e9:.3g}B params) gives {fmt_gib(cpu / 2**30)} of CPU RAM per node for model states alone."
+            )
+            est_zh = (
+                f" DeepSpeed 自带估算器（ZeRO-{stage}，offload，每节点 {per_node} 卡，{nodes} 个节点，{params / 1e9:.3g}B 参数）"
+                f"给出每节点仅模型状态就需要 {fmt_gib(cpu / 2**30)} 内存。"
+            )
             if not gpus_stated or not stage_stated:
-                est_en += (" (Not stated, so assumed: " + ", ".join(
-                    ([] if gpus_stated else ["one GPU on one node"]) + ([] if stage_stated else [f"ZeRO-{stage}"]))
-                    + "; tell me the real values to recompute.)")
-                est_zh += ("（未说明，因此假设：" + "，".join(
-                    ([] if gpus_stated else ["单节点单卡"]) + ([] if stage_stated else [f"ZeRO-{stage}"]))
-                    + "；告诉我实际值即可重新计算。）")
+                est_en += (
+                    " (Not stated, so assumed: "
+                    + ", ".join(
+                        ([] if gpus_stated else ["one GPU on one node"]) + ([] if stage_stated else [f"ZeRO-{stage}"])
+                    )
+                    + "; tell me the real values to recompute.)"
+                )
+                est_zh += (
+                    "（未说明，因此假设："
+                    + "，".join(([] if gpus_stated else ["单节点单卡"]) + ([] if stage_stated else [f"ZeRO-{stage}"]))
+                    + "；告诉我实际值即可重新计算。）"
+                )
         except CalculatorError:
             pass
     elif f.get("offload_optimizer"):
-        est_en = (" With the optimizer offloaded, DeepSpeed's estimator puts CPU RAM per node at about 16–18 bytes × parameters "
-                  "× 1.5 (more with several GPUs per node without zero.Init); tell me the model size for the number.")
+        est_en = (
+            " With the optimizer offloaded, DeepSpeed's estimator puts CPU RAM per node at about 16–18 bytes × parameters "
+            "× 1.5 (more with several GPUs per node without zero.Init); tell me the model size for the number."
+        )
         est_zh = "优化器 offload 时，DeepSpeed 估算器给出每节点内存约为 16–18 字节 × 参数量 × 1.5（每节点多卡且未用 zero.Init 时更多）；告诉我模型大小即可算出具体数字。"
     a.fields.update({k: v for k, v in f.items() if k == "host_cpu_needed_gb"})
-    out = [Cause(
-        id="host.cpu_ram_exhausted", likelihood="likely",
-        title_en="The operating system killed the process: CPU RAM ran out",
-        title_zh="进程被操作系统杀掉：CPU 内存耗尽",
-        because_en="Exit code -9 / SIGKILL is the Linux OOM killer (or a container memory limit), not a GPU error"
-                   + (" — and the run offloads to CPU, which moves optimizer states (and parameters) into host RAM." if f.get("offload_optimizer") else ".")
-                   + est_en,
-        because_zh="退出码 -9 / SIGKILL 是 Linux OOM killer（或容器内存上限）所为，不是显卡报错"
-                   + ("——而且这次训练开启了 CPU offload，优化器状态（和参数）都放在内存里。" if f.get("offload_optimizer") else "。") + est_zh,
-        fix_en="Confirm with `dmesg -T | grep -i kill` (or the container's memory limit). Then: add RAM / raise the container limit, "
-               "offload only the optimizer (not the parameters), use `zero3_init_flag`/zero.Init so each rank does not load a full copy, "
-               "offload to NVMe, or use more nodes so each holds a smaller shard.",
-        fix_zh="用 `dmesg -T | grep -i kill`（或容器内存上限）确认。然后：加内存 / 提高容器上限；只 offload 优化器不 offload 参数；开启 "
-               "`zero3_init_flag`/zero.Init 避免每个 rank 都加载一份完整模型；offload 到 NVMe；或用更多节点让每个节点分片更小。",
-        card_ids=["zero-offload-cpu"])]
+    out = [
+        Cause(
+            id="host.cpu_ram_exhausted",
+            likelihood="likely",
+            title_en="The operating system killed the process: CPU RAM ran out",
+            title_zh="进程被操作系统杀掉：CPU 内存耗尽",
+            because_en="Exit code -9 / SIGKILL is the Linux OOM killer (or a container memory limit), not a GPU error"
+            + (
+                " — and the run offloads to CPU, which moves optimizer states (and parameters) into host RAM."
+                if f.get("offload_optimizer")
+                else "."
+            )
+            + est_en,
+            because_zh="退出码 -9 / SIGKILL 是 Linux OOM killer（或容器内存上限）所为，不是显卡报错"
+            + (
+                "——而且这次训练开启了 CPU offload，优化器状态（和参数）都放在内存里。"
+                if f.get("offload_optimizer")
+                else "。"
+            )
+            + est_zh,
+            fix_en="Confirm with `dmesg -T | grep -i kill` (or the container's memory limit). Then: add RAM / raise the container limit, "
+            "offload only the optimizer (not the parameters), use `zero3_init_flag`/zero.Init so each rank does not load a full copy, "
+            "offload to NVMe, or use more nodes so each holds a smaller shard.",
+            fix_zh="用 `dmesg -T | grep -i kill`（或容器内存上限）确认。然后：加内存 / 提高容器上限；只 offload 优化器不 offload 参数；开启 "
+            "`zero3_init_flag`/zero.Init 避免每个 rank 都加载一份完整模型；offload 到 NVMe；或用更多节点让每个节点分片更小。",
+            card_ids=["zero-offload-cpu"],
+        )
+    ]
     if f.get("host_while_loading"):
-        out.insert(0, Cause(
-            id="host.loading_full_copies", likelihood="likely",
-            title_en="Killed while loading the checkpoint: every rank loads a full copy into RAM",
-            title_zh="加载权重时被杀：每个 rank 都在内存里加载一份完整模型",
-            because_en=f"The kill follows \"Loading checkpoint shards\"; with {per_node} process(es) per node each reads the whole "
-                       "model into CPU RAM first (2 bytes/param in bf16, 4 in fp32, per process).",
-            because_zh=f"被杀发生在 \"Loading checkpoint shards\" 之后；每节点 {per_node} 个进程时每个进程都会先把整个模型读进内存"
-                       "（bf16 每参数 2 字节，fp32 4 字节，按进程计）。",
-            fix_en="Load in bf16 (`torch_dtype=torch.bfloat16`), use `low_cpu_mem_usage=True`, ZeRO-3 with zero.Init "
-                   "(`zero3_init_flag: true` / HF `deepspeed` set before `from_pretrained`), or add swap/RAM.",
-            fix_zh="以 bf16 加载（`torch_dtype=torch.bfloat16`），使用 `low_cpu_mem_usage=True`，ZeRO-3 配合 zero.Init（`zero3_init_flag: true`，"
-                   "或在 `from_pretrained` 之前设置好 HF 的 deepspeed 配置），或增加 swap/内存。",
-            card_ids=["zero-offload-cpu"]))
+        out.insert(
+            0,
+            Cause(
+                id="host.loading_full_copies",
+                likelihood="likely",
+                title_en="Killed while loading the checkpoint: every rank loads a full copy into RAM",
+                title_zh="加载权重时被杀：每个 rank 都在内存里加载一份完整模型",
+                because_en=f'The kill follows "Loading checkpoint shards"; with {per_node} process(es) per node each reads the whole '
+                "model into CPU RAM first (2 bytes/param in bf16, 4 in fp32, per process).",
+                because_zh=f'被杀发生在 "Loading checkpoint shards" 之后；每节点 {per_node} 个进程时每个进程都会先把整个模型读进内存'
+                "（bf16 每参数 2 字节，fp32 4 字节，按进程计）。",
+                fix_en="Load in bf16 (`torch_dtype=torch.bfloat16`), use `low_cpu_mem_usage=True`, ZeRO-3 with zero.Init "
+                "(`zero3_init_flag: true` / HF `deepspeed` set before `from_pretrained`), or add swap/RAM.",
+                fix_zh="以 bf16 加载（`torch_dtype=torch.bfloat16`），使用 `low_cpu_mem_usage=True`，ZeRO-3 配合 zero.Init（`zero3_init_flag: true`，"
+                "或在 `from_pretrained` 之前设置好 HF 的 deepspeed 配置），或增加 swap/内存。",
+                card_ids=["zero-offload-cpu"],
+            ),
+        )
     return out

@@ -13,6 +13,7 @@ log line ``nnodes=1, num_local_procs=4, node_rank=0`` says how many processes it
 ``--nproc_per_node`` processes whatever is visible. LLaMA-Factory's ``cli.py`` re-launches itself with torchrun when
 ``FORCE_TORCHRUN`` is set or more than one device is visible.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,13 +26,21 @@ from .models import Artifact, Cause
 _LAUNCHER = re.compile(
     r"(?P<env>(?:\b[A-Z_][A-Z0-9_]*=\S*\s+)*)(?P<cmd>(?:torchrun|python3?\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed"
     r"|accelerate\s+launch|llamafactory-cli\s+train)(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
-    r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))")
+    r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))"
+)
 #: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
 _COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*$")
 _ARGS = {
-    "per_device_train_batch_size": "train_micro_batch_size_per_gpu", "gradient_accumulation_steps": "gradient_accumulation_steps",
-    "zero_stage": "zero_stage", "cutoff_len": "seq_len", "max_seq_length": "seq_len", "max_seq_len": "seq_len",
-    "model_max_length": "seq_len", "model_name_or_path": "model", "finetuning_type": "finetune", "lora_rank": "lora_rank",
+    "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps": "gradient_accumulation_steps",
+    "zero_stage": "zero_stage",
+    "cutoff_len": "seq_len",
+    "max_seq_length": "seq_len",
+    "max_seq_len": "seq_len",
+    "model_max_length": "seq_len",
+    "model_name_or_path": "model",
+    "finetuning_type": "finetune",
+    "lora_rank": "lora_rank",
 }
 
 
@@ -95,17 +104,34 @@ def _launcher_logs(text: str) -> list[Artifact]:
     m = _DS_PROCS.search(text)
     if m:
         nodes, procs = int(m.group(1)), int(m.group(2))
-        out.append(Artifact(kind="launch_command", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
-                            key_line=line_at(text, m.start()),
-                            fields={"launcher": "deepspeed", "world_size": nodes * procs, "num_nodes": nodes},
-                            framework="deepspeed", version_hint="deepspeed launcher log (launch.py)"))
+        out.append(
+            Artifact(
+                kind="launch_command",
+                start=text.rfind("\n", 0, m.start()) + 1,
+                end=m.end(),
+                key_line=line_at(text, m.start()),
+                fields={"launcher": "deepspeed", "world_size": nodes * procs, "num_nodes": nodes},
+                framework="deepspeed",
+                version_hint="deepspeed launcher log (launch.py)",
+            )
+        )
     m = _DS_IGNORED.search(text)
     if m:
-        out.append(Artifact(kind="launch_command", start=text.rfind("\n", 0, m.start()) + 1, end=m.end(),
-                            key_line=line_at(text, m.start()),
-                            fields={"launcher": "deepspeed", "visible_devices": _devices(m.group(1)),
-                                    "ds_ignores_visible_devices": True},
-                            framework="deepspeed", version_hint="deepspeed runner log (runner.py)"))
+        out.append(
+            Artifact(
+                kind="launch_command",
+                start=text.rfind("\n", 0, m.start()) + 1,
+                end=m.end(),
+                key_line=line_at(text, m.start()),
+                fields={
+                    "launcher": "deepspeed",
+                    "visible_devices": _devices(m.group(1)),
+                    "ds_ignores_visible_devices": True,
+                },
+                framework="deepspeed",
+                version_hint="deepspeed runner log (runner.py)",
+            )
+        )
     return out
 
 
@@ -116,13 +142,13 @@ def read(text: str) -> list[Artifact]:
         if len(line) > 20_000:
             continue
         m = _LAUNCHER.search(line)
-        if not m or not _COMMAND_START.search(line[:m.start()]) or line.lstrip().startswith("#"):
+        if not m or not _COMMAND_START.search(line[: m.start()]) or line.lstrip().startswith("#"):
             continue
         cmd = " ".join(m.group("cmd").split())
         try:
-            tokens = shlex.split(line[m.end():], posix=True)
+            tokens = shlex.split(line[m.end() :], posix=True)
         except ValueError:
-            tokens = line[m.end():].split()
+            tokens = line[m.end() :].split()
         env = dict(kv.split("=", 1) for kv in m.group("env").split())
         opts = _opts(tokens)
         f: dict[str, Any] = {}
@@ -203,8 +229,16 @@ def read(text: str) -> list[Artifact]:
                 f[name] = int(val) if name != "model" and name != "finetune" and _int(val) else val
         if opts.get("bf16") in ("true", "True") or opts.get("fp16") in ("true", "True"):
             f["precision"] = "bf16" if opts.get("bf16") in ("true", "True") else "fp16"
-        out.append(Artifact(kind="launch_command", start=start, end=end, key_line=line[:240], fields=f,
-                            framework={"torchrun": "torchrun", "torch.distributed.launch": "torchrun"}.get(launcher, launcher)))
+        out.append(
+            Artifact(
+                kind="launch_command",
+                start=start,
+                end=end,
+                key_line=line[:240],
+                fields=f,
+                framework={"torchrun": "torchrun", "torch.distributed.launch": "torchrun"}.get(launcher, launcher),
+            )
+        )
     return out
 
 
@@ -216,42 +250,64 @@ def causes(a: Artifact) -> list[Cause]:
     vis: list[str] | None = f.get("visible_devices") if "visible_devices" in f else None
     world = f.get("world_size")
     if f.get("ds_ignores_visible_devices") and vis:
-        out.append(Cause(
-            id="launch.ds_ignores_cuda_visible_devices", likelihood="likely",
-            title_en="The deepspeed launcher ignores CUDA_VISIBLE_DEVICES here",
-            title_zh="这里 deepspeed 启动器会忽略 CUDA_VISIBLE_DEVICES",
-            because_en=f"CUDA_VISIBLE_DEVICES={safe(','.join(vis))} is set, but with --include/--exclude/--num_gpus/--num_nodes "
-                       "the deepspeed launcher ignores it and picks GPUs from those flags (it prints \"Detected CUDA_VISIBLE_DEVICES=… "
-                       "but ignoring it\"), so other GPUs than you meant may be used.",
-            because_zh=f"设置了 CUDA_VISIBLE_DEVICES={safe(','.join(vis))}，但只要给了 --include/--exclude/--num_gpus/--num_nodes，"
-                       "deepspeed 启动器就会忽略它，按这些参数选卡（日志会打印 \"Detected CUDA_VISIBLE_DEVICES=… but ignoring it\"），"
-                       "实际用到的卡可能不是你想要的。",
-            fix_en=f"Use `deepspeed --include localhost:{safe(','.join(vis))} …`, or keep CUDA_VISIBLE_DEVICES and drop "
-                   "--num_gpus/--num_nodes/--include/--exclude.",
-            fix_zh=f"改用 `deepspeed --include localhost:{safe(','.join(vis))} …`，或保留 CUDA_VISIBLE_DEVICES 并去掉 "
-                   "--num_gpus/--num_nodes/--include/--exclude。",
-            card_ids=["deepspeed-batch-assertion-error"]))
-    if vis is not None and isinstance(world, int) and f.get("launcher") in ("torchrun", "torch.distributed.launch", "accelerate"):
+        out.append(
+            Cause(
+                id="launch.ds_ignores_cuda_visible_devices",
+                likelihood="likely",
+                title_en="The deepspeed launcher ignores CUDA_VISIBLE_DEVICES here",
+                title_zh="这里 deepspeed 启动器会忽略 CUDA_VISIBLE_DEVICES",
+                because_en=f"CUDA_VISIBLE_DEVICES={safe(','.join(vis))} is set, but with --include/--exclude/--num_gpus/--num_nodes "
+                'the deepspeed launcher ignores it and picks GPUs from those flags (it prints "Detected CUDA_VISIBLE_DEVICES=… '
+                'but ignoring it"), so other GPUs than you meant may be used.',
+                because_zh=f"设置了 CUDA_VISIBLE_DEVICES={safe(','.join(vis))}，但只要给了 --include/--exclude/--num_gpus/--num_nodes，"
+                'deepspeed 启动器就会忽略它，按这些参数选卡（日志会打印 "Detected CUDA_VISIBLE_DEVICES=… but ignoring it"），'
+                "实际用到的卡可能不是你想要的。",
+                fix_en=f"Use `deepspeed --include localhost:{safe(','.join(vis))} …`, or keep CUDA_VISIBLE_DEVICES and drop "
+                "--num_gpus/--num_nodes/--include/--exclude.",
+                fix_zh=f"改用 `deepspeed --include localhost:{safe(','.join(vis))} …`，或保留 CUDA_VISIBLE_DEVICES 并去掉 "
+                "--num_gpus/--num_nodes/--include/--exclude。",
+                card_ids=["deepspeed-batch-assertion-error"],
+            )
+        )
+    if (
+        vis is not None
+        and isinstance(world, int)
+        and f.get("launcher") in ("torchrun", "torch.distributed.launch", "accelerate")
+    ):
         per_node = world // max(f.get("num_nodes") or 1, 1)
         if per_node > len(vis):
-            out.append(Cause(
-                id="launch.more_processes_than_gpus", likelihood="likely",
-                title_en="More processes per node than visible GPUs", title_zh="每节点进程数多于可见 GPU 数",
-                because_en=f"{per_node} processes per node but CUDA_VISIBLE_DEVICES lists {len(vis)} GPU(s): several ranks share a GPU "
-                           "(or fail with 'invalid device ordinal').",
-                because_zh=f"每节点 {per_node} 个进程，但 CUDA_VISIBLE_DEVICES 只列了 {len(vis)} 张卡：多个 rank 共用一张卡（或报 "
-                           "'invalid device ordinal'）。",
-                fix_en=f"Make the process count equal the visible GPUs ({len(vis)}).",
-                fix_zh=f"让进程数等于可见 GPU 数（{len(vis)}）。", card_ids=[]))
-    if f.get("launcher") == "python" and (f.get("python_visible_unused") or f.get("uses_deepspeed") or f.get("ds_config_file")):
+            out.append(
+                Cause(
+                    id="launch.more_processes_than_gpus",
+                    likelihood="likely",
+                    title_en="More processes per node than visible GPUs",
+                    title_zh="每节点进程数多于可见 GPU 数",
+                    because_en=f"{per_node} processes per node but CUDA_VISIBLE_DEVICES lists {len(vis)} GPU(s): several ranks share a GPU "
+                    "(or fail with 'invalid device ordinal').",
+                    because_zh=f"每节点 {per_node} 个进程，但 CUDA_VISIBLE_DEVICES 只列了 {len(vis)} 张卡：多个 rank 共用一张卡（或报 "
+                    "'invalid device ordinal'）。",
+                    fix_en=f"Make the process count equal the visible GPUs ({len(vis)}).",
+                    fix_zh=f"让进程数等于可见 GPU 数（{len(vis)}）。",
+                    card_ids=[],
+                )
+            )
+    if f.get("launcher") == "python" and (
+        f.get("python_visible_unused") or f.get("uses_deepspeed") or f.get("ds_config_file")
+    ):
         n = f.get("python_visible_unused")
-        out.append(Cause(
-            id="launch.python_single_process", likelihood="likely" if n else "possible",
-            title_en="`python script.py` starts one process", title_zh="`python script.py` 只启动一个进程",
-            because_en="A plain `python` launch runs a single process, so DeepSpeed/Trainer see world_size=1"
-                       + (f" even though {n} GPUs are visible." if n else "."),
-            because_zh="直接用 `python` 启动只有一个进程，DeepSpeed/Trainer 看到的 world_size=1" + (f"，尽管可见 {n} 张卡。" if n else "。"),
-            fix_en=f"Use `torchrun --nproc_per_node {n or 'N'} script.py …` or `deepspeed --num_gpus {n or 'N'} script.py …`.",
-            fix_zh=f"改用 `torchrun --nproc_per_node {n or 'N'} script.py …` 或 `deepspeed --num_gpus {n or 'N'} script.py …`。",
-            card_ids=["deepspeed-batch-assertion-error"]))
+        out.append(
+            Cause(
+                id="launch.python_single_process",
+                likelihood="likely" if n else "possible",
+                title_en="`python script.py` starts one process",
+                title_zh="`python script.py` 只启动一个进程",
+                because_en="A plain `python` launch runs a single process, so DeepSpeed/Trainer see world_size=1"
+                + (f" even though {n} GPUs are visible." if n else "."),
+                because_zh="直接用 `python` 启动只有一个进程，DeepSpeed/Trainer 看到的 world_size=1"
+                + (f"，尽管可见 {n} 张卡。" if n else "。"),
+                fix_en=f"Use `torchrun --nproc_per_node {n or 'N'} script.py …` or `deepspeed --num_gpus {n or 'N'} script.py …`.",
+                fix_zh=f"改用 `torchrun --nproc_per_node {n or 'N'} script.py …` 或 `deepspeed --num_gpus {n or 'N'} script.py …`。",
+                card_ids=["deepspeed-batch-assertion-error"],
+            )
+        )
     return out

@@ -4,6 +4,7 @@ The answer engine, the app and the HTTP API all consume these models, so the fie
 contract (see the issue "Diagnose what users paste"). ``fields`` uses the same setup vocabulary as the
 real-question dev set (``model``, ``world_size``, ``observed_memory_gb`` …) plus reader-prefixed extras.
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -12,8 +13,18 @@ from pydantic import BaseModel, Field
 
 from ..lang import Lang
 
-ArtifactKind = Literal["cuda_oom", "deepspeed_batch_assert", "config_error", "host_oom_kill", "launch_command",
-                       "nvidia_smi", "trainer_log", "deepspeed_log", "traceback", "unknown_error"]
+ArtifactKind = Literal[
+    "cuda_oom",
+    "deepspeed_batch_assert",
+    "config_error",
+    "host_oom_kill",
+    "launch_command",
+    "nvidia_smi",
+    "trainer_log",
+    "deepspeed_log",
+    "traceback",
+    "unknown_error",
+]
 
 
 class Artifact(BaseModel):
@@ -51,6 +62,7 @@ class Diagnosis(BaseModel):
     unrecognised_zh: str | None = None
 
     def to_markdown(self, lang: Lang = "en") -> str:
-        """"What I read" (shown back), then causes and fixes; user text is escaped (calculators.text_safety)."""
+        """ "What I read" (shown back), then causes and fixes; user text is escaped (calculators.text_safety)."""
         from .render import diagnosis_markdown
+
         return diagnosis_markdown(self, lang)

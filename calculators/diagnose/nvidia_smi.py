@@ -5,6 +5,7 @@ Both table layouts are read: the driver <= 470 one (``| 0  Tesla K80  On | 00000
 line per GPU). Process rows: ``|  0  N/A  N/A  23333  G  /usr/lib/xorg/Xorg  46MiB |`` (newer) or
 ``|  0  23333  G  /usr/lib/xorg/Xorg  46MiB |`` (older).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,10 @@ from .models import Artifact, Cause
 HEADER = re.compile(r"NVIDIA-SMI\s+[\d.]+")
 _GPU = re.compile(r"^\|\s+(\d{1,4})\s+(.+?)\s+(?:On|Off)\s*\|", re.MULTILINE)
 _MEM = re.compile(r"(\d{1,9})MiB\s*/\s*(\d{1,9})MiB\s*\|\s*(\d{1,3})%")
-_PROC = re.compile(r"^\|\s+(\d{1,4})\s+(?:N/A\s+N/A\s+|\d+\s+\d+\s+)?(\d{1,10})\s+(C\+G|C|G)\s+(\S.*?)\s+(\d{1,9})MiB\s*\|", re.MULTILINE)
+_PROC = re.compile(
+    r"^\|\s+(\d{1,4})\s+(?:N/A\s+N/A\s+|\d+\s+\d+\s+)?(\d{1,10})\s+(C\+G|C|G)\s+(\S.*?)\s+(\d{1,9})MiB\s*\|",
+    re.MULTILINE,
+)
 
 
 def read(text: str) -> list[Artifact]:
@@ -32,19 +36,46 @@ def read(text: str) -> list[Artifact]:
             mem = _MEM.search(block, g.end(), g.end() + 400)
             if not mem:
                 continue
-            gpus.append({"index": int(g.group(1)), "name": " ".join(g.group(2).split())[:40],
-                         "used_gb": round(int(mem.group(1)) / 1024, 2), "total_gb": round(int(mem.group(2)) / 1024, 2),
-                         "util_pct": int(mem.group(3))})
-        procs = [{"gpu": int(p.group(1)), "pid": int(p.group(2)), "type": p.group(3), "name": p.group(4).strip()[:60],
-                  "used_gb": round(int(p.group(5)) / 1024, 2)} for p in _PROC.finditer(block)]
+            gpus.append(
+                {
+                    "index": int(g.group(1)),
+                    "name": " ".join(g.group(2).split())[:40],
+                    "used_gb": round(int(mem.group(1)) / 1024, 2),
+                    "total_gb": round(int(mem.group(2)) / 1024, 2),
+                    "util_pct": int(mem.group(3)),
+                }
+            )
+        procs = [
+            {
+                "gpu": int(p.group(1)),
+                "pid": int(p.group(2)),
+                "type": p.group(3),
+                "name": p.group(4).strip()[:60],
+                "used_gb": round(int(p.group(5)) / 1024, 2),
+            }
+            for p in _PROC.finditer(block)
+        ]
         if not gpus:
             continue
         last = max((m.end() for m in _PROC.finditer(block)), default=0)
         end = start + max(last, max(m.end() for m in _MEM.finditer(block)))
-        f: dict[str, Any] = {"smi_gpus": gpus, "smi_processes": procs, "gpu": gpus[0]["name"],
-                             "gpu_memory_gb": gpus[0]["total_gb"], "observed_memory_gb": max(g["used_gb"] for g in gpus)}
-        out.append(Artifact(kind="nvidia_smi", start=start, end=end, key_line=text[h.start():h.end() + 60].splitlines()[0].strip(),
-                            fields=f, framework="nvidia-smi"))
+        f: dict[str, Any] = {
+            "smi_gpus": gpus,
+            "smi_processes": procs,
+            "gpu": gpus[0]["name"],
+            "gpu_memory_gb": gpus[0]["total_gb"],
+            "observed_memory_gb": max(g["used_gb"] for g in gpus),
+        }
+        out.append(
+            Artifact(
+                kind="nvidia_smi",
+                start=start,
+                end=end,
+                key_line=text[h.start() : h.end() + 60].splitlines()[0].strip(),
+                fields=f,
+                framework="nvidia-smi",
+            )
+        )
     return out
 
 
@@ -59,40 +90,57 @@ def causes(a: Artifact) -> list[Cause]:
     if shared:
         g, ps = next(iter(shared.items()))
         names = ", ".join(f"{p['pid']} ({safe(p['name'], 30)}, {fmt_gib(p['used_gb'])})" for p in ps[:4])
-        out.append(Cause(
-            id="smi.shared_gpu", likelihood="likely",
-            title_en=f"Several compute processes share GPU {g}", title_zh=f"多个计算进程共用 GPU {g}",
-            because_en=f"GPU {g} runs {len(ps)} processes: {names}. Each one's memory is unavailable to the others; in a multi-GPU job "
-                       "extra PIDs on GPU 0 mean other ranks opened a CUDA context there.",
-            because_zh=f"GPU {g} 上有 {len(ps)} 个进程：{names}。彼此占用的显存互不可用；多卡任务中 GPU 0 上多出的 PID 说明其他 rank 在 0 号卡上"
-                       "建了 CUDA 上下文。",
-            fix_en="Stop the stray processes, or call `torch.cuda.set_device(local_rank)` before any CUDA work in each rank.",
-            fix_zh="结束多余进程，或在每个 rank 的任何 CUDA 操作前调用 `torch.cuda.set_device(local_rank)`。",
-            card_ids=["oom-cuda-context-fragmentation"]))
+        out.append(
+            Cause(
+                id="smi.shared_gpu",
+                likelihood="likely",
+                title_en=f"Several compute processes share GPU {g}",
+                title_zh=f"多个计算进程共用 GPU {g}",
+                because_en=f"GPU {g} runs {len(ps)} processes: {names}. Each one's memory is unavailable to the others; in a multi-GPU job "
+                "extra PIDs on GPU 0 mean other ranks opened a CUDA context there.",
+                because_zh=f"GPU {g} 上有 {len(ps)} 个进程：{names}。彼此占用的显存互不可用；多卡任务中 GPU 0 上多出的 PID 说明其他 rank 在 0 号卡上"
+                "建了 CUDA 上下文。",
+                fix_en="Stop the stray processes, or call `torch.cuda.set_device(local_rank)` before any CUDA work in each rank.",
+                fix_zh="结束多余进程，或在每个 rank 的任何 CUDA 操作前调用 `torch.cuda.set_device(local_rank)`。",
+                card_ids=["oom-cuda-context-fragmentation"],
+            )
+        )
     idle = [g for g in gpus if g["util_pct"] == 0 and g["used_gb"] >= 0.5 * g["total_gb"]]
     if idle and not shared:
         g = idle[0]
-        out.append(Cause(
-            id="smi.idle_memory_held", likelihood="possible",
-            title_en=f"GPU {g['index']} holds memory while idle", title_zh=f"GPU {g['index']} 空闲却占着显存",
-            because_en=f"{fmt_gib(g['used_gb'])} of {fmt_gib(g['total_gb'])} used at 0% utilisation: a finished, hung or zombie "
-                       "process (or another user's job) still holds it.",
-            because_zh=f"利用率 0% 却占用 {fmt_gib(g['used_gb'])}/{fmt_gib(g['total_gb'])}：已结束、卡住或僵尸进程（或他人的任务）还占着显存。",
-            fix_en="Find it with `nvidia-smi` / `fuser -v /dev/nvidia*` and stop it before starting training.",
-            fix_zh="用 `nvidia-smi` / `fuser -v /dev/nvidia*` 找到该进程，训练前结束它。", card_ids=[]))
+        out.append(
+            Cause(
+                id="smi.idle_memory_held",
+                likelihood="possible",
+                title_en=f"GPU {g['index']} holds memory while idle",
+                title_zh=f"GPU {g['index']} 空闲却占着显存",
+                because_en=f"{fmt_gib(g['used_gb'])} of {fmt_gib(g['total_gb'])} used at 0% utilisation: a finished, hung or zombie "
+                "process (or another user's job) still holds it.",
+                because_zh=f"利用率 0% 却占用 {fmt_gib(g['used_gb'])}/{fmt_gib(g['total_gb'])}：已结束、卡住或僵尸进程（或他人的任务）还占着显存。",
+                fix_en="Find it with `nvidia-smi` / `fuser -v /dev/nvidia*` and stop it before starting training.",
+                fix_zh="用 `nvidia-smi` / `fuser -v /dev/nvidia*` 找到该进程，训练前结束它。",
+                card_ids=[],
+            )
+        )
     if len(gpus) >= 2:
         rest = [g["used_gb"] for g in gpus[1:]]
         avg = sum(rest) / len(rest)
         if gpus[0]["used_gb"] - avg >= max(2.0, 0.15 * gpus[0]["total_gb"]) and avg > 0.5:
-            out.append(Cause(
-                id="smi.gpu0_heavier", likelihood="possible",
-                title_en="GPU 0 uses much more memory than the others", title_zh="GPU 0 显存占用明显高于其他卡",
-                because_en=f"GPU 0 {fmt_gib(gpus[0]['used_gb'])} vs about {fmt_gib(avg)} on the others: rank 0 does extra work "
-                           "(evaluation, gathering logits, saving), or other ranks put CUDA contexts on GPU 0 (DataParallel also gathers there).",
-                because_zh=f"GPU 0 占用 {fmt_gib(gpus[0]['used_gb'])}，其他卡约 {fmt_gib(avg)}：rank 0 做了额外工作（评估、汇总 logits、保存），"
-                           "或其他 rank 在 GPU 0 上建了 CUDA 上下文（DataParallel 也会在 0 号卡上汇总）。",
-                fix_en="Use DDP/DeepSpeed instead of DataParallel, set `torch.cuda.set_device(local_rank)` early, and reduce "
-                       "`per_device_eval_batch_size` / use `eval_accumulation_steps`.",
-                fix_zh="用 DDP/DeepSpeed 代替 DataParallel，尽早调用 `torch.cuda.set_device(local_rank)`，减小 `per_device_eval_batch_size` "
-                       "或使用 `eval_accumulation_steps`。", card_ids=[]))
+            out.append(
+                Cause(
+                    id="smi.gpu0_heavier",
+                    likelihood="possible",
+                    title_en="GPU 0 uses much more memory than the others",
+                    title_zh="GPU 0 显存占用明显高于其他卡",
+                    because_en=f"GPU 0 {fmt_gib(gpus[0]['used_gb'])} vs about {fmt_gib(avg)} on the others: rank 0 does extra work "
+                    "(evaluation, gathering logits, saving), or other ranks put CUDA contexts on GPU 0 (DataParallel also gathers there).",
+                    because_zh=f"GPU 0 占用 {fmt_gib(gpus[0]['used_gb'])}，其他卡约 {fmt_gib(avg)}：rank 0 做了额外工作（评估、汇总 logits、保存），"
+                    "或其他 rank 在 GPU 0 上建了 CUDA 上下文（DataParallel 也会在 0 号卡上汇总）。",
+                    fix_en="Use DDP/DeepSpeed instead of DataParallel, set `torch.cuda.set_device(local_rank)` early, and reduce "
+                    "`per_device_eval_batch_size` / use `eval_accumulation_steps`.",
+                    fix_zh="用 DDP/DeepSpeed 代替 DataParallel，尽早调用 `torch.cuda.set_device(local_rank)`，减小 `per_device_eval_batch_size` "
+                    "或使用 `eval_accumulation_steps`。",
+                    card_ids=[],
+                )
+            )
     return out

@@ -14,6 +14,7 @@ The causes separate fragmentation (reserved-but-unallocated memory at least the 
 processes on the GPU, one huge request (logits b·s·V·4 bytes or an attention matrix b·h·s²·2 bytes), and a
 genuine shortfall (live tensors fill the card).
 """
+
 from __future__ import annotations
 
 import re
@@ -24,7 +25,9 @@ from ..presets import get_model_shape
 from ._text import SIZE, flex, fmt_gib, gib, line_at
 from .models import Artifact, Cause
 
-HEADLINE = re.compile(r"(?:\b(CUDA|HIP|NPU|XPU|MPS)?\s*(out of memory)\.?\s*)?Tried\s+to\s+allocate\s+" + SIZE, re.IGNORECASE)
+HEADLINE = re.compile(
+    r"(?:\b(CUDA|HIP|NPU|XPU|MPS)?\s*(out of memory)\.?\s*)?Tried\s+to\s+allocate\s+" + SIZE, re.IGNORECASE
+)
 _OLD = flex(r"\((GPU|NPU) (\d{1,4}); " + SIZE + r" total capacity; " + SIZE + r" already allocated;")
 _OLD_FREE = flex(SIZE + r" free;")
 _OLD_RESERVED = flex(SIZE + r" reserved in total by PyTorch")
@@ -32,8 +35,13 @@ _OLD_CACHED = flex(SIZE + r" cached\)")
 _NEW = flex(r"(?:GPU|NPU|device) (\d{1,4}) has a total capac(?:i)?ty of " + SIZE + r" of which " + SIZE + r" is free")
 _OTHER_PROC = flex(r"Process (\d{1,10}) has " + SIZE + r" memory in use")
 _THIS_PROC = flex(r"this process has " + SIZE + r" memory in use")
-_ALLOC_NEW = flex(r"Of the allocated memory " + SIZE + r" is allocated by PyTorch, and " + SIZE
-                  + r" is reserved by PyTorch but unallocated")
+_ALLOC_NEW = flex(
+    r"Of the allocated memory "
+    + SIZE
+    + r" is allocated by PyTorch, and "
+    + SIZE
+    + r" is reserved by PyTorch but unallocated"
+)
 _WINDOW = 1500
 
 
@@ -49,11 +57,14 @@ def _device(prefix: str | None, window: str) -> tuple[str, str]:
 def read(text: str) -> list[Artifact]:
     """Every OOM message in ``text``, with its numbers in GiB (``None`` where the paste was cut off)."""
     out: list[Artifact] = []
-    heads = [m for m in HEADLINE.finditer(text)
-             if m.group(2) or re.match(r"\s*(?:\((?:GPU|NPU) \d+;|\.\s*GPU \d+ has a total)", text[m.end():m.end() + 40])]
+    heads = [
+        m
+        for m in HEADLINE.finditer(text)
+        if m.group(2) or re.match(r"\s*(?:\((?:GPU|NPU) \d+;|\.\s*GPU \d+ has a total)", text[m.end() : m.end() + 40])
+    ]
     for i, m in enumerate(heads):
         stop = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        window = text[m.start(): min(stop, m.start() + _WINDOW)]
+        window = text[m.start() : min(stop, m.start() + _WINDOW)]
         dev, backend = _device(m.group(1), window)
         f: dict[str, Any] = {"oom_device": dev, "oom_backend": backend, "oom_request_gb": gib(m.group(3), m.group(4))}
         hint = None
@@ -88,7 +99,7 @@ def read(text: str) -> list[Artifact]:
             f["gpu_memory_gb"] = gib(new.group(2), new.group(3))
             f["oom_free_gb"] = gib(new.group(4), new.group(5))
             end = m.start() + new.end()
-            if "capacty" in window[new.start():new.end()]:
+            if "capacty" in window[new.start() : new.end()]:
                 hint = "torch 2.1 message format (spelled 'capacty')"
             others = [(int(p.group(1)), gib(p.group(2), p.group(3))) for p in _OTHER_PROC.finditer(window, new.end())]
             tp = _THIS_PROC.search(window, new.end())
@@ -121,9 +132,17 @@ def read(text: str) -> list[Artifact]:
             f["oom_truncated"] = True
         f = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in f.items()}
         start = text.rfind("\n", 0, m.start()) + 1
-        out.append(Artifact(kind="cuda_oom", start=start, end=end, key_line=line_at(text, m.start()),
-                            fields=f, framework="torch_npu" if backend == "ascend-npu" else "pytorch",
-                            version_hint=hint))
+        out.append(
+            Artifact(
+                kind="cuda_oom",
+                start=start,
+                end=end,
+                key_line=line_at(text, m.start()),
+                fields=f,
+                framework="torch_npu" if backend == "ascend-npu" else "pytorch",
+                version_hint=hint,
+            )
+        )
     return out
 
 
@@ -171,77 +190,95 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     # 0. the device reports more free memory than requested: the most telling fact when present
     if free is not None and free >= 1.05 * req and free - req >= 0.2:
         clear = free >= req + 0.5 and free >= 1.25 * req
-        out.append(Cause(
-            id="oom.free_exceeds_request", likelihood="likely" if clear else "possible",
-            title_en="The GPU reports more free memory than was requested",
-            title_zh="显卡报告的空闲显存比申请的还多",
-            because_en=f"{_g(free)} free but {_g(req)} could not be allocated: the free memory is not usable by this process "
-                       "(a per-process memory fraction, MIG/vGPU limits, or it is not contiguous), or another process took it "
-                       "between the check and the allocation.",
-            because_zh=f"空闲 {_g(free)}，却分配不了 {_g(req)}：这部分空闲显存本进程用不了（进程显存上限、MIG/vGPU 限制或不连续），"
-                       "或者在检查与分配之间被其他进程占用。",
-            fix_en="Check `torch.cuda.set_per_process_memory_fraction`, MIG/vGPU settings and other jobs on the GPU; try "
-                   f"`{env}=expandable_segments:True`.",
-            fix_zh=f"检查 `torch.cuda.set_per_process_memory_fraction`、MIG/vGPU 设置以及该卡上的其他任务；可尝试 `{env}=expandable_segments:True`。",
-            card_ids=["oom-cuda-context-fragmentation"]))
+        out.append(
+            Cause(
+                id="oom.free_exceeds_request",
+                likelihood="likely" if clear else "possible",
+                title_en="The GPU reports more free memory than was requested",
+                title_zh="显卡报告的空闲显存比申请的还多",
+                because_en=f"{_g(free)} free but {_g(req)} could not be allocated: the free memory is not usable by this process "
+                "(a per-process memory fraction, MIG/vGPU limits, or it is not contiguous), or another process took it "
+                "between the check and the allocation.",
+                because_zh=f"空闲 {_g(free)}，却分配不了 {_g(req)}：这部分空闲显存本进程用不了（进程显存上限、MIG/vGPU 限制或不连续），"
+                "或者在检查与分配之间被其他进程占用。",
+                fix_en="Check `torch.cuda.set_per_process_memory_fraction`, MIG/vGPU settings and other jobs on the GPU; try "
+                f"`{env}=expandable_segments:True`.",
+                fix_zh=f"检查 `torch.cuda.set_per_process_memory_fraction`、MIG/vGPU 设置以及该卡上的其他任务；可尝试 `{env}=expandable_segments:True`。",
+                card_ids=["oom-cuda-context-fragmentation"],
+            )
+        )
     # 1. other processes on the same GPU
     others = f.get("oom_other_processes_gb")
     in_use = f.get("oom_process_in_use_gb")
     if others and others >= max(0.5, 0.05 * total):
         pids = ", ".join(str(p["pid"]) for p in f["oom_other_processes"][:4])
-        out.append(Cause(
-            id="oom.other_processes", likelihood="likely",
-            title_en="Other processes hold memory on this GPU", title_zh="同一张卡上有其他进程占用显存",
-            because_en=f"The message lists other processes (PID {pids}) using {_g(others)} of the {_g(total)} card; "
-                       f"your process had only {_g(in_use or reserved or 0)}.",
-            because_zh=f"报错列出了其他进程（PID {pids}）占用 {_g(others)}（整卡 {_g(total)}）；你的进程只用了 {_g(in_use or reserved or 0)}。",
-            fix_en="Stop or move the other processes (`nvidia-smi` shows them), or pin each job to its own GPU with "
-                   "`CUDA_VISIBLE_DEVICES`. In multi-GPU runs, a PID per rank on GPU 0 usually means some rank creates "
-                   "a CUDA context on GPU 0: call `torch.cuda.set_device(local_rank)` before any CUDA work.",
-            fix_zh="结束或迁走这些进程（`nvidia-smi` 可见），或用 `CUDA_VISIBLE_DEVICES` 让每个任务独占一张卡。多卡训练中若 GPU 0 上"
-                   "每个 rank 各有一个 PID，通常是某些 rank 在 GPU 0 上建了 CUDA 上下文：在任何 CUDA 操作前调用 "
-                   "`torch.cuda.set_device(local_rank)`。",
-            card_ids=["oom-cuda-context-fragmentation"]))
+        out.append(
+            Cause(
+                id="oom.other_processes",
+                likelihood="likely",
+                title_en="Other processes hold memory on this GPU",
+                title_zh="同一张卡上有其他进程占用显存",
+                because_en=f"The message lists other processes (PID {pids}) using {_g(others)} of the {_g(total)} card; "
+                f"your process had only {_g(in_use or reserved or 0)}.",
+                because_zh=f"报错列出了其他进程（PID {pids}）占用 {_g(others)}（整卡 {_g(total)}）；你的进程只用了 {_g(in_use or reserved or 0)}。",
+                fix_en="Stop or move the other processes (`nvidia-smi` shows them), or pin each job to its own GPU with "
+                "`CUDA_VISIBLE_DEVICES`. In multi-GPU runs, a PID per rank on GPU 0 usually means some rank creates "
+                "a CUDA context on GPU 0: call `torch.cuda.set_device(local_rank)` before any CUDA work.",
+                fix_zh="结束或迁走这些进程（`nvidia-smi` 可见），或用 `CUDA_VISIBLE_DEVICES` 让每个任务独占一张卡。多卡训练中若 GPU 0 上"
+                "每个 rank 各有一个 PID，通常是某些 rank 在 GPU 0 上建了 CUDA 上下文：在任何 CUDA 操作前调用 "
+                "`torch.cuda.set_device(local_rank)`。",
+                card_ids=["oom-cuda-context-fragmentation"],
+            )
+        )
     else:
-        accounted = (in_use if in_use is not None else (reserved if reserved is not None else None))
+        accounted = in_use if in_use is not None else (reserved if reserved is not None else None)
         if accounted is not None and free is not None:
             hidden = total - accounted - free
             limit = max(1.0, 0.12 * total) if in_use is not None else max(2.0, 0.2 * total)
             strong = in_use is not None or hidden >= max(4.0, 0.25 * total)
             if hidden >= limit:
-                out.append(Cause(
-                    id="oom.other_processes", likelihood="likely" if strong else "possible",
-                    title_en="Memory used outside this process", title_zh="显存被本进程以外占用",
-                    because_en=f"Capacity {_g(total)} − this process {_g(accounted)} − free {_g(free)} leaves {_g(hidden)} "
-                               "used by something else (another process, a display, or another rank's CUDA context).",
-                    because_zh=f"总容量 {_g(total)} − 本进程 {_g(accounted)} − 空闲 {_g(free)}，还有 {_g(hidden)} 被别的东西占用"
-                               "（其他进程、显示输出，或其他 rank 的 CUDA 上下文）。",
-                    fix_en="Run `nvidia-smi` while the job runs and stop other processes on that GPU; give each job its own "
-                           "GPU with `CUDA_VISIBLE_DEVICES`; in multi-GPU runs call `torch.cuda.set_device(local_rank)` early.",
-                    fix_zh="训练时运行 `nvidia-smi` 查看并结束该卡上的其他进程；用 `CUDA_VISIBLE_DEVICES` 让任务独占显卡；多卡训练时尽早调用 "
-                           "`torch.cuda.set_device(local_rank)`。",
-                    card_ids=["oom-cuda-context-fragmentation"]))
+                out.append(
+                    Cause(
+                        id="oom.other_processes",
+                        likelihood="likely" if strong else "possible",
+                        title_en="Memory used outside this process",
+                        title_zh="显存被本进程以外占用",
+                        because_en=f"Capacity {_g(total)} − this process {_g(accounted)} − free {_g(free)} leaves {_g(hidden)} "
+                        "used by something else (another process, a display, or another rank's CUDA context).",
+                        because_zh=f"总容量 {_g(total)} − 本进程 {_g(accounted)} − 空闲 {_g(free)}，还有 {_g(hidden)} 被别的东西占用"
+                        "（其他进程、显示输出，或其他 rank 的 CUDA 上下文）。",
+                        fix_en="Run `nvidia-smi` while the job runs and stop other processes on that GPU; give each job its own "
+                        "GPU with `CUDA_VISIBLE_DEVICES`; in multi-GPU runs call `torch.cuda.set_device(local_rank)` early.",
+                        fix_zh="训练时运行 `nvidia-smi` 查看并结束该卡上的其他进程；用 `CUDA_VISIBLE_DEVICES` 让任务独占显卡；多卡训练时尽早调用 "
+                        "`torch.cuda.set_device(local_rank)`。",
+                        card_ids=["oom-cuda-context-fragmentation"],
+                    )
+                )
 
     # 2. fragmentation: cached-but-unallocated memory at least as large as the request
     ver = "recent torch_npu" if f.get("oom_backend") == "ascend-npu" else "torch >= 2.1"
     frag_likely = unalloc is not None and unalloc >= req and unalloc >= max(0.5, 0.05 * total)
     if unalloc is not None and (frag_likely or unalloc >= max(0.5, 0.1 * total)):
         likely = frag_likely
-        out.append(Cause(
-            id="oom.fragmentation", likelihood="likely" if likely else "possible",
-            title_en="Fragmentation: memory is reserved by PyTorch but unusable for this request",
-            title_zh="显存碎片：PyTorch 已预留但无法用于这次申请",
-            because_en=f"{_g(unalloc)} is reserved by PyTorch but unallocated, "
-                       + (f"more than the {_g(req)} requested: " if likely else f"while {_g(req)} was requested: ")
-                       + "the cached blocks are split into pieces too small for one contiguous block.",
-            because_zh=f"PyTorch 预留但未分配的显存有 {_g(unalloc)}，"
-                       + (f"比这次申请的 {_g(req)} 还多：" if likely else f"这次申请 {_g(req)}：")
-                       + "缓存块被切碎，凑不出一块连续的内存。",
-            fix_en=f"Set `{env}=expandable_segments:True` before starting ({ver}; older: `max_split_size_mb:128`). "
-                   "Variable sequence lengths fragment most: bucket or pad to a few lengths.",
-            fix_zh=f"启动前设置 `{env}=expandable_segments:True`（{ver}；更早版本用 `max_split_size_mb:128`）。"
-                   "序列长度变化大时碎片最严重：按长度分桶或填充到少数几种长度。",
-            card_ids=["oom-cuda-context-fragmentation"]))
+        out.append(
+            Cause(
+                id="oom.fragmentation",
+                likelihood="likely" if likely else "possible",
+                title_en="Fragmentation: memory is reserved by PyTorch but unusable for this request",
+                title_zh="显存碎片：PyTorch 已预留但无法用于这次申请",
+                because_en=f"{_g(unalloc)} is reserved by PyTorch but unallocated, "
+                + (f"more than the {_g(req)} requested: " if likely else f"while {_g(req)} was requested: ")
+                + "the cached blocks are split into pieces too small for one contiguous block.",
+                because_zh=f"PyTorch 预留但未分配的显存有 {_g(unalloc)}，"
+                + (f"比这次申请的 {_g(req)} 还多：" if likely else f"这次申请 {_g(req)}：")
+                + "缓存块被切碎，凑不出一块连续的内存。",
+                fix_en=f"Set `{env}=expandable_segments:True` before starting ({ver}; older: `max_split_size_mb:128`). "
+                "Variable sequence lengths fragment most: bucket or pad to a few lengths.",
+                fix_zh=f"启动前设置 `{env}=expandable_segments:True`（{ver}；更早版本用 `max_split_size_mb:128`）。"
+                "序列长度变化大时碎片最严重：按长度分桶或填充到少数几种长度。",
+                card_ids=["oom-cuda-context-fragmentation"],
+            )
+        )
 
     # 3. one huge request: logits or an attention matrix
     huge = req >= 0.2 * total or (free is not None and req > free + (unalloc or 0) + 0.5 and req >= 1.0)
@@ -262,72 +299,98 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
                     matched = ("oom.attention_matrix", size, f"{b}×{heads}×{s}²×{nbytes} B")
                     break
         if matched and matched[0] == "oom.logits":
-            out.append(Cause(
-                id="oom.logits", likelihood="likely",
-                title_en="The request is the logits tensor (batch × sequence × vocabulary)",
-                title_zh="这次申请的是 logits 张量（批次 × 序列 × 词表）",
-                because_en=f"{_g(req)} matches {matched[2]} = {_g(matched[1])}: the logits (and their fp32 copy for the loss) "
-                           "are the largest single tensors in LLM training.",
-                because_zh=f"{_g(req)} 与 {matched[2]} = {_g(matched[1])} 吻合：logits（及计算 loss 时的 fp32 副本）是大模型训练中最大的单个张量。",
-                fix_en="Lower the micro-batch or sequence length (raise gradient_accumulation_steps to keep the effective batch: "
-                       "GA does not raise peak memory), or use a chunked/fused cross-entropy (e.g. Liger kernel, "
-                       "`enable_liger_kernel`) that never materialises the full logits.",
-                fix_zh="降低微批次或序列长度（用更大的 gradient_accumulation_steps 保持有效批次：GA 不增加峰值显存），或使用分块/融合的"
-                       "交叉熵（如 Liger kernel，`enable_liger_kernel`），不再生成完整 logits。",
-                card_ids=["oom-logits-large-vocab", "tune-micro-batch-then-ga"]))
+            out.append(
+                Cause(
+                    id="oom.logits",
+                    likelihood="likely",
+                    title_en="The request is the logits tensor (batch × sequence × vocabulary)",
+                    title_zh="这次申请的是 logits 张量（批次 × 序列 × 词表）",
+                    because_en=f"{_g(req)} matches {matched[2]} = {_g(matched[1])}: the logits (and their fp32 copy for the loss) "
+                    "are the largest single tensors in LLM training.",
+                    because_zh=f"{_g(req)} 与 {matched[2]} = {_g(matched[1])} 吻合：logits（及计算 loss 时的 fp32 副本）是大模型训练中最大的单个张量。",
+                    fix_en="Lower the micro-batch or sequence length (raise gradient_accumulation_steps to keep the effective batch: "
+                    "GA does not raise peak memory), or use a chunked/fused cross-entropy (e.g. Liger kernel, "
+                    "`enable_liger_kernel`) that never materialises the full logits.",
+                    fix_zh="降低微批次或序列长度（用更大的 gradient_accumulation_steps 保持有效批次：GA 不增加峰值显存），或使用分块/融合的"
+                    "交叉熵（如 Liger kernel，`enable_liger_kernel`），不再生成完整 logits。",
+                    card_ids=["oom-logits-large-vocab", "tune-micro-batch-then-ga"],
+                )
+            )
         elif matched:
-            out.append(Cause(
-                id="oom.attention_matrix", likelihood="likely",
-                title_en="The request is an attention score matrix (batch × heads × seq²)",
-                title_zh="这次申请的是注意力分数矩阵（批次 × 头数 × 序列²）",
-                because_en=f"{_g(req)} matches {matched[2]} = {_g(matched[1])}: eager attention materialises it; it grows with seq².",
-                because_zh=f"{_g(req)} 与 {matched[2]} = {_g(matched[1])} 吻合：eager 注意力会生成这个矩阵，随序列长度平方增长。",
-                fix_en="Use FlashAttention / SDPA (`attn_implementation=\"flash_attention_2\"` or `\"sdpa\"`), which never stores it; "
-                       "or shorten the sequence.",
-                fix_zh="使用 FlashAttention / SDPA（`attn_implementation=\"flash_attention_2\"` 或 `\"sdpa\"`），不会存这个矩阵；或缩短序列。",
-                card_ids=["oom-attention-flash-attention"]))
+            out.append(
+                Cause(
+                    id="oom.attention_matrix",
+                    likelihood="likely",
+                    title_en="The request is an attention score matrix (batch × heads × seq²)",
+                    title_zh="这次申请的是注意力分数矩阵（批次 × 头数 × 序列²）",
+                    because_en=f"{_g(req)} matches {matched[2]} = {_g(matched[1])}: eager attention materialises it; it grows with seq².",
+                    because_zh=f"{_g(req)} 与 {matched[2]} = {_g(matched[1])} 吻合：eager 注意力会生成这个矩阵，随序列长度平方增长。",
+                    fix_en='Use FlashAttention / SDPA (`attn_implementation="flash_attention_2"` or `"sdpa"`), which never stores it; '
+                    "or shorten the sequence.",
+                    fix_zh='使用 FlashAttention / SDPA（`attn_implementation="flash_attention_2"` 或 `"sdpa"`），不会存这个矩阵；或缩短序列。',
+                    card_ids=["oom-attention-flash-attention"],
+                )
+            )
         else:
-            out.append(Cause(
-                id="oom.huge_request", likelihood="likely" if req >= 0.2 * total else "possible",
-                title_en="One very large tensor was requested", title_zh="一次申请了一个非常大的张量",
-                because_en=f"A single {_g(req)} request on a {_g(total)} card"
-                           + (f" with {_g(free)} free" if free is not None else "")
-                           + ". In LLM training this is usually the logits (micro-batch × seq_len × vocab × 4 bytes) or "
-                             "an eager attention matrix (micro-batch × heads × seq_len² × 2 bytes).",
-                because_zh=f"一次申请 {_g(req)}，整卡 {_g(total)}" + (f"，空闲 {_g(free)}" if free is not None else "")
-                           + "。大模型训练中这通常是 logits（微批次 × 序列长度 × 词表 × 4 字节）或 eager 注意力矩阵"
-                             "（微批次 × 头数 × 序列长度² × 2 字节）。",
-                fix_en="Tell me micro-batch, sequence length and the model (vocabulary) to confirm which one. Either way: lower "
-                       "micro-batch or sequence length (raise GA to keep the effective batch), use FlashAttention/SDPA, and a "
-                       "chunked cross-entropy for large vocabularies.",
-                fix_zh="告诉我微批次、序列长度和模型（词表大小）即可确认是哪一个。两种情况都可以：降低微批次或序列长度（用更大的 GA 保持"
-                       "有效批次），使用 FlashAttention/SDPA，大词表使用分块交叉熵。",
-                card_ids=["oom-logits-large-vocab", "oom-attention-flash-attention"]))
+            out.append(
+                Cause(
+                    id="oom.huge_request",
+                    likelihood="likely" if req >= 0.2 * total else "possible",
+                    title_en="One very large tensor was requested",
+                    title_zh="一次申请了一个非常大的张量",
+                    because_en=f"A single {_g(req)} request on a {_g(total)} card"
+                    + (f" with {_g(free)} free" if free is not None else "")
+                    + ". In LLM training this is usually the logits (micro-batch × seq_len × vocab × 4 bytes) or "
+                    "an eager attention matrix (micro-batch × heads × seq_len² × 2 bytes).",
+                    because_zh=f"一次申请 {_g(req)}，整卡 {_g(total)}"
+                    + (f"，空闲 {_g(free)}" if free is not None else "")
+                    + "。大模型训练中这通常是 logits（微批次 × 序列长度 × 词表 × 4 字节）或 eager 注意力矩阵"
+                    "（微批次 × 头数 × 序列长度² × 2 字节）。",
+                    fix_en="Tell me micro-batch, sequence length and the model (vocabulary) to confirm which one. Either way: lower "
+                    "micro-batch or sequence length (raise GA to keep the effective batch), use FlashAttention/SDPA, and a "
+                    "chunked cross-entropy for large vocabularies.",
+                    fix_zh="告诉我微批次、序列长度和模型（词表大小）即可确认是哪一个。两种情况都可以：降低微批次或序列长度（用更大的 GA 保持"
+                    "有效批次），使用 FlashAttention/SDPA，大词表使用分块交叉熵。",
+                    card_ids=["oom-logits-large-vocab", "oom-attention-flash-attention"],
+                )
+            )
 
     # 4. genuine shortfall: live tensors fill the card and the request is ordinary
     crowded = any(c.id == "oom.other_processes" and c.likelihood == "likely" for c in out)
-    short = alloc is not None and not huge and not (unalloc is not None and frag_likely) and (
-        alloc >= 0.75 * total or (free is not None and free - req < 0.2 and not crowded))
+    short = (
+        alloc is not None
+        and not huge
+        and not (unalloc is not None and frag_likely)
+        and (alloc >= 0.75 * total or (free is not None and free - req < 0.2 and not crowded))
+    )
     if short and alloc is not None:  # (short implies it; said again for the type checker)
         num_params = setup.get("num_params")
         extra_en = extra_zh = ""
         if isinstance(num_params, (int, float)) and num_params > 0 and setup.get("finetune") in (None, "full"):
             states = 16 * num_params / 2**30
-            extra_en = (f" Full fine-tuning with mixed-precision Adam needs about 16 bytes/parameter of model states: "
-                        f"{num_params / 1e9:.3g}B params → {_g(states)} before activations.")
+            extra_en = (
+                f" Full fine-tuning with mixed-precision Adam needs about 16 bytes/parameter of model states: "
+                f"{num_params / 1e9:.3g}B params → {_g(states)} before activations."
+            )
             extra_zh = f" 混合精度 Adam 全参微调的模型状态约 16 字节/参数：{num_params / 1e9:.3g}B 参数 → {_g(states)}（不含激活）。"
-        out.append(Cause(
-            id="oom.model_states", likelihood="possible" if crowded or alloc < 0.5 * total else "likely",
-            title_en="Genuine shortfall: live tensors fill the GPU", title_zh="确实不够：存活张量占满了显存",
-            because_en=f"PyTorch had {_g(alloc)} allocated of {_g(total)} when a further {_g(req)} was requested: "
-                       "model states (weights, gradients, optimizer) plus one micro-batch's activations do not fit." + extra_en,
-            because_zh=f"PyTorch 已分配 {_g(alloc)}（整卡 {_g(total)}），再申请 {_g(req)} 失败：模型状态（权重、梯度、优化器）加一个"
-                       "微批次的激活放不下。" + extra_zh,
-            fix_en="Reduce the micro-batch (and raise gradient_accumulation_steps to keep the effective batch — GA does not raise "
-                   "peak memory), enable gradient checkpointing, shard with ZeRO-2/3 or FSDP across GPUs, offload the optimizer, "
-                   "or use LoRA/QLoRA.",
-            fix_zh="减小微批次（同时增大 gradient_accumulation_steps 保持有效批次——GA 不增加峰值显存），开启梯度检查点，用 ZeRO-2/3 或 "
-                   "FSDP 在多卡间分片，把优化器 offload 到 CPU，或改用 LoRA/QLoRA。",
-            card_ids=["oom-memory-budget-breakdown", "zero-stages-memory-savings", "myth-lower-ga-saves-memory"]))
+        out.append(
+            Cause(
+                id="oom.model_states",
+                likelihood="possible" if crowded or alloc < 0.5 * total else "likely",
+                title_en="Genuine shortfall: live tensors fill the GPU",
+                title_zh="确实不够：存活张量占满了显存",
+                because_en=f"PyTorch had {_g(alloc)} allocated of {_g(total)} when a further {_g(req)} was requested: "
+                "model states (weights, gradients, optimizer) plus one micro-batch's activations do not fit."
+                + extra_en,
+                because_zh=f"PyTorch 已分配 {_g(alloc)}（整卡 {_g(total)}），再申请 {_g(req)} 失败：模型状态（权重、梯度、优化器）加一个"
+                "微批次的激活放不下。" + extra_zh,
+                fix_en="Reduce the micro-batch (and raise gradient_accumulation_steps to keep the effective batch — GA does not raise "
+                "peak memory), enable gradient checkpointing, shard with ZeRO-2/3 or FSDP across GPUs, offload the optimizer, "
+                "or use LoRA/QLoRA.",
+                fix_zh="减小微批次（同时增大 gradient_accumulation_steps 保持有效批次——GA 不增加峰值显存），开启梯度检查点，用 ZeRO-2/3 或 "
+                "FSDP 在多卡间分片，把优化器 offload 到 CPU，或改用 LoRA/QLoRA。",
+                card_ids=["oom-memory-budget-breakdown", "zero-stages-memory-savings", "myth-lower-ga-saves-memory"],
+            )
+        )
 
     return out

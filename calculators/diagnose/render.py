@@ -3,6 +3,7 @@
 Every value that came from the paste goes through ``calculators.text_safety.escape_md``; cause texts were built
 with user strings already escaped (``_text.safe``) and otherwise contain only our wording and numbers.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,14 +24,37 @@ _KIND = {
     "unknown_error": ("Error line", "报错行"),
 }
 _SHOWN = {
-    "cuda_oom": ["oom_device", "oom_request_gb", "gpu_memory_gb", "oom_free_gb", "oom_allocated_gb", "oom_reserved_gb",
-                 "oom_unallocated_gb", "oom_process_in_use_gb", "oom_other_processes_gb", "oom_non_pytorch_gb"],
-    "deepspeed_batch_assert": ["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                               "ds_world_size_seen"],
+    "cuda_oom": [
+        "oom_device",
+        "oom_request_gb",
+        "gpu_memory_gb",
+        "oom_free_gb",
+        "oom_allocated_gb",
+        "oom_reserved_gb",
+        "oom_unallocated_gb",
+        "oom_process_in_use_gb",
+        "oom_other_processes_gb",
+        "oom_non_pytorch_gb",
+    ],
+    "deepspeed_batch_assert": [
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "ds_world_size_seen",
+    ],
     "config_error": ["config_error"],
     "host_oom_kill": ["host_signal", "offload_optimizer", "offload_param", "zero_stage", "host_cpu_needed_gb"],
-    "launch_command": ["launcher", "world_size", "num_nodes", "visible_devices", "config_file", "ds_include",
-                       "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "precision"],
+    "launch_command": [
+        "launcher",
+        "world_size",
+        "num_nodes",
+        "visible_devices",
+        "config_file",
+        "ds_include",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "precision",
+    ],
     "nvidia_smi": ["gpu", "gpu_memory_gb"],
     "trainer_log": ["log_points"],
     "deepspeed_log": ["ds_overflow_events", "ds_loss_scale_first", "ds_loss_scale_last", "ds_step", "ds_skipped"],
@@ -51,11 +75,15 @@ def _artifact_line(a: Artifact, lang: str) -> str:
     en, zh = _KIND[a.kind]
     parts = [f"{k}={escape_md(_value(a.fields[k]), 40)}" for k in _SHOWN.get(a.kind, []) if k in a.fields]
     if a.kind == "nvidia_smi":
-        parts += [f"GPU{g['index']} {g['used_gb']:.1f}/{g['total_gb']:.1f} GiB" for g in a.fields.get("smi_gpus", [])[:8]]
+        parts += [
+            f"GPU{g['index']} {g['used_gb']:.1f}/{g['total_gb']:.1f} GiB" for g in a.fields.get("smi_gpus", [])[:8]
+        ]
         parts.append(("processes" if lang == "en" else "进程数") + f"={len(a.fields.get('smi_processes', []))}")
     if a.kind == "config_error" and a.fields.get("mismatches"):
-        parts += [f"{escape_md(r['ds_key'], 40)}: ds {escape_md(r['ds_value'], 20)} / hf {escape_md(r['hf_value'], 20)}"
-                  for r in a.fields["mismatches"][:6]]
+        parts += [
+            f"{escape_md(r['ds_key'], 40)}: ds {escape_md(r['ds_value'], 20)} / hf {escape_md(r['hf_value'], 20)}"
+            for r in a.fields["mismatches"][:6]
+        ]
     if a.kind == "trainer_log":
         loss = [x for x in a.fields.get("log_loss", []) if isinstance(x, float)]
         if loss:

@@ -9,6 +9,7 @@ falling to 1 or almost every step skipped means fp16 cannot represent the gradie
 that reaches 0 while logs continue means the schedule was built for fewer steps than the run takes; loss 0.0 or
 nan with fp16 means overflow; a loss near 0 after many epochs means memorisation.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,9 @@ from .models import Artifact, Cause
 _DICT = re.compile(r"\{'(?:loss|train_runtime|eval_loss)'[^{}\n]{0,600}\}")
 _KV = re.compile(r"'(\w+)':\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf|-inf)")
 _STEP = re.compile(r"step=(\d{1,12}),\s*skipped=(\d{1,12}),\s*lr=\[([^\]]*)\]")
-_OVERFLOW = re.compile(r"OVERFLOW!\s*Rank\s*\d+\s*Skipping step\.\s*Attempted loss scale:\s*(\d{1,30}(?:\.\d{1,12})?)(?:,\s*reducing to\s*(\d{1,30}(?:\.\d{1,12})?))?")
+_OVERFLOW = re.compile(
+    r"OVERFLOW!\s*Rank\s*\d+\s*Skipping step\.\s*Attempted loss scale:\s*(\d{1,30}(?:\.\d{1,12})?)(?:,\s*reducing to\s*(\d{1,30}(?:\.\d{1,12})?))?"
+)
 _MIN_SCALE = re.compile(r"Current loss scale already at minimum")
 
 
@@ -44,16 +47,27 @@ def read(text: str) -> list[Artifact]:
             rows.append(d)
         spans.append((m.start(), m.end()))
     if rows:
-        f: dict[str, Any] = {"log_points": len(rows), "log_loss": [r["loss"] for r in rows][:2000],
-                             "log_nonfinite_loss": sum(1 for r in rows if r["loss"] is None),
-                             "log_lr": [r.get("learning_rate") for r in rows][:2000],
-                             "log_epoch": [r.get("epoch") for r in rows][:2000]}
+        f: dict[str, Any] = {
+            "log_points": len(rows),
+            "log_loss": [r["loss"] for r in rows][:2000],
+            "log_nonfinite_loss": sum(1 for r in rows if r["loss"] is None),
+            "log_lr": [r.get("learning_rate") for r in rows][:2000],
+            "log_epoch": [r.get("epoch") for r in rows][:2000],
+        }
         if any("grad_norm" in r for r in rows):
             f["log_grad_norm"] = [r.get("grad_norm") for r in rows][:2000]
         if final:
             f["log_finished"] = True
-        out.append(Artifact(kind="trainer_log", start=spans[0][0], end=spans[-1][1],
-                            key_line=text[spans[0][0]:spans[0][1]][:240], fields=f, framework="transformers"))
+        out.append(
+            Artifact(
+                kind="trainer_log",
+                start=spans[0][0],
+                end=spans[-1][1],
+                key_line=text[spans[0][0] : spans[0][1]][:240],
+                fields=f,
+                framework="transformers",
+            )
+        )
     steps = [(m, int(m.group(1)), int(m.group(2))) for m in _STEP.finditer(text)]
     overflows = [(m, float(m.group(1)), float(m.group(2)) if m.group(2) else None) for m in _OVERFLOW.finditer(text)]
     minimum = _MIN_SCALE.search(text)
@@ -73,9 +87,16 @@ def read(text: str) -> list[Artifact]:
             f["ds_loss_scale_at_minimum"] = True
         first_mark = min(marks)
         line_end = text.find("\n", first_mark)
-        out.append(Artifact(kind="deepspeed_log", start=text.rfind("\n", 0, first_mark) + 1, end=max(ends),
-                            key_line=text[first_mark:line_end if line_end > 0 else first_mark + 200][:240],
-                            fields=f, framework="deepspeed"))
+        out.append(
+            Artifact(
+                kind="deepspeed_log",
+                start=text.rfind("\n", 0, first_mark) + 1,
+                end=max(ends),
+                key_line=text[first_mark : line_end if line_end > 0 else first_mark + 200][:240],
+                fields=f,
+                framework="deepspeed",
+            )
+        )
     return out
 
 
@@ -89,76 +110,107 @@ def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
     zeros_after = len(loss) >= 3 and first is not None and first > 0.05 and all(x == 0.0 for x in loss[-2:])
     if (bad and first is not None) or zeros_after:
         what = "nan/inf" if bad else "exactly 0.0"
-        out.append(Cause(
-            id="log.loss_nan_or_zero", likelihood="likely",
-            title_en=f"The loss became {what}: numerical overflow", title_zh=f"loss 变成 {what}：数值溢出",
-            because_en=f"The logged loss goes from {first:g} to {what} over {len(loss)} points; with fp16 this is gradient/activation "
-                       "overflow (the optimizer steps are being skipped or the weights are already nan).",
-            because_zh=f"记录的 loss 从 {first:g} 变成 {what}（共 {len(loss)} 个点）；fp16 下这是梯度/激活溢出（优化器步被跳过或权重已是 nan）。",
-            fix_en="Train in bf16 (Ampere or newer) or fp32, lower the learning rate, keep gradient clipping (max_grad_norm 1.0), and "
-                   "restart from a checkpoint before the first nan.",
-            fix_zh="改用 bf16（Ampere 及更新 GPU）或 fp32，降低学习率，保留梯度裁剪（max_grad_norm 1.0），从第一次出现 nan 之前的 checkpoint 重新开始。",
-            card_ids=["fp16-vs-bf16-stability"]))
+        out.append(
+            Cause(
+                id="log.loss_nan_or_zero",
+                likelihood="likely",
+                title_en=f"The loss became {what}: numerical overflow",
+                title_zh=f"loss 变成 {what}：数值溢出",
+                because_en=f"The logged loss goes from {first:g} to {what} over {len(loss)} points; with fp16 this is gradient/activation "
+                "overflow (the optimizer steps are being skipped or the weights are already nan).",
+                because_zh=f"记录的 loss 从 {first:g} 变成 {what}（共 {len(loss)} 个点）；fp16 下这是梯度/激活溢出（优化器步被跳过或权重已是 nan）。",
+                fix_en="Train in bf16 (Ampere or newer) or fp32, lower the learning rate, keep gradient clipping (max_grad_norm 1.0), and "
+                "restart from a checkpoint before the first nan.",
+                fix_zh="改用 bf16（Ampere 及更新 GPU）或 fp32，降低学习率，保留梯度裁剪（max_grad_norm 1.0），从第一次出现 nan 之前的 checkpoint 重新开始。",
+                card_ids=["fp16-vs-bf16-stability"],
+            )
+        )
     if len(lrs) >= 3:
         peak = max(lrs)
         zero_at = next((i for i, x in enumerate(lrs) if peak > 0 and x <= peak * 1e-3 and i > lrs.index(peak)), None)
         if zero_at is not None and zero_at < len(lrs) - 1 and all(x <= peak * 1e-3 for x in lrs[zero_at:]):
-            out.append(Cause(
-                id="log.lr_schedule_ended_early", likelihood="likely",
-                title_en="The learning rate reached 0 before training ended", title_zh="学习率在训练结束前就降到了 0",
-                because_en=f"The LR falls from {peak:.3g} to ~0 at log point {zero_at + 1} of {len(lrs)} and stays there: the scheduler "
-                           "was built for fewer optimizer steps than the run takes, so the remaining steps do nothing.",
-                because_zh=f"学习率从 {peak:.3g} 在第 {zero_at + 1}/{len(lrs)} 个记录点降到约 0 并保持：调度器按更少的优化器步数构建，剩余的步骤不再更新。",
-                fix_en="Compute total steps from optimizer steps (samples ÷ (micro × GA × world_size) × epochs), not from micro-batches; "
-                       "with DeepSpeed's scheduler set total_num_steps to \"auto\"; check max_steps vs num_train_epochs.",
-                fix_zh="总步数应按优化器步计算（样本数 ÷ (micro × GA × world_size) × epoch 数），而不是按微批次；使用 DeepSpeed 调度器时把 "
-                       "total_num_steps 设为 \"auto\"；检查 max_steps 与 num_train_epochs。",
-                card_ids=["deepspeed-hf-auto-values", "effective-batch-formula"]))
+            out.append(
+                Cause(
+                    id="log.lr_schedule_ended_early",
+                    likelihood="likely",
+                    title_en="The learning rate reached 0 before training ended",
+                    title_zh="学习率在训练结束前就降到了 0",
+                    because_en=f"The LR falls from {peak:.3g} to ~0 at log point {zero_at + 1} of {len(lrs)} and stays there: the scheduler "
+                    "was built for fewer optimizer steps than the run takes, so the remaining steps do nothing.",
+                    because_zh=f"学习率从 {peak:.3g} 在第 {zero_at + 1}/{len(lrs)} 个记录点降到约 0 并保持：调度器按更少的优化器步数构建，剩余的步骤不再更新。",
+                    fix_en="Compute total steps from optimizer steps (samples ÷ (micro × GA × world_size) × epochs), not from micro-batches; "
+                    'with DeepSpeed\'s scheduler set total_num_steps to "auto"; check max_steps vs num_train_epochs.',
+                    fix_zh="总步数应按优化器步计算（样本数 ÷ (micro × GA × world_size) × epoch 数），而不是按微批次；使用 DeepSpeed 调度器时把 "
+                    'total_num_steps 设为 "auto"；检查 max_steps 与 num_train_epochs。',
+                    card_ids=["deepspeed-hf-auto-values", "effective-batch-formula"],
+                )
+            )
         elif f.get("log_finished") and lrs[-1] < lrs[-2] and lrs[-1] >= 0.2 * peak:
-            out.append(Cause(
-                id="log.lr_schedule_not_finished", likelihood="possible",
-                title_en="Training ended while the learning rate was still high", title_zh="训练结束时学习率仍然较高",
-                because_en=f"The last logged LR is {lrs[-1]:.3g} ({lrs[-1] / peak:.0%} of the peak {peak:.3g}) although training finished: "
-                           "the schedule was built for more steps than were run.",
-                because_zh=f"最后记录的学习率为 {lrs[-1]:.3g}（峰值 {peak:.3g} 的 {lrs[-1] / peak:.0%}），但训练已结束：调度器按更多步数构建。",
-                fix_en="Make the scheduler's total steps equal the optimizer steps actually run (check GA and world size in the count).",
-                fix_zh="让调度器的总步数等于实际运行的优化器步数（计数时考虑 GA 和 world size）。",
-                card_ids=["effective-batch-formula"]))
+            out.append(
+                Cause(
+                    id="log.lr_schedule_not_finished",
+                    likelihood="possible",
+                    title_en="Training ended while the learning rate was still high",
+                    title_zh="训练结束时学习率仍然较高",
+                    because_en=f"The last logged LR is {lrs[-1]:.3g} ({lrs[-1] / peak:.0%} of the peak {peak:.3g}) although training finished: "
+                    "the schedule was built for more steps than were run.",
+                    because_zh=f"最后记录的学习率为 {lrs[-1]:.3g}（峰值 {peak:.3g} 的 {lrs[-1] / peak:.0%}），但训练已结束：调度器按更多步数构建。",
+                    fix_en="Make the scheduler's total steps equal the optimizer steps actually run (check GA and world size in the count).",
+                    fix_zh="让调度器的总步数等于实际运行的优化器步数（计数时考虑 GA 和 world size）。",
+                    card_ids=["effective-batch-formula"],
+                )
+            )
     finite = [x for x in loss if x is not None]
     if len(finite) >= 4 and not out:
         for i in range(3, len(finite)):
-            base = sorted(finite[max(0, i - 5):i])[len(finite[max(0, i - 5):i]) // 2]
+            base = sorted(finite[max(0, i - 5) : i])[len(finite[max(0, i - 5) : i]) // 2]
             if base > 0 and finite[i] >= 2.0 * base and finite[i] - base >= 0.5:
-                out.append(Cause(
-                    id="log.loss_spike", likelihood="possible",
-                    title_en="A sudden loss jump", title_zh="loss 突然跳升",
-                    because_en=f"Loss jumps from about {base:.4g} to {finite[i]:.4g} at log point {i + 1}: usually a too-high learning "
-                               "rate (often right after warmup), a bad batch, or fp16 overflow.",
-                    because_zh=f"loss 在第 {i + 1} 个记录点从约 {base:.4g} 跳到 {finite[i]:.4g}：通常是学习率过高（常在 warmup 结束后）、"
-                               "异常批次或 fp16 溢出。",
-                    fix_en="Lower the peak LR or lengthen warmup, keep gradient clipping, inspect the batch at that step, prefer bf16.",
-                    fix_zh="降低峰值学习率或延长 warmup，保留梯度裁剪，检查该步的数据，优先使用 bf16。",
-                    card_ids=["fp16-vs-bf16-stability"]))
+                out.append(
+                    Cause(
+                        id="log.loss_spike",
+                        likelihood="possible",
+                        title_en="A sudden loss jump",
+                        title_zh="loss 突然跳升",
+                        because_en=f"Loss jumps from about {base:.4g} to {finite[i]:.4g} at log point {i + 1}: usually a too-high learning "
+                        "rate (often right after warmup), a bad batch, or fp16 overflow.",
+                        because_zh=f"loss 在第 {i + 1} 个记录点从约 {base:.4g} 跳到 {finite[i]:.4g}：通常是学习率过高（常在 warmup 结束后）、"
+                        "异常批次或 fp16 溢出。",
+                        fix_en="Lower the peak LR or lengthen warmup, keep gradient clipping, inspect the batch at that step, prefer bf16.",
+                        fix_zh="降低峰值学习率或延长 warmup，保留梯度裁剪，检查该步的数据，优先使用 bf16。",
+                        card_ids=["fp16-vs-bf16-stability"],
+                    )
+                )
                 break
         if not out and finite[-1] < 0.01 and finite[0] > 0.2 and epochs and epochs[-1] >= 3:
-            out.append(Cause(
-                id="log.memorising", likelihood="possible",
-                title_en="Loss near zero after many epochs: the model memorises the data",
-                title_zh="多个 epoch 后 loss 接近 0：模型在背训练数据",
-                because_en=f"Loss {finite[-1]:.4g} at epoch {epochs[-1]:g}: training loss this low means the data is memorised; it says "
-                           "nothing about quality on new inputs.",
-                because_zh=f"第 {epochs[-1]:g} 个 epoch 时 loss 为 {finite[-1]:.4g}：训练 loss 这么低说明在背数据，不代表对新输入的效果。",
-                fix_en="Hold out an eval set and stop when eval loss rises; use fewer epochs (1–3 for fine-tuning) or more data.",
-                fix_zh="留出验证集，验证 loss 上升时停止；减少 epoch（微调通常 1–3 个）或增加数据。", card_ids=[]))
+            out.append(
+                Cause(
+                    id="log.memorising",
+                    likelihood="possible",
+                    title_en="Loss near zero after many epochs: the model memorises the data",
+                    title_zh="多个 epoch 后 loss 接近 0：模型在背训练数据",
+                    because_en=f"Loss {finite[-1]:.4g} at epoch {epochs[-1]:g}: training loss this low means the data is memorised; it says "
+                    "nothing about quality on new inputs.",
+                    because_zh=f"第 {epochs[-1]:g} 个 epoch 时 loss 为 {finite[-1]:.4g}：训练 loss 这么低说明在背数据，不代表对新输入的效果。",
+                    fix_en="Hold out an eval set and stop when eval loss rises; use fewer epochs (1–3 for fine-tuning) or more data.",
+                    fix_zh="留出验证集，验证 loss 上升时停止；减少 epoch（微调通常 1–3 个）或增加数据。",
+                    card_ids=[],
+                )
+            )
         elif not out and len(set(finite[-5:])) == 1 and len(finite) >= 5:
-            out.append(Cause(
-                id="log.loss_flat", likelihood="possible",
-                title_en="The loss does not move", title_zh="loss 完全不动",
-                because_en=f"The last {min(5, len(finite))} logged losses are identical ({finite[-1]:g}): nothing is being updated "
-                           "(LR 0, frozen/no trainable parameters, or every step skipped).",
-                because_zh=f"最后 {min(5, len(finite))} 个 loss 完全相同（{finite[-1]:g}）：参数没有更新（学习率为 0、参数被冻结/无可训练参数，或每步都被跳过）。",
-                fix_en="Check trainable parameters (`model.print_trainable_parameters()`), the logged LR and skipped steps.",
-                fix_zh="检查可训练参数（`model.print_trainable_parameters()`）、记录的学习率和被跳过的步数。", card_ids=[]))
+            out.append(
+                Cause(
+                    id="log.loss_flat",
+                    likelihood="possible",
+                    title_en="The loss does not move",
+                    title_zh="loss 完全不动",
+                    because_en=f"The last {min(5, len(finite))} logged losses are identical ({finite[-1]:g}): nothing is being updated "
+                    "(LR 0, frozen/no trainable parameters, or every step skipped).",
+                    because_zh=f"最后 {min(5, len(finite))} 个 loss 完全相同（{finite[-1]:g}）：参数没有更新（学习率为 0、参数被冻结/无可训练参数，或每步都被跳过）。",
+                    fix_en="Check trainable parameters (`model.print_trainable_parameters()`), the logged LR and skipped steps.",
+                    fix_zh="检查可训练参数（`model.print_trainable_parameters()`）、记录的学习率和被跳过的步数。",
+                    card_ids=[],
+                )
+            )
     return out
 
 
@@ -170,30 +222,40 @@ def _ds_causes(f: dict[str, Any]) -> list[Cause]:
     mostly_skipped = step is not None and step >= 20 and skipped is not None and skipped >= 0.5 * step
     collapsed = f.get("ds_loss_scale_at_minimum") or (last is not None and last <= 1)
     if mostly_skipped or collapsed:
-        what_en = (f"{skipped} of {step} steps were skipped" if mostly_skipped else f"the loss scale fell to {last:g}")
-        what_zh = (f"{step} 步中跳过了 {skipped} 步" if mostly_skipped else f"loss scale 降到了 {last:g}")
-        out.append(Cause(
-            id="log.fp16_overflow_persistent", likelihood="likely",
-            title_en="fp16 overflows on (almost) every step", title_zh="fp16 几乎每一步都溢出",
-            because_en=f"DeepSpeed's dynamic loss scaling could not find a working scale: {what_en}. Skipped steps do not update the "
-                       "model, so the run is not training.",
-            because_zh=f"DeepSpeed 的动态 loss scale 找不到可用的缩放值：{what_zh}。被跳过的步不更新模型，训练实际上没有进行。",
-            fix_en="Switch to bf16 (`\"bf16\": {\"enabled\": true}`, Ampere or newer) or fp32; models pre-trained in bf16 (T5, most "
-                   "LLMs) overflow in fp16. Otherwise lower the LR and check the data.",
-            fix_zh="改用 bf16（`\"bf16\": {\"enabled\": true}`，Ampere 及更新 GPU）或 fp32；用 bf16 预训练的模型（T5、大多数大模型）在 fp16 "
-                   "下会溢出。否则降低学习率并检查数据。",
-            card_ids=["fp16-vs-bf16-stability"]))
+        what_en = f"{skipped} of {step} steps were skipped" if mostly_skipped else f"the loss scale fell to {last:g}"
+        what_zh = f"{step} 步中跳过了 {skipped} 步" if mostly_skipped else f"loss scale 降到了 {last:g}"
+        out.append(
+            Cause(
+                id="log.fp16_overflow_persistent",
+                likelihood="likely",
+                title_en="fp16 overflows on (almost) every step",
+                title_zh="fp16 几乎每一步都溢出",
+                because_en=f"DeepSpeed's dynamic loss scaling could not find a working scale: {what_en}. Skipped steps do not update the "
+                "model, so the run is not training.",
+                because_zh=f"DeepSpeed 的动态 loss scale 找不到可用的缩放值：{what_zh}。被跳过的步不更新模型，训练实际上没有进行。",
+                fix_en='Switch to bf16 (`"bf16": {"enabled": true}`, Ampere or newer) or fp32; models pre-trained in bf16 (T5, most '
+                "LLMs) overflow in fp16. Otherwise lower the LR and check the data.",
+                fix_zh='改用 bf16（`"bf16": {"enabled": true}`，Ampere 及更新 GPU）或 fp32；用 bf16 预训练的模型（T5、大多数大模型）在 fp16 '
+                "下会溢出。否则降低学习率并检查数据。",
+                card_ids=["fp16-vs-bf16-stability"],
+            )
+        )
     elif n:
-        out.append(Cause(
-            id="log.fp16_overflow_warmup", likelihood="likely",
-            title_en="Occasional OVERFLOW messages are normal fp16 loss scaling", title_zh="偶尔出现 OVERFLOW 是 fp16 loss scale 的正常行为",
-            because_en=f"{n} overflow event(s), scale {f.get('ds_loss_scale_first', 0):g} → {last:g}: dynamic loss scaling starts high "
-                       "(2^16 by default) and halves until gradients fit; a few skipped steps, mostly at the start, are expected.",
-            because_zh=f"{n} 次溢出，scale {f.get('ds_loss_scale_first', 0):g} → {last:g}：动态 loss scale 从较大值（默认 2^16）开始，溢出就减半直到"
-                       "梯度能表示；开头少量跳步是正常的。",
-            fix_en="Nothing to fix while skipped steps stay a small fraction and the scale stays well above 1; if they keep coming, use bf16.",
-            fix_zh="只要跳过的步数占比很小且 scale 远大于 1 就无需处理；若持续出现，改用 bf16。",
-            card_ids=["fp16-vs-bf16-stability"]))
+        out.append(
+            Cause(
+                id="log.fp16_overflow_warmup",
+                likelihood="likely",
+                title_en="Occasional OVERFLOW messages are normal fp16 loss scaling",
+                title_zh="偶尔出现 OVERFLOW 是 fp16 loss scale 的正常行为",
+                because_en=f"{n} overflow event(s), scale {f.get('ds_loss_scale_first', 0):g} → {last:g}: dynamic loss scaling starts high "
+                "(2^16 by default) and halves until gradients fit; a few skipped steps, mostly at the start, are expected.",
+                because_zh=f"{n} 次溢出，scale {f.get('ds_loss_scale_first', 0):g} → {last:g}：动态 loss scale 从较大值（默认 2^16）开始，溢出就减半直到"
+                "梯度能表示；开头少量跳步是正常的。",
+                fix_en="Nothing to fix while skipped steps stay a small fraction and the scale stays well above 1; if they keep coming, use bf16.",
+                fix_zh="只要跳过的步数占比很小且 scale 远大于 1 就无需处理；若持续出现，改用 bf16。",
+                card_ids=["fp16-vs-bf16-stability"],
+            )
+        )
     return out
 
 

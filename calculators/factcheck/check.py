@@ -4,6 +4,7 @@ Each claim unit (bullet or sentence) is matched against the known wrong beliefs 
 numbers are recomputed by :mod:`.numbers`; the correction and sources come from the knowledge card the rule
 names, so a fact check says exactly what the chat says. Pure Python: no torch, no model.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,23 +22,32 @@ from .split import sentences_of, split_units
 MAX_CHARS = 20_000
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_REQUEST = re.compile(r"^\s*(?:这段?(?:回答|答案|话|内容)(?:说得)?对(?:吗|不对)|帮我(?:看看|检查|核查)(?:一下)?(?:这个|这段)?(?:回答|答案)?|"
-                      r"(?:please\s+)?(?:fact[- ]?check|check)\s+this(?:\s+answer)?|is this (?:answer )?(?:right|correct|true)|"
-                      r"(?:ChatGPT|GPT|AI|chatbot)\s*(?:的回答|说的|says?)\S{0,10})\s*[?？:：!！。.]*\s*", re.I)
+_REQUEST = re.compile(
+    r"^\s*(?:这段?(?:回答|答案|话|内容)(?:说得)?对(?:吗|不对)|帮我(?:看看|检查|核查)(?:一下)?(?:这个|这段)?(?:回答|答案)?|"
+    r"(?:please\s+)?(?:fact[- ]?check|check)\s+this(?:\s+answer)?|is this (?:answer )?(?:right|correct|true)|"
+    r"(?:ChatGPT|GPT|AI|chatbot)\s*(?:的回答|说的|says?)\S{0,10})\s*[?？:：!！。.]*\s*",
+    re.I,
+)
 # How general chatbots open, structure and close an answer.
-_ANSWER_MARKERS = re.compile(r"总结|综上|总的来说|希望(?:这些|以上|对你)|以下(?:几个|几种|是)|可能会导致以下|可以采取以下|好的[，,]|好问题|"
-                             r"In summary|To summari[sz]e|In short|Summary:|Hope this helps|Here (?:are|is)|Great question|"
-                             r"Let me explain|Key (?:points|takeaways)", re.I)
+_ANSWER_MARKERS = re.compile(
+    r"总结|综上|总的来说|希望(?:这些|以上|对你)|以下(?:几个|几种|是)|可能会导致以下|可以采取以下|好的[，,]|好问题|"
+    r"In summary|To summari[sz]e|In short|Summary:|Hope this helps|Here (?:are|is)|Great question|"
+    r"Let me explain|Key (?:points|takeaways)",
+    re.I,
+)
 # How users write: a question, a log, their own setup. A user's message is a question to answer, not a text to check.
-_USER_MARKERS = re.compile(r"Traceback|Error:|error:|CUDA out of memory|^\s*(?:\$ |>>> )|\b(?:I'm|I am|I have|I've|I tried|"
-                           r"I use|my (?:model|config|script|training|gpu)|we are|we're|when we|we (?:load|train|run|resume|use|want))\b|"
-                           r"我(?:的|用|在|想|试|跑|是)|请问|求助|为什么",
-                           re.I | re.M)
+_USER_MARKERS = re.compile(
+    r"Traceback|Error:|error:|CUDA out of memory|^\s*(?:\$ |>>> )|\b(?:I'm|I am|I have|I've|I tried|"
+    r"I use|my (?:model|config|script|training|gpu)|we are|we're|when we|we (?:load|train|run|resume|use|want))\b|"
+    r"我(?:的|用|在|想|试|跑|是)|请问|求助|为什么",
+    re.I | re.M,
+)
 
 
 @lru_cache(maxsize=1)
 def _cards() -> dict[str, Any]:
     from rag.cards import load_cards  # the cards are the single source of corrections and URLs
+
     return {c.id: c for c in load_cards()}
 
 
@@ -75,8 +85,14 @@ def _plain(text: str) -> str:
     return re.sub(r"\*\*|__|`", "", text)
 
 
-def _claim(text: str, span: tuple[int, int], verdict: Verdict, rule: str | None = None, card_id: str | None = None,
-           correction: tuple[str, str] | None = None) -> Claim:
+def _claim(
+    text: str,
+    span: tuple[int, int],
+    verdict: Verdict,
+    rule: str | None = None,
+    card_id: str | None = None,
+    correction: tuple[str, str] | None = None,
+) -> Claim:
     sources: list[SourceLink] = []
     en = zh = None
     if card_id:
@@ -88,8 +104,16 @@ def _claim(text: str, span: tuple[int, int], verdict: Verdict, rule: str | None 
             en, zh = f"Consistent with the card “{card.title_en}”.", f"与卡片“{card.title_zh}”一致。"
     if correction:
         en, zh = correction
-    return Claim(text=text, span=span, verdict=verdict, rule=rule, correction_en=en, correction_zh=zh,
-                 card_id=card_id, sources=sources)
+    return Claim(
+        text=text,
+        span=span,
+        verdict=verdict,
+        rule=rule,
+        correction_en=en,
+        correction_zh=zh,
+        card_id=card_id,
+        sources=sources,
+    )
 
 
 def _rule_claim(rule: BeliefRule, text: str, span: tuple[int, int]) -> Claim:
@@ -106,8 +130,9 @@ def fact_check(text: str, lang: str | None = None) -> FactCheck:
     if not text.strip():
         raise CalculatorError("text", text, "a non-empty answer to check", "非空的回答文本")
     if len(text) > MAX_CHARS:
-        raise CalculatorError("text", f"{len(text)} characters", f"at most {MAX_CHARS:,} characters",
-                              f"不超过 {MAX_CHARS} 个字符")
+        raise CalculatorError(
+            "text", f"{len(text)} characters", f"at most {MAX_CHARS:,} characters", f"不超过 {MAX_CHARS} 个字符"
+        )
     if lang is not None and lang not in ("zh", "en"):
         raise CalculatorError("lang", lang, "'zh', 'en' or empty (detect)", "'zh'、'en' 或留空（自动判断）")
     claims: list[Claim] = []
@@ -130,7 +155,9 @@ def fact_check(text: str, lang: str | None = None) -> FactCheck:
                     found.append(_rule_claim(rule, sent, span))
                     break
         if not any(c.verdict in ("wrong", "imprecise") for c in found):
-            unit_rule = next((r for r in RULES if not r.sentence_level and r.matches(plain_unit, plain_unit, text)), None)
+            unit_rule = next(
+                (r for r in RULES if not r.sentence_level and r.matches(plain_unit, plain_unit, text)), None
+            )
             if unit_rule:
                 found = [c for c in found if c.verdict != "right"] + [_rule_claim(unit_rule, unit, (start, end))]
         claims.extend(found or [_claim(unit, (start, end), "unchecked")])
@@ -141,6 +168,7 @@ def fact_check_tool(args: dict[str, Any]) -> FactCheck:
     """The ``fact_check`` tool: ``{"text": str, "lang"?: "zh"|"en"}``."""
     allowed = {"text", "lang"}
     if not isinstance(args, dict) or set(args) - allowed or "text" not in args:
-        raise CalculatorError("arguments", sorted(args) if isinstance(args, dict) else args, "text (required), lang",
-                              "text（必填）、lang")
+        raise CalculatorError(
+            "arguments", sorted(args) if isinstance(args, dict) else args, "text (required), lang", "text（必填）、lang"
+        )
     return fact_check(args["text"], args.get("lang"))

@@ -1,4 +1,5 @@
 """Typed results of a fact check: one :class:`Claim` per sentence or bullet of the checked answer."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -53,12 +54,20 @@ class FactCheck(BaseModel):
         zh = (lang or self.lang) == "zh"
         n = self.counts()
         if zh:
-            lines = [f"**核查结果：{n['wrong']} 处错误，{n['imprecise']} 处不严谨，{n['right']} 处正确，"
-                     f"{n['unchecked']} 处未核查（没有匹配到已知规则，不代表正确）。**"]
+            lines = [
+                f"**核查结果：{n['wrong']} 处错误，{n['imprecise']} 处不严谨，{n['right']} 处正确，"
+                f"{n['unchecked']} 处未核查（没有匹配到已知规则，不代表正确）。**"
+            ]
         else:
-            lines = [f"**Fact check: {n['wrong']} wrong, {n['imprecise']} imprecise, {n['right']} right, "
-                     f"{n['unchecked']} unchecked (no known rule matched; that does not make them right).**"]
-        label = {"wrong": ("❌ 错误", "❌ Wrong"), "imprecise": ("⚠️ 不严谨", "⚠️ Imprecise"), "right": ("✅ 正确", "✅ Right")}
+            lines = [
+                f"**Fact check: {n['wrong']} wrong, {n['imprecise']} imprecise, {n['right']} right, "
+                f"{n['unchecked']} unchecked (no known rule matched; that does not make them right).**"
+            ]
+        label = {
+            "wrong": ("❌ 错误", "❌ Wrong"),
+            "imprecise": ("⚠️ 不严谨", "⚠️ Imprecise"),
+            "right": ("✅ 正确", "✅ Right"),
+        }
         for verdict in ("wrong", "imprecise", "right"):
             for c in self.claims:
                 if c.verdict != verdict:
@@ -72,8 +81,16 @@ class FactCheck(BaseModel):
                     lines.append(f"- {corr}")
                 if c.sources:
                     links = "; ".join(f"[{s.title}]({s.url})" for s in c.sources[:3])
-                    lines.append(f"- {'来源' if zh else 'Sources'}: {links}" + (f" (card `{c.card_id}`)" if c.card_id else ""))
+                    lines.append(
+                        f"- {'来源' if zh else 'Sources'}: {links}" + (f" (card `{c.card_id}`)" if c.card_id else "")
+                    )
         if not self.flagged and not n["right"]:
-            lines.append("\n" + ("没有发现与已知误区或计算器矛盾的说法。" if zh else
-                                 "No claim matched a known wrong belief or contradicted a calculator."))
+            lines.append(
+                "\n"
+                + (
+                    "没有发现与已知误区或计算器矛盾的说法。"
+                    if zh
+                    else "No claim matched a known wrong belief or contradicted a calculator."
+                )
+            )
         return "\n".join(lines)

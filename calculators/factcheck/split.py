@@ -3,6 +3,7 @@
 A bullet is one claim unit (its sentences often lean on its heading, e.g. "有效批次过大：… 这会导致 OOM");
 prose is split into sentences. Headings, code fences and very short fragments are not claims.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,7 +19,7 @@ def _sentences(text: str, base: int) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     start = 0
     for m in _SENT_END.finditer(text):
-        out.append((text[start:m.end()], start, m.end()))
+        out.append((text[start : m.end()], start, m.end()))
         start = m.end()
     if start < len(text):
         out.append((text[start:], start, len(text)))
@@ -46,7 +47,7 @@ def split_units(text: str) -> list[tuple[str, int, int]]:
             continue
         m = _BULLET.match(body)
         if m:
-            content = body[m.end():].strip()
+            content = body[m.end() :].strip()
             if len(content) >= _MIN_CHARS:
                 a = start + body.index(content)
                 units.append((content, a, a + len(content)))
