@@ -22,10 +22,11 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji; \
 	  else echo "chromium missing: sudo apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji"; exit 1; fi; }
 
-# Lint and types: ruff's rules and mypy (strict on calculators/, ui/, app.py and most of rag/: `[tool.mypy] files`);
+# Lint, format and types: ruff's rules, `ruff format --check` (run `ruff format .` to fix) and mypy (strict on calculators/, ui/, app.py and most of rag/: `[tool.mypy] files`);
 # settings in pyproject.toml. `.ci/run` runs it first.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 test: $(STAMP) browser-deps
