@@ -40,7 +40,9 @@ class Term:
 
 
 def _t(zh: str, en: str, extra: str = "") -> Term:
-    split = lambda s: tuple(x.strip() for x in s.split("|") if x.strip())  # noqa: E731
+    def split(s: str) -> tuple[str, ...]:
+        return tuple(x.strip() for x in s.split("|") if x.strip())
+
     extras: list[str] = []
     for piece in split(extra):
         words = piece.split()

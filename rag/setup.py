@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -40,7 +41,7 @@ _PART_SOURCE: dict[str, Provenance] = {
 _NAME = re.compile(r"^[\w .+/:()\-\u4e00-\u9fff]{1,80}$")
 
 
-def _int(lo: int, hi: int):
+def _int(lo: int, hi: int) -> Callable[[Any], int | None]:
     def check(v: Any) -> int | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
             return None
@@ -50,7 +51,7 @@ def _int(lo: int, hi: int):
     return check
 
 
-def _float(lo: float, hi: float):
+def _float(lo: float, hi: float) -> Callable[[Any], float | None]:
     def check(v: Any) -> float | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             return None
@@ -59,7 +60,7 @@ def _float(lo: float, hi: float):
     return check
 
 
-def _one_of(*options: Any):
+def _one_of(*options: Any) -> Callable[[Any], Any]:
     return lambda v: v if isinstance(v, (str, bool)) and v in options else None
 
 

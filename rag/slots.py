@@ -486,6 +486,12 @@ _NAME_LEFT = re.compile(r"(?<![A-Za-z0-9._/-])(?:[A-Za-z0-9]+[-_])+$")
 _NAME_RIGHT = re.compile(r"(?:[-_][A-Za-z0-9]+|\.\d+)*")
 
 
+def _run_length(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Length of ``pattern``'s match at ``pos`` (the patterns above match the empty string, so always one)."""
+    m = pattern.match(text, pos)
+    return len(m.group(0)) if m else 0
+
+
 def _whole_name(text: str, m: re.Match[str]) -> str:
     """The whole model id a family match sits in: "Chinese-Alpaca-2-7B" around "Alpaca", "miniCPM-V2.5" around
     "miniCPM" (hyphens, dots and underscores join it; a space, a slash or other punctuation ends it)."""
@@ -494,7 +500,7 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
         return m.group(1).strip()  # glued to other letters ("LlamaForCausalLM"): the family word alone
     if left := _NAME_LEFT.search(text, 0, start):
         start = left.start()
-    whole = text[start : end + len(_NAME_RIGHT.match(text, end).group(0))].strip("-_.")
+    whole = text[start : end + _run_length(_NAME_RIGHT, text, end)].strip("-_.")
     if not re.search(r"\d", whole[: m.start(1) - start] + whole[m.end(1) - start :]) and not re.search(
         r"\d", m.group(1)
     ):
@@ -510,7 +516,7 @@ def _model_named(text: str, slots: Slots) -> None:
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
     m = next(
-        (m for m in found if not text.startswith("/", m.end(1) + len(_NAME_CHARS.match(text, m.end(1)).group(0)))),
+        (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,
     )
     if m is None and (sized := _SIZED_NAME.search(text)):
@@ -744,8 +750,8 @@ def _parallel(text: str, slots: Slots) -> None:
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
             slots.world_size = n
             break
-    if slots.world_size is None and (n := _count_at_gpu_names(text)) and 1 <= n <= 4096:
-        slots.world_size = n
+    if slots.world_size is None and (at_names := _count_at_gpu_names(text)) and 1 <= at_names <= 4096:
+        slots.world_size = at_names
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
     if (
         slots.world_size is None
