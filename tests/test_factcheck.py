@@ -162,3 +162,35 @@ def test_real_user_questions_do_not_look_like_chatbot_answers():
         pytest.skip("no real-question set in this checkout")
     wrongly = [q[:80] for q in questions if looks_like_chatbot_answer(q)]
     assert not wrongly
+
+
+@pytest.mark.parametrize(
+    "text,rule,flagged",
+    [
+        # Correct statements from maintainers' replies that the rules once flagged (real questions qlora#133, LlamaFactory#615).
+        (
+            "If only the split changes (larger micro batch, smaller GA, same effective batch) the optimisation is the "
+            "same and only speed/memory differ; if the effective batch grows, the learning rate usually needs adjusting",
+            None,
+            False,
+        ),
+        (
+            "Activations scale with per_device_train_batch_size x sequence length (4 x 1024); lower the per-device "
+            "batch and raise gradient_accumulation_steps to keep the effective batch",
+            None,
+            False,
+        ),
+        # The beliefs themselves are still caught.
+        ("Lowering gradient_accumulation_steps saves GPU memory.", "lower_ga_saves_memory", True),
+        (
+            "The effective batch size = per_device_train_batch_size × gradient_accumulation_steps.",
+            "effective_batch_formula_without_gpus",
+            True,
+        ),
+    ],
+)
+def test_split_changes_and_scaling_notes_are_not_beliefs(text, rule, flagged):
+    from calculators.factcheck import fact_check
+
+    rules = {c.rule for c in fact_check(text).flagged}
+    assert bool(rules) is flagged and (rule is None or rule in rules), rules

@@ -127,6 +127,14 @@ def _ga_stores_copies(s: str, unit: str, ans: str) -> bool:
     return has(GA, unit) and has(COPIES, s) and not has(NEG_CORE, s) and not has(EXCEPTION, s)
 
 
+#: A split change (smaller GA with a larger micro batch, effective batch kept) states neither that lowering GA alone
+#: saves memory nor that the effective batch causes OOM: "larger micro batch, smaller GA, same effective batch: only
+#: speed/memory differ".
+SAME_EFFECTIVE = (
+    r"same effective batch|effective batch (?:stays|is unchanged|unchanged)|有效批次(?:不变|相同|一样)|保持有效批次"
+)
+
+
 def _clauses(s: str) -> list[str]:
     """The clauses of a plain (uncontrasted) sentence; a contrasted one stays whole."""
     if has(CONTRAST, s):
@@ -155,6 +163,8 @@ def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
 def _effective_batch_oom(s: str, unit: str, ans: str) -> bool:
     if (has(MICRO, s) and not has(GA, s)) or has(EXCEPTION, s) or has(SAVE_MEM, s) or has(GA_AS_MEANS, s):
         return False
+    if has(SAME_EFFECTIVE, s):
+        return False
     if has(EFF_LARGE, s) and has(OOM_WORDS, s) and not has(NEG, s):
         return True
     return any(has(EFF_LARGE, c) and has(OOM_WORDS, c) and not has(NEG, c) for c in _clauses(s))
@@ -169,6 +179,7 @@ def _effective_batch_oom_unit(s: str, unit: str, ans: str) -> bool:
         and not has(GA_AS_MEANS, unit)
         and not (has(MICRO, unit) and not has(GA, unit))
         and not has(EXCEPTION, unit)
+        and not has(SAME_EFFECTIVE, unit)
     )
 
 
@@ -180,6 +191,7 @@ def _lower_ga_saves_memory(s: str, unit: str, ans: str) -> bool:
         and not has(NEG, s)
         and not has(GA_UP, s)
         and not has(EXCEPTION + r"|at most|最多|only when|只在|只有在", s)
+        and not has(SAME_EFFECTIVE, s)
     )
 
 
@@ -213,17 +225,16 @@ def _more_gpus_pool(s: str, unit: str, ans: str) -> bool:
 
 
 def _formula_without_gpus(s: str, unit: str, ans: str) -> bool:
-    """'effective batch = micro × GA' with no data-parallel factor, in an answer that never says single GPU."""
+    """'effective batch = micro × GA' with no data-parallel factor, in an answer that never says single GPU.
+
+    The effective batch, GA and the product must sit in one clause (split at semicolons): "activations scale with
+    batch x sequence length; raise GA to keep the effective batch" states no formula."""
     cleaned = re.sub(r"每张卡|每卡|每个 ?GPU|per[ -]GPU|per[_-]device|_per_gpu", " ", s, flags=re.I)
-    return (
-        has(EFFX, s)
-        and has(MICRO + r"|batch[_ ]size|批大小|批次大小", s)
-        and has(GA, s)
-        and has(PRODUCT, s)
-        and not has(GPU_TERM, cleaned)
-        and not has(SINGLE_GPU, ans)
-        and not has(NEG, s)
+    in_one_clause = any(
+        has(EFFX, c) and has(MICRO + r"|batch[_ ]size|批大小|批次大小", c) and has(GA, c) and has(PRODUCT, c)
+        for c in re.split(r"[;；]", s)
     )
+    return in_one_clause and not has(GPU_TERM, cleaned) and not has(SINGLE_GPU, ans) and not has(NEG, s)
 
 
 def _ga_memory_unchanged(s: str, unit: str, ans: str) -> bool:
