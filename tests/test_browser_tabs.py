@@ -270,3 +270,40 @@ def test_knowledge_rows_open_their_card_without_scores(page, app_server):
     assert "#" in " ".join(table.locator("[role=columnheader]").all_inner_texts())
     assert not re.search(r"\b0\.0[0-9]{2}\b", table.inner_text())  # no fusion scores
     shot(page, "knowledge_rows")
+
+
+# ---------------------------------------------------------------- item 11: a shareable link
+def test_a_url_with_calculator_settings_reopens_them_and_follows_changes(browser, app_server):
+    """The link fills the memory form (and the result follows it); a change goes back into the URL, and that
+    URL opened afresh shows the changed form."""
+    page = _page(browser, "desktop")
+    try:
+        link = "?tab=calculators&model=llama-3-8b&gradient_accumulation_steps=8&train_micro_batch_size_per_gpu=2"
+        page.goto(f"{app_server.url}/{link}&lang=en&seq_len=oops")
+        page.get_by_role("tab", name="Calculators", selected=True).wait_for()
+        summary, batch = page.locator("#memory-summary"), page.locator("#batch-result")
+        summary.get_by_text("llama-3-8b · rtx-3090").first.wait_for()
+        batch.get_by_text("train_batch_size = 2 × 8 × 1 = 16").first.wait_for()
+        assert page.locator("#m_model input").input_value() == "llama-3-8b"
+        assert page.locator("#m_micro input").input_value() == "2"
+        assert page.locator("#m_ga input").input_value() == "8"
+        assert page.locator("#m_seq input").input_value() == "1024"  # the bad value was ignored
+        assert page.locator("#memory-error").inner_text().strip() == ""
+        page.locator("#m_ga input").fill("16")
+        batch.get_by_text("train_batch_size = 2 × 16 × 1 = 32").first.wait_for()
+        page.wait_for_function("() => location.search.includes('gradient_accumulation_steps=16')")
+        query = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+        assert query["tab"] == "calculators" and query["lang"] == "en"
+        assert query["model"] == "llama-3-8b" and query["train_micro_batch_size_per_gpu"] == "2"
+        assert "gpu" not in query and "finetune" not in query  # initial values stay out of the link
+        page.locator("#m_micro input").fill("1")  # back to the initial value: it leaves the link
+        page.wait_for_function("() => !location.search.includes('train_micro_batch_size_per_gpu')")
+        shared = page.url
+        page.goto("about:blank")
+        page.goto(shared)
+        page.get_by_role("tab", name="Calculators", selected=True).wait_for()
+        batch.get_by_text("train_batch_size = 1 × 16 × 1 = 16").first.wait_for()
+        summary.get_by_text("llama-3-8b · rtx-3090").first.wait_for()
+        assert page.locator("#m_ga input").input_value() == "16"
+    finally:
+        page.context.close()

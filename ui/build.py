@@ -11,7 +11,7 @@ from gradio.events import api as gr_api  # gr.api itself; gradio's __all__ leave
 from calculators.lang import Lang
 
 from .api import register_calculator_api
-from .calculators_tab import build_calculators_tab, wire_calculators_tab
+from .calculators_tab import build_calculators_tab, memory_from_url, wire_calculators_tab
 from .chat import ChatController
 from .chat_layout import build_chat, restore_chat, wire_chat
 from .check_tab import build_check_tab, wire_check_tab
@@ -168,6 +168,8 @@ def build_app(
         demo.load(on_load, None, [lang_radio, header], api_visibility="private")
         # ?tab=calculators opens that tab (a Tabs(selected=) update from a load event is not applied in 6.31).
         demo.load(None, js=TAB_FROM_URL_JS)
+        # ?model=llama-3-8b&gradient_accumulation_steps=8 ... fills the memory form (a shareable link).
+        demo.load(*memory_from_url(calc), api_visibility="private")
         demo.load(*restore_chat(chat_ui), api_visibility="private")
 
         # ---- API for other programs

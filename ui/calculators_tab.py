@@ -20,6 +20,7 @@ from .i18n import label, normalize_lang, t
 from .labels import Labels
 from .plots import PLOT_CSS, breakdown_svg, responsive, sweep_points, sweep_svg
 from .render import batch_summary_md, field_error_md, md_escape
+from .url_state import memory_in_url_js, parse_query, spec_of
 
 log = logging.getLogger("batchbot.calculators")
 
@@ -570,6 +571,17 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
         outputs, bad, message = _run_memory(dict(zip(fields, vals, strict=True)), lang)
         return (*outputs, *field_marks(comps, bad, message))
 
+    # A shareable link (issue #15 item 11): every change writes the fields that differ from the initial form
+    # into the URL, in the browser, with no server round trip.
+    gr.on(
+        [comps[f].change for f in fields],
+        None,
+        [comps[f] for f in fields],
+        None,
+        js=memory_in_url_js(initial_form(comps)),
+        api_visibility="private",
+        show_progress="hidden",
+    )
     gr.on(
         [comps[f].change for f in fields] + [lang_state.change],
         on_memory,
@@ -579,3 +591,50 @@ def wire_calculators_tab(handles: dict[str, Any], lang_state: Any) -> None:
         trigger_mode="always_last",
         show_progress="hidden",
     )
+
+
+def initial_form(comps: dict[str, Any]) -> dict[str, Any]:
+    """The memory form as it opens (every field, in form order): what a link leaves out means this."""
+    return {name: comp.value for name, comp in comps.items()}
+
+
+def checked_link_values(asked: dict[str, Any], initial: dict[str, Any]) -> dict[str, Any]:
+    """The link's values less those the calculator refuses by name, checked together as the form would send them.
+
+    A refused field goes back to its initial value and the rest is checked again, so one bad value does not
+    cost the others; a value that is valid but does not fit stays (the form then shows "does not fit")."""
+    kept = dict(asked)
+    for _ in range(len(asked) + 1):
+        try:
+            estimate_memory(form_to_config({**initial, **kept}))
+        except CalculatorError as err:
+            bad = _error_field(err)
+            if bad not in kept:
+                break  # refused for a field the link did not set: the form shows it as usual
+            kept.pop(bad)
+            continue
+        except Exception:
+            break  # not the link's doing to judge here; the form reports it after loading
+        break
+    return kept
+
+
+def memory_from_url(handles: dict[str, Any]) -> tuple[Any, None, list[Any]]:
+    """(fn, inputs, outputs) for a demo.load that fills the memory form from the page's query parameters.
+
+    Fields the link does not name (or names with a value the form would not take) are left as they are;
+    the fields it sets fire their change events, so the form recalculates as after typing."""
+    comps = handles["memory"][0]
+    specs = {name: spec_of(comp) for name, comp in comps.items()}
+    initial = initial_form(comps)
+
+    def load(request: gr.Request) -> list[Any]:
+        params = getattr(request, "query_params", None) or {}
+        try:
+            values = checked_link_values(parse_query(params, specs), initial)
+        except Exception as exc:  # never a traceback on page load
+            log.warning("link settings ignored: %s", type(exc).__name__)
+            values = {}
+        return [gr.update(value=values[name]) if name in values else gr.update() for name in comps]
+
+    return load, None, list(comps.values())
