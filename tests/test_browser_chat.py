@@ -154,13 +154,18 @@ def test_enter_sends_verdict_stays_in_view_rest_folded(browser, app_server, size
 # ---------------------------------------------------------------- 6 (language), 11 (examples ask)
 def examples_whole(page: Any) -> None:
     """Every example card shows its whole question: nothing clipped, nothing off screen sideways."""
-    examples = page.locator("#chatbot .example-text")
-    for i in range(examples.count()):
-        assert examples.nth(i).evaluate(
-            "e => e.scrollHeight <= e.clientHeight + 1 && e.scrollWidth <= e.clientWidth + 1"
-        )
-        box = examples.nth(i).bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 1, box
+    # One read of every card in the page (not count() then nth(i)): a language switch re-renders the cards, and
+    # a card looked up by index after that waited for an element that no longer existed.
+    page.locator("#chatbot .example-text").first.wait_for()
+    cards = page.locator("#chatbot .example-text").evaluate_all(
+        """els => els.map(e => { const r = e.getBoundingClientRect();
+            return {clipped: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1,
+                    x: r.x, right: r.x + r.width}; })"""
+    )
+    assert cards, "no example cards"
+    width = page.viewport_size["width"]
+    for card in cards:
+        assert not card["clipped"] and card["x"] >= 0 and card["right"] <= width + 1, card
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
@@ -181,7 +186,10 @@ def test_examples_and_labels_follow_the_ui_language_also_embedded(browser, app_s
     page.locator("#chatbot .example-text").first.click()
     wait_answer_done(page, 1)
     assert "gradient_accumulation_steps" in page.locator("#chatbot .message-row.user-row").last.inner_text()
-    # ?embed=1: no header, but the small language switch stays (docs/embed.md).
+    # ?embed=1: no header, but the small language switch stays (docs/embed.md). A fresh browser context: this one
+    # keeps the conversation above (browser storage), and a conversation hides the example cards.
+    ctx.close()
+    ctx, page = new_page(browser, size, locale="zh-CN")
     page.goto(app_server.url + "/?embed=1&lang=zh")
     small = page.locator("#lang-toggle-embed")
     small.wait_for()
