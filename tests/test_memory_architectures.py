@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from calculators import CalculatorError, estimate_memory
-from calculators.presets import active_params, count_params, shape_from_hf_config
+from calculators.presets import MOE_PRESET_CONFIGS, active_params, count_params, shape_from_hf_config
 
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=320)
 
@@ -77,34 +77,10 @@ def test_count_equals_the_real_model(case):
     assert count_params(shape_from_hf_config(cfg)) == real
 
 
-# Full-size config.json keys (Hugging Face Hub, main branch) and the model cards' totals.
-MIXTRAL_8X7B = {
-    "model_type": "mixtral",
-    "hidden_size": 4096,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 32000,
-    "num_local_experts": 8,
-    "num_experts_per_tok": 2,
-    "tie_word_embeddings": False,
-}  # mistralai/Mixtral-8x7B-v0.1
-QWEN15_MOE = {
-    "model_type": "qwen2_moe",
-    "hidden_size": 2048,
-    "num_hidden_layers": 24,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "intermediate_size": 5632,
-    "moe_intermediate_size": 1408,
-    "shared_expert_intermediate_size": 5632,
-    "num_experts": 60,
-    "num_experts_per_tok": 4,
-    "vocab_size": 151936,
-    "decoder_sparse_step": 1,
-    "mlp_only_layers": [],
-}  # Qwen/Qwen1.5-MoE-A2.7B
+# Full-size config.json keys (Hugging Face Hub, main branch; the ones the MoE presets are built from,
+# calculators.presets.MOE_PRESET_CONFIGS) and the model cards' totals.
+MIXTRAL_8X7B = MOE_PRESET_CONFIGS["mixtral-8x7b"][1]  # mistralai/Mixtral-8x7B-v0.1
+QWEN15_MOE = MOE_PRESET_CONFIGS["qwen1.5-moe-a2.7b"][1]  # Qwen/Qwen1.5-MoE-A2.7B
 
 
 @pytest.mark.parametrize("cfg,total,active", [(MIXTRAL_8X7B, 46.7e9, 12.9e9), (QWEN15_MOE, 14.3e9, 2.7e9)])
