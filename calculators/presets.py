@@ -272,6 +272,28 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _llama("gemma-2-9b", 3584, 42, 16, 8, 14336, 256000, head_dim=256, tie_word_embeddings=True),
         _llama("gemma-2-27b", 4608, 46, 32, 16, 36864, 256000, head_dim=128, tie_word_embeddings=True),
         _llama("gemma-3-1b", 1152, 26, 4, 1, 6912, 262144, head_dim=256, tie_word_embeddings=True),
+        # Gemma 3 4B/12B/27B ship with a SigLIP vision tower (about 0.4 B parameters); these presets are the text
+        # model only (their config.json's text_config), so the name says "-text" wherever the estimate shows it.
+        *(
+            _llama(
+                name,
+                h,
+                layers,
+                heads,
+                kv,
+                inter,
+                262144,
+                head_dim=hd,
+                tie_word_embeddings=True,
+                norms_per_layer=4,
+                qk_norm=True,
+            )
+            for name, h, layers, heads, kv, inter, hd in (
+                ("gemma-3-4b-text", 2560, 34, 8, 4, 10240, 256),
+                ("gemma-3-12b-text", 3840, 48, 16, 8, 15360, 256),
+                ("gemma-3-27b-text", 5376, 62, 32, 16, 21504, 128),
+            )
+        ),
         # Phi-3 (fused qkv_proj / gate_up_proj: same parameter count as separate matrices).
         _llama("phi-3-mini", 3072, 32, 32, 32, 8192, 32064),
         _llama("phi-3-medium", 5120, 40, 40, 10, 17920, 32064),
@@ -309,6 +331,9 @@ _PRESET_SOURCES: dict[str, str] = {
     "gemma-2-9b": "google/gemma-2-9b",
     "gemma-2-27b": "google/gemma-2-27b",
     "gemma-3-1b": "google/gemma-3-1b-pt",
+    "gemma-3-4b-text": "google/gemma-3-4b-pt (text_config)",
+    "gemma-3-12b-text": "google/gemma-3-12b-pt (text_config)",
+    "gemma-3-27b-text": "google/gemma-3-27b-pt (text_config)",
     "phi-3-mini": "microsoft/Phi-3-mini-4k-instruct",
     "phi-3-medium": "microsoft/Phi-3-medium-4k-instruct",
     "baichuan2-7b": "baichuan-inc/Baichuan2-7B-Base",
@@ -368,6 +393,11 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "gemma-2-9b": 9.24e9,
     "gemma-2-27b": 27.2e9,
     "gemma-3-1b": 1.0e9,
+    # Text-only counts of keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py,
+    # "gemma3_4b_text" / "gemma3_12b_text" / "gemma3_27b_text" metadata "params").
+    "gemma-3-4b-text": 3_880_099_328,
+    "gemma-3-12b-text": 11_765_788_416,
+    "gemma-3-27b-text": 27_009_002_240,
     "phi-3-mini": 3.82e9,
     "phi-3-medium": 14.0e9,
     "baichuan2-7b": 7.51e9,
@@ -423,6 +453,11 @@ _ALIASES = {
     "gemma-2-27b-it": "gemma-2-27b",
     "gemma-3-1b-it": "gemma-3-1b",
     "gemma-3-1b-pt": "gemma-3-1b",
+    **{
+        f"gemma-3-{size}{suffix}": f"gemma-3-{size}-text"
+        for size in ("4b", "12b", "27b")
+        for suffix in ("", "-it", "-pt")
+    },
     "phi-3-mini-4k-instruct": "phi-3-mini",
     "phi-3-mini-128k-instruct": "phi-3-mini",
     "phi-3-medium-4k-instruct": "phi-3-medium",
