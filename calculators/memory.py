@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .activations import activation_bytes
+from .autocast import autocast_extra_bytes
 from .errors import CalculatorError
 from .presets import (
     ModelShape,
@@ -667,6 +668,21 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         lora_bytes=4,
     )
     total, layers = act.total, act.layers
+    embeddings, amp_logits = act.embeddings, 0
+    if _autocast_modelled(cfg, shape):
+        # torch.autocast keeps an fp32 residual stream, fp32 norm tensors and one 16-bit copy of the input per
+        # linear (calculators/autocast.py, measured in tests/test_amp_measured.py); CUDA's op lists.
+        amp = autocast_extra_bytes(
+            shape,
+            micro,
+            cfg.seq_len,
+            flash_attention=cfg.flash_attention,
+            checkpointing=cfg.gradient_checkpointing,
+        )
+        layers += amp.layers
+        embeddings += amp.embeddings
+        amp_logits = amp.logits
+        total += amp.total
     if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
         # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
         # the first block's Q/K/V input needs no gradient and is not saved.
@@ -691,19 +707,26 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
             "ce-chunks": 3 * bpv,
         }[impl]
         n_logits = micro * cfg.seq_len * shape.vocab_size
-        logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
+        logits = act.logits + amp_logits - (bpv + 4) * n_logits + per_logit * n_logits
         if impl == "lm-head-chunks":  # the gradient of one chunk's log-softmax output and of its logits
             logits += 2 * bpv * micro * min(128, cfg.seq_len) * shape.vocab_size
         if cfg.finetune == "qlora" and cfg.qlora_lm_head_4bit and not shape.tie_word_embeddings:
             logits += 2 * 2 * shape.vocab_size * shape.hidden_size  # fp16 dequantised head + its compute-dtype cast
-        total = total - act.logits + logits
+        total = total - act.logits - amp_logits + logits
+    else:
+        logits += amp_logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:
         # 1F1B: the first stage holds activations of up to `pp` in-flight micro-batches (Narayanan et al. 2021).
         in_flight = min(cfg.gradient_accumulation_steps, pp)
         layers = layers // pp * in_flight
-        total = layers + act.embeddings + logits
-    return total, {"activations_layers": layers, "activations_embeddings": act.embeddings, "activations_logits": logits}
+        total = layers + embeddings + logits
+    return total, {"activations_layers": layers, "activations_embeddings": embeddings, "activations_logits": logits}
+
+
+def _autocast_modelled(cfg: MemoryConfig, shape: ModelShape) -> bool:
+    """Whether autocast's fp32 terms are added: ``amp-*`` full fine-tunes of decoder / encoder models."""
+    return cfg.precision.startswith("amp-") and cfg.finetune == "full" and shape.architecture != "encoder-decoder"
 
 
 def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
@@ -812,6 +835,19 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_zh.append(
             "激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。"
         )
+    if cfg.precision.startswith("amp-") and shape is not None:
+        if _autocast_modelled(cfg, shape):
+            a_en.append(
+                "autocast: fp32 residual stream and norm tensors, one 16-bit copy of the input per linear "
+                "(CUDA's autocast op lists; measured on CPU within 3%)"
+            )
+            a_zh.append("autocast：残差流与归一化张量为 fp32，每个线性层各保存一份 16 位输入副本（按 CUDA 的 autocast 算子表；CPU 实测误差 3% 内）")
+        else:
+            notes_en.append(
+                "autocast's fp32 activations are not modelled for LoRA/QLoRA or encoder-decoder models: "
+                "activations are counted as pure 16-bit (an underestimate)."
+            )
+            notes_zh.append("LoRA/QLoRA 或编码器-解码器模型在 autocast 下的 fp32 激活尚未建模：激活按纯 16 位计算（偏低）。")
     if pp > 1:
         notes_en.append(
             f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory."
