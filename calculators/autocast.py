@@ -26,7 +26,8 @@ transformers 5.x), the differences per micro-batch of ``s`` tokens × ``b`` sequ
 
 Autocast's op lists (which ops run in 16 bits / fp32 on CUDA and on CPU):
 https://docs.pytorch.org/docs/stable/amp.html#autocast-op-reference and
-``aten/src/ATen/autocast_mode.cpp`` (``TORCH_LIBRARY_IMPL(aten, AutocastCUDA/AutocastCPU, m)``). CPU's
+``aten/src/ATen/autocast_mode.cpp`` and ``autocast_mode.h`` (the shared op lists moved there in
+pytorch/pytorch#125114, 2024; ``TORCH_LIBRARY_IMPL(aten, AutocastCUDA/AutocastCPU, m)``). CPU's
 fp32 list has the losses (cross_entropy_loss, nll_loss, mse_loss, ...) but not softmax, log_softmax or
 layer_norm; CUDA's has all of them. Where a model feeds those ops fp32 anyway (LLaMA, GPT-2) the two
 devices agree; the BERT terms above are where they differ, and this module gives CUDA's behaviour.

@@ -137,6 +137,26 @@ class MemoryConfig(BaseModel):
             "pass's activations. False keeps zeroed gradient buffers alive all the time."
         ),
     )
+    optimizer_in_backward: bool = Field(
+        False,
+        description=(
+            "The optimizer step fused into backward (torchtune `optimizer_in_bwd: True`, OptimizerInBackward; the "
+            "PyTorch tutorial 'How to save memory by fusing the optimizer step into the backward pass'): each "
+            "parameter is updated by a post-accumulate-grad hook as soon as its gradient is ready and the gradient "
+            "is freed, so no full gradient buffer exists, only about one parameter's gradient at a time. torchtune "
+            "refuses it with gradient accumulation and with gradient clipping."
+        ),
+    )
+    activation_offloading: bool = Field(
+        False,
+        description=(
+            "torchtune `enable_activation_offloading: True` (OffloadActivations, a saved_tensors_hooks context "
+            "around the model's forward): saved activations larger than 1 KiB go to pinned CPU memory in the forward "
+            "and come back in the backward, except the output head's (and the loss, computed outside the context). "
+            "torchtune's recipes require activation checkpointing with it, so only the blocks' inputs are offloaded. "
+            "GPU keeps about one block's activations in flight (modelled: the block re-materialised in backward)."
+        ),
+    )
 
     finetune: Literal["full", "lora", "qlora"] = "full"
     qlora_lm_head_4bit: bool = Field(
@@ -289,6 +309,20 @@ class MemoryConfig(BaseModel):
                 True,
                 "fsdp_cpu_offload with an fsdp strategy",
                 "需先设置 fsdp 策略才能使用 fsdp_cpu_offload",
+            )
+        if self.optimizer_in_backward and (
+            self.gradient_accumulation_steps != 1
+            or self.zero_stage
+            or self.fsdp != "none"
+            or self.pipeline_parallel_size != 1
+        ):
+            raise CalculatorError(
+                "optimizer_in_backward",
+                True,
+                "gradient_accumulation_steps=1, no ZeRO, no FSDP, no pipeline parallelism (torchtune refuses "
+                "optimizer_in_bwd with gradient accumulation; the sharded cases are not modelled)",
+                "gradient_accumulation_steps=1，且不用 ZeRO、FSDP、流水线并行（torchtune 的 optimizer_in_bwd 不支持梯度累积；"
+                "分片情形尚未建模）",
             )
         for name in ("world_size", "num_nodes"):
             if getattr(self, name) < 1:
@@ -614,7 +648,7 @@ def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
     * ZeRO-3 (``runtime/zero/stage3.py``, same version): ``grad_partitions_flat_buffer`` is a
       ``torch.zeros`` allocated once at initialisation and kept for the whole run: always alive.
     """
-    if cfg.zero_stage == 3:
+    if cfg.zero_stage == 3 or cfg.optimizer_in_backward:  # in backward: one gradient beside the activations
         return True
     if cfg.gradient_accumulation_steps >= 2:
         return True
@@ -721,7 +755,32 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         in_flight = min(cfg.gradient_accumulation_steps, pp)
         layers = layers // pp * in_flight
         total = layers + embeddings + logits
-    return total, {"activations_layers": layers, "activations_embeddings": embeddings, "activations_logits": logits}
+    details = {"activations_layers": layers, "activations_embeddings": embeddings, "activations_logits": logits}
+    if cfg.activation_offloading:
+        # torchtune OffloadActivations: the blocks' saved tensors live in CPU memory; the GPU holds the block being
+        # re-materialised / brought back in backward (plus, with full checkpointing, that block's input).
+        bpv_in = bpv * micro * cfg.seq_len * shape.hidden_size
+        on_gpu = min(layers, act.per_layer + (bpv_in if cfg.gradient_checkpointing == "full" else 0))
+        details["activations_offloaded_to_cpu"] = layers - on_gpu
+        details["activations_layers"] = on_gpu
+        total -= layers - on_gpu
+    return total, details
+
+
+def _largest_trainable_param(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> int:
+    """Elements of the largest single trainable parameter tensor (the one gradient optimizer-in-backward keeps)."""
+    if shape is None:
+        return int(n / 32)  # no shape: a coarse guess, said in the assumptions
+    h, i = shape.hidden_size, shape.intermediate_size
+    if cfg.finetune != "full":
+        return cfg.lora_rank * max(h, i)  # LoRA B (or A) matrix of the widest adapted linear
+    inner = shape.num_attention_heads * shape.dim_per_head
+    mats = [shape.vocab_size * h, h * i, h * inner]
+    if shape.mlp == "plain" and shape.architecture == "decoder" and shape.norm == "layernorm":
+        mats.append(3 * h * h)  # GPT-2's fused c_attn
+    if shape.is_moe:
+        mats.append(shape.num_experts * 2 * shape.expert_intermediate_size * h)  # fused expert gate/up tensor
+    return max(mats)
 
 
 def _autocast_modelled(cfg: MemoryConfig, shape: ModelShape) -> bool:
@@ -784,12 +843,17 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
             _frozen_block_bytes(cfg, shape, n, frozen),
         )
         cpu_per_gpu += cpu_fsdp
+    if cfg.optimizer_in_backward:
+        # Each gradient is freed by its parameter's update inside backward: at most one parameter's gradient is
+        # alive (measured: the largest, to the byte; tests/test_memory_offload_inbwd.py).
+        grads = bpp["gradients"] * _largest_trainable_param(cfg, shape, n)
     grads_ga1 = grads  # what GA=1 holds; GA >= 2 under no_sync holds the unsharded gradients instead
     grads_ga_n = fsdp_nosync or grads
     if cfg.gradient_accumulation_steps >= 2:
         grads = grads_ga_n
 
     act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
+    cpu_per_gpu += details.get("activations_offloaded_to_cpu", 0)
     comm = _comm_buffers(cfg, int(grads_full), largest_layer) if cfg.fsdp == "none" else fsdp_buffers
     details.update(comm)
     if fsdp_nosync and cfg.gradient_accumulation_steps >= 2:
@@ -834,6 +898,22 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         )
         notes_zh.append(
             "激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。"
+        )
+    if cfg.optimizer_in_backward:
+        a_en.append(
+            "optimizer step in backward: each gradient is freed right after its parameter's update, so only the "
+            "largest parameter's gradient is counted, beside the activations (no gradient accumulation possible)"
+        )
+        a_zh.append("优化器步骤融合进反向：每个梯度在其参数更新后立即释放，只计最大的单个参数的梯度，与激活同时存在（不能梯度累积）")
+    if cfg.activation_offloading and act is not None:
+        a_en.append(
+            f"activation offloading: {format_gib(details['activations_offloaded_to_cpu'])} of block activations in "
+            "pinned CPU memory (in cpu_total); the GPU keeps one block's activations in flight, the output head's "
+            "and the loss's (torchtune OffloadActivations)"
+        )
+        a_zh.append(
+            f"激活卸载：{format_gib(details['activations_offloaded_to_cpu'])} 的块激活放在锁页 CPU 内存（计入 cpu_total）；"
+            "GPU 上保留一个块的在途激活以及输出头和损失的激活（torchtune OffloadActivations）"
         )
     if cfg.precision.startswith("amp-") and shape is not None:
         if _autocast_modelled(cfg, shape):
