@@ -904,7 +904,9 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
             "optimizer step in backward: each gradient is freed right after its parameter's update, so only the "
             "largest parameter's gradient is counted, beside the activations (no gradient accumulation possible)"
         )
-        a_zh.append("优化器步骤融合进反向：每个梯度在其参数更新后立即释放，只计最大的单个参数的梯度，与激活同时存在（不能梯度累积）")
+        a_zh.append(
+            "优化器步骤融合进反向：每个梯度在其参数更新后立即释放，只计最大的单个参数的梯度，与激活同时存在（不能梯度累积）"
+        )
     if cfg.activation_offloading and act is not None:
         a_en.append(
             f"activation offloading: {format_gib(details['activations_offloaded_to_cpu'])} of block activations in "
@@ -921,13 +923,17 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
                 "autocast: fp32 residual stream and norm tensors, one 16-bit copy of the input per linear "
                 "(CUDA's autocast op lists; measured on CPU within 3%)"
             )
-            a_zh.append("autocast：残差流与归一化张量为 fp32，每个线性层各保存一份 16 位输入副本（按 CUDA 的 autocast 算子表；CPU 实测误差 3% 内）")
+            a_zh.append(
+                "autocast：残差流与归一化张量为 fp32，每个线性层各保存一份 16 位输入副本（按 CUDA 的 autocast 算子表；CPU 实测误差 3% 内）"
+            )
         else:
             notes_en.append(
                 "autocast's fp32 activations are not modelled for LoRA/QLoRA or encoder-decoder models: "
                 "activations are counted as pure 16-bit (an underestimate)."
             )
-            notes_zh.append("LoRA/QLoRA 或编码器-解码器模型在 autocast 下的 fp32 激活尚未建模：激活按纯 16 位计算（偏低）。")
+            notes_zh.append(
+                "LoRA/QLoRA 或编码器-解码器模型在 autocast 下的 fp32 激活尚未建模：激活按纯 16 位计算（偏低）。"
+            )
     if pp > 1:
         notes_en.append(
             f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory."

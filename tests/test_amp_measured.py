@@ -43,7 +43,9 @@ from tests import activation_probe as P
 TOL = 0.03
 
 
-def _measure_amp(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> tuple[dict[int, tuple[int, torch.dtype]], int]:
+def _measure_amp(
+    model: torch.nn.Module, inputs: dict[str, torch.Tensor]
+) -> tuple[dict[int, tuple[int, torch.dtype]], int]:
     """Saved storages (bytes, dtype) under CPU bf16 autocast, and the logits' bytes if not among them."""
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen: dict[int, tuple[int, torch.dtype]] = {}
@@ -66,9 +68,7 @@ def _measure_amp(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> tup
 def _matmul_weight_elements(model: torch.nn.Module) -> int:
     """Elements of every weight autocast casts for a matmul: nn.Linear and GPT-2's Conv1D."""
     return sum(
-        m.weight.numel()
-        for m in model.modules()
-        if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"
+        m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"
     )
 
 
