@@ -21,6 +21,11 @@ backward has already freed (peak = states without gradients + max(activations,
 gradients)); at GA >= 2 the accumulated gradients sit beside the next
 micro-batch's activations (+ the gradient buffer, the same for GA=2 and GA=64).
 See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
+
+``amp-*`` full fine-tunes add what torch autocast keeps beyond pure 16-bit (fp32 residual stream and norm tensors,
+one 16-bit input copy per linear: :mod:`calculators.autocast`, tests/test_amp_measured.py). torchtune's
+``optimizer_in_backward`` keeps one parameter's gradient instead of the buffer, and ``activation_offloading`` moves
+the blocks' activations to pinned CPU memory (tests/test_memory_offload_inbwd.py).
 """
 
 from __future__ import annotations
@@ -702,7 +707,7 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         lora_bytes=4,
     )
     total, layers = act.total, act.layers
-    embeddings, amp_logits = act.embeddings, 0
+    embeddings, amp_logits, amp_per_layer = act.embeddings, 0, 0
     if _autocast_modelled(cfg, shape):
         # torch.autocast keeps an fp32 residual stream, fp32 norm tensors and one 16-bit copy of the input per
         # linear (calculators/autocast.py, measured in tests/test_amp_measured.py); CUDA's op lists.
@@ -716,6 +721,7 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         layers += amp.layers
         embeddings += amp.embeddings
         amp_logits = amp.logits
+        amp_per_layer = sum(amp.terms.values())
         total += amp.total
     if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
         # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
@@ -760,7 +766,8 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         # torchtune OffloadActivations: the blocks' saved tensors live in CPU memory; the GPU holds the block being
         # re-materialised / brought back in backward (plus, with full checkpointing, that block's input).
         bpv_in = bpv * micro * cfg.seq_len * shape.hidden_size
-        on_gpu = min(layers, act.per_layer + (bpv_in if cfg.gradient_checkpointing == "full" else 0))
+        in_flight = act.per_layer + amp_per_layer + (bpv_in if cfg.gradient_checkpointing == "full" else 0)
+        on_gpu = min(layers, in_flight)
         details["activations_offloaded_to_cpu"] = layers - on_gpu
         details["activations_layers"] = on_gpu
         total -= layers - on_gpu
