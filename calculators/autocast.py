@@ -96,6 +96,9 @@ def autocast_extra_bytes(
         raise CalculatorError(
             "checkpointing", checkpointing, "'none', 'selective' or 'full'", "'none'、'selective' 或 'full'"
         )
+    for name, value in (("flash_attention", flash_attention), ("dropout", dropout)):
+        if not isinstance(value, bool) and not (name == "dropout" and value is None):
+            raise CalculatorError(name, value, "True or False", "True 或 False")
     if mask_bytes not in (1, 2, 4):
         raise CalculatorError("mask_bytes", mask_bytes, "1, 2 or 4", "1、2 或 4")
     style = "llama" if shape.norm == "rmsnorm" else ("gpt2" if shape.architecture == "decoder" else "bert")

@@ -180,3 +180,21 @@ def test_t5_is_refused_in_both_languages():
     with pytest.raises(CalculatorError) as info:
         autocast_extra_bytes(MODEL_PRESETS["t5-3b"], 1, 128)
     assert "T5" in info.value.en and "T5" in info.value.zh
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(micro_batch=0), "micro_batch"),
+        (dict(seq_len=-1), "seq_len"),
+        (dict(checkpointing="some"), "checkpointing"),
+        (dict(flash_attention="yes"), "flash_attention"),
+        (dict(dropout=1), "dropout"),
+        (dict(mask_bytes=3), "mask_bytes"),
+    ],
+)
+def test_invalid_inputs_name_the_field(kwargs, field):
+    args = dict(micro_batch=1, seq_len=128) | kwargs
+    with pytest.raises(CalculatorError) as info:
+        autocast_extra_bytes(MODEL_PRESETS["llama-2-7b"], args.pop("micro_batch"), args.pop("seq_len"), **args)
+    assert info.value.field == field and "可接受" in info.value.zh
