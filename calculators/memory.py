@@ -21,6 +21,11 @@ backward has already freed (peak = states without gradients + max(activations,
 gradients)); at GA >= 2 the accumulated gradients sit beside the next
 micro-batch's activations (+ the gradient buffer, the same for GA=2 and GA=64).
 See :func:`_gradients_live_in_forward` and tests/test_memory_ga_set_to_none.py.
+
+``amp-*`` full fine-tunes add what torch autocast keeps beyond pure 16-bit (fp32 residual stream and norm tensors,
+one 16-bit input copy per linear: :mod:`calculators.autocast`, tests/test_amp_measured.py). torchtune's
+``optimizer_in_backward`` keeps one parameter's gradient instead of the buffer, and ``activation_offloading`` moves
+the blocks' activations to pinned CPU memory (tests/test_memory_offload_inbwd.py).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .activations import activation_bytes
+from .autocast import autocast_extra_bytes
 from .errors import CalculatorError
 from .presets import (
     ModelShape,
@@ -134,6 +140,26 @@ class MemoryConfig(BaseModel):
             "optimizer.zero_grad(set_to_none=...) between steps. True is the default of PyTorch >= 2.0 and of HF "
             "Trainer: gradients are freed after each optimizer step, so at GA=1 they never coexist with a forward "
             "pass's activations. False keeps zeroed gradient buffers alive all the time."
+        ),
+    )
+    optimizer_in_backward: bool = Field(
+        False,
+        description=(
+            "The optimizer step fused into backward (torchtune `optimizer_in_bwd: True`, OptimizerInBackward; the "
+            "PyTorch tutorial 'How to save memory by fusing the optimizer step into the backward pass'): each "
+            "parameter is updated by a post-accumulate-grad hook as soon as its gradient is ready and the gradient "
+            "is freed, so no full gradient buffer exists, only about one parameter's gradient at a time. torchtune "
+            "refuses it with gradient accumulation and with gradient clipping."
+        ),
+    )
+    activation_offloading: bool = Field(
+        False,
+        description=(
+            "torchtune `enable_activation_offloading: True` (OffloadActivations, a saved_tensors_hooks context "
+            "around the model's forward): saved activations larger than 1 KiB go to pinned CPU memory in the forward "
+            "and come back in the backward, except the output head's (and the loss, computed outside the context). "
+            "torchtune's recipes require activation checkpointing with it, so only the blocks' inputs are offloaded. "
+            "GPU keeps about one block's activations in flight (modelled: the block re-materialised in backward)."
         ),
     )
 
@@ -288,6 +314,20 @@ class MemoryConfig(BaseModel):
                 True,
                 "fsdp_cpu_offload with an fsdp strategy",
                 "需先设置 fsdp 策略才能使用 fsdp_cpu_offload",
+            )
+        if self.optimizer_in_backward and (
+            self.gradient_accumulation_steps != 1
+            or self.zero_stage
+            or self.fsdp != "none"
+            or self.pipeline_parallel_size != 1
+        ):
+            raise CalculatorError(
+                "optimizer_in_backward",
+                True,
+                "gradient_accumulation_steps=1, no ZeRO, no FSDP, no pipeline parallelism (torchtune refuses "
+                "optimizer_in_bwd with gradient accumulation; the sharded cases are not modelled)",
+                "gradient_accumulation_steps=1，且不用 ZeRO、FSDP、流水线并行（torchtune 的 optimizer_in_bwd 不支持梯度累积；"
+                "分片情形尚未建模）",
             )
         for name in ("world_size", "num_nodes"):
             if getattr(self, name) < 1:
@@ -613,7 +653,7 @@ def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
     * ZeRO-3 (``runtime/zero/stage3.py``, same version): ``grad_partitions_flat_buffer`` is a
       ``torch.zeros`` allocated once at initialisation and kept for the whole run: always alive.
     """
-    if cfg.zero_stage == 3:
+    if cfg.zero_stage == 3 or cfg.optimizer_in_backward:  # in backward: one gradient beside the activations
         return True
     if cfg.gradient_accumulation_steps >= 2:
         return True
@@ -667,6 +707,22 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         lora_bytes=4,
     )
     total, layers = act.total, act.layers
+    embeddings, amp_logits, amp_per_layer = act.embeddings, 0, 0
+    if _autocast_modelled(cfg, shape):
+        # torch.autocast keeps an fp32 residual stream, fp32 norm tensors and one 16-bit copy of the input per
+        # linear (calculators/autocast.py, measured in tests/test_amp_measured.py); CUDA's op lists.
+        amp = autocast_extra_bytes(
+            shape,
+            micro,
+            cfg.seq_len,
+            flash_attention=cfg.flash_attention,
+            checkpointing=cfg.gradient_checkpointing,
+        )
+        layers += amp.layers
+        embeddings += amp.embeddings
+        amp_logits = amp.logits
+        amp_per_layer = sum(amp.terms.values())
+        total += amp.total
     if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
         # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
         # the first block's Q/K/V input needs no gradient and is not saved.
@@ -691,19 +747,52 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
             "ce-chunks": 3 * bpv,
         }[impl]
         n_logits = micro * cfg.seq_len * shape.vocab_size
-        logits = act.logits - (bpv + 4) * n_logits + per_logit * n_logits
+        logits = act.logits + amp_logits - (bpv + 4) * n_logits + per_logit * n_logits
         if impl == "lm-head-chunks":  # the gradient of one chunk's log-softmax output and of its logits
             logits += 2 * bpv * micro * min(128, cfg.seq_len) * shape.vocab_size
         if cfg.finetune == "qlora" and cfg.qlora_lm_head_4bit and not shape.tie_word_embeddings:
             logits += 2 * 2 * shape.vocab_size * shape.hidden_size  # fp16 dequantised head + its compute-dtype cast
-        total = total - act.logits + logits
+        total = total - act.logits - amp_logits + logits
+    else:
+        logits += amp_logits
     pp = cfg.pipeline_parallel_size
     if pp > 1:
         # 1F1B: the first stage holds activations of up to `pp` in-flight micro-batches (Narayanan et al. 2021).
         in_flight = min(cfg.gradient_accumulation_steps, pp)
         layers = layers // pp * in_flight
-        total = layers + act.embeddings + logits
-    return total, {"activations_layers": layers, "activations_embeddings": act.embeddings, "activations_logits": logits}
+        total = layers + embeddings + logits
+    details = {"activations_layers": layers, "activations_embeddings": embeddings, "activations_logits": logits}
+    if cfg.activation_offloading:
+        # torchtune OffloadActivations: the blocks' saved tensors live in CPU memory; the GPU holds the block being
+        # re-materialised / brought back in backward (plus, with full checkpointing, that block's input).
+        bpv_in = bpv * micro * cfg.seq_len * shape.hidden_size
+        in_flight = act.per_layer + amp_per_layer + (bpv_in if cfg.gradient_checkpointing == "full" else 0)
+        on_gpu = min(layers, in_flight)
+        details["activations_offloaded_to_cpu"] = layers - on_gpu
+        details["activations_layers"] = on_gpu
+        total -= layers - on_gpu
+    return total, details
+
+
+def _largest_trainable_param(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> int:
+    """Elements of the largest single trainable parameter tensor (the one gradient optimizer-in-backward keeps)."""
+    if shape is None:
+        return int(n / 32)  # no shape: a coarse guess, said in the assumptions
+    h, i = shape.hidden_size, shape.intermediate_size
+    if cfg.finetune != "full":
+        return cfg.lora_rank * max(h, i)  # LoRA B (or A) matrix of the widest adapted linear
+    inner = shape.num_attention_heads * shape.dim_per_head
+    mats = [shape.vocab_size * h, h * i, h * inner]
+    if shape.mlp == "plain" and shape.architecture == "decoder" and shape.norm == "layernorm":
+        mats.append(3 * h * h)  # GPT-2's fused c_attn
+    if shape.is_moe:
+        mats.append(shape.num_experts * 2 * shape.expert_intermediate_size * h)  # fused expert gate/up tensor
+    return max(mats)
+
+
+def _autocast_modelled(cfg: MemoryConfig, shape: ModelShape) -> bool:
+    """Whether autocast's fp32 terms are added: ``amp-*`` full fine-tunes of decoder / encoder models."""
+    return cfg.precision.startswith("amp-") and cfg.finetune == "full" and shape.architecture != "encoder-decoder"
 
 
 def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
@@ -761,12 +850,17 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
             _frozen_block_bytes(cfg, shape, n, frozen),
         )
         cpu_per_gpu += cpu_fsdp
+    if cfg.optimizer_in_backward:
+        # Each gradient is freed by its parameter's update inside backward: at most one parameter's gradient is
+        # alive (measured: the largest, to the byte; tests/test_memory_offload_inbwd.py).
+        grads = bpp["gradients"] * _largest_trainable_param(cfg, shape, n)
     grads_ga1 = grads  # what GA=1 holds; GA >= 2 under no_sync holds the unsharded gradients instead
     grads_ga_n = fsdp_nosync or grads
     if cfg.gradient_accumulation_steps >= 2:
         grads = grads_ga_n
 
     act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
+    cpu_per_gpu += details.get("activations_offloaded_to_cpu", 0)
     comm = _comm_buffers(cfg, int(grads_full), largest_layer) if cfg.fsdp == "none" else fsdp_buffers
     details.update(comm)
     if fsdp_nosync and cfg.gradient_accumulation_steps >= 2:
@@ -812,6 +906,41 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_zh.append(
             "激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。"
         )
+    if cfg.optimizer_in_backward:
+        a_en.append(
+            "optimizer step in backward: each gradient is freed right after its parameter's update, so only the "
+            "largest parameter's gradient is counted, beside the activations (no gradient accumulation possible)"
+        )
+        a_zh.append(
+            "优化器步骤融合进反向：每个梯度在其参数更新后立即释放，只计最大的单个参数的梯度，与激活同时存在（不能梯度累积）"
+        )
+    if cfg.activation_offloading and act is not None:
+        a_en.append(
+            f"activation offloading: {format_gib(details['activations_offloaded_to_cpu'])} of block activations in "
+            "pinned CPU memory (in cpu_total); the GPU keeps one block's activations in flight, the output head's "
+            "and the loss's (torchtune OffloadActivations)"
+        )
+        a_zh.append(
+            f"激活卸载：{format_gib(details['activations_offloaded_to_cpu'])} 的块激活放在锁页 CPU 内存（计入 cpu_total）；"
+            "GPU 上保留一个块的在途激活以及输出头和损失的激活（torchtune OffloadActivations）"
+        )
+    if cfg.precision.startswith("amp-") and shape is not None:
+        if _autocast_modelled(cfg, shape):
+            a_en.append(
+                "autocast: fp32 residual stream and norm tensors, one 16-bit copy of the input per linear "
+                "(CUDA's autocast op lists; measured on CPU within 3%)"
+            )
+            a_zh.append(
+                "autocast：残差流与归一化张量为 fp32，每个线性层各保存一份 16 位输入副本（按 CUDA 的 autocast 算子表；CPU 实测误差 3% 内）"
+            )
+        else:
+            notes_en.append(
+                "autocast's fp32 activations are not modelled for LoRA/QLoRA or encoder-decoder models: "
+                "activations are counted as pure 16-bit (an underestimate)."
+            )
+            notes_zh.append(
+                "LoRA/QLoRA 或编码器-解码器模型在 autocast 下的 fp32 激活尚未建模：激活按纯 16 位计算（偏低）。"
+            )
     if pp > 1:
         notes_en.append(
             f"Pipeline parallelism ({pp} stages): the first stage keeps activations of up to min(GA, {pp}) in-flight micro-batches — the one case where GA raises activation memory."

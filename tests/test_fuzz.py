@@ -372,6 +372,8 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "qlora_double_quant": st.booleans(),
     "qlora_lm_head_4bit": st.booleans(),
     "fsdp_frozen_in_trainable_units": st.booleans(),
+    "optimizer_in_backward": st.booleans(),
+    "activation_offloading": st.booleans(),
 }
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "a MemoryConfig field is not fuzzed"
 MODEL_SOURCES = ("model", "num_params", "hf_config")
