@@ -49,7 +49,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if TYPE_CHECKING:  # heavy imports only when loading
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
@@ -155,7 +155,9 @@ class EmbeddingSettings(BaseModel):
     def from_env(cls, **overrides: Any) -> EmbeddingSettings:
         """Settings from ``BATCHBOT_EMBED_*`` / ``BATCHBOT_*_PREFIX``; unset variables keep defaults.
 
-        A prefix variable set to the empty string disables that prefix.
+        A prefix variable set to the empty string disables that prefix. A value out of range
+        (``BATCHBOT_EMBED_QUANTIZE=fp16``, ``BATCHBOT_QUERY_MAX_TOKENS=x``) raises :class:`EmbeddingLoadError`
+        naming the variable, which app.py turns into a refusal to start with the reason (no traceback).
         """
         values: dict[str, Any] = {}
         if os.environ.get(ENV_MODEL, "").strip():
@@ -171,7 +173,12 @@ class EmbeddingSettings(BaseModel):
         if os.environ.get(ENV_QUERY_MAX_TOKENS, "").strip():
             values["query_max_tokens"] = os.environ[ENV_QUERY_MAX_TOKENS].strip()
         values.update(overrides)
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            names = {"quantize": ENV_QUANTIZE, "query_max_tokens": ENV_QUERY_MAX_TOKENS, "model": ENV_MODEL}
+            bad = [f"{names.get(str(e['loc'][0]), e['loc'][0])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()]
+            raise EmbeddingLoadError("bad embedding setting: " + "; ".join(bad)) from None
 
     # ---- resolved values ----------------------------------------------------------------
     @property
