@@ -450,7 +450,7 @@ def truncate_to_tokens(tokenizer: Any, text: str, max_pieces: int) -> str:
     """
     if max_pieces < 1:
         return ""
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     offsets = enc["offset_mapping"]
     if len(offsets) <= max_pieces:
         return text
@@ -543,7 +543,7 @@ def quantize_int8(model: Any) -> Any:
 
     with warnings.catch_warnings():  # torch 2.x: "quantized tensor creation functions ... are deprecated"
         warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated", category=UserWarning)
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)  # type: ignore[no-untyped-call]
 
 
 def load_embedding(
