@@ -1,8 +1,8 @@
-"""Whole-answer cost of an embedding setting: ``Assistant.ask`` with fp32 vs int8 embeddings, in one process.
+"""Whole-answer cost of an embedding setting: ``Assistant.ask`` with fp32 vs int8 embeddings (or another setting B), in one process.
 
     PYTHONPATH=. .venv/bin/python bench/ask_ab.py [--every 2] [--query-max-tokens N]
 
-Two Assistants share the cards and differ only in their embedding settings (``B`` = int8, and
+Two Assistants share the cards and differ only in their embedding settings (``B`` = ``--quantize``, and
 ``--query-max-tokens`` if given); questions are the real dev set (``tests/data/real_questions``), asked
 alternately A, B question by question so machine load hits both alike. Query embeddings run on the calling
 thread (``BATCHBOT_EMBED_BATCH_WINDOW_MS=0``): this measures CPU cost per answer, not the server's batching.
@@ -33,6 +33,7 @@ def pct(values: list[float], p: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--every", type=int, default=1, help="every N-th dev question only")
+    ap.add_argument("--quantize", default="int8-per-channel", help="B's quantize mode (rag.embedding.QUANTIZE_MODES)")
     ap.add_argument("--query-max-tokens", type=int, default=None, help="also limit B's queries to N word pieces")
     args = ap.parse_args(argv)
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q["question"] for q in load_dev_set()][:: max(1, args.every)]
     cards = load_cards()
     a_settings = EmbeddingSettings.from_env()
-    b_settings = a_settings.model_copy(update={"quantize": "int8", "query_max_tokens": args.query_max_tokens})
+    b_settings = a_settings.model_copy(update={"quantize": args.quantize, "query_max_tokens": args.query_max_tokens})
     bots = {
         "A": Assistant(cards, retriever=Retriever(cards, settings=a_settings, progress=False)),
         "B": Assistant(cards, retriever=Retriever(cards, settings=b_settings, progress=False)),
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             ms[name].append((time.perf_counter() - t0) * 1000)
         same += texts["A"] == texts["B"]
     load = os.getloadavg()
-    b_label = "int8" + (f", query ≤ {args.query_max_tokens} pieces" if args.query_max_tokens else "")
+    b_label = args.quantize + (f", query ≤ {args.query_max_tokens} pieces" if args.query_max_tokens else "")
     print(f"{len(questions)} dev questions; 1 torch thread; load average at end {load[0]:.2f} {load[1]:.2f}\n")
     print("| embedding | p50 ms | p95 ms | mean ms | answers/s (1 thread) | mean vs A |")
     print("|---|---:|---:|---:|---:|---:|")

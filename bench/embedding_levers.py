@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--every", type=int, default=1, help="every N-th dev question only")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for all variants but 'threads=2'")
+    ap.add_argument("--more-threads", action="store_true", help="also time fp32 with one more torch thread")
+    ap.add_argument("--short", action="store_true", help="baseline and int8 variants only")
     args = ap.parse_args(argv)
 
     import torch
@@ -75,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(n > 256 for n in lengths)}, over 128: {sum(n > 128 for n in lengths)}, over 64: {sum(n > 64 for n in lengths)}"
     )
     q8 = quantize_int8(copy.deepcopy(st))
+    q8c = quantize_int8(copy.deepcopy(st), per_channel=True)
     full = st.max_seq_length
 
     def run(model, max_len: int, threads: int) -> Callable[[str], np.ndarray]:
@@ -95,8 +98,14 @@ def main(argv: list[str] | None = None) -> int:
         "fp32, 64 tokens": run(st, 64, args.threads),
         f"int8 dynamic, {full} tokens": run(q8, full, args.threads),
         "int8 dynamic, 128 tokens": run(q8, 128, args.threads),
-        f"fp32, {full} tokens, threads={args.threads + 1}": run(st, full, args.threads + 1),
+        f"int8 dynamic per channel, {full} tokens": run(q8c, full, args.threads),
     }
+    if args.more_threads:
+        variants[f"fp32, {full} tokens, threads={args.threads + 1}"] = run(st, full, args.threads + 1)
+    if args.short:  # the baseline and the int8 variants only
+        variants = {
+            k: v for k, v in variants.items() if k.startswith(("fp32, 256", "int8 dynamic, 256", "int8 dynamic per"))
+        }
     for q in queries[:10]:  # warm-up
         for f in variants.values():
             f(q)

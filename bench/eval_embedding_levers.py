@@ -30,7 +30,10 @@ from bench.eval_answers import load_dev_set  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limits", type=int, nargs="*", default=[128], help="query lengths in word pieces to try")
-    ap.add_argument("--no-int8", action="store_true")
+    ap.add_argument(
+        "--quantize", nargs="*", default=["int8"], help="quantize modes to try (rag.embedding.QUANTIZE_MODES)"
+    )
+    ap.add_argument("--skip-base", action="store_true", help="leave out the unquantised variants")
     args = ap.parse_args(argv)
 
     import torch
@@ -42,11 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     ev.assistant_query = functools.lru_cache(maxsize=None)(ev.assistant_query)  # type: ignore[assignment]
     questions = load_dev_set()
     base = EmbeddingSettings.from_env()
-    variants: list[tuple[str, EmbeddingSettings, int | None]] = [("as set", base, None)]
-    variants += [(f"query ≤ {n} pieces", base, n) for n in args.limits]
-    if not args.no_int8:
-        q8 = base.model_copy(update={"quantize": "int8"})
-        variants += [("int8", q8, None)] + [(f"int8, query ≤ {n} pieces", q8, n) for n in args.limits]
+    variants: list[tuple[str, EmbeddingSettings, int | None]] = []
+    if not args.skip_base:
+        variants += [("as set", base, None)] + [(f"query ≤ {n} pieces", base, n) for n in args.limits]
+    for mode in args.quantize:
+        q8 = base.model_copy(update={"quantize": mode})
+        variants += [(mode, q8, None)] + [(f"{mode}, query ≤ {n} pieces", q8, n) for n in args.limits]
     retrievers: dict[str, Retriever] = {}
     rows = []
     for name, settings, limit in variants:

@@ -68,9 +68,9 @@ ENV_MAX_BATCH = "BATCHBOT_EMBED_MAX_BATCH"
 ENV_QUANTIZE = "BATCHBOT_EMBED_QUANTIZE"
 ENV_QUERY_MAX_TOKENS = "BATCHBOT_QUERY_MAX_TOKENS"
 
-#: Accepted values of ``EmbeddingSettings.quantize``: ``"none"`` (fp32 as loaded) or ``"int8"``
-#: (:func:`quantize_int8`, CPU only).
-QUANTIZE_MODES = ("none", "int8")
+#: Accepted values of ``EmbeddingSettings.quantize``: ``"none"`` (fp32 as loaded), ``"int8"`` (one weight scale
+#: per layer) or ``"int8-per-channel"`` (one scale per output row: closer to fp32); :func:`quantize_int8`, CPU only.
+QUANTIZE_MODES = ("none", "int8", "int8-per-channel")
 
 #: How long the batcher waits for more queries after the first of a batch (ms). Queries that arrive
 #: while a forward pass runs are queued anyway and go into the next batch, so the window only has to
@@ -529,13 +529,14 @@ def check_model_setting(settings: EmbeddingSettings) -> str:
     return model
 
 
-def quantize_int8(model: Any) -> Any:
+def quantize_int8(model: Any, per_channel: bool = False) -> Any:
     """``model`` with its ``torch.nn.Linear`` layers replaced by dynamically quantised int8 ones (CPU only).
 
     Why: the Linear layers are most of a MiniLM forward pass on CPU (bench/profile_ask.py); int8 weights with
     activations quantised per call cut that cost (bench/embedding_levers.py) for vectors that differ slightly
     from fp32, so passages must be embedded by the same quantised model (the cache key says so:
-    :meth:`EmbeddingSettings.identity`). Changes ``model`` in place and returns it.
+    :meth:`EmbeddingSettings.identity`). ``per_channel``: one weight scale per output row instead of one per
+    layer. Changes ``model`` in place and returns it.
     """
     import warnings
 
@@ -543,7 +544,9 @@ def quantize_int8(model: Any) -> Any:
 
     with warnings.catch_warnings():  # torch 2.x: "quantized tensor creation functions ... are deprecated"
         warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated", category=UserWarning)
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)  # type: ignore[no-untyped-call]
+        qconfig = torch.ao.quantization.per_channel_dynamic_qconfig if per_channel else None
+        spec: Any = {torch.nn.Linear: qconfig} if per_channel else {torch.nn.Linear}
+        return torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)  # type: ignore[no-untyped-call]
 
 
 def load_embedding(
@@ -595,7 +598,7 @@ def load_embedding(
                 device,
             )
         else:
-            quantize_int8(st)
+            quantize_int8(st, per_channel=settings.resolved_quantize == "int8-per-channel")
     if settings.query_max_tokens is not None:
         emb.limit_query_tokens(settings.query_max_tokens)
     env_window, env_batch = batch_settings()

@@ -49,6 +49,8 @@ def test_int8_has_its_own_cache_key_on_cpu_only() -> None:
     int8 = EmbeddingSettings(device="cpu", quantize="int8")
     assert int8.resolved_quantize == "int8"
     assert int8.identity() != fp32.identity()
+    per_channel = EmbeddingSettings(device="cpu", quantize="int8-per-channel")
+    assert len({per_channel.identity(), int8.identity(), fp32.identity()}) == 3
     on_gpu = EmbeddingSettings(device="cuda", quantize="int8")
     assert on_gpu.resolved_quantize == "none"
     assert on_gpu.identity() == EmbeddingSettings(device="cuda").identity()
@@ -93,14 +95,15 @@ def test_truncate_to_tokens_keeps_short_text_and_cuts_long_text_to_n_pieces(toke
     assert zh.startswith(cut_zh) and len(tokenizer(cut_zh, add_special_tokens=False)["input_ids"]) == 30
 
 
-def test_quantize_int8_replaces_linear_layers_and_stays_close() -> None:
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_quantize_int8_replaces_linear_layers_and_stays_close(per_channel: bool) -> None:
     import torch
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))
     x = torch.randn(8, 64)
     before = model(x).detach()
-    q = quantize_int8(model)
+    q = quantize_int8(model, per_channel=per_channel)
     kinds = {type(m).__module__ for m in q.modules() if type(m).__name__ == "Linear"}
     assert kinds == {"torch.ao.nn.quantized.dynamic.modules.linear"}
     after = q(x).detach()
