@@ -23,8 +23,15 @@ Any other sentence-transformers model works through the same settings:
   ``normalize`` additionally L2-normalises the output (on by default; cosine = dot product).
 * ``device``: ``"auto"`` picks ``cuda`` when ``torch.cuda.is_available()``, else ``cpu``.
 
+* ``quantize``: ``"int8"`` replaces the model's Linear layers by dynamically quantised int8 ones on CPU
+  (:func:`quantize_int8`; ignored with a warning on a GPU). Passages are then embedded by the quantised model
+  too, under their own cache key.
+* ``query_max_tokens``: the most word pieces of a *query* the model reads (passages keep the model's own limit);
+  ``None``: the model's limit.
+
 Environment (:meth:`EmbeddingSettings.from_env`): ``BATCHBOT_EMBED_MODEL``,
-``BATCHBOT_EMBED_DEVICE``, ``BATCHBOT_QUERY_PREFIX``, ``BATCHBOT_PASSAGE_PREFIX``.
+``BATCHBOT_EMBED_DEVICE``, ``BATCHBOT_QUERY_PREFIX``, ``BATCHBOT_PASSAGE_PREFIX``,
+``BATCHBOT_EMBED_QUANTIZE``, ``BATCHBOT_QUERY_MAX_TOKENS``.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if TYPE_CHECKING:  # heavy imports only when loading
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
@@ -58,6 +65,12 @@ ENV_QUERY_PREFIX = "BATCHBOT_QUERY_PREFIX"
 ENV_PASSAGE_PREFIX = "BATCHBOT_PASSAGE_PREFIX"
 ENV_BATCH_WINDOW_MS = "BATCHBOT_EMBED_BATCH_WINDOW_MS"
 ENV_MAX_BATCH = "BATCHBOT_EMBED_MAX_BATCH"
+ENV_QUANTIZE = "BATCHBOT_EMBED_QUANTIZE"
+ENV_QUERY_MAX_TOKENS = "BATCHBOT_QUERY_MAX_TOKENS"
+
+#: Accepted values of ``EmbeddingSettings.quantize``: ``"none"`` (fp32 as loaded), ``"int8"`` (one weight scale
+#: per layer) or ``"int8-per-channel"`` (one scale per output row: closer to fp32); :func:`quantize_int8`, CPU only.
+QUANTIZE_MODES = ("none", "int8", "int8-per-channel")
 
 #: How long the batcher waits for more queries after the first of a batch (ms). Queries that arrive
 #: while a forward pass runs are queued anyway and go into the next batch, so the window only has to
@@ -125,12 +138,26 @@ class EmbeddingSettings(BaseModel):
     #: English-only models get English passages only and the CJK characters of queries removed
     #: (the glossary expansion carries the meaning); multilingual ones see both languages.
     multilingual: bool | None = None
+    #: ``"none"`` or ``"int8"`` (:data:`QUANTIZE_MODES`); see the module docstring.
+    quantize: str = "none"
+    #: Most word pieces of a query the model reads (8-8192); ``None``: the model's own limit.
+    query_max_tokens: int | None = Field(default=None, ge=8, le=8192)
+
+    @field_validator("quantize")
+    @classmethod
+    def _known_quantize(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value not in QUANTIZE_MODES:
+            raise ValueError(f"quantize must be one of {', '.join(QUANTIZE_MODES)}, not {value!r}")
+        return value
 
     @classmethod
     def from_env(cls, **overrides: Any) -> EmbeddingSettings:
         """Settings from ``BATCHBOT_EMBED_*`` / ``BATCHBOT_*_PREFIX``; unset variables keep defaults.
 
-        A prefix variable set to the empty string disables that prefix.
+        A prefix variable set to the empty string disables that prefix. A value out of range
+        (``BATCHBOT_EMBED_QUANTIZE=fp16``, ``BATCHBOT_QUERY_MAX_TOKENS=x``) raises :class:`EmbeddingLoadError`
+        naming the variable, which app.py turns into a refusal to start with the reason (no traceback).
         """
         values: dict[str, Any] = {}
         if os.environ.get(ENV_MODEL, "").strip():
@@ -141,8 +168,17 @@ class EmbeddingSettings(BaseModel):
             values["query_prefix"] = os.environ[ENV_QUERY_PREFIX]
         if ENV_PASSAGE_PREFIX in os.environ:
             values["passage_prefix"] = os.environ[ENV_PASSAGE_PREFIX]
+        if os.environ.get(ENV_QUANTIZE, "").strip():
+            values["quantize"] = os.environ[ENV_QUANTIZE].strip()
+        if os.environ.get(ENV_QUERY_MAX_TOKENS, "").strip():
+            values["query_max_tokens"] = os.environ[ENV_QUERY_MAX_TOKENS].strip()
         values.update(overrides)
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            names = {"quantize": ENV_QUANTIZE, "query_max_tokens": ENV_QUERY_MAX_TOKENS, "model": ENV_MODEL}
+            bad = [f"{names.get(str(e['loc'][0]), e['loc'][0])}={e.get('input')!r}: {e['msg']}" for e in exc.errors()]
+            raise EmbeddingLoadError("bad embedding setting: " + "; ".join(bad)) from None
 
     # ---- resolved values ----------------------------------------------------------------
     @property
@@ -165,10 +201,19 @@ class EmbeddingSettings(BaseModel):
 
         return "cuda" if torch.cuda.is_available() else "cpu"
 
+    @property
+    def resolved_quantize(self) -> str:
+        """What is applied: ``"int8"`` only on the CPU (dynamic int8 kernels are CPU kernels), else ``"none"``."""
+        if self.quantize == "none":
+            return "none"
+        return self.quantize if self.resolved_device == "cpu" else "none"
+
     def identity(self) -> str:
         """A stable hash of what determines the vectors: model (path + config files), prefixes, normalize.
 
-        Used as the embedding cache key. Device is left out (same vectors up to float noise).
+        Used as the embedding cache key. Device is left out (same vectors up to float noise); int8
+        quantisation is in it (other vectors), but only when applied, so fp32 caches keep their old key.
+        ``query_max_tokens`` is left out: it changes queries only, never the cached passages.
         """
         parts = {
             "model": _model_fingerprint(self.model),
@@ -177,6 +222,8 @@ class EmbeddingSettings(BaseModel):
             "normalize": self.normalize,
             "multilingual": self.resolved_multilingual,
         }
+        if self.quantize != "none" and self.resolved_quantize != "none":
+            parts["quantize"] = self.resolved_quantize
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -394,6 +441,22 @@ def batch_settings(env: dict[str, str] | None = None) -> tuple[float, int]:
     return window / 1000.0, size
 
 
+def truncate_to_tokens(tokenizer: Any, text: str, max_pieces: int) -> str:
+    """``text`` cut after the word piece that ends its first ``max_pieces`` pieces (no special tokens counted).
+
+    Why: a query's cost on CPU grows with its length in word pieces (bench/embedding_levers.py), and the model
+    reads at most its own limit anyway; cutting the *text* (at a character offset from the fast tokenizer) keeps
+    passages at the model's limit while queries get a shorter one. Text within the limit comes back unchanged.
+    """
+    if max_pieces < 1:
+        return ""
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    offsets = enc["offset_mapping"]
+    if len(offsets) <= max_pieces:
+        return text
+    return text[: offsets[max_pieces - 1][1]]
+
+
 _BATCHING_CLASS: Any = None
 
 
@@ -409,20 +472,30 @@ def _batching_class() -> Any:
         # llama-index-embeddings-huggingface ships no type information (see the ignore_missing_imports override).
         class BatchingHuggingFaceEmbedding(HuggingFaceEmbedding):  # type: ignore[misc]
             _batcher: QueryBatcher | None = PrivateAttr(default=None)
+            _query_max_tokens: int | None = PrivateAttr(default=None)
 
             def enable_query_batching(self, window_s: float, max_batch: int) -> None:
-                self._batcher = QueryBatcher(
-                    lambda texts: self._embed(texts, prompt_name="query"), window_s=window_s, max_batch=max_batch
-                )
+                self._batcher = QueryBatcher(self._embed_queries, window_s=window_s, max_batch=max_batch)
+
+            def limit_query_tokens(self, max_tokens: int | None) -> None:
+                """Queries longer than ``max_tokens`` word pieces (prefix and special tokens included) are cut."""
+                self._query_max_tokens = max_tokens
 
             @property
             def query_batcher(self) -> QueryBatcher | None:
                 return self._batcher
 
+            def _embed_queries(self, texts: list[str]) -> list[list[float]]:
+                if self._query_max_tokens is not None:
+                    st = self._model
+                    room = self._query_max_tokens - len(st.tokenizer(st.prompts.get("query", ""))["input_ids"])
+                    texts = [truncate_to_tokens(st.tokenizer, text, room) for text in texts]
+                vectors: list[list[float]] = self._embed(texts, prompt_name="query")
+                return vectors
+
             def _get_query_embedding(self, query: str) -> list[float]:
                 if self._batcher is None:
-                    vector: list[float] = super()._get_query_embedding(query)
-                    return vector
+                    return self._embed_queries([query])[0]
                 return self._batcher.embed(query)
 
             async def _aget_query_embedding(self, query: str) -> list[float]:
@@ -454,6 +527,26 @@ def check_model_setting(settings: EmbeddingSettings) -> str:
         model = str(p.resolve())
 
     return model
+
+
+def quantize_int8(model: Any, per_channel: bool = False) -> Any:
+    """``model`` with its ``torch.nn.Linear`` layers replaced by dynamically quantised int8 ones (CPU only).
+
+    Why: the Linear layers are most of a MiniLM forward pass on CPU (bench/profile_ask.py); int8 weights with
+    activations quantised per call cut that cost (bench/embedding_levers.py) for vectors that differ slightly
+    from fp32, so passages must be embedded by the same quantised model (the cache key says so:
+    :meth:`EmbeddingSettings.identity`). ``per_channel``: one weight scale per output row instead of one per
+    layer. Changes ``model`` in place and returns it.
+    """
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # torch 2.x: "quantized tensor creation functions ... are deprecated"
+        warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated", category=UserWarning)
+        qconfig = torch.ao.quantization.per_channel_dynamic_qconfig if per_channel else None
+        spec: Any = {torch.nn.Linear: qconfig} if per_channel else {torch.nn.Linear}
+        return torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)  # type: ignore[no-untyped-call]
 
 
 def load_embedding(
@@ -496,6 +589,18 @@ def load_embedding(
     st = emb._model
     st.prompts = {**{k: "" for k in st.prompts}, "query": qp, "text": pp, "document": pp}
     st.default_prompt_name = None
+    if settings.quantize != "none":
+        if settings.resolved_quantize == "none":
+            log.warning(
+                "%s=%s applies on the CPU only; device %s keeps the model as loaded",
+                ENV_QUANTIZE,
+                settings.quantize,
+                device,
+            )
+        else:
+            quantize_int8(st, per_channel=settings.resolved_quantize == "int8-per-channel")
+    if settings.query_max_tokens is not None:
+        emb.limit_query_tokens(settings.query_max_tokens)
     env_window, env_batch = batch_settings()
     window = env_window if batch_window_s is None else batch_window_s
     if window > 0:
@@ -508,6 +613,9 @@ __all__ = [
     "QueryBatcher",
     "assistant_lock",
     "batch_settings",
+    "quantize_int8",
+    "truncate_to_tokens",
+    "QUANTIZE_MODES",
     "EmbeddingLoadError",
     "load_embedding",
     "check_model_setting",
