@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -90,6 +92,76 @@ class Slots(BaseModel):
     def merged_over(self, earlier: Slots) -> Slots:
         """A follow-up keeps the earlier slots and changes only what it names."""
         return Slots(**{**earlier.stated(), **self.stated()})
+
+
+# ---- the extraction table's machinery ---------------------------------------------------------------------
+#: A rule's converter: the match and the whole text in, one value per slot of the rule out (None: leave that slot).
+Convert = Callable[[re.Match[str], str], tuple[Any, ...]]
+
+
+def _always(m: re.Match[str], text: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class SlotRule:
+    """One extraction run: the slots a wording sets, the patterns that find it (tried in order: the first pattern
+    with an accepted match is used), and how the match becomes the values. Most settings are read this way; the
+    ones whose reading depends on the rest of the text (GPU counts, precision, the fine-tuning method) keep their
+    own named functions below.
+
+    ``only_if_unset``: an earlier rule or step that already set a slot wins. ``accept``: a match that is someone
+    else's (a quotation, a "total" batch) is skipped and the next match tried."""
+
+    slots: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+    convert: Convert
+    accept: Callable[[re.Match[str], str], bool] = _always
+    only_if_unset: bool = False
+
+    def match(self, text: str) -> re.Match[str] | None:
+        for pattern in self.patterns:
+            for m in pattern.finditer(text):
+                if self.accept(m, text):
+                    return m
+                if self.accept is _always:
+                    break
+        return None
+
+    def apply(self, text: str, slots: Slots) -> bool:
+        """Set the rule's slots from its first accepted match; whether it matched (even when no value was kept)."""
+        m = self.match(text)
+        if m is None:
+            return False
+        for slot, value in zip(self.slots, self.convert(m, text), strict=True):
+            if value is not None and not (self.only_if_unset and getattr(slots, slot) is not None):
+                setattr(slots, slot, value)
+        return True
+
+
+def _apply_each(rules: Sequence[SlotRule], text: str, slots: Slots) -> None:
+    """Every rule in turn; a later one overwrites an earlier one's slot unless it is ``only_if_unset``."""
+    for rule in rules:
+        rule.apply(text, slots)
+
+
+def _apply_first(rules: Sequence[SlotRule], text: str, slots: Slots) -> None:
+    """Alternative wordings of one setting: only the first rule whose pattern matches is used."""
+    for rule in rules:
+        if rule.apply(text, slots):
+            return
+
+
+def _group_int(n: int = 1) -> Convert:
+    return lambda m, text: (int(m.group(n)),)
+
+
+def _group_num(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    return (_num(m.group(1)),)
+
+
+def _constant(*values: Any) -> Convert:
+    return lambda m, text: values
 
 
 _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -382,6 +454,8 @@ _GPUS_EN = re.compile(
     r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b",
     re.I,
 )
+# TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
+_TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 _GPUS_WORD = re.compile(
     r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I
 )
@@ -601,39 +675,62 @@ _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 
 
+def _own_micro(m: re.Match[str], text: str) -> bool:
+    """Not a "total" batch and not a quotation."""
+    return not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]) and not _quoted(
+        text, m.start(), lines=False
+    )
+
+
+def _micro_and_flag(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
+    b = _BATCH_FLAG.search(text)
+    return int(m.group(1)), int(b.group(1)) if b else None
+
+
+def _train_batch_or_product(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
+    return (int(product.group(1)) if product else int(m.group(1)),)
+
+
+def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    lr = float(m.group(1))
+    return (lr if 0 < lr < 10 else None,)
+
+
+_MICRO_RULES = (
+    SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
+)
+_GA_RULES = (
+    SlotRule(
+        ("ga_from", "gradient_accumulation_steps"),
+        (_GA_CHANGE, _GA_CHANGE_FAR),
+        lambda m, text: (int(m.group(1)), int(m.group(2))),
+    ),
+    SlotRule(("gradient_accumulation_steps",), (_GA_VALUE_FOR,), _group_int()),
+    SlotRule(
+        ("gradient_accumulation_steps",),
+        (_GA_BACKWARD,),
+        lambda m, text: (2 if m.group(1).lower() == "twice" else int(m.group(2)),),
+    ),
+    SlotRule(("gradient_accumulation_steps",), (_GA, _GA_AFTER), _group_num),
+)
+_BATCH_RULES = (
+    SlotRule(("train_batch_size",), (_TRAIN_BATCH,), _train_batch_or_product, only_if_unset=True),
+    SlotRule(
+        ("base_batch_size", "train_batch_size"),
+        (_BATCH_CHANGE, _BATCH_CHANGE_FROM),
+        lambda m, text: (int(m.group(1)), int(m.group(2))),
+    ),
+    SlotRule(("base_learning_rate",), (_LR,), _learning_rate),
+)
+
+
 def _batch(text: str, slots: Slots) -> None:
-    if m := _MICRO_AND_BATCH.search(text):
-        # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
-        slots.train_micro_batch_size_per_gpu = int(m.group(1))
-        if b := _BATCH_FLAG.search(text):
-            slots.train_batch_size = int(b.group(1))
-    elif m := next(
-        (
-            m
-            for m in _MICRO.finditer(text)
-            if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
-            and not _quoted(text, m.start(), lines=False)
-        ),
-        None,
-    ):
-        slots.train_micro_batch_size_per_gpu = _num(m.group(1))
-    if m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text):
-        slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
-    elif m := _GA_VALUE_FOR.search(text):
-        slots.gradient_accumulation_steps = int(m.group(1))
-    elif m := _GA_BACKWARD.search(text):
-        slots.gradient_accumulation_steps = 2 if m.group(1).lower() == "twice" else int(m.group(2))
-    elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
-        slots.gradient_accumulation_steps = _num(m.group(1))
-    if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
-        product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
-        slots.train_batch_size = int(product.group(1)) if product else int(m.group(1))
-    if m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text):
-        slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))
-    if m := _LR.search(text):
-        lr = float(m.group(1))
-        if 0 < lr < 10:
-            slots.base_learning_rate = lr
+    _apply_first(_MICRO_RULES, text, slots)
+    _apply_first(_GA_RULES, text, slots)
+    _apply_each(_BATCH_RULES, text, slots)
 
 
 # "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4".
@@ -732,12 +829,34 @@ def _own_mention(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     )
 
 
+def _trl_global(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    """TRL's check, "The global train batch size (7 x 1) must be …": processes x per-device batch (train only)."""
+    train = "train" in m.group(0).lower()
+    return (int(m.group(1)), int(m.group(2))) if train else (None, None)
+
+
+#: Counts written the way launchers and people write them, read before the phrase patterns of _parallel.
+_COUNT_FIRST_RULES = (
+    # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
+    SlotRule(("world_size",), (_TRL_GLOBAL,), lambda m, text: _trl_global(m, text)[:1]),
+    SlotRule(("world_size",), (_GPUS_EN,), lambda m, text: (_EN_NUM[m.group(1).lower()],)),
+)
+#: `--num_gpus 4`, "GPU num is 8": a count by name, over a count read from a phrase.
+_COUNT_NAMED_RULE = SlotRule(("world_size",), (_GPUS_WORD, _GPU_NUM), _group_int())
+#: "共 16 张卡" (the total), then "后来变成单卡" (a change): each later one wins.
+_COUNT_LAST_RULES = (
+    SlotRule(("world_size",), (_GPU_TOTAL,), _group_int()),
+    SlotRule(("world_size",), (_GPU_CHANGE,), _group_num),
+)
+_PARALLEL_SIZE_RULES = (
+    SlotRule(("num_nodes",), (re.compile(r"单机|single[-_ ]node|one node", re.I),), _constant(1), only_if_unset=True),
+    SlotRule(("pipeline_parallel_size",), (_PP,), _group_int()),
+    SlotRule(("tensor_parallel_size",), (_TP,), _group_int()),
+)
+
+
 def _parallel(text: str, slots: Slots) -> None:
-    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
-        # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
-        slots.world_size = int(m.group(1))
-    if m := _GPUS_EN.search(text):
-        slots.world_size = _EN_NUM[m.group(1).lower()]
+    _apply_each(_COUNT_FIRST_RULES, text, slots)
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
@@ -759,8 +878,7 @@ def _parallel(text: str, slots: Slots) -> None:
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
-    if m := _GPUS_WORD.search(text) or _GPU_NUM.search(text):
-        slots.world_size = int(m.group(1))
+    _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
     if m := _NODES_OF_GPUS.search(text):
@@ -773,10 +891,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and slots.world_size < slots.num_nodes:
             slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
-    if m := _GPU_TOTAL.search(text):
-        slots.world_size = int(m.group(1))
-    if m := _GPU_CHANGE.search(text):
-        slots.world_size = _num(m.group(1))
+    _apply_each(_COUNT_LAST_RULES, text, slots)
     if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
@@ -809,12 +924,7 @@ def _parallel(text: str, slots: Slots) -> None:
         r"offload_param(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I
     ):
         slots.offload_param = False
-    if slots.num_nodes is None and re.search(r"单机|single[-_ ]node|one node", text, re.I):
-        slots.num_nodes = 1
-    if m := _PP.search(text):
-        slots.pipeline_parallel_size = int(m.group(1))
-    if m := _TP.search(text):
-        slots.tensor_parallel_size = int(m.group(1))
+    _apply_each(_PARALLEL_SIZE_RULES, text, slots)
 
 
 _PRECISION_MENTION = re.compile(
@@ -894,15 +1004,20 @@ _SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK
 _TRAIN_AT_K = re.compile(r"训(?:练)?(?:到|在)?\s*(\d+(?:\.\d+)?)\s*([kK])(?![A-Za-z0-9])")
 
 
+def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    """"2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
+    value = float(m.group(1)) * (1024 if m.group(2) else 1)
+    return (int(value) if 1 <= value <= 10**7 else None,)
+
+
+_SEQ_RULES = (
+    SlotRule(("seq_len",), (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K), _length),
+    SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (int(m.group(1)) * 1024,)),
+)
+
+
 def _sequence(text: str, slots: Slots) -> None:
-    m = _SEQ.search(text) or _SEQ_TOKENS.search(text) or _TRAIN_AT_K.search(text)
-    if m is None and (c := _SIZE_THEN_CONTEXT.search(text)):
-        slots.seq_len = int(c.group(1)) * 1024
-        return
-    if m:
-        value = float(m.group(1)) * (1024 if m.group(2) else 1)
-        if 1 <= value <= 10**7:
-            slots.seq_len = int(value)
+    _apply_first(_SEQ_RULES, text, slots)
 
 
 _FULL = re.compile(
@@ -1024,15 +1139,22 @@ _KEY_OFF = re.compile(
 )
 
 
+def _checkpointing(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()):
+        return ("none",)
+    return ("selective" if re.search(r"selective|选择性", text, re.I) else "full",)
+
+
+_CKPT_RULE = SlotRule(("gradient_checkpointing",), (_CKPT,), _checkpointing)
+_ATTENTION_RULES = (
+    SlotRule(("flash_attention",), (_FLASH,), lambda m, text: (not _negated(text, m.start()),)),
+    SlotRule(("flash_attention",), (_EAGER,), _constant(False)),
+)
+
+
 def _memory_features(text: str, slots: Slots) -> None:
-    if m := _CKPT.search(text):
-        slots.gradient_checkpointing = "none" if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()) else "full"
-        if re.search(r"selective|选择性", text, re.I) and slots.gradient_checkpointing == "full":
-            slots.gradient_checkpointing = "selective"
-    if m := _FLASH.search(text):
-        slots.flash_attention = not _negated(text, m.start())
-    elif _EAGER.search(text):
-        slots.flash_attention = False
+    _CKPT_RULE.apply(text, slots)
+    _apply_first(_ATTENTION_RULES, text, slots)
 
 
 # ---- named settings: `PER_DEVICE_BATCH_SIZE=1`, `--per_gpu_train_batch_size=8`, `"gradient_accumulation_steps": 8`,
@@ -1227,32 +1349,22 @@ _BANNER = [
 ]
 # DeepSpeed's stage-3 optimizer named in a traceback or log.
 _ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
-# TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
-_TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 
 
 def extract_printed(text: str) -> Slots:
     """Setup values in what a framework printed (a log or an error), read only from lines whose wording is fixed by
     the framework; never the free-text patterns, which would read step counts and timings as a setup."""
     slots = Slots()
-    for pattern, key in _BANNER:
-        if m := pattern.search(text):
-            setattr(slots, key, int(m.group(1)))
-    if _ZERO3_CLASS.search(text):
-        slots.zero_stage = 3
-    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
-        slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
-    if (m := _TRAINABLE_PRINTED.search(text)) and int(m.group(1).replace(",", "")) >= 1e9:
-        # the HF Trainer banner's count: a billion or more trainable parameters is the whole model (adapters are far
-        # smaller), so it is the model's size
-        slots.num_params = float(m.group(1).replace(",", ""))
-    if _GC_PRINTED.search(text):
-        slots.gradient_checkpointing = "full"
-    if _FP16_PRINTED.search(text):
-        slots.precision = "fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16"
-    elif m := _HALF_UNSUPPORTED.search(text):
-        slots.precision = "amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16"
+    _apply_each(_PRINTED_RULES, text, slots)
+    _apply_first(_PRINTED_PRECISION_RULES, text, slots)
     return slots
+
+
+def _trainable_params(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    # the HF Trainer banner's count: a billion or more trainable parameters is the whole model (adapters are far
+    # smaller), so it is the model's size
+    count = float(m.group(1).replace(",", ""))
+    return (count if count >= 1e9 else None,)
 
 
 _TRAINABLE_PRINTED = re.compile(r"Number of trainable parameters\s*=\s*(\d{1,3}(?:,\d{3})+|\d+)")
@@ -1267,6 +1379,28 @@ _FP16_PRINTED = re.compile(
 )
 # transformers' TrainingArguments check: "Your setup doesn't support bf16/gpu." — the user asked for bf16.
 _HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|cpu|npu|xpu)", re.I)
+
+
+#: What frameworks print (read from logs and errors only, by extract_printed).
+_PRINTED_RULES = (
+    *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
+    SlotRule(("zero_stage",), (_ZERO3_CLASS,), _constant(3)),
+    SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),
+    SlotRule(("num_params",), (_TRAINABLE_PRINTED,), _trainable_params),
+    SlotRule(("gradient_checkpointing",), (_GC_PRINTED,), _constant("full")),
+)
+_PRINTED_PRECISION_RULES = (
+    SlotRule(
+        ("precision",),
+        (_FP16_PRINTED,),
+        lambda m, text: ("fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16",),
+    ),
+    SlotRule(
+        ("precision",),
+        (_HALF_UNSUPPORTED,),
+        lambda m, text: ("amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16",),
+    ),
+)
 
 
 def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
