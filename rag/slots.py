@@ -1005,7 +1005,7 @@ _TRAIN_AT_K = re.compile(r"训(?:练)?(?:到|在)?\s*(\d+(?:\.\d+)?)\s*([kK])(?!
 
 
 def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
-    """"2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
+    """ "2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
     value = float(m.group(1)) * (1024 if m.group(2) else 1)
     return (int(value) if 1 <= value <= 10**7 else None,)
 
