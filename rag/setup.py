@@ -438,7 +438,13 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         source = _PART_SOURCE.get(part.kind, "error")
         for art in found:
             artifacts.append(art)
-            for key, value in (getattr(art, "fields", None) or {}).items():
+            fields = dict(getattr(art, "fields", None) or {})
+            if fields.get("launcher") == "python" and fields.get("python_visible_unused"):
+                # `CUDA_VISIBLE_DEVICES=0,1,2,3 python main.py`: one process, but the GPUs the user gave it are the count
+                # they state (the HF Trainer then runs DataParallel over all of them: n_gpu = 4); "python starts one
+                # process" stays the diagnosis (launch.python_single_process).
+                fields["world_size"] = fields["python_visible_unused"]
+            for key, value in fields.items():
                 # DeepSpeed's batch assertion prints the world size it saw: next to the user's own count it is the
                 # disagreement the diagnosis is about (kept as a conflict), alone it is the world size.
                 key = _ARTIFACT_KEYS.get(key, key)
@@ -488,6 +494,18 @@ def own_prose(prose: str) -> str:
     return "".join(out)
 
 
+def _lora_on_4bit_is_qlora(setup: Setup) -> None:
+    """LoRA on base weights loaded in 4 bits is QLoRA (LLaMA-Factory writes it `finetuning_type: lora` +
+    `quantization_bit: 4`): the method the memory calculator models for it, from wherever the two values came."""
+    method = setup.values.get("finetune")
+    if method is not None and method.value == "lora" and setup.get("quantization") == "int4":
+        setup.values["finetune"] = SetupValue(value="qlora", source=method.source, evidence=method.evidence)
+        if "finetune" in setup.conflicts:
+            setup.conflicts["finetune"] = [c for c in setup.conflicts["finetune"] if c.value != "qlora"]
+            if not setup.conflicts["finetune"]:
+                del setup.conflicts["finetune"]
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
@@ -511,6 +529,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _launch_count_over_prose(setup, parts)
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
+    _lora_on_4bit_is_qlora(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts

@@ -231,7 +231,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
-    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
+    r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))",
@@ -341,7 +341,10 @@ _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
 )
 _GPU_MEM_EACH = re.compile(
-    _GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I
+    _GB
+    + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡)\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
+    + _GB,
+    re.I,
 )
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
@@ -432,7 +435,7 @@ _LR = re.compile(
     re.I,
 )
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!\d[,，、])(?=\d)|(?!\d))"
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
     r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
@@ -466,9 +469,11 @@ _NODES = re.compile(
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(
     NUM
-    + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*"
+    + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
+    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点|每台服务器|每台机器)?\s*"
     + NUM
-    + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|gpus?|cards?)|"
+    + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
+    r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)",
     re.I,
 )
@@ -497,7 +502,16 @@ _SEQ = re.compile(
     + r"(\d+(?:\.\d+)?)\s*(k)?",
     re.I,
 )
-_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
+_SEQ_TOKENS = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)", re.I
+)
+# "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
+_SEQ_CHANGE = re.compile(
+    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"context(?:\s*length)?|序列长度|上下文(?:长度)?)\D{0,12}?(?:从|\bfrom)\s*\d+(?:\.\d+)?\s*k?\s*"
+    r"(?:->|→|到|改到|改成|增加到|加到|\bto)\s*(\d+(?:\.\d+)?)\s*(k)?(?![A-Za-z0-9])",
+    re.I,
+)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
 _CKPT = re.compile(
     r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
@@ -811,6 +825,11 @@ _OWN_SINGLE = re.compile(
 )
 
 
+# "但是如果单卡训练是不爆显存的", "faster than on one GPU": a single GPU supposed or compared, not the run's count.
+_SUPPOSED_BEFORE = re.compile(
+    r"(?:如果|假如|要是|若是?|换成|\bif\b|\bthan\b|instead of|compared (?:to|with)|相比|比)\s*(?:用|是|只用|使用|在|on|with|a)?\s*$",
+    re.I,
+)
 _PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡住", re.I)
 _SWITCHED = re.compile(
     r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I
@@ -874,7 +893,10 @@ def _parallel(text: str, slots: Slots) -> None:
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
     if (
         slots.world_size is None
-        and any(not _quoted(text, m.start()) for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I))
+        and any(
+            not _quoted(text, m.start()) and not _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()])
+            for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
+        )
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
@@ -947,11 +969,16 @@ _SET_TO = re.compile(r"(?:set|changed?|switch(?:ed)?)\s+(?:it\s+)?to|设为|设�
 # "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
 _PRECISION_OFF_BEFORE = re.compile(
     r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
-    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$",
+    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)[^\s,，、。;；]{0,12}$",
     re.I,
 )
 _PRECISION_OFF_AFTER = re.compile(
     r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false", re.I
+)
+# "V100 上 bf16不支持，用fp16", "bf16 is not supported on my card": what the card cannot do. Not a precision the run
+# uses, and not a switch turned off either (the run may be fp16 or fp32: nothing is concluded from it).
+_PRECISION_UNSUPPORTED_AFTER = re.compile(
+    r"^\s*(?:也|都)?(?:不支持|不能用|用不了|不可用|is not supported|isn't supported|not supported|unsupported)", re.I
 )
 
 
@@ -978,8 +1005,10 @@ def _precision(text: str, slots: Slots) -> None:
         ):
             switched_off = True  # "no_fp16", "fp16": {"enabled": false}
             continue
-        if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24) : m.start()]) or _PRECISION_OFF_AFTER.match(
-            text[m.end() : m.end() + 40]
+        if (
+            _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+            or _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40])
+            or _PRECISION_UNSUPPORTED_AFTER.match(text[m.end() : m.end() + 24])
         ):
             continue
         kind = m.lastgroup
@@ -1011,6 +1040,7 @@ def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 
 _SEQ_RULES = (
+    SlotRule(("seq_len",), (_SEQ_CHANGE,), _length),
     SlotRule(("seq_len",), (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K), _length),
     SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (int(m.group(1)) * 1024,)),
 )
@@ -1021,7 +1051,7 @@ def _sequence(text: str, slots: Slots) -> None:
 
 
 _FULL = re.compile(
-    r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
+    r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
     r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
     r"finetuning_type\W{0,4}full|"
     # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
@@ -1045,11 +1075,15 @@ _METHOD_KEY = re.compile(
 _LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
 # … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
 _USE_LORA_OFF = re.compile(r"(?<![\w-])-{0,2}use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)\b", re.I)
+# QLoRA as a switch: FastChat's `--q_lora True`, open-instruct's `--use_qlora`, "Q-LoRA" (never a file: "q_lora.py").
+_QLORA = re.compile(r"(?<![\w/.])-{0,2}(?:use_)?q[-_]?lora(?![\w.])", re.I)
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
 # P-Tuning (v2): ChatGLM's ptuning/ scripts, whose flag is `--pre_seq_len` (the prefix length, not the sequence length).
-_PTUNING = re.compile(r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pre_seq_len\b", re.I)
+_PTUNING = re.compile(
+    r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pre_seq_len\b|(?<![A-Za-z0-9_])ptv2(?![A-Za-z0-9])", re.I
+)
 # Base weights loaded in 8 / 4 bits: "load_in_8bit=True", "--quantization 8bit", "--quantization_bit 4", "int8", "4-bit",
 # "8比特". Never an 8-bit optimizer ("adamw_8bit", "8 bit Adam", "Adam8bit") or a function name
 # ("prepare_model_for_int8_training").
@@ -1115,13 +1149,20 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = {"freeze": None}.get(key.group(1).lower(), key.group(1).lower())
         if slots.finetune == "qlora" and slots.quantization is None:
             slots.quantization = "int4"
+        if slots.finetune == "lora" and slots.quantization == "int4":
+            slots.finetune = "qlora"  # LLaMA-Factory's QLoRA: `finetuning_type: lora` + `quantization_bit: 4`
         if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
             slots.lora_rank = int(r.group(1))
         return
     full = _FULL.search(text) or _NO_ADAPTER.search(text) or _USE_LORA_OFF.search(text)
     if full and not lora:
         slots.finetune = "full"
-    elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
+    elif (
+        "qlora" in low
+        or any(not any(a <= q.start() < b for a, b in off) for q in _QLORA.finditer(text))
+        or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low)
+        or (lora and slots.quantization == "int4")
+    ):
         slots.finetune = "qlora"
     elif lora:
         slots.finetune = "lora"
