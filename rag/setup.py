@@ -93,7 +93,7 @@ VALIDATORS: dict[str, Any] = {
     "offload_param": _bool,
     "precision": _one_of("fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"),
     "seq_len": _int(1, 10_000_000),
-    "finetune": _one_of("full", "lora", "qlora", "ptuning"),
+    "finetune": _one_of("full", "lora", "qlora", "ptuning", "freeze"),
     "quantization": _one_of("int8", "int4"),
     "lora_rank": _int(1, 65_536),
     "gradient_checkpointing": _one_of("none", "selective", "full"),
@@ -540,7 +540,7 @@ CALCULATOR_METHODS = ("full", "lora", "qlora")
 
 
 def unsupported_method(setup: Setup) -> str | None:
-    """The user's method when the memory calculator cannot express it ("ptuning", "lora + int8"), else None.
+    """The user's method when the memory calculator cannot express it ("ptuning", "freeze", "lora + int8"), else None.
 
     A figure for a LoRA-on-8-bit or a P-Tuning run computed as something else would be a number for a setup the
     user does not have, so the answer says in one line that it cannot compute one instead."""

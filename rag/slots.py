@@ -875,6 +875,7 @@ _PARALLEL_SIZE_RULES = (
 
 
 def _parallel(text: str, slots: Slots) -> None:
+    m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
@@ -1077,6 +1078,10 @@ _LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(
 _USE_LORA_OFF = re.compile(r"(?<![\w-])-{0,2}use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)\b", re.I)
 # QLoRA as a switch: FastChat's `--q_lora True`, open-instruct's `--use_qlora`, "Q-LoRA" (never a file: "q_lora.py").
 _QLORA = re.compile(r"(?<![\w/.])-{0,2}(?:use_)?q[-_]?lora(?![\w.])", re.I)
+# Freeze tuning (LLaMA-Factory's `finetuning_type: freeze`) as people write it: "freeze微调", "freeze tuning".
+_FREEZE = re.compile(
+    r"(?<![A-Za-z_])freeze[-_ ]?(?:tuning|微调|训练|方式|fine[-_ ]?tun\w*)|冻结(?:部分)?(?:层|参数)?微调", re.I
+)
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
@@ -1146,7 +1151,7 @@ def _finetune(text: str, slots: Slots) -> None:
         return
     if key := _METHOD_KEY.search(text):
         # the framework's own method key decides (`--train_type full` next to `--tuner_backend peft`)
-        slots.finetune = {"freeze": None}.get(key.group(1).lower(), key.group(1).lower())
+        slots.finetune = key.group(1).lower()  # "freeze" too: the answer says it has no figure for it
         if slots.finetune == "qlora" and slots.quantization is None:
             slots.quantization = "int4"
         if slots.finetune == "lora" and slots.quantization == "int4":
@@ -1168,6 +1173,8 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "lora"
     elif full:
         slots.finetune = "full"
+    elif _FREEZE.search(text):
+        slots.finetune = "freeze"  # some layers trained, the rest frozen: neither full nor LoRA
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):

@@ -149,3 +149,14 @@ def test_nodes_times_gpus_per_node(text: str, world: int, nodes: int) -> None:
 def test_a_precision_the_card_lacks_is_neither_used_nor_turned_off() -> None:
     assert extract_slots("8块V100，bf16不支持，用fp16").precision == "amp-fp16"
     assert extract_slots("V100 bf16不支持").precision is None  # no fp32 made up from it
+
+
+@pytest.mark.parametrize(
+    "text", ["finetuning_type: freeze", "用freeze微调，8卡", "--finetuning_type freeze --cutoff_len 1024"]
+)
+def test_freeze_tuning_is_named_not_taken_for_full(text: str) -> None:
+    setup, _ = read_setup(split_message(text))
+    assert setup.get("finetune") == "freeze"
+    from rag.setup import enough_for_memory, unsupported_method
+
+    assert unsupported_method(setup) == "freeze" and not enough_for_memory(setup)
