@@ -1097,8 +1097,14 @@ _QUANT = re.compile(
     r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])",
     re.I,
 )
-_QUANT_NOT_BEFORE = re.compile(r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$", re.I)
-_QUANT_NOT_AFTER = re.compile(r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b", re.I)
+_QUANT_NOT_BEFORE = re.compile(
+    r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$|\$\{?\w*$", re.I
+)
+# … nor a flag set from a shell variable (`--load-in-4bit $load_in_4bit`): its value is not in the message.
+_QUANT_NOT_AFTER = re.compile(
+    r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b|^\w*[\"']?(?:\s*=\s*|\s+)[\"']?\$",
+    re.I,
+)
 # Someone else's setup named before it: "the examples use int8/int4", "官方示例都是 int4".
 _QUANT_OTHERS = re.compile(
     r"(?:示例|例子|官方|官网|文档|readme|paper|论文|examples?|tutorial|教程)[^.。;；\n]{0,20}$", re.I
@@ -1165,8 +1171,9 @@ def _finetune(text: str, slots: Slots) -> None:
     elif (
         "qlora" in low
         or any(not any(a <= q.start() < b for a, b in off) for q in _QLORA.finditer(text))
-        or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low)
-        or (lora and slots.quantization == "int4")
+        # 4-bit base weights as _quantization read them (not a commented-out, someone else's or `$variable` one)
+        or slots.quantization == "int4"
+        or "nf4" in low
     ):
         slots.finetune = "qlora"
     elif lora:

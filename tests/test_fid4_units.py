@@ -160,3 +160,10 @@ def test_freeze_tuning_is_named_not_taken_for_full(text: str) -> None:
     from rag.setup import enough_for_memory, unsupported_method
 
     assert unsupported_method(setup) == "freeze" and not enough_for_memory(setup)
+
+
+def test_a_flag_set_from_a_shell_variable_states_no_value() -> None:
+    text = "accelerate launch --num_processes=8 grpo.py --lora-rank $lora_rank --load-in-4bit $load_in_4bit"
+    setup, _ = read_setup(split_message(text))
+    assert setup.get("quantization") is None and setup.get("finetune") != "qlora"
+    assert extract_slots("--load_in_4bit True --lora_r 8").quantization == "int4"
