@@ -93,7 +93,7 @@ VALIDATORS: dict[str, Any] = {
     "offload_param": _bool,
     "precision": _one_of("fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"),
     "seq_len": _int(1, 10_000_000),
-    "finetune": _one_of("full", "lora", "qlora", "ptuning"),
+    "finetune": _one_of("full", "lora", "qlora", "ptuning", "freeze"),
     "quantization": _one_of("int8", "int4"),
     "lora_rank": _int(1, 65_536),
     "gradient_checkpointing": _one_of("none", "selective", "full"),
@@ -438,7 +438,13 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         source = _PART_SOURCE.get(part.kind, "error")
         for art in found:
             artifacts.append(art)
-            for key, value in (getattr(art, "fields", None) or {}).items():
+            fields = dict(getattr(art, "fields", None) or {})
+            if fields.get("launcher") == "python" and fields.get("python_visible_unused"):
+                # `CUDA_VISIBLE_DEVICES=0,1,2,3 python main.py`: one process, but the GPUs the user gave it are the count
+                # they state (the HF Trainer then runs DataParallel over all of them: n_gpu = 4); "python starts one
+                # process" stays the diagnosis (launch.python_single_process).
+                fields["world_size"] = fields["python_visible_unused"]
+            for key, value in fields.items():
                 # DeepSpeed's batch assertion prints the world size it saw: next to the user's own count it is the
                 # disagreement the diagnosis is about (kept as a conflict), alone it is the world size.
                 key = _ARTIFACT_KEYS.get(key, key)
@@ -488,6 +494,18 @@ def own_prose(prose: str) -> str:
     return "".join(out)
 
 
+def _lora_on_4bit_is_qlora(setup: Setup) -> None:
+    """LoRA on base weights loaded in 4 bits is QLoRA (LLaMA-Factory writes it `finetuning_type: lora` +
+    `quantization_bit: 4`): the method the memory calculator models for it, from wherever the two values came."""
+    method = setup.values.get("finetune")
+    if method is not None and method.value == "lora" and setup.get("quantization") == "int4":
+        setup.values["finetune"] = SetupValue(value="qlora", source=method.source, evidence=method.evidence)
+        if "finetune" in setup.conflicts:
+            setup.conflicts["finetune"] = [c for c in setup.conflicts["finetune"] if c.value != "qlora"]
+            if not setup.conflicts["finetune"]:
+                del setup.conflicts["finetune"]
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
@@ -511,6 +529,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _launch_count_over_prose(setup, parts)
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
+    _lora_on_4bit_is_qlora(setup)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts
@@ -521,7 +540,7 @@ CALCULATOR_METHODS = ("full", "lora", "qlora")
 
 
 def unsupported_method(setup: Setup) -> str | None:
-    """The user's method when the memory calculator cannot express it ("ptuning", "lora + int8"), else None.
+    """The user's method when the memory calculator cannot express it ("ptuning", "freeze", "lora + int8"), else None.
 
     A figure for a LoRA-on-8-bit or a P-Tuning run computed as something else would be a number for a setup the
     user does not have, so the answer says in one line that it cannot compute one instead."""

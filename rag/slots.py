@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -92,6 +94,76 @@ class Slots(BaseModel):
         return Slots(**{**earlier.stated(), **self.stated()})
 
 
+# ---- the extraction table's machinery ---------------------------------------------------------------------
+#: A rule's converter: the match and the whole text in, one value per slot of the rule out (None: leave that slot).
+Convert = Callable[[re.Match[str], str], tuple[Any, ...]]
+
+
+def _always(m: re.Match[str], text: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class SlotRule:
+    """One extraction run: the slots a wording sets, the patterns that find it (tried in order: the first pattern
+    with an accepted match is used), and how the match becomes the values. Most settings are read this way; the
+    ones whose reading depends on the rest of the text (GPU counts, precision, the fine-tuning method) keep their
+    own named functions below.
+
+    ``only_if_unset``: an earlier rule or step that already set a slot wins. ``accept``: a match that is someone
+    else's (a quotation, a "total" batch) is skipped and the next match tried."""
+
+    slots: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+    convert: Convert
+    accept: Callable[[re.Match[str], str], bool] = _always
+    only_if_unset: bool = False
+
+    def match(self, text: str) -> re.Match[str] | None:
+        for pattern in self.patterns:
+            for m in pattern.finditer(text):
+                if self.accept(m, text):
+                    return m
+                if self.accept is _always:
+                    break
+        return None
+
+    def apply(self, text: str, slots: Slots) -> bool:
+        """Set the rule's slots from its first accepted match; whether it matched (even when no value was kept)."""
+        m = self.match(text)
+        if m is None:
+            return False
+        for slot, value in zip(self.slots, self.convert(m, text), strict=True):
+            if value is not None and not (self.only_if_unset and getattr(slots, slot) is not None):
+                setattr(slots, slot, value)
+        return True
+
+
+def _apply_each(rules: Sequence[SlotRule], text: str, slots: Slots) -> None:
+    """Every rule in turn; a later one overwrites an earlier one's slot unless it is ``only_if_unset``."""
+    for rule in rules:
+        rule.apply(text, slots)
+
+
+def _apply_first(rules: Sequence[SlotRule], text: str, slots: Slots) -> None:
+    """Alternative wordings of one setting: only the first rule whose pattern matches is used."""
+    for rule in rules:
+        if rule.apply(text, slots):
+            return
+
+
+def _group_int(n: int = 1) -> Convert:
+    return lambda m, text: (int(m.group(n)),)
+
+
+def _group_num(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    return (_num(m.group(1)),)
+
+
+def _constant(*values: Any) -> Convert:
+    return lambda m, text: values
+
+
 _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"llama[-_ ]?2[-_ ]?(?:chat[-_ ]?)?70b", re.I), "llama-2-70b"),
     (re.compile(r"llama[-_ ]?2[-_ ]?(?:chat[-_ ]?)?13b", re.I), "llama-2-13b"),
@@ -159,7 +231,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
-    r"(?:ascend\s*)?910b\d?|ascend\s*npus?|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
+    r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
     r"(?=\d{1,3}\s*(?:g|gb)\b|\D|$))",
@@ -269,7 +341,10 @@ _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
 )
 _GPU_MEM_EACH = re.compile(
-    _GB + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每卡|单卡)\s*(?:显存)?\s*" + _GB, re.I
+    _GB
+    + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡)\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
+    + _GB,
+    re.I,
 )
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
@@ -360,7 +435,7 @@ _LR = re.compile(
     re.I,
 )
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!\d[,，、])(?=\d)|(?!\d))"
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
     r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
@@ -382,6 +457,8 @@ _GPUS_EN = re.compile(
     r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b",
     re.I,
 )
+# TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
+_TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 _GPUS_WORD = re.compile(
     r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I
 )
@@ -392,9 +469,11 @@ _NODES = re.compile(
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(
     NUM
-    + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点)?\s*"
+    + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
+    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点|每台服务器|每台机器)?\s*"
     + NUM
-    + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|gpus?|cards?)|"
+    + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
+    r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)",
     re.I,
 )
@@ -423,7 +502,16 @@ _SEQ = re.compile(
     + r"(\d+(?:\.\d+)?)\s*(k)?",
     re.I,
 )
-_SEQ_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|长度|上下文|context|ctx)", re.I)
+_SEQ_TOKENS = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)", re.I
+)
+# "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
+_SEQ_CHANGE = re.compile(
+    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"context(?:\s*length)?|序列长度|上下文(?:长度)?)\D{0,12}?(?:从|\bfrom)\s*\d+(?:\.\d+)?\s*k?\s*"
+    r"(?:->|→|到|改到|改成|增加到|加到|\bto)\s*(\d+(?:\.\d+)?)\s*(k)?(?![A-Za-z0-9])",
+    re.I,
+)
 _RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
 _CKPT = re.compile(
     r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
@@ -601,39 +689,62 @@ _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 
 
+def _own_micro(m: re.Match[str], text: str) -> bool:
+    """Not a "total" batch and not a quotation."""
+    return not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]) and not _quoted(
+        text, m.start(), lines=False
+    )
+
+
+def _micro_and_flag(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
+    b = _BATCH_FLAG.search(text)
+    return int(m.group(1)), int(b.group(1)) if b else None
+
+
+def _train_batch_or_product(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
+    return (int(product.group(1)) if product else int(m.group(1)),)
+
+
+def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    lr = float(m.group(1))
+    return (lr if 0 < lr < 10 else None,)
+
+
+_MICRO_RULES = (
+    SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
+)
+_GA_RULES = (
+    SlotRule(
+        ("ga_from", "gradient_accumulation_steps"),
+        (_GA_CHANGE, _GA_CHANGE_FAR),
+        lambda m, text: (int(m.group(1)), int(m.group(2))),
+    ),
+    SlotRule(("gradient_accumulation_steps",), (_GA_VALUE_FOR,), _group_int()),
+    SlotRule(
+        ("gradient_accumulation_steps",),
+        (_GA_BACKWARD,),
+        lambda m, text: (2 if m.group(1).lower() == "twice" else int(m.group(2)),),
+    ),
+    SlotRule(("gradient_accumulation_steps",), (_GA, _GA_AFTER), _group_num),
+)
+_BATCH_RULES = (
+    SlotRule(("train_batch_size",), (_TRAIN_BATCH,), _train_batch_or_product, only_if_unset=True),
+    SlotRule(
+        ("base_batch_size", "train_batch_size"),
+        (_BATCH_CHANGE, _BATCH_CHANGE_FROM),
+        lambda m, text: (int(m.group(1)), int(m.group(2))),
+    ),
+    SlotRule(("base_learning_rate",), (_LR,), _learning_rate),
+)
+
+
 def _batch(text: str, slots: Slots) -> None:
-    if m := _MICRO_AND_BATCH.search(text):
-        # alpaca-lora style: --batch_size is the global batch, --micro_batch_size the per-step batch.
-        slots.train_micro_batch_size_per_gpu = int(m.group(1))
-        if b := _BATCH_FLAG.search(text):
-            slots.train_batch_size = int(b.group(1))
-    elif m := next(
-        (
-            m
-            for m in _MICRO.finditer(text)
-            if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
-            and not _quoted(text, m.start(), lines=False)
-        ),
-        None,
-    ):
-        slots.train_micro_batch_size_per_gpu = _num(m.group(1))
-    if m := _GA_CHANGE.search(text) or _GA_CHANGE_FAR.search(text):
-        slots.ga_from, slots.gradient_accumulation_steps = int(m.group(1)), int(m.group(2))
-    elif m := _GA_VALUE_FOR.search(text):
-        slots.gradient_accumulation_steps = int(m.group(1))
-    elif m := _GA_BACKWARD.search(text):
-        slots.gradient_accumulation_steps = 2 if m.group(1).lower() == "twice" else int(m.group(2))
-    elif (m := _GA.search(text)) or (m := _GA_AFTER.search(text)):
-        slots.gradient_accumulation_steps = _num(m.group(1))
-    if (m := _TRAIN_BATCH.search(text)) and slots.train_batch_size is None:
-        product = _PRODUCT.match(text, m.end())  # "the effective batch_size is 128*8 = 1024": the result
-        slots.train_batch_size = int(product.group(1)) if product else int(m.group(1))
-    if m := _BATCH_CHANGE.search(text) or _BATCH_CHANGE_FROM.search(text):
-        slots.base_batch_size, slots.train_batch_size = int(m.group(1)), int(m.group(2))
-    if m := _LR.search(text):
-        lr = float(m.group(1))
-        if 0 < lr < 10:
-            slots.base_learning_rate = lr
+    _apply_first(_MICRO_RULES, text, slots)
+    _apply_first(_GA_RULES, text, slots)
+    _apply_each(_BATCH_RULES, text, slots)
 
 
 # "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4".
@@ -714,6 +825,11 @@ _OWN_SINGLE = re.compile(
 )
 
 
+# "但是如果单卡训练是不爆显存的", "faster than on one GPU": a single GPU supposed or compared, not the run's count.
+_SUPPOSED_BEFORE = re.compile(
+    r"(?:如果|假如|要是|若是?|换成|\bif\b|\bthan\b|instead of|compared (?:to|with)|相比|比)\s*(?:用|是|只用|使用|在|on|with|a)?\s*$",
+    re.I,
+)
 _PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡住", re.I)
 _SWITCHED = re.compile(
     r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I
@@ -732,12 +848,35 @@ def _own_mention(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     )
 
 
+def _trl_global(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    """TRL's check, "The global train batch size (7 x 1) must be …": processes x per-device batch (train only)."""
+    train = "train" in m.group(0).lower()
+    return (int(m.group(1)), int(m.group(2))) if train else (None, None)
+
+
+#: Counts written the way launchers and people write them, read before the phrase patterns of _parallel.
+_COUNT_FIRST_RULES = (
+    # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
+    SlotRule(("world_size",), (_TRL_GLOBAL,), lambda m, text: _trl_global(m, text)[:1]),
+    SlotRule(("world_size",), (_GPUS_EN,), lambda m, text: (_EN_NUM[m.group(1).lower()],)),
+)
+#: `--num_gpus 4`, "GPU num is 8": a count by name, over a count read from a phrase.
+_COUNT_NAMED_RULE = SlotRule(("world_size",), (_GPUS_WORD, _GPU_NUM), _group_int())
+#: "共 16 张卡" (the total), then "后来变成单卡" (a change): each later one wins.
+_COUNT_LAST_RULES = (
+    SlotRule(("world_size",), (_GPU_TOTAL,), _group_int()),
+    SlotRule(("world_size",), (_GPU_CHANGE,), _group_num),
+)
+_PARALLEL_SIZE_RULES = (
+    SlotRule(("num_nodes",), (re.compile(r"单机|single[-_ ]node|one node", re.I),), _constant(1), only_if_unset=True),
+    SlotRule(("pipeline_parallel_size",), (_PP,), _group_int()),
+    SlotRule(("tensor_parallel_size",), (_TP,), _group_int()),
+)
+
+
 def _parallel(text: str, slots: Slots) -> None:
-    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
-        # TRL's check quoted inline ("ValueError: The global train batch size (1 x 1) must be evenly divisible …")
-        slots.world_size = int(m.group(1))
-    if m := _GPUS_EN.search(text):
-        slots.world_size = _EN_NUM[m.group(1).lower()]
+    m: re.Match[str] | None
+    _apply_each(_COUNT_FIRST_RULES, text, slots)
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
@@ -755,12 +894,14 @@ def _parallel(text: str, slots: Slots) -> None:
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
     if (
         slots.world_size is None
-        and any(not _quoted(text, m.start()) for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I))
+        and any(
+            not _quoted(text, m.start()) and not _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()])
+            for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
+        )
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
-    if m := _GPUS_WORD.search(text) or _GPU_NUM.search(text):
-        slots.world_size = int(m.group(1))
+    _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
     if m := _NODES_OF_GPUS.search(text):
@@ -773,10 +914,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and slots.world_size < slots.num_nodes:
             slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
-    if m := _GPU_TOTAL.search(text):
-        slots.world_size = int(m.group(1))
-    if m := _GPU_CHANGE.search(text):
-        slots.world_size = _num(m.group(1))
+    _apply_each(_COUNT_LAST_RULES, text, slots)
     if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
@@ -809,12 +947,7 @@ def _parallel(text: str, slots: Slots) -> None:
         r"offload_param(?:_device)?\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I
     ):
         slots.offload_param = False
-    if slots.num_nodes is None and re.search(r"单机|single[-_ ]node|one node", text, re.I):
-        slots.num_nodes = 1
-    if m := _PP.search(text):
-        slots.pipeline_parallel_size = int(m.group(1))
-    if m := _TP.search(text):
-        slots.tensor_parallel_size = int(m.group(1))
+    _apply_each(_PARALLEL_SIZE_RULES, text, slots)
 
 
 _PRECISION_MENTION = re.compile(
@@ -837,11 +970,16 @@ _SET_TO = re.compile(r"(?:set|changed?|switch(?:ed)?)\s+(?:it\s+)?to|设为|设�
 # "no_fp16", "V100 doesn't support bf16", "downcast_bf16: 'no'", "use_fp16=false", "bnb_4bit_compute_dtype=torch.bfloat16"
 _PRECISION_OFF_BEFORE = re.compile(
     r"(?:no[_-]|not\s|without\s|n't support\s|not support\s|不支持|disable\w*\s|instead of\s|"
-    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)\S{0,12}$",
+    r"rather than\s|compute_dtype\W{0,3}(?:torch\.)?|downcast_)[^\s,，、。;；]{0,12}$",
     re.I,
 )
 _PRECISION_OFF_AFTER = re.compile(
     r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false", re.I
+)
+# "V100 上 bf16不支持，用fp16", "bf16 is not supported on my card": what the card cannot do. Not a precision the run
+# uses, and not a switch turned off either (the run may be fp16 or fp32: nothing is concluded from it).
+_PRECISION_UNSUPPORTED_AFTER = re.compile(
+    r"^\s*(?:也|都)?(?:不支持|不能用|用不了|不可用|is not supported|isn't supported|not supported|unsupported)", re.I
 )
 
 
@@ -868,8 +1006,10 @@ def _precision(text: str, slots: Slots) -> None:
         ):
             switched_off = True  # "no_fp16", "fp16": {"enabled": false}
             continue
-        if _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24) : m.start()]) or _PRECISION_OFF_AFTER.match(
-            text[m.end() : m.end() + 40]
+        if (
+            _PRECISION_OFF_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+            or _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40])
+            or _PRECISION_UNSUPPORTED_AFTER.match(text[m.end() : m.end() + 24])
         ):
             continue
         kind = m.lastgroup
@@ -894,19 +1034,25 @@ _SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK
 _TRAIN_AT_K = re.compile(r"训(?:练)?(?:到|在)?\s*(\d+(?:\.\d+)?)\s*([kK])(?![A-Za-z0-9])")
 
 
+def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    """ "2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
+    value = float(m.group(1)) * (1024 if m.group(2) else 1)
+    return (int(value) if 1 <= value <= 10**7 else None,)
+
+
+_SEQ_RULES = (
+    SlotRule(("seq_len",), (_SEQ_CHANGE,), _length),
+    SlotRule(("seq_len",), (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K), _length),
+    SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (int(m.group(1)) * 1024,)),
+)
+
+
 def _sequence(text: str, slots: Slots) -> None:
-    m = _SEQ.search(text) or _SEQ_TOKENS.search(text) or _TRAIN_AT_K.search(text)
-    if m is None and (c := _SIZE_THEN_CONTEXT.search(text)):
-        slots.seq_len = int(c.group(1)) * 1024
-        return
-    if m:
-        value = float(m.group(1)) * (1024 if m.group(2) else 1)
-        if 1 <= value <= 10**7:
-            slots.seq_len = int(value)
+    _apply_first(_SEQ_RULES, text, slots)
 
 
 _FULL = re.compile(
-    r"全量|全参|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
+    r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
     r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
     r"finetuning_type\W{0,4}full|"
     # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
@@ -930,11 +1076,19 @@ _METHOD_KEY = re.compile(
 _LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
 # … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
 _USE_LORA_OFF = re.compile(r"(?<![\w-])-{0,2}use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)\b", re.I)
+# QLoRA as a switch: FastChat's `--q_lora True`, open-instruct's `--use_qlora`, "Q-LoRA" (never a file: "q_lora.py").
+_QLORA = re.compile(r"(?<![\w/.])-{0,2}(?:use_)?q[-_]?lora(?![\w.])", re.I)
+# Freeze tuning (LLaMA-Factory's `finetuning_type: freeze`) as people write it: "freeze微调", "freeze tuning".
+_FREEZE = re.compile(
+    r"(?<![A-Za-z_])freeze[-_ ]?(?:tuning|微调|训练|方式|fine[-_ ]?tun\w*)|冻结(?:部分)?(?:层|参数)?微调", re.I
+)
 _NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
 
 
 # P-Tuning (v2): ChatGLM's ptuning/ scripts, whose flag is `--pre_seq_len` (the prefix length, not the sequence length).
-_PTUNING = re.compile(r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pre_seq_len\b", re.I)
+_PTUNING = re.compile(
+    r"(?<![A-Za-z])p[-_ ]?tun?ing(?:[-_ ]?v2)?|(?<![A-Za-z])pre_seq_len\b|(?<![A-Za-z0-9_])ptv2(?![A-Za-z0-9])", re.I
+)
 # Base weights loaded in 8 / 4 bits: "load_in_8bit=True", "--quantization 8bit", "--quantization_bit 4", "int8", "4-bit",
 # "8比特". Never an 8-bit optimizer ("adamw_8bit", "8 bit Adam", "Adam8bit") or a function name
 # ("prepare_model_for_int8_training").
@@ -943,8 +1097,14 @@ _QUANT = re.compile(
     r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])",
     re.I,
 )
-_QUANT_NOT_BEFORE = re.compile(r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$", re.I)
-_QUANT_NOT_AFTER = re.compile(r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b", re.I)
+_QUANT_NOT_BEFORE = re.compile(
+    r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$|\$\{?\w*$", re.I
+)
+# … nor a flag set from a shell variable (`--load-in-4bit $load_in_4bit`): its value is not in the message.
+_QUANT_NOT_AFTER = re.compile(
+    r"^\W{0,2}(?:adam|optim)|^\w*[\"']?\s*[:=]\s*[\"']?(?:false|flase|no|none|0)\b|^\w*[\"']?(?:\s*=\s*|\s+)[\"']?\$",
+    re.I,
+)
 # Someone else's setup named before it: "the examples use int8/int4", "官方示例都是 int4".
 _QUANT_OTHERS = re.compile(
     r"(?:示例|例子|官方|官网|文档|readme|paper|论文|examples?|tutorial|教程)[^.。;；\n]{0,20}$", re.I
@@ -997,21 +1157,31 @@ def _finetune(text: str, slots: Slots) -> None:
         return
     if key := _METHOD_KEY.search(text):
         # the framework's own method key decides (`--train_type full` next to `--tuner_backend peft`)
-        slots.finetune = {"freeze": None}.get(key.group(1).lower(), key.group(1).lower())
+        slots.finetune = key.group(1).lower()  # "freeze" too: the answer says it has no figure for it
         if slots.finetune == "qlora" and slots.quantization is None:
             slots.quantization = "int4"
+        if slots.finetune == "lora" and slots.quantization == "int4":
+            slots.finetune = "qlora"  # LLaMA-Factory's QLoRA: `finetuning_type: lora` + `quantization_bit: 4`
         if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
             slots.lora_rank = int(r.group(1))
         return
     full = _FULL.search(text) or _NO_ADAPTER.search(text) or _USE_LORA_OFF.search(text)
     if full and not lora:
         slots.finetune = "full"
-    elif "qlora" in low or re.search(r"4[-_ ]?bit|4比特|四比特|nf4", low):
+    elif (
+        "qlora" in low
+        or any(not any(a <= q.start() < b for a, b in off) for q in _QLORA.finditer(text))
+        # 4-bit base weights as _quantization read them (not a commented-out, someone else's or `$variable` one)
+        or slots.quantization == "int4"
+        or "nf4" in low
+    ):
         slots.finetune = "qlora"
     elif lora:
         slots.finetune = "lora"
     elif full:
         slots.finetune = "full"
+    elif _FREEZE.search(text):
+        slots.finetune = "freeze"  # some layers trained, the rest frozen: neither full nor LoRA
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
@@ -1024,15 +1194,22 @@ _KEY_OFF = re.compile(
 )
 
 
+def _checkpointing(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()):
+        return ("none",)
+    return ("selective" if re.search(r"selective|选择性", text, re.I) else "full",)
+
+
+_CKPT_RULE = SlotRule(("gradient_checkpointing",), (_CKPT,), _checkpointing)
+_ATTENTION_RULES = (
+    SlotRule(("flash_attention",), (_FLASH,), lambda m, text: (not _negated(text, m.start()),)),
+    SlotRule(("flash_attention",), (_EAGER,), _constant(False)),
+)
+
+
 def _memory_features(text: str, slots: Slots) -> None:
-    if m := _CKPT.search(text):
-        slots.gradient_checkpointing = "none" if _negated(text, m.start()) or _KEY_OFF.match(text, m.end()) else "full"
-        if re.search(r"selective|选择性", text, re.I) and slots.gradient_checkpointing == "full":
-            slots.gradient_checkpointing = "selective"
-    if m := _FLASH.search(text):
-        slots.flash_attention = not _negated(text, m.start())
-    elif _EAGER.search(text):
-        slots.flash_attention = False
+    _CKPT_RULE.apply(text, slots)
+    _apply_first(_ATTENTION_RULES, text, slots)
 
 
 # ---- named settings: `PER_DEVICE_BATCH_SIZE=1`, `--per_gpu_train_batch_size=8`, `"gradient_accumulation_steps": 8`,
@@ -1227,32 +1404,22 @@ _BANNER = [
 ]
 # DeepSpeed's stage-3 optimizer named in a traceback or log.
 _ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
-# TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
-_TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 
 
 def extract_printed(text: str) -> Slots:
     """Setup values in what a framework printed (a log or an error), read only from lines whose wording is fixed by
     the framework; never the free-text patterns, which would read step counts and timings as a setup."""
     slots = Slots()
-    for pattern, key in _BANNER:
-        if m := pattern.search(text):
-            setattr(slots, key, int(m.group(1)))
-    if _ZERO3_CLASS.search(text):
-        slots.zero_stage = 3
-    if (m := _TRL_GLOBAL.search(text)) and "train" in m.group(0).lower():
-        slots.world_size, slots.train_micro_batch_size_per_gpu = int(m.group(1)), int(m.group(2))
-    if (m := _TRAINABLE_PRINTED.search(text)) and int(m.group(1).replace(",", "")) >= 1e9:
-        # the HF Trainer banner's count: a billion or more trainable parameters is the whole model (adapters are far
-        # smaller), so it is the model's size
-        slots.num_params = float(m.group(1).replace(",", ""))
-    if _GC_PRINTED.search(text):
-        slots.gradient_checkpointing = "full"
-    if _FP16_PRINTED.search(text):
-        slots.precision = "fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16"
-    elif m := _HALF_UNSUPPORTED.search(text):
-        slots.precision = "amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16"
+    _apply_each(_PRINTED_RULES, text, slots)
+    _apply_first(_PRINTED_PRECISION_RULES, text, slots)
     return slots
+
+
+def _trainable_params(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    # the HF Trainer banner's count: a billion or more trainable parameters is the whole model (adapters are far
+    # smaller), so it is the model's size
+    count = float(m.group(1).replace(",", ""))
+    return (count if count >= 1e9 else None,)
 
 
 _TRAINABLE_PRINTED = re.compile(r"Number of trainable parameters\s*=\s*(\d{1,3}(?:,\d{3})+|\d+)")
@@ -1267,6 +1434,28 @@ _FP16_PRINTED = re.compile(
 )
 # transformers' TrainingArguments check: "Your setup doesn't support bf16/gpu." — the user asked for bf16.
 _HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|cpu|npu|xpu)", re.I)
+
+
+#: What frameworks print (read from logs and errors only, by extract_printed).
+_PRINTED_RULES = (
+    *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
+    SlotRule(("zero_stage",), (_ZERO3_CLASS,), _constant(3)),
+    SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),
+    SlotRule(("num_params",), (_TRAINABLE_PRINTED,), _trainable_params),
+    SlotRule(("gradient_checkpointing",), (_GC_PRINTED,), _constant("full")),
+)
+_PRINTED_PRECISION_RULES = (
+    SlotRule(
+        ("precision",),
+        (_FP16_PRINTED,),
+        lambda m, text: ("fp16-mixed" if re.search(r"deepspeed|zero", text, re.I) else "amp-fp16",),
+    ),
+    SlotRule(
+        ("precision",),
+        (_HALF_UNSUPPORTED,),
+        lambda m, text: ("amp-bf16" if m.group(1).lower() == "bf16" else "amp-fp16",),
+    ),
+)
 
 
 def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
