@@ -52,13 +52,17 @@ SHIP_OVERRIDE = 0.9
 SHIP_WITH_RULE = False
 
 
-def load_questions(folder: Path = DEV_DIR, exclude: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Every labelled question of the dev folder (files named in ``exclude`` left out, e.g. a file to score blind)."""
+def load_questions(
+    folder: Path = DEV_DIR, exclude: tuple[str, ...] = (), only: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """Every labelled question of the dev folder (files named in ``exclude`` left out, e.g. a file to score blind;
+    with ``only``, just those files — the artifact records which it was trained on)."""
     items: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.yaml")):
-        if path.name in exclude:
+        if path.name in exclude or (only is not None and path.name not in only):
             continue
-        items.extend((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("questions") or [])
+        for q in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("questions") or []:
+            items.append({**q, "_file": path.name})
     return items
 
 
@@ -168,6 +172,7 @@ def train_and_write(items: list[dict[str, Any]], inputs: list[ActInputs], path: 
     assert set(classes) <= set(ACT_ORDER)
     meta = {
         "trained_on": f"tests/data/real_questions ({len(items)} questions)",
+        "files": sorted({str(q["_file"]) for q in items if "_file" in q}),
         "C": SHIP_C,
         "with_rule_feature": SHIP_WITH_RULE,
         "trainer": "bench/train_act.py",
