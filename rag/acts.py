@@ -241,7 +241,36 @@ def classify_act(
     previous: Act | None = None,
     follow_up: bool = False,
 ) -> Act:
-    """The act of a message, from its prose and the kinds of what it pasted.
+    """The act of a message: the rules' verdict (:func:`rule_act`), revised by the trained act model
+    (:mod:`rag.act_model`) where its grouped cross-validation showed the model generalises better.
+
+    A short follow-up that keeps the previous act is the rules' call alone (the model saw no conversations).
+    Without the model's artifact this is :func:`rule_act`.
+    """
+    verdict = rule_act(parts, has_diagnosis, has_misconception, setup_enough, previous, follow_up)
+    if follow_up and previous is not None and verdict == previous:
+        return verdict
+    from .act_model import revise_act
+
+    revised = revise_act(
+        parts,
+        verdict,
+        has_diagnosis=has_diagnosis,
+        has_misconception=has_misconception,
+        setup_enough=setup_enough,
+    )
+    return revised if revised in ACTS else verdict
+
+
+def rule_act(
+    parts: list[Part],
+    has_diagnosis: bool = False,
+    has_misconception: bool = False,
+    setup_enough: bool = False,
+    previous: Act | None = None,
+    follow_up: bool = False,
+) -> Act:
+    """The rules' act of a message, from its prose and the kinds of what it pasted.
 
     ``has_misconception``: the prose touches a known wrong belief (rag.intents), so a question about
     it ("does GA increase memory?", "显存爆掉是因为有效批次吗？") is a yes/no question about a claim.
