@@ -310,7 +310,7 @@ GLOSSARY: tuple[Term, ...] = (
     _t(
         r"一段时间后|一段时间之后|一段时间就|一阵子|跑了一会|一会就|跑着跑着|训练到一半|训到一半|中途|过一会|几十轮后|"
         r"几百步后|几千步后|第二个epoch|第\d+个epoch|\d+\s*[步轮][时后]|\d+\s*steps?[时后]|\d+\s*steps?之后",
-        r"after a while|for a while|after some time|after some steps|after a few steps|after a few hours|"
+        r"after a while|after some time|after some steps|after a few steps|after a few hours|"
         r"trained fine for|partway|midway|hours into|after \d+ steps|after \d+\.?\d*\s*hrs|after \d+\.?\d*\s*hours|"
         r"after \d+ epochs",
         "after running for a while",

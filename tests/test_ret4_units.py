@@ -88,3 +88,8 @@ def test_loss_comparison_alone_does_not_imply_accumulation() -> None:
     canon = _canon(text)
     assert "loss differs" in canon
     assert "loss differs with gradient accumulation" not in canon
+
+
+def test_trying_for_a_while_is_not_time_passing_in_the_run() -> None:
+    """Being stuck on an error "for a while" says how long the user searched, not when the run failed."""
+    assert "memory keeps growing" not in _canon("I have been stuck on this CUDA out of memory for a while")
