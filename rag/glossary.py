@@ -303,6 +303,10 @@ GLOSSARY: tuple[Term, ...] = (
         "DataParallel GPU 0 gathers outputs one process per GPU torchrun",
     ),
     # --- ret4: how users say "it ran, then ..." and "the loss is not the same" (issue #11) --------------------------
+    # Measured with the prose-line command cut of rag.query_clean on tests/data/real_questions/dev-ret4.yaml (24 threads
+    # mined and scored before these entries existed), bench/eval_retrieval_real.py fused hit@1/hit@3: zh 0.538/0.692 ->
+    # 0.769/0.923, en 0.727/1.000 -> 0.727/1.000; the rest of the dev set (bench/eval_answers.py) zh 0.559/0.801 ->
+    # 0.559/0.796, en 0.643/0.846 -> 0.647/0.846.
     # Time passing before a failure: "训练一段时间后就会溢出显存", "可以跑起来一阵子，但之后会爆显存", "大概训练几十轮后，
     # 最终内存溢出", "跑完第一个epoch正常，但第二个就开始提示显存不足", "2000 step时出现OOM", "trained fine for
     # hundreds of steps", "hit OOM after 5.5hrs". Alone it means nothing; with an OOM word it implies memory growing
