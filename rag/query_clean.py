@@ -177,9 +177,24 @@ def prose_only(text: str) -> str:
             continue
         if _CONFIG_LINE.match(line) or _is_command(line):
             continue
+        line = _before_flags(line)
         if _CJK_WORDS.search(line) or len(_EN_WORD.findall(line)) >= 4:
             keep.append(line)
     return "\n".join(keep)
+
+
+#: A command-line flag (``--model_name_or_path``, ``--fp16``) standing as its own word.
+_FLAG = re.compile(r"(?<!\S)--[A-Za-z][\w.-]*")
+
+
+def _before_flags(line: str) -> str:
+    """``line`` up to a launch command pasted inside a sentence ("如果设置fp16: true,llamafactory-cli train --stage sft
+    --do_train ..."): from the first of two or more ``--flags`` on the line, the rest is a command, not prose, and its
+    flag names (in most batch cards) would outvote the sentence, as a whole pasted command would."""
+    flags = list(_FLAG.finditer(line))
+    if len(flags) < 2:
+        return line
+    return line[: flags[0].start()].rstrip()
 
 
 __all__ = ["clean_query", "prose_only", "fragmented", "FRAGMENTED_SHARE", "FRAGMENTED_WORDS"]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +48,7 @@ from rag.tokenize import tokenize
 
 if TYPE_CHECKING:
     from llama_index.core.base.embeddings.base import BaseEmbedding
-    from llama_index.core.schema import TextNode
+    from llama_index.core.schema import MetadataMode, TextNode
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +223,7 @@ def _make_bm25_retriever(nodes: list[TextNode], top_k: int) -> Any:
     from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
     from llama_index.retrievers.bm25 import BM25Retriever
 
-    class TokenizedBM25Retriever(BM25Retriever):
+    class TokenizedBM25Retriever(BM25Retriever):  # type: ignore[misc]  # llama-index-retrievers-bm25 ships no types
         """``BM25Retriever`` whose corpus and queries go through :func:`rag.tokenize.tokenize`.
 
         The stock class tokenizes with a regex that scores Chinese as zero; the bm25s index and
@@ -311,7 +311,7 @@ class Retriever:
         texts = [n.get_content(metadata_mode=_embed_mode()) for n in self.dense_nodes]
         enabled = cache_dir is not False
         self.cache = EmbeddingCache(
-            self.settings.identity(), None if cache_dir in (None, True, False) else cache_dir, enabled=enabled
+            self.settings.identity(), cache_dir if isinstance(cache_dir, (str, Path)) else None, enabled=enabled
         )
         log(
             "embedding %d passages of %d cards (cache: %s)",
@@ -334,9 +334,10 @@ class Retriever:
         log("retriever ready: %d cards, %d dense passages", len(self.cards), len(self.dense_nodes))
 
     # ---- construction helpers ---------------------------------------------------------
-    def _load_model(self, log) -> BaseEmbedding:
+    def _load_model(self, log: Callable[..., None]) -> BaseEmbedding:
         log("loading embedding model %s", self.settings.model)
-        return load_embedding(self.settings)
+        model: BaseEmbedding = load_embedding(self.settings)
+        return model
 
     def _embed_passages(self, texts: list[str]) -> list[list[float]]:
         return self.embed_model.get_text_embedding_batch(texts, show_progress=self.progress)
@@ -443,7 +444,7 @@ class Retriever:
         return len(hits_or_query) > 0
 
 
-def _embed_mode():
+def _embed_mode() -> MetadataMode:
     from llama_index.core.schema import MetadataMode
 
     return MetadataMode.EMBED
