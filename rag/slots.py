@@ -477,6 +477,8 @@ _NODES_X_GPUS = re.compile(
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)",
     re.I,
 )
+# Words that make the second number of "N nodes … M GPUs" a per-node count.
+_PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
 _ZERO = re.compile(
     r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
     r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])",
@@ -910,6 +912,10 @@ def _parallel(text: str, slots: Slots) -> None:
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
+        if per_node > 8 and per_node % nodes == 0 and not _PER_NODE_MARK.search(m.group(0)):
+            # "双机16卡", "4机32卡": a count above a node's usual 8 with no "each/每/x" is the total
+            # (LLaMA-Factory #4916 "单机八卡和双机16卡"); "2机8卡" stays 2 × 8 (LLaMA-Factory #7066: 16 shards).
+            slots.world_size = per_node
     elif m := _NODES.search(text):
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and slots.world_size < slots.num_nodes:
