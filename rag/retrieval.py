@@ -239,17 +239,31 @@ def _make_bm25_retriever(nodes: list[TextNode], top_k: int) -> Any:
             )
             super().__init__(existing_bm25=bm25, similarity_top_k=similarity_top_k, skip_stemming=True)
 
-        def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-            tokens = tokenize(query_bundle.query_str)
+        def _scored_docs(self, query: str) -> list[tuple[dict[str, Any], float]]:
+            """bm25s's ranking of the corpus entries for ``query``, zero scores left out."""
+            tokens = tokenize(query)
             if not tokens:
                 return []
             docs, scores = self.bm25.retrieve([tokens], k=self.similarity_top_k, show_progress=False, n_threads=0)
-            out = []
-            for doc, score in zip(docs[0], scores[0], strict=True):
-                if float(score) <= 0.0:
-                    continue
-                node_dict = doc if isinstance(doc, dict) else self.corpus[int(doc)]
-                out.append(NodeWithScore(node=metadata_dict_to_node(node_dict), score=float(score)))
+            return [
+                (doc if isinstance(doc, dict) else self.corpus[int(doc)], float(score))
+                for doc, score in zip(docs[0], scores[0], strict=True)
+                if float(score) > 0.0
+            ]
+
+        def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+            return [
+                NodeWithScore(node=metadata_dict_to_node(d), score=score)
+                for d, score in self._scored_docs(query_bundle.query_str)
+            ]
+
+        def card_scores(self, query: str) -> dict[str, float]:
+            """Best BM25 score per card: the same scores as :meth:`_retrieve`, without rebuilding every node from
+            its stored dict (that rebuild was most of the BM25 cost of an answer, ``bench/profile_ask.py``)."""
+            out: dict[str, float] = {}
+            for d, score in self._scored_docs(query):
+                cid = d["card_id"]
+                out[cid] = max(out.get(cid, 0.0), score)
             return out
 
     return TokenizedBM25Retriever(nodes, similarity_top_k=top_k)
@@ -358,13 +372,8 @@ class Retriever:
         return best
 
     def _bm25_card_scores(self, expanded: str) -> dict[str, float]:
-        from llama_index.core.schema import QueryBundle
-
-        out: dict[str, float] = {}
-        for nws in self._bm25.retrieve(QueryBundle(query_str=expanded)):
-            cid = nws.node.metadata["card_id"]
-            out[cid] = max(out.get(cid, 0.0), float(nws.score or 0.0))
-        return out
+        scores: dict[str, float] = self._bm25.card_scores(expanded)
+        return scores
 
     def search(self, query: str, k: int = 3) -> SearchResult:
         """Full result: fused ranking (top k), per-retriever rankings, relevance and decision."""

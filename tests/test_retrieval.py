@@ -212,6 +212,25 @@ def test_bm25_scores_chinese_nonzero(retriever):
     assert default == ["梯度累积会不会增加显存占用"]
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "梯度累积会不会增加显存占用",
+        "RuntimeError: CUDA out of memory after 2000 steps",
+        "train_batch_size 256 != 4 * 8 * 1",
+    ],
+)
+def test_bm25_card_scores_equal_llama_index_retrieve(retriever, query):
+    """The fast per-card path scores exactly what llama-index's retrieve() returns, best node per card."""
+    from llama_index.core.schema import QueryBundle
+
+    via_nodes: dict[str, float] = {}
+    for nws in retriever._bm25.retrieve(QueryBundle(query_str=query)):
+        cid = nws.node.metadata["card_id"]
+        via_nodes[cid] = max(via_nodes.get(cid, 0.0), float(nws.score))
+    assert via_nodes and retriever._bm25.card_scores(query) == via_nodes
+
+
 # --------------------------------------------------------------------------------------
 # cache
 # --------------------------------------------------------------------------------------
