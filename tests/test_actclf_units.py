@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,11 @@ def test_retraining_reproduces_the_committed_predictions(tmp_path):
     assert fresh is not None and shipped is not None
     differ = [q["id"] for q, x in zip(items, inputs, strict=True) if fresh.decide(x) != shipped.decide(x)]
     assert not differ, f"retrained model disagrees with the committed one on {differ[:5]}"
+
+
+def test_the_committed_model_was_trained_on_every_dev_file():
+    """A dev file added without retraining would leave its labels out of the model: retrain with
+    ``python -m bench.train_act --no-cv`` and commit rag/act_model.json."""
+    files = set(json.loads(ARTIFACT.read_text(encoding="utf-8"))["meta"]["files"])
+    on_disk = {p.name for p in (ARTIFACT.parent.parent / "tests" / "data" / "real_questions").glob("*.yaml")}
+    assert {Path(f).name for f in files} == on_disk
