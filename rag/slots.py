@@ -477,6 +477,13 @@ _NODES_X_GPUS = re.compile(
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)",
     re.I,
 )
+# A GPU count said to be per node: "每台机器都是8卡", "每个节点8张", "8 GPUs per node", "each node has 8 GPUs".
+_PER_NODE_COUNT = re.compile(
+    r"每(?:一)?(?:台|个)?(?:机器|节点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
+    r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
+    r"each (?:node|machine|server|host) (?:has|with) (\d+)",
+    re.I,
+)
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
 _PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
 _ZERO = re.compile(
@@ -918,8 +925,13 @@ def _parallel(text: str, slots: Slots) -> None:
             slots.world_size = per_node
     elif m := _NODES.search(text):
         slots.num_nodes = _num(m.group(1))
-        if slots.world_size and slots.world_size < slots.num_nodes:
-            slots.world_size *= slots.num_nodes  # "8卡 2机" style: the count was per node
+        per_node = _PER_NODE_COUNT.search(text)
+        if slots.world_size and (
+            slots.world_size < slots.num_nodes
+            or (per_node and _num(next(g for g in per_node.groups() if g)) == slots.world_size)
+        ):
+            # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
+            slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)
     if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))

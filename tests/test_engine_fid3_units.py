@@ -152,7 +152,7 @@ def test_deepspeed_offload_device_none_is_off():
         ("```\nswift sft --model Qwen/Qwen2.5-7B --train_type full --torch_dtype bfloat16\n```", "full"),
         ("```\n--tuner_backend peft --train_type full\n```", "full"),
         ("```\n--sft_type lora --lora_rank 8\n```", "lora"),
-        ("```\nfinetuning_type: freeze\n```", None),
+        ("```\nfinetuning_type: freeze\n```", "freeze"),  # its own method since fid4: no figure, never "full"
     ],
 )
 def test_the_frameworks_method_key_decides(text, expected):

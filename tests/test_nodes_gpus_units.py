@@ -22,6 +22,9 @@ from rag.setup import read_setup
         ("2 nodes x 16 GPUs", 32, 2),  # "x" makes 16 a per-node count
         ("2 nodes with 8 GPUs each", 16, 2),
         ("单机8卡训练", 8, 1),
+        ("两台机器就卡在这里不动了，每台机器都是8卡a800，并且单独单机多卡可以训练", 16, 2),  # count said per node
+        ("we have 2 nodes; each node has 8 GPUs", 16, 2),
+        ("2个节点，共16卡", 16, 2),
     ],
 )
 def test_nodes_and_gpus(message: str, world_size: int, nodes: int) -> None:
