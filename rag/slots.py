@@ -925,10 +925,10 @@ def _parallel(text: str, slots: Slots) -> None:
             slots.world_size = per_node
     elif m := _NODES.search(text):
         slots.num_nodes = _num(m.group(1))
-        per_node = _PER_NODE_COUNT.search(text)
+        per_node_m = _PER_NODE_COUNT.search(text)
         if slots.world_size and (
             slots.world_size < slots.num_nodes
-            or (per_node and _num(next(g for g in per_node.groups() if g)) == slots.world_size)
+            or (per_node_m is not None and _num(next(g for g in per_node_m.groups() if g)) == slots.world_size)
         ):
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
