@@ -16,6 +16,7 @@ from typing import Any
 
 from calculators import BatchConfigError, CalculatorError, run_tool
 from calculators.batch import BatchResult
+from calculators.i18n import t
 from calculators.lang import Lang, answer_language, as_lang
 from calculators.limits import MAX_CONFIG_CHARS, MAX_QUESTION_CHARS
 from calculators.memory import MemoryEstimate
@@ -32,7 +33,6 @@ from .intents import Intents, detect_intents, detect_misconceptions, holds_belie
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
-from .strings import t
 
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
 MAX_HISTORY_TURNS = 20

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from calculators.i18n import key_name, t
 from calculators.memory import MemoryEstimate
 from calculators.memory_table import memory_table
 from calculators.presets import GPU_PRESETS
@@ -25,7 +26,6 @@ from .formatting import gib
 from .intents import MisconceptionRule
 from .planner import Plan
 from .setup import Setup, unsupported_method
-from .strings import key_name, t
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (

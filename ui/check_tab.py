@@ -16,12 +16,13 @@ import gradio as gr
 
 from calculators import CalculatorError
 from calculators.configs import check_config
+from calculators.i18n import t
+from calculators.lang import Lang
 from calculators.limits import MAX_CONFIG_CHARS
 
 from .calculators_tab import CUSTOM, gpu_choices
 from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
 from .factcheck_box import build_factcheck_box, wire_factcheck_box
-from .i18n import t
 from .labels import Labels
 from .render import md_escape
 
@@ -31,12 +32,12 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 SEVERITY_COLORS = {"error": "#dc2626", "warning": "#d97706", "info": "#2563eb"}
 
 
-def color_map(lang: str) -> dict[str, str]:
+def color_map(lang: Lang) -> dict[str, str]:
     """HighlightedText colours keyed by the severity label in ``lang`` (the legend shows one language)."""
     return {t(f"sev_{sev}", lang): color for sev, color in SEVERITY_COLORS.items()}
 
 
-def model_choices_for_check(lang: str) -> list[tuple[str, str]]:
+def model_choices_for_check(lang: Lang) -> list[tuple[str, str]]:
     from calculators import MODEL_PRESETS
 
     return [(t("config_model_from_text", lang), CUSTOM)] + [(m, m) for m in MODEL_PRESETS]
@@ -53,7 +54,7 @@ def _world_size(v: Any) -> Any:
 
 
 def marked_lines(
-    text: str, findings: list[Any], positions: dict[str, tuple[int, int]], lang: str
+    text: str, findings: list[Any], positions: dict[str, tuple[int, int]], lang: Lang
 ) -> list[tuple[str, str | None]]:
     """The config as (line, severity label or None) segments for gr.HighlightedText: a line gets the most
     severe label among the findings that point at it (by line number, else by the key's position)."""
@@ -72,7 +73,7 @@ def marked_lines(
 
 
 def run_check_config(
-    text: str | None, model: str | None, gpu: str | None, world_size: Any, lang: str
+    text: str | None, model: str | None, gpu: str | None, world_size: Any, lang: Lang
 ) -> tuple[str, Any]:
     """(report Markdown, HighlightedText value). Never raises: bad input gets one line in the user's language."""
     lang = "zh" if lang == "zh" else "en"

@@ -1,15 +1,11 @@
-"""Every sentence the answer engine writes, in Chinese and English, in one place.
+"""The answer engine's sentences (rag/), in Chinese and English: one area of the one catalogue (calculators.i18n).
 
-``t("key", lang, **values)``: the same placeholders in both languages (a test checks it).
+Look a sentence up with ``calculators.i18n.t("key", lang, **values)``; a field's name with ``key_name(field, lang)``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-# The Lang type is calculators.lang.Lang (one type for every layer).
-
-TEXT: dict[str, dict[str, str]] = {
+ANSWER_TEXT: dict[str, dict[str, str]] = {
     # refusals
     "empty": {
         "zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
@@ -31,7 +27,7 @@ TEXT: dict[str, dict[str, str]] = {
     "numbers": {"zh": "计算结果", "en": "The numbers"},
     "explain": {"zh": "解释", "en": "Explanation"},
     "related": {"zh": "相关", "en": "Related"},
-    "sources": {"zh": "参考来源", "en": "Sources"},  # also the chat tab's folded sources title (ui/i18n.py)
+    "sources": {"zh": "参考来源", "en": "Sources"},  # also the chat tab's folded sources title
     "corrected": {"zh": "问题里的误解", "en": "What the question gets wrong"},
     "wrong": {"zh": "错误说法", "en": "Wrong"},
     "right": {"zh": "实际情况", "en": "Actually"},
@@ -163,7 +159,7 @@ TEXT: dict[str, dict[str, str]] = {
 }
 
 #: The one name of each setup field: the chat's setup line and conflict notes, and (as {name}) the calculators tab's
-#: form labels (ui/i18n.py FIELD_LABELS) use it.
+#: form labels (calculators.i18n.ui_text.FIELD_LABELS) use it. In the catalogue as "name.<field>".
 KEY_NAMES: dict[str, dict[str, str]] = {
     "model": {"zh": "模型", "en": "model"},
     "model_text": {"zh": "模型", "en": "model"},
@@ -193,12 +189,3 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},
 }
-
-
-def t(key: str, lang: str, **values: Any) -> str:
-    """The sentence ``key`` in ``lang`` ('zh' or 'en'), with ``values`` filled in."""
-    return TEXT[key]["zh" if lang == "zh" else "en"].format(**values)
-
-
-def key_name(key: str, lang: str) -> str:
-    return KEY_NAMES.get(key, {}).get("zh" if lang == "zh" else "en", key)
