@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calculators.i18n import key_name, t
+from calculators.lang import Lang
 from calculators.memory import MemoryEstimate
 from calculators.memory_table import memory_table
 from calculators.presets import GPU_PRESETS
@@ -61,7 +62,7 @@ _SHOWN = (
 class Results:
     """Everything the composer needs, already computed."""
 
-    lang: str
+    lang: Lang
     act: Act
     setup: Setup
     plan: Plan
@@ -81,7 +82,7 @@ class Results:
 
 
 # ---- the setup line ---------------------------------------------------------------------------
-def _show_value(key: str, value: Any, lang: str) -> str:
+def _show_value(key: str, value: Any, lang: Lang) -> str:
     if key == "num_params":
         return f"{value / 1e9:g}B"
     if key in ("gpu_memory_gb", "observed_memory_gb"):
@@ -95,7 +96,7 @@ def _show_value(key: str, value: Any, lang: str) -> str:
     return escape_md(value, 60)
 
 
-def setup_line(setup: Setup, lang: str) -> str:
+def setup_line(setup: Setup, lang: Lang) -> str:
     """'Your setup: Qwen-14B · 8 GPUs · micro 4 (from your config) · carried over: … · assumed: …'."""
     groups: dict[str, list[str]] = {}
     values = setup.values
@@ -137,7 +138,7 @@ def setup_line(setup: Setup, lang: str) -> str:
     return f"_{t('your_setup', lang)}{colon}{joiner.join(out)}_"
 
 
-def conflicts_line(setup: Setup, lang: str) -> str:
+def conflicts_line(setup: Setup, lang: Lang) -> str:
     lines = []
     for key, others in setup.conflicts.items():
         mine = setup.values.get(key)
@@ -161,7 +162,7 @@ def conflicts_line(setup: Setup, lang: str) -> str:
     return "\n".join(lines)
 
 
-def assumptions_line(plan: Plan, lang: str) -> str:
+def assumptions_line(plan: Plan, lang: Lang) -> str:
     if not plan.assumptions or plan.example:
         return ""
     sep = "；" if lang == "zh" else "; "
@@ -169,7 +170,7 @@ def assumptions_line(plan: Plan, lang: str) -> str:
     return f"_{t('assumed', lang).capitalize()}{colon}{sep.join(a.zh if lang == 'zh' else a.en for a in plan.assumptions)}_"
 
 
-def missing_line(missing: list[str], lang: str, method: str | None = None) -> str:
+def missing_line(missing: list[str], lang: Lang, method: str | None = None) -> str:
     if not missing:
         return ""
     if "unsupported" in missing:
@@ -179,12 +180,12 @@ def missing_line(missing: list[str], lang: str, method: str | None = None) -> st
 
 
 # ---- verdicts -------------------------------------------------------------------------------
-def _direct(card: Card, lang: str) -> str:
+def _direct(card: Card, lang: Lang) -> str:
     body = (card.body_zh if lang == "zh" else card.body_en).strip()
     return body.split("\n\n", 1)[0].strip()
 
 
-def _title(card: Card, lang: str) -> str:
+def _title(card: Card, lang: Lang) -> str:
     return card.title_zh if lang == "zh" else card.title_en
 
 
@@ -286,7 +287,7 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
     if any(p is None for p in parts) or not res.get("gpu_capacity"):
         return ""
-    states = sum(parts)
+    states = sum(p for p in parts if p is not None)
     cap = res["gpu_capacity"]
     key = "states_no_fit" if states > cap else "states_only"
     return "**" + t(key, lang, states=gib(states, lang), gpu=_gpu_name(r, res), cap=gib(cap, lang)) + "**"
@@ -306,7 +307,7 @@ def _batch_verdict(r: Results) -> str:
         res.get("world_size"),
         res.get("train_batch_size"),
     )
-    if None in (micro, ga, ws, total):
+    if micro is None or ga is None or ws is None or total is None:
         return ""
     steps, samples = res.get("optimizer_steps_per_epoch"), call.arguments.get("dataset_size")
     per_epoch = (
@@ -369,7 +370,7 @@ def _after_colon(title: str) -> str:
     return "" if len(cause) < 8 or _QUESTION_LIKE.search(cause) else cause
 
 
-def card_cause(card: Card, lang: str) -> str:
+def card_cause(card: Card, lang: Lang) -> str:
     """The cause a card's title names after its colon, or "" when the title names a topic or a myth. The English
     and the Chinese title must both name it (so both languages open the same way); the text is the asked language's."""
     if not (_after_colon(card.title_en) and _after_colon(card.title_zh)):
@@ -377,7 +378,7 @@ def card_cause(card: Card, lang: str) -> str:
     return _after_colon(_title(card, lang))
 
 
-def _card_cause_verdict(card: Card, lang: str) -> str:
+def _card_cause_verdict(card: Card, lang: Lang) -> str:
     """A diagnosis from a retrieved card alone: its cause when the title names one, never the title of a topic
     as if it were a cause; otherwise what the card says that bears on it, and what to paste to narrow it down."""
     cause = card_cause(card, lang)
@@ -505,7 +506,7 @@ def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:
     diff = (e2.total_per_gpu or 0) - (e1.total_per_gpu or 0)
     if diff == 0:
         out.append(t("ga_same", lang) + " " + line)
-    elif e2.activations > e1.activations:
+    elif (e2.activations or 0) > (e1.activations or 0):  # unknown activations (no architecture) count as 0
         out.append(t("ga_differs", lang) + " " + line)
     else:
         out.append(t("ga_grad_buffer", lang, diff=gib(diff, lang)) + " " + line)
@@ -555,7 +556,7 @@ def corrections_section(r: Results) -> str:
     )
 
 
-def sources_section(sources: list[Any], lang: str) -> str:
+def sources_section(sources: list[Any], lang: Lang) -> str:
     if not sources:
         return ""
     return f"#### {t('sources', lang)}\n" + "\n".join(
