@@ -92,7 +92,7 @@ def _show_value(key: str, value: Any, lang: Lang) -> str:
     if key == "finetune" and value == "ptuning":
         return "P-Tuning"
     if isinstance(value, bool):
-        return ("开" if value else "关") if lang == "zh" else ("on" if value else "off")
+        return t("on" if value else "off", lang)
     return escape_md(value, 60)
 
 
@@ -121,7 +121,7 @@ def setup_line(setup: Setup, lang: Lang) -> str:
         groups.setdefault(v.source, []).append(item)
     if not groups:
         return ""
-    sep = "，" if lang == "zh" else ", "
+    sep = t("list_sep", lang)
     out = []
     order = ("message", "config", "command", "error", "log", "nvidia_smi", "history")
     for source in order:
@@ -132,10 +132,8 @@ def setup_line(setup: Setup, lang: Lang) -> str:
             out.append(sep.join(items))
         else:
             label = t("carried" if source == "history" else f"from_{source}", lang)
-            out.append(f"{sep.join(items)}（{label}）" if lang == "zh" else f"{sep.join(items)} ({label})")
-    joiner = "；" if lang == "zh" else "; "
-    colon = "：" if lang == "zh" else ": "
-    return f"_{t('your_setup', lang)}{colon}{joiner.join(out)}_"
+            out.append(t("with_source", lang, items=sep.join(items), source=label))
+    return f"_{t('your_setup', lang)}{t('colon', lang)}{t('clause_sep', lang).join(out)}_"
 
 
 def conflicts_line(setup: Setup, lang: Lang) -> str:
@@ -154,7 +152,7 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
                     a=_show_value(key, mine.value, lang),
                     src_a=t(f"from_{mine.source}", lang)
                     if mine.source not in ("message", "history")
-                    else ("原文" if lang == "zh" else "as written"),
+                    else t("as_written", lang),
                     b=_show_value(key, other.value, lang),
                     src_b=src_b,
                 )
@@ -165,9 +163,8 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
 def assumptions_line(plan: Plan, lang: Lang) -> str:
     if not plan.assumptions or plan.example:
         return ""
-    sep = "；" if lang == "zh" else "; "
-    colon = "：" if lang == "zh" else ": "
-    return f"_{t('assumed', lang).capitalize()}{colon}{sep.join(a.zh if lang == 'zh' else a.en for a in plan.assumptions)}_"
+    what = t("clause_sep", lang).join(a.zh if lang == "zh" else a.en for a in plan.assumptions)
+    return f"_{t('assumed', lang).capitalize()}{t('colon', lang)}{what}_"
 
 
 def missing_line(missing: list[str], lang: Lang, method: str | None = None) -> str:
@@ -176,7 +173,7 @@ def missing_line(missing: list[str], lang: Lang, method: str | None = None) -> s
     if "unsupported" in missing:
         return t("memory_unsupported", lang, method=escape_md(method or "", 40))
     names = [t("need_model" if m == "model" else "need_method", lang) for m in missing]
-    return t("need_for_memory", lang, missing=("、" if lang == "zh" else "; ").join(names))
+    return t("need_for_memory", lang, missing=t("enum_sep", lang).join(names))
 
 
 # ---- verdicts -------------------------------------------------------------------------------
@@ -235,7 +232,7 @@ def _gpu_name(r: Results, res: dict[str, Any]) -> str:
     elif name in GPU_PRESETS:
         name = gpu_display(name)
     elif not name:
-        name = "显卡" if r.lang == "zh" else "GPU"
+        name = t("a_gpu", r.lang)
     return name if r.lang == "zh" else with_article(name)
 
 
@@ -260,24 +257,15 @@ def _memory_verdict(r: Results) -> str:
     over_bytes = res["total_per_gpu"] - res["gpu_capacity"]
     over = gib(over_bytes, lang)
     text = "**" + t("no_fit", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), over=over) + "**"
-    space = "" if lang == "zh" else " "
     fits = [(what, call.result) for what, call in r.nearest_fits if call.result]
     if not fits:
-        return text + space + t("nothing_fits", lang)
+        return t("then", lang, a=text, b=t("nothing_fits", lang))
     if res.get("max_micro_batch") == 0 and main.arguments.get("train_micro_batch_size_per_gpu", 1) > 1:
-        text += space + t("micro1_no_fit", lang)
-    sep = "；" if lang == "zh" else "; "
-    return (
-        text
-        + space
-        + t(
-            "nearest_fits",
-            lang,
-            options=sep.join(
-                t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
-            ),
-        )
+        text = t("then", lang, a=text, b=t("micro1_no_fit", lang))
+    options = t("clause_sep", lang).join(
+        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
     )
+    return t("then", lang, a=text, b=t("nearest_fits", lang, options=options))
 
 
 def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
@@ -332,7 +320,7 @@ def _diagnosis_verdict(r: Results) -> str:
     fix = getattr(first, "fix_zh" if lang == "zh" else "fix_en", "")
     out = f"**{t('likely_cause', lang, title=title.rstrip('。.'))}** {because}".strip()
     if fix:
-        out += (" 解决：" if lang == "zh" else " Fix: ") + fix
+        out += t("fix_suffix", lang, fix=fix)
     more = [c for c in causes[1:3] if getattr(c, "likelihood", "") == "likely"]
     for c in more:
         out += "\n\n" + t(
@@ -416,7 +404,7 @@ def verdict(r: Results) -> str:
                 _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
                 for m in r.misconceptions[:2]
             ]
-            return "**" + t("likely_cause", lang, title=("；" if lang == "zh" else "; ").join(causes)) + "**"
+            return "**" + t("likely_cause", lang, title=t("clause_sep", lang).join(causes)) + "**"
         if r.act == "fit":
             mv = _memory_verdict(r)
             return f"**{head}**" + (f"\n\n{mv}" if mv else "")
@@ -477,9 +465,8 @@ def numbers_section(r: Results) -> str:
 
 def _nearest_table(r: Results) -> str:
     """The nearest settings that fit, each with its own per-GPU total and what it leaves spare."""
-    zh = r.lang == "zh"
     rows = [
-        f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |",
+        t("nearest_table_head", r.lang),
         "|---|---:|---:|",
     ]
     for what, call in r.nearest_fits:
@@ -494,7 +481,7 @@ def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:
         return [low.summary_md or high.summary_md]
     a, b = low.arguments["gradient_accumulation_steps"], high.arguments["gradient_accumulation_steps"]
     e1, e2 = MemoryEstimate(**low.result), MemoryEstimate(**high.result)
-    eff = "有效批次" if lang == "zh" else "effective batch"
+    eff = t("effective_batch", lang)
     mb = low.arguments["train_micro_batch_size_per_gpu"] * low.arguments.get("world_size", 1)
     out = [
         t("ga_compare", lang, a=a, b=b)
@@ -521,8 +508,7 @@ def example_section(r: Results) -> str:
     low, high = r.call("ga_low"), r.call("ga_high")
     if low is None or high is None:
         return ""
-    sep = "；" if r.lang == "zh" else "; "
-    what = sep.join(a.zh if r.lang == "zh" else a.en for a in r.plan.assumptions)
+    what = t("clause_sep", r.lang).join(a.zh if r.lang == "zh" else a.en for a in r.plan.assumptions)
     body = "\n\n".join(_ga_compare(r, low, high))
     return f"#### {t('example', r.lang, what=what)}\n{body}"
 
@@ -550,7 +536,7 @@ def corrections_section(r: Results) -> str:
     if not r.corrections:
         return ""
     lang = r.lang
-    colon = "：" if lang == "zh" else ": "
+    colon = t("colon", lang)
     return f"#### {t('corrected', lang)}\n" + "\n".join(
         f"- ❌ {t('wrong', lang)}{colon}{c.wrong}\n  ✅ {t('right', lang)}{colon}{c.correction}" for c in r.corrections
     )

@@ -89,8 +89,13 @@ def _normal(text: str) -> str:
 
 
 #: Pairs of keys that share a wording in one language on purpose: the knowledge table's column "Sources" counts a
-#: card's sources (来源数), the answer's section "Sources" lists them (参考来源).
-SAME_WORD_ON_PURPOSE = {frozenset({"sources", "col_sources"})}
+#: card's sources (来源数), the answer's section "Sources" lists them (参考来源); a sentence's unnamed card
+#: ("the 80 GiB of a GPU", 显卡) and the setup field's name (GPU in Chinese too).
+SAME_WORD_ON_PURPOSE = {
+    frozenset({"sources", "col_sources"}),
+    frozenset({"a_gpu", "gpu"}),
+    frozenset({"a_gpu", "gpu_text"}),
+}
 
 
 def _duplicates(catalogues: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
@@ -106,7 +111,8 @@ def _duplicates(catalogues: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     for (n1, k1, b1), (n2, k2, b2) in itertools.combinations(entries, 2):
         if b1 is b2 or homes[id(b1)] & homes[id(b2)] or frozenset({k1, k2}) in SAME_WORD_ON_PURPOSE:
             continue
-        if any(_normal(str(b1.get(lang, ""))) == _normal(str(b2.get(lang, ""))) for lang in LANGS):
+        # punctuation alone ("；", "#") says nothing: two of them are not a copy
+        if any(_normal(str(b1.get(lang, ""))) == _normal(str(b2.get(lang, ""))) != "" for lang in LANGS):
             found.append(f"{n1}[{k1!r}] = {n2}[{k2!r}] = {b1}")
     return found
 

@@ -156,6 +156,21 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "知识库里还没有这个问题的已知原因；请贴出完整报错（最后 30 行）、启动命令和配置，我会读取其中的数字。",
         "en": "No known cause in the knowledge base matches this yet; paste the full error (last 30 lines), the launch command and the config, and I will read the numbers in them.",
     },
+    # punctuation, word order and small words the answer's sentences are built from
+    "colon": {"zh": "：", "en": ": "},
+    "list_sep": {"zh": "，", "en": ", "},
+    "clause_sep": {"zh": "；", "en": "; "},
+    "enum_sep": {"zh": "、", "en": "; "},
+    "then": {"zh": "{a}{b}", "en": "{a} {b}"},
+    "with_source": {"zh": "{items}（{source}）", "en": "{items} ({source})"},
+    "as_written": {"zh": "原文", "en": "as written"},
+    "on": {"zh": "开", "en": "on"},
+    "off": {"zh": "关", "en": "off"},
+    "a_gpu": {"zh": "显卡", "en": "GPU"},
+    "effective_batch": {"zh": "有效批次", "en": "effective batch"},
+    "fix_suffix": {"zh": " 解决：{fix}", "en": " Fix: {fix}"},
+    "tokens_per_step": {"zh": "- 每步 token 数：{n}", "en": "- tokens/step: {n}"},
+    "nearest_table_head": {"zh": "| 改动 | 每卡 | 剩余 |", "en": "| change | per GPU | spare |"},
 }
 
 #: The one name of each setup field: the chat's setup line and conflict notes, and (as {name}) the calculators tab's
