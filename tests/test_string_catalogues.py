@@ -95,6 +95,8 @@ SAME_WORD_ON_PURPOSE = {
     frozenset({"sources", "col_sources"}),
     frozenset({"a_gpu", "gpu"}),
     frozenset({"a_gpu", "gpu_text"}),
+    frozenset({"a_gpu", "the_gpu"}),  # 显卡: "a GPU" in the answer's sentence, "the GPU" in the tab's verdict
+    frozenset({"check_failed", "failed"}),  # the config check (检查) and the fact check (核查) failing
 }
 
 

@@ -143,11 +143,7 @@ def _unexpected(exc: Exception, lang: Lang) -> str:
     from .chat import log_failure
 
     log_failure("calculator failed", exc)  # one line, no user payload
-    return "✘ " + (
-        f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。"
-        if lang == "zh"
-        else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs."
-    )
+    return "✘ " + t("calc_failed", lang, name=md_escape(type(exc).__name__))
 
 
 def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
@@ -252,12 +248,8 @@ def _run_memory(values: dict[str, Any], lang: Lang) -> tuple[tuple[str, str, str
         return (_error(err, lang), "", "", "", ""), _error_field(err), err.message(lang)
     except Exception as exc:  # never a traceback
         return (_unexpected(exc, lang), "", "", "", ""), None, ""
-    micro_title = "显存 vs 微批次（train_micro_batch_size_per_gpu）" if lang == "zh" else "Memory vs micro batch"
-    ga_title = (
-        "显存 vs 梯度累积步数（GA ≥ 2 时是平的）"
-        if lang == "zh"
-        else "Memory vs gradient accumulation steps (flat from GA = 2)"
-    )
+    micro_title = t("plot.micro_title", lang)
+    ga_title = t("plot.ga_title", lang)
     summary = memory_summary_md(est, lang)
     if way_out:
         summary = way_out + "\n\n" + summary

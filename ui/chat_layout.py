@@ -59,7 +59,7 @@ SCROLL_TO_QUESTION_JS = """() => {
 
 
 def examples_for(lang: Lang) -> list[ExampleMessage]:
-    return [{"text": q} for q in EXAMPLES["zh" if lang == "zh" else "en"]]
+    return [{"text": q} for q in EXAMPLES[lang]]
 
 
 def feedback_options(lang: Lang) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ import gradio as gr
 from calculators import CalculatorError
 from calculators.configs import check_config
 from calculators.i18n import t
-from calculators.lang import Lang
+from calculators.lang import Lang, as_lang
 from calculators.limits import MAX_CONFIG_CHARS
 
 from .calculators_tab import CUSTOM, gpu_choices
@@ -76,7 +76,7 @@ def run_check_config(
     text: str | None, model: str | None, gpu: str | None, world_size: Any, lang: Lang
 ) -> tuple[str, Any]:
     """(report Markdown, HighlightedText value). Never raises: bad input gets one line in the user's language."""
-    lang = "zh" if lang == "zh" else "en"
+    lang = as_lang(lang)  # the session's language, checked once here
     if not isinstance(text, str) or not text.strip():
         return "ℹ " + t("config_text", lang), None
     if len(text) > MAX_CONFIG_CHARS:
@@ -95,7 +95,7 @@ def run_check_config(
         from .chat import log_failure
 
         log_failure("config check failed", exc)
-        return "✘ " + ("检查失败，请检查输入。" if lang == "zh" else "The check failed; please check the input."), None
+        return "✘ " + t("check_failed", lang), None
     findings = report._by_lang.get(lang) or report.findings
     positions = report.parsed.positions if report.parsed else {}
     marks = marked_lines(text, findings, positions, lang)

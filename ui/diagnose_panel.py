@@ -14,7 +14,7 @@ import gradio as gr
 from calculators import CalculatorError
 from calculators.diagnose import diagnose
 from calculators.i18n import t
-from calculators.lang import Lang
+from calculators.lang import Lang, as_lang
 from calculators.limits import MAX_PASTE_CHARS
 
 from .labels import Labels
@@ -27,7 +27,7 @@ MAX_PASTE = MAX_PASTE_CHARS  # calculators.limits: the same limit as the diagnos
 
 def run_diagnose(text: str | None, ui_lang: Lang) -> str:
     """Markdown for the panel; never raises (bad input gets a message in the user's language)."""
-    lang: Lang = "zh" if ui_lang == "zh" else "en"
+    lang = as_lang(ui_lang)
     if not isinstance(text, str) or not text.strip():
         return t("diagnose_panel.empty", lang)
     if len(text) > MAX_PASTE:

@@ -148,7 +148,7 @@ def breakdown_svg(est: Any, lang: Lang, narrow: bool = False) -> str:
     def y(v: float) -> float:
         return tp + ph - v / top * ph
 
-    title = ("每卡显存构成" if lang == "zh" else "Per-GPU memory breakdown") + f" · {d.get('model_name', '')}"
+    title = t("plot.breakdown_title", lang) + f" · {d.get('model_name', '')}"
     head, _ = _title(title, w, False)
     body = [head.replace('font-size="15"', 'font-size="13"') if narrow else head]
     for tv in _ticks(top):
@@ -339,7 +339,7 @@ def memory_chart_svg(result: Any, lang: Lang) -> str:
     def x(v: float) -> float:
         return left + v / top * pw
 
-    title = ("每卡显存" if lang == "zh" else "Memory per GPU") + f" · {d.get('model_name', '')}"
+    title = t("plot.chart_title", lang) + f" · {d.get('model_name', '')}"
     body = [
         f'<text x="{left}" y="15" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
         f"{format_gib(d['total_per_gpu'])}</text>"

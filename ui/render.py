@@ -93,8 +93,8 @@ def batch_table(res: dict[str, Any], lang: Lang) -> str:
     )
     rows = [(code_span(k), f"{res[k]:,}") for k in keys if res.get(k) is not None]
     if res.get("formula"):
-        rows.append(("公式" if lang == "zh" else "formula", code_span(res["formula"])))
-    return _table(rows, ("字段" if lang == "zh" else "field", "值" if lang == "zh" else "value"))
+        rows.append((t("row_formula", lang), code_span(res["formula"])))
+    return _table(rows, (t("col_field", lang), t("col_value", lang)))
 
 
 def sweep_table(res: dict[str, Any], lang: Lang) -> str:
@@ -135,7 +135,7 @@ def result_table(name: str, result: Any, lang: Lang) -> str:
     for k, v in _flat_scalars(result)[:20]:
         shown = gib(v) if isinstance(v, int) and k.endswith("_bytes") else md_escape(v)
         rows.append((code_span(k), shown))
-    return _table(rows, ("字段" if lang == "zh" else "field", "值" if lang == "zh" else "value"))
+    return _table(rows, (t("col_field", lang), t("col_value", lang)))
 
 
 def tool_call_message(call: dict[str, Any], lang: Lang) -> dict[str, Any]:
@@ -217,36 +217,26 @@ def nearest_fits_md(est: Any, options: list[tuple[str, Any]], lang: Lang) -> str
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     if d.get("fits") is not False:
         return ""
-    zh = lang == "zh"
     name = str(d.get("gpu_name") or "")
     if not name or name.endswith("GiB GPU"):  # a custom capacity: its name is only the size again
-        name = "显卡" if zh else "the GPU"
-    head = (
-        f"**✘ 放不下：每卡约 {gib(d.get('total_per_gpu'))}，{md_escape(name)} 只有 "
-        f"{gib(d.get('gpu_capacity'))}（{over_text(d.get('headroom'), lang)}）。**"
-        if zh
-        else f"**✘ Does not fit: about {gib(d.get('total_per_gpu'))} per GPU; {md_escape(name)} has "
-        f"{gib(d.get('gpu_capacity'))} ({over_text(d.get('headroom'), lang)}).**"
+        name = t("the_gpu", lang)
+    head = t(
+        "no_fit_head",
+        lang,
+        total=gib(d.get("total_per_gpu")),
+        gpu=md_escape(name),
+        cap=gib(d.get("gpu_capacity")),
+        over=over_text(d.get("headroom"), lang),
     )
     if not options:
-        return (
-            head
-            + "\n\n"
-            + (
-                "检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、"
-                "更大显存的卡，或更短的序列。"
-                if zh
-                else "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, "
-                "makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences."
-            )
-        )
+        return head + "\n\n" + t("nothing_fits", lang)
     rows = [
-        f"| {'改动' if zh else 'change'} | {row_name('per_gpu', lang)} | {'剩余' if zh else 'spare'} |",
+        t("nearest_fits_head", lang, per_gpu=row_name("per_gpu", lang)),
         "|---|---|---|",
     ]
     for what, e in options:
         rows.append(f"| {md_escape(what)} | {gib(e.total_per_gpu)} | {gib(e.headroom)} |")
-    intro = "最接近且能放下的设置：" if zh else "The nearest settings that fit:"
+    intro = t("nearest_fits_intro", lang)
     return "\n\n".join([head, intro, "\n".join(rows)])
 
 
@@ -257,9 +247,7 @@ def batch_summary_md(res: Any, lang: Lang) -> str:
     if notes:
         parts.append("\n".join(f"- {md_escape(n)}" for n in notes))
     if d.get("derived"):
-        parts.append(
-            ("推导出的字段：" if lang == "zh" else "Derived: ") + ", ".join(code_span(x) for x in d["derived"])
-        )
+        parts.append(t("derived", lang) + ", ".join(code_span(x) for x in d["derived"]))
     rows = [
         (
             md_escape(w["change_zh" if lang == "zh" else "change_en"]),
@@ -269,11 +257,8 @@ def batch_summary_md(res: Any, lang: Lang) -> str:
         for w in d.get("what_if", [])
     ]
     if rows:
-        hdr = ("如果…", "有效批次", "每卡显存") if lang == "zh" else ("What if…", "effective batch", "per-GPU memory")
         parts.append(
-            "\n".join(
-                [f"| {hdr[0]} | {hdr[1]} | {hdr[2]} |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
-            )
+            "\n".join([t("what_if_head", lang), "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows])
         )
     return "\n\n".join(parts)
 

@@ -152,6 +152,27 @@ UI_TEXT: dict[str, dict[str, str]] = {
     "kb_open_hint": {"zh": "点击一行打开卡片。", "en": "Click a row to open its card."},
     "col_rank": {"zh": "#", "en": "#"},
     "col_sources": {"zh": "来源数", "en": "Sources"},
+    # results of the calculators and the check tab
+    "calc_failed": {
+        "zh": "计算出错：{name}。请检查输入。",
+        "en": "The calculation failed ({name}). Please check the inputs.",
+    },
+    "check_failed": {"zh": "检查失败，请检查输入。", "en": "The check failed; please check the input."},
+    "row_formula": {"zh": "公式", "en": "formula"},
+    "col_field": {"zh": "字段", "en": "field"},
+    "col_value": {"zh": "值", "en": "value"},
+    "derived": {"zh": "推导出的字段：", "en": "Derived: "},
+    "what_if_head": {
+        "zh": "| 如果… | 有效批次 | 每卡显存 |",
+        "en": "| What if… | effective batch | per-GPU memory |",
+    },
+    "the_gpu": {"zh": "显卡", "en": "the GPU"},
+    "no_fit_head": {
+        "zh": "**✘ 放不下：每卡约 {total}，{gpu} 只有 {cap}（{over}）。**",
+        "en": "**✘ Does not fit: about {total} per GPU; {gpu} has {cap} ({over}).**",
+    },
+    "nearest_fits_head": {"zh": "| 改动 | {per_gpu} | 剩余 |", "en": "| change | {per_gpu} | spare |"},
+    "nearest_fits_intro": {"zh": "最接近且能放下的设置：", "en": "The nearest settings that fit:"},
 }
 
 # Form labels of the calculators tab: the real config names stay visible so users can copy them. A field the chat
@@ -276,6 +297,13 @@ DIAGNOSE_PANEL: dict[str, dict[str, str]] = {
 # The charts' own words (ui/plots.py): "plot.<key>"; the categories, the total and the capacity are named by
 # calculators.memory_table.
 PLOT_TEXT: dict[str, dict[str, str]] = {
+    "breakdown_title": {"zh": "每卡显存构成", "en": "Per-GPU memory breakdown"},
+    "chart_title": {"zh": "每卡显存", "en": "Memory per GPU"},
+    "micro_title": {"zh": "显存 vs 微批次（train_micro_batch_size_per_gpu）", "en": "Memory vs micro batch"},
+    "ga_title": {
+        "zh": "显存 vs 梯度累积步数（GA ≥ 2 时是平的）",
+        "en": "Memory vs gradient accumulation steps (flat from GA = 2)",
+    },
     "current": {"zh": "当前设置", "en": "your setting"},
     "not_together": {"zh": "梯度与激活不同时达到峰值（GA=1）", "en": "gradients | activations: not at once (GA=1)"},
     "off_scale": {"zh": "超出坐标范围", "en": "off the scale"},
