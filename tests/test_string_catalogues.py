@@ -97,6 +97,10 @@ SAME_WORD_ON_PURPOSE = {
     frozenset({"a_gpu", "gpu_text"}),
     frozenset({"a_gpu", "the_gpu"}),  # 显卡: "a GPU" in the answer's sentence, "the GPU" in the tab's verdict
     frozenset({"check_failed", "failed"}),  # the config check (检查) and the fact check (核查) failing
+    # a finding's severity ("error") and the config report's section of them ("Errors"): one Chinese word
+    frozenset({"sev_error", "errors"}),
+    frozenset({"sev_warning", "warnings"}),
+    frozenset({"sev_info", "notes"}),
 }
 
 

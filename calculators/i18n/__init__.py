@@ -24,6 +24,8 @@ AREAS: tuple[tuple[str, Table], ...] = (
     ("", answers.ANSWER_TEXT),
     ("", ui_text.UI_TEXT),
     ("", messages.MESSAGES),
+    ("doctor.", messages.DOCTOR),
+    ("diagnosis.", messages.DIAGNOSIS),
     ("name.", answers.KEY_NAMES),
     ("label.", ui_text.FIELD_LABELS),
     ("factcheck.", ui_text.FACTCHECK_BOX),
