@@ -65,6 +65,8 @@ MEMORY_FIELDS = (
     "loss_implementation",
     "allocator_slack_fraction",
     "bitsandbytes_before_0_43_2",
+    "optimizer_in_backward",
+    "activation_offloading",
     "fsdp",
     "fsdp_cpu_offload",
     "fsdp_sync_each_batch",
@@ -484,6 +486,9 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                 "bitsandbytes_before_0_43_2",
                 gr.Checkbox(False, label=F("bitsandbytes_before_0_43_2"), elem_id="m_bnb_old"),
             )
+        with gr.Row():
+            reg("optimizer_in_backward", gr.Checkbox(False, label=F("optimizer_in_backward"), elem_id="m_opt_in_bwd"))
+            reg("activation_offloading", gr.Checkbox(False, label=F("activation_offloading"), elem_id="m_act_offload"))
     m_err = gr.Markdown(first_mem[0], elem_id="memory-error", elem_classes=["field-error"])
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):

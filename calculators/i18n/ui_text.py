@@ -257,6 +257,14 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
         "zh": "bitsandbytes < 0.43.2（4 位层保留输入）",
         "en": "bitsandbytes < 0.43.2 (4-bit layers keep their input)",
     },
+    "optimizer_in_backward": {
+        "zh": "反向中执行优化器步（torchtune optimizer_in_bwd，仅 GA=1）",
+        "en": "Optimizer step in backward (torchtune optimizer_in_bwd, GA=1 only)",
+    },
+    "activation_offloading": {
+        "zh": "激活卸载到 CPU（torchtune enable_activation_offloading）",
+        "en": "Activation offloading to CPU (torchtune enable_activation_offloading)",
+    },
     "train_batch_size": {
         "zh": "{name} train_batch_size（0 或留空 = 推导）",
         "en": "train_batch_size ({name}; 0 or empty = derive)",
