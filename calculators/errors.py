@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .lang import Lang
 from .text_safety import ECHO_LIMIT, clip
 
 #: Backstop for any one message part: a refusal must never grow with the input (a 10 MB GPU name
@@ -55,6 +56,6 @@ class CalculatorError(ValueError):
         )
         super().__init__(f"{self.en}\n{self.zh}")
 
-    def message(self, lang: str = "en") -> str:
+    def message(self, lang: Lang = "en") -> str:
         """The message in one language ('zh' or 'en')."""
         return self.zh if lang == "zh" else self.en

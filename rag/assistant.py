@@ -14,8 +14,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from pydantic import BaseModel
+
 from calculators import BatchConfigError, CalculatorError, run_tool
 from calculators.batch import BatchResult
+from calculators.i18n import t
 from calculators.lang import Lang, answer_language, as_lang
 from calculators.limits import MAX_CONFIG_CHARS, MAX_QUESTION_CHARS
 from calculators.memory import MemoryEstimate
@@ -32,7 +35,6 @@ from .intents import Intents, detect_intents, detect_misconceptions, holds_belie
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
-from .strings import t
 
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
 MAX_HISTORY_TURNS = 20
@@ -54,6 +56,10 @@ BM25_TOP = 2
 _FOLLOW_UP = re.compile(
     r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I
 )
+
+
+#: The acts a follow-up carries over from the previous turn ("and with 8 GPUs?" after a fit question is a fit question).
+_CARRIED_ACTS: tuple[Act, ...] = ("fit", "configure", "batch_arithmetic", "diagnose")
 
 
 class Assistant:
@@ -85,9 +91,12 @@ class Assistant:
     # ---- public API -------------------------------------------------------------------------
     def retrieve(self, query: str, k: int = 3) -> list[Any]:
         """The k best cards for ``query`` (empty when nothing is relevant enough)."""
-        return self.retriever.retrieve(clean_text(query or ""), k=k)
+        cards: list[Any] = self.retriever.retrieve(clean_text(query or ""), k=k)
+        return cards
 
-    def ask(self, question: str, history: list[dict[str, Any]] | None = None, lang_hint: Lang | None = None) -> Answer:
+    def ask(
+        self, question: object, history: list[dict[str, Any]] | None = None, lang_hint: Lang | None = None
+    ) -> Answer:
         """Answer one message; pass ``answer.history`` back for a follow-up. ``lang_hint``: the UI's language, which
         answers a message without Chinese (a pasted JSON or log in the Chinese UI gets Chinese); see answer_language."""
         rejected: list[str] = []
@@ -112,7 +121,7 @@ class Assistant:
         return answer
 
     # ---- steps ------------------------------------------------------------------------------
-    def _answer(self, text: str, parts: list[Part], lang: str, turns: list[Turn]) -> Answer:
+    def _answer(self, text: str, parts: list[Part], lang: Lang, turns: list[Turn]) -> Answer:
         prose = prose_of(parts)
         prev = last_user_turn(turns)
         setup, artifacts = read_setup(parts)
@@ -155,9 +164,7 @@ class Assistant:
         ):
             intents = replace(intents, small_batch=True)
 
-        prev_act = (
-            prev.act if prev is not None and prev.act in ("fit", "configure", "batch_arithmetic", "diagnose") else None
-        )
+        prev_act = next((a for a in _CARRIED_ACTS if prev is not None and prev.act == a), None)
         act: Act = classify_act(
             parts,
             has_diagnosis=bool(diagnosis is not None and diagnosis.causes),
@@ -232,7 +239,7 @@ class Assistant:
             history=new_history,
         )
 
-    def _maybe_fact_check(self, text: str, lang: str, turns: list[Turn]) -> Answer | None:
+    def _maybe_fact_check(self, text: str, lang: Lang, turns: list[Turn]) -> Answer | None:
         """A pasted answer from another chatbot ("这段回答对吗？" + text) is fact-checked claim by claim."""
         try:
             from calculators.factcheck import looks_like_chatbot_answer, strip_check_request
@@ -248,7 +255,7 @@ class Assistant:
         )
         body = call.summary_md or call.error or ""
         first = body.split("\n", 1)[0]
-        sources = []
+        sources: list[SourceRef] = []
         for claim in (call.result or {}).get("claims", []):
             cid = claim.get("card_id")
             if (
@@ -272,7 +279,7 @@ class Assistant:
             history=new_history,
         )
 
-    def _diagnose(self, parts: list[Part], setup: Setup, lang: str) -> tuple[Any, ToolCall | None]:
+    def _diagnose(self, parts: list[Part], setup: Setup, lang: Lang) -> tuple[Any, ToolCall | None]:
         """Errors, logs, launch commands and nvidia-smi tables go to the diagnosis readers."""
         pasted = [p for p in parts if p.kind in ("traceback", "error", "log", "command", "nvidia_smi")]
         if not pasted:
@@ -301,7 +308,7 @@ class Assistant:
             summary_md=summary,
         )
 
-    def _check_configs(self, parts: list[Part], setup: Setup, lang: str) -> list[ToolCall]:
+    def _check_configs(self, parts: list[Part], setup: Setup, lang: Lang) -> list[ToolCall]:
         """Only what parses as a config goes to the config doctor (with the GPU/model the prose names)."""
         out: list[ToolCall] = []
         for part in [p for p in parts if p.kind == "config"][:MAX_CONFIG_PARTS]:
@@ -314,11 +321,12 @@ class Assistant:
             out.append(self._run(PlannedCall("config_check", args, "config_check"), lang))
         return out
 
-    def _run(self, call: PlannedCall, lang: str) -> ToolCall:
+    def _run(self, call: PlannedCall, lang: Lang) -> ToolCall:
         """Run one calculator; a refusal becomes a visible error, never an exception."""
         args = dict(call.arguments)
         if call.name == "effective_batch":
             args["lang"] = lang
+        result: BaseModel
         try:
             if call.name == "config_check":
                 from calculators.configs import config_check_tool
@@ -350,7 +358,7 @@ class Assistant:
             summary_md=self._summary(result, lang),
         )
 
-    def _nearest_fit(self, plan: Plan, calls: list[ToolCall], lang: str) -> list[tuple[str, ToolCall]]:
+    def _nearest_fit(self, plan: Plan, calls: list[ToolCall], lang: Lang) -> list[tuple[str, ToolCall]]:
         """When the user's setting does not fit: the nearest ones that do (see :func:`rag.levers.nearest_fits`)."""
         main = next((tc for pc, tc in zip(plan.calls, calls, strict=False) if pc.label == "main"), None)
         if main is None or not main.result or main.result.get("fits") is not False:
@@ -361,7 +369,7 @@ class Assistant:
         return [(levers.describe(names, lang), call) for names, call in found]
 
     @staticmethod
-    def _summary(result: Any, lang: str) -> str:
+    def _summary(result: Any, lang: Lang) -> str:
         if isinstance(result, MemoryEstimate):
             return memory_summary(result, lang)
         if isinstance(result, BatchResult):
@@ -369,7 +377,7 @@ class Assistant:
         if isinstance(result, SweepResult):
             return sweep_line(result, lang)
         if hasattr(result, "to_markdown"):
-            return result.to_markdown(lang)
+            return str(result.to_markdown(lang))
         return ""
 
     def _cards_for(self, misconceptions: list[Any], hits: list[Any], intents: Intents, diagnosis: Any) -> list[Card]:
@@ -411,7 +419,7 @@ class Assistant:
             chosen.insert(1, self._by_id[SMALL_BATCH_MYTH])
         return chosen[:3]
 
-    def _correction(self, rule: Any, lang: str) -> Correction:
+    def _correction(self, rule: Any, lang: Lang) -> Correction:
         card = self._by_id[rule.card_id]
         m = card.misconceptions[0]
         return Correction(
@@ -423,7 +431,7 @@ class Assistant:
         )
 
     @staticmethod
-    def _source(card: Card, lang: str) -> SourceRef:
+    def _source(card: Card, lang: Lang) -> SourceRef:
         return SourceRef(
             card_id=card.id,
             title=card.title_zh if lang == "zh" else card.title_en,
@@ -431,7 +439,7 @@ class Assistant:
         )
 
     @staticmethod
-    def _refusal(message: str, lang: str, turns: list[Turn], question: str) -> Answer:
+    def _refusal(message: str, lang: Lang, turns: list[Turn], question: str) -> Answer:
         new_history = [turn.model_dump() for turn in turns] + [
             Turn(role="user", content=question[:2000], language=lang).model_dump(),
             Turn(role="assistant", content=message, language=lang).model_dump(),

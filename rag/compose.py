@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from calculators.i18n import key_name, t
+from calculators.lang import Lang
 from calculators.memory import MemoryEstimate
 from calculators.memory_table import memory_table
 from calculators.presets import GPU_PRESETS
@@ -25,7 +27,6 @@ from .formatting import gib
 from .intents import MisconceptionRule
 from .planner import Plan
 from .setup import Setup, unsupported_method
-from .strings import key_name, t
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -61,7 +62,7 @@ _SHOWN = (
 class Results:
     """Everything the composer needs, already computed."""
 
-    lang: str
+    lang: Lang
     act: Act
     setup: Setup
     plan: Plan
@@ -81,7 +82,7 @@ class Results:
 
 
 # ---- the setup line ---------------------------------------------------------------------------
-def _show_value(key: str, value: Any, lang: str) -> str:
+def _show_value(key: str, value: Any, lang: Lang) -> str:
     if key == "num_params":
         return f"{value / 1e9:g}B"
     if key in ("gpu_memory_gb", "observed_memory_gb"):
@@ -91,11 +92,11 @@ def _show_value(key: str, value: Any, lang: str) -> str:
     if key == "finetune" and value == "ptuning":
         return "P-Tuning"
     if isinstance(value, bool):
-        return ("开" if value else "关") if lang == "zh" else ("on" if value else "off")
+        return t("on" if value else "off", lang)
     return escape_md(value, 60)
 
 
-def setup_line(setup: Setup, lang: str) -> str:
+def setup_line(setup: Setup, lang: Lang) -> str:
     """'Your setup: Qwen-14B · 8 GPUs · micro 4 (from your config) · carried over: … · assumed: …'."""
     groups: dict[str, list[str]] = {}
     values = setup.values
@@ -120,7 +121,7 @@ def setup_line(setup: Setup, lang: str) -> str:
         groups.setdefault(v.source, []).append(item)
     if not groups:
         return ""
-    sep = "，" if lang == "zh" else ", "
+    sep = t("list_sep", lang)
     out = []
     order = ("message", "config", "command", "error", "log", "nvidia_smi", "history")
     for source in order:
@@ -131,13 +132,11 @@ def setup_line(setup: Setup, lang: str) -> str:
             out.append(sep.join(items))
         else:
             label = t("carried" if source == "history" else f"from_{source}", lang)
-            out.append(f"{sep.join(items)}（{label}）" if lang == "zh" else f"{sep.join(items)} ({label})")
-    joiner = "；" if lang == "zh" else "; "
-    colon = "：" if lang == "zh" else ": "
-    return f"_{t('your_setup', lang)}{colon}{joiner.join(out)}_"
+            out.append(t("with_source", lang, items=sep.join(items), source=label))
+    return f"_{t('your_setup', lang)}{t('colon', lang)}{t('clause_sep', lang).join(out)}_"
 
 
-def conflicts_line(setup: Setup, lang: str) -> str:
+def conflicts_line(setup: Setup, lang: Lang) -> str:
     lines = []
     for key, others in setup.conflicts.items():
         mine = setup.values.get(key)
@@ -153,7 +152,7 @@ def conflicts_line(setup: Setup, lang: str) -> str:
                     a=_show_value(key, mine.value, lang),
                     src_a=t(f"from_{mine.source}", lang)
                     if mine.source not in ("message", "history")
-                    else ("原文" if lang == "zh" else "as written"),
+                    else t("as_written", lang),
                     b=_show_value(key, other.value, lang),
                     src_b=src_b,
                 )
@@ -161,30 +160,29 @@ def conflicts_line(setup: Setup, lang: str) -> str:
     return "\n".join(lines)
 
 
-def assumptions_line(plan: Plan, lang: str) -> str:
+def assumptions_line(plan: Plan, lang: Lang) -> str:
     if not plan.assumptions or plan.example:
         return ""
-    sep = "；" if lang == "zh" else "; "
-    colon = "：" if lang == "zh" else ": "
-    return f"_{t('assumed', lang).capitalize()}{colon}{sep.join(a.zh if lang == 'zh' else a.en for a in plan.assumptions)}_"
+    what = t("clause_sep", lang).join(a.zh if lang == "zh" else a.en for a in plan.assumptions)
+    return f"_{t('assumed', lang).capitalize()}{t('colon', lang)}{what}_"
 
 
-def missing_line(missing: list[str], lang: str, method: str | None = None) -> str:
+def missing_line(missing: list[str], lang: Lang, method: str | None = None) -> str:
     if not missing:
         return ""
     if "unsupported" in missing:
         return t("memory_unsupported", lang, method=escape_md(method or "", 40))
     names = [t("need_model" if m == "model" else "need_method", lang) for m in missing]
-    return t("need_for_memory", lang, missing=("、" if lang == "zh" else "; ").join(names))
+    return t("need_for_memory", lang, missing=t("enum_sep", lang).join(names))
 
 
 # ---- verdicts -------------------------------------------------------------------------------
-def _direct(card: Card, lang: str) -> str:
+def _direct(card: Card, lang: Lang) -> str:
     body = (card.body_zh if lang == "zh" else card.body_en).strip()
     return body.split("\n\n", 1)[0].strip()
 
 
-def _title(card: Card, lang: str) -> str:
+def _title(card: Card, lang: Lang) -> str:
     return card.title_zh if lang == "zh" else card.title_en
 
 
@@ -234,7 +232,7 @@ def _gpu_name(r: Results, res: dict[str, Any]) -> str:
     elif name in GPU_PRESETS:
         name = gpu_display(name)
     elif not name:
-        name = "显卡" if r.lang == "zh" else "GPU"
+        name = t("a_gpu", r.lang)
     return name if r.lang == "zh" else with_article(name)
 
 
@@ -259,24 +257,15 @@ def _memory_verdict(r: Results) -> str:
     over_bytes = res["total_per_gpu"] - res["gpu_capacity"]
     over = gib(over_bytes, lang)
     text = "**" + t("no_fit", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), over=over) + "**"
-    space = "" if lang == "zh" else " "
     fits = [(what, call.result) for what, call in r.nearest_fits if call.result]
     if not fits:
-        return text + space + t("nothing_fits", lang)
+        return t("then", lang, a=text, b=t("nothing_fits", lang))
     if res.get("max_micro_batch") == 0 and main.arguments.get("train_micro_batch_size_per_gpu", 1) > 1:
-        text += space + t("micro1_no_fit", lang)
-    sep = "；" if lang == "zh" else "; "
-    return (
-        text
-        + space
-        + t(
-            "nearest_fits",
-            lang,
-            options=sep.join(
-                t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
-            ),
-        )
+        text = t("then", lang, a=text, b=t("micro1_no_fit", lang))
+    options = t("clause_sep", lang).join(
+        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
     )
+    return t("then", lang, a=text, b=t("nearest_fits", lang, options=options))
 
 
 def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
@@ -286,7 +275,7 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
     if any(p is None for p in parts) or not res.get("gpu_capacity"):
         return ""
-    states = sum(parts)
+    states = sum(p for p in parts if p is not None)
     cap = res["gpu_capacity"]
     key = "states_no_fit" if states > cap else "states_only"
     return "**" + t(key, lang, states=gib(states, lang), gpu=_gpu_name(r, res), cap=gib(cap, lang)) + "**"
@@ -306,7 +295,7 @@ def _batch_verdict(r: Results) -> str:
         res.get("world_size"),
         res.get("train_batch_size"),
     )
-    if None in (micro, ga, ws, total):
+    if micro is None or ga is None or ws is None or total is None:
         return ""
     steps, samples = res.get("optimizer_steps_per_epoch"), call.arguments.get("dataset_size")
     per_epoch = (
@@ -331,7 +320,7 @@ def _diagnosis_verdict(r: Results) -> str:
     fix = getattr(first, "fix_zh" if lang == "zh" else "fix_en", "")
     out = f"**{t('likely_cause', lang, title=title.rstrip('。.'))}** {because}".strip()
     if fix:
-        out += (" 解决：" if lang == "zh" else " Fix: ") + fix
+        out += t("fix_suffix", lang, fix=fix)
     more = [c for c in causes[1:3] if getattr(c, "likelihood", "") == "likely"]
     for c in more:
         out += "\n\n" + t(
@@ -369,7 +358,7 @@ def _after_colon(title: str) -> str:
     return "" if len(cause) < 8 or _QUESTION_LIKE.search(cause) else cause
 
 
-def card_cause(card: Card, lang: str) -> str:
+def card_cause(card: Card, lang: Lang) -> str:
     """The cause a card's title names after its colon, or "" when the title names a topic or a myth. The English
     and the Chinese title must both name it (so both languages open the same way); the text is the asked language's."""
     if not (_after_colon(card.title_en) and _after_colon(card.title_zh)):
@@ -377,7 +366,7 @@ def card_cause(card: Card, lang: str) -> str:
     return _after_colon(_title(card, lang))
 
 
-def _card_cause_verdict(card: Card, lang: str) -> str:
+def _card_cause_verdict(card: Card, lang: Lang) -> str:
     """A diagnosis from a retrieved card alone: its cause when the title names one, never the title of a topic
     as if it were a cause; otherwise what the card says that bears on it, and what to paste to narrow it down."""
     cause = card_cause(card, lang)
@@ -415,7 +404,7 @@ def verdict(r: Results) -> str:
                 _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
                 for m in r.misconceptions[:2]
             ]
-            return "**" + t("likely_cause", lang, title=("；" if lang == "zh" else "; ").join(causes)) + "**"
+            return "**" + t("likely_cause", lang, title=t("clause_sep", lang).join(causes)) + "**"
         if r.act == "fit":
             mv = _memory_verdict(r)
             return f"**{head}**" + (f"\n\n{mv}" if mv else "")
@@ -476,9 +465,8 @@ def numbers_section(r: Results) -> str:
 
 def _nearest_table(r: Results) -> str:
     """The nearest settings that fit, each with its own per-GPU total and what it leaves spare."""
-    zh = r.lang == "zh"
     rows = [
-        f"| {'改动' if zh else 'change'} | {'每卡' if zh else 'per GPU'} | {'剩余' if zh else 'spare'} |",
+        t("nearest_table_head", r.lang),
         "|---|---:|---:|",
     ]
     for what, call in r.nearest_fits:
@@ -493,7 +481,7 @@ def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:
         return [low.summary_md or high.summary_md]
     a, b = low.arguments["gradient_accumulation_steps"], high.arguments["gradient_accumulation_steps"]
     e1, e2 = MemoryEstimate(**low.result), MemoryEstimate(**high.result)
-    eff = "有效批次" if lang == "zh" else "effective batch"
+    eff = t("effective_batch", lang)
     mb = low.arguments["train_micro_batch_size_per_gpu"] * low.arguments.get("world_size", 1)
     out = [
         t("ga_compare", lang, a=a, b=b)
@@ -505,7 +493,7 @@ def _ga_compare(r: Results, low: ToolCall, high: ToolCall) -> list[str]:
     diff = (e2.total_per_gpu or 0) - (e1.total_per_gpu or 0)
     if diff == 0:
         out.append(t("ga_same", lang) + " " + line)
-    elif e2.activations > e1.activations:
+    elif (e2.activations or 0) > (e1.activations or 0):  # unknown activations (no architecture) count as 0
         out.append(t("ga_differs", lang) + " " + line)
     else:
         out.append(t("ga_grad_buffer", lang, diff=gib(diff, lang)) + " " + line)
@@ -520,8 +508,7 @@ def example_section(r: Results) -> str:
     low, high = r.call("ga_low"), r.call("ga_high")
     if low is None or high is None:
         return ""
-    sep = "；" if r.lang == "zh" else "; "
-    what = sep.join(a.zh if r.lang == "zh" else a.en for a in r.plan.assumptions)
+    what = t("clause_sep", r.lang).join(a.zh if r.lang == "zh" else a.en for a in r.plan.assumptions)
     body = "\n\n".join(_ga_compare(r, low, high))
     return f"#### {t('example', r.lang, what=what)}\n{body}"
 
@@ -549,13 +536,13 @@ def corrections_section(r: Results) -> str:
     if not r.corrections:
         return ""
     lang = r.lang
-    colon = "：" if lang == "zh" else ": "
+    colon = t("colon", lang)
     return f"#### {t('corrected', lang)}\n" + "\n".join(
         f"- ❌ {t('wrong', lang)}{colon}{c.wrong}\n  ✅ {t('right', lang)}{colon}{c.correction}" for c in r.corrections
     )
 
 
-def sources_section(sources: list[Any], lang: str) -> str:
+def sources_section(sources: list[Any], lang: Lang) -> str:
     if not sources:
         return ""
     return f"#### {t('sources', lang)}\n" + "\n".join(

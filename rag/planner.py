@@ -39,6 +39,7 @@ Label = Literal[
     "zero_sweep",
     "checkpointing_sweep",
     "finetune_sweep",
+    "fact_check",
 ]
 
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from calculators.i18n import CATALOGUE as TEXT
 from rag import Assistant
 from rag.acts import classify_act
 from rag.cards import load_cards
@@ -20,7 +21,6 @@ from rag.intents import RULES, detect_intents, holds_belief
 from rag.parts import retrieval_query, split_message
 from rag.planner import plan_calls
 from rag.setup import enough_for_memory, read_setup
-from rag.strings import TEXT
 
 CARDS = load_cards()
 BY_ID = {c.id: c for c in CARDS}

@@ -23,13 +23,13 @@ import ui
 from calculators.lang import LANGS, as_lang, detect_language, is_lang
 
 KNOWN = {
-    "rag.strings.TEXT",
-    "rag.strings.KEY_NAMES",
-    "ui.i18n.STRINGS",
-    "ui.i18n.FIELD_LABELS",
-    "ui.factcheck_box.STRINGS",
-    "ui.diagnose_panel.TEXT",
-    "ui.plots.NAMES",
+    "calculators.i18n.answers.ANSWER_TEXT",
+    "calculators.i18n.answers.KEY_NAMES",
+    "calculators.i18n.ui_text.UI_TEXT",
+    "calculators.i18n.ui_text.FIELD_LABELS",
+    "calculators.i18n.ui_text.FACTCHECK_BOX",
+    "calculators.i18n.ui_text.DIAGNOSE_PANEL",
+    "calculators.i18n.ui_text.PLOT_TEXT",
     "calculators.memory_table.NAMES",
 }
 
@@ -88,6 +88,22 @@ def _normal(text: str) -> str:
     return folded.lstrip("✘✔ℹ⚠*#_ ").rstrip(".:;,。：；， _*")
 
 
+#: Pairs of keys that share a wording in one language on purpose: the knowledge table's column "Sources" counts a
+#: card's sources (来源数), the answer's section "Sources" lists them (参考来源); a sentence's unnamed card
+#: ("the 80 GiB of a GPU", 显卡) and the setup field's name (GPU in Chinese too).
+SAME_WORD_ON_PURPOSE = {
+    frozenset({"sources", "col_sources"}),
+    frozenset({"a_gpu", "gpu"}),
+    frozenset({"a_gpu", "gpu_text"}),
+    frozenset({"a_gpu", "the_gpu"}),  # 显卡: "a GPU" in the answer's sentence, "the GPU" in the tab's verdict
+    frozenset({"check_failed", "failed"}),  # the config check (检查) and the fact check (核查) failing
+    # a finding's severity ("error") and the config report's section of them ("Errors"): one Chinese word
+    frozenset({"sev_error", "errors"}),
+    frozenset({"sev_warning", "warnings"}),
+    frozenset({"sev_info", "notes"}),
+}
+
+
 def _duplicates(catalogues: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     """Entries of two catalogues that say the same thing in either language ("Sources" is "Sources" whether the
     Chinese reads 来源 or 参考来源: one of them is a copy that drifted). Two keys of one catalogue may share a
@@ -99,9 +115,10 @@ def _duplicates(catalogues: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
         homes.setdefault(id(both), set()).add(name)
     found = []
     for (n1, k1, b1), (n2, k2, b2) in itertools.combinations(entries, 2):
-        if b1 is b2 or homes[id(b1)] & homes[id(b2)]:
+        if b1 is b2 or homes[id(b1)] & homes[id(b2)] or frozenset({k1, k2}) in SAME_WORD_ON_PURPOSE:
             continue
-        if any(_normal(str(b1.get(lang, ""))) == _normal(str(b2.get(lang, ""))) for lang in LANGS):
+        # punctuation alone ("；", "#") says nothing: two of them are not a copy
+        if any(_normal(str(b1.get(lang, ""))) == _normal(str(b2.get(lang, ""))) != "" for lang in LANGS):
             found.append(f"{n1}[{k1!r}] = {n2}[{k2!r}] = {b1}")
     return found
 
@@ -123,9 +140,10 @@ def test_the_duplicate_check_catches_a_copy() -> None:
 
 
 def test_field_labels_name_a_field_the_way_the_chat_does() -> None:
-    """The calculators tab's label of a setup field carries the field's one name (rag.strings.KEY_NAMES)."""
-    from rag.strings import KEY_NAMES
-    from ui.i18n import FIELD_LABELS, label
+    """The calculators tab's label of a setup field carries the field's one name (answers.KEY_NAMES)."""
+    from calculators.i18n import label
+    from calculators.i18n.answers import KEY_NAMES
+    from calculators.i18n.ui_text import FIELD_LABELS
 
     shared = set(KEY_NAMES) & set(FIELD_LABELS)
     assert len(shared) >= 15, sorted(shared)
@@ -168,3 +186,37 @@ def test_no_letters_keeps_the_fallback() -> None:
     from ui.i18n import text_lang
 
     assert text_lang("显存够吗", "en") == "zh" and text_lang("123", "zh") == "zh"
+
+
+def test_one_catalogue_holds_every_area_under_one_key_namespace() -> None:
+    """calculators.i18n joins the answer, UI and message tables; each UI panel's keys carry the panel's prefix."""
+    from calculators.i18n import AREAS, CATALOGUE, t
+
+    assert len(CATALOGUE) == sum(len(table) for _, table in AREAS)  # no key of one area hides another's
+    assert t("sources", "zh") == "参考来源" and t("tab_chat", "en") == "Chat"
+    assert (
+        t("diagnose_panel.failed", "en", name="ValueError")
+        == "✘ Diagnosis failed (ValueError). Please check the paste."
+    )
+    assert t("factcheck.empty", "zh") == "请先粘贴要核查的回答。" and t("name.world_size", "zh") == "卡数"
+    with pytest.raises(KeyError):
+        t("no such key", "en")
+
+
+def test_joining_refuses_a_key_written_twice_or_mismatched_placeholders() -> None:
+    from calculators.i18n import CatalogueError, join
+
+    one = {"hello": {"zh": "你好 {name}", "en": "Hello {name}"}}
+    assert dict(join((("", one), ("p.", one)))) == {"hello": one["hello"], "p.hello": one["hello"]}
+    with pytest.raises(CatalogueError, match="'hello' is defined twice"):
+        join((("", one), ("", {"hello": {"zh": "嗨", "en": "Hi"}})))
+    with pytest.raises(CatalogueError, match="placeholders"):
+        join((("", {"x": {"zh": "{a} 个", "en": "{b} of them"}}),))
+    with pytest.raises(CatalogueError, match="languages"):
+        join((("", {"x": {"zh": "只有中文"}}),))
+
+
+def test_a_string_without_values_is_returned_as_written() -> None:
+    from calculators.i18n import t
+
+    assert t("feedback_unwritable", "en").startswith("⚠ Feedback could not be saved: the feedback file `{path}`")

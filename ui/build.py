@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 from gradio.events import api as gr_api  # gr.api itself; gradio's __all__ leaves it out, so mypy does not see gr.api
 
+from calculators.i18n import t
 from calculators.lang import Lang
 
 from .api import register_calculator_api
@@ -15,7 +16,7 @@ from .calculators_tab import build_calculators_tab, memory_from_url, wire_calcul
 from .chat import ChatController
 from .chat_layout import build_chat, restore_chat, wire_chat
 from .check_tab import build_check_tab, wire_check_tab
-from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang, t
+from .i18n import DEFAULT_LANG, lang_from_accept_language, normalize_lang
 from .knowledge_tab import Knowledge, build_knowledge_tab, wire_knowledge_tab
 from .labels import Labels
 from .limits import MAX_QUEUE_SIZE, concurrency_limit, launch_settings
@@ -85,7 +86,7 @@ def initial_lang(request: gr.Request | None, default: Lang) -> str:
 
 
 def build_app(
-    assistant: Any = None, *, embed: bool = False, lang: str | None = None, stream_delay: float = 0.03
+    assistant: Any = None, *, embed: bool = False, lang: Lang | None = None, stream_delay: float = 0.03
 ) -> gr.Blocks:
     """The whole app. ``assistant`` defaults to ``rag.Assistant()`` (settings from the environment)."""
     if assistant is None:

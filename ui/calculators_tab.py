@@ -14,9 +14,11 @@ from typing import Any
 import gradio as gr
 
 from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_memory, resolve_batch, sweep
+from calculators.i18n import label, t
+from calculators.lang import Lang
 from calculators.memory import LORA_MODULES, MemoryConfig, as_config
 
-from .i18n import label, normalize_lang, t
+from .i18n import normalize_lang
 from .labels import Labels
 from .plots import PLOT_CSS, breakdown_svg, responsive, sweep_points, sweep_svg
 from .render import batch_summary_md, field_error_md, md_escape
@@ -63,6 +65,8 @@ MEMORY_FIELDS = (
     "loss_implementation",
     "allocator_slack_fraction",
     "bitsandbytes_before_0_43_2",
+    "optimizer_in_backward",
+    "activation_offloading",
     "fsdp",
     "fsdp_cpu_offload",
     "fsdp_sync_each_batch",
@@ -119,17 +123,17 @@ def _literal_choices(field: str) -> list[Any]:
     return list(getattr(ann, "__args__", ()))
 
 
-def model_choices(lang: str) -> list[tuple[str, str]]:
+def model_choices(lang: Lang) -> list[tuple[str, str]]:
     return [(m, m) for m in MODEL_PRESETS] + [(t("custom_model", lang), CUSTOM)]
 
 
-def gpu_choices(lang: str) -> list[tuple[str, str]]:
+def gpu_choices(lang: Lang) -> list[tuple[str, str]]:
     return [(f"{g} ({spec.memory_gib:g} GiB)", g) for g, spec in GPU_PRESETS.items()] + [
         (t("custom_gpu", lang), CUSTOM)
     ]
 
 
-def _error(err: CalculatorError, lang: str) -> str:
+def _error(err: CalculatorError, lang: Lang) -> str:
     msg = err.message(lang)
     ds = getattr(err, "deepspeed_message", None)
     if ds:
@@ -137,15 +141,11 @@ def _error(err: CalculatorError, lang: str) -> str:
     return field_error_md(err.field, msg, lang)
 
 
-def _unexpected(exc: Exception, lang: str) -> str:
+def _unexpected(exc: Exception, lang: Lang) -> str:
     from .chat import log_failure
 
     log_failure("calculator failed", exc)  # one line, no user payload
-    return "✘ " + (
-        f"计算出错：{md_escape(type(exc).__name__)}。请检查输入。"
-        if lang == "zh"
-        else f"The calculation failed ({md_escape(type(exc).__name__)}). Please check the inputs."
-    )
+    return "✘ " + t("calc_failed", lang, name=md_escape(type(exc).__name__))
 
 
 def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +187,7 @@ def form_to_config(values: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-def run_memory(values: dict[str, Any], lang: str) -> tuple[str, str, str, str, str]:
+def run_memory(values: dict[str, Any], lang: Lang) -> tuple[str, str, str, str, str]:
     """(error_md, summary_md, breakdown_html, micro_sweep_html, ga_sweep_html)."""
     return _run_memory(values, normalize_lang(lang, "en"))[0]
 
@@ -210,7 +210,7 @@ def _error_field(err: CalculatorError) -> str:
     return str(err.field).split(".")[0]
 
 
-def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[str, Any]]:
+def nearest_fits(cfg: dict[str, Any], lang: Lang, limit: int = 4) -> list[tuple[str, Any]]:
     """(description, MemoryEstimate) of the nearest settings that fit, nearest first.
 
     The candidates come from :mod:`rag.levers` (the chat uses the same list): each single change that fits,
@@ -232,7 +232,7 @@ def nearest_fits(cfg: dict[str, Any], lang: str, limit: int = 4) -> list[tuple[s
     return singles[:limit] if singles else combos[:1]
 
 
-def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str, str, str], str | None, str]:
+def _run_memory(values: dict[str, Any], lang: Lang) -> tuple[tuple[str, str, str, str, str], str | None, str]:
     """run_memory's outputs plus the refused field (or None) and its message, for marking the form."""
     from .render import memory_summary_md, nearest_fits_md
 
@@ -250,12 +250,8 @@ def _run_memory(values: dict[str, Any], lang: str) -> tuple[tuple[str, str, str,
         return (_error(err, lang), "", "", "", ""), _error_field(err), err.message(lang)
     except Exception as exc:  # never a traceback
         return (_unexpected(exc, lang), "", "", "", ""), None, ""
-    micro_title = "显存 vs 微批次（train_micro_batch_size_per_gpu）" if lang == "zh" else "Memory vs micro batch"
-    ga_title = (
-        "显存 vs 梯度累积步数（GA ≥ 2 时是平的）"
-        if lang == "zh"
-        else "Memory vs gradient accumulation steps (flat from GA = 2)"
-    )
+    micro_title = t("plot.micro_title", lang)
+    ga_title = t("plot.ga_title", lang)
     summary = memory_summary_md(est, lang)
     if way_out:
         summary = way_out + "\n\n" + summary
@@ -297,13 +293,13 @@ def _int(v: Any) -> Any:
     return int(v) if isinstance(v, float) and math.isfinite(v) and v == int(v) else v
 
 
-def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str) -> tuple[str, str]:
+def run_batch(tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: Lang) -> tuple[str, str]:
     """(error_md, result_md)."""
     return _run_batch(tb, micro, ga, ws, seq_len, dataset_size, normalize_lang(lang, "en"))[0]
 
 
 def _run_batch(
-    tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: str
+    tb: Any, micro: Any, ga: Any, ws: Any, seq_len: Any, dataset_size: Any, lang: Lang
 ) -> tuple[tuple[str, str], str | None, str]:
     """run_batch's outputs plus the refused field (or None) and its message, for marking the form."""
     lang = normalize_lang(lang, "en")  # the form's handler passes the session's language state as it is
@@ -324,7 +320,7 @@ def _run_batch(
     return ("", batch_summary_md(res, lang)), None, ""
 
 
-def _heading(key: str, lang: str) -> str:
+def _heading(key: str, lang: Lang) -> str:
     """A form section's heading: the string in bold, first letter capitalised ("model" → "**Model**")."""
     text = t(key, lang)
     return f"**{text[:1].upper()}{text[1:]}**"
@@ -490,6 +486,9 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                 "bitsandbytes_before_0_43_2",
                 gr.Checkbox(False, label=F("bitsandbytes_before_0_43_2"), elem_id="m_bnb_old"),
             )
+        with gr.Row():
+            reg("optimizer_in_backward", gr.Checkbox(False, label=F("optimizer_in_backward"), elem_id="m_opt_in_bwd"))
+            reg("activation_offloading", gr.Checkbox(False, label=F("activation_offloading"), elem_id="m_act_offload"))
     m_err = gr.Markdown(first_mem[0], elem_id="memory-error", elem_classes=["field-error"])
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):

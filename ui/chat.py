@@ -19,14 +19,14 @@ from typing import Any
 import gradio as gr
 from pydantic import ValidationError
 
-from calculators.lang import answer_language, as_lang, is_lang
+from calculators.i18n import t
+from calculators.lang import Lang, answer_language, as_lang, is_lang
 from calculators.limits import MAX_QUESTION_CHARS
 from rag.embedding import assistant_lock
 
 from .api import is_api_client
 from .chat_render import answer_messages, user_message_md
 from .feedback import MAX_MESSAGE_INDEX, ServedAnswers, append_feedback, clean_text, feedback_path
-from .i18n import t
 
 log = logging.getLogger("batchbot.chat")
 
@@ -35,7 +35,7 @@ DUPLICATE_RATING_S = 1.0
 _MEANINGFUL = re.compile(r"[0-9A-Za-z\u3400-\u9fff\uf900-\ufaff]")
 
 
-def guard_question(question: Any, ui_lang: str) -> tuple[str | None, str]:
+def guard_question(question: Any, ui_lang: Lang) -> tuple[str | None, Lang]:
     """(refusal message or None, language). Empty, huge and symbol-only input never reaches the assistant.
 
     The language is the answer's (``answer_language``): Chinese text gets Chinese, other text the UI language.
@@ -132,7 +132,7 @@ class ChatController:
         question: str,
         messages: list[dict[str, Any]] | None,
         history: list[dict[str, Any]] | None,
-        ui_lang: str,
+        ui_lang: Lang,
         request: gr.Request | None = None,
     ) -> Iterator[tuple[Any, ...]]:
         """Stream one answer: (messages, history, question box, status, Send, Stop) per step.
@@ -153,7 +153,7 @@ class ChatController:
     def stop(
         self,
         messages: list[dict[str, Any]] | None,
-        ui_lang: str,
+        ui_lang: Lang,
         request: gr.Request | None = None,
     ) -> tuple[list[dict[str, Any]], str, dict[str, Any], dict[str, Any]]:
         """Stop pressed (the answer's event is cancelled by Gradio): drop the pending bubble, free the session."""
@@ -192,7 +192,7 @@ class ChatController:
         question: Any,
         messages: list[dict[str, Any]] | None,
         history: list[dict[str, Any]] | None,
-        ui_lang: str,
+        ui_lang: Lang,
         session: str | None,
         token: object | None = None,
         api_client: bool = False,
@@ -227,7 +227,7 @@ class ChatController:
             if not self._busy.get(session or ""):  # nothing newer runs: end as Stop left it
                 yield (msgs, history, gr.skip(), "ℹ " + t("stopped", ui_lang)) + idle
             return
-        lang = getattr(answer, "language", lang) or lang
+        lang = as_lang(getattr(answer, "language", lang) or lang)
         data = answer.model_dump()
         answer_msgs = answer_messages(data, lang)
         first = answer_msgs[0]["content"]
@@ -282,7 +282,7 @@ class ChatController:
 
     # ------------------------------------------------------------ feedback
     def on_like(
-        self, messages: list[dict[str, Any]] | None, ui_lang: str, evt: gr.LikeData, request: gr.Request | None = None
+        self, messages: list[dict[str, Any]] | None, ui_lang: Lang, evt: gr.LikeData, request: gr.Request | None = None
     ) -> tuple[str | None, str, dict[str, Any]]:
         """Store a like/dislike. Under the server, what is rated is what this server said in this session.
 
@@ -344,7 +344,7 @@ class ChatController:
             self._last_rating[key] = (rec["id"], time.monotonic())
         return rec["id"], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
 
-    def on_reason(self, feedback_id: str | None, reason: str, ui_lang: str) -> tuple[str, str]:
+    def on_reason(self, feedback_id: str | None, reason: str, ui_lang: Lang) -> tuple[str, str]:
         if not feedback_id:
             return "ℹ " + t("feedback_no_target", ui_lang), reason
         reason = (reason or "").strip()

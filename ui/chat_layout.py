@@ -21,10 +21,11 @@ from typing import Any
 import gradio as gr
 from gradio.components.chatbot import ExampleMessage
 
+from calculators.i18n import t
+from calculators.lang import Lang
 from calculators.limits import MAX_QUESTION_CHARS
 
 from .chat import ChatController
-from .i18n import t
 from .labels import Labels
 
 EXAMPLES: dict[str, list[str]] = {
@@ -57,11 +58,11 @@ SCROLL_TO_QUESTION_JS = """() => {
 }"""
 
 
-def examples_for(lang: str) -> list[ExampleMessage]:
-    return [{"text": q} for q in EXAMPLES["zh" if lang == "zh" else "en"]]
+def examples_for(lang: Lang) -> list[ExampleMessage]:
+    return [{"text": q} for q in EXAMPLES[lang]]
 
 
-def feedback_options(lang: str) -> tuple[str, ...]:
+def feedback_options(lang: Lang) -> tuple[str, ...]:
     return (
         "Like",
         "Dislike",
@@ -87,7 +88,7 @@ class ChatUI:
     feedback_id: gr.State
 
 
-def build_chat(L: Labels, lang: str) -> ChatUI:
+def build_chat(L: Labels, lang: Lang) -> ChatUI:
     chatbot = L.add(
         gr.Chatbot(
             label=L.text("chatbot"),

@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from calculators.i18n import t
+from calculators.lang import Lang
 from calculators.text_safety import escape_md
 
-from .i18n import t
 from .render import code_block, corrections_md, gib, sources_md, tool_call_message
 
 _HEADING = re.compile(r"(?m)^#{2,4}\s+(.+?)\s*$")
@@ -84,7 +85,7 @@ def _arg(k: str, v: Any) -> str:
     return f"{name}={_fmt(v)}" if name else _fmt(v)
 
 
-def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: str) -> str:
+def call_title(call: dict[str, Any], main_args: dict[str, Any] | None, lang: Lang) -> str:
     """A calculator bubble's title that says what differs from the main call and what came out,
     e.g. ``GA=16 → 18.8 GiB``; the main call names the setup."""
     name = str(call.get("name", "?"))
@@ -148,7 +149,7 @@ def user_message_md(question: str) -> str:
     return "\n\n".join(x for x in out if x.strip()) or question
 
 
-def answer_messages(data: dict[str, Any], lang: str) -> list[dict[str, Any]]:
+def answer_messages(data: dict[str, Any], lang: Lang) -> list[dict[str, Any]]:
     """All chat messages for one answer (``Answer.model_dump()``): the open first screen, then folded sections,
     then the folded calculator calls."""
     text = data.get("text", "") or ""

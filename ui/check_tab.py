@@ -16,12 +16,13 @@ import gradio as gr
 
 from calculators import CalculatorError
 from calculators.configs import check_config
+from calculators.i18n import t
+from calculators.lang import Lang, as_lang
 from calculators.limits import MAX_CONFIG_CHARS
 
 from .calculators_tab import CUSTOM, gpu_choices
 from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
 from .factcheck_box import build_factcheck_box, wire_factcheck_box
-from .i18n import t
 from .labels import Labels
 from .render import md_escape
 
@@ -31,12 +32,12 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 SEVERITY_COLORS = {"error": "#dc2626", "warning": "#d97706", "info": "#2563eb"}
 
 
-def color_map(lang: str) -> dict[str, str]:
+def color_map(lang: Lang) -> dict[str, str]:
     """HighlightedText colours keyed by the severity label in ``lang`` (the legend shows one language)."""
     return {t(f"sev_{sev}", lang): color for sev, color in SEVERITY_COLORS.items()}
 
 
-def model_choices_for_check(lang: str) -> list[tuple[str, str]]:
+def model_choices_for_check(lang: Lang) -> list[tuple[str, str]]:
     from calculators import MODEL_PRESETS
 
     return [(t("config_model_from_text", lang), CUSTOM)] + [(m, m) for m in MODEL_PRESETS]
@@ -53,7 +54,7 @@ def _world_size(v: Any) -> Any:
 
 
 def marked_lines(
-    text: str, findings: list[Any], positions: dict[str, tuple[int, int]], lang: str
+    text: str, findings: list[Any], positions: dict[str, tuple[int, int]], lang: Lang
 ) -> list[tuple[str, str | None]]:
     """The config as (line, severity label or None) segments for gr.HighlightedText: a line gets the most
     severe label among the findings that point at it (by line number, else by the key's position)."""
@@ -72,10 +73,10 @@ def marked_lines(
 
 
 def run_check_config(
-    text: str | None, model: str | None, gpu: str | None, world_size: Any, lang: str
+    text: str | None, model: str | None, gpu: str | None, world_size: Any, lang: Lang
 ) -> tuple[str, Any]:
     """(report Markdown, HighlightedText value). Never raises: bad input gets one line in the user's language."""
-    lang = "zh" if lang == "zh" else "en"
+    lang = as_lang(lang)  # the session's language, checked once here
     if not isinstance(text, str) or not text.strip():
         return "ℹ " + t("config_text", lang), None
     if len(text) > MAX_CONFIG_CHARS:
@@ -94,7 +95,7 @@ def run_check_config(
         from .chat import log_failure
 
         log_failure("config check failed", exc)
-        return "✘ " + ("检查失败，请检查输入。" if lang == "zh" else "The check failed; please check the input."), None
+        return "✘ " + t("check_failed", lang), None
     findings = report._by_lang.get(lang) or report.findings
     positions = report.parsed.positions if report.parsed else {}
     marks = marked_lines(text, findings, positions, lang)

@@ -1,7 +1,7 @@
 """The "Paste an error or log" box in the Check / diagnose tab (below "Check my config").
 
-It calls ``calculators.diagnose.diagnose`` and shows its Markdown; the strings live here so the panel is one
-small, separate piece of the UI.
+It calls ``calculators.diagnose.diagnose`` and shows its Markdown; its strings are the
+catalogue's "diagnose_panel." keys (calculators.i18n).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import gradio as gr
 
 from calculators import CalculatorError
 from calculators.diagnose import diagnose
-from calculators.lang import Lang
+from calculators.i18n import t
+from calculators.lang import Lang, as_lang
 from calculators.limits import MAX_PASTE_CHARS
 
-from .i18n import t
 from .labels import Labels
 
 log = logging.getLogger("batchbot.diagnose")
@@ -24,33 +24,12 @@ log = logging.getLogger("batchbot.diagnose")
 #: Pastes longer than this are refused in the UI (the diagnoser itself reads only the last 200,000 characters).
 MAX_PASTE = MAX_PASTE_CHARS  # calculators.limits: the same limit as the diagnose tool
 
-TEXT = {
-    "header": {"zh": "粘贴报错或日志", "en": "Paste an error or log"},
-    "box": {
-        "zh": "粘贴 CUDA OOM 报错、DeepSpeed / HF 报错、启动命令、nvidia-smi 输出或训练日志",
-        "en": "Paste a CUDA OOM message, DeepSpeed / HF error, launch command, nvidia-smi output or training log",
-    },
-    "button": {"zh": "诊断", "en": "Diagnose"},
-    "empty": {
-        "zh": "ℹ 请先粘贴报错、日志、命令或 nvidia-smi 输出。",
-        "en": "ℹ Paste an error, log, command or nvidia-smi output first.",
-    },
-    "failed": {
-        "zh": "✘ 诊断失败（{name}）。请检查粘贴的内容。",
-        "en": "✘ Diagnosis failed ({name}). Please check the paste.",
-    },
-}
 
-
-def _t(key: str, lang: str) -> str:
-    return TEXT[key]["zh" if lang == "zh" else "en"]
-
-
-def run_diagnose(text: str | None, ui_lang: str) -> str:
+def run_diagnose(text: str | None, ui_lang: Lang) -> str:
     """Markdown for the panel; never raises (bad input gets a message in the user's language)."""
-    lang: Lang = "zh" if ui_lang == "zh" else "en"
+    lang = as_lang(ui_lang)
     if not isinstance(text, str) or not text.strip():
-        return _t("empty", lang)
+        return t("diagnose_panel.empty", lang)
     if len(text) > MAX_PASTE:
         return "✘ " + t("too_long", lang, n=f"{len(text):,}", max=f"{MAX_PASTE:,}")  # the chat's wording
     try:
@@ -59,19 +38,23 @@ def run_diagnose(text: str | None, ui_lang: str) -> str:
         return "✘ " + err.message(lang)
     except Exception as exc:  # a bug must not show a traceback to the user
         log.exception("diagnose failed")
-        return _t("failed", lang).format(name=type(exc).__name__)
+        return t("diagnose_panel.failed", lang, name=type(exc).__name__)
 
 
 def build_diagnose_panel(L: Labels) -> tuple[Any, Any, Any]:
     """Lay out the panel (inside the Check / diagnose tab); returns (textbox, button, output)."""
     with L.add(
-        gr.Accordion(_t("header", L.lang), open=True, elem_id="diagnose-paste"), label=lambda lg: _t("header", lg)
+        gr.Accordion(t("diagnose_panel.header", L.lang), open=True, elem_id="diagnose-paste"),
+        label=lambda lg: t("diagnose_panel.header", lg),
     ):
         box = L.add(
-            gr.Textbox(None, label=_t("box", L.lang), lines=8, max_lines=30, elem_id="d_text"),
-            label=lambda lg: _t("box", lg),
+            gr.Textbox(None, label=t("diagnose_panel.box", L.lang), lines=8, max_lines=30, elem_id="d_text"),
+            label=lambda lg: t("diagnose_panel.box", lg),
         )
-        btn = L.add(gr.Button(_t("button", L.lang), elem_id="run-diagnose"), value=lambda lg: _t("button", lg))
+        btn = L.add(
+            gr.Button(t("diagnose_panel.button", L.lang), elem_id="run-diagnose"),
+            value=lambda lg: t("diagnose_panel.button", lg),
+        )
         out = gr.Markdown("", elem_id="diagnose-report")
     return box, btn, out
 

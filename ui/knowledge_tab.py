@@ -14,9 +14,10 @@ from typing import Any
 
 import gradio as gr
 
+from calculators.i18n import t
+from calculators.lang import Lang
 from calculators.text_safety import escape_md
 
-from .i18n import t
 from .labels import Labels
 from .render import card_md
 
@@ -72,7 +73,7 @@ class Knowledge:
         self.cards = reading_order(list(getattr(assistant, "cards", []) or []))
         self.by_id = {c.id: c for c in self.cards}
 
-    def table(self, ids: list[str], lang: str) -> dict[str, Any]:
+    def table(self, ids: list[str], lang: Lang) -> dict[str, Any]:
         """The Dataframe value for these cards: position (rank for a search), title in the UI language, topics.
         The card ids travel in a gr.State beside it (a click reads the row number)."""
         head = [t("col_rank", lang), t("col_title", lang), t("col_topics", lang)]
@@ -82,11 +83,11 @@ class Knowledge:
             rows.append([i, card.title_zh if lang == "zh" else card.title_en, ", ".join(card.topics)])
         return {"headers": head, "data": rows}
 
-    def listing(self, lang: str) -> tuple[str, dict[str, Any], list[str]]:
+    def listing(self, lang: Lang) -> tuple[str, dict[str, Any], list[str]]:
         ids = [c.id for c in self.cards]
         return f"{t('cards_count', lang, n=len(ids))} · {t('kb_open_hint', lang)}", self.table(ids, lang), ids
 
-    def search(self, query: str, lang: str) -> tuple[str, dict[str, Any], list[str], str | None, str]:
+    def search(self, query: str, lang: Lang) -> tuple[str, dict[str, Any], list[str], str | None, str]:
         """(count line, table, ids in table order, opened card id, card Markdown); an empty query lists every card."""
         q = (query or "").strip()[:MAX_QUERY_CHARS]
         if not q:
@@ -107,7 +108,7 @@ class Knowledge:
         head = f"{t('search_count', lang, q=escape_md(q), n=len(ids))} · {t('kb_open_hint', lang)}"
         return head, self.table(ids, lang), ids, ids[0], self.show(ids[0], lang)
 
-    def open_row(self, ids: list[str], lang: str, evt: gr.SelectData) -> tuple[str | None, str]:
+    def open_row(self, ids: list[str], lang: Lang, evt: gr.SelectData) -> tuple[str | None, str]:
         """A click on any cell of a row opens that row's card."""
         index = evt.index if isinstance(evt.index, (list, tuple)) else [evt.index]
         row = index[0] if index else None
@@ -116,14 +117,14 @@ class Knowledge:
         return ids[row], self.show(ids[row], lang)
 
     def relabel(
-        self, ids: list[str], card_id: str | None, query: str, lang: str
+        self, ids: list[str], card_id: str | None, query: str, lang: Lang
     ) -> tuple[str, dict[str, Any], list[str], str | None, str]:
         """The tab in another language, keeping the list (or search) and the open card."""
         head, table, new_ids, first, _ = self.search(query, lang)
         keep = card_id if card_id in self.by_id else first
         return head, table, new_ids, keep, self.show(keep, lang)
 
-    def show(self, card_id: str | None, lang: str) -> str:
+    def show(self, card_id: str | None, lang: Lang) -> str:
         card = self.by_id.get(card_id or "")
         return card_md(card, lang) if card else ""
 

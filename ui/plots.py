@@ -13,6 +13,8 @@ from html import escape
 from typing import Any
 
 from calculators import GiB
+from calculators.i18n import t
+from calculators.lang import Lang
 from calculators.memory_table import CATEGORIES, short_name, verdict_text
 from calculators.memory_table import over_text as over_text  # re-exported: the chart's verdict is the tables' one
 from calculators.units import format_gib, format_gib_value, gib_value_number
@@ -31,13 +33,6 @@ COLORS = {
     "current": "#b07aa1",
     "over": "#c2410c",
     "fits": "#2e7d32",
-}
-# The charts' own words; the categories, the total and the capacity are named by calculators.memory_table.
-NAMES: dict[str, dict[str, str]] = {
-    "current": {"zh": "当前设置", "en": "your setting"},
-    "not_together": {"zh": "梯度与激活不同时达到峰值（GA=1）", "en": "gradients | activations: not at once (GA=1)"},
-    "off_scale": {"zh": "超出坐标范围", "en": "off the scale"},
-    "unknown_act": {"zh": "激活未知（仅给了参数量）", "en": "activations unknown (only num_params given)"},
 }
 FONT = "font-family=\"'Noto Sans CJK SC','Noto Sans',sans-serif\""
 # Text, axes and grid use the page's text colour: no white box in dark mode.
@@ -139,7 +134,7 @@ def stack(d: dict[str, Any]) -> tuple[list[tuple[str, float, float, int | None]]
     return out, base
 
 
-def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
+def breakdown_svg(est: Any, lang: Lang, narrow: bool = False) -> str:
     """Stacked bar (GiB) of one MemoryEstimate, with a dashed GPU-capacity line (``narrow``: legend below)."""
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     values = {c: (d.get(c) or 0) / GiB for c in CATEGORIES}
@@ -153,7 +148,7 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
     def y(v: float) -> float:
         return tp + ph - v / top * ph
 
-    title = ("每卡显存构成" if lang == "zh" else "Per-GPU memory breakdown") + f" · {d.get('model_name', '')}"
+    title = t("plot.breakdown_title", lang) + f" · {d.get('model_name', '')}"
     head, _ = _title(title, w, False)
     body = [head.replace('font-size="15"', 'font-size="13"') if narrow else head]
     for tv in _ticks(top):
@@ -181,7 +176,7 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
     if any(lane is not None for *_, lane in segments):
         body.append(
             f'<text x="{bx + bw / 2}" y="{tp + ph + 16}" text-anchor="middle" font-size="10" {INK}>'
-            f"{escape(NAMES['not_together'][lang])}</text>"
+            f"{escape(t('plot.not_together', lang))}</text>"
         )
     body.append(
         f'<text x="{bx + bw / 2}" y="{y(total) - 6:.1f}" text-anchor="middle" font-size="12" '
@@ -198,7 +193,7 @@ def breakdown_svg(est: Any, lang: str, narrow: bool = False) -> str:
     lx, ly = (left, tp + ph + 30) if narrow else (w - right + 20, tp + 10)
     for i, c in enumerate(CATEGORIES):
         label = short_name(c, lang) + (
-            f" {gib_value_number(values[c])}" if d.get(c) is not None else f" ({NAMES['unknown_act'][lang]})"
+            f" {gib_value_number(values[c])}" if d.get(c) is not None else f" ({t('plot.unknown_act', lang)})"
         )
         body.append(
             f'<rect x="{lx}" y="{ly + i * 22}" width="12" height="12" fill="{COLORS[c]}"/>'
@@ -225,7 +220,7 @@ def sweep_svg(
     field: str,
     points: Sequence[tuple[Any, float | None, float | None]],
     capacity: int | None,
-    lang: str,
+    lang: Lang,
     title: str,
     current: Any = None,
     narrow: bool = False,
@@ -240,7 +235,7 @@ def sweep_svg(
     pw, ph = w - left - right, h - tp - bottom
     body = [head]
     if not pts:
-        msg = NAMES["unknown_act"][lang]
+        msg = t("plot.unknown_act", lang)
         body.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle" font-size="13" {INK}>{escape(msg)}</text>')
         return _wrap("".join(body), w, h, title, f"sweep-{field}")
     cap_g = capacity / GiB if capacity else None
@@ -282,7 +277,7 @@ def sweep_svg(
             f'<line class="current" x1="{cx:.1f}" x2="{cx:.1f}" y1="{tp}" y2="{tp + ph}" '
             f'stroke="{COLORS["current"]}" stroke-width="1.5" stroke-dasharray="3 3"/>'
             f'<text class="current-label" x="{cx + dx:.1f}" y="{tp + 12}" text-anchor="{anchor}" font-size="11" '
-            f'font-weight="bold" fill="{COLORS["current"]}">{escape(NAMES["current"][lang])}: '
+            f'font-weight="bold" fill="{COLORS["current"]}">{escape(t("plot.current", lang))}: '
             f"{escape(str(pts[cur_i][0]))} → {format_gib_value(cur_g or 0.0)}</text>"
         )
     if cap_g:
@@ -327,7 +322,7 @@ def sweep_svg(
     return _wrap("".join(body), w, h, title, f"sweep-{field}")
 
 
-def memory_chart_svg(result: Any, lang: str) -> str:
+def memory_chart_svg(result: Any, lang: Lang) -> str:
     """A small horizontal stacked bar for a memory answer in the chat: the categories, the capacity mark and
     the verdict with the overshoot. ``result`` is a MemoryEstimate or its ``model_dump()``; "" when there is
     nothing to draw (no total)."""
@@ -344,7 +339,7 @@ def memory_chart_svg(result: Any, lang: str) -> str:
     def x(v: float) -> float:
         return left + v / top * pw
 
-    title = ("每卡显存" if lang == "zh" else "Memory per GPU") + f" · {d.get('model_name', '')}"
+    title = t("plot.chart_title", lang) + f" · {d.get('model_name', '')}"
     body = [
         f'<text x="{left}" y="15" font-size="12" font-weight="bold" {INK}>{escape(title)}: '
         f"{format_gib(d['total_per_gpu'])}</text>"

@@ -12,11 +12,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from calculators.i18n import t
+from calculators.lang import Lang
 from calculators.memory_table import memory_table as memory_columns_table
 from calculators.memory_table import over_text, row_name
 from calculators.units import format_gib
 
-from .i18n import t
 from .plots import memory_chart_svg
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
@@ -76,12 +77,12 @@ def _table(rows: Iterable[tuple[str, str]], head: tuple[str, str]) -> str:
     return "\n".join(out)
 
 
-def memory_table(res: dict[str, Any], lang: str) -> str:
+def memory_table(res: dict[str, Any], lang: Lang) -> str:
     """One estimate as a one-column table (rows, names, verdict and figures: calculators.memory_table)."""
     return memory_columns_table([(row_name("per_gpu", lang), res)], lang)
 
 
-def batch_table(res: dict[str, Any], lang: str) -> str:
+def batch_table(res: dict[str, Any], lang: Lang) -> str:
     keys = (
         "train_batch_size",
         "train_micro_batch_size_per_gpu",
@@ -92,11 +93,11 @@ def batch_table(res: dict[str, Any], lang: str) -> str:
     )
     rows = [(code_span(k), f"{res[k]:,}") for k in keys if res.get(k) is not None]
     if res.get("formula"):
-        rows.append(("公式" if lang == "zh" else "formula", code_span(res["formula"])))
-    return _table(rows, ("字段" if lang == "zh" else "field", "值" if lang == "zh" else "value"))
+        rows.append((t("row_formula", lang), code_span(res["formula"])))
+    return _table(rows, (t("col_field", lang), t("col_value", lang)))
 
 
-def sweep_table(res: dict[str, Any], lang: str) -> str:
+def sweep_table(res: dict[str, Any], lang: Lang) -> str:
     field = res.get("field", "value")
     head = f"| {code_span(field)} | {row_name('total_per_gpu', lang)} | {row_name('activations', lang)} |"
     out = [head, "|---|---|---|"]
@@ -118,7 +119,7 @@ def _flat_scalars(d: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def result_table(name: str, result: Any, lang: str) -> str:
+def result_table(name: str, result: Any, lang: Lang) -> str:
     """A compact Markdown table for one calculator result (a dict from model_dump)."""
     if not isinstance(result, dict):
         return code_block(inert_json(result, 3000), "json")
@@ -134,10 +135,10 @@ def result_table(name: str, result: Any, lang: str) -> str:
     for k, v in _flat_scalars(result)[:20]:
         shown = gib(v) if isinstance(v, int) and k.endswith("_bytes") else md_escape(v)
         rows.append((code_span(k), shown))
-    return _table(rows, ("字段" if lang == "zh" else "field", "值" if lang == "zh" else "value"))
+    return _table(rows, (t("col_field", lang), t("col_value", lang)))
 
 
-def tool_call_message(call: dict[str, Any], lang: str) -> dict[str, Any]:
+def tool_call_message(call: dict[str, Any], lang: Lang) -> dict[str, Any]:
     """One collapsible Chatbot message for one calculator call."""
     name = str(call.get("name", "?"))
     args = call.get("arguments") or {}
@@ -162,7 +163,7 @@ def tool_call_message(call: dict[str, Any], lang: str) -> dict[str, Any]:
     }
 
 
-def sources_md(sources: list[dict[str, Any]], lang: str, answer_text: str = "") -> str:
+def sources_md(sources: list[dict[str, Any]], lang: Lang, answer_text: str = "") -> str:
     """A linked list of the answer's sources, leaving out those the answer text already links to."""
     todo = [
         s
@@ -182,7 +183,7 @@ def sources_md(sources: list[dict[str, Any]], lang: str, answer_text: str = "") 
     return "\n".join(lines)
 
 
-def corrections_md(corrections: list[dict[str, Any]], answer_text: str, lang: str) -> str:
+def corrections_md(corrections: list[dict[str, Any]], answer_text: str, lang: Lang) -> str:
     todo = [c for c in corrections or [] if c.get("correction") and str(c["correction"]) not in answer_text]
     if not todo:
         return ""
@@ -193,7 +194,7 @@ def corrections_md(corrections: list[dict[str, Any]], answer_text: str, lang: st
 
 
 # ---------------------------------------------------------------- calculators tab
-def memory_summary_md(est: Any, lang: str) -> str:
+def memory_summary_md(est: Any, lang: Lang) -> str:
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     head = f"### {md_escape(d.get('model_name'))}" + (f" · {md_escape(d['gpu_name'])}" if d.get("gpu_name") else "")
     params = (
@@ -210,55 +211,43 @@ def memory_summary_md(est: Any, lang: str) -> str:
     return "\n\n".join(parts)
 
 
-def nearest_fits_md(est: Any, options: list[tuple[str, Any]], lang: str) -> str:
+def nearest_fits_md(est: Any, options: list[tuple[str, Any]], lang: Lang) -> str:
     """The "no" with a way out: how far over the capacity the setting is, and the nearest settings that fit,
     each with its own numbers. ``options`` are (description, MemoryEstimate) pairs, nearest first."""
     d = est.model_dump() if hasattr(est, "model_dump") else dict(est)
     if d.get("fits") is not False:
         return ""
-    zh = lang == "zh"
     name = str(d.get("gpu_name") or "")
     if not name or name.endswith("GiB GPU"):  # a custom capacity: its name is only the size again
-        name = "显卡" if zh else "the GPU"
-    head = (
-        f"**✘ 放不下：每卡约 {gib(d.get('total_per_gpu'))}，{md_escape(name)} 只有 "
-        f"{gib(d.get('gpu_capacity'))}（{over_text(d.get('headroom'), lang)}）。**"
-        if zh
-        else f"**✘ Does not fit: about {gib(d.get('total_per_gpu'))} per GPU; {md_escape(name)} has "
-        f"{gib(d.get('gpu_capacity'))} ({over_text(d.get('headroom'), lang)}).**"
+        name = t("the_gpu", lang)
+    head = t(
+        "no_fit_head",
+        lang,
+        total=gib(d.get("total_per_gpu")),
+        gpu=md_escape(name),
+        cap=gib(d.get("gpu_capacity")),
+        over=over_text(d.get("headroom"), lang),
     )
     if not options:
-        return (
-            head
-            + "\n\n"
-            + (
-                "检查点、micro batch 1、LoRA/QLoRA、ZeRO-3、offload 单独或叠加都放不下：需要更多 GPU（配合 ZeRO-3）、"
-                "更大显存的卡，或更短的序列。"
-                if zh
-                else "Neither checkpointing, micro batch 1, LoRA/QLoRA, ZeRO-3 nor offload, alone or together, "
-                "makes it fit: use more GPUs (with ZeRO-3), GPUs with more memory, or shorter sequences."
-            )
-        )
+        return head + "\n\n" + t("nothing_fits", lang)
     rows = [
-        f"| {'改动' if zh else 'change'} | {row_name('per_gpu', lang)} | {'剩余' if zh else 'spare'} |",
+        t("nearest_fits_head", lang, per_gpu=row_name("per_gpu", lang)),
         "|---|---|---|",
     ]
     for what, e in options:
         rows.append(f"| {md_escape(what)} | {gib(e.total_per_gpu)} | {gib(e.headroom)} |")
-    intro = "最接近且能放下的设置：" if zh else "The nearest settings that fit:"
+    intro = t("nearest_fits_intro", lang)
     return "\n\n".join([head, intro, "\n".join(rows)])
 
 
-def batch_summary_md(res: Any, lang: str) -> str:
+def batch_summary_md(res: Any, lang: Lang) -> str:
     d = res.model_dump() if hasattr(res, "model_dump") else dict(res)
     parts = [f"### {code_span(d['formula'])}", batch_table(d, lang)]
     notes = d["notes_zh" if lang == "zh" else "notes_en"]
     if notes:
         parts.append("\n".join(f"- {md_escape(n)}" for n in notes))
     if d.get("derived"):
-        parts.append(
-            ("推导出的字段：" if lang == "zh" else "Derived: ") + ", ".join(code_span(x) for x in d["derived"])
-        )
+        parts.append(t("derived", lang) + ", ".join(code_span(x) for x in d["derived"]))
     rows = [
         (
             md_escape(w["change_zh" if lang == "zh" else "change_en"]),
@@ -268,26 +257,23 @@ def batch_summary_md(res: Any, lang: str) -> str:
         for w in d.get("what_if", [])
     ]
     if rows:
-        hdr = ("如果…", "有效批次", "每卡显存") if lang == "zh" else ("What if…", "effective batch", "per-GPU memory")
         parts.append(
-            "\n".join(
-                [f"| {hdr[0]} | {hdr[1]} | {hdr[2]} |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
-            )
+            "\n".join([t("what_if_head", lang), "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows])
         )
     return "\n\n".join(parts)
 
 
-def field_error_md(field: str, message: str, lang: str) -> str:
+def field_error_md(field: str, message: str, lang: Lang) -> str:
     return t("error_in_field", lang, field=field, msg=md_escape(message))
 
 
 # ---------------------------------------------------------------- cards
-def card_title(card: Any, lang: str) -> str:
+def card_title(card: Any, lang: Lang) -> str:
     return str(card.title_zh if lang == "zh" else card.title_en)
 
 
-def card_md(card: Any, lang: str) -> str:
-    other = "en" if lang == "zh" else "zh"
+def card_md(card: Any, lang: Lang) -> str:
+    other: Lang = "en" if lang == "zh" else "zh"
     parts = [
         f"## {md_escape(card_title(card, lang))}",
         f"*{md_escape(card_title(card, other))}* · {code_span(card.id)} · "

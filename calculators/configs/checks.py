@@ -8,6 +8,7 @@ from typing import Any
 
 from ..batch import BatchConfigError, deepspeed_fill, resolve_batch
 from ..errors import CalculatorError
+from ..lang import Lang
 from ..presets import count_params, get_model_shape
 from .deepspeed_json import _offload_device
 from .keys import (
@@ -52,7 +53,7 @@ class _Out:
             line, column = src.position(at or key)
         self.items.append((severity, key, en, zh, fix_en, fix_zh, line, column))
 
-    def findings(self, lang: str) -> list[Finding]:
+    def findings(self, lang: Lang) -> list[Finding]:
         order = {"error": 0, "warning": 1, "info": 2}
         out = [
             Finding(
@@ -218,7 +219,7 @@ def _check_unknown(out: _Out, pc: ParsedConfig) -> None:
         out.add(sev, key, en, zh, f"Rename it to '{guess}'." if guess else "", f"改名为 '{guess}'。" if guess else "")
 
 
-def _check_batch(out: _Out, pc: ParsedConfig, ws: int | None, lang: str) -> None:
+def _check_batch(out: _Out, pc: ParsedConfig, ws: int | None, lang: Lang) -> None:
     b = pc.batch
     tb, mb, ga = (
         b.get("train_batch_size"),
@@ -319,7 +320,7 @@ def _check_batch(out: _Out, pc: ParsedConfig, ws: int | None, lang: str) -> None
             train_micro_batch_size_per_gpu=mb,
             gradient_accumulation_steps=ga,
             world_size=world,
-            lang="zh" if lang == "zh" else "en",
+            lang=lang,
         )
     except BatchConfigError as err:
         out.add(

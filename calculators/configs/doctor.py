@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CalculatorError
-from ..lang import Lang
+from ..lang import Lang, as_lang
 from ..memory import GiB, MemoryEstimate
 from ..presets import get_gpu
 from .accelerate_yaml import _check_accelerate
@@ -37,7 +37,7 @@ def check_config(
     gpu: str | float | None = None,
     world_size: int | None = None,
     model: str | float | None = None,
-    lang: str = "en",
+    lang: Lang = "en",
     training_args: str | dict[str, Any] | ParsedConfig | None = None,
     use_libraries: bool = True,
 ) -> ConfigReport:
@@ -49,7 +49,7 @@ def check_config(
     start-up verdict (see :mod:`.library`); without it, or when they cannot be loaded,
     only our own checks run.
     """
-    report_lang: Lang = "zh" if lang == "zh" else "en"
+    report_lang = as_lang(lang)
     out = _Out(None)
     parsed: ParsedConfig | None = None
     companion: ParsedConfig | None = None
@@ -113,7 +113,7 @@ def _run_checks(
     gpu: Any,
     world_size: Any,
     model: Any,
-    lang: str,
+    lang: Lang,
     use_libraries: bool = True,
 ) -> MemoryEstimate | None:
     ws: int | None = None

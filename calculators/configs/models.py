@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import CalculatorError
-from ..lang import Lang
+from ..i18n import t
+from ..lang import Lang, as_lang
 from ..limits import MAX_CONFIG_CHARS
 from ..memory import MemoryEstimate
 from ..text_safety import escape_md
@@ -104,73 +105,44 @@ class ConfigReport(BaseModel):
         """Findings about ``key`` (optionally of one severity)."""
         return [f for f in self.findings if f.key == key and (severity is None or f.severity == severity)]
 
-    def to_markdown(self, lang: str | None = None) -> str:
+    def to_markdown(self, lang: Lang | None = None) -> str:
         """A readable report: verdict, findings by severity, then the memory table."""
-        lang = "zh" if (lang or self.lang) == "zh" else "en"
-        findings = self._by_lang.get(lang) or self.findings
-        zh = lang == "zh"
+        lg = as_lang(lang or self.lang)
+        findings = self._by_lang.get(lg) or self.findings
+        zh = lg == "zh"
         errors = [f for f in findings if f.severity == "error"]
         warnings = [f for f in findings if f.severity == "warning"]
         infos = [f for f in findings if f.severity == "info"]
-        kind_names = {
-            "deepspeed": ("DeepSpeed config", "DeepSpeed 配置"),
-            "hf_training_args": ("Hugging Face TrainingArguments", "Hugging Face TrainingArguments"),
-            "accelerate": ("Accelerate config", "Accelerate 配置"),
-            "llamafactory": ("LLaMA-Factory config", "LLaMA-Factory 配置"),
-        }
-        what = kind_names[self.parsed.kind][1 if zh else 0] if self.parsed else ("config" if not zh else "配置")
-        out = [f"## {'配置检查' if zh else 'Config check'}: {what}", ""]
+        what = t(f"doctor.kind_{self.parsed.kind}" if self.parsed else "doctor.kind_none", lg)
+        out = [f"## {t('config_check', lg)}: {what}", ""]
         if errors:
-            verdict = (
-                f"❌ **{len(errors)} 个错误**：按现在的配置，训练会在启动时失败或不按你的预期运行。"
-                if zh
-                else f"❌ **{len(errors)} error(s)**: as written, this run fails at start-up or does not do what you expect."
-            )
+            verdict = t("doctor.errors_verdict", lg, n=len(errors))
         elif warnings:
-            verdict = (
-                f"⚠️ **没有错误，{len(warnings)} 个警告**：能跑，但请看下面的问题。"
-                if zh
-                else f"⚠️ **No errors, {len(warnings)} warning(s)**: it should start, but read these first."
-            )
+            verdict = t("doctor.warnings_verdict", lg, n=len(warnings))
         else:
-            verdict = "✅ **没有发现问题。**" if zh else "✅ **No problems found.**"
+            verdict = t("doctor.no_problems", lg)
         if self.estimate is not None and self.estimate.fits is not None:
             e = self.estimate
             need = _gib(e.total_per_gpu)
             cap = _gib(e.gpu_capacity)
-            if e.fits:
-                verdict += (
-                    f" 显存：约 {need} / {cap} GiB，放得下。"
-                    if zh
-                    else f" Memory: about {need} of {cap} GiB per GPU, fits."
-                )
-            else:
-                verdict += (
-                    f" 显存：约 {need} GiB，超出 {cap} GiB 的显卡，放不下。"
-                    if zh
-                    else f" Memory: about {need} GiB per GPU, more than the {cap} GiB card: does not fit."
-                )
+            verdict += t("doctor.fits" if e.fits else "doctor.no_fit", lg, need=need, cap=cap)
         out += [verdict, ""]
-        for title_en, title_zh, group in (
-            ("Errors", "错误", errors),
-            ("Warnings", "警告", warnings),
-            ("Notes", "说明", infos),
-        ):
+        for title, group in (("doctor.errors", errors), ("doctor.warnings", warnings), ("doctor.notes", infos)):
             if not group:
                 continue
-            out += [f"### {title_zh if zh else title_en}", ""]
+            out += [f"### {t(title, lg)}", ""]
             for f in group:
                 where = ""
                 if f.line is not None:
-                    where = f"（第 {f.line} 行，第 {f.column} 列）" if zh else f" (line {f.line}, column {f.column})"
+                    where = t("doctor.where", lg, line=f.line, column=f.column)
                 out.append(f"- **{escape_md(f.key)}**{where}: {_md(f.message)}")
                 if f.fix:
-                    out.append(f"  - {'建议' if zh else 'Fix'}: {_md(f.fix)}")
+                    out.append(t("doctor.fix", lg, fix=_md(f.fix)))
             out.append("")
         if self.estimate is not None:
             e = self.estimate
-            out += [f"### {'每卡显存估算' if zh else 'Memory per GPU'} ({escape_md(e.model_name)})", ""]
-            out += [f"| {'部分' if zh else 'Part'} | GiB |", "|---|---:|"]
+            out += [t("doctor.memory_heading", lg, model=escape_md(e.model_name)), ""]
+            out += [t("doctor.part_head", lg), "|---|---:|"]
             rows = [
                 ("weights", "权重"),
                 ("gradients", "梯度"),
@@ -182,15 +154,12 @@ class ConfigReport(BaseModel):
                 val = getattr(e, field)
                 label = name_zh if zh else field.replace("_", " ")
                 out.append(f"| {label} | {'?' if val is None else _gib(val)} |")
-            out.append(
-                f"| **{'合计' if zh else 'total'}** | **{'?' if e.total_per_gpu is None else _gib(e.total_per_gpu)}** |"
-            )
+            total = "?" if e.total_per_gpu is None else _gib(e.total_per_gpu)
+            out.append(t("doctor.total_row", lg, total=total))
             if e.gpu_capacity is not None:
-                out.append(f"| {escape_md(e.gpu_name)} {'容量' if zh else 'capacity'} | {_gib(e.gpu_capacity)} |")
+                out.append(t("doctor.capacity_row", lg, gpu=escape_md(e.gpu_name), cap=_gib(e.gpu_capacity)))
             if e.cpu_total:
-                out.append(
-                    f"| {'CPU 内存（offload，每节点）' if zh else 'CPU RAM (offload, per node)'} | {_gib(e.cpu_total)} |"
-                )
+                out.append(t("doctor.cpu_row", lg, cpu=_gib(e.cpu_total)))
             out.append("")
             notes = e.assumptions_zh + e.notes_zh if zh else e.assumptions_en + e.notes_en
             for n in notes:

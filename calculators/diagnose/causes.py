@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ..errors import CalculatorError
+from ..lang import Lang
 from ..units import format_gib_value
 from . import deepspeed_errors, host_kill, launch, nvidia_smi, oom, train_log
 from ._text import line_at, safe
@@ -182,7 +183,7 @@ _ACCEPTED_ZH = (
 )
 
 
-def diagnose(text: str, *, lang: str = "en", setup: dict[str, Any] | None = None) -> Diagnosis:
+def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = None) -> Diagnosis:
     """Read ``text``, rank the likely causes with the user's numbers, and say what could not be read.
 
     ``setup`` carries values the chat already knows (setup vocabulary, e.g. ``model``, ``seq_len``,

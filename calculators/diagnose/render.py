@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import t
+from ..lang import Lang, as_lang
 from ..text_safety import code_span_text, escape_md
 from .models import Artifact, Diagnosis
 
@@ -71,14 +73,14 @@ def _value(v: Any) -> str:
     return str(v)
 
 
-def _artifact_line(a: Artifact, lang: str) -> str:
+def _artifact_line(a: Artifact, lang: Lang) -> str:
     en, zh = _KIND[a.kind]
     parts = [f"{k}={escape_md(_value(a.fields[k]), 40)}" for k in _SHOWN.get(a.kind, []) if k in a.fields]
     if a.kind == "nvidia_smi":
         parts += [
             f"GPU{g['index']} {g['used_gb']:.1f}/{g['total_gb']:.1f} GiB" for g in a.fields.get("smi_gpus", [])[:8]
         ]
-        parts.append(("processes" if lang == "en" else "进程数") + f"={len(a.fields.get('smi_processes', []))}")
+        parts.append(t("diagnosis.processes", lang, n=len(a.fields.get("smi_processes", []))))
     if a.kind == "config_error" and a.fields.get("mismatches"):
         parts += [
             f"{escape_md(r['ds_key'], 40)}: ds {escape_md(r['ds_value'], 20)} / hf {escape_md(r['hf_value'], 20)}"
@@ -94,30 +96,30 @@ def _artifact_line(a: Artifact, lang: str) -> str:
     return line + ("\n  " + "; ".join(parts) if parts else "")
 
 
-def diagnosis_markdown(d: Diagnosis, lang: str) -> str:
+def diagnosis_markdown(d: Diagnosis, lang: Lang) -> str:
     """The Markdown report in one language (``zh`` or ``en``)."""
+    lang = as_lang(lang)
     zh = lang == "zh"
     out: list[str] = []
-    out.append("### 我读到的" if zh else "### What I read")
+    out.append(t("diagnosis.what_read", lang))
     if d.artifacts:
-        out += [_artifact_line(a, "zh" if zh else "en") for a in d.artifacts[:12]]
+        out += [_artifact_line(a, lang) for a in d.artifacts[:12]]
         if len(d.artifacts) > 12:
-            out.append(f"- … {len(d.artifacts) - 12} " + ("项未列出" if zh else "more not shown"))
+            out.append(t("diagnosis.not_shown", lang, n=len(d.artifacts) - 12))
     else:
-        out.append("- " + ("（没有识别出的内容）" if zh else "(nothing recognised)"))
+        out.append(t("diagnosis.nothing_recognised", lang))
     out.append("")
     if d.causes:
-        out.append("### 可能原因与修复" if zh else "### Likely causes and fixes")
+        out.append(t("diagnosis.causes_heading", lang))
         for i, c in enumerate(d.causes, 1):
-            tag = ("很可能" if c.likelihood == "likely" else "有可能") if zh else c.likelihood
+            tag = t("diagnosis." + c.likelihood, lang)
             title, because, fix = (c.title_zh, c.because_zh, c.fix_zh) if zh else (c.title_en, c.because_en, c.fix_en)
             out.append(f"{i}. **{title}** ({tag})")
-            out.append(f"   - {'原因' if zh else 'Why'}: {because}")
-            out.append(f"   - {'修复' if zh else 'Fix'}: {fix}")
+            out.append(t("diagnosis.why_and_fix", lang, because=because, fix=fix))
     elif d.artifacts:
-        out.append("没有在这些内容里发现问题。" if zh else "I found no problem in what I read.")
+        out.append(t("diagnosis.no_problem", lang))
     note = d.unrecognised_zh if zh else d.unrecognised_en
     if note:
         out.append("")
-        out.append(("> 未能读取：" if zh else "> Not read: ") + note)
+        out.append(t("diagnosis.not_read", lang, note=note))
     return "\n".join(out).strip() + "\n"

@@ -49,7 +49,7 @@ class FactCheck(BaseModel):
             out[c.verdict] += 1
         return out
 
-    def to_markdown(self, lang: str | None = None) -> str:
+    def to_markdown(self, lang: Lang | None = None) -> str:
         """A report: wrong and imprecise claims first (quoted, escaped), each with its correction and sources."""
         zh = (lang or self.lang) == "zh"
         n = self.counts()

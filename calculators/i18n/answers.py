@@ -1,15 +1,11 @@
-"""Every sentence the answer engine writes, in Chinese and English, in one place.
+"""The answer engine's sentences (rag/), in Chinese and English: one area of the one catalogue (calculators.i18n).
 
-``t("key", lang, **values)``: the same placeholders in both languages (a test checks it).
+Look a sentence up with ``calculators.i18n.t("key", lang, **values)``; a field's name with ``key_name(field, lang)``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-# The Lang type is calculators.lang.Lang (one type for every layer).
-
-TEXT: dict[str, dict[str, str]] = {
+ANSWER_TEXT: dict[str, dict[str, str]] = {
     # refusals
     "empty": {
         "zh": "请输入一个问题，例如：“gradient_accumulation_steps 增大会增加显存吗？”",
@@ -31,7 +27,7 @@ TEXT: dict[str, dict[str, str]] = {
     "numbers": {"zh": "计算结果", "en": "The numbers"},
     "explain": {"zh": "解释", "en": "Explanation"},
     "related": {"zh": "相关", "en": "Related"},
-    "sources": {"zh": "参考来源", "en": "Sources"},  # also the chat tab's folded sources title (ui/i18n.py)
+    "sources": {"zh": "参考来源", "en": "Sources"},  # also the chat tab's folded sources title
     "corrected": {"zh": "问题里的误解", "en": "What the question gets wrong"},
     "wrong": {"zh": "错误说法", "en": "Wrong"},
     "right": {"zh": "实际情况", "en": "Actually"},
@@ -160,10 +156,25 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "知识库里还没有这个问题的已知原因；请贴出完整报错（最后 30 行）、启动命令和配置，我会读取其中的数字。",
         "en": "No known cause in the knowledge base matches this yet; paste the full error (last 30 lines), the launch command and the config, and I will read the numbers in them.",
     },
+    # punctuation, word order and small words the answer's sentences are built from
+    "colon": {"zh": "：", "en": ": "},
+    "list_sep": {"zh": "，", "en": ", "},
+    "clause_sep": {"zh": "；", "en": "; "},
+    "enum_sep": {"zh": "、", "en": "; "},
+    "then": {"zh": "{a}{b}", "en": "{a} {b}"},
+    "with_source": {"zh": "{items}（{source}）", "en": "{items} ({source})"},
+    "as_written": {"zh": "原文", "en": "as written"},
+    "on": {"zh": "开", "en": "on"},
+    "off": {"zh": "关", "en": "off"},
+    "a_gpu": {"zh": "显卡", "en": "GPU"},
+    "effective_batch": {"zh": "有效批次", "en": "effective batch"},
+    "fix_suffix": {"zh": " 解决：{fix}", "en": " Fix: {fix}"},
+    "tokens_per_step": {"zh": "- 每步 token 数：{n}", "en": "- tokens/step: {n}"},
+    "nearest_table_head": {"zh": "| 改动 | 每卡 | 剩余 |", "en": "| change | per GPU | spare |"},
 }
 
 #: The one name of each setup field: the chat's setup line and conflict notes, and (as {name}) the calculators tab's
-#: form labels (ui/i18n.py FIELD_LABELS) use it.
+#: form labels (calculators.i18n.ui_text.FIELD_LABELS) use it. In the catalogue as "name.<field>".
 KEY_NAMES: dict[str, dict[str, str]] = {
     "model": {"zh": "模型", "en": "model"},
     "model_text": {"zh": "模型", "en": "model"},
@@ -193,12 +204,3 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},
 }
-
-
-def t(key: str, lang: str, **values: Any) -> str:
-    """The sentence ``key`` in ``lang`` ('zh' or 'en'), with ``values`` filled in."""
-    return TEXT[key]["zh" if lang == "zh" else "en"].format(**values)
-
-
-def key_name(key: str, lang: str) -> str:
-    return KEY_NAMES.get(key, {}).get("zh" if lang == "zh" else "en", key)

@@ -1,0 +1,54 @@
+"""The calculators' and the config doctor's own sentences (calculators/), in Chinese and English: one area of the one
+catalogue (calculators.i18n), looked up with ``t("key", lang, **values)``.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, dict[str, str]] = {}
+
+#: The config doctor's report (calculators/configs/models.py ConfigReport.to_markdown): "doctor.<key>".
+DOCTOR: dict[str, dict[str, str]] = {
+    "kind_deepspeed": {"zh": "DeepSpeed 配置", "en": "DeepSpeed config"},
+    "kind_hf_training_args": {"zh": "Hugging Face TrainingArguments", "en": "Hugging Face TrainingArguments"},
+    "kind_accelerate": {"zh": "Accelerate 配置", "en": "Accelerate config"},
+    "kind_llamafactory": {"zh": "LLaMA-Factory 配置", "en": "LLaMA-Factory config"},
+    "kind_none": {"zh": "配置", "en": "config"},
+    "errors_verdict": {
+        "zh": "❌ **{n} 个错误**：按现在的配置，训练会在启动时失败或不按你的预期运行。",
+        "en": "❌ **{n} error(s)**: as written, this run fails at start-up or does not do what you expect.",
+    },
+    "warnings_verdict": {
+        "zh": "⚠️ **没有错误，{n} 个警告**：能跑，但请看下面的问题。",
+        "en": "⚠️ **No errors, {n} warning(s)**: it should start, but read these first.",
+    },
+    "no_problems": {"zh": "✅ **没有发现问题。**", "en": "✅ **No problems found.**"},
+    "fits": {"zh": " 显存：约 {need} / {cap} GiB，放得下。", "en": " Memory: about {need} of {cap} GiB per GPU, fits."},
+    "no_fit": {
+        "zh": " 显存：约 {need} GiB，超出 {cap} GiB 的显卡，放不下。",
+        "en": " Memory: about {need} GiB per GPU, more than the {cap} GiB card: does not fit.",
+    },
+    "errors": {"zh": "错误", "en": "Errors"},
+    "warnings": {"zh": "警告", "en": "Warnings"},
+    "notes": {"zh": "说明", "en": "Notes"},
+    "where": {"zh": "（第 {line} 行，第 {column} 列）", "en": " (line {line}, column {column})"},
+    "fix": {"zh": "  - 建议: {fix}", "en": "  - Fix: {fix}"},
+    "memory_heading": {"zh": "### 每卡显存估算 ({model})", "en": "### Memory per GPU ({model})"},
+    "part_head": {"zh": "| 部分 | GiB |", "en": "| Part | GiB |"},
+    "total_row": {"zh": "| **合计** | **{total}** |", "en": "| **total** | **{total}** |"},
+    "capacity_row": {"zh": "| {gpu} 容量 | {cap} |", "en": "| {gpu} capacity | {cap} |"},
+    "cpu_row": {"zh": "| CPU 内存（offload，每节点） | {cpu} |", "en": "| CPU RAM (offload, per node) | {cpu} |"},
+}
+
+#: The diagnoser's report (calculators/diagnose/render.py): "diagnosis.<key>".
+DIAGNOSIS: dict[str, dict[str, str]] = {
+    "processes": {"zh": "进程数={n}", "en": "processes={n}"},
+    "what_read": {"zh": "### 我读到的", "en": "### What I read"},
+    "not_shown": {"zh": "- … {n} 项未列出", "en": "- … {n} more not shown"},
+    "nothing_recognised": {"zh": "- （没有识别出的内容）", "en": "- (nothing recognised)"},
+    "causes_heading": {"zh": "### 可能原因与修复", "en": "### Likely causes and fixes"},
+    "likely": {"zh": "很可能", "en": "likely"},
+    "possible": {"zh": "有可能", "en": "possible"},
+    "why_and_fix": {"zh": "   - 原因: {because}\n   - 修复: {fix}", "en": "   - Why: {because}\n   - Fix: {fix}"},
+    "no_problem": {"zh": "没有在这些内容里发现问题。", "en": "I found no problem in what I read."},
+    "not_read": {"zh": "> 未能读取：{note}", "en": "> Not read: {note}"},
+}
