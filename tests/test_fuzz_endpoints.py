@@ -252,6 +252,10 @@ def test_like_and_reason_events(
     fid: Any,
 ) -> None:
     chat, path = feedback_chat
+    # Each example is a first click: a second rating of the same message within DUPLICATE_RATING_S is answered with the
+    # first one's id and not stored again (Gradio's double send, tested below), which two quick examples
+    # with the same session, index and rating would otherwise trip.
+    chat._last_rating.clear()
     COUNT["like/reason"] += 1
     before = path.read_bytes() if path.exists() else b""
     evt = SimpleNamespace(index=index, value=val, liked=liked)
@@ -278,6 +282,20 @@ def monkeypatch_module(feedback_chat: Any) -> Any:
     mp.setenv("BATCHBOT_FEEDBACK_FILE", str(feedback_chat[1]))
     yield mp
     mp.undo()
+
+
+def test_a_rating_sent_twice_within_a_second_is_stored_once(feedback_chat: Any, monkeypatch_module: Any) -> None:
+    """Gradio 6.31 sends a reason picked from the 👎 menu twice within milliseconds: one record, the same id."""
+    chat, path = feedback_chat
+    chat._last_rating.clear()
+    evt = SimpleNamespace(index=1, value="served answer", liked=False)
+    request = SimpleNamespace(session_hash="s1")
+    before = path.read_bytes() if path.exists() else b""
+    first, _, _ = chat.on_like([], "en", evt, request)
+    second, _, _ = chat.on_like([], "en", evt, request)
+    after = path.read_bytes()
+    assert first is not None and second == first
+    assert len(after[len(before) :].splitlines()) == 1
 
 
 @fuzz_settings(1000)
