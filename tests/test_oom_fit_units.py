@@ -28,6 +28,7 @@ def test_reports_oom(text: str, seen: bool) -> None:
 def test_a_fit_answer_for_a_run_that_went_oom_says_the_run_used_more() -> None:
     from rag import Assistant
     from rag.cards import load_cards
+
     class NoRetriever:  # no embedding model: this tier runs in seconds
         def retrieve(self, query: str, k: int = 3) -> list[object]:
             return []
