@@ -31,7 +31,7 @@ from .cards import Card, load_cards
 from .compose import Results, compose
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
-from .intents import Intents, detect_intents, detect_misconceptions, holds_belief, tiny_batch_question
+from .intents import Intents, detect_intents, detect_misconceptions, holds_belief, reports_oom, tiny_batch_question
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
@@ -208,6 +208,7 @@ class Assistant:
             config_calls=config_calls,
             nearest_fits=nearest,
             missing=missing,
+            reported_oom=reports_oom(text),
         )
         sources = [self._source(c, lang) for c in cards]
         answer_text, first_screen = compose(results, sources)

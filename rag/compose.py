@@ -76,6 +76,8 @@ class Results:
     #: (what changes, its memory call) of the nearest settings that fit when the user's does not, nearest first.
     nearest_fits: list[tuple[str, ToolCall]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: The message reports an out-of-memory the user hit: a "fits" verdict must then say why the run used more.
+    reported_oom: bool = False
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -248,6 +250,17 @@ def _memory_verdict(r: Results) -> str:
     if res.get("fits") is None:
         return f"**{t('per_gpu', lang, total=total)}**"
     gpu = _gpu_name(r, res)
+    if res["fits"] and r.reported_oom:
+        # The estimate fits but the user's run did not: the run used more than computed, and the headline says so
+        # instead of contradicting what they saw.
+        assumed = [k for k in ("seq_len", "train_micro_batch_size_per_gpu") if r.setup.source(k) == "assumed"]
+        why = (
+            t("oom_why_assumed", lang, names=t("and", lang).join(key_name(k, lang) for k in assumed))
+            if assumed
+            else t("oom_why_stated", lang)
+        )
+        cap = gib(res["gpu_capacity"], lang)
+        return "**" + t("fits_but_oom", lang, total=total, gpu=gpu, cap=cap) + "** " + why
     if res["fits"]:
         return (
             "**"

@@ -288,3 +288,20 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True
     return False
+
+
+# An out-of-memory the user ran into (not one they ask about): the OOM words, in a sentence that does not ask.
+_OOM_SEEN = re.compile(
+    r"out of memory|outofmemoryerror|(?<![A-Za-z])oom(?:s|ed|ing)?(?![A-Za-z])|爆显存|显存爆|显存不足|显存溢出|显存不够",
+    re.I,
+)
+_ASKING = re.compile(r"[?？吗么]|会不会|是否|能不能|\b(?:will|would|could|whether|if)\b", re.I)
+
+
+def reports_oom(text: str) -> bool:
+    """Whether the message reports an out-of-memory it hit: an OOM word in a sentence that is not a question
+    ("lora 微调均OOM", "CUDA out of memory. Tried to allocate"), not "会不会 OOM?" / "will it OOM?"."""
+    for sentence in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text):
+        if _OOM_SEEN.search(sentence) and not _ASKING.search(sentence):
+            return True
+    return False

@@ -78,6 +78,18 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
         "en": "It fits: about {total} per GPU on {gpu} with {cap}; the largest micro batch with these settings is {mm}.",
     },
+    "fits_but_oom": {
+        "zh": "按这些设置估算每卡约 {total}，{gpu} 有 {cap}，应能放下；你却遇到了 OOM，说明实际占用比这里算的大。",
+        "en": "By these settings it needs about {total} per GPU and {gpu} has {cap}, so it should fit; you hit an OOM, so the run uses more than this.",
+    },
+    "oom_why_assumed": {
+        "zh": "{names}是我假设的值，你的实际值可能更大，请告诉我。",
+        "en": "The {names} are values I assumed; yours are probably larger — tell me them.",
+    },
+    "oom_why_stated": {
+        "zh": "常见原因：实际序列比设置的长（多模态的图像 token、样本打包），或显存被碎片、评估/保存步骤、其他进程占用。",
+        "en": "Common causes: real sequences longer than set (image tokens, packing), or memory taken by fragmentation, evaluation/saving steps or another process.",
+    },
     "no_fit": {
         "zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}（多 {over}）。",
         "en": "It does not fit: about {total} per GPU, {over} over the {cap} of {gpu}.",
@@ -160,6 +172,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "colon": {"zh": "：", "en": ": "},
     "list_sep": {"zh": "，", "en": ", "},
     "clause_sep": {"zh": "；", "en": "; "},
+    "and": {"zh": "和", "en": " and "},
     "enum_sep": {"zh": "、", "en": "; "},
     "then": {"zh": "{a}{b}", "en": "{a} {b}"},
     "with_source": {"zh": "{items}（{source}）", "en": "{items} ({source})"},
