@@ -16,16 +16,16 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# The dev set grew to 519 real questions: 66 new ones mined blind for the act model, setup reading and retrieval
-# (dev-actclf / dev-fid4 / dev-ret4.yaml, scored before the engine was changed for them). Measured on the merged
-# engine: act 0.851 / 0.852 (optimistic: the act model is trained on this folder), fidelity 0.953 / 0.938,
-# 16 contradicted, hit@3 0.773 / 0.826, hit@1 0.547 / 0.630, p90 112 / 119 words. On the 453 questions before the
-# growth hit@3 held (0.801 / 0.846): the lower hit@3 floor is the harder set, not a worse engine.
+# The dev set grew to 512 real questions: 59 new ones mined blind for the act model, setup reading and retrieval
+# (dev-actclf / dev-fid4 / dev-ret4.yaml, scored before the engine was changed for them; seven threads that are also
+# in the held-out blind2.yaml were dropped from them). Measured on the merged engine: act 0.853 / 0.858 (optimistic:
+# the act model is trained on this folder), fidelity 0.952 / 0.939, 15 contradicted, hit@3 0.775 / 0.823, hit@1
+# 0.545 / 0.632, p90 112 / 123 words (the set change alone moved English p90 from 119 to 123: same answers).
 FLOORS = {
     "zh": {"act_accuracy": 0.84, "fidelity": 0.945, "hit3": 0.765, "hit1": 0.54},
-    "en": {"act_accuracy": 0.84, "fidelity": 0.93, "hit3": 0.815, "hit1": 0.62},
+    "en": {"act_accuracy": 0.85, "fidelity": 0.93, "hit3": 0.815, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 17, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 16, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 125, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # 142 questions: the first 82 plus blind2.yaml (60, mined this round by someone who never saw the engine's code or
