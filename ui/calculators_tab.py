@@ -17,6 +17,7 @@ from calculators import GPU_PRESETS, MODEL_PRESETS, CalculatorError, estimate_me
 from calculators.i18n import label, t
 from calculators.lang import Lang
 from calculators.memory import LORA_MODULES, MemoryConfig, as_config
+from calculators.presets import active_params, count_params
 
 from .i18n import normalize_lang
 from .labels import Labels
@@ -123,8 +124,25 @@ def _literal_choices(field: str) -> list[Any]:
     return list(getattr(ann, "__args__", ()))
 
 
+def _billions(n: int) -> str:
+    return f"{n / 1e9:.1f}B" if n >= 0.995e9 else f"{n / 1e6:.0f}M"
+
+
+def preset_label(name: str, lang: Lang) -> str:
+    """``name`` with its parameter count (total and active for a MoE), so the list says what each id is.
+
+    The count is the exact one the estimate uses (``count_params`` / ``active_params`` of the preset's shape);
+    the id stays first so typing it in the dropdown still finds it, and the value sent is the bare id.
+    """
+    shape = MODEL_PRESETS[name]
+    total, active = count_params(shape), active_params(shape)
+    if active < total:
+        return t("preset_params_moe", lang, name=name, total=_billions(total), active=_billions(active))
+    return t("preset_params", lang, name=name, total=_billions(total))
+
+
 def model_choices(lang: Lang) -> list[tuple[str, str]]:
-    return [(m, m) for m in MODEL_PRESETS] + [(t("custom_model", lang), CUSTOM)]
+    return [(preset_label(m, lang), m) for m in MODEL_PRESETS] + [(t("custom_model", lang), CUSTOM)]
 
 
 def gpu_choices(lang: Lang) -> list[tuple[str, str]]:

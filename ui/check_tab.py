@@ -20,7 +20,7 @@ from calculators.i18n import t
 from calculators.lang import Lang, as_lang
 from calculators.limits import MAX_CONFIG_CHARS
 
-from .calculators_tab import CUSTOM, gpu_choices
+from .calculators_tab import CUSTOM, gpu_choices, preset_label
 from .diagnose_panel import build_diagnose_panel, wire_diagnose_panel
 from .factcheck_box import build_factcheck_box, wire_factcheck_box
 from .labels import Labels
@@ -40,7 +40,7 @@ def color_map(lang: Lang) -> dict[str, str]:
 def model_choices_for_check(lang: Lang) -> list[tuple[str, str]]:
     from calculators import MODEL_PRESETS
 
-    return [(t("config_model_from_text", lang), CUSTOM)] + [(m, m) for m in MODEL_PRESETS]
+    return [(t("config_model_from_text", lang), CUSTOM)] + [(preset_label(m, lang), m) for m in MODEL_PRESETS]
 
 
 def _world_size(v: Any) -> Any:

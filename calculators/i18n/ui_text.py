@@ -100,6 +100,11 @@ UI_TEXT: dict[str, dict[str, str]] = {
         "zh": "（自定义：用下面的参数量 / config.json）",
         "en": "(custom: use num_params / config.json below)",
     },
+    "preset_params": {"zh": "{name} · {total} 参数", "en": "{name} · {total} params"},
+    "preset_params_moe": {
+        "zh": "{name} · {total} 参数（激活 {active}）",
+        "en": "{name} · {total} params ({active} active)",
+    },
     "custom_gpu": {"zh": "（不指定 / 用 gpu_memory_gb）", "en": "(none / use gpu_memory_gb)"},
     "config_doctor_header": {"zh": "检查我的配置", "en": "Check my config"},
     "config_text": {
