@@ -50,6 +50,23 @@ def assistant() -> Any:
     return Assistant()
 
 
+class NoRetriever:
+    """A retriever that finds no card: the answer engine's understanding and composition without the embedding
+    model, so the tiers that use it run in seconds."""
+
+    def retrieve(self, query: str, k: int = 3) -> list[Any]:
+        return []
+
+
+@pytest.fixture(scope="session")
+def bot_without_retrieval() -> Any:
+    """A real rag.Assistant over the real cards whose retriever finds nothing (see :class:`NoRetriever`)."""
+    from rag import Assistant
+    from rag.cards import load_cards
+
+    return Assistant(cards=load_cards(), retriever=NoRetriever())
+
+
 @pytest.fixture(scope="session")
 def feedback_file() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="batchbot-feedback-"))

@@ -201,14 +201,9 @@ def test_memory_table_says_none_instead_of_micro_batch_zero():
     assert "micro batch 1 也放不下" in zh
 
 
-class _NoRetriever:
-    def retrieve(self, query: str, k: int = 3) -> list[Any]:
-        return []
-
-
 @pytest.fixture(scope="module")
-def bot() -> Assistant:
-    return Assistant(cards=load_cards(), retriever=_NoRetriever())
+def bot(bot_without_retrieval: Assistant) -> Assistant:
+    return bot_without_retrieval
 
 
 def _words(text: str) -> float:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from rag.intents import reports_oom
@@ -25,15 +27,8 @@ def test_reports_oom(text: str, seen: bool) -> None:
     assert reports_oom(text) is seen
 
 
-def test_a_fit_answer_for_a_run_that_went_oom_says_the_run_used_more() -> None:
-    from rag import Assistant
-    from rag.cards import load_cards
-
-    class NoRetriever:  # no embedding model: this tier runs in seconds
-        def retrieve(self, query: str, k: int = 3) -> list[object]:
-            return []
-
-    bot = Assistant(cards=load_cards(), retriever=NoRetriever())
+def test_a_fit_answer_for_a_run_that_went_oom_says_the_run_used_more(bot_without_retrieval: Any) -> None:
+    bot = bot_without_retrieval
     asked = "请问Qwen2.5-7B lora 大概需要多少显存？我在一张 A100 80G 上 lora 微调，均OOM"
     ans = bot.ask(asked)
     assert ans.first_screen.startswith("**按这些设置估算每卡约") and "你却遇到了 OOM" in ans.first_screen

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from rag import Assistant
 from rag.assistant import BM25_TOP, CLOSE_TO_BEST
 from rag.cards import load_cards
 from rag.glossary import expand_query, find_terms
@@ -20,14 +19,9 @@ BY_ID = {c.id: c for c in CARDS}
 NO_INTENTS = SimpleNamespace(small_batch=False)
 
 
-class _NoRetriever:
-    def retrieve(self, query: str, k: int = 3):
-        return []
-
-
 @pytest.fixture(scope="module")
-def bot():
-    return Assistant(cards=CARDS, retriever=_NoRetriever())
+def bot(bot_without_retrieval):
+    return bot_without_retrieval
 
 
 def _hit(cid: str, dense: float, bm25_rank: int | None) -> Hit:
