@@ -447,8 +447,12 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
     """The architecture (or None) and the parameter count, with assumptions made."""
     a_en: list[str] = []
     a_zh: list[str] = []
-    if cfg.model is not None or cfg.hf_config is not None:
-        shape = get_model_shape(cfg.model) if cfg.model is not None else shape_from_hf_config(cfg.hf_config)
+    shape: ModelShape | None = None
+    if cfg.model is not None:
+        shape = get_model_shape(cfg.model)
+    elif cfg.hf_config is not None:
+        shape = shape_from_hf_config(cfg.hf_config)
+    if shape is not None:
         _refuse_unmodelled(cfg, shape)
         if shape.is_moe:
             n, act = count_params(shape), active_params(shape)

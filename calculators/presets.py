@@ -133,7 +133,11 @@ def mla_attention_params(shape: ModelShape) -> int:
     h, a, qr, kvr = shape.hidden_size, shape.num_attention_heads, shape.q_lora_rank, shape.kv_lora_rank
     qk, b = shape.qk_nope_head_dim + shape.qk_rope_head_dim, shape.qkv_bias or shape.linear_bias
     q = _linear(h, a * qk, False) if not qr else _linear(h, qr, b) + qr + _linear(qr, a * qk, False)
-    kv = _linear(h, kvr + shape.qk_rope_head_dim, b) + kvr + _linear(kvr, a * (shape.qk_nope_head_dim + shape.v_head_dim), False)
+    kv = (
+        _linear(h, kvr + shape.qk_rope_head_dim, b)
+        + kvr
+        + _linear(kvr, a * (shape.qk_nope_head_dim + shape.v_head_dim), False)
+    )
     return q + kv + _linear(a * shape.v_head_dim, h, b)
 
 
@@ -463,14 +467,21 @@ PUBLISHED_PARAMS: dict[str, float] = {
     # Qwen2 technical report (arXiv 2407.10671, table 1) and the Qwen2-57B-A14B model card: 57B total.
     "deepseek-v2-lite": 15.7e9,
     "qwen2-57b-a14b": 57e9,
+    # DeepSeek-V2 paper abstract: 236B total, 21B activated; DeepSeek-V3 technical report (arXiv 2412.19437)
+    # abstract: 671B total, 37B activated.
+    "deepseek-v2": 236e9,
+    "deepseek-v3": 671e9,
 }
 
 #: Published *activated* parameters per token of the MoE presets. DeepSeek-V2 paper: "2.4B are activated for each
 #: token" (V2-Lite); Qwen2-57B-A14B: 14B (the name and model card). ``active_params`` counts the token-embedding
-#: table too (a lookup, no matmul); DeepSeek's 2.4B matches the count without it (2.45B; with it 2.66B).
+#: table too (a lookup, no matmul); DeepSeek's 2.4B matches the count without it (2.45B; with it 2.66B, the figure
+#: a user reached by hand in https://github.com/deepseek-ai/DeepSeek-V2/issues/73).
 PUBLISHED_ACTIVE_PARAMS: dict[str, float] = {
     "deepseek-v2-lite": 2.4e9,
     "qwen2-57b-a14b": 14e9,
+    "deepseek-v2": 21e9,
+    "deepseek-v3": 37e9,
 }
 
 _ALIASES = {
@@ -1004,7 +1015,9 @@ _DEEPSEEK_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-def _deepseek_refusal(key: str, value: Any, accepted_en: str, accepted_zh: str, why_en: str, why_zh: str) -> CalculatorError:
+def _deepseek_refusal(
+    key: str, value: Any, accepted_en: str, accepted_zh: str, why_en: str, why_zh: str
+) -> CalculatorError:
     return CalculatorError(
         "model_config",
         f"{key}={value!r}"[:80],
@@ -1295,6 +1308,66 @@ MOE_PRESET_CONFIGS.update(
                 "tie_word_embeddings": False,
             },
         ),
+        # DeepSeek-V2 (236B) and V3 (671B): https://huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json and
+        # https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json, cross-checked against MaxText's
+        # https://github.com/AI-Hypercomputer/maxtext/blob/412a282c35fe7a3889cd4efb68c911598481b4f3/MaxText/configs/models/deepseek2-236b.yml
+        # https://github.com/AI-Hypercomputer/maxtext/blob/52cfc4e5c1877de7436a0af304af565d346c4b75/MaxText/configs/models/deepseek3-671b.yml
+        # and transformers 5.23's DeepseekV3Config defaults (the V3 shape). V3's multi-token-prediction module (the
+        # hub's 685B) is not built by transformers and not counted.
+        "deepseek-v2": (
+            "deepseek-ai/DeepSeek-V2",
+            {
+                "model_type": "deepseek_v2",
+                "hidden_size": 5120,
+                "num_hidden_layers": 60,
+                "num_attention_heads": 128,
+                "num_key_value_heads": 128,
+                "intermediate_size": 12288,
+                "moe_intermediate_size": 1536,
+                "n_routed_experts": 160,
+                "n_shared_experts": 2,
+                "num_experts_per_tok": 6,
+                "first_k_dense_replace": 1,
+                "moe_layer_freq": 1,
+                "n_group": 8,
+                "topk_group": 3,
+                "topk_method": "group_limited_greedy",
+                "q_lora_rank": 1536,
+                "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "vocab_size": 102400,
+                "tie_word_embeddings": False,
+            },
+        ),
+        "deepseek-v3": (
+            "deepseek-ai/DeepSeek-V3",
+            {
+                "model_type": "deepseek_v3",
+                "hidden_size": 7168,
+                "num_hidden_layers": 61,
+                "num_attention_heads": 128,
+                "num_key_value_heads": 128,
+                "intermediate_size": 18432,
+                "moe_intermediate_size": 2048,
+                "n_routed_experts": 256,
+                "n_shared_experts": 1,
+                "num_experts_per_tok": 8,
+                "first_k_dense_replace": 3,
+                "moe_layer_freq": 1,
+                "n_group": 8,
+                "topk_group": 4,
+                "topk_method": "noaux_tc",
+                "q_lora_rank": 1536,
+                "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "vocab_size": 129280,
+                "tie_word_embeddings": False,
+            },
+        ),
         "qwen2-57b-a14b": (
             "Qwen/Qwen2-57B-A14B",
             {
@@ -1327,6 +1400,8 @@ _ALIASES.update(
         "qwen1.5-moe-a2.7b-chat": "qwen1.5-moe-a2.7b",
         "qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b",
         "deepseek-v2-lite-chat": "deepseek-v2-lite",
+        "deepseek-v2-chat": "deepseek-v2",
+        "deepseek-v3-base": "deepseek-v3",
         "deepseekv2-lite": "deepseek-v2-lite",
         "deepseek-v2-lite-16b": "deepseek-v2-lite",
         "deepseek-v2-lite-base": "deepseek-v2-lite",

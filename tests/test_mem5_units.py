@@ -23,31 +23,8 @@ from calculators.presets import (
     shape_from_hf_config,
 )
 
-# DeepSeek-V3's config.json keys (https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json; the same
-# values are transformers' DeepseekV3Config defaults). 671B total, 37B activated (DeepSeek-V3 technical report,
-# arXiv 2412.19437, abstract); the hub's 685B adds the multi-token-prediction module transformers does not build.
-DEEPSEEK_V3 = {
-    "model_type": "deepseek_v3",
-    "hidden_size": 7168,
-    "num_hidden_layers": 61,
-    "num_attention_heads": 128,
-    "num_key_value_heads": 128,
-    "intermediate_size": 18432,
-    "moe_intermediate_size": 2048,
-    "n_routed_experts": 256,
-    "n_shared_experts": 1,
-    "num_experts_per_tok": 8,
-    "first_k_dense_replace": 3,
-    "n_group": 8,
-    "topk_group": 4,
-    "q_lora_rank": 1536,
-    "kv_lora_rank": 512,
-    "qk_nope_head_dim": 128,
-    "qk_rope_head_dim": 64,
-    "v_head_dim": 128,
-    "vocab_size": 129280,
-    "tie_word_embeddings": False,
-}
+# DeepSeek-V3's config.json keys, as the preset holds them (sources in calculators.presets.MOE_PRESET_CONFIGS).
+DEEPSEEK_V3 = MOE_PRESET_CONFIGS["deepseek-v3"][1]
 
 _CLASSES = {"deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "qwen2_moe": "Qwen2MoeConfig"}
 
@@ -70,11 +47,17 @@ def _library_count(cfg: dict) -> int:
     [
         MOE_PRESET_CONFIGS["deepseek-v2-lite"][1],
         MOE_PRESET_CONFIGS["qwen2-57b-a14b"][1],
+        MOE_PRESET_CONFIGS["deepseek-v2"][1],
         DEEPSEEK_V3,
         # V2-Lite with a q_lora bottleneck, attention biases and no dense block: every branch of the count
-        {**MOE_PRESET_CONFIGS["deepseek-v2-lite"][1], "q_lora_rank": 768, "attention_bias": True, "first_k_dense_replace": 0},
+        {
+            **MOE_PRESET_CONFIGS["deepseek-v2-lite"][1],
+            "q_lora_rank": 768,
+            "attention_bias": True,
+            "first_k_dense_replace": 0,
+        },
     ],
-    ids=["deepseek-v2-lite", "qwen2-57b-a14b", "deepseek-v3", "v2-lite-qlora-bias-nodense"],
+    ids=["deepseek-v2-lite", "qwen2-57b-a14b", "deepseek-v2", "deepseek-v3", "v2-lite-qlora-bias-nodense"],
 )
 def test_count_equals_the_library_model_exactly(cfg):
     assert count_params(shape_from_hf_config(cfg)) == _library_count(cfg)
@@ -82,14 +65,18 @@ def test_count_equals_the_library_model_exactly(cfg):
 
 @pytest.mark.parametrize(
     "name,total,active",
-    [("deepseek-v2-lite", 15.7e9, 2.4e9), ("qwen2-57b-a14b", 57e9, 14e9), ("deepseek-v3", 671e9, 37e9)],
+    [
+        ("deepseek-v2-lite", 15.7e9, 2.4e9),
+        ("qwen2-57b-a14b", 57e9, 14e9),
+        ("deepseek-v2", 236e9, 21e9),
+        ("deepseek-v3", 671e9, 37e9),
+    ],
 )
 def test_published_total_and_activated(name, total, active):
     """Totals within 1 %; activated per token without the token-embedding table (a lookup, no matmul), within 3 %:
-    V2-Lite 2.45B vs 2.4B, Qwen2-57B-A14B 13.7B vs 14B, V3 36.6B vs 37B."""
-    shape = shape_from_hf_config(DEEPSEEK_V3) if name == "deepseek-v3" else get_model_shape(name)
-    if name != "deepseek-v3":
-        assert PUBLISHED_PARAMS[name] == total and PUBLISHED_ACTIVE_PARAMS[name] == active
+    V2-Lite 2.45B vs 2.4B, Qwen2-57B-A14B 13.7B vs 14B, V2 20.9B vs 21B, V3 36.6B vs 37B."""
+    shape = get_model_shape(name)
+    assert PUBLISHED_PARAMS[name] == total and PUBLISHED_ACTIVE_PARAMS[name] == active
     assert count_params(shape) == pytest.approx(total, rel=0.01)
     assert active_params(shape) - shape.vocab_size * shape.hidden_size == pytest.approx(active, rel=0.03)
 
@@ -177,7 +164,11 @@ def test_memory_estimate_for_the_presets():
 
 @pytest.mark.parametrize(
     "update,field",
-    [(dict(finetune="lora"), "finetune"), (dict(finetune="qlora"), "finetune"), (dict(precision="amp-bf16"), "precision")],
+    [
+        (dict(finetune="lora"), "finetune"),
+        (dict(finetune="qlora"), "finetune"),
+        (dict(precision="amp-bf16"), "precision"),
+    ],
 )
 def test_unmodelled_mla_setups_are_refused_in_both_languages(update, field):
     with pytest.raises(CalculatorError) as err:

@@ -193,6 +193,8 @@ def _modelled(model: str, precision: str = "bf16-mixed", finetune: str = "full")
     """DeepSeek's multi-head latent attention is refused (clear error, tests/test_mem5_units.py) with LoRA/QLoRA and
     autocast; the properties below hold for every setup that gets a number."""
     return not (MODEL_PRESETS[model].is_mla and (finetune != "full" or precision.startswith("amp-")))
+
+
 precisions = st.sampled_from(["fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"])
 ckpt = st.sampled_from(["none", "selective", "full"])
 
