@@ -1062,6 +1062,15 @@ def _deepseek_shape(model_type: str, name: str, config: dict[str, Any]) -> Model
             "puts biases on the dense and shared MLPs but not on the experts; that mix is not modelled.",
             "只给稠密 MLP 和共享专家加偏置、不给路由专家加，这种组合尚未建模。",
         )
+    if "n_routed_experts" in config and not config["n_routed_experts"]:
+        raise _deepseek_refusal(
+            "n_routed_experts",
+            config["n_routed_experts"],
+            "a positive number of routed experts",
+            "正的路由专家数",
+            "means no MoE in DeepSeek's own code, while transformers' DeepseekV2/V3 always builds one; not guessed.",
+            "在 DeepSeek 自带代码里表示不用 MoE，而 transformers 的 DeepseekV2/V3 总会构建 MoE；因此不作猜测。",
+        )
     layers = _i(config, "num_hidden_layers")
     first_dense = _i(config, "first_k_dense_replace", default=d["first_k_dense_replace"])
     if first_dense > layers:

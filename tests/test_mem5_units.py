@@ -191,6 +191,7 @@ def test_lora_on_mla_activations_is_refused():
         (dict(mlp_bias=True), "mlp_bias"),
         (dict(first_k_dense_replace=99), "first_k_dense_replace"),
         (dict(kv_lora_rank=0), "positive"),
+        (dict(n_routed_experts=None), "n_routed_experts"),
     ],
 )
 def test_deepseek_configs_that_cannot_be_read_are_refused(update, word):
