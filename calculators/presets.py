@@ -650,8 +650,9 @@ def _suggestion(key: str, names: dict[str, Any], aliases: dict[str, str]) -> tup
 def get_model_shape(name: str) -> ModelShape:
     """A preset by name (case-insensitive, a few common aliases); CalculatorError if unknown.
 
-    A mixture-of-experts name (Mixtral, DeepSeek-V2-Lite, Qwen-MoE) is refused with the reason,
-    never answered with a dense shape; any other unknown name gets the closest known names.
+    Mixture-of-experts presets (Mixtral, Qwen-MoE, DeepSeek-V2/V3) are MoE shapes; a name listed in
+    ``NOT_A_DENSE_PRESET`` is refused with the reason, never answered with a dense shape; any other unknown
+    name gets the closest known names.
     """
     key = _key(name)
     key = _ALIASES.get(key, key)
