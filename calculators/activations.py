@@ -42,6 +42,9 @@ MASK_BYTES = 1  # dropout masks are stored as bool (1 byte)
 FP32 = 4
 INDEX_BYTES = 8  # int64 token ids / labels
 MOE_INDEX_BYTES = 48  # per routed token: int64 expert/token indices and the routing weight (measured, tiny Mixtral)
+# DeepSeek (fp32 router): three int64 token/expert indices, the fp32 routing weight and topk's int64 index per
+# routed token (measured, tiny DeepseekV2/V3, eager and grouped_mm experts).
+DEEPSEEK_MOE_INDEX_BYTES = 36
 LORA_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 MAX_LORA_RANK = 65536
 
@@ -289,6 +292,63 @@ def _attention_terms(
     return t, out_rg
 
 
+def _mla_attention_terms(B: int, s: int, b: int, shape: ModelShape, scores: bool, flash: bool) -> dict[str, int]:
+    """Multi-head latent attention (HF ``DeepseekV2Attention`` / ``DeepseekV3Attention``), full fine-tune.
+
+    Measured with ``saved_tensors_hooks`` on tiny DeepseekV2/V3 models (tests/test_mem5_units.py): the block input
+    (kept once by q_proj / q_a_proj and kv_a_proj_with_mqa), with ``q_lora_rank`` the q_a_layernorm (an RMSNorm
+    of width q_lora_rank) and q_b_proj's input; kv_a_layernorm on the latent (its fp32 input -- at fp32 a view of
+    the whole compressed ``kv_lora_rank + qk_rope_head_dim`` output -- and its normalised copy) and kv_b_proj's
+    input; the decompressed per-head Q and K (``qk_nope + qk_rope`` wide, built by ``cat`` / ``new_empty``), V
+    (a view into kv_b_proj's output; see ``v_width``), the
+    fp32 softmax (+ its 16-bit copy) and the output projection's input. The rotary factors are shared by all blocks
+    (counted with the embeddings); no dropout (DeepSeek's attention_dropout is 0).
+    """
+    a, h, sb = shape.num_attention_heads, shape.hidden_size, s * b
+    qk = shape.qk_nope_head_dim + shape.qk_rope_head_dim
+    kvr, qr = shape.kv_lora_rank, shape.q_lora_rank
+    t = {"attn_qkv_input": B * sb * h}
+    if qr:
+        t["attn_q_a_norm"] = _norm_terms("llama", B, sb * qr)
+        t["attn_q_b_input"] = B * sb * qr
+    fp32_view = FP32 * shape.qk_rope_head_dim if B == FP32 else 0  # .to(fp32) is a view of the whole output
+    t["attn_kv_a_norm"] = (FP32 * kvr + fp32_view + B * kvr) * sb
+    t["attn_kv_b_input"] = B * sb * kvr
+    t["attn_q"] = B * sb * a * qk
+    t["attn_k"] = B * sb * a * qk
+    # V is a view into kv_b_proj's output (qk_nope + v wide per head): SDPA keeps that storage, and so does eager's
+    # ``P V`` at micro-batch 1 (the view folds into one matmul); at micro-batch > 1 it keeps a contiguous copy.
+    v_width = shape.qk_nope_head_dim + shape.v_head_dim if (flash or b == 1) else shape.v_head_dim
+    t["attn_v"] = B * sb * a * v_width
+    if scores:
+        t["attn_softmax"] = (FP32 + (B if B < FP32 else 0)) * a * s * s * b
+    t["attn_out_proj_input"] = B * sb * a * shape.v_head_dim
+    if flash:  # SDPA keeps its own output; o_proj reads a transposed contiguous copy of it
+        t["attn_sdpa_output"] = B * sb * a * shape.v_head_dim
+    return t
+
+
+def _deepseek_moe_terms(B: int, sb: int, shape: ModelShape) -> dict[str, int]:
+    """DeepSeek's MoE block (HF ``DeepseekV2Moe`` / ``DeepseekV3MoE``), measured on tiny models: the MoE input
+    (kept by the shared experts' gate/up), the router's fp32 copies of that input and of its weight (16-bit models
+    only), its fp32 softmax / sigmoid scores, per routed token the gathered input, the expert's gate/up output
+    (2·i_e), SiLU output, product and output, and 36 B of indices and routing weight; the shared experts' gated
+    MLP of ``n_shared_experts * moe_intermediate_size`` (its input is the MoE input, not a copy)."""
+    h, k, ie, E = shape.hidden_size, shape.experts_per_token, shape.expert_intermediate_size, shape.num_experts
+    routed = sb * k
+    t = {"mlp_input": B * sb * h}
+    if B < FP32:
+        t["moe_router_fp32_input"] = FP32 * sb * h
+        t["moe_router_fp32_weight"] = FP32 * E * h
+    t["moe_router_scores"] = FP32 * sb * E
+    t["moe_routed_copies"] = 2 * B * routed * h
+    t["moe_expert_mlp"] = 4 * B * routed * ie  # gate/up output (2·i_e), SiLU output, down-projection input
+    t["moe_routing_index"] = DEEPSEEK_MOE_INDEX_BYTES * routed
+    if shape.shared_expert_intermediate_size:
+        t["shared_mlp"] = 4 * B * sb * shape.shared_expert_intermediate_size
+    return t
+
+
 def _mlp_terms(
     style: str,
     B: int,
@@ -355,11 +415,23 @@ def _layer_terms(
     activation: str = "gelu",
     g: _Train = FULL,
     x_rg: bool = True,
+    dense: bool = False,
 ) -> tuple[dict[str, int], bool]:
-    """One block's terms; ``x_rg``: whether the block input needs a gradient. Returns (terms, output_rg)."""
+    """One block's terms; ``x_rg``: whether the block input needs a gradient. Returns (terms, output_rg).
+    ``dense``: one of a MoE's leading dense blocks (DeepSeek's first_k_dense_replace)."""
     h, sb = shape.hidden_size, s * b
     t: dict[str, int] = {}
     rg = x_rg
+    if shape.is_mla:  # DeepSeek-V2/V3: full fine-tunes only (activation_bytes refuses LoRA on these)
+        t["norm1"] = _norm_terms(style, B, sb * h)
+        t.update(_mla_attention_terms(B, s, b, shape, scores, flash))
+        t["norm2"] = _norm_terms(style, B, sb * h)
+        if dense or not shape.is_moe:
+            mt, _ = _mlp_terms(style, B, M, sb, h, shape.intermediate_size, True, False)
+            t.update(mt)
+        else:
+            t.update(_deepseek_moe_terms(B, sb, shape))
+        return {k: v for k, v in t.items() if v}, True
     t["norm1"] = _norm_terms(style, B, sb * h, g, rg)
     at, out = _attention_terms(style, B, M, s, s, b, h, shape, dropout, scores, flash, "attn_", g, rg)
     t.update(at)
@@ -494,6 +566,16 @@ def activation_bytes(
             "activation", activation, "'gelu' for gated (SwiGLU/GeGLU) MLPs", "门控 MLP（SwiGLU/GeGLU）只接受 'gelu'"
         )
     g = _training(trainable_linears, lora_rank, lora_input_copy, lora_bytes, lora_dropout, B, M)
+    if shape.is_mla and not g.full:
+        raise CalculatorError(
+            "trainable_linears",
+            sorted(g.targets or ()),
+            "None (full fine-tune) for multi-head latent attention (DeepSeek-V2/V3)",
+            "多头潜在注意力（DeepSeek-V2/V3）只支持 None（全参数微调）",
+            reason_en="LoRA on DeepSeek's multi-head latent attention (q_a/q_b/kv_a/kv_b projections) is not "
+            "modelled yet; its activations would be guessed.",
+            reason_zh="DeepSeek 多头潜在注意力（q_a/q_b/kv_a/kv_b 投影）上的 LoRA 激活尚未建模，给出的数字只能是猜测。",
+        )
     input_rg = _optional_bool("input_requires_grad", input_requires_grad)
     if input_rg is None:
         input_rg = ckpt == "full"
@@ -506,7 +588,7 @@ def activation_bytes(
     scores = not (flash or ckpt == "selective")
     enc_dec = shape.architecture == "encoder-decoder"
 
-    def layer(cross: bool, x_rg: bool) -> tuple[dict[str, int], bool]:
+    def layer(cross: bool, x_rg: bool, dense: bool = False) -> tuple[dict[str, int], bool]:
         return _layer_terms(
             shape,
             style,
@@ -522,6 +604,7 @@ def activation_bytes(
             activation=activation,
             g=g,
             x_rg=x_rg,
+            dense=dense,
         )
 
     enc_terms, _ = layer(False, True)
@@ -536,10 +619,15 @@ def activation_bytes(
         first = sum(first_terms.values())
     n_enc, n_dec = shape.num_layers, shape.num_decoder_layers
 
+    n_dense = shape.first_dense_layers if shape.is_moe else 0  # DeepSeek's leading dense blocks
+    dense_layer = sum(layer(False, True, dense=True)[0].values()) if n_dense else 0
     if ckpt == "full":
         layer_input = B * sb * h
-        layers = (n_enc + n_dec) * layer_input + per_layer
+        layers = (n_enc + n_dec) * layer_input + max(per_layer, dense_layer)
         how = f"full recompute: {n_enc + n_dec} x B*s*b*h layer inputs + one layer re-materialised"
+    elif n_dense:
+        layers = n_dense * dense_layer + (n_enc - n_dense) * enc_layer
+        how = f"{n_dense} dense + {n_enc - n_dense} MoE layers x per-layer terms"
     else:
         layers = first + (n_enc - 1) * enc_layer + n_dec * per_layer
         how = f"{n_enc + n_dec} layers x per-layer terms"
@@ -558,8 +646,8 @@ def activation_bytes(
         embeddings += stacks * M * sb * h
     if style == "bert" and emb_rg:
         embeddings += B * sb * h  # embedding LayerNorm input
-    if style == "llama":
-        embeddings += 2 * B * s * shape.dim_per_head  # rotary cos, sin (shared by all layers)
+    if style == "llama":  # rotary cos, sin (shared by all layers); MLA rotates only qk_rope_head_dim
+        embeddings += 2 * B * s * (shape.qk_rope_head_dim if shape.is_mla else shape.dim_per_head)
     if enc_dec and g.full:
         embeddings += stacks * INDEX_BYTES * s * s  # relative-position bucket ids (s x s, int64)
 

@@ -41,6 +41,7 @@ from .errors import CalculatorError
 from .presets import (
     ModelShape,
     active_params,
+    block_params,
     count_params,
     get_gpu,
     get_model_shape,
@@ -446,21 +447,26 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
     """The architecture (or None) and the parameter count, with assumptions made."""
     a_en: list[str] = []
     a_zh: list[str] = []
+    shape: ModelShape | None = None
     if cfg.model is not None:
         shape = get_model_shape(cfg.model)
-        return shape, count_params(shape), shape.name, a_en, a_zh
-    if cfg.hf_config is not None:
+    elif cfg.hf_config is not None:
         shape = shape_from_hf_config(cfg.hf_config)
+    if shape is not None:
+        _refuse_unmodelled(cfg, shape)
         if shape.is_moe:
             n, act = count_params(shape), active_params(shape)
+            no_emb = (act - shape.vocab_size * shape.hidden_size) / 1e9
             a_en.append(
                 f"mixture of experts: {n / 1e9:.2f}B parameters in total (all {shape.num_experts} experts are "
                 f"stored, receive gradients and have optimizer states), {act / 1e9:.2f}B active per token "
-                f"({shape.experts_per_token} experts); activations follow the active experts"
+                f"({shape.experts_per_token} experts; {no_emb:.2f}B without the token-embedding table); "
+                "activations follow the active experts"
             )
             a_zh.append(
                 f"混合专家模型：共 {n / 1e9:.2f}B 参数（全部 {shape.num_experts} 个专家都要存储、都有梯度和优化器状态），"
-                f"每个 token 激活 {act / 1e9:.2f}B（{shape.experts_per_token} 个专家）；激活显存按被激活的专家计算"
+                f"每个 token 激活 {act / 1e9:.2f}B（{shape.experts_per_token} 个专家；不计词嵌入表为 {no_emb:.2f}B）；"
+                "激活显存按被激活的专家计算"
             )
         return shape, count_params(shape), shape.name, a_en, a_zh
     n = int(positive_float("num_params", cfg.num_params, maximum=MAX_PARAMS, minimum_exclusive=0))
@@ -488,6 +494,36 @@ def _resolve_shape(cfg: MemoryConfig) -> tuple[ModelShape | None, int, str, list
         )
         return shape, n, shape.name, a_en, a_zh
     return None, n, f"{n / 1e9:g}B params", a_en, a_zh
+
+
+def _refuse_unmodelled(cfg: MemoryConfig, shape: ModelShape) -> None:
+    """Multi-head latent attention (DeepSeek-V2/V3) is measured for full fine-tunes in 16-bit / fp32 weights only:
+    LoRA/QLoRA adapters on its q_a/q_b/kv_a/kv_b projections and autocast's fp32 extras are not, so those
+    setups get a clear refusal instead of a guessed number."""
+    if not shape.is_mla:
+        return
+    if cfg.finetune != "full":
+        raise CalculatorError(
+            "finetune",
+            cfg.finetune,
+            "full (DeepSeek-V2/V3 multi-head latent attention)",
+            "full（DeepSeek-V2/V3 多头潜在注意力）",
+            reason_en=f"{shape.name}: {cfg.finetune} on multi-head latent attention (q_a/q_b/kv_a/kv_b projections) "
+            "is not modelled yet; a number would be a guess. Full fine-tuning is modelled.",
+            reason_zh=f"{shape.name}：多头潜在注意力（q_a/q_b/kv_a/kv_b 投影）上的 {cfg.finetune} 尚未建模，"
+            "给出的数字只能是猜测。全参数微调已建模。",
+        )
+    if cfg.precision.startswith("amp-"):
+        raise CalculatorError(
+            "precision",
+            cfg.precision,
+            "fp32, fp16-mixed, bf16-mixed or bf16 (DeepSeek-V2/V3)",
+            "fp32、fp16-mixed、bf16-mixed 或 bf16（DeepSeek-V2/V3）",
+            reason_en=f"{shape.name}: torch.autocast's fp32 extras are not measured for multi-head latent attention; "
+            "a number would be a guess. DeepSpeed/FSDP-style bf16-mixed is modelled.",
+            reason_zh=f"{shape.name}：多头潜在注意力在 torch.autocast 下额外的 fp32 张量尚未实测，给出的数字只能是猜测。"
+            "bf16-mixed（DeepSpeed/FSDP 方式）已建模。",
+        )
 
 
 def _lora_trainable(shape: ModelShape | None, n: int, rank: int, modules: list[str]) -> int:
@@ -538,7 +574,7 @@ def _state_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> tuple[d
             # NF4: 4 bits + an fp32 absmax per 64 weights (4.5 bits), or with double quantisation an 8-bit absmax
             # per 64 and an fp32 one per 256 of those (4.127 bits) (Dettmers et al. 2023); embeddings, LM head and
             # norms stay 16-bit.
-            kept = n - (shape.total_layers * layer_params(shape) if shape else int(n * 0.95))
+            kept = n - (block_params(shape) if shape else int(n * 0.95))
             if cfg.qlora_lm_head_4bit and shape is not None and not shape.tie_word_embeddings:
                 kept -= shape.vocab_size * shape.hidden_size  # the LM head is quantised with the blocks
             bits = 4.127 if cfg.qlora_double_quant else 4.5
@@ -577,10 +613,10 @@ def _frozen_block_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int, fro
     final norm and LM head form FSDP units of their own with no adapter, so they never get a gradient."""
     if shape is None:
         return frozen
-    block_params = shape.total_layers * layer_params(shape)
+    in_blocks = block_params(shape)
     if cfg.finetune == "qlora":
-        return block_params * (4.127 if cfg.qlora_double_quant else 4.5) / 8
-    return frozen * block_params / n
+        return in_blocks * (4.127 if cfg.qlora_double_quant else 4.5) / 8
+    return frozen * in_blocks / n
 
 
 def _fsdp_states(
@@ -787,6 +823,10 @@ def _largest_trainable_param(cfg: MemoryConfig, shape: ModelShape | None, n: int
         mats.append(3 * h * h)  # GPT-2's fused c_attn
     if shape.is_moe:
         mats.append(shape.num_experts * 2 * shape.expert_intermediate_size * h)  # fused expert gate/up tensor
+    if shape.is_mla:  # q_proj / q_b_proj and kv_b_proj of multi-head latent attention
+        a = shape.num_attention_heads
+        mats.append((shape.q_lora_rank or h) * a * (shape.qk_nope_head_dim + shape.qk_rope_head_dim))
+        mats.append(shape.kv_lora_rank * a * (shape.qk_nope_head_dim + shape.v_head_dim))
     return max(mats)
 
 

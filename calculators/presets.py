@@ -67,10 +67,39 @@ class ModelShape(BaseModel):
     moe_intermediate_size: int | None = Field(None, gt=0, le=10_000_000)
     shared_expert_intermediate_size: int = Field(0, ge=0, le=10_000_000)
     shared_expert_gate: bool = Field(False, description="Qwen2-MoE's sigmoid gate (h→1) on the shared expert.")
+    first_dense_layers: int = Field(
+        0,
+        ge=0,
+        le=100_000,
+        description="DeepSeek's first_k_dense_replace: the first blocks of a MoE keep a dense MLP of intermediate_size.",
+    )
+    moe_router_fp32: bool = Field(
+        False,
+        description="DeepSeek's router computes in fp32 (fp32 copies of its input and weight at 16 bits, fp32 routing "
+        "weights); the shared experts read the MoE input itself.",
+    )
+    # Multi-head latent attention (DeepSeek-V2/V3, kv_lora_rank > 0): Q from h (q_lora_rank 0) or through a rank-q_lora
+    # bottleneck with an RMSNorm; K/V from one compressed latent of kv_lora_rank (RMSNorm) plus a shared rotary key of
+    # qk_rope_head_dim, decompressed per head to qk_nope_head_dim keys and v_head_dim values.
+    q_lora_rank: int = Field(0, ge=0, le=10_000_000, description="0: a plain q_proj (DeepSeek-V2-Lite).")
+    kv_lora_rank: int = Field(0, ge=0, le=10_000_000, description="> 0: multi-head latent attention.")
+    qk_nope_head_dim: int = Field(0, ge=0, le=1_000_000)
+    qk_rope_head_dim: int = Field(0, ge=0, le=1_000_000)
+    v_head_dim: int = Field(0, ge=0, le=1_000_000)
 
     @property
     def is_moe(self) -> bool:
         return self.num_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3): Q/K/V shapes follow the low-rank fields, not head_dim."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """Blocks whose MLP is the mixture of experts (all of them unless ``first_dense_layers``)."""
+        return self.num_layers - self.first_dense_layers if self.is_moe else 0
 
     @property
     def expert_intermediate_size(self) -> int:
@@ -97,8 +126,25 @@ def _norm(shape: ModelShape) -> int:
     return shape.hidden_size * (2 if shape.norm == "layernorm" else 1)
 
 
+def mla_attention_params(shape: ModelShape) -> int:
+    """Multi-head latent attention (transformers ``DeepseekV2Attention`` / ``DeepseekV3Attention``): q_proj or
+    q_a_proj + RMSNorm + q_b_proj, kv_a_proj_with_mqa + RMSNorm, kv_b_proj, o_proj (``qkv_bias``: the
+    ``attention_bias`` on q_a_proj, kv_a_proj_with_mqa and o_proj)."""
+    h, a, qr, kvr = shape.hidden_size, shape.num_attention_heads, shape.q_lora_rank, shape.kv_lora_rank
+    qk, b = shape.qk_nope_head_dim + shape.qk_rope_head_dim, shape.qkv_bias or shape.linear_bias
+    q = _linear(h, a * qk, False) if not qr else _linear(h, qr, b) + qr + _linear(qr, a * qk, False)
+    kv = (
+        _linear(h, kvr + shape.qk_rope_head_dim, b)
+        + kvr
+        + _linear(kvr, a * (shape.qk_nope_head_dim + shape.v_head_dim), False)
+    )
+    return q + kv + _linear(a * shape.v_head_dim, h, b)
+
+
 def attention_params(shape: ModelShape) -> int:
     """Q, K, V and output projections of one attention block."""
+    if shape.is_mla:
+        return mla_attention_params(shape)
     h, inner, kv_inner = (
         shape.hidden_size,
         shape.num_attention_heads * shape.dim_per_head,
@@ -112,11 +158,12 @@ def _dense_mlp(h: int, i: int, b: bool, gated: bool) -> int:
     return (2 * _linear(h, i, b) + _linear(i, h, b)) if gated else (_linear(h, i, b) + _linear(i, h, b))
 
 
-def mlp_params(shape: ModelShape, active: bool = False) -> int:
+def mlp_params(shape: ModelShape, active: bool = False, dense: bool = False) -> int:
     """One block's MLP; for a mixture of experts all experts (``active=False``) or the ``experts_per_token``
-    a token runs through (``active=True``), plus the router and the shared expert either way."""
+    a token runs through (``active=True``), plus the router and the shared expert either way. ``dense``: one of a
+    MoE's ``first_dense_layers`` (a plain gated MLP of ``intermediate_size``)."""
     h, b, gated = shape.hidden_size, shape.linear_bias, shape.mlp == "gated"
-    if not shape.is_moe:
+    if not shape.is_moe or dense:
         return _dense_mlp(h, shape.intermediate_size, b, gated)
     experts = shape.experts_per_token if active else shape.num_experts
     n = experts * _dense_mlp(h, shape.expert_intermediate_size, b, gated) + h * shape.num_experts  # + router
@@ -127,13 +174,23 @@ def mlp_params(shape: ModelShape, active: bool = False) -> int:
     return n
 
 
-def layer_params(shape: ModelShape, cross_attention: bool = False, active: bool = False) -> int:
-    """Parameters of one transformer block (a decoder block of T5 adds cross-attention)."""
+def layer_params(shape: ModelShape, cross_attention: bool = False, active: bool = False, dense: bool = False) -> int:
+    """Parameters of one transformer block (a decoder block of T5 adds cross-attention; ``dense``: a MoE's
+    leading dense block)."""
     blocks = 2 if cross_attention else 1
     norms = (3 if cross_attention else shape.norms_per_layer) * _norm(shape)
     if shape.qk_norm:
         norms += 2 * shape.dim_per_head
-    return blocks * attention_params(shape) + mlp_params(shape, active) + norms
+    return blocks * attention_params(shape) + mlp_params(shape, active, dense) + norms
+
+
+def block_params(shape: ModelShape, active: bool = False) -> int:
+    """All transformer blocks together (a MoE's leading dense blocks counted as dense): the model minus its
+    embeddings, LM head and final norms."""
+    dense = shape.first_dense_layers if shape.is_moe else 0
+    n = (shape.num_layers - dense) * layer_params(shape, active=active)
+    n += dense * layer_params(shape, active=active, dense=True)
+    return n + shape.num_decoder_layers * layer_params(shape, cross_attention=True, active=active)
 
 
 def embedding_params(shape: ModelShape) -> int:
@@ -156,16 +213,12 @@ def embedding_params(shape: ModelShape) -> int:
 
 def count_params(shape: ModelShape) -> int:
     """Exact parameter count of the architecture described by ``shape`` (all experts of a MoE)."""
-    total = shape.num_layers * layer_params(shape) + embedding_params(shape)
-    total += shape.num_decoder_layers * layer_params(shape, cross_attention=True)
-    return total
+    return block_params(shape) + embedding_params(shape)
 
 
 def active_params(shape: ModelShape) -> int:
     """Parameters one token runs through: ``count_params`` for a dense model, top-k experts for a MoE."""
-    total = shape.num_layers * layer_params(shape, active=True) + embedding_params(shape)
-    total += shape.num_decoder_layers * layer_params(shape, cross_attention=True, active=True)
-    return total
+    return block_params(shape, active=True) + embedding_params(shape)
 
 
 def _llama(name: str, h: int, layers: int, heads: int, kv: int, inter: int, vocab: int, **kw: Any) -> ModelShape:
@@ -351,11 +404,9 @@ NOT_A_DENSE_PRESET: dict[str, tuple[str, str]] = {
         "Paste its config.json (hf_config) instead.",
         f"{name} 是混合专家（MoE）模型（{note}）；用稠密预设会被悄悄读错。请改为粘贴它的 config.json（hf_config）。",
     )
-    for name, note in {
-        # DeepSeek's MLA attention cannot be expressed; Qwen2-57B-A14B's shape was not checked against its config.
-        "deepseek-v2-lite": "15.7B total, 2.4B active, MLA attention",
-        "qwen2-57b-a14b": "57B total, 14B active",
-    }.items()
+    # Empty since DeepSeek-V2-Lite and Qwen2-57B-A14B became presets (MOE_PRESET_CONFIGS); kept for the next
+    # name that no preset can stand for.
+    for name, note in dict[str, str]().items()
 }
 
 # Published totals (model cards / papers), used by the tests to check the shapes above.
@@ -412,6 +463,25 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "qwen1.5-moe-a2.7b": 14.3e9,
     "qwen3-30b-a3b": 30.5e9,
     "qwen3-235b-a22b": 235e9,
+    # DeepSeek-V2 paper (arXiv 2405.04434, appendix B): "DeepSeek-V2-Lite has 15.7B total parameters";
+    # Qwen2 technical report (arXiv 2407.10671, table 1) and the Qwen2-57B-A14B model card: 57B total.
+    "deepseek-v2-lite": 15.7e9,
+    "qwen2-57b-a14b": 57e9,
+    # DeepSeek-V2 paper abstract: 236B total, 21B activated; DeepSeek-V3 technical report (arXiv 2412.19437)
+    # abstract: 671B total, 37B activated.
+    "deepseek-v2": 236e9,
+    "deepseek-v3": 671e9,
+}
+
+#: Published *activated* parameters per token of the MoE presets. DeepSeek-V2 paper: "2.4B are activated for each
+#: token" (V2-Lite); Qwen2-57B-A14B: 14B (the name and model card). ``active_params`` counts the token-embedding
+#: table too (a lookup, no matmul); DeepSeek's 2.4B matches the count without it (2.45B; with it 2.66B, the figure
+#: a user reached by hand in https://github.com/deepseek-ai/DeepSeek-V2/issues/73).
+PUBLISHED_ACTIVE_PARAMS: dict[str, float] = {
+    "deepseek-v2-lite": 2.4e9,
+    "qwen2-57b-a14b": 14e9,
+    "deepseek-v2": 21e9,
+    "deepseek-v3": 37e9,
 }
 
 _ALIASES = {
@@ -580,8 +650,9 @@ def _suggestion(key: str, names: dict[str, Any], aliases: dict[str, str]) -> tup
 def get_model_shape(name: str) -> ModelShape:
     """A preset by name (case-insensitive, a few common aliases); CalculatorError if unknown.
 
-    A mixture-of-experts name (Mixtral, DeepSeek-V2-Lite, Qwen-MoE) is refused with the reason,
-    never answered with a dense shape; any other unknown name gets the closest known names.
+    Mixture-of-experts presets (Mixtral, Qwen-MoE, DeepSeek-V2/V3) are MoE shapes; a name listed in
+    ``NOT_A_DENSE_PRESET`` is refused with the reason, never answered with a dense shape; any other unknown
+    name gets the closest known names.
     """
     key = _key(name)
     key = _ALIASES.get(key, key)
@@ -682,10 +753,7 @@ _LLAMA_STYLE: dict[str, dict[str, Any]] = {
 }
 _MULTIMODAL_TEXT = {"gemma3": "gemma3_text"}
 #: Architectures the calculators cannot express yet: refused with the reason instead of misread.
-_UNSUPPORTED = {
-    "deepseek_v2": "DeepSeek-V2 (multi-head latent attention and shared + routed experts)",
-    "deepseek_v3": "DeepSeek-V3 (multi-head latent attention and shared + routed experts)",
-}
+_UNSUPPORTED: dict[str, str] = {}
 SUPPORTED_MODEL_TYPES = sorted(
     set(_LLAMA_STYLE) - {""}
     | {
@@ -703,6 +771,8 @@ SUPPORTED_MODEL_TYPES = sorted(
         "qwen2_moe",
         "qwen3_moe",
         "gemma3",
+        "deepseek_v2",
+        "deepseek_v3",
     }
 )
 
@@ -855,6 +925,8 @@ def _shape_for(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
         )
     if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
         return _moe_shape(model_type, name, config)
+    if model_type in _DEEPSEEK_DEFAULTS:
+        return _deepseek_shape(model_type, name, config)
     if model_type in _UNSUPPORTED:
         raise CalculatorError(
             "model_config",
@@ -934,6 +1006,109 @@ def _moe_shape(model_type: str, name: str, config: dict[str, Any]) -> ModelShape
         shared_expert_intermediate_size=shared,
         shared_expert_gate=shared > 0,
         tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+    )
+
+
+#: transformers 5.23 DeepseekV2Config / DeepseekV3Config defaults for the keys a config.json may leave out.
+_DEEPSEEK_DEFAULTS: dict[str, dict[str, Any]] = {
+    "deepseek_v2": {"q_lora_rank": 1536, "first_k_dense_replace": 0, "n_shared_experts": 2, "n_routed_experts": 64},
+    "deepseek_v3": {"q_lora_rank": 1536, "first_k_dense_replace": 3, "n_shared_experts": 1, "n_routed_experts": 256},
+}
+
+
+def _deepseek_refusal(
+    key: str, value: Any, accepted_en: str, accepted_zh: str, why_en: str, why_zh: str
+) -> CalculatorError:
+    return CalculatorError(
+        "model_config",
+        f"{key}={value!r}"[:80],
+        accepted_en,
+        accepted_zh,
+        reason_en=f"model_config: {key}={value!r} {why_en}"[:300],
+        reason_zh=f"model_config：{key}={value!r} {why_zh}"[:300],
+    )
+
+
+def _deepseek_shape(model_type: str, name: str, config: dict[str, Any]) -> ModelShape:
+    """DeepSeek-V2 / V3 (transformers ``DeepseekV2ForCausalLM`` / ``DeepseekV3ForCausalLM``).
+
+    Multi-head latent attention (``q_lora_rank`` null = a plain q_proj, as in DeepSeek-V2-Lite), the first
+    ``first_k_dense_replace`` blocks with a dense MLP of ``intermediate_size``, every later block a MoE of
+    ``n_routed_experts`` experts of ``moe_intermediate_size`` (``num_experts_per_tok`` per token), a router
+    h x E and ``n_shared_experts`` shared experts (one gated MLP of ``n_shared_experts * moe_intermediate_size``).
+    ``n_group`` / ``topk_group`` / ``topk_method`` only choose experts (no parameters); V3's router bias
+    ``e_score_correction_bias`` is a buffer (E floats per MoE block, not trained by the optimizer) and V3's
+    multi-token-prediction layer (``num_nextn_predict_layers``) is not built by transformers, so neither is counted,
+    as in ``model.parameters()``. ``moe_layer_freq`` other than 1 is refused: DeepSeek's own modelling code then
+    alternates dense and MoE blocks while transformers ignores the key, so the count would depend on the library.
+    """
+    d = _DEEPSEEK_DEFAULTS[model_type]
+    freq = config.get("moe_layer_freq", 1)
+    if freq not in (1, None):
+        raise _deepseek_refusal(
+            "moe_layer_freq",
+            freq,
+            "moe_layer_freq 1 (every block after first_k_dense_replace is a MoE block)",
+            "moe_layer_freq 为 1（first_k_dense_replace 之后每层都是 MoE 层）",
+            "alternates dense and MoE blocks in DeepSeek's code but is ignored by transformers; the count would "
+            "depend on the library, so it is not guessed.",
+            "在 DeepSeek 自带代码里会让稠密层与 MoE 层交替，而 transformers 忽略该键；参数量取决于所用的库，因此不作猜测。",
+        )
+    if config.get("mlp_bias"):
+        raise _deepseek_refusal(
+            "mlp_bias",
+            config["mlp_bias"],
+            "mlp_bias false (as in every published DeepSeek config)",
+            "mlp_bias 为 false（所有公开的 DeepSeek 配置都是如此）",
+            "puts biases on the dense and shared MLPs but not on the experts; that mix is not modelled.",
+            "只给稠密 MLP 和共享专家加偏置、不给路由专家加，这种组合尚未建模。",
+        )
+    if "n_routed_experts" in config and not config["n_routed_experts"]:
+        raise _deepseek_refusal(
+            "n_routed_experts",
+            config["n_routed_experts"],
+            "a positive number of routed experts",
+            "正的路由专家数",
+            "means no MoE in DeepSeek's own code, while transformers' DeepseekV2/V3 always builds one; not guessed.",
+            "在 DeepSeek 自带代码里表示不用 MoE，而 transformers 的 DeepseekV2/V3 总会构建 MoE；因此不作猜测。",
+        )
+    layers = _i(config, "num_hidden_layers")
+    first_dense = _i(config, "first_k_dense_replace", default=d["first_k_dense_replace"])
+    if first_dense > layers:
+        raise _deepseek_refusal(
+            "first_k_dense_replace",
+            first_dense,
+            f"0 to num_hidden_layers ({layers})",
+            f"0 到 num_hidden_layers（{layers}）",
+            "is larger than the number of layers.",
+            "大于层数。",
+        )
+    experts = _i(config, "n_routed_experts", "num_local_experts", default=d["n_routed_experts"])
+    moe_inter = _i(config, "moe_intermediate_size")
+    q_lora = config.get("q_lora_rank", d["q_lora_rank"])
+    for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+        if int(_i(config, key)) <= 0:
+            raise ValueError(f"{key} must be positive")
+    return ModelShape(
+        name=name,
+        hidden_size=int(config["hidden_size"]),
+        num_layers=layers,
+        num_attention_heads=int(config["num_attention_heads"]),
+        intermediate_size=int(config["intermediate_size"]),
+        vocab_size=int(config["vocab_size"]),
+        qkv_bias=bool(config.get("attention_bias", False)),
+        tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+        num_experts=experts,
+        experts_per_token=_i(config, "num_experts_per_tok"),
+        moe_intermediate_size=moe_inter,
+        shared_expert_intermediate_size=int(config.get("n_shared_experts", d["n_shared_experts"]) or 0) * moe_inter,
+        first_dense_layers=first_dense,
+        moe_router_fp32=True,
+        q_lora_rank=int(q_lora or 0),
+        kv_lora_rank=_i(config, "kv_lora_rank"),
+        qk_nope_head_dim=_i(config, "qk_nope_head_dim"),
+        qk_rope_head_dim=_i(config, "qk_rope_head_dim"),
+        v_head_dim=_i(config, "v_head_dim"),
     )
 
 
@@ -1109,6 +1284,120 @@ MOE_PRESET_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
 }
+# DeepSeek-V2-Lite: https://huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json (also
+# deepseek-ai/DeepSeek-V2-Lite-Chat), cross-checked against Google MaxText's copy of the same shape,
+# https://github.com/AI-Hypercomputer/maxtext/blob/0ed7bd529b9d690570473c3525d1efeda6b6c944/MaxText/configs/models/deepseek2-16b.yml
+# (q_lora_rank 0 there = null here). Qwen2-57B-A14B: https://huggingface.co/Qwen/Qwen2-57B-A14B/blob/main/config.json,
+# as copied verbatim in NVIDIA TensorRT-LLM's test (QWEN2_57B_A14B_CONFIG),
+# https://github.com/NVIDIA/TensorRT-LLM/blob/cb4c622cf5bb97009451f7f44609498a48a2b11d/tests/unittest/_torch/modeling/test_modeling_qwen_moe.py
+# Both counts equal transformers 5.23's models built from these keys (tests/test_mem5_units.py).
+MOE_PRESET_CONFIGS.update(
+    {
+        "deepseek-v2-lite": (
+            "deepseek-ai/DeepSeek-V2-Lite",
+            {
+                "model_type": "deepseek_v2",
+                "hidden_size": 2048,
+                "num_hidden_layers": 27,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 16,
+                "intermediate_size": 10944,
+                "moe_intermediate_size": 1408,
+                "n_routed_experts": 64,
+                "n_shared_experts": 2,
+                "num_experts_per_tok": 6,
+                "first_k_dense_replace": 1,
+                "moe_layer_freq": 1,
+                "q_lora_rank": None,
+                "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "vocab_size": 102400,
+                "topk_method": "greedy",
+                "tie_word_embeddings": False,
+            },
+        ),
+        # DeepSeek-V2 (236B) and V3 (671B): https://huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json and
+        # https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json, cross-checked against MaxText's
+        # https://github.com/AI-Hypercomputer/maxtext/blob/412a282c35fe7a3889cd4efb68c911598481b4f3/MaxText/configs/models/deepseek2-236b.yml
+        # https://github.com/AI-Hypercomputer/maxtext/blob/52cfc4e5c1877de7436a0af304af565d346c4b75/MaxText/configs/models/deepseek3-671b.yml
+        # and transformers 5.23's DeepseekV3Config defaults (the V3 shape). V3's multi-token-prediction module (the
+        # hub's 685B) is not built by transformers and not counted.
+        "deepseek-v2": (
+            "deepseek-ai/DeepSeek-V2",
+            {
+                "model_type": "deepseek_v2",
+                "hidden_size": 5120,
+                "num_hidden_layers": 60,
+                "num_attention_heads": 128,
+                "num_key_value_heads": 128,
+                "intermediate_size": 12288,
+                "moe_intermediate_size": 1536,
+                "n_routed_experts": 160,
+                "n_shared_experts": 2,
+                "num_experts_per_tok": 6,
+                "first_k_dense_replace": 1,
+                "moe_layer_freq": 1,
+                "n_group": 8,
+                "topk_group": 3,
+                "topk_method": "group_limited_greedy",
+                "q_lora_rank": 1536,
+                "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "vocab_size": 102400,
+                "tie_word_embeddings": False,
+            },
+        ),
+        "deepseek-v3": (
+            "deepseek-ai/DeepSeek-V3",
+            {
+                "model_type": "deepseek_v3",
+                "hidden_size": 7168,
+                "num_hidden_layers": 61,
+                "num_attention_heads": 128,
+                "num_key_value_heads": 128,
+                "intermediate_size": 18432,
+                "moe_intermediate_size": 2048,
+                "n_routed_experts": 256,
+                "n_shared_experts": 1,
+                "num_experts_per_tok": 8,
+                "first_k_dense_replace": 3,
+                "moe_layer_freq": 1,
+                "n_group": 8,
+                "topk_group": 4,
+                "topk_method": "noaux_tc",
+                "q_lora_rank": 1536,
+                "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "vocab_size": 129280,
+                "tie_word_embeddings": False,
+            },
+        ),
+        "qwen2-57b-a14b": (
+            "Qwen/Qwen2-57B-A14B",
+            {
+                "model_type": "qwen2_moe",
+                "hidden_size": 3584,
+                "num_hidden_layers": 28,
+                "num_attention_heads": 28,
+                "num_key_value_heads": 4,
+                "intermediate_size": 18944,
+                "moe_intermediate_size": 2560,
+                "shared_expert_intermediate_size": 20480,
+                "num_experts": 64,
+                "num_experts_per_tok": 8,
+                "vocab_size": 151936,
+                "decoder_sparse_step": 1,
+                "tie_word_embeddings": False,
+            },
+        ),
+    }
+)
 for _name, (_repo, _cfg) in MOE_PRESET_CONFIGS.items():
     MODEL_PRESETS[_name] = shape_from_hf_config(_cfg).model_copy(update={"name": _name})
     _PRESET_SOURCES[_name] = _repo
@@ -1120,5 +1409,13 @@ _ALIASES.update(
         "mixtral-8x22b-v0.1": "mixtral-8x22b",
         "qwen1.5-moe-a2.7b-chat": "qwen1.5-moe-a2.7b",
         "qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b",
+        "deepseek-v2-lite-chat": "deepseek-v2-lite",
+        "deepseek-v2-chat": "deepseek-v2",
+        "deepseek-v3-base": "deepseek-v3",
+        "deepseekv2-lite": "deepseek-v2-lite",
+        "deepseek-v2-lite-16b": "deepseek-v2-lite",
+        "deepseek-v2-lite-base": "deepseek-v2-lite",
+        "qwen2-57b-a14b-instruct": "qwen2-57b-a14b",
+        "qwen2-moe-57b-a14b": "qwen2-57b-a14b",
     }
 )

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calculators import (
@@ -187,6 +187,14 @@ def test_ga_sweep_is_flat_and_micro_sweep_rises():
 
 
 models = st.sampled_from(sorted(MODEL_PRESETS))
+
+
+def _modelled(model: str, precision: str = "bf16-mixed", finetune: str = "full") -> bool:
+    """DeepSeek's multi-head latent attention is refused (clear error, tests/test_mem5_units.py) with LoRA/QLoRA and
+    autocast; the properties below hold for every setup that gets a number."""
+    return not (MODEL_PRESETS[model].is_mla and (finetune != "full" or precision.startswith("amp-")))
+
+
 precisions = st.sampled_from(["fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"])
 ckpt = st.sampled_from(["none", "selective", "full"])
 
@@ -194,6 +202,7 @@ ckpt = st.sampled_from(["none", "selective", "full"])
 @settings(max_examples=60, deadline=None)
 @given(models, precisions, ckpt, st.integers(1, 16), st.integers(1, 4096), st.booleans())
 def test_memory_non_decreasing_in_micro_batch_and_seq_len(model, precision, ck, mb, seq, flash):
+    assume(_modelled(model, precision))
     cfg = dict(model=model, precision=precision, gradient_checkpointing=ck, flash_attention=flash)
     a = estimate_memory(dict(cfg, train_micro_batch_size_per_gpu=mb, seq_len=seq))
     assert (
@@ -225,6 +234,7 @@ def test_activations_identical_for_any_ga(model, mb, ga):
 @settings(max_examples=40, deadline=None)
 @given(models, precisions, st.sampled_from([1, 2, 8, 64, 512]), st.sampled_from(["full", "lora", "qlora"]))
 def test_higher_zero_stage_never_raises_model_states(model, precision, ws, finetune):
+    assume(_modelled(model, precision, finetune))
     states = [
         estimate_memory(
             dict(model=model, precision=precision, zero_stage=s, world_size=ws, finetune=finetune)
@@ -246,6 +256,7 @@ def test_offload_never_raises_gpu_memory(model, stage, ws, both):
 @settings(max_examples=60, deadline=None)
 @given(models, st.sampled_from(sorted(GPU_PRESETS)), st.integers(1, 64), st.sampled_from([128, 512, 2048]))
 def test_max_micro_batch_fits_and_one_more_does_not(model, gpu, mb, seq):
+    assume(_modelled(model, finetune="lora"))
     est = estimate_memory(dict(model=model, gpu=gpu, train_micro_batch_size_per_gpu=mb, seq_len=seq, finetune="lora"))
     m = est.max_micro_batch
     assert m is not None and m >= 0

@@ -138,8 +138,15 @@ def test_gemma3_multimodal_reads_the_text_model_and_says_so():
                 "intermediate_size": 10944,
                 "vocab_size": 102400,
                 "n_routed_experts": 64,
+                "moe_intermediate_size": 1408,
+                "num_experts_per_tok": 6,
+                "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "moe_layer_freq": 2,
             },
-            "DeepSeek-V2",
+            "moe_layer_freq",
         ),
         (
             {

@@ -89,14 +89,18 @@ def test_moe_presets_are_moe_with_the_published_totals(name, total, active):
     assert active_params(shape) == pytest.approx(active, rel=0.03)
 
 
-@pytest.mark.parametrize("name", ["deepseek-ai/DeepSeek-V2-Lite", "Qwen2-57B-A14B"])
-def test_moe_names_are_refused_never_read_as_dense(name):
-    with pytest.raises(CalculatorError) as err:
-        get_model_shape(name)
-    assert "mixture-of-experts" in err.value.message("en") and "MoE" in err.value.message("zh")
-    assert "hf_config" in err.value.message("en")
-
-
-def test_every_moe_refusal_names_total_and_active():
-    for en, zh in NOT_A_DENSE_PRESET.values():
-        assert "total" in en and "active" in en and zh
+@pytest.mark.parametrize(
+    "name,preset",
+    [
+        ("deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"),
+        ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"),
+        ("deepseek v2 lite", "deepseek-v2-lite"),
+        ("Qwen2-57B-A14B", "qwen2-57b-a14b"),
+        ("Qwen/Qwen2-57B-A14B-Instruct", "qwen2-57b-a14b"),
+    ],
+)
+def test_moe_names_that_used_to_be_refused_are_moe_presets(name, preset):
+    """DeepSeek-V2-Lite (MLA + shared/routed experts) and Qwen2-57B-A14B were refused by name until modelled."""
+    shape = get_model_shape(name)
+    assert shape is MODEL_PRESETS[preset] and shape.is_moe
+    assert name.lower().replace(" ", "-").split("/")[-1] not in NOT_A_DENSE_PRESET
