@@ -9,6 +9,7 @@ tested against the published totals, so a typo in a preset fails a test.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -645,6 +646,28 @@ def _suggestion(key: str, names: dict[str, Any], aliases: dict[str, str]) -> tup
         return "", ""
     shown = ", ".join(close)
     return f" Closest known: {shown}.", f" 最接近的已知名称：{shown}。"
+
+
+#: Release suffixes a model id carries that do not change its shape ("-Instruct", "-chat", "-hf", "-v0.1").
+_RELEASE_SUFFIX = re.compile(r"[-.](?:instruct|chat|base|hf|it|pt|v\d+(?:\.\d+)?)$")
+
+
+def preset_for_name(name: str) -> str | None:
+    """The preset a model name as people write it denotes ("Qwen2.5-14B-Instruct" → ``qwen2.5-14b``,
+    "Mixtral 8x7B" → ``mixtral-8x7b``), or None when it denotes none.
+
+    Exact after normalising case, separators, an organisation prefix and release suffixes, then the alias table:
+    a name that is merely close ("qwen2.5-15b") is not a preset, because its shape is not known.
+    """
+    key = _key(name)
+    while True:
+        key = _ALIASES.get(key, key)
+        if key in MODEL_PRESETS:
+            return key
+        shorter = _RELEASE_SUFFIX.sub("", key)
+        if shorter == key:
+            return None
+        key = shorter
 
 
 def get_model_shape(name: str) -> ModelShape:

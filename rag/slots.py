@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS, preset_for_name
 
 _CN_DIGITS = {
     "零": 0,
@@ -580,7 +580,7 @@ _SIZED_NAME = re.compile(
 _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
 # The segments a model id adds around its family word: "Chinese-" before "Alpaca-2-7B", "-V2.5" after "miniCPM".
 _NAME_LEFT = re.compile(r"(?<![A-Za-z0-9._/-])(?:[A-Za-z0-9]+[-_])+$")
-_NAME_RIGHT = re.compile(r"(?:[-_][A-Za-z0-9]+|\.\d+)*")
+_NAME_RIGHT = re.compile(r"(?:[-_][A-Za-z0-9]+|\.\d+[A-Za-z]?(?![A-Za-z]))*")
 
 
 def _run_length(pattern: re.Pattern[str], text: str, pos: int) -> int:
@@ -624,6 +624,9 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = _whole_name(text, m)[:60]
         if size := _NAME_SIZE.search(slots.model_text):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+    if slots.model_text and (preset := preset_for_name(slots.model_text)):
+        slots.model, slots.num_params = preset, None  # a preset's exact shape (MoE total/active too), not its size
+        return
     for pattern, name in _MODEL_PATTERNS:
         if pattern.search(text):
             slots.model, slots.num_params = name, None  # the preset carries its size

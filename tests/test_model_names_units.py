@@ -1,0 +1,45 @@
+"""A model named the way people write it reaches its preset: the exact shape (a MoE's total and active
+parameters), never only the size read off the name ("Mixtral 8x7B" is 46.7B parameters, not 7B)."""
+
+from __future__ import annotations
+
+import pytest
+
+from calculators.presets import MODEL_PRESETS, active_params, count_params, preset_for_name
+from rag.slots import extract_slots
+
+
+@pytest.mark.parametrize(
+    ("written", "preset"),
+    [
+        ("Qwen2.5-14B-Instruct", "qwen2.5-14b"),
+        ("meta-llama/Llama-2-13b-chat-hf", "llama-2-13b"),
+        ("Mistral-7B-Instruct-v0.2", "mistral-7b"),
+        ("Mixtral 8x7B", "mixtral-8x7b"),
+        ("Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
+        ("Qwen2-57B-A14B-Instruct", "qwen2-57b-a14b"),
+        ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"),
+        ("qwen2.5-15b", None),  # close to a preset is not a preset: its shape is unknown
+        ("Qwen-14B", None),  # Qwen1 14B is not Qwen2.5-14B
+    ],
+)
+def test_preset_for_name(written: str, preset: str | None) -> None:
+    assert preset_for_name(written) == preset
+
+
+@pytest.mark.parametrize(
+    ("message", "preset"),
+    [
+        ("mixtral 8x7b qlora on a 4090, will it fit?", "mixtral-8x7b"),
+        ("Qwen1.5-MoE-A2.7B sft 需要多少显存", "qwen1.5-moe-a2.7b"),
+        ("qwen3-30b-a3b lora on 2 A100", "qwen3-30b-a3b"),
+        ("DeepSeek-V2-Lite lora 8卡A100能跑吗", "deepseek-v2-lite"),
+        ("Qwen2.5-14B lora 4090 OOM", "qwen2.5-14b"),
+    ],
+)
+def test_a_message_naming_a_moe_or_sized_preset_sets_the_preset_not_a_size(message: str, preset: str) -> None:
+    slots = extract_slots(message, prose=True)
+    assert slots.model == preset and slots.num_params is None
+    shape = MODEL_PRESETS[preset]
+    if "8x7b" in preset:  # the size written in the name would have been 7B
+        assert count_params(shape) > 46e9 and active_params(shape) < 13e9
