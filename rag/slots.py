@@ -435,7 +435,7 @@ _LR = re.compile(
     re.I,
 )
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z])\d[,，、])(?=\d)|(?!\d))"
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
     r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
@@ -460,7 +460,11 @@ _GPUS_EN = re.compile(
 # TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
 _TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 _GPUS_WORD = re.compile(
-    r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I
+    # (not a factor of a product, "micro*GA*num_gpus = 128", nor a phrase's count, "8 GPUs = 491,520")
+    r"(?<![*×])(?<![*×]\s)(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
+    + SEP
+    + r"(\d+)",
+    re.I,
 )
 _NODES = re.compile(
     r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))",
@@ -506,6 +510,7 @@ _OFFLOAD_PARAM = re.compile(
 )
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
     + SEP
     + r"(\d+(?:\.\d+)?)\s*(k)?",
