@@ -239,7 +239,9 @@ _GPU_NAME = re.compile(
 )
 # A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
 _GPU_CAP_AFTER = re.compile(
-    r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])", re.I
+    # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
+    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
+    re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
 # Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
@@ -1161,6 +1163,12 @@ _PACKAGE_LINE = re.compile(
 )
 
 
+_LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
+_LORA_REJECTED = re.compile(
+    r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
+)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     text = _PACKAGE_LINE.sub("", text)
@@ -1174,6 +1182,15 @@ def _finetune(text: str, slots: Slots) -> None:
         if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])
         and not any(a <= m.start() < b for a, b in off)
     ]
+    if _FULL.search(text):
+        # "全量微调72B遇到OOM … 还是说72B只能lora方式微调？", "(full parameter)? … so lora is not the best option": next to a
+        # stated full fine-tune, LoRA named as the alternative asked about or ruled out is not the method used.
+        lora = [
+            m
+            for m in lora
+            if not _LORA_ASIDE.search(re.split(r"[.。;；\n]", text[max(0, m.start() - 30) : m.start()])[-1])
+            and not _LORA_REJECTED.match(text[m.end() : m.end() + 40])
+        ]
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
