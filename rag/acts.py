@@ -75,7 +75,11 @@ _SYMPTOM = _rx(
     r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
     r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|"
     r"\b(?:not|never) (?:go(?:ing|es)? down|decreas\w*|reduc\w*|dropp?\w*|improv\w*|converg\w*|learn\w*|chang\w*)|"
-    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡)|显存.{0,6}爆|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
+    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡)|显存.{0,6}爆|"
+    # "Unbalanced GPU memory usage", "显存负载不均衡", "LoRA takes more memory with ds than on one GPU": an observation
+    r"\b(?:un|im)balanced?\b|\bimbalance\b|\bunevenly?\b|不均衡|不平衡|不均匀|"
+    r"\b(?:takes?|uses?|using|consum\w*|occup\w*|needs?|requires?)\s+(?:(?:much|way|far|a lot|significantly)\s+)?(?:more|less)\s+"
+    r"(?:\w+\s+){0,2}?(?:memory|vram|time)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
 )
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
 _FAILURE = _rx(
@@ -201,7 +205,7 @@ _NUM_ALTERNATIVE = _rx(
     r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d"
 )
 # "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.
-_ARITHMETIC = _rx(r"\b\d+\s*[*×xX]\s*\(?\d+(?![.\deE])|[\d)\]]\s*=\s*\d|!=|≠")
+_ARITHMETIC = _rx(r"\b\d+\s*[*×xX/]\s*\(?\d+(?![.\deE/])|[\d)\]]\s*=\s*\d|!=|≠")
 # What a step count is computed from: the data size or the epochs.
 _DATA_SIZE = _rx(r"epochs?|\d\s*条|样本|samples?\b|examples?\b|数据集|dataset|num_train")
 _VALUE_CHOICE = _rx(
