@@ -49,7 +49,7 @@ _FIT = _rx(
     r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
     r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
     r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
-    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|"
+    r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
     r"\bhow many (?:[\w-]+ ){0,2}gpus\b|"
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
@@ -78,6 +78,11 @@ _SYMPTOM = _rx(
     r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡)|显存.{0,6}爆|"
     # "Unbalanced GPU memory usage", "显存负载不均衡", "LoRA takes more memory with ds than on one GPU": an observation
     r"\b(?:un|im)balanced?\b|\bimbalance\b|\bunevenly?\b|不均衡|不平衡|不均匀|"
+    # "a gradual increase in GPU memory usage", "memory rises continuously", "high memory usage but low gpu-util"
+    r"\b(?:gradual|steady|continuous|constant)\w* (?:increase|growth|rise)\b|\b(?:rises?|rising|grows?|growing|increas\w*) "
+    r"(?:continuously|steadily|gradually|constantly)\b|\bincrease in (?:\w+ ){0,2}(?:memory|usage|loss)\b|"
+    r"\b(?:high|low) (?:[\w-]+ ){0,3}(?:usage|util\w*)\b|"
+    r"\b(?:speed|throughput|time|memory|loss)\b[^.?\n]{0,40}\b(?:is|are|was|were|stays?) (?:the )?same\b|"
     r"\b(?:takes?|uses?|using|consum\w*|occup\w*|needs?|requires?)\s+(?:(?:much|way|far|a lot|significantly)\s+)?(?:more|less)\s+"
     r"(?:\w+\s+){0,2}?(?:memory|vram|time)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
 )
@@ -88,7 +93,9 @@ _FAILURE = _rx(
 )
 _WHY = _rx(
     r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
-    r"问题出在|哪里出[了的]?问题|出了什么问题|"
+    r"问题出在|哪里出[了的]?问题|出了什么问题|哪里.{0,10}问题|"
+    r"\b(?:any|a) (?:solution|fix|workaround)s?\b|\b(?:something|anything) (?:that )?(?:i|we)(?:'m| am| are)? (?:missed|missing)\b|"
+    r"\breasons? (?:behind|for) (?:this|that|it)\b|"
     r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b"
 )
 _BATCH = _rx(
@@ -187,7 +194,7 @@ _ERROR_IN_PROSE = re.compile(
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(
     r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
-    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
+    r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
     r"\bhow many gpus\b|\brequirements? (?:for|to)\b"
 )
@@ -325,8 +332,9 @@ def rule_act(
     asked_whole = [s for s in _WHOLE_SENTENCE_END.split(prose) if s.strip() and _ASK_SENTENCE.search(s)]
 
     # "Am I right?" / "我的理解对吗" checks the user's own claim or hypothesis (yes/no), not an observation.
+    tag_checked = bool(_TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)))
     if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)) or (
-        _TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)) and (observed or bool(pasted) or bool(measured))
+        tag_checked and (observed or bool(pasted) or bool(measured))
     ):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
