@@ -23,7 +23,7 @@ from calculators.text_safety import escape_md
 from .acts import Act
 from .answer import Correction, ToolCall
 from .cards import Card
-from .evidence import Evidence
+from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
 from .planner import Plan
@@ -405,16 +405,14 @@ def opens_with_usual_causes(r: Results) -> bool:
     )
 
 
-def _cause_label(card: Card, lang: Lang) -> str:
-    """A card as one ranked cause: the cause its title names, else a topic title's first clause ("" for a myth,
-    whose title states the wrong belief)."""
+def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
+    """A card as one ranked cause: the cause its title names, its first clause; a card about the reported symptom
+    whose title names no single cause ("GPU memory creeps up over steps until OOM: leak, longer samples or the caching
+    allocator?") by its title up to that question; "" for a how-to or a myth, which are not causes."""
     label = card_cause(card, lang)
-    if not label:
-        title = _title(card, lang)
-        if _NOT_A_CAUSE.search(title) and re.match(r"^\s*(?:myth|误区|误解)", title, re.I):
-            return ""
-        label = title
-    return re.split(r"[；;]\s*", label, maxsplit=1)[0].strip().rstrip("。.")
+    if not label and in_family and not _NOT_A_CAUSE.search(_title(card, lang)):
+        label = re.split(r"(?<=[?？])", _title(card, lang), maxsplit=1)[0]
+    return re.split(r"[；;]\s*", label, maxsplit=1)[0].strip().rstrip("。.?？")
 
 
 def _usual_causes_verdict(r: Results) -> str:
@@ -422,11 +420,15 @@ def _usual_causes_verdict(r: Results) -> str:
     one line of what to paste to tell them apart."""
     lang = r.lang
     ev = r.evidence
-    ranked = sorted(r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
-    labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang) for c in ranked) if lbl))[:3]
-    paste = t(f"paste_{ev.family if ev is not None else 'generic'}", lang)
+    family = ev.family if ev is not None else "generic"
+    # Cards that speak of the reported symptom first (the others only when none does), those the message names
+    # something of before the rest, then by retrieval rank.
+    in_family = [c for c in r.cards if card_in_family(c, family)]
+    ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
+    labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
+    paste = t(f"paste_{family}", lang)
     if not labels:
-        return f"**{t('known_related', lang)}** {_direct(r.cards[0], lang).strip('*').strip()} {paste}"
+        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}"
     if len(labels) == 1:
         return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}"
     sep = "；" if lang == "zh" else "; "

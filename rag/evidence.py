@@ -146,6 +146,13 @@ def card_anchors(card: Card) -> Anchors:
     return _anchors(card.id, text)
 
 
+def card_in_family(card: Card, family: str) -> bool:
+    """Whether a card's titles or symptoms speak of the symptom family the user reports (a loss that does not fall
+    is not explained by a memory card that retrieval ranked close); every card is in the generic family."""
+    rx = dict(_FAMILIES).get(family)  # type: ignore[arg-type]
+    return rx is None or bool(rx.search(card_anchors(card).text))
+
+
 def read_evidence(text: str, parts: list[Part]) -> Evidence:
     """The evidence in a whole message (prose, pasted configs and commands included)."""
     prose = prose_of(parts)

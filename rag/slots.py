@@ -463,7 +463,7 @@ _GPUS_EN = re.compile(
 _TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 _GPUS_WORD = re.compile(
     # (not a factor of a product, "micro*GA*num_gpus = 128", nor a phrase's count, "8 GPUs = 491,520")
-    r"(?<![*×])(?<![*×]\s)(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
+    r"(?<![\w)][*×])(?<![\w)]\s[*×])(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
     + SEP
     + r"(\d+)",
     re.I,
@@ -1256,7 +1256,9 @@ def _memory_features(text: str, slots: Slots) -> None:
 # `accumulate_grad_batches: 2`, `set micro_train_batch_size as 2`. Every framework spells its keys its own way; the
 # words inside a key say what it is, so the key is split into words and classified instead of listed.
 _ASSIGN = re.compile(
-    r"(?<![A-Za-z0-9_.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
+    # (not a factor of a product written out, "micro*GA*num_gpus = 128"; a Markdown "**key**" is still a key)
+    r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
+    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
 )
