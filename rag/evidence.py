@@ -90,6 +90,10 @@ _FAMILIES: tuple[tuple[Literal["memory", "loss", "speed"], re.Pattern[str]], ...
 )
 
 
+#: All-caps words that name the device or the tracker's form, not a cause ("CUDA out of memory", "[HELP]").
+_GENERIC_IDENTIFIERS = frozenset({"cuda", "nvidia", "vram", "gpus", "help", "note", "todo", "issue", "question"})
+
+
 def symptom_family(prose: str) -> Literal["memory", "loss", "speed", "generic"]:
     """The first symptom family the prose names (memory before loss before speed), else generic."""
     return next((name for name, rx in _FAMILIES if rx.search(prose)), "generic")
@@ -149,7 +153,7 @@ def card_anchors(card: Card) -> Anchors:
 def card_in_family(card: Card, family: str) -> bool:
     """Whether a card's titles or symptoms speak of the symptom family the user reports (a loss that does not fall
     is not explained by a memory card that retrieval ranked close); every card is in the generic family."""
-    rx = dict(_FAMILIES).get(family)  # type: ignore[arg-type]
+    rx = next((pattern for name, pattern in _FAMILIES if name == family), None)
     return rx is None or bool(rx.search(card_anchors(card).text))
 
 
@@ -158,6 +162,7 @@ def read_evidence(text: str, parts: list[Part]) -> Evidence:
     prose = prose_of(parts)
     identifiers = sorted(
         {(m.group(1) or m.group(0)).lower() for m in _IDENTIFIER.finditer(text) if len(m.group(1) or m.group(0)) >= 3}
+        - _GENERIC_IDENTIFIERS
     )
     return Evidence(
         pasted=sorted({p.kind for p in parts if p.kind != "prose"}),
