@@ -439,7 +439,7 @@ _LR = re.compile(
 _GPUS = re.compile(
     r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
-    + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+    + r"(?![\d.])[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
     r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
     re.I,
 )
@@ -832,6 +832,10 @@ _COUNT_PROPOSED = re.compile(
     r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$",
     re.I,
 )
+_COMPARED_BEFORE = re.compile(
+    r"(?:比|相比|\bthan|compared (?:to|with)|instead of|还是|或者|或是|\bor)\s*(?:用|使用|在|on|with)?\s*$", re.I
+)
+_OR_AFTER = re.compile(r"\s*(?:的\S{0,6}?)?\s*(?:还是|或者|或是|\bor\b)", re.I)
 _EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
 _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
@@ -900,6 +904,8 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "我的一张显卡大小是8g": the size of each card, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
+        if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
+            continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):

@@ -118,9 +118,15 @@ def test_how_long_it_takes_is_not_a_memory_question() -> None:
         ("deepspeed --num_gpus 2 train.py", 2),
         ("num_gpus = 8", 8),
         ("export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 用8卡", 8),
+        # PaddlePaddle-DeepSpeech#25: the count compared with is not the run's
+        ("一个batch,用两块儿卡比一块卡还要慢。", 2),
+        ("I train on 8 GPUs instead of 4 GPUs", 8),
+        # bert pre-training#26-style title: a choice between counts is not one of them
+        ("num_train_steps是一块卡还是多块卡的step？举例来说，有4块卡", 4),
+        ("8 GPUs or 4 GPUs, which is better?", None),
     ],
 )
-def test_gpu_count_from_prose(text: str, world_size: int) -> None:
+def test_gpu_count_from_prose(text: str, world_size: int | None) -> None:
     assert extract_slots(text, prose=True).world_size == world_size
 
 
