@@ -190,3 +190,18 @@ def test_a_fit_question_without_a_model_says_what_the_figure_needs(bot) -> None:
     assert "Most likely cause" not in ans.first_screen
     zh = bot.ask("训练需要多少显存？")
     assert zh.act == "fit" and zh.first_screen.startswith("**需要多少显存取决于") and "GiB" not in zh.first_screen
+
+
+def _count(text: str) -> tuple[object, object]:
+    from rag.setup import read_setup
+
+    setup, _ = read_setup(split_message(text))
+    return setup.get("world_size"), setup.get("num_nodes")
+
+
+def test_hostfile_slots_and_visible_devices_give_the_count() -> None:
+    assert _count("My hostfile:\n```\nworker-1 slots=8\nworker-2 slots=8\n```\ntraining OOMs") == (16, 2)
+    assert _count("I run CUDA_VISIBLE_DEVICES=0,1 python train.py and it OOMs")[0] == 2
+    # a count the user states, or a launcher's own, wins over the visible devices
+    assert _count("我用 CUDA_VISIBLE_DEVICES=0,1,2,3 跑 8卡")[0] == 8
+    assert _count("CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node 4 train.py OOM")[0] == 4
