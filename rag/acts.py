@@ -49,7 +49,9 @@ _FIT = _rx(
     r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
     r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
     r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
-    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|\bhow many (?:[\w-]+ ){0,2}gpus\b|"
+    r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|"
+    r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
+    r"\bhow many (?:[\w-]+ ){0,2}gpus\b|"
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
@@ -71,7 +73,18 @@ _SYMPTOM = _rx(
     r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
     r"没有?(?:被)?更新|不更新|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
     r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
-    r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
+    r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|"
+    r"\b(?:not|never) (?:go(?:ing|es)? down|decreas\w*|reduc\w*|dropp?\w*|improv\w*|converg\w*|learn\w*|chang\w*)|"
+    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡)|显存.{0,6}爆|"
+    # "Unbalanced GPU memory usage", "显存负载不均衡", "LoRA takes more memory with ds than on one GPU": an observation
+    r"\b(?:un|im)balanced?\b|\bimbalance\b|\bunevenly?\b|不均衡|不平衡|不均匀|"
+    # "a gradual increase in GPU memory usage", "memory rises continuously", "high memory usage but low gpu-util"
+    r"\b(?:gradual|steady|continuous|constant)\w* (?:increase|growth|rise)\b|\b(?:rises?|rising|grows?|growing|increas\w*) "
+    r"(?:continuously|steadily|gradually|constantly)\b|\bincrease in (?:\w+ ){0,2}(?:memory|usage|loss)\b|"
+    r"\b(?:high|low) (?:[\w-]+ ){0,3}(?:usage|util\w*)\b|"
+    r"\b(?:speed|throughput|time|memory|loss)\b[^.?\n]{0,40}\b(?:is|are|was|were|stays?) (?:the )?same\b|"
+    r"\b(?:takes?|uses?|using|consum\w*|occup\w*|needs?|requires?)\s+(?:(?:much|way|far|a lot|significantly)\s+)?(?:more|less)\s+"
+    r"(?:\w+\s+){0,2}?(?:memory|vram|time)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
 )
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
 _FAILURE = _rx(
@@ -80,7 +93,9 @@ _FAILURE = _rx(
 )
 _WHY = _rx(
     r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
-    r"问题出在|哪里出[了的]?问题|出了什么问题|"
+    r"问题出在|哪里出[了的]?问题|出了什么问题|哪里.{0,10}问题|"
+    r"\b(?:any|a) (?:solution|fix|workaround)s?\b|\b(?:something|anything) (?:that )?(?:i|we)(?:'m| am| are)? (?:missed|missing)\b|"
+    r"\breasons? (?:behind|for) (?:this|that|it)\b|"
     r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b"
 )
 _BATCH = _rx(
@@ -179,7 +194,8 @@ _ERROR_IN_PROSE = re.compile(
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(
     r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
-    r"\bhow much (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
+    r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
+    r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
     r"\bhow many gpus\b|\brequirements? (?:for|to)\b"
 )
 # "4块A100（40G）不能全参数微调吗", "是否可以lora微调13b模型？", "can a single V100 run it?": a capability question
@@ -196,7 +212,7 @@ _NUM_ALTERNATIVE = _rx(
     r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d"
 )
 # "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.
-_ARITHMETIC = _rx(r"\b\d+\s*[*×xX]\s*\(?\d+(?![.\deE])|[\d)\]]\s*=\s*\d|!=|≠")
+_ARITHMETIC = _rx(r"\b\d+\s*[*×xX/]\s*\(?\d+(?![.\deE/])|[\d)\]]\s*=\s*\d|!=|≠")
 # What a step count is computed from: the data size or the epochs.
 _DATA_SIZE = _rx(r"epochs?|\d\s*条|样本|samples?\b|examples?\b|数据集|dataset|num_train")
 _VALUE_CHOICE = _rx(
@@ -228,9 +244,25 @@ _KNOB = _rx(
     r"batch|学习率|learning[-_ ]rate|\blr\b|超参|hyper-?param\w*|gradient[-_ ]accumulation|梯度累[积加]|\bzero\b|offload|"
     r"配置|\bconfig\w*|参数|脚本|\bscript\b|\bsettings?\b|设置"
 )
+# The one question vocabulary of the engine. A sentence that asks *whether* (a question mark, 吗/么, 会不会, "will it",
+# "if …") supposes what it names ("会不会 OOM？" has not hit one: see rag.intents.reports_oom); any question word at
+# all (why, how much, 怎么) makes a message a question rather than a bare description of a setup.
+_WHETHER = r"[?？吗么]|会不会|是否|能不能|\b(?:will|would|could|whether|if)\b"
+_ASKS_WHETHER = _rx(_WHETHER)
 _ANY_QUESTION = _rx(
-    r"[?？]|吗|么|呢|怎么|如何|为什么|为啥|多少|多大|哪|是否|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should|will)\b"
+    _WHETHER
+    + r"|呢|怎么|如何|为什么|为啥|多少|多大|哪|能否|请问|求|\b(?:how|what|why|which|can|does|do|is|are|should)\b"
 )
+
+
+def asks_whether(sentence: str) -> bool:
+    """Whether a sentence asks whether / supposes what it names (rather than reporting it)."""
+    return bool(_ASKS_WHETHER.search(sentence))
+
+
+def asks_anything(text: str) -> bool:
+    """Whether a text holds any question at all."""
+    return bool(_ANY_QUESTION.search(text))
 
 
 def classify_act(
@@ -300,8 +332,9 @@ def rule_act(
     asked_whole = [s for s in _WHOLE_SENTENCE_END.split(prose) if s.strip() and _ASK_SENTENCE.search(s)]
 
     # "Am I right?" / "我的理解对吗" checks the user's own claim or hypothesis (yes/no), not an observation.
+    tag_checked = bool(_TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)))
     if _IS_NORMAL.search(_OWN_CLAIM_CHECK.sub(" ", prose)) or (
-        _TAG_CHECK.search(_OWN_CLAIM_CHECK.sub(" ", prose)) and (observed or bool(pasted) or bool(measured))
+        tag_checked and (observed or bool(pasted) or bool(measured))
     ):
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
@@ -309,7 +342,7 @@ def rule_act(
     error_in_prose = bool(_ERROR_IN_PROSE.search(prose))
     if (
         setup_enough
-        and not _ANY_QUESTION.search(prose)
+        and not asks_anything(prose)
         and not error_pasted
         and not error_in_prose
         and len(prose) < 200

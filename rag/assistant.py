@@ -29,6 +29,7 @@ from .acts import Act, classify_act
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
 from .compose import Results, compose
+from .evidence import read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import Intents, detect_intents, detect_misconceptions, holds_belief, reports_oom, tiny_batch_question
@@ -209,6 +210,7 @@ class Assistant:
             nearest_fits=nearest,
             missing=missing,
             reported_oom=reports_oom(text),
+            evidence=read_evidence(text, parts),
         )
         sources = [self._source(c, lang) for c in cards]
         answer_text, first_screen = compose(results, sources)

@@ -23,6 +23,7 @@ from calculators.text_safety import escape_md
 from .acts import Act
 from .answer import Correction, ToolCall
 from .cards import Card
+from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
 from .planner import Plan
@@ -78,6 +79,8 @@ class Results:
     missing: list[str] = field(default_factory=list)
     #: The message reports an out-of-memory the user hit: a "fits" verdict must then say why the run used more.
     reported_oom: bool = False
+    #: What in the message could select one cause (None: not read, the top card's cause opens as before).
+    evidence: Evidence | None = None
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -389,6 +392,76 @@ def _card_cause_verdict(card: Card, lang: Lang) -> str:
     return f"**{t('known_related', lang)}** {direct} " + t("to_narrow", lang)
 
 
+def opens_with_usual_causes(r: Results) -> bool:
+    """A diagnosis from retrieved cards alone whose message names nothing the top card is about: it opens with the
+    usual causes ranked, not with the top card's cause as if it were found (see :mod:`rag.evidence`)."""
+    return (
+        r.act == "diagnose"
+        and bool(r.cards)
+        and r.evidence is not None
+        and not getattr(r.diagnosis, "causes", None)
+        and not (r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]))
+        and not r.evidence.selects(r.cards[0])
+    )
+
+
+def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
+    """A card as one ranked cause: the cause its title names, its first clause; a card about the reported symptom
+    whose title names no single cause ("GPU memory creeps up over steps until OOM: leak, longer samples or the caching
+    allocator?") by its title up to that question; "" for a how-to or a myth, which are not causes."""
+    label = card_cause(card, lang)
+    if not label and in_family and not _NOT_A_CAUSE.search(_title(card, lang)):
+        label = re.split(r"(?<=[?？])", _title(card, lang), maxsplit=1)[0]
+    return re.split(r"[；;]\s*", label, maxsplit=1)[0].strip().rstrip("。.?？")
+
+
+def _usual_causes_verdict(r: Results) -> str:
+    """The two or three usual causes, those the message names something of first, then by retrieval rank; and the
+    one line of what to paste to tell them apart."""
+    lang = r.lang
+    ev = r.evidence
+    family = ev.family if ev is not None else "generic"
+    # Cards that speak of the reported symptom first (the others only when none does), those the message names
+    # something of before the rest, then by retrieval rank.
+    in_family = [c for c in r.cards if card_in_family(c, family)]
+    ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
+    labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
+    paste = t(f"paste_{family}", lang)
+    if not labels:
+        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}"
+    if len(labels) == 1:
+        return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}"
+    sep = "；" if lang == "zh" else "; "
+    causes = sep.join(f"{i}) {lbl}" if lang == "zh" else f"({i}) {lbl}" for i, lbl in enumerate(labels, 1))
+    return f"**{t('usual_causes', lang, causes=causes)}** {paste}"
+
+
+#: What a memory figure depends on, in the order the fit opening asks for them.
+_FIT_NEEDS = ("model", "finetune", "precision", "train_micro_batch_size_per_gpu", "seq_len", "gpu")
+
+
+def fit_without_model(r: Results) -> bool:
+    """A fit question that names no model (so no memory figure was computed)."""
+    main = r.call("main")
+    return (
+        r.act == "fit"
+        and (main is None or not main.result)
+        and not (r.setup.known().keys() & {"model", "model_text", "num_params"})
+    )
+
+
+def _fit_depends_verdict(r: Results) -> str:
+    """A fit question without the model: no figure (a number for a setup the user did not state is wrong), but
+    what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
+    given = set(r.setup.known())
+    if given & {"gpu_text", "gpu_memory_gb"}:
+        given.add("gpu")
+    missing = [k for k in _FIT_NEEDS if k not in given]
+    names = t("enum_sep", r.lang).join(t(f"need.{k}", r.lang) for k in missing)
+    head = f"**{t('fit_depends', r.lang, missing=names)}**"
+    return head + (f" {_direct(r.cards[0], r.lang).strip('*').strip()}" if r.cards else "")
+
+
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
 _VERDICT_WORD = re.compile(
     r"^(?:不会减半|基本不会|不会|不是|不对|不一定)[。，,]\s*|"
@@ -430,9 +503,13 @@ def verdict(r: Results) -> str:
         bv = _batch_verdict(r)
         if bv:
             return bv
+    if fit_without_model(r):
+        return _fit_depends_verdict(r)
     if r.cards:
         card = r.cards[0]
         if r.act == "diagnose":
+            if opens_with_usual_causes(r):
+                return _usual_causes_verdict(r)
             return _card_cause_verdict(card, lang)
         return _direct(card, lang)
     mv = _memory_verdict(r) or _batch_verdict(r)
@@ -538,6 +615,7 @@ def explanation(r: Results) -> str:
         not (r.diagnosis is not None and getattr(r.diagnosis, "causes", None))
         and not r.misconceptions
         and r.act not in ("fit", "batch_arithmetic", "configure")
+        and not opens_with_usual_causes(r)
     )
     text = parts[1] if len(parts) > 1 and opened_with_card else first
     for card in r.cards[1:]:
@@ -581,7 +659,7 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
         setup_line(r.setup, lang),
         conflicts_line(r.setup, lang),
         assumptions_line(r.plan, lang),
-        missing_line(r.missing, lang, unsupported_method(r.setup)),
+        "" if fit_without_model(r) else missing_line(r.missing, lang, unsupported_method(r.setup)),
     ):
         if line:
             first.append(line)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .acts import asks_whether
+
 GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|累[积加计]|\bga\b|grad(?:ient)?[-_ ]?acc\w*|accumulat\w*)"
 MEM = r"(?:显存|内存|memory|vram|\boom\b|out of memory|爆|撑|装不下|放不下|fit)"
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
@@ -295,13 +297,12 @@ _OOM_SEEN = re.compile(
     r"out of memory|outofmemoryerror|(?<![A-Za-z])oom(?:s|ed|ing)?(?![A-Za-z])|爆显存|显存爆|显存不足|显存溢出|显存不够",
     re.I,
 )
-_ASKING = re.compile(r"[?？吗么]|会不会|是否|能不能|\b(?:will|would|could|whether|if)\b", re.I)
 
 
 def reports_oom(text: str) -> bool:
     """Whether the message reports an out-of-memory it hit: an OOM word in a sentence that is not a question
     ("lora 微调均OOM", "CUDA out of memory. Tried to allocate"), not "会不会 OOM?" / "will it OOM?"."""
     for sentence in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text):
-        if _OOM_SEEN.search(sentence) and not _ASKING.search(sentence):
+        if _OOM_SEEN.search(sentence) and not asks_whether(sentence):
             return True
     return False

@@ -400,6 +400,29 @@ def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
     setup.conflicts["world_size"] = [mine] + [v for v in setup.conflicts["world_size"] if v.value != theirs.value]
 
 
+# A DeepSpeed / MPI hostfile line: "worker-1 slots=8".
+_HOSTFILE_LINE = re.compile(r"^[ \t]*[\w.-]+[ \t]+slots[ \t]*=[ \t]*(\d{1,3})[ \t]*$", re.M)
+# `CUDA_VISIBLE_DEVICES=0,1,2,3` (also written in a sentence): the GPUs the user gave the run.
+_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?(\d+(?:\s*,\s*\d+)*)")
+
+
+def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
+    """The GPU count written as a hostfile (the sum of its slots, one node a line) or as the devices made visible,
+    when nothing else stated one: "worker-1 slots=8 / worker-2 slots=8" is 2 nodes × 8; "I run
+    CUDA_VISIBLE_DEVICES=0,1 python train.py" gives the run 2 GPUs (a launcher's own count, read elsewhere, wins)."""
+    if setup.has("world_size"):
+        return
+    slots = [int(n) for n in _HOSTFILE_LINE.findall(text)]
+    if slots and all(n > 0 for n in slots):
+        setup.put("world_size", sum(slots), "config", "hostfile slots")
+        if not setup.has("num_nodes"):
+            setup.put("num_nodes", len(slots), "config", "hostfile lines")
+        return
+    visible = {len(m.group(1).split(",")) for m in _VISIBLE.finditer(text)}
+    if len(visible) == 1:
+        setup.put("world_size", visible.pop(), "message", "CUDA_VISIBLE_DEVICES")
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """ "我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -527,6 +550,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _source_plus_target(setup, parts)
     _reconcile_per_node(setup)
     _launch_count_over_prose(setup, parts)
+    _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
     _lora_on_4bit_is_qlora(setup)

@@ -239,7 +239,9 @@ _GPU_NAME = re.compile(
 )
 # A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
 _GPU_CAP_AFTER = re.compile(
-    r"^\s*(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])", re.I
+    # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
+    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
+    re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
 # Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
@@ -435,9 +437,9 @@ _LR = re.compile(
     re.I,
 )
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z])\d[,，、])(?=\d)|(?!\d))"
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
-    + r"(?![\d.])[ \u3000]*(?:张|块|个|x|×|\*|-)?[ \u3000]*"
+    + r"(?![\d.])[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
     r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
     re.I,
 )
@@ -460,7 +462,11 @@ _GPUS_EN = re.compile(
 # TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
 _TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 _GPUS_WORD = re.compile(
-    r"(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])gpus(?=\s*=))" + SEP + r"(\d+)", re.I
+    # (not a factor of a product, "micro*GA*num_gpus = 128", nor a phrase's count, "8 GPUs = 491,520")
+    r"(?<![\w)][*×])(?<![\w)]\s[*×])(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
+    + SEP
+    + r"(\d+)",
+    re.I,
 )
 _NODES = re.compile(
     r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))",
@@ -506,6 +512,7 @@ _OFFLOAD_PARAM = re.compile(
 )
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
     + SEP
     + r"(\d+(?:\.\d+)?)\s*(k)?",
@@ -828,6 +835,10 @@ _COUNT_PROPOSED = re.compile(
     r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$",
     re.I,
 )
+_COMPARED_BEFORE = re.compile(
+    r"(?:比|相比|\bthan|compared (?:to|with)|instead of|还是|或者|或是|\bor)\s*(?:用|使用|在|on|with)?\s*$", re.I
+)
+_OR_AFTER = re.compile(r"\s*(?:的\S{0,6}?)?\s*(?:还是|或者|或是|\bor\b)", re.I)
 _EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
 _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
@@ -896,6 +907,8 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "我的一张显卡大小是8g": the size of each card, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
+        if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
+            continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
@@ -1159,6 +1172,12 @@ _PACKAGE_LINE = re.compile(
 )
 
 
+_LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
+_LORA_REJECTED = re.compile(
+    r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
+)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     text = _PACKAGE_LINE.sub("", text)
@@ -1172,6 +1191,15 @@ def _finetune(text: str, slots: Slots) -> None:
         if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])
         and not any(a <= m.start() < b for a, b in off)
     ]
+    if _FULL.search(text):
+        # "全量微调72B遇到OOM … 还是说72B只能lora方式微调？", "(full parameter)? … so lora is not the best option": next to a
+        # stated full fine-tune, LoRA named as the alternative asked about or ruled out is not the method used.
+        lora = [
+            m
+            for m in lora
+            if not _LORA_ASIDE.search(re.split(r"[.。;；\n]", text[max(0, m.start() - 30) : m.start()])[-1])
+            and not _LORA_REJECTED.match(text[m.end() : m.end() + 40])
+        ]
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
@@ -1237,7 +1265,9 @@ def _memory_features(text: str, slots: Slots) -> None:
 # `accumulate_grad_batches: 2`, `set micro_train_batch_size as 2`. Every framework spells its keys its own way; the
 # words inside a key say what it is, so the key is split into words and classified instead of listed.
 _ASSIGN = re.compile(
-    r"(?<![A-Za-z0-9_.$\-])-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
+    # (not a factor of a product written out, "micro*GA*num_gpus = 128"; a Markdown "**key**" is still a key)
+    r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
+    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
 )

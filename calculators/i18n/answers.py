@@ -74,6 +74,42 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "To narrow the cause down, paste the full error (last 30 lines), the launch command and the config.",
     },
     "also_possible": {"zh": "也可能是：{title}。", "en": "Also possible: {title}."},
+    # a diagnosis whose message names nothing that tells the usual causes apart
+    "usual_causes": {
+        "zh": "你描述的现象有几个常见原因，消息里还没有能区分它们的信息。按可能性排序：{causes}。",
+        "en": "What you describe has several usual causes, and nothing in the message tells them apart yet. Most likely first: {causes}.",
+    },
+    "usual_cause_one": {
+        "zh": "你描述的现象有多个可能原因，消息里还没有能确定是哪一个的信息。知识库里最相关的一个：{cause}。",
+        "en": "What you describe can have several causes, and nothing in the message pins one down yet. The closest known one: {cause}.",
+    },
+    "paste_memory": {
+        "zh": "要分辨，请贴出：报错的最后几行（含 Tried to allocate 那行）、模型和参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch、序列长度、GPU 型号和卡数、ZeRO/FSDP 配置。",
+        "en": "To tell them apart, paste: the last lines of the error (with the 'Tried to allocate' line), the model and its size, the method (full/LoRA/QLoRA), precision, micro batch, sequence length, the GPU model and count, and the ZeRO/FSDP config.",
+    },
+    "paste_loss": {
+        "zh": "要分辨，请贴出：前几十步的日志（loss、学习率、grad_norm）、精度（fp16/bf16）、学习率与 warmup、有效批次（micro batch × 梯度累积 × 卡数）和启动命令或配置。",
+        "en": "To tell them apart, paste: the log of the first few dozen steps (loss, learning rate, grad_norm), the precision (fp16/bf16), learning rate and warmup, the effective batch (micro batch × accumulation × GPUs) and the launch command or config.",
+    },
+    "paste_speed": {
+        "zh": "要分辨，请贴出：启动命令、ZeRO/FSDP 与 offload 配置、GPU 型号和卡数（是否有 NVLink、是否多机）、micro batch 和每步耗时或 GPU 利用率。",
+        "en": "To tell them apart, paste: the launch command, the ZeRO/FSDP and offload config, the GPU model and count (NVLink? several nodes?), the micro batch and the time per step or GPU utilisation.",
+    },
+    "paste_generic": {
+        "zh": "要分辨，请贴出：完整报错或日志（最后 30 行）、启动命令、配置，以及框架和版本。",
+        "en": "To tell them apart, paste: the full error or log (last 30 lines), the launch command, the config, and the framework and its version.",
+    },
+    # a fit question without the values a figure depends on
+    "fit_depends": {
+        "zh": "需要多少显存取决于模型参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch 和序列长度（还有 GPU 型号，用来判断能否放下）。请告诉我：{missing}。在那之前，显存由这几部分组成：",
+        "en": "How much memory it needs depends on the model's size, the method (full/LoRA/QLoRA), precision, micro batch and sequence length (and the GPU, to say whether it fits). Tell me: {missing}. Until then, this is what the memory is made of:",
+    },
+    "need.model": {"zh": "模型或参数量", "en": "the model or its size"},
+    "need.finetune": {"zh": "微调方式", "en": "the method"},
+    "need.precision": {"zh": "精度", "en": "precision"},
+    "need.train_micro_batch_size_per_gpu": {"zh": "micro batch", "en": "micro batch"},
+    "need.seq_len": {"zh": "序列长度", "en": "sequence length"},
+    "need.gpu": {"zh": "GPU 型号", "en": "the GPU"},
     "fits": {
         "zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
         "en": "It fits: about {total} per GPU on {gpu} with {cap}; the largest micro batch with these settings is {mm}.",
