@@ -241,8 +241,19 @@ def _gpu_name(r: Results, res: dict[str, Any]) -> str:
     return name if r.lang == "zh" else with_article(name)
 
 
+def _refused_estimate(r: Results) -> ToolCall | None:
+    """The memory call the calculator refused, when the question asks for a figure (fit / configure): its refusal
+    (an unmodelled setup, a value out of range) is then the answer's opening, not a card about something else."""
+    main = r.call("main")
+    if r.act in ("fit", "configure") and main is not None and main.error and not main.result:
+        return main
+    return None
+
+
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
+    if (refused := _refused_estimate(r)) is not None:
+        return refused.summary_md
     if main is None or not main.result:
         return ""
     res = main.result
@@ -529,7 +540,7 @@ def numbers_section(r: Results) -> str:
     if low is not None and high is not None and not r.plan.example:
         out.extend(_ga_compare(r, low, high))
     main = r.call("main")
-    if main is not None:
+    if main is not None and _refused_estimate(r) is None:  # a refusal already opened the answer
         out.append(main.summary_md)
         observed = r.setup.get("observed_memory_gb")
         if observed and main.result and main.result.get("total_per_gpu"):

@@ -43,3 +43,13 @@ def test_a_message_naming_a_moe_or_sized_preset_sets_the_preset_not_a_size(messa
     shape = MODEL_PRESETS[preset]
     if "8x7b" in preset:  # the size written in the name would have been 7B
         assert count_params(shape) > 46e9 and active_params(shape) < 13e9
+
+
+def test_a_refused_estimate_opens_the_fit_answer_with_the_reason(bot_without_retrieval) -> None:
+    """LoRA on DeepSeek's latent attention is not modelled: the answer says so first, not a card about 7B LoRA."""
+    ans = bot_without_retrieval.ask("DeepSeek-V2-Lite lora 微调，8卡A100 80G 够吗")
+    assert ans.act == "fit"
+    assert ans.first_screen.startswith("计算器拒绝了这组参数") and "尚未建模" in ans.first_screen
+    assert ans.text.count("尚未建模") == 1  # said once, not again under the numbers
+    full = bot_without_retrieval.ask("DeepSeek-V2-Lite full fine-tune with ZeRO-3 on 8x A100 80GB: will it fit?")
+    assert "rejected" not in full.first_screen and "GiB" in full.first_screen
