@@ -334,6 +334,25 @@ GLOSSARY: tuple[Term, ...] = (
         "timeout|timed out|time out|times out",
         "collective operation timeout ddp_timeout",
     ),
+    # "可训练参数为0" / "trainable params: 0 || ... trainable%: 0.0000" (MedicalGPT #123, ChatGLM-Efficient-Tuning
+    # #396, LLaMA-Factory #941): the count PEFT prints; 0 after loading an adapter means it was loaded frozen.
+    _t(
+        "可训练参数|可训练的参数|可训练参数量|训练参数为0",
+        "trainable parameters|trainable params|trainable%",
+        "is_trainable print_trainable_parameters",
+    ),
+    # "长文本"/"长序列"/"长上下文" for long training samples (unsloth #2366 and torchtune #856 in English: "long
+    # context", "context length increase results in OOM"); 序列长度 above covers the setting, these the data.
+    _t(
+        "长文本|长序列|长上下文|超长文本|超长序列",
+        "long context|long sequences|long sequence|long inputs",
+    ),
+    # The models of RLHF besides the policy: "奖励模型"/"RM"/"价值模型"/"critic" (OpenRLHF #277, #1066;
+    # ColossalAI #4360 "Training reward model" OOM).
+    _t(
+        "奖励模型|奖励函数模型|价值模型|评论家模型",
+        "reward model|value model|critic model|critic",
+    ),
 )
 
 #: DeepSpeed / HF Trainer / LLaMA-Factory config keys; the tokenizer keeps these whole.
