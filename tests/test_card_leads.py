@@ -24,3 +24,28 @@ def test_a_lead_names_no_model_size_its_title_does_not(card) -> None:
         title_sized = bool(_SIZE.search(title)) or "ChatGLM" in title
         sizes = _SIZE.findall(_lead(body))
         assert title_sized or not sizes, f"{card.id}: lead names {sizes}; move the example after the lead"
+
+
+class _Ranked:
+    """A retriever that ranked the given cards in this order (the real ranking is tested elsewhere)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        by_id = {c.id: c for c in _CARDS}
+        self.cards = [by_id[i] for i in ids]
+
+    def retrieve(self, query: str, k: int = 3) -> list[object]:
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(card=c, dense_score=0.75, bm25_rank=i + 1) for i, c in enumerate(self.cards[:k])]
+
+
+def test_a_fit_question_without_a_model_explains_memory_with_a_general_card() -> None:
+    """ "GPU requirements for the full fine-tune on 4*A6000?" names no model: the breakdown that follows what is
+    needed comes from a card about memory in general, not the top card about 7B on a 24 GB card."""
+    from rag import Assistant
+
+    bot = Assistant(cards=_CARDS, retriever=_Ranked(["oom-7b-full-finetune-24gb", "oom-memory-budget-breakdown"]))
+    ans = bot.ask("May I know the GPU requirements for the full fine-tuning? The paper used 4*A6000 (48GB).")
+    assert ans.act == "fit"
+    assert "24 GB" not in ans.first_screen and "7B" not in ans.first_screen
+    assert "Peak memory" in ans.first_screen  # the general card's breakdown
