@@ -1339,6 +1339,18 @@ def classify_key(key: str) -> str | None:
     name for the global batch) → the global batch; ``GRADIENT_ACCUMULATIONS``, ``accumulate_grad_batches``,
     ``grad_accum`` → GA; ``eval_batch_size``, ``rollout_batch_size`` → None.
     """
+    if "." in key.strip("."):
+        # A dotted key (verl's trainer.nnodes, Hydra overrides): the whole key, else its last segment when the
+        # prefix names no eval / rollout / inference section (rollout.log_prob_micro_batch_size_per_gpu is not ours).
+        whole = _classify_words(key)
+        prefix, _, last = key.strip(".").rpartition(".")
+        if whole is not None or set(_key_words(prefix)) & _NOT_TRAIN:
+            return whole
+        return _classify_words(last)
+    return _classify_words(key)
+
+
+def _classify_words(key: str) -> str | None:
     words = ["batch" if w == "bsize" else w for w in _key_words(key)]  # OpenRLHF's micro_train_bsize
     if "batch" in words and "bsize" in key.lower():
         words.append("size")
@@ -1360,7 +1372,8 @@ def classify_key(key: str) -> str | None:
             return "train_micro_batch_size_per_gpu"
         if ws & {"global", "total", "totol", "effective"} or joined in ("train_batch_size", "global_batch_size"):
             return "train_batch_size"
-        if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size"):
+        # llama-recipes' --batch_size_training is per GPU
+        if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size", "batch_size_training"):
             return "train_micro_batch_size_per_gpu"
         return None
     if joined in (
@@ -1373,6 +1386,9 @@ def classify_key(key: str) -> str | None:
         "gpu_num",
         "num_gpu",
         "nproc",
+        "gpus_per_node",  # verl's trainer.n_gpus_per_node, per node like nproc_per_node
+        "n_gpus_per_node",
+        "num_gpus_per_node",
     ):
         return "world_size"
     if joined in ("nnodes", "num_nodes", "num_machines", "n_nodes", "nodes"):
@@ -1407,6 +1423,7 @@ _FIELD_DEFAULT = re.compile(
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
+    per_node_key = False
     found = [
         (m, classify_key(m.group(1)))
         for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)], key=lambda m: m.start())
@@ -1442,6 +1459,11 @@ def _assignments(text: str, slots: Slots) -> None:
             continue
         seen.add(key)
         setattr(slots, key, value)
+        if key == "world_size" and {"per", "node"} <= set(_key_words(m.group(1))):
+            per_node_key = True
+    # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total.
+    if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1 and "num_nodes" in seen:
+        slots.world_size *= slots.num_nodes
 
 
 # ---- what training frameworks print: the HF Trainer banner, TRL's and DeepSpeed's batch checks ----------

@@ -25,8 +25,32 @@ from rag.setup import read_setup
         ("两台机器就卡在这里不动了，每台机器都是8卡a800，并且单独单机多卡可以训练", 16, 2),  # count said per node
         ("we have 2 nodes; each node has 8 GPUs", 16, 2),
         ("2个节点，共16卡", 16, 2),
+        # verl / Hydra overrides: dotted keys, GPUs set per node
+        (
+            "python3 -m verl.trainer.main_ppo trainer.nnodes=2 trainer.n_gpus_per_node=8 data.train_batch_size=256",
+            16,
+            2,
+        ),
+        ("(Assuming that trainer.nnodes = 3 and trainer.gpus_per_node = 1) what is the actual batch size?", 3, 3),
+        ("torchrun --nnodes 2 --nproc_per_node 8 finetuning.py --enable_fsdp", 16, 2),
     ],
 )
 def test_nodes_and_gpus(message: str, world_size: int, nodes: int) -> None:
     setup, _ = read_setup(split_message(message))
     assert (setup.get("world_size"), setup.get("num_nodes")) == (world_size, nodes)
+
+
+def test_llama_recipes_batch_size_training_is_the_per_gpu_batch() -> None:
+    """llama-recipes' `--batch_size_training` is each GPU's batch (its train config's `batch_size_training`)."""
+    setup, _ = read_setup(
+        split_message("torchrun --nnodes 2 --nproc_per_node 8 finetuning.py --batch_size_training 16")
+    )
+    assert setup.get("train_micro_batch_size_per_gpu") == 16
+
+
+def test_a_dotted_key_of_a_rollout_section_is_not_the_training_batch() -> None:
+    from rag.slots import classify_key
+
+    assert classify_key("actor.ppo_micro_batch_size_per_gpu") == "train_micro_batch_size_per_gpu"
+    assert classify_key("rollout.log_prob_micro_batch_size_per_gpu") is None
+    assert classify_key("trainer.nnodes") == "num_nodes"
