@@ -469,7 +469,9 @@ _GPUS_WORD = re.compile(
     re.I,
 )
 _NODES = re.compile(
-    r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))",
+    r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
+    # "768 nodes per layer": a network's units, not machines
+    r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
     re.I,
 )
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.

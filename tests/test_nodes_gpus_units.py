@@ -33,9 +33,10 @@ from rag.setup import read_setup
         ),
         ("(Assuming that trainer.nnodes = 3 and trainer.gpus_per_node = 1) what is the actual batch size?", 3, 3),
         ("torchrun --nnodes 2 --nproc_per_node 8 finetuning.py --enable_fsdp", 16, 2),
+        ("a Reformer with 768 nodes per layer trained on 8xV100", 8, None),  # a layer's units, not machines
     ],
 )
-def test_nodes_and_gpus(message: str, world_size: int, nodes: int) -> None:
+def test_nodes_and_gpus(message: str, world_size: int, nodes: int | None) -> None:
     setup, _ = read_setup(split_message(message))
     assert (setup.get("world_size"), setup.get("num_nodes")) == (world_size, nodes)
 
