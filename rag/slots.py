@@ -865,6 +865,15 @@ _SWITCHED = re.compile(
 _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,8}$", re.I)
 
 
+# "current default recipe requires 4 gpus", "官方说需要8卡", "if you do not have 4 gpus": a count someone else set or
+# one the user lacks, right before the count (a "需要" further back is about something else).
+_NOT_THEIRS_BEFORE = re.compile(
+    r"(?:requires?|required|needs?|recommends?|recommended|default|official|官方\S{0,4}|需要|要求|推荐|默认|"
+    r"(?:do|does|don't|doesn't) not have|don't have|without|没有)\s*(?:at least|至少)?\s*$",
+    re.I,
+)
+
+
 def _own_mention(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     """The first match of ``pattern`` that the user marks as theirs, else the first match."""
     found = list(pattern.finditer(text))
@@ -902,6 +911,7 @@ _PARALLEL_SIZE_RULES = (
 def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
+    counts: list[tuple[re.Match[str], int]] = []
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
@@ -914,8 +924,13 @@ def _parallel(text: str, slots: Slots) -> None:
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
-            slots.world_size = n
-            break
+            counts.append((m, n))
+    if counts:
+        # "the recipe requires 4 gpus … If I only have one gpu": the count the user marks as theirs wins over one a
+        # recipe or README requires; otherwise the first.
+        own = [n for m, n in counts if _MINE_BEFORE.search(text[max(0, m.start() - 14) : m.start()])]
+        others = [n for m, n in counts if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])]
+        slots.world_size = next(iter(own or others), None)
     if slots.world_size is None and (at_names := _count_at_gpu_names(text)) and 1 <= at_names <= 4096:
         slots.world_size = at_names
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
@@ -928,6 +943,8 @@ def _parallel(text: str, slots: Slots) -> None:
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
+    if slots.world_size is None and counts:
+        slots.world_size = counts[0][1]  # only a required count was written: still the one to compute with
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards

@@ -55,3 +55,19 @@ def test_a_dotted_key_of_a_rollout_section_is_not_the_training_batch() -> None:
     assert classify_key("actor.ppo_micro_batch_size_per_gpu") == "train_micro_batch_size_per_gpu"
     assert classify_key("rollout.log_prob_micro_batch_size_per_gpu") is None
     assert classify_key("trainer.nnodes") == "num_nodes"
+
+
+@pytest.mark.parametrize(
+    ("message", "world_size"),
+    [
+        # espnet #1489: the recipe's count is not the user's
+        ("current default recipe requires 4 gpus. if you do not have 4 gpus, reconfigure. If I only have one gpu?", 1),
+        ("官方说需要8卡，我只有2张卡怎么办", 2),
+        ("The README uses 8 GPUs but I have 2 GPUs. What GA should I use?", 2),
+        ("the recipe requires 4 gpus, what GA should I set?", 4),  # the only count written
+        ("8卡A100训练，为什么OOM", 8),
+    ],
+)
+def test_the_users_own_gpu_count_wins_over_a_required_one(message: str, world_size: int) -> None:
+    setup, _ = read_setup(split_message(message))
+    assert setup.get("world_size") == world_size
