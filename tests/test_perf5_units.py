@@ -101,3 +101,91 @@ def test_case_fold_covers_every_case_insensitive_partner_of_the_literals() -> No
 )
 def test_pattern_literal_is_a_piece_every_match_contains(form: str, literal: str) -> None:
     assert glossary._pattern_literal(form) == literal
+
+
+# ---- rag.act_model.features: n-grams as sets per kind, hashed from the kind's CRC-32 state ---------------------
+
+
+def test_act_features_equal_reference_on_dev_questions() -> None:
+    from rag.act_model import ActInputs, features, features_reference, load_act_model
+    from rag.parts import split_message
+
+    model = load_act_model()
+    assert model is not None
+    for i, q in enumerate(dev_questions()):
+        inputs = ActInputs(
+            parts=split_message(q),
+            rule_act=("explain", "diagnose", "fit")[i % 3],
+            has_diagnosis=i % 2 == 0,
+            has_misconception=i % 5 == 0,
+            setup_enough=i % 7 == 0,
+        )
+        fast, ref = features(inputs), features_reference(inputs)
+        assert fast == ref, q[:120]  # same buckets, same weights (dict order aside)
+        assert len(fast) > 3
+
+
+# ---- rag.history.clean_text: no per-character pass for text without category-C characters -------------------
+
+
+def _clean_text_reference(text: str) -> str:
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text)
+    text = text.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in text) else text
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+
+
+def test_clean_text_equals_reference_on_dev_questions_and_odd_text() -> None:
+    from rag.history import clean_text
+
+    rng = random.Random(17)
+    odd = [
+        "",
+        "\n\t",
+        "a\x00b\x1fc",
+        "全角ＡＢＣ１２３",
+        "x\u200by\u2028z\u3000w",
+        "\ud800lone",
+        "é\u0301\ufeff",
+        "\x7f\x85",
+    ]
+    pool = [chr(i) for i in range(0x110000) if i % 97 == 0 or i < 0x300]
+    odd += ["".join(rng.choice(pool) for _ in range(40)) for _ in range(300)]
+    for text in [*dev_questions(), *odd]:
+        assert clean_text(text) == _clean_text_reference(text), repr(text[:80])
+
+
+def test_every_category_c_character_is_not_printable() -> None:
+    """The fast path of clean_text relies on it."""
+    import unicodedata
+
+    for i in range(0x110000):
+        c = chr(i)
+        if unicodedata.category(c)[0] == "C":
+            assert not c.isprintable(), hex(i)
+
+
+# ---- rag.embedding.keep_eval_mode: encode() no longer walks every module to put it in eval mode ---------------
+
+
+def test_keep_eval_mode_gives_the_same_query_embeddings_and_still_switches_back() -> None:
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import numpy as np
+
+    from rag.embedding import EmbeddingSettings, load_embedding
+
+    emb = load_embedding(EmbeddingSettings.from_env(), batch_window_s=0.0)
+    st = emb._model
+    assert "eval" in vars(st) and not any(m.training for m in st.modules())
+    queries = [q[:400] for q in dev_questions()[::60]]
+    fast = np.array([emb.get_query_embedding(q) for q in queries])
+    st.train()  # something puts it back in training mode: the next eval() must walk the modules again
+    assert all(m.training for m in st.modules())
+    assert st.eval() is st and not any(m.training for m in st.modules())
+    del vars(st)["eval"]  # the library's own eval(), walking every module on every encode
+    plain = np.array([emb.get_query_embedding(q) for q in queries])
+    assert np.array_equal(fast, plain)
