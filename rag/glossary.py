@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .regex_literals import fold_case
+
 
 @dataclass(frozen=True)
 class Term:
@@ -456,17 +458,6 @@ COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
         "loss differs with gradient accumulation",
     ),
 )
-
-
-#: Characters outside ASCII that a case-insensitive regex matches to an ASCII letter (Kelvin sign, long s, dotted
-#: and dotless i), folded to that letter before ``lower()``; ``tests/test_perf5_units.py`` checks the list against
-#: every code point.
-_ASCII_CASE_PARTNERS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-
-
-def fold_case(text: str) -> str:
-    """``text`` lower-cased so that whatever a case-insensitive glossary regex matches contains the folded literal."""
-    return text.translate(_ASCII_CASE_PARTNERS).lower()
 
 
 def _pattern_literal(form: str) -> str:
