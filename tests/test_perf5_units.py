@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rag import glossary  # noqa: E402
+from rag import glossary, slots  # noqa: E402
+from rag.regex_literals import could_match, fold_case, required_literals  # noqa: E402
 
 
 @lru_cache(maxsize=1)
@@ -72,10 +73,11 @@ def test_find_terms_equals_unfiltered_scan_on_mutated_surface_forms() -> None:
 
 
 def test_case_fold_covers_every_case_insensitive_partner_of_the_literals() -> None:
-    """The prefilter tests ``needle in fold_case(text)``; that is sound only if every character the regex engine
+    """The prefilters test ``needle in fold_case(text)``; that is sound only if every character the regex engine
     matches case-insensitively to a needle's character folds to the same single character. Checked against every
-    code point, for every character of every needle."""
+    code point, for every character of every needle (glossary forms and the setup reader's patterns)."""
     needle_chars = {c for _t, forms in glossary._form_matchers() for needle, _rx in forms for c in needle}
+    needle_chars |= {c for p in slot_patterns() for n in (required_literals(p) or ()) for c in n}
     everything = "".join(chr(i) for i in range(0x110000) if not 0xD800 <= i < 0xE000)
     any_needle_char = re.compile("[" + "".join(re.escape(c) for c in sorted(needle_chars)) + "]", re.IGNORECASE)
     matched = set(any_needle_char.findall(everything))  # one pass over all code points
@@ -84,7 +86,7 @@ def test_case_fold_covers_every_case_insensitive_partner_of_the_literals() -> No
     for t in matched:
         for p, rx in single.items():
             if rx.fullmatch(t):
-                assert len(glossary.fold_case(t)) == 1 and glossary.fold_case(t) == glossary.fold_case(p), (p, t)
+                assert len(fold_case(t)) == 1 and fold_case(t) == fold_case(p), (p, t)
 
 
 @pytest.mark.parametrize(
@@ -189,3 +191,85 @@ def test_keep_eval_mode_gives_the_same_query_embeddings_and_still_switches_back(
     del vars(st)["eval"]  # the library's own eval(), walking every module on every encode
     plain = np.array([emb.get_query_embedding(q) for q in queries])
     assert np.array_equal(fast, plain)
+
+
+# ---- rag.slots.SlotRule.match: a pattern is not scanned when a literal it needs is absent -------------------
+
+
+def slot_rules() -> list[slots.SlotRule]:
+    import gc
+
+    return [o for o in gc.get_objects() if isinstance(o, slots.SlotRule)]
+
+
+def slot_patterns() -> list[re.Pattern[str]]:
+    """Every compiled regex of the setup reader: the SlotRule table's and the module's own."""
+    found = {p for rule in slot_rules() for p in rule.patterns}
+    found |= {v for v in vars(slots).values() if isinstance(v, re.Pattern)}
+    return sorted(found, key=lambda p: p.pattern)
+
+
+def _match_unguarded(rule: slots.SlotRule, text: str) -> re.Match[str] | None:
+    """SlotRule.match as it was: every pattern scanned."""
+    for pattern in rule.patterns:
+        for m in pattern.finditer(text):
+            if rule.accept(m, text):
+                return m
+            if rule.accept is slots._always:
+                break
+    return None
+
+
+def _texts() -> list[str]:
+    from rag.parts import prose_of, split_message
+    from rag.setup import own_prose
+
+    out = []
+    for q in dev_questions():
+        parts = split_message(q)
+        out += [q, own_prose(prose_of(parts))] + [p.text for p in parts if p.kind != "prose"]
+    return out
+
+
+def test_slot_rules_match_as_unguarded_on_dev_messages_and_parts() -> None:
+    rules = slot_rules()
+    assert len(rules) >= 25
+    matched = 0
+    for text in _texts():
+        for rule in rules:
+            fast, plain = rule.match(text), _match_unguarded(rule, text)
+            assert (fast and (fast.span(), fast.groups(), fast.re)) == (
+                plain and (plain.span(), plain.groups(), plain.re)
+            )
+            matched += plain is not None
+    assert matched > 500
+
+
+def test_could_match_never_rules_out_a_pattern_that_matches() -> None:
+    """Over every regex of the setup reader (not just the SlotRule table) and the glossary's forms."""
+    patterns = slot_patterns() + [rx for _t, forms in glossary._form_matchers() for _n, rx in forms]
+    guarded = [p for p in patterns if required_literals(p) is not None]
+    assert len(guarded) > len(patterns) // 2
+    texts = _texts()[::2]
+    for p in guarded:
+        for text in texts:
+            if p.search(text):
+                assert could_match(p, text), (p.pattern, text[:80])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literals"),
+    [
+        (re.compile(r"abc"), ("abc",)),
+        (re.compile(r"ab?c"), ("a",)),
+        (re.compile(r"x(?:foo|barbaz)y"), ("barbaz", "foo")),  # the longer piece wins over "x" and "y"
+        (re.compile(r"GPU\d+", re.I), ("gpu",)),
+        (re.compile(r"(?:a|)xyz"), ("xyz",)),
+        (re.compile(r"(?i:abc)"), None),
+        (re.compile(r"\d+[a-z]*"), None),
+        (re.compile(r"(?:单卡|one gpu)+"), ("one gpu", "单卡")),
+        (re.compile(r"a*b{0,2}"), None),
+    ],
+)
+def test_required_literals(pattern: re.Pattern[str], literals: tuple[str, ...] | None) -> None:
+    assert required_literals(pattern) == literals
