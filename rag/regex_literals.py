@@ -13,10 +13,13 @@ strings, and the text tested, are folded with :func:`fold_case`.
 
 from __future__ import annotations
 
+import importlib
 import re
 from functools import lru_cache
-from re import _parser as sre_parse  # the parser re.compile itself uses
 from typing import Any
+
+#: The parser ``re.compile`` itself uses (``re._parser`` since Python 3.11; typeshed has no stubs for it).
+sre_parse: Any = importlib.import_module("re._parser")
 
 #: Characters outside ASCII that a case-insensitive regex matches to an ASCII letter (Kelvin sign, long s, dotted
 #: and dotless i), folded to that letter before ``lower()``; ``tests/test_perf5_units.py`` checks the list against

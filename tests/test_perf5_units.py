@@ -17,6 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.unit_speed import clean_text_reference, slot_match_unguarded, slot_rules  # noqa: E402
 from rag import glossary, slots  # noqa: E402
 from rag.regex_literals import could_match, fold_case, required_literals  # noqa: E402
 
@@ -130,14 +131,6 @@ def test_act_features_equal_reference_on_dev_questions() -> None:
 # ---- rag.history.clean_text: no per-character pass for text without category-C characters -------------------
 
 
-def _clean_text_reference(text: str) -> str:
-    import unicodedata
-
-    text = unicodedata.normalize("NFKC", text)
-    text = text.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in text) else text
-    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
-
-
 def test_clean_text_equals_reference_on_dev_questions_and_odd_text() -> None:
     from rag.history import clean_text
 
@@ -155,7 +148,7 @@ def test_clean_text_equals_reference_on_dev_questions_and_odd_text() -> None:
     pool = [chr(i) for i in range(0x110000) if i % 97 == 0 or i < 0x300]
     odd += ["".join(rng.choice(pool) for _ in range(40)) for _ in range(300)]
     for text in [*dev_questions(), *odd]:
-        assert clean_text(text) == _clean_text_reference(text), repr(text[:80])
+        assert clean_text(text) == clean_text_reference(text), repr(text[:80])
 
 
 def test_every_category_c_character_is_not_printable() -> None:
@@ -196,28 +189,11 @@ def test_keep_eval_mode_gives_the_same_query_embeddings_and_still_switches_back(
 # ---- rag.slots.SlotRule.match: a pattern is not scanned when a literal it needs is absent -------------------
 
 
-def slot_rules() -> list[slots.SlotRule]:
-    import gc
-
-    return [o for o in gc.get_objects() if isinstance(o, slots.SlotRule)]
-
-
 def slot_patterns() -> list[re.Pattern[str]]:
     """Every compiled regex of the setup reader: the SlotRule table's and the module's own."""
     found = {p for rule in slot_rules() for p in rule.patterns}
     found |= {v for v in vars(slots).values() if isinstance(v, re.Pattern)}
     return sorted(found, key=lambda p: p.pattern)
-
-
-def _match_unguarded(rule: slots.SlotRule, text: str) -> re.Match[str] | None:
-    """SlotRule.match as it was: every pattern scanned."""
-    for pattern in rule.patterns:
-        for m in pattern.finditer(text):
-            if rule.accept(m, text):
-                return m
-            if rule.accept is slots._always:
-                break
-    return None
 
 
 def _texts() -> list[str]:
@@ -237,7 +213,7 @@ def test_slot_rules_match_as_unguarded_on_dev_messages_and_parts() -> None:
     matched = 0
     for text in _texts():
         for rule in rules:
-            fast, plain = rule.match(text), _match_unguarded(rule, text)
+            fast, plain = rule.match(text), slot_match_unguarded(rule, text)
             assert (fast and (fast.span(), fast.groups(), fast.re)) == (
                 plain and (plain.span(), plain.groups(), plain.re)
             )
