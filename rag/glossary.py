@@ -510,17 +510,22 @@ def _needle(form: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _form_matchers() -> tuple[tuple[Term, tuple[tuple[str, re.Pattern[str]], ...]], ...]:
-    """Per term, each surface form's own regex with its literal piece.
+def _form_matchers() -> tuple[tuple[Term, tuple[tuple[str, re.Pattern[str] | None], ...]], ...]:
+    """Per term, each surface form's literal piece and its own regex (``None``: the piece is the whole form).
 
     Why: ``find_terms`` ran one regex with look-arounds and a dozen alternatives per glossary term over every query
     (~7 % of an answer in ``bench/profile_ask.py``). A term's alternation matches somewhere exactly when one of its
-    alternatives does, so a form's regex need only run where its literal piece occurs — a substring test."""
-    return tuple(
-        (term, tuple((_needle(form), re.compile(_alternative(form), re.IGNORECASE)) for form in _forms(term)))
-        for term in GLOSSARY
-        if _forms(term)
-    )
+    alternatives does, so a form's regex need only run where its literal piece occurs — a substring test. A CJK
+    form with no space and no ``\\d`` is matched as a plain substring, case-insensitively: its folded text occurring
+    in the folded text is exactly that (``tests/test_perf5_units.py`` checks the folding both ways), so it needs
+    no regex at all."""
+    return tuple((term, tuple(_form_matcher(form) for form in _forms(term))) for term in GLOSSARY if _forms(term))
+
+
+def _form_matcher(form: str) -> tuple[str, re.Pattern[str] | None]:
+    if _has_cjk(form) and " " not in form and not _is_pattern(form):
+        return fold_case(form), None
+    return _needle(form), re.compile(_alternative(form), re.IGNORECASE)
 
 
 def find_terms(text: str) -> list[Term]:
@@ -532,7 +537,7 @@ def find_terms(text: str) -> list[Term]:
     found = [
         term
         for term, forms in _form_matchers()
-        if any((not needle or needle in folded) and rx.search(text) for needle, rx in forms)
+        if any((not needle or needle in folded) and (rx is None or rx.search(text) is not None) for needle, rx in forms)
     ]
     return _with_combinations(found)
 
