@@ -90,6 +90,22 @@ def test_case_fold_covers_every_case_insensitive_partner_of_the_literals() -> No
                 assert len(fold_case(t)) == 1 and fold_case(t) == fold_case(p), (p, t)
 
 
+def test_fold_equal_characters_match_case_insensitively_for_regex_free_forms() -> None:
+    """A CJK form is matched as ``fold_case(form) in fold_case(text)`` with no regex: that is the regex's verdict
+    only if, besides the direction checked above, every character that folds like one of the form's characters is
+    also matched by it case-insensitively (and folding never changes a string's length there)."""
+    chars = {c for _t, forms in glossary._form_matchers() for needle, rx in forms if rx is None for c in needle}
+    assert len(chars) > 100
+    code_points = [chr(i) for i in range(0x110000) if not 0xD800 <= i < 0xE000]
+    folds = {fold_case(c) for c in chars}
+    for t in code_points:
+        if (f := fold_case(t)) in folds:
+            for p in chars:
+                if fold_case(p) == f:
+                    assert re.fullmatch(re.escape(p), t, re.IGNORECASE), (p, t)
+    assert all(len(fold_case(t)) == 1 for t in code_points)  # so a folded text lines up with the text
+
+
 @pytest.mark.parametrize(
     ("form", "literal"),
     [
@@ -223,7 +239,7 @@ def test_slot_rules_match_as_unguarded_on_dev_messages_and_parts() -> None:
 
 def test_could_match_never_rules_out_a_pattern_that_matches() -> None:
     """Over every regex of the setup reader (not just the SlotRule table) and the glossary's forms."""
-    patterns = slot_patterns() + [rx for _t, forms in glossary._form_matchers() for _n, rx in forms]
+    patterns = slot_patterns() + [rx for _t, forms in glossary._form_matchers() for _n, rx in forms if rx]
     guarded = [p for p in patterns if required_literals(p) is not None]
     assert len(guarded) > len(patterns) // 2
     texts = _texts()[::2]
