@@ -89,10 +89,9 @@ def _ngrams(text: str, prefix: str) -> list[str]:
     return out
 
 
-def _bucket_counts(parts: list[Part], rule_act: str, flags: dict[str, bool]) -> dict[str, list[str]]:
-    """The message's features in three blocks (each normalised on its own, so a long report's prose does not
-    drown what it asks): ``ask`` (the asking sentences), ``prose`` (all prose), ``struct`` (what was pasted,
-    flags, the rules' verdict)."""
+def _block_texts(parts: list[Part], rule_act: str, flags: dict[str, bool]) -> tuple[str, str, list[str]]:
+    """What the three feature blocks read: the asking sentences and all prose (normalised), and the ``struct``
+    names (what was pasted, flags, the rules' verdict)."""
     from .acts import asked_sentences  # acts imports this module lazily: no cycle at import
 
     prose = prose_of(parts)[:MAX_PROSE_CHARS]
@@ -110,11 +109,19 @@ def _bucket_counts(parts: list[Part], rule_act: str, flags: dict[str, bool]) -> 
         struct.append("arith")
     if asks and asks[0] == prose.strip().split("\n", 1)[0].strip():
         struct.append("title:asks")
-    return {"ask": _ngrams(ask_text, "a"), "prose": _ngrams(_norm(prose), "p"), "struct": struct}
+    return ask_text, _norm(prose), struct
 
 
-def features(inputs: ActInputs) -> dict[int, float]:
-    """Hashed, block-normalised binary features of a message (the trainer and the loader share this)."""
+def _bucket_counts(parts: list[Part], rule_act: str, flags: dict[str, bool]) -> dict[str, list[str]]:
+    """The message's features in three blocks (each normalised on its own, so a long report's prose does not
+    drown what it asks): ``ask`` (the asking sentences), ``prose`` (all prose), ``struct`` (what was pasted,
+    flags, the rules' verdict)."""
+    ask_text, prose_text, struct = _block_texts(parts, rule_act, flags)
+    return {"ask": _ngrams(ask_text, "a"), "prose": _ngrams(prose_text, "p"), "struct": struct}
+
+
+def features_reference(inputs: ActInputs) -> dict[int, float]:
+    """:func:`features` as first written (every n-gram a string, hashed whole); kept to test the fast one."""
     flags = {
         "diagnosis": inputs.has_diagnosis,
         "misconception": inputs.has_misconception,
@@ -129,6 +136,53 @@ def features(inputs: ActInputs) -> dict[int, float]:
         for name in unique:
             bucket = zlib.crc32(f"{block}|{name}".encode()) % N_BUCKETS
             vector[bucket] = vector.get(bucket, 0.0) + float(weight)
+    return vector
+
+
+def _gram_sets(text: str) -> dict[str, set[str]]:
+    """The distinct n-grams of :func:`_ngrams`, by kind (``c1``…``c3``, ``w``, ``b``, ``l2``…``l5``), without
+    their prefixes: a feature's name is ``{prefix}{kind}:{gram}`` and the kind never contains ``:``."""
+    out: dict[str, set[str]] = {k: set() for k in ("c1", "c2", "c3", "w", "b", "l2", "l3", "l4", "l5")}
+    for run in _CJK.findall(text):
+        for n in (1, 2, 3):
+            out[f"c{n}"].update(run[i : i + n] for i in range(len(run) - n + 1))
+    words = _LATIN_WORD.findall(_CJK.sub(" ", text))
+    out["w"].update(words)
+    out["b"].update(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))
+    for w in set(words):  # a repeated word gives the same grams
+        padded = f" {w} "
+        for n in (2, 3, 4, 5):
+            out[f"l{n}"].update(padded[i : i + n] for i in range(len(padded) - n + 1))
+    return out
+
+
+def features(inputs: ActInputs) -> dict[int, float]:
+    """Hashed, block-normalised binary features of a message (the trainer and the loader share this).
+
+    The same buckets and weights as :func:`features_reference` (``tests/test_perf5_units.py``), faster: the
+    n-grams are kept as sets per kind and each is hashed from its kind's CRC-32 state (``crc32(b, crc32(a)) ==
+    crc32(a + b)``) instead of building and hashing every ``block|prefix kind:gram`` string."""
+    flags = {
+        "diagnosis": inputs.has_diagnosis,
+        "misconception": inputs.has_misconception,
+        "setup_enough": inputs.setup_enough,
+    }
+    ask_text, prose_text, struct = _block_texts(inputs.parts, inputs.rule_act, flags)
+    vector: dict[int, float] = {}
+    for block, prefix, text in (("ask", "a", ask_text), ("prose", "p", prose_text)):
+        grams = _gram_sets(text)
+        count = sum(len(g) for g in grams.values())
+        if not count:
+            continue
+        weight = float(1.0 / np.sqrt(count))
+        for kind, kind_grams in grams.items():
+            state = zlib.crc32(f"{block}|{prefix}{kind}:".encode())
+            for gram in kind_grams:
+                bucket = zlib.crc32(gram.encode(), state) % N_BUCKETS
+                vector[bucket] = vector.get(bucket, 0.0) + weight
+    for name in set(struct):
+        bucket = zlib.crc32(f"struct|{name}".encode()) % N_BUCKETS
+        vector[bucket] = vector.get(bucket, 0.0) + 1.0
     return vector
 
 

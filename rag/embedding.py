@@ -549,6 +549,23 @@ def quantize_int8(model: Any, per_channel: bool = False) -> Any:
         return torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)  # type: ignore[no-untyped-call]
 
 
+def keep_eval_mode(model: Any) -> None:
+    """Put ``model`` in eval mode once; its later ``eval()`` calls return at once while it stays there.
+
+    Why: sentence-transformers calls ``model.eval()`` before every ``encode``; that walks all ~120 modules and
+    transformers' ``train()`` override walks their parameters too — ~2 % of an answer in ``bench/profile_ask.py``,
+    for a model that never leaves eval mode here. If anything switches it back to training (``model.train()``),
+    the next ``eval()`` walks the modules as before.
+    """
+    model.eval()
+    walk_all = model.eval
+
+    def eval_if_training() -> Any:
+        return walk_all() if model.training else model
+
+    model.eval = eval_if_training
+
+
 def load_embedding(
     settings: EmbeddingSettings | None = None, *, batch_window_s: float | None = None, max_batch: int | None = None
 ) -> HuggingFaceEmbedding:
@@ -599,6 +616,7 @@ def load_embedding(
             )
         else:
             quantize_int8(st, per_channel=settings.resolved_quantize == "int8-per-channel")
+    keep_eval_mode(st)  # after quantising: the int8 layers are new modules
     if settings.query_max_tokens is not None:
         emb.limit_query_tokens(settings.query_max_tokens)
     env_window, env_batch = batch_settings()
@@ -615,6 +633,7 @@ __all__ = [
     "batch_settings",
     "quantize_int8",
     "truncate_to_tokens",
+    "keep_eval_mode",
     "QUANTIZE_MODES",
     "EmbeddingLoadError",
     "load_embedding",

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .regex_literals import fold_case
+
 
 @dataclass(frozen=True)
 class Term:
@@ -429,16 +431,23 @@ def _matchers() -> tuple[tuple[re.Pattern[str] | None, Term], ...]:
     """One compiled regex per term (ASCII forms on word boundaries, CJK forms as substrings)."""
     out = []
     for term in GLOSSARY:
-        alts = []
-        keys = tuple(w for e in term.extra for w in e.split() if "_" in w and w.strip('"') == w)
-        for form in (*term.zh, *term.en, *keys):
-            if _is_pattern(form):  # e.g. "共\d+G" ("4 张卡共 96G"): a number inside, matched as written
-                alts.append(form)
-                continue
-            esc = re.escape(form).replace(r"\ ", r"[\s\-_]?")
-            alts.append(esc if _has_cjk(form) else rf"(?<![A-Za-z0-9_]){esc}(?![A-Za-z0-9_])")
+        alts = [_alternative(form) for form in _forms(term)]
         out.append((re.compile("|".join(alts), re.IGNORECASE) if alts else None, term))
     return tuple(out)
+
+
+def _forms(term: Term) -> tuple[str, ...]:
+    """The surface forms a term is recognised by: Chinese, English, and the config keys among its extras."""
+    keys = tuple(w for e in term.extra for w in e.split() if "_" in w and w.strip('"') == w)
+    return (*term.zh, *term.en, *keys)
+
+
+def _alternative(form: str) -> str:
+    """One surface form as a regex: ASCII forms on word boundaries, CJK forms as substrings."""
+    if _is_pattern(form):  # e.g. "共\d+G" ("4 张卡共 96G"): a number inside, matched as written
+        return form
+    esc = re.escape(form).replace(r"\ ", r"[\s\-_]?")
+    return esc if _has_cjk(form) else rf"(?<![A-Za-z0-9_]){esc}(?![A-Za-z0-9_])"
 
 
 def _term(en: str) -> Term:
@@ -470,9 +479,95 @@ COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
 )
 
 
+def _pattern_literal(form: str) -> str:
+    """The longest run of plain characters every match of the regex ``form`` contains ("" if unsure).
+
+    A character followed by ``?``, ``*`` or ``{`` may be absent, so it ends the run before it; escapes, classes
+    and ``.`` end a run; a form with groups or alternation gets no literal."""
+    if "(" in form or "|" in form:
+        return ""
+    runs: list[str] = []
+    run = ""
+    i = 0
+    while i < len(form):
+        ch = form[i]
+        if ch in "?*{":
+            run = run[:-1]
+            runs.append(run)
+            run = ""
+            if ch == "{":
+                i = form.index("}", i)
+        elif ch == "+":
+            runs.append(run)
+            run = ""
+        elif ch == "\\":
+            runs.append(run)
+            run = ""
+            i += 1
+        elif ch == "[":
+            runs.append(run)
+            run = ""
+            i = form.index("]", i + 1)
+        elif ch in ".^$)":
+            runs.append(run)
+            run = ""
+        else:
+            run += ch
+        i += 1
+    runs.append(run)
+    return max(runs, key=len)
+
+
+def _needle(form: str) -> str:
+    """A folded literal piece every match of ``form``'s regex contains ("" when there is none: always search).
+
+    Literal forms match with ``[\\s\\-_]?`` between their words, so each word occurs as written (the longest is
+    taken); forms written as a regex (``\\d``) give their longest plain run."""
+    if _is_pattern(form):
+        return fold_case(_pattern_literal(form))
+    return fold_case(max(form.split(" "), key=len))
+
+
+@lru_cache(maxsize=1)
+def _form_matchers() -> tuple[tuple[Term, tuple[tuple[str, re.Pattern[str] | None], ...]], ...]:
+    """Per term, each surface form's literal piece and its own regex (``None``: the piece is the whole form).
+
+    Why: ``find_terms`` ran one regex with look-arounds and a dozen alternatives per glossary term over every query
+    (~7 % of an answer in ``bench/profile_ask.py``). A term's alternation matches somewhere exactly when one of its
+    alternatives does, so a form's regex need only run where its literal piece occurs — a substring test. A CJK
+    form with no space and no ``\\d`` is matched as a plain substring, case-insensitively: its folded text occurring
+    in the folded text is exactly that (``tests/test_perf5_units.py`` checks the folding both ways), so it needs
+    no regex at all."""
+    return tuple((term, tuple(_form_matcher(form) for form in _forms(term))) for term in GLOSSARY if _forms(term))
+
+
+def _form_matcher(form: str) -> tuple[str, re.Pattern[str] | None]:
+    if _has_cjk(form) and " " not in form and not _is_pattern(form):
+        return fold_case(form), None
+    return _needle(form), re.compile(_alternative(form), re.IGNORECASE)
+
+
 def find_terms(text: str) -> list[Term]:
-    """The glossary terms that occur in ``text`` (plus those implied by :data:`COMBINATIONS`)."""
-    found = [term for rx, term in _matchers() if rx is not None and rx.search(text)]
+    """The glossary terms that occur in ``text`` (plus those implied by :data:`COMBINATIONS`).
+
+    Each surface form's regex runs only when its literal piece occurs in the case-folded text (the regex still
+    decides); :func:`find_terms_unfiltered` is the one-regex-per-term scan, kept to test both find the same."""
+    folded = fold_case(text)
+    found = [
+        term
+        for term, forms in _form_matchers()
+        if any((not needle or needle in folded) and (rx is None or rx.search(text) is not None) for needle, rx in forms)
+    ]
+    return _with_combinations(found)
+
+
+def find_terms_unfiltered(text: str) -> list[Term]:
+    """:func:`find_terms` without the substring prefilter: every term's regex over ``text``."""
+    return _with_combinations([term for rx, term in _matchers() if rx is not None and rx.search(text)])
+
+
+def _with_combinations(found: list[Term]) -> list[Term]:
+    """``found`` plus the terms :data:`COMBINATIONS` imply (appended in place, in the table's order)."""
     canon = {t.en[0] for t in found if t.en}
     for left, right, implied in COMBINATIONS:
         if canon & set(left) and canon & set(right) and implied not in canon:

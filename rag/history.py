@@ -8,6 +8,7 @@ a world size of 1e12 or a 1 MB value is dropped, never passed to a calculator.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, Literal
 
@@ -20,10 +21,18 @@ MAX_TURN_CHARS = 4000
 MAX_TURNS = 40
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(text: str) -> str:
-    """Drop control characters (keep newlines and tabs), normalise width (全角 → half-width), no lone surrogates."""
+    """Drop control characters (keep newlines and tabs), normalise width (全角 → half-width), no lone surrogates.
+
+    Text with no character of category C (``str.isprintable`` is False for each of them) comes back after NFKC
+    without the per-character pass (issue 17: this runs twice per answer, over the whole message)."""
     text = unicodedata.normalize("NFKC", text)
-    text = text.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in text) else text
+    text = text.encode("utf-8", "replace").decode("utf-8") if _SURROGATE.search(text) else text
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
 
 

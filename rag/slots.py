@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS, preset_for_name
 
+from .regex_literals import could_match
+
 _CN_DIGITS = {
     "零": 0,
     "一": 1,
@@ -120,7 +122,11 @@ class SlotRule:
     only_if_unset: bool = False
 
     def match(self, text: str) -> re.Match[str] | None:
+        """The first accepted match. A pattern whose required literal is absent is not scanned (it cannot match:
+        :func:`rag.regex_literals.could_match`)."""
         for pattern in self.patterns:
+            if not could_match(pattern, text):
+                continue
             for m in pattern.finditer(text):
                 if self.accept(m, text):
                     return m
