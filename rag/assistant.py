@@ -63,6 +63,14 @@ _FOLLOW_UP = re.compile(
 _CARRIED_ACTS: tuple[Act, ...] = ("fit", "configure", "batch_arithmetic", "diagnose")
 
 
+#: An is-normal question that states what the user expected ("我以为会减半", "I thought it should halve"): that
+#: expectation is a belief the answer may correct; an observation alone ("显存翻倍，正常吗？") is not.
+_STATED_EXPECTATION = re.compile(
+    r"我以为|本以为|以为会|按理说|理论上|不是应该|应该是|应该会|I thought|I expected|I assumed|should(?:n't| not)? (?:be|have|halve|drop|decrease|increase)|supposed to",
+    re.I,
+)
+
+
 class Assistant:
     """Answers batch/accumulation/precision/sharding/memory questions and diagnoses pasted errors.
 
@@ -185,6 +193,8 @@ class Assistant:
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         held = [m for m in misconceptions if holds_belief(prose, m)]
+        if act == "is_normal" and not _STATED_EXPECTATION.search(prose):
+            held = []  # "显存翻倍，是否正常？" asks about what they saw; the opening answers it, no belief to correct
         corrections = [self._correction(m, lang) for m in held if m.card_id in self._by_id]
         ga_asked = bool({m.key for m in misconceptions} & GA_MEMORY_KEYS) or act == "fit"
         missing = missing_for_memory(setup) if ga_asked and not enough_for_memory(setup) else []

@@ -512,6 +512,13 @@ def verdict(r: Results) -> str:
         if r.act == "fit":
             mv = _memory_verdict(r)
             return f"**{head}**" + (f"\n\n{mv}" if mv else "")
+        if r.act == "is_normal" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+            # "多卡训练显存翻倍，是否正常？": the belief's correction is why what they saw is expected — "Yes", not "No".
+            why = t("clause_sep", lang).join(
+                _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+                for m in r.misconceptions[:2]
+            )
+            return "**" + t("expected_because", lang, why=why) + "**"
         return f"**{head}**"
     if r.act in ("fit", "configure"):
         mv = _memory_verdict(r)
