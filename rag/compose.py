@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from calculators.i18n import key_name, t
+from calculators.i18n import CATALOGUE, key_name, t
 from calculators.lang import Lang
 from calculators.memory import MemoryEstimate
 from calculators.memory_table import memory_table
@@ -468,7 +468,10 @@ def _fit_depends_verdict(r: Results) -> str:
     if given & {"gpu_text", "gpu_memory_gb"}:
         given.add("gpu")
     missing = [k for k in _FIT_NEEDS if k not in given]
-    names = t("enum_sep", r.lang).join(t(f"need.{k}", r.lang) for k in missing)
+    # The field's one name ("precision", "序列长度"), or how to ask for it where that differs ("the model or its size")
+    names = t("enum_sep", r.lang).join(
+        t(f"need.{k}", r.lang) if f"need.{k}" in CATALOGUE else key_name(k, r.lang) for k in missing
+    )
     head = f"**{t('fit_depends', r.lang, missing=names)}**"
     # The breakdown comes from a card about memory in general: one whose title names a size ("7B on a 24 GB card")
     # would answer a setup the user did not state.

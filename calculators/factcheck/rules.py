@@ -40,10 +40,10 @@ UP_WORD = UP
 MICRO = r"(?:micro|微批|per[_-]device|per-gpu|单个批次)"
 GPU_TERM = (
     r"(?:卡数|张卡|块卡|\d+\s*(?:张|块)?\s*卡|多卡|显卡数|[Gg][Pp][Uu]\s*(?:数|个数|数量)|(?<![_-])\bgpus?\b(?!_)|world_size|world size|进程数|"
-    r"num_processes|nproc|\bdevices\b|process(?:es)?\b|进程|\bDP\b|dp_size|节点|\bnodes?\b|data[- ]parallel|数据并行|replicas?|并行度|副本数)"
+    r"num_processes|nproc|\bdevices\b|process(?:es)?\b|进程|\bDP\b|dp_size|节点|\bnodes?\b|data[-_ ]parallel|数据并行|replicas?|并行度|副本数)"
 )
 SINGLE_GPU = r"(?:单卡|单张|单块|单\s*GPU|一张卡|一块卡|single[- ]GPU|one GPU|\b1 GPU|一个 GPU)"
-PRODUCT = r"(?:乘积|乘以|相乘|\bproduct\b|multipl\w*|\btimes\b|[×✕*]|\s[xX]\s)"
+PRODUCT = r"(?:乘积|乘以|相乘|\bproduct\b|multipl(?!es?\b)\w*|\btimes\b|[×✕*]|\s[xX]\s)"  # "a multiple of" divides
 UP2 = r"(?:" + UP[3:-1] + r"|提到|升到|加到|增到|调到更大)"
 GA_UP = (
     rf"(?:{UP2}(?:(?!{DOWN2}).){{0,8}}{GA}|{GA}(?:(?!{DOWN2}).){{0,10}}{UP2}|"
@@ -142,9 +142,15 @@ def _clauses(s: str) -> list[str]:
     return [c for c in re.split(r"[，,;；]|\bso\b|所以|因此", s) if c.strip()]
 
 
+#: The growth named as a symptom whose cause the sentence gives ("memory proportional to GA steps means the framework
+#: keeps each micro-batch's graph alive", "显存随累积步数增加，说明…"): a diagnosis, not the belief.
+SYMPTOM_EXPLAINED = r"(?:\b(?:means|indicates|suggests|points to|is a sign of)\b|说明|意味着|表明)"
+
+
 def _ga_raises_memory(s: str, unit: str, ans: str) -> bool:
     if (
         has(NEG, s)
+        or has(SYMPTOM_EXPLAINED, s)
         or has(EXCEPTION, s)
         or has(SAVE_MEM, s)
         or has(GA_AS_MEANS, s)

@@ -107,10 +107,6 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     },
     "need.model": {"zh": "模型或参数量", "en": "the model or its size"},
     "need.finetune": {"zh": "微调方式", "en": "the method"},
-    "need.precision": {"zh": "精度", "en": "precision"},
-    "need.train_micro_batch_size_per_gpu": {"zh": "micro batch", "en": "micro batch"},
-    "need.seq_len": {"zh": "序列长度", "en": "sequence length"},
-    "need.gpu": {"zh": "GPU 型号", "en": "the GPU"},
     "fits": {
         "zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
         "en": "It fits: about {total} per GPU on {gpu} with {cap}; the largest micro batch with these settings is {mm}.",
