@@ -45,6 +45,8 @@ _FIT = _rx(
     r"能不能放下|能不能装下|塞得下|"
     r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
     r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
+    # "这个有没有配置要求？", "需要什么配置", "GPU、系统内存有配置参考吗": the hardware a run needs
+    r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"
     r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
     r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
@@ -194,6 +196,7 @@ _ERROR_IN_PROSE = re.compile(
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(
     r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+    r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
     r"\bhow many gpus\b|\brequirements? (?:for|to)\b"
