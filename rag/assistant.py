@@ -32,7 +32,15 @@ from .compose import Results, compose
 from .evidence import read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
-from .intents import Intents, detect_intents, detect_misconceptions, holds_belief, reports_oom, tiny_batch_question
+from .intents import (
+    Intents,
+    detect_intents,
+    detect_misconceptions,
+    holds_belief,
+    reports_oom,
+    states_expectation,
+    tiny_batch_question,
+)
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
@@ -61,14 +69,6 @@ _FOLLOW_UP = re.compile(
 
 #: The acts a follow-up carries over from the previous turn ("and with 8 GPUs?" after a fit question is a fit question).
 _CARRIED_ACTS: tuple[Act, ...] = ("fit", "configure", "batch_arithmetic", "diagnose")
-
-
-#: An is-normal question that states what the user expected ("我以为会减半", "I thought it should halve"): that
-#: expectation is a belief the answer may correct; an observation alone ("显存翻倍，正常吗？") is not.
-_STATED_EXPECTATION = re.compile(
-    r"我以为|本以为|以为会|按理说|理论上|不是应该|应该是|应该会|I thought|I expected|I assumed|should(?:n't| not)? (?:be|have|halve|drop|decrease|increase)|supposed to",
-    re.I,
-)
 
 
 class Assistant:
@@ -193,7 +193,7 @@ class Assistant:
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         held = [m for m in misconceptions if holds_belief(prose, m)]
-        if act == "is_normal" and not _STATED_EXPECTATION.search(prose):
+        if act == "is_normal" and not states_expectation(prose):
             held = []  # "显存翻倍，是否正常？" asks about what they saw; the opening answers it, no belief to correct
         corrections = [self._correction(m, lang) for m in held if m.card_id in self._by_id]
         ga_asked = bool({m.key for m in misconceptions} & GA_MEMORY_KEYS) or act == "fit"

@@ -22,7 +22,7 @@ from calculators.text_safety import escape_md
 
 from .acts import Act
 from .answer import Correction, ToolCall
-from .cards import Card
+from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
@@ -475,12 +475,8 @@ def _fit_depends_verdict(r: Results) -> str:
     head = f"**{t('fit_depends', r.lang, missing=names)}**"
     # The breakdown comes from a card about memory in general: one whose title names a size ("7B on a 24 GB card")
     # would answer a setup the user did not state.
-    general = next((c for c in r.cards if not _MODEL_SIZE.search(_title(c, r.lang))), None)
+    general = next((c for c in r.cards if not MODEL_SIZE.search(_title(c, r.lang))), None)
     return head + (f" {_direct(general, r.lang).strip('*').strip()}" if general is not None else "")
-
-
-#: A model size in a card title ("7B", "Mixtral 8x7B is 46.7B"): the card is about that size.
-_MODEL_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?B(?![\w/])")
 
 
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.

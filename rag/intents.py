@@ -273,6 +273,20 @@ _STRONG_BELIEF = re.compile(
 )
 
 
+# An is-normal question that states what the user expected ("我以为会减半", "I thought it should halve"): that
+# expectation is a belief the answer may correct; an observation alone ("显存翻倍，正常吗？") is not.
+_STATED_EXPECTATION = re.compile(
+    r"我以为|本以为|以为会|按理说|理论上|不是应该|应该是|应该会|I thought|I expected|I assumed|"
+    r"should(?:n't| not)? (?:be|have|halve|drop|decrease|increase)|supposed to",
+    re.I,
+)
+
+
+def states_expectation(text: str) -> bool:
+    """Whether ``text`` says what the user expected to see, beside what they saw."""
+    return _STATED_EXPECTATION.search(text) is not None
+
+
 _GA_MEMORY_RULES = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
 
 
