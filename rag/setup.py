@@ -231,7 +231,9 @@ _MEMORY_KEYS = {
 }
 
 
-_PRECISION_WORDS = re.compile(r"bf16|fp16|fp32|float16|bfloat16|float32|half|mixed_precision|amp", re.I)
+_PRECISION_WORDS = re.compile(
+    r"(?<![A-Za-z])(?:bf16|fp16|fp32|float16|bfloat16|float32|half|mixed_precision|amp)(?![A-Za-z])", re.I
+)  # whole words: "yi_example_dataset" names no precision
 #: Settings the config reader fills with the framework's default when the config leaves them out (LLaMA-Factory:
 #: `finetuning_type` lora, `lora_rank` 8, `cutoff_len` 2048). A default is not something the user stated, and seq_len
 #: and finetune are run settings that beat the prose (_RUN_SETTINGS): "全参数微调" in the prose next to a YAML without
@@ -529,6 +531,24 @@ def _lora_on_4bit_is_qlora(setup: Setup) -> None:
                 del setup.conflicts["finetune"]
 
 
+# A launch command printed as Python's argv list when the run dies: DeepSpeed's launcher
+# ("[launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0', '--per_device_train_batch_size',
+# '4', …] exits with return code = 1") and subprocess's "CalledProcessError: Command '[…]' returned non-zero exit status".
+_PRINTED_ARGV = re.compile(r"\[\s*'[^'\n]{0,300}'(?:\s*,\s*'[^'\n]{0,300}'){3,400}")
+
+
+def _printed_commands(part: Part) -> list[Part]:
+    """The launch commands a log or an error prints as argv lists, as command parts of their own."""
+    out = []
+    for m in _PRINTED_ARGV.finditer(part.text):
+        args = re.findall(r"'([^'\n]*)'", m.group(0))
+        if any(a.startswith("--") for a in args):
+            out.append(
+                Part(kind="command", text=" ".join(args), start=part.start + m.start(), end=part.start + m.end())
+            )
+    return out
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
@@ -544,6 +564,8 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     for part in parts:
         if part.kind in ("log", "error", "traceback"):
             _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")
+            for command in _printed_commands(part):
+                _put_config(setup, command, _PART_SOURCE[part.kind])
         elif part.kind == "nvidia_smi":
             _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)

@@ -550,9 +550,13 @@ _TP = re.compile(
 _PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
 
 
+# "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
+_NEG_PHRASE = re.compile(r"(?:without|\bw/o|\bno|not using|not use)\s+(?:any\s+|using\s+|the\s+|cpu\s+)*$", re.I)
+
+
 def _negated(text: str, start: int) -> bool:
     window = text[max(0, start - 8) : start]
-    return bool(_NEG.search(window))
+    return bool(_NEG.search(window) or _NEG_PHRASE.search(text[max(0, start - 24) : start]))
 
 
 # The size inside a model name glued to it: "Qwen7B", "Baichuan13b", "yi34B", "vicuna_13b".
@@ -795,6 +799,12 @@ _GPU_CHANGE = re.compile(
 )
 # "1 8xH100 node": nodes, then GPUs per node.
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
+# "3*8*A100 (40G)", "2x8xH100", "4 × 8 × A800": nodes × GPUs per node × the GPU, written as one product.
+_NODES_TIMES_GPUS = re.compile(
+    r"(?<![\w.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})\s*\\?[x×*]\s*(?:nvidia\s*)?(?:rtx\s*)?"  # "3\*8*A100": Markdown-escaped
+    r"(?:[ahvlt]\d{2,3}|h20|[34]090|a[456]000|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))",
+    re.I,
+)
 _COUNT_WORD = {
     "one": 1,
     "single": 1,
@@ -954,7 +964,7 @@ def _parallel(text: str, slots: Slots) -> None:
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
-    if m := _NODES_OF_GPUS.search(text):
+    if m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
     elif m := _own_mention(text, _NODES_X_GPUS):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
@@ -994,6 +1004,8 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.offload_optimizer = True
         if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
+    elif m is not None and _negated(text, m.start()) and re.match(r"offload(?:ing)?\b", text[m.start() :], re.I):
+        slots.offload_optimizer = slots.offload_param = False  # "without any offloading", "no offload": none at all
     for key in ("offload_optimizer", "offload_param"):
         if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
             setattr(slots, key, False)
@@ -1264,7 +1276,9 @@ def _finetune(text: str, slots: Slots) -> None:
 
 # `gradient_checkpointing: bool = field(default=False, …)`, `gradient_checkpointing=False`: the key is named, turned off.
 _KEY_OFF = re.compile(
-    r"\w*[\"']?\s*(?::\s*bool\s*)?[:=]\s*(?:field\(\s*default\s*=\s*)?[\"']?(?:false|no|none|0)\b", re.I
+    r"\w*[\"']?\s*(?:(?::\s*bool\s*)?[:=]\s*(?:field\(\s*default\s*=\s*)?[\"']?(?:false|no|none|0)\b|"
+    r"\s+(?:false|none)\b)",  # a launch flag: `--gradient_checkpointing false`
+    re.I,
 )
 
 
@@ -1412,6 +1426,11 @@ def _classify_words(key: str) -> str | None:
         "num_gpu",
         "nproc",
         "gpus_per_node",  # verl's trainer.n_gpus_per_node, per node like nproc_per_node
+        "ntasks_per_node",  # Slurm's srun/sbatch: one task per GPU, per node
+        "num_of_gpus",
+        "number_of_gpus",
+        "gpu_count",
+        "ngpus",
         "n_gpus_per_node",
         "num_gpus_per_node",
     ):
@@ -1534,8 +1553,18 @@ _FP16_PRINTED = re.compile(
 _HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|cpu|npu|xpu)", re.I)
 
 
+# NCCL's communicator lines, "NCCL INFO comm 0x9658a90 rank 2 nranks 3 cudaDev 2 …": the largest communicator spans
+# every process (tensor- or pipeline-parallel groups are smaller ones).
+_NCCL_NRANKS = re.compile(r"NCCL INFO.{0,80}?\bnranks (\d{1,5})\b")
+
+
+def _nccl_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    return (max(int(n.group(1)) for n in _NCCL_NRANKS.finditer(text)),)
+
+
 #: What frameworks print (read from logs and errors only, by extract_printed).
 _PRINTED_RULES = (
+    SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
     *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
     SlotRule(("zero_stage",), (_ZERO3_CLASS,), _constant(3)),
     SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),

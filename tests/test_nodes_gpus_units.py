@@ -34,6 +34,13 @@ from rag.setup import read_setup
         ("(Assuming that trainer.nnodes = 3 and trainer.gpus_per_node = 1) what is the actual batch size?", 3, 3),
         ("torchrun --nnodes 2 --nproc_per_node 8 finetuning.py --enable_fsdp", 16, 2),
         ("a Reformer with 768 nodes per layer trained on 8xV100", 8, None),  # a layer's units, not machines
+        # one product: nodes x GPUs per node x the GPU (llama-factory discussions write "3*8*A100 (40G)")
+        ("Is it possible to fine tune the llama-2-70B for a 3*8*A100 (40G) configuration?", 24, 3),
+        ("We train on 2x8xH100 with micro batch 4", 16, 2),
+        ("batch 4 x 8 x 2048 tokens on one GPU", 1, None),  # a product of sizes, not of machines
+        # Slurm: `--ntasks-per-node` / `--gpus-per-node` count per node, `--nodes` the machines (xtuner's srun lines)
+        ("srun -p $PARTITION --nodes=2 --gres=gpu:8 --ntasks-per-node=8 xtuner train cfg --launcher slurm", 16, 2),
+        ("#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\nsrun python train.py", 32, 4),
     ],
 )
 def test_nodes_and_gpus(message: str, world_size: int, nodes: int | None) -> None:
