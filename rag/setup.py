@@ -41,6 +41,13 @@ _PART_SOURCE: dict[str, Provenance] = {
 _NAME = re.compile(r"^[\w .+/:()\-\u4e00-\u9fff]{1,80}$")
 
 
+def _half_kind(precision: Any) -> str:
+    """bf16 / fp16 / fp32 of a precision value: `--bf16` read by the config parser as "amp-bf16" and by the text
+    patterns as "bf16" is one setting read twice, not two settings that disagree."""
+    text = str(precision)
+    return "bf16" if "bf16" in text else "fp16" if "fp16" in text else text
+
+
 def _int(lo: int, hi: int) -> Callable[[Any], int | None]:
     def check(v: Any) -> int | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
@@ -147,7 +154,9 @@ class Setup(BaseModel):
         if old is None or override:
             self.values[key] = SetupValue(value=value, source=source, evidence=evidence[:80])
             return True
-        if old.value != value:
+        if old.value != value and not (
+            key == "precision" and source == old.source and _half_kind(old.value) == _half_kind(value)
+        ):
             self.conflicts.setdefault(key, []).append(SetupValue(value=value, source=source, evidence=evidence[:80]))
         return False
 
@@ -253,20 +262,27 @@ _NAMED_IN_CONFIG = {
 }
 
 
+# A line a script, YAML file or shell command comments out: `# micro_batch_size = 6`, `#--per_device_train_batch_size 16`,
+# `// "stage": 3`. Users keep their old settings that way; the run uses the lines that are not commented.
+_COMMENTED_LINE = re.compile(r"^[ \t]*(?:#|//)[^\n]*$", re.M)
+
+
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     """Values a pasted config or command states, read by the config doctor's own parser; then whatever the
-    text itself states (`GRPOConfig(per_device_train_batch_size=1, …)`, `--micro_batch_size 4`)."""
+    text itself states (`GRPOConfig(per_device_train_batch_size=1, …)`, `--micro_batch_size 4`), without the
+    lines it comments out."""
+    live_text = _COMMENTED_LINE.sub("", part.text)
     try:
         from calculators import configs
 
         parsed = configs.parse_config(part.text)
     except Exception:  # noqa: BLE001 - not a config the doctor reads: read the text as written
-        _put_slots(setup, extract_slots(part.text), source, "")
+        _put_slots(setup, extract_slots(live_text), source, "")
         return
     for key, value in parsed.batch.items():
         if key != "world_size" or parsed.world_size is not None:
             setup.put(key, value, source, key)
-    text_slots = extract_slots(part.text)
+    text_slots = extract_slots(live_text)
     for key, value in parsed.memory.items():
         if key == "precision" and not _PRECISION_WORDS.search(part.text):
             continue  # the parser's default, not something the config says

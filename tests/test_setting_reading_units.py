@@ -1,4 +1,4 @@
-"""Settings a message turns off in words or flags are read as off, not as on.
+"""Settings as the run has them: turned off in words or flags, commented out, or one flag read twice.
 
 Real wordings: "I'm using two A100 80GB for the training, without any offloading" (DeepSpeed #5507); a launch
 command's `--gradient_checkpointing false` (VLM-R1 #133); "Is it possible to fine tune the llama-2-70B …" is a
@@ -45,3 +45,34 @@ def test_setting_on_or_off(message: str, key: str, value: object) -> None:
 )
 def test_possible_to_fine_tune_is_fit(message: str) -> None:
     assert rule_act(split_message(message)) == "fit"
+
+
+@pytest.mark.parametrize(
+    ("message", "micro", "conflicts"),
+    [
+        # lit-llama style hyperparameters: the old values kept as comments above the live ones
+        ("```\n# micro_batch_size = 6\n# batch_size = 128\nmicro_batch_size = 4\nbatch_size = 64\n```", 4, []),
+        ("```yaml\n# per_device_train_batch_size: 8\nper_device_train_batch_size: 2\n```", 2, []),
+        (
+            "```\ntorchrun --nproc_per_node 4 train.py \\\n  #--per_device_train_batch_size 16 \\\n"
+            "  --per_device_train_batch_size 2 \\\n  --bf16\n```",
+            2,
+            [],
+        ),
+    ],
+)
+def test_commented_out_settings_are_not_the_run(message: str, micro: int, conflicts: list[int]) -> None:
+    setup, _ = read_setup(split_message(message))
+    assert setup.get("train_micro_batch_size_per_gpu") == micro
+    assert [c.value for c in setup.conflicts.get("train_micro_batch_size_per_gpu", [])] == conflicts
+
+
+def test_one_precision_flag_read_twice_is_no_conflict() -> None:
+    """`--bf16` read by the config parser ("amp-bf16") and by the text patterns ("bf16") is one setting: no
+    "precision is amp-bf16 … but bf16" note (seen on every HF launch command with `--bf16`)."""
+    setup, _ = read_setup(split_message("torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 2 --bf16"))
+    assert setup.get("precision") == "amp-bf16"
+    assert "precision" not in setup.conflicts
+    # a real disagreement stays one: fp16 in the prose, bf16 in the command
+    setup, _ = read_setup(split_message("I train in fp16.\n```\ntorchrun --nproc_per_node 4 train.py --bf16\n```"))
+    assert "precision" in setup.conflicts
