@@ -387,7 +387,7 @@ _SET_WORDS = (
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?gpu[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -1673,6 +1673,11 @@ _BATCH_WITH_GPUS = re.compile(
 
 
 def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
+    # The HF Trainer banner pasted into the prose without a fence ("Total train batch size (w. parallel, distributed
+    # & accumulation) = 72"): its fixed wording is as safe here as in a log.
+    for pattern, key in _BANNER:
+        if getattr(slots, key) is None and (m := pattern.search(text)):
+            setattr(slots, key, int(m.group(1)))
     if m := _DARKNET.search(text):
         batch, subdivisions = int(m.group(1)), int(m.group(2))
         slots.train_batch_size = batch

@@ -76,3 +76,31 @@ def test_one_precision_flag_read_twice_is_no_conflict() -> None:
     # a real disagreement stays one: fp16 in the prose, bf16 in the command
     setup, _ = read_setup(split_message("I train in fp16.\n```\ntorchrun --nproc_per_node 4 train.py --bf16\n```"))
     assert "precision" in setup.conflicts
+
+
+@pytest.mark.parametrize(
+    ("message", "micro"),
+    [
+        ("In principle, 2*80GB will be quite sufficient for training 7B. Batch size per device is 4.", 4),  # DS #5507
+        ("The batch size on each GPU is 2", 2),
+        ("with a per-device batch size of 4", 4),
+        ("a per-GPU batch size of 8", 8),
+    ],
+)
+def test_batch_size_said_per_device(message: str, micro: int) -> None:
+    setup, _ = read_setup(split_message(message))
+    assert setup.get("train_micro_batch_size_per_gpu") == micro
+
+
+def test_trainer_banner_pasted_as_prose() -> None:
+    """LLaMA-Factory users paste the HF Trainer banner without a fence: its total batch is read like in a log."""
+    message = (
+        "为什么step数这么少？\n***** Running training *****\n  Num examples = 900\n  Num Epochs = 10\n"
+        "  Instantaneous batch size per device = 1\n"
+        "  Total train batch size (w. parallel, distributed & accumulation) = 16\n"
+        "  Gradient Accumulation steps = 8\n  Total optimization steps = 560"
+    )
+    setup, _ = read_setup(split_message(message))
+    assert setup.get("train_batch_size") == 16
+    assert setup.get("train_micro_batch_size_per_gpu") == 1
+    assert setup.get("gradient_accumulation_steps") == 8
