@@ -530,7 +530,15 @@ def _belief_opens(r: Results) -> bool:
     if not r.misconceptions or r.act not in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
         return False
     if r.act in ("explain", "configure", "fit") and r.asked is not None:
-        return any(m.key in r.held for m in r.misconceptions[:2])
+        if any(m.key in r.held for m in r.misconceptions[:2]):
+            return True
+        # Not detected as held, but the asking sentences speak of the symptom the belief is about ("混合精度能省一半
+        # 显存吧，哪个更好？" asks about memory; "sft 用 bf16 还是 fp16 好呢？" does not).
+        by_id = {c.id: c for c in r.all_cards or r.cards}
+        family = r.asked.family
+        return family != "generic" and any(
+            m.card_id in by_id and card_in_family(by_id[m.card_id], family) for m in r.misconceptions[:2]
+        )
     return True
 
 
@@ -603,8 +611,6 @@ def _no_lead_verdict(r: Results) -> str:
     """No retrieved card answers this question: what the act can say from the user's own values — the figure or
     the arithmetic when a calculator ran on them, what a memory figure depends on — else the closest cards by name,
     never one's lead as if it were the answer."""
-    if r.act == "fit":
-        return _fit_depends_verdict(r)
     own = _batch_verdict(r) or _memory_verdict(r)
     if own:
         return own
@@ -614,8 +620,13 @@ def _no_lead_verdict(r: Results) -> str:
 
 
 def opens_with_fit_depends(r: Results) -> bool:
-    """The opening says what a memory figure depends on (it then lists what is missing itself)."""
-    return fit_without_model(r) or (r.act == "fit" and card_lead_opens(r) and not lead_fits(r, r.cards[0]))
+    """The opening says what a memory figure depends on (it then lists what is missing itself): a fit question with
+    no figure, whose top card's lead does not answer it (or with no card at all)."""
+    if fit_without_model(r):
+        return True
+    if r.act != "fit" or r.asked is None or _before_cards(r):
+        return False
+    return not r.cards or not lead_fits(r, r.cards[0])
 
 
 def verdict(r: Results) -> str:
@@ -624,6 +635,8 @@ def verdict(r: Results) -> str:
     before = _before_cards(r)
     if before:
         return before
+    if opens_with_fit_depends(r):
+        return _fit_depends_verdict(r)
     if r.cards:
         card = r.cards[0]
         if r.act == "diagnose":
