@@ -26,7 +26,7 @@ from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
-from .opening import AskedQuestion, lead_answers, stack_conflict
+from .opening import AskedQuestion, lead_answers, stack_conflict, symptom_fits
 from .planner import Plan
 from .setup import Setup, unsupported_method
 
@@ -430,9 +430,9 @@ def _cause_fits(r: Results, card: Card) -> bool:
     ev = r.evidence
     if ev is None:
         return True
-    if not ev.selects(card) or not card_in_family(card, ev.family):
+    if not ev.selects(card):
         return False
-    return r.asked is None or not stack_conflict(card, r.asked)
+    return r.asked is None or (not stack_conflict(card, r.asked) and symptom_fits(card, r.asked))
 
 
 def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
@@ -457,7 +457,7 @@ def _usual_causes_verdict(r: Results) -> str:
     ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
     labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
     paste = t(f"paste_{family}", lang)
-    if not in_family and r.asked is not None:
+    if r.asked is not None and not any(symptom_fits(c, r.asked) for c in r.cards):
         # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.
         return f"**{t('no_known_cause', lang)}** {paste}"
     if not labels:

@@ -51,6 +51,8 @@ _OBSERVATION_LEAD = re.compile(
     r"^an? [\w-]+ (?:at|during|in) [\w-]+ (?:time )?is usually\b|\bis usually not\b|^(?:a|the) (?:jump|spike|drop)\b",
     re.I,
 )
+# A model size ("7B", "llama2-7b", "Mixtral 8x7B is 46.7B"), either case.
+_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?[Bb](?![\w/])|(?<=-)\d+(?:\.\d+)?[Bb](?![\w/])")
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|为什么|为啥|为何|怎么会|什么原因|原因是", re.I)
 # Whole sentences (a comma does not end the question: "bf16 or fp16, which should I use?").
 _SENTENCE = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
@@ -122,6 +124,7 @@ class AskedQuestion(BaseModel):
     asks_whether: bool = Field(False, description="A sentence asks whether a claim holds (a yes/no question).")
     reports: bool = Field(False, description="The prose reports something observed (an error, a slowdown).")
     stacks: list[str] = Field(default_factory=list, description="Training stacks the whole message names.")
+    sizes: list[str] = Field(default_factory=list, description="Model sizes the whole message states ('7B').")
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -158,6 +161,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         asks_whether=any(_POLAR.search(a) for a in asked),
         reports=reports_symptom(prose),
         stacks=sorted(stacks_named(text)),
+        sizes=sorted(_sizes(text)),
     )
 
 
@@ -283,6 +287,27 @@ def on_topic(card: Card, asked: AskedQuestion, all_cards: tuple[Card, ...], stri
     return True if prose_shares is None else prose_shares
 
 
+#: Symptom families that tell cards apart. Nearly every message in this domain speaks of memory ("显存"), so a
+#: memory question says little about which card answers it; a slowdown or a loss curve does.
+_TELLING_FAMILIES = frozenset({"speed", "loss"})
+
+
+def symptom_fits(card: Card, asked: AskedQuestion) -> bool:
+    """The asking sentences speak of a slowdown or a loss curve and the card does too (or they speak of neither)."""
+    return asked.family not in _TELLING_FAMILIES or card_in_family(card, asked.family)
+
+
+def _sizes(text: str) -> set[str]:
+    return {re.sub(r"\s", "", m.group(0)).upper() for m in _SIZE.finditer(text)}
+
+
+def size_fits(card: Card, asked: AskedQuestion) -> bool:
+    """A card whose title is about one model size ("7B on a 24 GB card") answers only a message that states it: its
+    numbers for another model are a number for a setup the user did not state."""
+    sizes = _sizes(card.title_en)
+    return not sizes or bool(sizes & set(asked.sizes))
+
+
 def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Card, ...]) -> Gate:
     """Whether ``card``'s lead answers this question (see the module docstring)."""
     kind = lead_kind(card)
@@ -293,8 +318,10 @@ def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Ca
         return Gate(passes=False, why=f"a lead about an observation for a {act} question")
     if stack_conflict(card, asked):
         return Gate(passes=False, why="the lead is about another training stack")
-    if not card_in_family(card, asked.family):
+    if not symptom_fits(card, asked):
         return Gate(passes=False, why=f"the question asks about {asked.family}, the card does not")
+    if not size_fits(card, asked):
+        return Gate(passes=False, why="the card's title is about a model size the message does not state")
     if not on_topic(card, asked, all_cards, strict=kind == "verdict"):
         return Gate(passes=False, why="the card names nothing the question asks about")
     return Gate(passes=True)

@@ -16,6 +16,7 @@ from bench.openings_diff import changed, first_sentence
 from rag.acts import Act
 from rag.cards import load_cards
 from rag.compose import Results, opening_order, verdict
+from rag.evidence import read_evidence
 from rag.intents import RULES, detect_intents
 from rag.opening import AskedQuestion, lead_answers, lead_kind, opening_card, read_asked, stacks_named
 from rag.parts import split_message
@@ -135,6 +136,31 @@ def test_a_card_that_speaks_of_another_symptom_does_not_open() -> None:
 def test_a_card_the_question_names_nothing_of_does_not_open() -> None:
     espnet = "How should I reconfigure `accum_grad` when I go from 4 GPUs to 2 GPUs?"
     assert not _passes("dataparallel-single-process-trainer", espnet, "configure")
+
+
+def test_a_card_about_one_model_size_opens_only_for_that_size() -> None:
+    # hiyouga/LLaMA-Factory#1585 (Yi-34B) must not open with "a single 24 GB card cannot fully fine-tune 7B"
+    assert not _passes("oom-7b-full-finetune-24gb", "请问 Yi-34B 微调有没有配置要求？", "explain")
+    assert _passes("oom-7b-full-finetune-24gb", "Can I fully fine-tune llama2-7b on one 24GB card?", "explain")
+
+
+def test_memory_words_alone_do_not_reject_a_card_but_a_slowdown_does() -> None:
+    # almost every message names memory; a question about speed or the loss curve tells cards apart
+    assert _passes(
+        "trl-grpo-batch-counts-completions",
+        "GRPO 的 per_device_train_batch_size 是按 prompt 还是按补全算的？显存不够",
+        "explain",
+    )
+    assert not _passes("lora-memory-breakdown", "LoRA 为什么比全量微调还慢？", "explain")
+
+
+def test_a_diagnosis_keeps_its_selected_cause_and_names_none_outside_the_symptom() -> None:
+    bf16 = "Training Llama with bf16 on a V100 fails with: Your setup doesn't support bf16/gpu. GPU memory is fine."
+    r = _results(bf16, "diagnose", ["hw-bf16-requires-ampere"], evidence=read_evidence(bf16, split_message(bf16)))
+    assert verdict(r).startswith("**Most likely cause:")
+    slow = "My LoRA run is slower than full fine-tuning, about the same time per step. Why?"
+    r = _results(slow, "diagnose", ["lora-memory-breakdown"], evidence=read_evidence(slow, split_message(slow)))
+    assert verdict(r).startswith("**No known cause in the knowledge base speaks of what you describe.**")
 
 
 # ---- the opening -----------------------------------------------------------------------------------
