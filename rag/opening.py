@@ -120,7 +120,7 @@ class AskedQuestion(BaseModel):
     keys: list[str] = Field(default_factory=list, description="Config keys and backticked names they name.")
     prose_concepts: list[str] = Field(default_factory=list, description="Concepts of the whole prose.")
     asks_why: bool = False
-    family: str = Field("generic", description="The symptom family the asking sentences name (memory/loss/speed).")
+    family: str = Field("generic", description="The symptom family the asked clauses name (memory/loss/speed).")
     asks_whether: bool = Field(False, description="A sentence asks whether a claim holds (a yes/no question).")
     reports: bool = Field(False, description="The prose reports something observed (an error, a slowdown).")
     stacks: list[str] = Field(default_factory=list, description="Training stacks the whole message names.")
@@ -157,7 +157,8 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         keys=_keys(region_text),
         prose_concepts=topic_concepts(prose),
         asks_why=bool(_WHY.search(region_text)),
-        family=symptom_family(region_text),
+        # The asked clause itself ("…训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate, not speed).
+        family=symptom_family("\n".join(asked)),
         asks_whether=any(_POLAR.search(a) for a in asked),
         reports=reports_symptom(prose),
         stacks=sorted(stacks_named(text)),
@@ -302,9 +303,10 @@ def _sizes(text: str) -> set[str]:
 
 
 def size_fits(card: Card, asked: AskedQuestion) -> bool:
-    """A card whose title is about one model size ("7B on a 24 GB card") answers only a message that states it: its
-    numbers for another model are a number for a setup the user did not state."""
-    sizes = _sizes(card.title_en)
+    """A card whose lead opens with one model size's numbers ("A single 24 GB card cannot fully fine-tune a 7B
+    model") answers only a message that states that size: for another model they are a number for a setup the user
+    did not state. Sizes a title gives as examples (MoE totals, the Ascend 910B chip) do not count."""
+    sizes = _sizes(_first_sentence(_lead_en(card)))
     return not sizes or bool(sizes & set(asked.sizes))
 
 
@@ -321,7 +323,7 @@ def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Ca
     if not symptom_fits(card, asked):
         return Gate(passes=False, why=f"the question asks about {asked.family}, the card does not")
     if not size_fits(card, asked):
-        return Gate(passes=False, why="the card's title is about a model size the message does not state")
+        return Gate(passes=False, why="the card's lead is about a model size the message does not state")
     if not on_topic(card, asked, all_cards, strict=kind == "verdict"):
         return Gate(passes=False, why="the card names nothing the question asks about")
     return Gate(passes=True)

@@ -144,6 +144,13 @@ def test_a_card_about_one_model_size_opens_only_for_that_size() -> None:
     assert _passes("oom-7b-full-finetune-24gb", "Can I fully fine-tune llama2-7b on one 24GB card?", "explain")
 
 
+def test_the_symptom_is_read_from_the_asked_clause() -> None:
+    # "batch size=1 ,训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate; the slowness is context
+    assert _asked("batch size=1 ,训练太慢，如果增大到16，学习率需要调整吗？").family == "generic"
+    assert _asked("Is LoRA slower than full fine-tuning?").family == "speed"
+    assert _passes("lr-linear-scaling-rule", "batch size=1 ,训练太慢，如果增大到16，学习率需要调整吗？", "configure")
+
+
 def test_memory_words_alone_do_not_reject_a_card_but_a_slowdown_does() -> None:
     # almost every message names memory; a question about speed or the loss curve tells cards apart
     assert _passes(
@@ -158,7 +165,7 @@ def test_a_diagnosis_keeps_its_selected_cause_and_names_none_outside_the_symptom
     bf16 = "Training Llama with bf16 on a V100 fails with: Your setup doesn't support bf16/gpu. GPU memory is fine."
     r = _results(bf16, "diagnose", ["hw-bf16-requires-ampere"], evidence=read_evidence(bf16, split_message(bf16)))
     assert verdict(r).startswith("**Most likely cause:")
-    slow = "My LoRA run is slower than full fine-tuning, about the same time per step. Why?"
+    slow = "Why is my LoRA run slower than full fine-tuning? It takes about the same time per step."
     r = _results(slow, "diagnose", ["lora-memory-breakdown"], evidence=read_evidence(slow, split_message(slow)))
     assert verdict(r).startswith("**No known cause in the knowledge base speaks of what you describe.**")
 
