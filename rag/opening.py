@@ -320,6 +320,9 @@ def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Ca
         return Gate(passes=False, why=f"a lead about an observation for a {act} question")
     if stack_conflict(card, asked):
         return Gate(passes=False, why="the lead is about another training stack")
+    if act == "fit" and not card_in_family(card, "memory"):
+        # "Does it fit / how much memory?" is answered by a card about memory (not "NCCL supports Linux only").
+        return Gate(passes=False, why="a fit question and a card that does not speak of memory")
     if not symptom_fits(card, asked):
         return Gate(passes=False, why=f"the question asks about {asked.family}, the card does not")
     if not size_fits(card, asked):

@@ -138,6 +138,14 @@ def test_a_card_the_question_names_nothing_of_does_not_open() -> None:
     assert not _passes("dataparallel-single-process-trainer", espnet, "configure")
 
 
+def test_a_fit_question_is_opened_only_by_a_card_about_memory() -> None:
+    yi = (
+        "Yi-34B SFT 请问有在Factory做过SFT的吗？这个有没有配置要求？通过Accelerate多卡训练，GPU、系统内存有配置参考吗？"
+    )
+    assert not _passes("hw-windows-no-nccl", yi, "fit")
+    assert _passes("qlora-memory", "QLoRA 微调 Yi-34B 需要多少显存？", "fit")
+
+
 def test_a_card_about_one_model_size_opens_only_for_that_size() -> None:
     # hiyouga/LLaMA-Factory#1585 (Yi-34B) must not open with "a single 24 GB card cannot fully fine-tune 7B"
     assert not _passes("oom-7b-full-finetune-24gb", "请问 Yi-34B 微调有没有配置要求？", "explain")
