@@ -26,7 +26,7 @@ from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
-from .opening import AskedQuestion, lead_answers, stack_conflict, symptom_fits
+from .opening import AskedQuestion, lead_answers, presupposes_nothing, stack_conflict, strip_preamble, symptom_fits
 from .planner import Plan
 from .setup import Setup, unsupported_method
 
@@ -645,6 +645,8 @@ def verdict(r: Results) -> str:
             return _card_cause_verdict(card, lang)
         if not lead_fits(r, card):
             return _no_lead_verdict(r)
+        if r.asked is not None and presupposes_nothing(r.asked, r.act):
+            return strip_preamble(_direct(card, lang))
         return _direct(card, lang)
     mv = _memory_verdict(r) or _batch_verdict(r)
     if mv:

@@ -174,9 +174,31 @@ def _first_sentence(lead: str) -> str:
     return re.split(r"(?<=[.:;])\s", lead, maxsplit=1)[0]
 
 
-def lead_kind(card: Card) -> LeadKind:
-    """What the card's lead does: gives a yes/no verdict, explains an observation, or states a fact."""
-    first = _first_sentence(_lead_en(card))
+def lead_kind(card: Card, without_preamble: bool = False) -> LeadKind:
+    """What the card's lead does: gives a yes/no verdict, explains an observation, or states a fact
+    (``without_preamble``: what it does once a bare "This is expected." is dropped)."""
+    lead = _lead_en(card)
+    return _kind_of(_first_sentence(strip_preamble(lead) if without_preamble else lead))
+
+
+#: How much of a lead's first sentence names its subject ("This is Accelerate by design", "LLaMA-Factory uses …",
+#: "In alpaca-lora's finetune.py"); a stack named later is scope ("…, and Windows builds of PyTorch …").
+_SUBJECT_CHARS = 60
+
+
+# A bare verdict on an observation before the fact itself ("This is expected. DoRA splits …", "这是预期行为。DoRA 把…"):
+# without it the lead states the fact, which answers a comparison that reports nothing ("DoRA vs LoRA speed?").
+_PREAMBLE = re.compile(
+    r"^(\**)\s*(?:This is expected|That is expected|This is by design)\.\s+|^(\**)\s*(?:这是预期(?:行为|的)|这是设计如此)。\s*"
+)
+
+
+def strip_preamble(lead: str) -> str:
+    """The lead without a bare "This is expected." before its fact (bold marks kept)."""
+    return _PREAMBLE.sub(lambda m: m.group(1) or m.group(2) or "", lead, count=1)
+
+
+def _kind_of(first: str) -> LeadKind:
     if _VERDICT_LEAD.search(first):
         return "verdict"
     if _OBSERVATION_LEAD.search(first):
@@ -184,9 +206,9 @@ def lead_kind(card: Card) -> LeadKind:
     return "statement"
 
 
-#: How much of a lead's first sentence names its subject ("This is Accelerate by design", "LLaMA-Factory uses …",
-#: "In alpaca-lora's finetune.py"); a stack named later is scope ("…, and Windows builds of PyTorch …").
-_SUBJECT_CHARS = 60
+def presupposes_nothing(asked: AskedQuestion, act: Act) -> bool:
+    """The question reports no observation and asks no why: a lead's "This is expected." answers nothing asked."""
+    return act not in _OBSERVATION_ACTS and not (asked.asks_why or asked.reports)
 
 
 class CardTopic(BaseModel):
@@ -316,8 +338,10 @@ def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Ca
     # An explanation asked as "…越大越好吗？" is also a yes/no question (the act model tells the two apart least well).
     if kind == "verdict" and act not in _VERDICT_ACTS and not (act == "explain" and asked.asks_whether):
         return Gate(passes=False, why=f"a yes/no lead for a {act} question")
-    if kind == "observation" and act not in _OBSERVATION_ACTS and not (asked.asks_why or asked.reports):
-        return Gate(passes=False, why=f"a lead about an observation for a {act} question")
+    if kind == "observation" and presupposes_nothing(asked, act):
+        if lead_kind(card, without_preamble=True) == "observation":
+            return Gate(passes=False, why=f"a lead about an observation for a {act} question")
+        kind = "statement"  # it opens without its "This is expected." (rag.compose strips it)
     if stack_conflict(card, asked):
         return Gate(passes=False, why="the lead is about another training stack")
     if act == "fit" and not card_in_family(card, "memory"):

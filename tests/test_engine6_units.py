@@ -117,6 +117,19 @@ def test_an_observation_lead_needs_an_observation_or_a_why() -> None:
     )
 
 
+def test_a_bare_this_is_expected_is_dropped_for_a_question_that_reports_nothing() -> None:
+    # nbasyl/DoRA#28 "What is the training speed of Dora compared to Lora?": the DoRA card's fact answers it
+    text = "What is the training speed of DoRA compared to LoRA?"
+    assert _passes("dora-slower-more-memory", text, "explain")
+    r = _results(text, "explain", ["dora-slower-more-memory"])
+    assert verdict(r).startswith("**DoRA splits the weight update")
+    zh = _results("DoRA 和 LoRA 训练速度比怎么样？", "explain", ["dora-slower-more-memory"], lang="zh")
+    assert verdict(zh).startswith("**DoRA 把权重更新拆成")
+    # a report keeps it: "my DoRA run is slower than LoRA, is this normal?" is answered "This is expected."
+    seen = _results("My DoRA run is much slower than LoRA, is this normal?", "is_normal", ["dora-slower-more-memory"])
+    assert verdict(seen).startswith("**This is expected.")
+
+
 def test_a_lead_about_another_training_stack_does_not_open() -> None:
     # espnet/espnet#1489-like: reconfiguring accum_grad in espnet is not answered by "LLaMA-Factory uses …"
     espnet = "In espnet, how should I reconfigure `accum_grad` when I go from 4 GPUs to 2 GPUs?"
