@@ -231,6 +231,7 @@ def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
                 "hit3": bool(expected) and any(c in expected for c in cited[:3]),
                 "first_words": first_screen_words(answer.first_screen),
                 "refused": answer.refused,
+                "first_screen": answer.first_screen,
                 "seconds": elapsed,
             }
         )

@@ -268,6 +268,11 @@ def asks_anything(text: str) -> bool:
     return bool(_ANY_QUESTION.search(text))
 
 
+def reports_symptom(prose: str) -> bool:
+    """Whether the prose reports something observed (an error, a slowdown, memory that grew), quoted docs aside."""
+    return bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
+
+
 def classify_act(
     parts: list[Part],
     has_diagnosis: bool = False,

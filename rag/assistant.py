@@ -28,7 +28,7 @@ from . import levers
 from .acts import Act, classify_act
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
-from .compose import Results, compose
+from .compose import Results, compose, opening_order
 from .evidence import read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
@@ -41,6 +41,7 @@ from .intents import (
     states_expectation,
     tiny_batch_question,
 )
+from .opening import read_asked
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
@@ -89,6 +90,7 @@ class Assistant:
     ) -> None:
         self.cards = cards if cards is not None else load_cards()
         self._by_id = {c.id: c for c in self.cards}
+        self._all_cards = tuple(self.cards)
         if retriever is None:
             from .embedding import EmbeddingSettings
             from .retrieval import Retriever
@@ -221,7 +223,12 @@ class Assistant:
             missing=missing,
             reported_oom=reports_oom(text),
             evidence=read_evidence(text, parts),
+            asked=read_asked(text, parts),
+            all_cards=self._all_cards,
+            held=frozenset(m.key for m in held),
         )
+        # The card whose lead answers this question opens, and is cited, first (rag.opening).
+        results.cards = cards = opening_order(results)
         sources = [self._source(c, lang) for c in cards]
         answer_text, first_screen = compose(results, sources)
         tool_calls = ([diagnosis_call] if diagnosis_call else []) + config_calls + calls + [call for _, call in nearest]

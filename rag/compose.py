@@ -26,6 +26,7 @@ from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
+from .opening import AskedQuestion, lead_answers, presupposes_nothing, stack_conflict, strip_preamble, symptom_fits
 from .planner import Plan
 from .setup import Setup, unsupported_method
 
@@ -81,6 +82,12 @@ class Results:
     reported_oom: bool = False
     #: What in the message could select one cause (None: not read, the top card's cause opens as before).
     evidence: Evidence | None = None
+    #: What the asking sentences are about (None: not read, the top card's lead opens as before; see rag.opening).
+    asked: AskedQuestion | None = None
+    #: Every card of the knowledge base: how common a concept is among them weighs a shared topic.
+    all_cards: tuple[Card, ...] = ()
+    #: Keys of the wrong beliefs the user holds (asserts or presupposes), not only touches.
+    held: frozenset[str] = frozenset()
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -412,8 +419,20 @@ def opens_with_usual_causes(r: Results) -> bool:
         and r.evidence is not None
         and not getattr(r.diagnosis, "causes", None)
         and not (r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]))
-        and not r.evidence.selects(r.cards[0])
+        and not _cause_fits(r, r.cards[0])
     )
+
+
+def _cause_fits(r: Results, card: Card) -> bool:
+    """Whether the message selects ``card``'s cause: something in it is what the card is about (rag.evidence), the
+    card speaks of the symptom reported (a slowdown is not explained by a memory card), and its lead is not about
+    another training stack than the one the message names."""
+    ev = r.evidence
+    if ev is None:
+        return True
+    if not ev.selects(card):
+        return False
+    return r.asked is None or (not stack_conflict(card, r.asked) and symptom_fits(card, r.asked))
 
 
 def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
@@ -438,6 +457,9 @@ def _usual_causes_verdict(r: Results) -> str:
     ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
     labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
     paste = t(f"paste_{family}", lang)
+    if r.asked is not None and not any(symptom_fits(c, r.asked) for c in r.cards):
+        # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.
+        return f"**{t('no_known_cause', lang)}** {paste}"
     if not labels:
         return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}"
     if len(labels) == 1:
@@ -467,6 +489,8 @@ def _fit_depends_verdict(r: Results) -> str:
     given = set(r.setup.known())
     if given & {"gpu_text", "gpu_memory_gb"}:
         given.add("gpu")
+    if given & {"model_text", "num_params"}:
+        given.add("model")
     missing = [k for k in _FIT_NEEDS if k not in given]
     # The field's one name ("precision", "序列长度"), or how to ask for it where that differs ("the model or its size")
     names = t("enum_sep", r.lang).join(
@@ -475,7 +499,15 @@ def _fit_depends_verdict(r: Results) -> str:
     head = f"**{t('fit_depends', r.lang, missing=names)}**"
     # The breakdown comes from a card about memory in general: one whose title names a size ("7B on a 24 GB card")
     # would answer a setup the user did not state.
-    general = next((c for c in r.cards if not MODEL_SIZE.search(_title(c, r.lang))), None)
+    # It must speak of memory and pass the opening gate (a torchtune incompatibility is no breakdown of memory).
+    general = next(
+        (
+            c
+            for c in r.cards
+            if not MODEL_SIZE.search(_title(c, r.lang)) and card_in_family(c, "memory") and lead_fits(r, c)
+        ),
+        None,
+    )
     return head + (f" {_direct(general, r.lang).strip('*').strip()}" if general is not None else "")
 
 
@@ -491,34 +523,58 @@ _VERDICT_WORD = re.compile(
 _CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
 
 
-def verdict(r: Results) -> str:
-    """The opening that does what the act asks."""
+def _belief_opens(r: Results) -> bool:
+    """Whether a wrong belief's verdict opens the answer: for a question about the claim (yes/no, is it normal, a
+    diagnosis whose cause it is), or where the user holds it. "bf16 or fp16, which?" touches "mixed precision halves
+    memory" without believing it: "It does not halve memory" would answer a question nobody asked."""
+    if not r.misconceptions or r.act not in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
+        return False
+    if r.act in ("explain", "configure", "fit") and r.asked is not None:
+        if any(m.key in r.held for m in r.misconceptions[:2]):
+            return True
+        # Not detected as held, but the asking sentences speak of the symptom the belief is about ("混合精度能省一半
+        # 显存吧，哪个更好？" asks about memory; "sft 用 bf16 还是 fp16 好呢？" does not).
+        by_id = {c.id: c for c in r.all_cards or r.cards}
+        family = r.asked.family
+        return family != "generic" and any(
+            m.card_id in by_id and card_in_family(by_id[m.card_id], family) for m in r.misconceptions[:2]
+        )
+    return True
+
+
+def _belief_verdict(r: Results) -> str:
     lang = r.lang
+    head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
+    if r.act == "diagnose" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+        # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
+        # needs 16 GB" is explained by "GPUs do not pool memory".
+        causes = [
+            _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+            for m in r.misconceptions[:2]
+        ]
+        return "**" + t("likely_cause", lang, title=t("clause_sep", lang).join(causes)) + "**"
+    if r.act == "fit":
+        mv = _memory_verdict(r)
+        return f"**{head}**" + (f"\n\n{mv}" if mv else "")
+    if r.act == "is_normal" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+        # "多卡训练显存翻倍，是否正常？": the belief's correction is why what they saw is expected — "Yes", not "No".
+        why = t("clause_sep", lang).join(
+            _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+            for m in r.misconceptions[:2]
+        )
+        return "**" + t("expected_because", lang, why=why) + "**"
+    return f"**{head}**"
+
+
+def _before_cards(r: Results) -> str:
+    """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
+    the arithmetic on the user's numbers; "" when none applies."""
     if r.act == "diagnose":
         v = _diagnosis_verdict(r)
         if v:
             return v
-    if r.misconceptions and r.act in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
-        head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
-        if r.act == "diagnose" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
-            # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
-            # needs 16 GB" is explained by "GPUs do not pool memory".
-            causes = [
-                _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
-                for m in r.misconceptions[:2]
-            ]
-            return "**" + t("likely_cause", lang, title=t("clause_sep", lang).join(causes)) + "**"
-        if r.act == "fit":
-            mv = _memory_verdict(r)
-            return f"**{head}**" + (f"\n\n{mv}" if mv else "")
-        if r.act == "is_normal" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
-            # "多卡训练显存翻倍，是否正常？": the belief's correction is why what they saw is expected — "Yes", not "No".
-            why = t("clause_sep", lang).join(
-                _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
-                for m in r.misconceptions[:2]
-            )
-            return "**" + t("expected_because", lang, why=why) + "**"
-        return f"**{head}**"
+    if _belief_opens(r):
+        return _belief_verdict(r)
     if r.act in ("fit", "configure"):
         mv = _memory_verdict(r)
         if mv:
@@ -529,12 +585,68 @@ def verdict(r: Results) -> str:
             return bv
     if fit_without_model(r):
         return _fit_depends_verdict(r)
+    return ""
+
+
+def card_lead_opens(r: Results) -> bool:
+    """Whether the answer opens with a retrieved card's lead (no cause found, no belief, no figure comes first)."""
+    return bool(r.cards) and r.act != "diagnose" and not _before_cards(r)
+
+
+def lead_fits(r: Results, card: Card) -> bool:
+    """Whether ``card``'s lead answers this question (always, when the message's question was not read)."""
+    return r.asked is None or lead_answers(card, r.asked, r.act, r.all_cards or tuple(r.cards)).passes
+
+
+def opening_order(r: Results) -> list[Card]:
+    """The cards with the first one whose lead answers the question moved to the front, when a card's lead opens
+    and the top card's does not answer it; otherwise the cards as they are."""
+    if not card_lead_opens(r) or lead_fits(r, r.cards[0]):
+        return r.cards
+    fit = next((c for c in r.cards[1:] if lead_fits(r, c)), None)
+    return r.cards if fit is None else [fit, *[c for c in r.cards if c is not fit]]
+
+
+def _no_lead_verdict(r: Results) -> str:
+    """No retrieved card answers this question: what the act can say from the user's own values — the figure or
+    the arithmetic when a calculator ran on them, what a memory figure depends on — else the closest cards by name,
+    never one's lead as if it were the answer."""
+    own = _batch_verdict(r) or _memory_verdict(r)
+    if own:
+        return own
+    titles = t("clause_sep", r.lang).join(_title(c, r.lang).rstrip("。.?？") for c in r.cards[:2])
+    key = "no_lead_yes_no" if r.act in ("yes_no", "is_normal") else "no_lead"
+    return f"**{t(key, r.lang)}** " + t("closest_cards", r.lang, titles=titles)
+
+
+def opens_with_fit_depends(r: Results) -> bool:
+    """The opening says what a memory figure depends on (it then lists what is missing itself): a fit question with
+    no figure, whose top card's lead does not answer it (or with no card at all)."""
+    if fit_without_model(r):
+        return True
+    if r.act != "fit" or r.asked is None or _before_cards(r):
+        return False
+    return not r.cards or not lead_fits(r, r.cards[0])
+
+
+def verdict(r: Results) -> str:
+    """The opening that does what the act asks."""
+    lang = r.lang
+    before = _before_cards(r)
+    if before:
+        return before
+    if opens_with_fit_depends(r):
+        return _fit_depends_verdict(r)
     if r.cards:
         card = r.cards[0]
         if r.act == "diagnose":
             if opens_with_usual_causes(r):
                 return _usual_causes_verdict(r)
             return _card_cause_verdict(card, lang)
+        if not lead_fits(r, card):
+            return _no_lead_verdict(r)
+        if r.asked is not None and presupposes_nothing(r.asked, r.act):
+            return strip_preamble(_direct(card, lang))
         return _direct(card, lang)
     mv = _memory_verdict(r) or _batch_verdict(r)
     if mv:
@@ -635,11 +747,12 @@ def explanation(r: Results) -> str:
     first = (r.cards[0].body_zh if lang == "zh" else r.cards[0].body_en).strip()
     parts = first.split("\n\n", 1)
     misconception_cards = {m.card_id for m in r.misconceptions}
-    opened_with_card = r.cards[0].id in misconception_cards or (
+    opened_with_card = (r.cards[0].id in misconception_cards and _belief_opens(r)) or (
         not (r.diagnosis is not None and getattr(r.diagnosis, "causes", None))
-        and not r.misconceptions
+        and not _belief_opens(r)
         and r.act not in ("fit", "batch_arithmetic", "configure")
         and not opens_with_usual_causes(r)
+        and lead_fits(r, r.cards[0])
     )
     text = parts[1] if len(parts) > 1 and opened_with_card else first
     for card in r.cards[1:]:
@@ -683,7 +796,7 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
         setup_line(r.setup, lang),
         conflicts_line(r.setup, lang),
         assumptions_line(r.plan, lang),
-        "" if fit_without_model(r) else missing_line(r.missing, lang, unsupported_method(r.setup)),
+        "" if opens_with_fit_depends(r) else missing_line(r.missing, lang, unsupported_method(r.setup)),
     ):
         if line:
             first.append(line)

@@ -74,6 +74,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "要缩小原因，请贴出完整报错（最后 30 行）、启动命令和配置。",
         "en": "To narrow the cause down, paste the full error (last 30 lines), the launch command and the config.",
     },
+    "no_known_cause": {
+        "zh": "知识库里没有讲这种现象的已知原因。",
+        "en": "No known cause in the knowledge base speaks of what you describe.",
+    },
     "also_possible": {"zh": "也可能是：{title}。", "en": "Also possible: {title}."},
     # a diagnosis whose message names nothing that tells the usual causes apart
     "usual_causes": {
@@ -197,6 +201,16 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "finetune": {"zh": "全量微调、LoRA、QLoRA 的每卡显存：", "en": "Per-GPU memory: full fine-tune vs LoRA vs QLoRA:"},
     "calc_error": {"zh": "计算器拒绝了这组参数：", "en": "The calculator rejected these values:"},
     "no_card": {"zh": "知识库里没有与此直接相关的解释。", "en": "No curated explanation matches this closely."},
+    # no retrieved card's lead answers the question asked (rag.opening): name the closest, do not answer with them
+    "no_lead": {
+        "zh": "知识库里没有直接回答这个问题的条目。",
+        "en": "Nothing in the knowledge base answers exactly this.",
+    },
+    "no_lead_yes_no": {
+        "zh": "知识库里没有能对这个问题直接给出“是/否”的条目。",
+        "en": "Nothing in the knowledge base gives a yes or no to exactly this.",
+    },
+    "closest_cards": {"zh": "最接近的是：{titles}（见下方解释）。", "en": "The closest: {titles} (explained below)."},
     "no_card_diag": {
         "zh": "知识库里还没有这个问题的已知原因；请贴出完整报错（最后 30 行）、启动命令和配置，我会读取其中的数字。",
         "en": "No known cause in the knowledge base matches this yet; paste the full error (last 30 lines), the launch command and the config, and I will read the numbers in them.",

@@ -1,0 +1,361 @@
+"""Whether a card's lead may open the answer to *this* question (issue #10: "the first sentence answers the act").
+
+Retrieval ranks a card first for every message, and a card's lead answers the card's own question: "No. GA keeps one
+gradient buffer" answers "does GA store a copy per micro-batch?", "This is Accelerate by design: …" explains what an
+Accelerate user saw. Opening every answer with the top card's lead answers the wrong question whenever the act or the
+card is off. A lead opens only when the card answers this question, read from structure, not from wordings:
+
+* **kind** — a yes/no lead ("No.", "不会。", "Yes, …") answers a yes/no or is-it-normal question; a lead that explains
+  an observation ("This is … by design", "The usual cause is …") answers a diagnosis, an is-it-normal or a *why*
+  question; a plain statement answers anything. So "bf16 or fp16, which?" never opens with "It does not halve".
+* **topic** — the card's titles, questions and symptoms name a mechanism, tool or setting (a glossary concept, not a
+  symptom word) or a config key that the sentences that *ask* name; the pasted log and the description around them
+  count only when the asking sentences name nothing.
+* **symptom** — a question that asks about memory, loss or speed ("Is LoRA slower …?") is not answered by a card
+  that speaks of none of it (the LoRA-memory card).
+* **framework** — a lead whose first sentence is about one training stack (Accelerate, LLaMA-Factory, verl,
+  torchtune, …) does not open for a message that names only other stacks (an espnet question does not open with
+  "LLaMA-Factory uses …"). Backends that combine with any stack (DeepSpeed, FSDP) never conflict.
+
+When no retrieved card passes, the composer opens with what the act itself can say from the user's own values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .acts import Act, asked_sentences, reports_symptom
+from .cards import Card
+from .evidence import card_in_family, symptom_family
+from .glossary import find_terms
+from .parts import Part, prose_of
+
+LeadKind = Literal["verdict", "observation", "statement"]
+
+# Yes/no words a lead can open with (English leads decide the kind; both languages' leads say the same thing).
+_VERDICT_LEAD = re.compile(
+    r"^(?:yes|no|not (?:true|normal|by half|automatically|necessarily|really|quite)|false|true|hardly|"
+    r"essentially (?:no|yes)|it does not|it doesn'?t|they (?:cannot|can'?t|do not|don'?t)|usually not|rarely)\b",
+    re.I,
+)
+# A lead that explains something the user saw: "This is expected", "This is Accelerate by design", "This is DeepSpeed's
+# consistency assertion", "The usual cause is …", "Only GPU 0 filling up … is the signature of …", "… means …".
+_OBSERVATION_LEAD = re.compile(
+    r"^this is\b|^that is\b|\bby design\b|^the (?:usual|most common|common) (?:cause|reason)\b|\bthe signature of\b|"
+    r"^an? [\w-]+ (?:at|during|in) [\w-]+ (?:time )?is usually\b|\bis usually not\b|^(?:a|the) (?:jump|spike|drop)\b",
+    re.I,
+)
+# A model size ("7B", "llama2-7b", "Mixtral 8x7B is 46.7B"), either case.
+_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?[Bb](?![\w/])|(?<=-)\d+(?:\.\d+)?[Bb](?![\w/])")
+_WHY = re.compile(r"\bwhy\b|\bhow come\b|为什么|为啥|为何|怎么会|什么原因|原因是", re.I)
+# Whole sentences (a comma does not end the question: "bf16 or fp16, which should I use?").
+_SENTENCE = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
+# Config keys and backticked names ("accum_grad", "`gradient_accumulation_steps`"): a topic when the glossary has none.
+_KEY = re.compile(r"`([^`\n]{3,60})`|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b")
+# A sentence that asks whether a claim holds ("Is … ?", "越大越好吗？", "是否…", "会不会…"), not which or how.
+_POLAR = re.compile(
+    r"^\W*(?:is|are|does|do|did|can|could|will|would|should|has|have|was|were)\b|[吗么嘛]\s*[?？]?\s*$|"
+    r"是否|会不会|能不能|是不是|有没有|可不可以|对不对|要不要",
+    re.I,
+)
+
+#: Training stacks a lead or a message can be about, and how a message names them. Stacks built on another one
+#: imply it (LLaMA-Factory and TRL run the HF Trainer, which runs Accelerate).
+_STACKS: dict[str, re.Pattern[str]] = {
+    "accelerate": re.compile(r"\baccelerate(?: launch| config|\.|'s)|\baccelerator\b|\bAccelerate\b"),
+    # Case-sensitive: "the trainer" is any training loop, "Trainer" the class; "transformers" only as the library.
+    "hf-trainer": re.compile(
+        r"\bTrainer\b|TrainingArguments|\bHF [Tt]rainer\b|per_device_train_batch_size|from transformers\b|"
+        r"import transformers\b|\btransformers(?:\s*(?:==|>=|<=|version|v?\d)|\.|/)|\bTransformers\b"
+    ),
+    "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory", re.I),
+    "trl": re.compile(r"\btrl\b|\b(?:SFT|DPO|GRPO|PPO|Reward)(?:Trainer|Config)\b", re.I),
+    "torchtune": re.compile(r"\btorchtune\b|\btune run\b", re.I),
+    "verl": re.compile(r"\bverl\b|actor_rollout_ref", re.I),
+    "megatron": re.compile(r"megatron", re.I),
+    "alpaca-lora": re.compile(r"alpaca[-_ ]?lora", re.I),
+    "espnet": re.compile(r"\bespnet", re.I),
+    "fairseq": re.compile(r"\bfairseq", re.I),
+    "lightning": re.compile(r"\b(?:pytorch[-_ ])?lightning\b", re.I),
+    "colossalai": re.compile(r"colossal[-_ ]?ai", re.I),
+    "nemo": re.compile(r"\bnemo\b", re.I),
+    "mmengine": re.compile(r"\bmm(?:engine|cv|det|seg)\b", re.I),
+    "paddle": re.compile(r"paddle", re.I),
+    "mindspore": re.compile(r"mindspore", re.I),
+    "keras": re.compile(r"\bkeras\b|\btensorflow\b", re.I),
+    "jax": re.compile(r"\bjax\b|\bflax\b", re.I),
+    "axolotl": re.compile(r"\baxolotl\b", re.I),
+    "swift": re.compile(r"\bms[-_]?swift\b|\bswift sft\b", re.I),
+    "xtuner": re.compile(r"\bxtuner\b", re.I),
+}
+_IMPLIES: dict[str, tuple[str, ...]] = {
+    "llamafactory": ("hf-trainer", "accelerate"),
+    "trl": ("hf-trainer", "accelerate"),
+    "hf-trainer": ("accelerate",),
+    "alpaca-lora": ("hf-trainer", "accelerate"),
+    "axolotl": ("hf-trainer", "accelerate"),
+    "swift": ("hf-trainer", "accelerate"),
+}
+
+
+def stacks_named(text: str) -> frozenset[str]:
+    """The training stacks ``text`` names, with those they are built on."""
+    named = {name for name, rx in _STACKS.items() if rx.search(text)}
+    for name in list(named):
+        named.update(_IMPLIES.get(name, ()))
+    return frozenset(named)
+
+
+class AskedQuestion(BaseModel):
+    """What the asking part of a message is about, read once per message."""
+
+    text: str = Field(description="The whole sentences that ask (the title line too), or the prose when none asks.")
+    concepts: list[str] = Field(default_factory=list, description="Mechanisms, tools and settings they name.")
+    keys: list[str] = Field(default_factory=list, description="Config keys and backticked names they name.")
+    prose_concepts: list[str] = Field(default_factory=list, description="Concepts of the whole prose.")
+    asks_why: bool = False
+    family: str = Field("generic", description="The symptom family the asked clauses name (memory/loss/speed).")
+    asks_whether: bool = Field(False, description="A sentence asks whether a claim holds (a yes/no question).")
+    reports: bool = Field(False, description="The prose reports something observed (an error, a slowdown).")
+    stacks: list[str] = Field(default_factory=list, description="Training stacks the whole message names.")
+    sizes: list[str] = Field(default_factory=list, description="Model sizes the whole message states ('7B').")
+
+
+def topic_concepts(text: str) -> list[str]:
+    """Every glossary concept ``text`` names (symptoms too: they say what a question is about, if not its cause)."""
+    return sorted({t.en[0] for t in find_terms(text) if t.en})
+
+
+def _keys(text: str) -> list[str]:
+    # "LoraAlpha", "lora_alpha" and "`lora_alpha`" are one key: compared lower-cased without underscores.
+    return sorted({_squash(m.group(1) or m.group(2) or m.group(3)) for m in _KEY.finditer(text)})
+
+
+def _squash(key: str) -> str:
+    return re.sub(r"[_\s]", "", key.lower())
+
+
+def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
+    """The asking sentences of a message and what they name (see the module docstring)."""
+    prose = prose_of(parts)
+    asked = asked_sentences(prose)
+    sentences = [s.strip() for s in _SENTENCE.split(prose) if s and s.strip()]
+    region = [s for s in sentences if any(a in s for a in asked)]
+    title = next((ln.strip() for ln in prose.splitlines() if ln.strip()), "")
+    if title and title not in region and len(title) <= 200:
+        region.insert(0, title)
+    region_text = "\n".join(region) if region else prose
+    return AskedQuestion(
+        text=region_text,
+        concepts=topic_concepts(region_text),
+        keys=_keys(region_text),
+        prose_concepts=topic_concepts(prose),
+        asks_why=bool(_WHY.search(region_text)),
+        # The asked clause itself ("…训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate, not speed).
+        family=symptom_family("\n".join(asked)),
+        asks_whether=any(_POLAR.search(a) for a in asked),
+        reports=reports_symptom(prose),
+        stacks=sorted(stacks_named(text)),
+        sizes=sorted(_sizes(text)),
+    )
+
+
+def _lead_en(card: Card) -> str:
+    return card.body_en.strip().split("\n\n", 1)[0].strip().strip("*").strip()
+
+
+def _first_sentence(lead: str) -> str:
+    return re.split(r"(?<=[.:;])\s", lead, maxsplit=1)[0]
+
+
+def lead_kind(card: Card, without_preamble: bool = False) -> LeadKind:
+    """What the card's lead does: gives a yes/no verdict, explains an observation, or states a fact
+    (``without_preamble``: what it does once a bare "This is expected." is dropped)."""
+    lead = _lead_en(card)
+    return _kind_of(_first_sentence(strip_preamble(lead) if without_preamble else lead))
+
+
+#: How much of a lead's first sentence names its subject ("This is Accelerate by design", "LLaMA-Factory uses …",
+#: "In alpaca-lora's finetune.py"); a stack named later is scope ("…, and Windows builds of PyTorch …").
+_SUBJECT_CHARS = 60
+
+
+# A bare verdict on an observation before the fact itself ("This is expected. DoRA splits …", "这是预期行为。DoRA 把…"):
+# without it the lead states the fact, which answers a comparison that reports nothing ("DoRA vs LoRA speed?").
+_PREAMBLE = re.compile(
+    r"^(\**)\s*(?:This is expected|That is expected|This is by design)\.\s+|^(\**)\s*(?:这是预期(?:行为|的)|这是设计如此)。\s*"
+)
+
+
+def strip_preamble(lead: str) -> str:
+    """The lead without a bare "This is expected." before its fact (bold marks kept)."""
+    return _PREAMBLE.sub(lambda m: m.group(1) or m.group(2) or "", lead, count=1)
+
+
+def _kind_of(first: str) -> LeadKind:
+    if _VERDICT_LEAD.search(first):
+        return "verdict"
+    if _OBSERVATION_LEAD.search(first):
+        return "observation"
+    return "statement"
+
+
+def presupposes_nothing(asked: AskedQuestion, act: Act) -> bool:
+    """The question reports no observation and asks no why: a lead's "This is expected." answers nothing asked."""
+    return act not in _OBSERVATION_ACTS and not (asked.asks_why or asked.reports)
+
+
+class CardTopic(BaseModel):
+    concepts: frozenset[str] = Field(description="Concepts its titles, questions and symptoms name.")
+    text: str = Field(description="All its text, lower-cased without underscores or spaces (where keys are found).")
+    stacks: frozenset[str] = Field(description="Training stacks its lead's subject names.")
+
+
+@lru_cache(maxsize=512)
+def _topic(card_id: str, about: str, body: str, lead_first: str) -> CardTopic:
+    return CardTopic(
+        concepts=frozenset(topic_concepts(about)), text=_squash(about + "\n" + body), stacks=stacks_named(lead_first)
+    )
+
+
+def card_topic(card: Card) -> CardTopic:
+    """What a card is about (its titles, questions and symptoms) and the stacks its lead's first sentence names."""
+    about = "\n".join(
+        [card.title_en, card.title_zh, *card.questions_en, *card.questions_zh, *card.symptoms_en, *card.symptoms_zh]
+    )
+    return _topic(card.id, about, card.body, _first_sentence(_lead_en(card))[:_SUBJECT_CHARS])
+
+
+class Gate(BaseModel):
+    """Whether a card's lead may open the answer, and why not when it may not (for the bench and the tests)."""
+
+    passes: bool
+    why: str = ""
+
+
+#: Acts whose question a yes/no lead can answer.
+_VERDICT_ACTS: frozenset[str] = frozenset({"yes_no", "is_normal", "diagnose"})
+#: Acts whose question a lead that explains an observation can answer (and any *why* question).
+_OBSERVATION_ACTS: frozenset[str] = frozenset({"yes_no", "is_normal", "diagnose"})
+
+
+def stack_conflict(card: Card, asked: AskedQuestion) -> bool:
+    """The lead is about a training stack and the message names only other ones."""
+    mine = card_topic(card).stacks
+    theirs = frozenset(asked.stacks)
+    return bool(mine and theirs and not (mine & theirs))
+
+
+#: A topic is shown by concepts worth this much together: one named by at most a fifth of the cards, or two or more
+#: commoner ones ("gradient accumulation" + "learning rate scheduler"). "GPU memory" or "batch size" alone, named by
+#: half the cards, shows nothing about which card answers.
+_TOPIC_WEIGHT = math.log(5.0)
+
+
+_WEIGHTS: dict[tuple[str, ...], dict[str, float]] = {}
+
+
+def _concept_weights(cards: tuple[Card, ...]) -> dict[str, float]:
+    """log(cards / cards naming the concept): how much sharing a concept says about a card (inverse document
+    frequency over the cards' titles, questions and symptoms); computed once per card set."""
+    key = tuple(c.id for c in cards)
+    if key not in _WEIGHTS:
+        df: Counter[str] = Counter()
+        for card in cards:
+            df.update(card_topic(card).concepts)
+        n = max(len(cards), 1)
+        _WEIGHTS[key] = {concept: math.log(n / k) for concept, k in df.items()}
+    return _WEIGHTS[key]
+
+
+def topic_weight(card: Card, concepts: list[str], all_cards: tuple[Card, ...]) -> float:
+    """How much the concepts a question names say that ``card`` is about it."""
+    weights = _concept_weights(all_cards)
+    shared = set(concepts) & card_topic(card).concepts
+    return sum(weights.get(c, 0.0) for c in shared)
+
+
+def _shares(card: Card, concepts: list[str], keys: list[str], all_cards: tuple[Card, ...]) -> bool | None:
+    """Whether the card is about what these concepts and keys name; None when they name nothing to compare.
+
+    Concepts the cards tell apart (one named by at most a fifth of them) must be shared to that weight; a question that
+    names only common ones ("batch size", "GPU memory") cannot tell cards apart, and one of them shared is enough."""
+    topic = card_topic(card)
+    if any(k in topic.text for k in keys):
+        return True
+    if not concepts:
+        return False if keys else None
+    weights = _concept_weights(all_cards)
+    if any(weights.get(c, 0.0) >= _TOPIC_WEIGHT for c in concepts):
+        return topic_weight(card, concepts, all_cards) >= _TOPIC_WEIGHT
+    return bool(set(concepts) & topic.concepts)
+
+
+def on_topic(card: Card, asked: AskedQuestion, all_cards: tuple[Card, ...], strict: bool = False) -> bool:
+    """The card is about something the asking sentences name. When they name nothing, the whole prose decides
+    (``strict``, for a yes/no lead: it does not, and the card fails); when that names nothing either, retrieval's
+    ranking stands."""
+    asked_shares = _shares(card, asked.concepts, asked.keys, all_cards)
+    if asked_shares is not None:
+        return asked_shares
+    if strict:
+        return False
+    prose_shares = _shares(card, asked.prose_concepts, [], all_cards)
+    return True if prose_shares is None else prose_shares
+
+
+#: Symptom families that tell cards apart. Nearly every message in this domain speaks of memory ("显存"), so a
+#: memory question says little about which card answers it; a slowdown or a loss curve does.
+_TELLING_FAMILIES = frozenset({"speed", "loss"})
+
+
+def symptom_fits(card: Card, asked: AskedQuestion) -> bool:
+    """The asking sentences speak of a slowdown or a loss curve and the card does too (or they speak of neither)."""
+    return asked.family not in _TELLING_FAMILIES or card_in_family(card, asked.family)
+
+
+def _sizes(text: str) -> set[str]:
+    return {re.sub(r"\s", "", m.group(0)).upper() for m in _SIZE.finditer(text)}
+
+
+def size_fits(card: Card, asked: AskedQuestion) -> bool:
+    """A card whose lead opens with one model size's numbers ("A single 24 GB card cannot fully fine-tune a 7B
+    model") answers only a message that states that size: for another model they are a number for a setup the user
+    did not state. Sizes a title gives as examples (MoE totals, the Ascend 910B chip) do not count."""
+    sizes = _sizes(_first_sentence(_lead_en(card)))
+    return not sizes or bool(sizes & set(asked.sizes))
+
+
+def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Card, ...]) -> Gate:
+    """Whether ``card``'s lead answers this question (see the module docstring)."""
+    kind = lead_kind(card)
+    # An explanation asked as "…越大越好吗？" is also a yes/no question (the act model tells the two apart least well).
+    if kind == "verdict" and act not in _VERDICT_ACTS and not (act == "explain" and asked.asks_whether):
+        return Gate(passes=False, why=f"a yes/no lead for a {act} question")
+    if kind == "observation" and presupposes_nothing(asked, act):
+        if lead_kind(card, without_preamble=True) == "observation":
+            return Gate(passes=False, why=f"a lead about an observation for a {act} question")
+        kind = "statement"  # it opens without its "This is expected." (rag.compose strips it)
+    if stack_conflict(card, asked):
+        return Gate(passes=False, why="the lead is about another training stack")
+    if act == "fit" and not card_in_family(card, "memory"):
+        # "Does it fit / how much memory?" is answered by a card about memory (not "NCCL supports Linux only").
+        return Gate(passes=False, why="a fit question and a card that does not speak of memory")
+    if not symptom_fits(card, asked):
+        return Gate(passes=False, why=f"the question asks about {asked.family}, the card does not")
+    if not size_fits(card, asked):
+        return Gate(passes=False, why="the card's lead is about a model size the message does not state")
+    if not on_topic(card, asked, all_cards, strict=kind == "verdict"):
+        return Gate(passes=False, why="the card names nothing the question asks about")
+    return Gate(passes=True)
+
+
+def opening_card(cards: list[Card], asked: AskedQuestion, act: Act, all_cards: tuple[Card, ...]) -> Card | None:
+    """The first retrieved card whose lead answers this question, or None."""
+    return next((c for c in cards if lead_answers(c, asked, act, all_cards).passes), None)
