@@ -93,7 +93,7 @@ _FAILURE = _rx(
     r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]of[- ]memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
     r"\bnan\b|报错|\bkilled\b|挂了|崩了"
 )
-_WHY = _rx(
+_WHY = WHY_ASK = _rx(
     r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
     r"问题出在|哪里出[了的]?问题|出了什么问题|哪里.{0,10}问题|"
     r"\b(?:any|a) (?:solution|fix|workaround)s?\b|\b(?:something|anything) (?:that )?(?:i|we)(?:'m| am| are)? (?:missed|missing)\b|"

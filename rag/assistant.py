@@ -188,7 +188,8 @@ class Assistant:
             misconceptions = []  # they asked for a number or a setting, not about the belief
         if not prose.strip() and config_calls:
             act = "diagnose"
-        plan = plan_calls(setup, act, intents, misconceptions, prose)
+        reported_oom = reports_oom(text)
+        plan = plan_calls(setup, act, intents, misconceptions, prose, reported_oom=reported_oom)
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)
         cards = self._cards_for(misconceptions, hits, intents, diagnosis)
@@ -221,7 +222,7 @@ class Assistant:
             config_calls=config_calls,
             nearest_fits=nearest,
             missing=missing,
-            reported_oom=reports_oom(text),
+            reported_oom=reported_oom,
             evidence=read_evidence(text, parts),
             asked=read_asked(text, parts),
             all_cards=self._all_cards,

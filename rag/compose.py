@@ -154,6 +154,8 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
         mine = setup.values.get(key)
         if mine is None:
             continue
+        if key == "model_text" and setup.has("model") and "model" not in setup.conflicts:
+            continue  # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice
         for other in others[:1]:
             src_b = t(f"from_{other.source}", lang) if other.source not in ("message", "history", "assumed") else ""
             lines.append(
@@ -566,11 +568,25 @@ def _belief_verdict(r: Results) -> str:
     return f"**{head}**"
 
 
+def _oom_estimate_verdict(r: Results) -> str:
+    """A reported OOM whose setup the message states well enough for the calculator: when the estimate does not fit,
+    that is the cause ("needs ~152 GiB per GPU on an 80 GiB card; the nearest setting that fits: …"), ahead of a
+    reader's guess from the error text or a list of usual causes; when it fits, what the run used beyond it."""
+    main = r.call("main")
+    if not (r.reported_oom and main is not None and main.result and main.result.get("fits") is not None):
+        return ""
+    if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+        return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
+    if main.result["fits"] and getattr(r.diagnosis, "causes", None):
+        return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
+    return _memory_verdict(r)
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
     if r.act == "diagnose":
-        v = _diagnosis_verdict(r)
+        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r)
         if v:
             return v
     if _belief_opens(r):
@@ -752,6 +768,7 @@ def explanation(r: Results) -> str:
         and not _belief_opens(r)
         and r.act not in ("fit", "batch_arithmetic", "configure")
         and not opens_with_usual_causes(r)
+        and not _oom_estimate_verdict(r)
         and lead_fits(r, r.cards[0])
     )
     text = parts[1] if len(parts) > 1 and opened_with_card else first

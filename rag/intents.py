@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .acts import asks_whether
+from .acts import WHY_ASK, asks_whether
 
 GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|累[积加计]|\bga\b|grad(?:ient)?[-_ ]?acc\w*|accumulat\w*)"
-MEM = r"(?:显存|内存|memory|vram|\boom\b|out of memory|爆|撑|装不下|放不下|fit)"
+MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|fit)"
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
 SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|cut\w*|reduc\w*)"
@@ -317,6 +317,7 @@ def reports_oom(text: str) -> bool:
     """Whether the message reports an out-of-memory it hit: an OOM word in a sentence that is not a question
     ("lora 微调均OOM", "CUDA out of memory. Tried to allocate"), not "会不会 OOM?" / "will it OOM?"."""
     for sentence in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text):
-        if _OOM_SEEN.search(sentence) and not asks_whether(sentence):
+        # "一直 OOM，为什么？", "why does it OOM?": asking why presupposes the OOM happened
+        if _OOM_SEEN.search(sentence) and (not asks_whether(sentence) or WHY_ASK.search(sentence)):
             return True
     return False

@@ -241,10 +241,17 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
 
 
 def plan_calls(
-    setup: Setup, act: Act, intents: Intents, misconceptions: list[MisconceptionRule], text: str = ""
+    setup: Setup,
+    act: Act,
+    intents: Intents,
+    misconceptions: list[MisconceptionRule],
+    text: str = "",
+    *,
+    reported_oom: bool = False,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
-    dataset size a steps-per-epoch question states)."""
+    dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
+    in the prose or only in a pasted error, and the estimate for the stated setup is then the first thing to check)."""
     plan = Plan()
     keys = {m.key for m in misconceptions}
     s = setup.known()
@@ -275,6 +282,7 @@ def plan_calls(
         or "mixed_precision_halves" in keys
         or "more_gpus_pool_memory" in keys
         or (intents.memory and act in ("diagnose", "is_normal", "yes_no", "configure"))
+        or (reported_oom and act in ("diagnose", "is_normal"))
     )
     if not memory_wanted:
         return plan

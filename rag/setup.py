@@ -264,7 +264,13 @@ _NAMED_IN_CONFIG = {
 
 # A line a script, YAML file or shell command comments out: `# micro_batch_size = 6`, `#--per_device_train_batch_size 16`,
 # `// "stage": 3`. Users keep their old settings that way; the run uses the lines that are not commented.
-_COMMENTED_LINE = re.compile(r"^[ \t]*(?:#|//)[^\n]*$", re.M)
+# Only a line that is a setting after its comment mark: a comment that describes the run ("# 6张A10, zero2 + offload",
+# "#   tune run --nnodes 1 --nproc_per_node 2 …") still says what the run is.
+_COMMENTED_LINE = re.compile(
+    r"^[ \t]*(?:#+|//)[ \t]*(?:--?[A-Za-z][\w.-]*(?:[ \t]*[=:]|[ \t]+\S|[ \t]*\\?$)|[\"']?[A-Za-z_][\w.]*[\"']?[ \t]*[=:])"
+    r"[^\n]*$",
+    re.M,
+)
 
 
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:

@@ -667,6 +667,13 @@ def _model_named(text: str, slots: Slots) -> None:
                     break
 
 
+# A memory size that adds several cards up: "合计96G显存", "共160G", "96GB in total", "combined 48 GB".
+_POOLED_BEFORE = re.compile(
+    r"(?:合计|总共|一共|共计|总计|共|总|total(?: of)?|combined|altogether|in all)\s*(?:有|是|为|:|：)?\s*$", re.I
+)
+_POOLED_AFTER = re.compile(r"\s*(?:显存)?\s*(?:in total|total|combined|altogether|in all|加起来|总共|合计)", re.I)
+
+
 def _gpu(text: str, slots: Slots) -> None:
     mentions = _gpu_mentions(text)
     if mentions:
@@ -697,6 +704,8 @@ def _gpu(text: str, slots: Slots) -> None:
                 continue  # "占用了 20G 显存" is use, not the card's size
             if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
                 continue
+            if _POOLED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _POOLED_AFTER.match(text, m.end()):
+                continue  # "4张3090，合计96G显存": the cards added up, not one card's size
             gb = float(next(g for g in m.groups() if g is not None))
             if m.group(0).lower().endswith("mib"):
                 gb = round(gb / 1024, 2)
