@@ -132,7 +132,10 @@ GLOSSARY: tuple[Term, ...] = (
     # --- hardware and parallelism -------------------------------------------------------
     _t("显卡|张卡|块卡|单卡|一张卡|GPU卡", "GPU|GPUs|graphics card|single GPU"),
     _t(
-        "多卡|多张卡|多GPU|多机多卡|几张卡|双卡|两张卡|三张卡|四张卡|八张卡|多机",
+        # ret6: a GPU count written with the GPU ("4*A100 40G", "4*A800能跑吗", "8卡 A100", "A100(40G)*8") is a
+        # multi-GPU setup too (Baichuan-13B #113, #141, Llama-Chinese #221)
+        r"多卡|多张卡|多GPU|多机多卡|几张卡|双卡|两张卡|三张卡|四张卡|八张卡|多机|(?<![\dA-Za-z])\d*[2-9]\s*卡|(?<![\dA-Za-z])\d*[2-9]\s*张[^，,。]{0,10}?[AHVLT]\d{2,3}|\d\s*[*×]\s*[AHVLT]\d{2,3}|"
+        r"[AHVLT]\d{2,3}[^\s,，]{0,8}\s*[*×]\s*\d",
         "multi-GPU|multiple GPUs|multi GPU|number of GPUs",
     ),
     _t("消费级显卡|消费级|游戏卡|3090|4090|3080|24G|24GB|24g", "consumer GPU|RTX 3090|RTX 4090|24GB|24 GB"),
@@ -264,6 +267,9 @@ GLOSSARY: tuple[Term, ...] = (
     ),
     # --- retrieval (issue #10): how users ask about requirements, growth, GPU counts ----------
     _t(
+        # ret6: "请问4*A100 40G能全参数微调Baichuan-13B吗" (Baichuan-13B #113), "单卡需要多大的显存才能训练的动"
+        # (Chinese-LLaMA-Alpaca #347), "4*A800能跑吗" (Baichuan-13B #141)
+        "能全参数微调|能全量微调|可以全量微调|可以全参微调|能全参微调|训练的动|训练得动|训得动|带得动|带的动|带不动|能跑吗|"
         "需要多少显存|要多少显存|需要多大的显存|需要多大显存|多大的显存|多大显存|显存需求|显存要求|最低配置|最低硬件|"
         "硬件要求|硬件配置|资源要求|需要多少张|需要几张|多少张卡|多少张|至少需要",
         "how much GPU memory|memory requirement|minimum hardware|how many GPUs|memory estimate",
@@ -276,10 +282,23 @@ GLOSSARY: tuple[Term, ...] = (
         "效果不如|效果差|效果变差|性能差|性能比|结果差|差距|不一致的结果|结果不一样|结果不同|准确率|正确率",
         "worse results|results differ|accuracy gap|different results",
     ),
+    # ret6: how users say "the cards' memory should add up" in threads outside the dev set: "2*22G显卡" (PaddleNLP
+    # #8232), "双卡3090-24G" (yangjianxin1/CPM #22), "将大模型的参数划分到多张卡上训练，而不是在每张卡上都加载整个模型参数"
+    # (LLaMA-Factory #44), "两张4090" + "24G" (LLaMA-Factory #24).
     _t(
         r"平均分到|分到两张卡|分到每张卡|分摊|合并显存|显存叠加|加起来|总显存|共\d+G|显存没有因为|显存没降|显存没有减少|"
-        "显存一致|显存一样|每张卡都",
+        r"显存一致|显存一样|每张卡都|划分到多张卡|分到多张卡|分到两个显卡|分到两张显卡|分布到多张卡|拆到多张卡|"
+        r"\d\s*[*×]\s*\d+\s*G|[两二双三四五六八]\s*[张块个]?\s*\d+\s*G\s*[显的]?卡|"
+        r"双卡[\dA-Za-z]*-?\d+\s*G",
         "pool GPU memory|memory not split across GPUs|each GPU holds a full copy|per-GPU memory",
+    ),
+    # "单卡能跑，多卡就OOM": ms-swift #2293 "同参数情况下，单卡正常运行，多卡DDP显存OOM", LLaMA-Factory #24 "用两张4090微调
+    # 13b的belle出现oom，单卡则不会", Open-R1-Video #24 "可以单张卡不报错，但是多张卡就会报错显示oom", ChatGLM-6B #1203
+    # "多卡微调就OOM，但是单卡能跑", Moore-AnimateAnyone #71 "为什么单卡不超显存，多卡会超显存".
+    _t(
+        "单卡能跑|单卡可以跑|单卡正常|单卡不报错|单张卡不报错|单卡不会|单卡则不会|单卡不超|单卡没问题|单卡就可以|"
+        "单卡能微调|单卡能训",
+        "works on a single GPU|fine on one GPU|single GPU works|works on one GPU",
     ),
     _t(
         "使用率|利用率|不参与计算|没有工作|只占用一张卡|只用了一张卡|只有一张卡在跑|另一张卡",
@@ -465,6 +484,8 @@ COMBINATIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
         ("worse results", "steps per epoch", "optimizer step"),
         "global batch grows with GPU count",
     ),
+    # "单卡能跑，多卡就 OOM": with data parallel every GPU holds what the single GPU held, and more on GPU 0.
+    (("multi-GPU", "world size"), ("works on a single GPU",), "pool GPU memory"),
     # "单卡能跑，多卡就被 kill": each data-parallel process loads its own copy into host RAM.
     (("multi-GPU", "world size"), ("process killed",), "host RAM per process"),
     # "训练一段时间后就会溢出显存": an OOM that comes after the run has worked for a while is memory growing over steps
