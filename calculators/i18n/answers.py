@@ -188,8 +188,8 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "The two columns are the same: accumulation steps do not change peak memory. The micro batch does:",
     },
     "ga_grad_buffer": {
-        "zh": "差别只有 {diff}，即一份梯度缓冲区：zero_grad(set_to_none=True)（PyTorch ≥ 2.0 与 HF Trainer 的默认）下，GA=1 时前向阶段还没有梯度，GA≥2 时累积的梯度与下一个微批次的激活同时存在。这是一个常数，GA=2 和 GA=64 一样。改变显存的是 micro batch：",
-        "en": "The only difference is {diff}, one gradient buffer: with zero_grad(set_to_none=True) (the PyTorch ≥ 2.0 and HF Trainer default) there are no gradients during the forward pass at GA=1, while at GA≥2 the accumulated gradients coexist with the next micro-batch's activations. It is a constant, the same for GA=2 and GA=64. The micro batch is what changes memory:",
+        "zh": "差别只有 {diff}，即一份梯度缓冲区与一个微批次的激活两者中较小的那个：zero_grad(set_to_none=True)（PyTorch ≥ 2.0 与 HF Trainer 的默认）下，GA=1 时前向阶段还没有梯度，GA≥2 时累积的梯度与下一个微批次的激活同时存在。这是一个常数，GA=2 和 GA=64 一样。改变显存的是 micro batch：",
+        "en": "The only difference is {diff}, the smaller of one gradient buffer and one micro-batch's activations: with zero_grad(set_to_none=True) (the PyTorch ≥ 2.0 and HF Trainer default) there are no gradients during the forward pass at GA=1, while at GA≥2 the accumulated gradients coexist with the next micro-batch's activations. It is a constant, the same for GA=2 and GA=64. The micro batch is what changes memory:",
     },
     "ga_differs": {
         "zh": "流水线并行时在途微批次会增加激活显存（见上表）。micro batch 的影响：",
