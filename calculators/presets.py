@@ -659,7 +659,8 @@ def preset_for_name(name: str) -> str | None:
     Exact after normalising case, separators, an organisation prefix and release suffixes, then the alias table:
     a name that is merely close ("qwen2.5-15b") is not a preset, because its shape is not known.
     """
-    key = _key(name)
+    # "Meta-Llama-3-70B-Instruct", "Llama3-70B": the organisation word and the missing hyphen are spelling
+    key = re.sub(r"^llama(\d)", r"llama-\1", re.sub(r"^meta-(?=llama)", "", _key(name)))
     while True:
         key = _ALIASES.get(key, key)
         if key in MODEL_PRESETS:

@@ -21,6 +21,9 @@ from rag.slots import extract_slots
         ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"),
         ("qwen2.5-15b", None),  # close to a preset is not a preset: its shape is unknown
         ("Qwen-14B", None),  # Qwen1 14B is not Qwen2.5-14B
+        ("Llama3-70B", "llama-3.1-70b"),  # LLaMA-Factory users' spelling; Llama 3 and 3.1 70B share the shape
+        ("Meta-Llama-3-70B-Instruct", "llama-3.1-70b"),
+        ("Meta-Llama-3-8B", "llama-3-8b"),
     ],
 )
 def test_preset_for_name(written: str, preset: str | None) -> None:
