@@ -57,7 +57,7 @@ _FIT = _rx(
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
-    r"\bcan i (?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:train|fine[- ]?tune)\b|\bpossible to (?:train|fine[- ]?tune)\b|"
+    r"\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:train|fine[- ]?tune)\b|\bpossible to (?:train|fine[- ]?tune)\b|"
     r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine[- ]?tune|train) .{0,40}\bon\b"
 )
 # A symptom the user observed.

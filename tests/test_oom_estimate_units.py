@@ -74,3 +74,12 @@ def test_cards_added_up_are_not_one_cards_size() -> None:
         setup, _ = read_setup(split_message(message))
         assert setup.get("gpu") == "rtx-3090"
         assert setup.get("gpu_memory_gb") != 96
+
+
+def test_a_verdict_that_does_not_fit_names_the_largest_part(bot_without_retrieval: Any) -> None:
+    r = bot_without_retrieval.ask("Can I fully fine-tune llama-2-13b on one A100 80GB with bf16?")
+    assert r.act == "fit"
+    main = next(c for c in r.tool_calls if c.label == "main").result
+    largest = max(("weights", "gradients", "optimizer_states", "activations"), key=lambda k: main[k])
+    assert largest == "optimizer_states"
+    assert "the largest part is optimizer states" in r.first_screen.split("\n")[0]

@@ -128,8 +128,8 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "Common causes: real sequences longer than set (image tokens, packing), or memory taken by fragmentation, evaluation/saving steps or another process.",
     },
     "no_fit": {
-        "zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}（多 {over}）。",
-        "en": "It does not fit: about {total} per GPU, {over} over the {cap} of {gpu}.",
+        "zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}（多 {over}），最大的一项是{part} {size}。",
+        "en": "It does not fit: about {total} per GPU, {over} over the {cap} of {gpu}; the largest part is {part}, {size}.",
     },
     "states_no_fit": {
         "zh": "放不下：仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，超过 {gpu} 的 {cap}；激活还要另算。",
