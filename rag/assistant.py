@@ -418,9 +418,9 @@ class Assistant:
         hits: list[Any],
         intents: Intents,
         diagnosis: Any,
-        asked: AskedQuestion,
-        setup: Setup,
-        act: Act,
+        asked: AskedQuestion | None = None,
+        setup: Setup | None = None,
+        act: Act = "explain",
     ) -> list[Card]:
         """Cards to explain with: the diagnosis's and the corrected beliefs' first, then retrieved cards whose
         dense score is close to the best one's or that BM25 ranks at the top — never padded to a fixed count, and
@@ -466,11 +466,13 @@ class Assistant:
             chosen.insert(2, hits[0].card)
         return chosen[:3]
 
-    def _citable(self, hits: list[Any], asked: AskedQuestion, setup: Setup, act: Act) -> list[Any]:
+    def _citable(self, hits: list[Any], asked: AskedQuestion | None, setup: Setup | None, act: Act) -> list[Any]:
         """The retrieved cards that may be cited: none about another setup than the message states
         (rag.citing); of the rest, the first :data:`CITABLE_RANKED` as retrieval ranks them and, after them,
         only cards whose lead answers this question (rag.opening), so that a dropped card's place goes to a
-        relevant one and never to padding."""
+        relevant one and never to padding. Without the message read (``asked``, ``setup``) all are citable."""
+        if asked is None or setup is None:
+            return hits
         kept = [h for h in hits if not answers_another_setup(h.card, asked, setup)]
         later = [h for h in kept[CITABLE_RANKED:] if lead_answers(h.card, asked, act, self._all_cards).passes]
         return kept[:CITABLE_RANKED] + later
