@@ -212,7 +212,22 @@ def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:
 
     Needs the slots (the numbers may come from an earlier turn), so the assistant applies it after merging them.
     """
-    return micro is not None and micro <= 2 and (ga or 1) <= 2 and _has(_EFFECT_WORDS, text)
+    return micro is not None and micro <= 2 and (ga or 1) <= 2 and any(_asks_effect(s) for s in _sentences(text))
+
+
+# What a sentence that reports memory or counts steps speaks of: "内存溢出问题" ("an overflow problem", yolo3-pytorch #19,
+# MhLiao/DB #151), "占用50G … 跟理论计算差的太多" (a gap in GB), "哪些参数影响step" (what sets the step count) use
+# effect words about memory or steps, not about what a tiny batch does to training.
+_NOT_AN_EFFECT = MEM + r"|占用|溢出|\d+(?:\.\d+)?\s*(?:G|GB|GiB|MiB)(?![A-Za-z])|(?<![A-Za-z])steps?(?![A-Za-z])|步数"
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text) if s.strip()]
+
+
+def _asks_effect(sentence: str) -> bool:
+    """The sentence asks what something does to training (an effect word), not about memory or step counts."""
+    return _has(_EFFECT_WORDS, sentence) and not _has(_NOT_AN_EFFECT, sentence)
 
 
 def detect_intents(text: str) -> Intents:

@@ -77,7 +77,7 @@ _STACKS: dict[str, re.Pattern[str]] = {
     "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory", re.I),
     "trl": re.compile(r"\btrl\b|\b(?:SFT|DPO|GRPO|PPO|Reward)(?:Trainer|Config)\b", re.I),
     "torchtune": re.compile(r"\btorchtune\b|\btune run\b", re.I),
-    "verl": re.compile(r"\bverl\b|actor_rollout_ref", re.I),
+    "verl": re.compile(r"\bverl\b|actor_rollout_ref|\bDataProto\b", re.I),
     "megatron": re.compile(r"megatron", re.I),
     "alpaca-lora": re.compile(r"alpaca[-_ ]?lora", re.I),
     "espnet": re.compile(r"\bespnet", re.I),
