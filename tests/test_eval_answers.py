@@ -16,27 +16,27 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# The dev set grew to 620 real questions: 108 new ones (dev-mine5zh / dev-mine5en, 45 + 45 mostly non-diagnose
-# questions mined blind for the weak acts; dev-ret5, 18 for retrieval). Scored before the engine saw them they got
-# act 0.444 / 0.489 and hit@3 0.683 / 0.744, so the dev figures fell with the harder set, not with the engine: on
-# the 512 old questions nothing fell. Measured on the merged engine: act 0.782 / 0.811 (optimistic: the act model is
-# trained on this folder), fidelity 0.939 / 0.935, 13 contradicted, 2 strawman (zh-jittor-602: a Jittor run whose
-# memory did grow with GA; zh-openrlhf-277), hit@3 0.771 / 0.824, hit@1 0.546 / 0.608, p90 108 / 120 words.
+# 637 real questions (dev-ret6: 17 from forums and blogs, mined blind, added this round). Measured on the merged
+# engine: act 0.788 / 0.815 (optimistic: the act model is trained on this folder), fidelity 0.948 / 0.940, 9
+# contradicted, 0 headlines, 3 strawman (zh-jittor-602: a Jittor run whose memory did grow with GA; zh-openrlhf-277;
+# en-discuss-pytorch-180729, whose user expects GA not to change memory and is "corrected" anyway), hit@3 0.821 /
+# 0.838, hit@1 0.593 / 0.630, p90 105 / 113 words.
 FLOORS = {
-    "zh": {"act_accuracy": 0.775, "fidelity": 0.935, "hit3": 0.765, "hit1": 0.54},
-    "en": {"act_accuracy": 0.805, "fidelity": 0.93, "hit3": 0.815, "hit1": 0.60},
+    "zh": {"act_accuracy": 0.78, "fidelity": 0.94, "hit3": 0.815, "hit1": 0.585},
+    "en": {"act_accuracy": 0.805, "fidelity": 0.935, "hit3": 0.83, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 14, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 125, "refused": 0}
+CEILINGS = {"contradicted": 10, "assumed_headlines": 0, "strawman": 3, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# 142 questions: the first 82 plus blind2.yaml (60, mined this round by someone who never saw the engine's code or
-# answers). Measured zh 0.708 / en 0.586 act, 0.905 / 0.817 fidelity, 19 contradicted, hit@3 0.592 / 0.794,
-# 2 headlines, 2 strawman corrections and 1 refusal (all three in blind2 except the headlines).
+# 222 questions: the first 82, blind2.yaml (60) and blind3-zh/-en.yaml (80, mined this round by someone who never
+# saw the engine's code or answers, scored once before any change: act 0.675 / 0.675, hit@3 0.525 / 0.590).
+# Measured zh 0.679 / en 0.618 act, 0.897 / 0.836 fidelity, 38 contradicted, hit@3 0.622 / 0.748, 2 headlines,
+# 3 strawman corrections and 1 refusal.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.68, "fidelity": 0.89, "hit3": 0.58},
-    "en": {"act_accuracy": 0.57, "fidelity": 0.80, "hit3": 0.78},
+    "zh": {"act_accuracy": 0.67, "fidelity": 0.89, "hit3": 0.61},
+    "en": {"act_accuracy": 0.605, "fidelity": 0.83, "hit3": 0.74},
 }
-HELDOUT_CEILINGS = {"contradicted": 20, "assumed_headlines": 2, "strawman": 2, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 39, "assumed_headlines": 2, "strawman": 3, "refused": 1}
 
 
 @pytest.fixture(scope="module")
