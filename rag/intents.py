@@ -311,11 +311,14 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     if _QUOTED.search(text):
         return False
     sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    title = text.lstrip().split("\n", 1)[0].strip() if "\n" in text.strip() else ""
     for sentence in sentences:
         if not rule.matches(sentence) or _DENIAL.search(sentence):
             continue
         if rule.key in _GA_MEMORY_RULES and _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
             continue
+        if rule.key in _GA_MEMORY_RULES and sentence.strip() == title and not _STRONG_BELIEF.search(sentence):
+            continue  # an issue title names what was seen ("VRAM usage increase with more gradient accumulation steps")
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True
     return False

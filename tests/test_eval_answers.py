@@ -18,14 +18,13 @@ pytestmark = pytest.mark.slow
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
 # 637 real questions (dev-ret6: 17 from forums and blogs, mined blind, added this round). Measured on the merged
 # engine: act 0.788 / 0.815 (optimistic: the act model is trained on this folder), fidelity 0.948 / 0.940, 9
-# contradicted, 0 headlines, 3 strawman (zh-jittor-602: a Jittor run whose memory did grow with GA; zh-openrlhf-277;
-# en-discuss-pytorch-180729, whose user expects GA not to change memory and is "corrected" anyway), hit@3 0.821 /
-# 0.838, hit@1 0.593 / 0.630, p90 105 / 113 words.
+# contradicted, 0 headlines, 2 strawman (zh-jittor-602: a Jittor run whose memory did grow with GA; zh-openrlhf-277),
+# hit@3 0.821 / 0.838, hit@1 0.593 / 0.630, p90 105 / 113 words.
 FLOORS = {
     "zh": {"act_accuracy": 0.78, "fidelity": 0.94, "hit3": 0.815, "hit1": 0.585},
     "en": {"act_accuracy": 0.805, "fidelity": 0.935, "hit3": 0.83, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 10, "assumed_headlines": 0, "strawman": 3, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 10, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # 222 questions: the first 82, blind2.yaml (60) and blind3-zh/-en.yaml (80, mined this round by someone who never

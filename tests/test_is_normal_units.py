@@ -19,3 +19,20 @@ def test_an_observation_asked_about_opens_with_yes_and_the_reason(bot_without_re
 def test_a_stated_expectation_is_still_corrected(bot_without_retrieval: Any) -> None:
     ans = bot_without_retrieval.ask("两张卡训练，我以为多卡会把显存合并，每张卡占用会减半，结果显存翻倍，这正常吗？")
     assert ans.act == "is_normal" and ans.corrections
+
+
+def test_an_issue_title_naming_what_was_seen_holds_no_belief() -> None:
+    """discuss.pytorch.org #180729: the title reports growth, the body expects GA *not* to change memory; no
+    "what the question gets wrong" correction for a belief the user does not hold."""
+    from rag.intents import detect_misconceptions, holds_belief
+
+    message = (
+        "VRAM usage increase with more gradient accumulation steps\n"
+        "What would cause GPU memory usage increase with more gradient accumulation steps? "
+        "I am assuming changing gradient_accumulation_steps shall not have any impact on the memory usage."
+    )
+    rules = detect_misconceptions(message)
+    assert rules and not any(holds_belief(message, r) for r in rules)
+    # the same claim asserted in a sentence is still held
+    claim = "梯度累积会增加显存吧，GA=16 显存是 GA=1 的 16 倍"
+    assert any(holds_belief(claim, r) for r in detect_misconceptions(claim))
