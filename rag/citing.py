@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .cards import Card
-from .opening import AskedQuestion, _first_sentence, _lead_en, _sizes, stack_conflict
+from .opening import AskedQuestion, first_sentence, lead_en, sizes_in, stack_conflict
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -51,14 +51,14 @@ def method_conflict(card: Card, setup: Setup) -> bool:
 
 def size_conflict(card: Card, asked: AskedQuestion) -> bool:
     """The card's lead opens with model sizes and the message states only other ones."""
-    sizes = _sizes(_first_sentence(_lead_en(card)))
+    sizes = sizes_in(first_sentence(lead_en(card)))
     return bool(sizes and asked.sizes) and not sizes & set(asked.sizes)
 
 
 def capacity_conflict(card: Card, setup: Setup) -> bool:
     """The card's lead opens with a GPU capacity and the message states a different one."""
     stated = setup.get("gpu_memory_gb")
-    capacities = [float(x) for x in _CAPACITY.findall(_first_sentence(_lead_en(card)))]
+    capacities = [float(x) for x in _CAPACITY.findall(first_sentence(lead_en(card)))]
     if not stated or not capacities:
         return False
     return all(abs(c - float(stated)) > _CAPACITY_TOLERANCE * max(c, float(stated)) for c in capacities)

@@ -162,23 +162,26 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         asks_whether=any(_POLAR.search(a) for a in asked),
         reports=reports_symptom(prose),
         stacks=sorted(stacks_named(text)),
-        sizes=sorted(_sizes(text)),
+        sizes=sorted(sizes_in(text)),
     )
 
 
-def _lead_en(card: Card) -> str:
+def lead_en(card: Card) -> str:
+    """A card's English lead (its first paragraph): the sentence an answer would open with; English decides its kind
+    and sizes because both languages' leads say the same thing."""
     return card.body_en.strip().split("\n\n", 1)[0].strip().strip("*").strip()
 
 
-def _first_sentence(lead: str) -> str:
+def first_sentence(lead: str) -> str:
+    """The lead's first sentence, where a model size or a GPU capacity names the one setup the card is about."""
     return re.split(r"(?<=[.:;])\s", lead, maxsplit=1)[0]
 
 
 def lead_kind(card: Card, without_preamble: bool = False) -> LeadKind:
     """What the card's lead does: gives a yes/no verdict, explains an observation, or states a fact
     (``without_preamble``: what it does once a bare "This is expected." is dropped)."""
-    lead = _lead_en(card)
-    return _kind_of(_first_sentence(strip_preamble(lead) if without_preamble else lead))
+    lead = lead_en(card)
+    return _kind_of(first_sentence(strip_preamble(lead) if without_preamble else lead))
 
 
 #: How much of a lead's first sentence names its subject ("This is Accelerate by design", "LLaMA-Factory uses …",
@@ -229,7 +232,7 @@ def card_topic(card: Card) -> CardTopic:
     about = "\n".join(
         [card.title_en, card.title_zh, *card.questions_en, *card.questions_zh, *card.symptoms_en, *card.symptoms_zh]
     )
-    return _topic(card.id, about, card.body, _first_sentence(_lead_en(card))[:_SUBJECT_CHARS])
+    return _topic(card.id, about, card.body, first_sentence(lead_en(card))[:_SUBJECT_CHARS])
 
 
 class Gate(BaseModel):
@@ -320,7 +323,8 @@ def symptom_fits(card: Card, asked: AskedQuestion) -> bool:
     return asked.family not in _TELLING_FAMILIES or card_in_family(card, asked.family)
 
 
-def _sizes(text: str) -> set[str]:
+def sizes_in(text: str) -> set[str]:
+    """Model sizes written in ``text``, normalised ("7 b" and "7B" are one size), to compare a card with a message."""
     return {re.sub(r"\s", "", m.group(0)).upper() for m in _SIZE.finditer(text)}
 
 
@@ -328,7 +332,7 @@ def size_fits(card: Card, asked: AskedQuestion) -> bool:
     """A card whose lead opens with one model size's numbers ("A single 24 GB card cannot fully fine-tune a 7B
     model") answers only a message that states that size: for another model they are a number for a setup the user
     did not state. Sizes a title gives as examples (MoE totals, the Ascend 910B chip) do not count."""
-    sizes = _sizes(_first_sentence(_lead_en(card)))
+    sizes = sizes_in(first_sentence(lead_en(card)))
     return not sizes or bool(sizes & set(asked.sizes))
 
 
