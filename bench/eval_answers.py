@@ -287,6 +287,12 @@ def print_table(summary: dict[str, dict[str, float]]) -> None:
         print(f"| {lang} | " + " | ".join(fmt.format(s[c]) for c, fmt in cols) + " |")
 
 
+def _id_list(spec: str) -> set[str]:
+    """``a,b,c`` or ``@file`` (one id per line, ``#`` comments) as a set of question ids."""
+    text = Path(spec[1:]).read_text(encoding="utf-8") if spec.startswith("@") else spec.replace(",", "\n")
+    return {line.split("#", 1)[0].strip() for line in text.splitlines()} - {""}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--show", help="print one question's answer and its scoring")
@@ -297,11 +303,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--json", help="write every row and the summary to this file")
     ap.add_argument("--dir", default=str(DEV_DIR))
+    ap.add_argument(
+        "--ids",
+        help="score only these questions: comma-separated ids, or @FILE with one id per line (a quick re-check "
+        "of the questions a change is about; the floors are only ever checked on the whole set)",
+    )
     args = ap.parse_args(argv)
 
     from rag import Assistant
 
     questions = load_dev_set(Path(args.dir))
+    if args.ids:
+        wanted = _id_list(args.ids)
+        unknown = wanted - {q["id"] for q in questions}
+        if unknown:
+            ap.error(f"unknown question ids: {', '.join(sorted(unknown))}")
+        questions = [q for q in questions if q["id"] in wanted]
     bot = Assistant()
     if args.show:
         q = next(q for q in questions if q["id"] == args.show)

@@ -291,3 +291,13 @@ def test_entry_cards_and_facts(entry):
     for f in facts:
         assert isinstance(f, str) and f.strip()
         assert not CJK.search(f), "key_facts are written in English"
+
+
+def test_eval_ids_filter_reads_lists_and_files(tmp_path):
+    """``bench/eval_answers.py --ids`` takes ``a,b`` or ``@file`` (comments and blank lines skipped)."""
+    from bench.eval_answers import _id_list
+
+    assert _id_list("zh-a-1, en-b-2,") == {"zh-a-1", "en-b-2"}
+    f = tmp_path / "ids.txt"
+    f.write_text("zh-a-1  # wrong act\n\nen-b-2\n", encoding="utf-8")
+    assert _id_list(f"@{f}") == {"zh-a-1", "en-b-2"}
