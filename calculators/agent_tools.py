@@ -73,6 +73,12 @@ def effective_batch(
     gradient_accumulation_steps: int | None = None,
     world_size: int = 1,
     train_batch_size: int | None = None,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    sequence_parallel_size: int = 1,
+    dataset_size: int | None = None,
+    num_train_epochs: float | None = None,
+    observed_steps: int | None = None,
     lang: str = "en",
 ) -> dict[str, Any]:
     """Resolve the effective (global) batch: train_batch_size = micro batch per GPU × gradient accumulation × GPUs.
@@ -84,8 +90,14 @@ def effective_batch(
     Args:
         train_micro_batch_size_per_gpu (int): samples per GPU per forward/backward (HF: per_device_train_batch_size).
         gradient_accumulation_steps (int): micro-batches summed before each optimizer step.
-        world_size (int): number of data-parallel GPUs (all nodes together).
+        world_size (int): number of GPUs (all nodes together); the data-parallel size is this ÷ (TP × PP × SP).
         train_batch_size (int): the effective batch, if you want it checked or want a missing field derived.
+        tensor_parallel_size (int): TP degree; GPUs in one TP/PP/SP group share a batch (data-parallel = GPUs ÷ TP×PP×SP).
+        pipeline_parallel_size (int): PP degree.
+        sequence_parallel_size (int): sequence/context-parallel degree (ms-swift, verl Ulysses, Megatron CP).
+        dataset_size (int): samples in the dataset, for optimizer steps per epoch as the HF Trainer counts them.
+        num_train_epochs (float): epochs, for the total steps ("Total optimization steps").
+        observed_steps (int): the step count your run showed, to back-solve the batch it really used.
         lang (str): "en" or "zh" for the explanation.
     """
     res = resolve_batch(
@@ -93,6 +105,12 @@ def effective_batch(
         train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
         gradient_accumulation_steps=gradient_accumulation_steps,
         world_size=world_size,
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
+        sequence_parallel_size=sequence_parallel_size,
+        dataset_size=dataset_size,
+        num_train_epochs=num_train_epochs,
+        observed_steps=observed_steps,
         lang=_lang(lang),
     )
     return res.model_dump(mode="json")

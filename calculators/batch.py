@@ -85,13 +85,32 @@ class BatchResult(BaseModel):
     train_batch_size: int
     train_micro_batch_size_per_gpu: int
     gradient_accumulation_steps: int
-    world_size: int
+    world_size: int = Field(description="GPUs (processes), as given.")
+    data_parallel_size: int = Field(description="world_size ÷ (TP × PP × SP): the GPUs that each take their own batch.")
     derived: list[str] = Field(description="Which of the three fields were filled in, DeepSpeed-style.")
     formula: str
     samples_per_optimizer_step: int
     tokens_per_optimizer_step: int | None = None
-    optimizer_steps_per_epoch: int | None = None
+    optimizer_steps_per_epoch: int | None = Field(
+        None,
+        description="Per epoch, HF Trainer from transformers 4.52 (and accelerate-style loops): "
+        "ceil(micro-batches per GPU / GA).",
+    )
+    optimizer_steps_per_epoch_before_4_52: int | None = Field(
+        None, description="Per epoch, HF Trainer up to transformers 4.51: max(micro-batches per GPU // GA, 1)."
+    )
     micro_batches_per_epoch_per_gpu: int | None = None
+    dataset_size: int | None = None
+    num_train_epochs: float | None = None
+    total_optimizer_steps: int | None = Field(
+        None,
+        description="ceil(num_train_epochs × optimizer_steps_per_epoch): the Trainer's 'Total optimization steps'.",
+    )
+    total_optimizer_steps_before_4_52: int | None = None
+    observed_steps: int | None = Field(None, description="The step count the user's run showed.")
+    samples_per_observed_step: float | None = Field(
+        None, description="dataset_size × num_train_epochs ÷ observed_steps: the batch the run really used per step."
+    )
     what_if: list[KnobChange]
     learning_rate: LearningRateGuidance | None = None
     notes_en: list[str] = []
@@ -307,6 +326,40 @@ def _batch_field(field: str, value: Any) -> int:
         ) from None
 
 
+class TrainerStepCounts(BaseModel):
+    """Optimizer steps the Hugging Face Trainer runs for a dataset (``trainer_step_counts``)."""
+
+    micro_per_gpu: int
+    per_epoch: int
+    per_epoch_floor: int
+    total: int | None = None
+    total_floor: int | None = None
+
+
+def trainer_step_counts(
+    dataset_size: int, micro: int, ga: int, world_size: int, epochs: float | None = None
+) -> TrainerStepCounts:
+    """The Trainer's step counts, as ``Trainer.set_initial_training_values`` computes them.
+
+    Each of the ``world_size`` ranks gets ceil(dataset_size / world_size) samples from the DistributedSampler (it pads
+    by repeating samples) and ceil(that / micro) micro-batches; steps per epoch are
+    ``len_dataloader // GA + int(len_dataloader % GA > 0)`` from transformers 4.52 and ``max(len_dataloader // GA, 1)``
+    up to 4.51 (bisected on release wheels, see the card ``hf-trainer-step-counts-optimizer-updates``); the total
+    is ``ceil(num_train_epochs × steps per epoch)``. ``tests/test_batch_steps_library.py`` checks this against the
+    installed transformers and torch.
+    """
+    micro_per_gpu = math.ceil(math.ceil(dataset_size / world_size) / micro)
+    per_epoch = micro_per_gpu // ga + int(micro_per_gpu % ga > 0)
+    per_epoch_floor = max(micro_per_gpu // ga, 1)
+    return TrainerStepCounts(
+        micro_per_gpu=micro_per_gpu,
+        per_epoch=per_epoch,
+        per_epoch_floor=per_epoch_floor,
+        total=None if epochs is None else math.ceil(epochs * per_epoch),
+        total_floor=None if epochs is None else math.ceil(epochs * per_epoch_floor),
+    )
+
+
 def resolve_batch(
     train_batch_size: int | None = None,
     train_micro_batch_size_per_gpu: int | None = None,
@@ -318,6 +371,11 @@ def resolve_batch(
     base_learning_rate: float | None = None,
     base_batch_size: int | None = None,
     per_device_train_batch_size: int | None = None,
+    num_train_epochs: float | None = None,
+    observed_steps: int | None = None,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    sequence_parallel_size: int = 1,
     lang: Lang = "en",
 ) -> BatchResult:
     """Resolve DeepSpeed's three batch fields and explain the result.
@@ -326,6 +384,16 @@ def resolve_batch(
     the same thing as ``train_micro_batch_size_per_gpu``. Raises
     :class:`BatchConfigError` with DeepSpeed's assertion text when the values
     are inconsistent, and :class:`CalculatorError` for invalid numbers.
+
+    ``world_size`` is the number of GPUs (processes). Tensor-, pipeline- and sequence/context-parallel groups share
+    one batch, so the data-parallel size in the equation is ``world_size ÷ (TP × PP × SP)`` (DeepSpeed's
+    ``dp_world_size``, the HF Trainer's ``get_total_train_batch_size``); with none given it is ``world_size``.
+
+    With ``dataset_size`` it counts optimizer steps the way the Hugging Face Trainer does (the DistributedSampler
+    gives each GPU ceil(samples / GPUs) samples, the dataloader ceil(that / micro) micro-batches, and each
+    optimizer step takes GA of them; transformers 4.52 changed the last, partial group from dropped to counted).
+    With ``num_train_epochs`` too it gives the total, and with ``observed_steps`` (what the run showed) the batch the
+    run really used per step, so a mismatch points at the factor the formula misses.
     """
     if lang not in ("en", "zh"):
         raise CalculatorError("lang", lang, "'en' or 'zh'", "'en' 或 'zh'")
@@ -338,7 +406,18 @@ def resolve_batch(
                 "与 train_micro_batch_size_per_gpu 相同的值（二者是同一个设置）",
             )
         train_micro_batch_size_per_gpu = per_device_train_batch_size
-    ws = positive_int("world_size", world_size, maximum=MAX_WORLD)
+    gpus = positive_int("world_size", world_size, maximum=MAX_WORLD)
+    tp = positive_int("tensor_parallel_size", tensor_parallel_size, maximum=MAX_WORLD)
+    pp = positive_int("pipeline_parallel_size", pipeline_parallel_size, maximum=MAX_WORLD)
+    sp = positive_int("sequence_parallel_size", sequence_parallel_size, maximum=MAX_WORLD)
+    if gpus % (tp * pp * sp):
+        raise CalculatorError(
+            "world_size",
+            gpus,
+            f"a multiple of TP × PP × SP = {tp * pp * sp} (each data-parallel replica spans that many GPUs)",
+            f"TP × PP × SP = {tp * pp * sp} 的整数倍（每个数据并行副本占这么多张卡）",
+        )
+    ws = gpus // (tp * pp * sp)
     tb = None if train_batch_size is None else _batch_field("train_batch_size", train_batch_size)
     mb = (
         None
@@ -365,21 +444,32 @@ def resolve_batch(
         f"Effective batch = micro × GA × data-parallel GPUs = {mb} × {ga} × {ws} = {tb} samples per optimizer step."
     ]
     notes_zh = [f"有效批次 = 微批次 × 梯度累积步数 × 数据并行卡数 = {mb} × {ga} × {ws} = {tb} 个样本/每次优化器更新。"]
+    if ws != gpus:
+        split = " × ".join(f"{name} {n}" for name, n in (("TP", tp), ("PP", pp), ("SP", sp)) if n > 1)
+        notes_en.append(f"Data-parallel GPUs = {gpus} GPUs ÷ ({split}) = {ws}: a parallel group shares one batch.")
+        notes_zh.append(f"数据并行卡数 = {gpus} 张卡 ÷ ({split}) = {ws}：一个并行组共用一份数据。")
     if ws > 1:
         notes_en.append(
             f"Not micro × GA = {mb * ga}: every one of the {ws} data-parallel GPUs contributes its own micro-batches."
         )
         notes_zh.append(f"不是 micro × GA = {mb * ga}：{ws} 张数据并行卡每张都贡献自己的微批次。")
-    steps = micro_per_epoch = None
-    if ds is not None:
-        steps = math.ceil(ds / tb)
-        micro_per_epoch = math.ceil(ds / (mb * ws))
+    epochs = None if num_train_epochs is None else positive_float("num_train_epochs", num_train_epochs, maximum=1e6)
+    observed = None if observed_steps is None else positive_int("observed_steps", observed_steps, maximum=MAX_DATASET)
+    counts = None if ds is None else trainer_step_counts(ds, mb, ga, ws, epochs)
+    if counts is not None:
         notes_en.append(
-            f"{ds:,} samples → {steps:,} optimizer steps per epoch ({ds // tb:,} if the last partial batch is dropped)."
+            f"{ds:,} samples → {counts.micro_per_gpu:,} micro-batches per GPU per epoch → {counts.per_epoch:,} "
+            f"optimizer steps per epoch (⌈{counts.micro_per_gpu:,} / {ga}⌉; HF Trainer in transformers ≤ 4.51 "
+            f"counts ⌊{counts.micro_per_gpu:,} / {ga}⌋ = {counts.per_epoch_floor:,})."
         )
         notes_zh.append(
-            f"{ds:,} 个样本 → 每个 epoch {steps:,} 次优化器更新（丢弃最后不满的批次则为 {ds // tb:,} 次）。"
+            f"{ds:,} 个样本 → 每卡每个 epoch {counts.micro_per_gpu:,} 个微批次 → 每个 epoch {counts.per_epoch:,} 次"
+            f"优化器更新（⌈{counts.micro_per_gpu:,} / {ga}⌉；transformers ≤ 4.51 的 HF Trainer 按 "
+            f"⌊{counts.micro_per_gpu:,} / {ga}⌋ = {counts.per_epoch_floor:,} 计）。"
         )
+    per_observed = None
+    if observed is not None and ds is not None:
+        per_observed = round(ds * (epochs or 1) / observed, 1)
     lr = None
     if base_learning_rate is not None or base_batch_size is not None:
         if base_batch_size is None:
@@ -400,13 +490,21 @@ def resolve_batch(
         train_batch_size=tb,
         train_micro_batch_size_per_gpu=mb,
         gradient_accumulation_steps=ga,
-        world_size=ws,
+        world_size=gpus,
+        data_parallel_size=ws,
         derived=derived,
         formula=f"train_batch_size = {mb} × {ga} × {ws} = {tb}",
         samples_per_optimizer_step=tb,
         tokens_per_optimizer_step=None if seq is None else tb * seq,
-        optimizer_steps_per_epoch=steps,
-        micro_batches_per_epoch_per_gpu=micro_per_epoch,
+        optimizer_steps_per_epoch=None if counts is None else counts.per_epoch,
+        optimizer_steps_per_epoch_before_4_52=None if counts is None else counts.per_epoch_floor,
+        micro_batches_per_epoch_per_gpu=None if counts is None else counts.micro_per_gpu,
+        dataset_size=ds,
+        num_train_epochs=epochs,
+        total_optimizer_steps=None if counts is None else counts.total,
+        total_optimizer_steps_before_4_52=None if counts is None else counts.total_floor,
+        observed_steps=observed,
+        samples_per_observed_step=per_observed,
         what_if=_what_if(mb, ga, ws),
         learning_rate=lr,
         notes_en=notes_en,

@@ -46,6 +46,7 @@ from .opening import AskedQuestion, lead_answers, read_asked
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, plan_calls
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
+from .step_counts import read_step_counts
 
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
 MAX_HISTORY_TURNS = 20
@@ -199,7 +200,9 @@ class Assistant:
         if not prose.strip() and config_calls:
             act = "diagnose"
         reported_oom = reports_oom(text)
-        plan = plan_calls(setup, act, intents, misconceptions, prose, reported_oom=reported_oom)
+        plan = plan_calls(
+            setup, act, intents, misconceptions, prose, reported_oom=reported_oom, step_counts=read_step_counts(text)
+        )
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)
         asked = read_asked(text, parts)

@@ -56,6 +56,7 @@ _SHOWN = (
     "flash_attention",
     "pipeline_parallel_size",
     "tensor_parallel_size",
+    "sequence_parallel_size",
     "observed_memory_gb",
 )
 
@@ -343,20 +344,112 @@ def _batch_verdict(r: Results) -> str:
     micro, ga, ws, total = (
         res.get("train_micro_batch_size_per_gpu"),
         res.get("gradient_accumulation_steps"),
-        res.get("world_size"),
+        res.get("data_parallel_size") or res.get("world_size"),
         res.get("train_batch_size"),
     )
     if micro is None or ga is None or ws is None or total is None:
         return ""
-    steps, samples = res.get("optimizer_steps_per_epoch"), call.arguments.get("dataset_size")
-    per_epoch = (
-        " " + t("batch_steps", lang, samples=f"{samples:,}", total=total, steps=f"{steps:,}")
-        if steps and samples and r.setup.has("world_size")
-        else ""
+    implied = all(
+        k in call.arguments
+        for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+    )  # "Total train batch size = 16 … per device = 1 … GA = 8": the GPU count follows from their own numbers
+    if r.setup.source("world_size") in (None, "assumed") and not implied:  # the per-GPU stand-in is not their count
+        return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**" + _observed_steps(res, lang)
+    gpus = res.get("world_size") or ws
+    formula = (
+        t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total)
+        if gpus == ws
+        else t("batch_formula_dp", lang, micro=micro, ga=ga, ws=ws, gpus=gpus, split=_parallel_split(call), total=total)
     )
-    if not r.setup.has("world_size"):
-        return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**"
-    return "**" + t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total) + per_epoch + "**"
+    return "**" + formula + _steps_per_epoch(res, lang) + "**" + _observed_steps(res, lang)
+
+
+def _parallel_split(call: ToolCall) -> str:
+    """ "TP 2 × SP 4": the parallel degrees that made the data-parallel size smaller than the GPU count."""
+    names = (("tensor_parallel_size", "TP"), ("pipeline_parallel_size", "PP"), ("sequence_parallel_size", "SP"))
+    return " × ".join(f"{short} {call.arguments[k]}" for k, short in names if (call.arguments.get(k) or 1) > 1)
+
+
+def _steps_per_epoch(res: dict[str, Any], lang: Lang) -> str:
+    """ " 9,106 samples → 143 micro-batches per GPU per epoch → ÷ GA 128 = 2 optimizer steps per epoch (… up to 4.51
+    it is 1)": the Trainer's count, with the version that changed it when the two counts differ."""
+    steps, floor, samples = (
+        res.get("optimizer_steps_per_epoch"),
+        res.get("optimizer_steps_per_epoch_before_4_52"),
+        res.get("dataset_size") or 0,
+    )
+    if not steps or not samples:
+        return ""
+    total, total_floor, epochs = (
+        res.get("total_optimizer_steps"),
+        res.get("total_optimizer_steps_before_4_52"),
+        res.get("num_train_epochs"),
+    )
+    total_text = ""
+    if total and epochs:
+        total_text = t("batch_steps_total", lang, epochs=f"{epochs:g}", total=f"{total:,}")
+        if total_floor and total_floor != total:
+            total_text += t("batch_steps_total_floor", lang, total=f"{total_floor:,}")
+    return " " + t(
+        "batch_steps",
+        lang,
+        samples=f"{samples:,}",
+        micro_per=f"{res.get('micro_batches_per_epoch_per_gpu') or 0:,}",
+        ga=res.get("gradient_accumulation_steps"),
+        steps=f"{steps:,}",
+        floor=t("batch_steps_floor", lang, steps=f"{floor:,}") if floor and floor != steps else "",
+        total=total_text,
+    )
+
+
+def _observed_steps(res: dict[str, Any], lang: Lang) -> str:
+    """The step count the user's run showed, against the arithmetic: it matches (and which transformers count), or
+    the batch the run really used per step, with the usual factors the formula leaves out."""
+    observed, per = res.get("observed_steps"), res.get("samples_per_observed_step")
+    if not observed or per is None:
+        return ""
+    epochs = res.get("num_train_epochs")
+    new, old = (
+        (res.get("total_optimizer_steps"), res.get("total_optimizer_steps_before_4_52"))
+        if epochs
+        else (res.get("optimizer_steps_per_epoch"), res.get("optimizer_steps_per_epoch_before_4_52"))
+    )
+    if observed in (new, old):
+        which = t("steps_match_floor", lang) if observed != new else ""
+        return " " + t("steps_match", lang, observed=f"{observed:,}", which=which)
+    total_batch = res.get("train_batch_size") or 0
+    if total_batch and abs(per - total_batch) <= 0.02 * total_batch:
+        # 99,000 samples / 193 steps ≈ 513 per step against 512: rounding, a last partial step, a few filtered rows
+        return " " + t("steps_near", lang, observed=f"{observed:,}", per=f"{per:,.1f}".removesuffix(".0"))
+    return (
+        " "
+        + t(
+            "steps_mismatch",
+            lang,
+            observed=f"{observed:,}",
+            samples=f"{res.get('dataset_size') or 0:,}",
+            epochs=f"{epochs or 1:g}",
+            per=f"{per:,.1f}".removesuffix(".0"),
+            total=f"{res.get('train_batch_size'):,}",
+            factor=_steps_factor(per, res.get("train_batch_size") or 0, lang),
+        )
+        + " "
+        + t("steps_mismatch_causes", lang)
+    )
+
+
+def _steps_factor(per: float, total: int, lang: Lang) -> str:
+    """ " (= 224 ÷ 8)": a whole-number factor between the batch the run used and the settings' batch names the
+    missing factor's size (GRPO's num_generations 8, a sequence-parallel degree 4, a GA of 16 set by the framework)."""
+    if per <= 0 or total <= 0:
+        return ""
+    big, small = max(per, total), min(per, total)
+    if small < 2:
+        return ""  # "≈ 1 × 15" says nothing the per-step figure does not
+    k = round(big / small)
+    if k < 2 or abs(big / small - k) > 0.03 * k:
+        return ""
+    return t("steps_factor_div" if per < total else "steps_factor_mul", lang, total=f"{total:,}", k=k)
 
 
 def _diagnosis_verdict(r: Results) -> str:
@@ -597,6 +690,13 @@ def _oom_estimate_verdict(r: Results) -> str:
     return _memory_verdict(r)
 
 
+def _steps_checked(r: Results) -> bool:
+    """The message reports a step count and the batch call checked it against the arithmetic on the user's numbers:
+    that check answers "why does the progress bar show 193 steps?" whatever the act was read as."""
+    call = r.call("effective_batch")
+    return bool(call is not None and call.result and call.result.get("observed_steps"))
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
@@ -604,6 +704,10 @@ def _before_cards(r: Results) -> str:
         v = _oom_estimate_verdict(r) or _diagnosis_verdict(r)
         if v:
             return v
+    if _steps_checked(r):
+        bv = _batch_verdict(r)
+        if bv:
+            return bv
     if _belief_opens(r):
         return _belief_verdict(r)
     if r.act in ("fit", "configure"):

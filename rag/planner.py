@@ -9,6 +9,7 @@ numbers, and says it is not their setup. Every filled-in default is recorded as 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,6 +20,9 @@ from calculators.text_safety import escape_md
 from .acts import Act
 from .intents import Intents, MisconceptionRule
 from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
+from .step_counts import StepCounts, dataset_size_in
+
+__all__ = ["Plan", "PlannedCall", "dataset_size_in", "plan_calls"]
 
 GA_COMPARE = 16
 MICRO_SWEEP = [1, 2, 4, 8]
@@ -175,34 +179,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     return cfg
 
 
-# "2 million samples", "20k条问答对", "1000 examples": the dataset size a steps-per-epoch question needs. An
-# approximate count ("1800多条", "about 2k") is not a number the user stated, so it is not read.
-_DATASET = re.compile(
-    r"(?<![A-Za-z0-9_.,])(\d[\d,]*(?:\.\d+)?)\s*(k|m|million|thousand|万|千|w)?\s*(?:training\s+)?"
-    r"(?:samples|examples|sequences|rows|datasets?|data points|instances|images|sentences|pairs|条|个样本|个数据|张图片?|个问答对|对问答)",
-    re.I,
-)
-_SCALE = {"k": 1e3, "thousand": 1e3, "千": 1e3, "m": 1e6, "million": 1e6, "万": 1e4, "w": 1e4}
-_APPROX = re.compile(r"多|余|左右|约|大约|大概|\babout\b|\baround\b|\broughly\b|~|\+", re.I)
-
-
-def dataset_size_in(text: str) -> int | None:
-    """The number of training samples the message states exactly, or None (none, several, or approximate)."""
-    found = set()
-    for m in _DATASET.finditer(text):
-        before, after = text[max(0, m.start() - 6) : m.start()], text[m.end(1) : m.end(1) + 3]
-        if _APPROX.search(before) or _APPROX.search(after):
-            return None
-        try:
-            value = float(m.group(1).replace(",", "")) * _SCALE.get((m.group(2) or "").lower(), 1)
-        except ValueError:
-            continue
-        if value >= 1 and value == int(value):
-            found.add(int(value))
-    return found.pop() if len(found) == 1 else None
-
-
-def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> dict[str, Any] | None:
+def _batch_args(setup: Setup, plan: Plan, counts: StepCounts | None = None) -> dict[str, Any] | None:
     s = setup.known()
     args: dict[str, Any] = {
         k: s[k]
@@ -224,8 +201,25 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
         return None
     if any(v.source == "error" for k in (*given, "world_size") for v in setup.conflicts.get(k, [])):
         return None  # DeepSpeed's assertion printed other numbers than the launch: its diagnosis shows both
+    if "train_micro_batch_size_per_gpu" in args and not {"gradient_accumulation_steps", "train_batch_size"} & set(args):
+        plan.assume(
+            "gradient_accumulation_steps",
+            "GA 未说明：按 1（HF Trainer 和 DeepSpeed 的默认值）",
+            "GA not given: 1 (the HF Trainer and DeepSpeed default)",
+        )
+    tb, mb, ga = (
+        args.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+    )
     if "world_size" in s:
         args["world_size"] = s["world_size"]
+    elif tb and mb and ga and tb % (mb * ga) == 0:
+        # "Total train batch size = 16, batch size per device = 1, GA = 8": the banner already says 2 GPUs.
+        args["world_size"] = tb // (mb * ga)
+        plan.assume(
+            "world_size",
+            f"GPU 数未说明：由 {tb} ÷ ({mb} × {ga}) 推得 {tb // (mb * ga)}",
+            f"GPU count not given: {tb} ÷ ({mb} × {ga}) = {tb // (mb * ga)}",
+        )
     else:
         args["world_size"] = 1
         plan.assume(
@@ -235,8 +229,33 @@ def _batch_args(setup: Setup, plan: Plan, dataset_size: int | None = None) -> di
         )
     if "seq_len" in s:
         args["seq_len"] = s["seq_len"]
-    if dataset_size is not None:
-        args["dataset_size"] = dataset_size
+    parallel = [k for k in ("tensor_parallel_size", "pipeline_parallel_size", "sequence_parallel_size") if k in s]
+    if parallel and args["world_size"] % math.prod(s[k] for k in parallel) == 0:
+        args.update({k: s[k] for k in parallel})  # each parallel group is one data-parallel replica
+    if counts is not None:
+        args.update(_step_args(counts, plan))
+    return args
+
+
+def _step_args(counts: StepCounts, plan: Plan) -> dict[str, Any]:
+    """Samples, epochs and the step count the run showed, for a steps question. An approximate count of samples
+    ("1800多条") is used only to back-solve a count the run showed, and the answer says it was approximate."""
+    args: dict[str, Any] = {}
+    samples = counts.samples
+    if samples is None and counts.samples_about is not None and counts.observed_steps is not None:
+        samples = counts.samples_about
+        plan.assume(
+            "dataset_size",
+            f"样本数按约 {samples:,} 条（原文是约数）",
+            f"about {samples:,} samples (the message gives an approximate count)",
+        )
+    if samples is None:
+        return args
+    args["dataset_size"] = samples
+    if counts.epochs is not None and not counts.observed_per_epoch:
+        args["num_train_epochs"] = counts.epochs
+    if counts.observed_steps is not None and (counts.epochs is not None or counts.observed_per_epoch):
+        args["observed_steps"] = counts.observed_steps
     return args
 
 
@@ -248,18 +267,26 @@ def plan_calls(
     text: str = "",
     *,
     reported_oom: bool = False,
+    step_counts: StepCounts | None = None,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
-    in the prose or only in a pasted error, and the estimate for the stated setup is then the first thing to check)."""
+    in the prose or only in a pasted error, and the estimate for the stated setup is then the first thing to check;
+    ``step_counts``: samples, epochs and the step count the run showed, read from the whole message, so a step count
+    the user reports is checked against the arithmetic on their numbers)."""
     plan = Plan()
     keys = {m.key for m in misconceptions}
     s = setup.known()
     ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)
     enough = enough_for_memory(setup)
 
+    counts = step_counts or StepCounts()
+    # "训练样本数 14339, epoch=3, 但总 step=672, 差了 8 倍": a step count checked against the arithmetic is a diagnosis
+    # the batch call answers, whatever the act.
+    steps_reported = counts.observed_steps is not None and (counts.samples or counts.samples_about) is not None
     batch_wanted = (
         act == "batch_arithmetic"
+        or (steps_reported and act in ("diagnose", "is_normal", "explain"))
         or intents.effective
         or (
             sum(k in s for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"))
@@ -268,7 +295,9 @@ def plan_calls(
         )
     )
     if batch_wanted and not (ga_memory and not intents.effective):
-        args = _batch_args(setup, plan, dataset_size_in(text) if act == "batch_arithmetic" else None)
+        if step_counts is None:  # callers that pass only the prose: read what it states
+            counts = StepCounts(samples=dataset_size_in(text))
+        args = _batch_args(setup, plan, counts if act == "batch_arithmetic" or steps_reported else None)
         if args is not None:
             plan.calls.append(PlannedCall("effective_batch", args, "effective_batch"))
 

@@ -107,6 +107,7 @@ VALIDATORS: dict[str, Any] = {
     "flash_attention": _bool,
     "pipeline_parallel_size": _int(1, 100_000),
     "tensor_parallel_size": _int(1, 100_000),
+    "sequence_parallel_size": _int(1, 100_000),
     "observed_memory_gb": _float(0.001, 100_000),
 }
 SETUP_KEYS: tuple[str, ...] = tuple(VALIDATORS)

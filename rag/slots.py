@@ -76,6 +76,7 @@ class Slots(BaseModel):
     flash_attention: bool | None = None
     pipeline_parallel_size: int | None = None
     tensor_parallel_size: int | None = None
+    sequence_parallel_size: int | None = None
     #: The model name as the user wrote it ("Qwen-14B", "baichuan2 13b"), shown back and kept when no preset fits.
     model_text: str | None = None
     #: The GPU as the user named it ("Tesla P4", "TITAN RTX", "V100 32G"), shown back and kept when no preset fits.
@@ -547,6 +548,14 @@ _EAGER = re.compile(r"\beager\b", re.I)
 _TP = re.compile(
     r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I
 )
+# "--sequence_parallel 4" (ms-swift), "ulysses_sequence_parallel_size: 2" (verl), "sequence_parallel_size: 4"
+# (LLaMA-Factory, 360-LLaMA-Factory), "context_parallel_size 2" (Megatron, accelerate): GPUs that share one sequence,
+# so one data-parallel replica. Megatron's boolean "--sequence-parallel" (a TP memory optimisation) has no number.
+_SP = re.compile(
+    r"(?:(?:ulysses[-_ ]?)?sequence[-_ ]?parallel(?:ism)?(?:[-_ ]?(?:size|degree))?|context[-_ ]?parallel(?:[-_ ]?size)?|"
+    r"序列并行|上下文并行|\bsp_size|\bcp_size)" + SEP + r"(\d+)",
+    re.I,
+)
 _PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
 
 
@@ -930,6 +939,7 @@ _PARALLEL_SIZE_RULES = (
     SlotRule(("num_nodes",), (re.compile(r"单机|single[-_ ]node|one node", re.I),), _constant(1), only_if_unset=True),
     SlotRule(("pipeline_parallel_size",), (_PP,), _group_int()),
     SlotRule(("tensor_parallel_size",), (_TP,), _group_int()),
+    SlotRule(("sequence_parallel_size",), (_SP,), _group_int()),
 )
 
 
@@ -1463,6 +1473,15 @@ def _classify_words(key: str) -> str | None:
         return "tensor_parallel_size"
     if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):
         return "pipeline_parallel_size"
+    if joined in (
+        "sequence_parallel_size",
+        "sequence_parallel",
+        "ulysses_sequence_parallel_size",
+        "context_parallel_size",
+        "sp_size",
+        "cp_size",
+    ):
+        return "sequence_parallel_size"
     return None
 
 

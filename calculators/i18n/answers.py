@@ -167,9 +167,53 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "全局批次 = micro {micro} × GA {ga} × {ws} 张卡 = {total}。",
         "en": "Global batch = micro {micro} × GA {ga} × {ws} GPUs = {total}.",
     },
+    "batch_formula_dp": {
+        "zh": "全局批次 = micro {micro} × GA {ga} × {ws} 个数据并行副本（{gpus} 张卡 ÷ {split}）= {total}。",
+        "en": "Global batch = micro {micro} × GA {ga} × {ws} data-parallel replicas ({gpus} GPUs ÷ {split}) = {total}.",
+    },
     "batch_steps": {
-        "zh": "{samples} 个样本 ÷ {total} = 每个 epoch {steps} 次优化器更新（向上取整）。",
-        "en": "{samples} samples ÷ {total} = {steps} optimizer steps per epoch (rounded up).",
+        "zh": "{samples} 个样本 → 每卡每个 epoch {micro_per} 个微批次 → ÷ GA {ga} = 每个 epoch {steps} 步{floor}{total}。",
+        "en": "{samples} samples → {micro_per} micro-batches per GPU per epoch → ÷ GA {ga} = {steps} optimizer steps per epoch{floor}{total}.",
+    },
+    "batch_steps_floor": {
+        "zh": "（transformers ≥ 4.52 的 HF Trainer 向上取整；≤ 4.51 为 {steps}）",
+        "en": " (HF Trainer from transformers 4.52 rounds up; up to 4.51 it is {steps})",
+    },
+    "batch_steps_total": {
+        "zh": "，× {epochs} 个 epoch = 共 {total} 步",
+        "en": ", × {epochs} epoch(s) = {total} steps in all",
+    },
+    "batch_steps_total_floor": {
+        "zh": "（≤ 4.51：{total}）",
+        "en": " (up to 4.51: {total})",
+    },
+    "steps_match": {
+        "zh": "这与你的运行显示的 {observed} 步一致{which}。",
+        "en": "That matches the {observed} steps your run shows{which}.",
+    },
+    "steps_match_floor": {
+        "zh": "（transformers ≤ 4.51 的算法）",
+        "en": " (the transformers ≤ 4.51 count)",
+    },
+    "steps_near": {
+        "zh": "这与你的运行显示的 {observed} 步基本一致（每步约 {per} 个样本；差几步来自取整、每个 epoch 最后不满的一步或被过滤的样本）。",
+        "en": "That is close to the {observed} steps your run shows ({per} samples per step; a few steps come from rounding, each epoch's last partial step or filtered samples).",
+    },
+    "steps_mismatch": {
+        "zh": "你的运行显示 {observed} 步：{samples} × {epochs} ÷ {observed} ≈ 每步 {per} 个样本{factor}，而你的设置每步是 {total} 个。",
+        "en": "Your run shows {observed} steps: {samples} × {epochs} ÷ {observed} ≈ {per} samples per step{factor}, while your settings give {total}.",
+    },
+    "steps_factor_div": {
+        "zh": "（≈ {total} ÷ {k}）",
+        "en": " (≈ {total} ÷ {k})",
+    },
+    "steps_factor_mul": {
+        "zh": "（≈ {total} × {k}）",
+        "en": " (≈ {total} × {k})",
+    },
+    "steps_mismatch_causes": {
+        "zh": "差别来自上式之外的因素，常见的有：序列/张量/流水线并行的卡共用一份数据（数据并行数 = 卡数 ÷ 并行度）；packing、截断或过滤改变了样本数；框架替你设定了 GA 或 batch；RL 训练按生成的回答计数（GRPO 每个 prompt × num_generations）；设置了 max_steps。",
+        "en": "The difference comes from something outside this formula, usually: GPUs in sequence/tensor/pipeline parallel groups share one batch (data-parallel size = GPUs ÷ parallel degree); packing, truncation or filtering changed the number of samples; the framework set GA or the batch for you; an RL trainer counts generated completions (GRPO: each prompt × num_generations); or max_steps is set.",
     },
     "batch_per_gpu": {
         "zh": "每张卡每次优化器更新 = micro {micro} × GA {ga} = {per}；N 张卡时全局批次 = {per} × N。",
@@ -262,5 +306,6 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
     "pipeline_parallel_size": {"zh": "PP", "en": "PP"},
     "tensor_parallel_size": {"zh": "TP", "en": "TP"},
+    "sequence_parallel_size": {"zh": "序列并行", "en": "SP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},
 }
