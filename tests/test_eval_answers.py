@@ -27,15 +27,16 @@ FLOORS = {
 CEILINGS = {"contradicted": 10, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# 222 questions: the first 82, blind2.yaml (60) and blind3-zh/-en.yaml (80, mined this round by someone who never
-# saw the engine's code or answers, scored once before any change: act 0.675 / 0.675, hit@3 0.525 / 0.590).
-# Measured zh 0.679 / en 0.618 act, 0.897 / 0.836 fidelity, 38 contradicted, hit@3 0.622 / 0.748, 2 headlines,
-# 3 strawman corrections and 1 refusal.
+# 312 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (90, mined this stop
+# by helpers who never saw the engine's code or answers; scored once before any change of this stop: act 0.622 /
+# 0.533, values used 0.887 / 0.822, 13 contradicted, hit@3 0.644 / 0.500). All 312 before this stop's changes:
+# act 0.662 / 0.594, values used 0.896 / 0.832, 51 contradicted, hit@3 0.628 / 0.675, 2 headlines, 3 strawman,
+# 1 refusal (bench/eval_answers.py --dir tests/data/heldout_real).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.67, "fidelity": 0.89, "hit3": 0.61},
-    "en": {"act_accuracy": 0.605, "fidelity": 0.83, "hit3": 0.74},
+    "zh": {"act_accuracy": 0.65, "fidelity": 0.885, "hit3": 0.615},
+    "en": {"act_accuracy": 0.58, "fidelity": 0.82, "hit3": 0.66},
 }
-HELDOUT_CEILINGS = {"contradicted": 39, "assumed_headlines": 2, "strawman": 3, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 53, "assumed_headlines": 2, "strawman": 3, "refused": 1}
 
 
 @pytest.fixture(scope="module")
