@@ -12,6 +12,7 @@ calculator as the dataset size; it is kept (``samples_about``) only to back-solv
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -75,10 +76,12 @@ class StepCounts:
 
 
 def _number(text: str) -> float | None:
+    """The number written, or None; a digit run too long for a float (30,000 "1"s) is not a count of anything."""
     try:
-        return float(text.replace(",", ""))
+        value = float(text.replace(",", ""))
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def dataset_size_in(text: str) -> int | None:

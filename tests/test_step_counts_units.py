@@ -48,6 +48,11 @@ def test_read_step_counts(text, expected):
     assert read_step_counts(text) == expected
 
 
+@pytest.mark.parametrize("text", ["=" + "1" * 30_000, "steps = " + "1," * 15_000, "Num examples = " + "1" * 30_000])
+def test_a_digit_run_too_long_for_a_float_is_no_count(text):
+    assert read_step_counts(text) == StepCounts()
+
+
 def test_dataset_size_stays_exact_only():
     assert dataset_size_in("数据集为1800多条") is None
     assert read_step_counts("数据集为1800多条 epoch为3 为什么step是351").samples_about == 1800
