@@ -280,7 +280,8 @@ def plan_calls(
     ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)
     enough = enough_for_memory(setup)
 
-    counts = step_counts or StepCounts()
+    # Callers that pass only the prose get what it states of the dataset size.
+    counts = step_counts if step_counts is not None else StepCounts(samples=dataset_size_in(text))
     # "训练样本数 14339, epoch=3, 但总 step=672, 差了 8 倍": a step count checked against the arithmetic is a diagnosis
     # the batch call answers, whatever the act.
     steps_reported = counts.observed_steps is not None and (counts.samples or counts.samples_about) is not None
@@ -295,8 +296,6 @@ def plan_calls(
         )
     )
     if batch_wanted and not (ga_memory and not intents.effective):
-        if step_counts is None:  # callers that pass only the prose: read what it states
-            counts = StepCounts(samples=dataset_size_in(text))
         args = _batch_args(setup, plan, counts if act == "batch_arithmetic" or steps_reported else None)
         if args is not None:
             plan.calls.append(PlannedCall("effective_batch", args, "effective_batch"))
