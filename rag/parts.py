@@ -71,15 +71,19 @@ _COMMAND = re.compile(
     r"CUDA_VISIBLE_DEVICES=)",
     re.I,
 )
+# gpustat's line per GPU: "[0] Tesla V100-SXM2-32GB | 45°C, 100 % | 32507 / 32510 MB | user(32497M)".
+_GPUSTAT = r"^\s*\[\d{1,3}\]\s+[^|\n]+\|[^|\n]*%\s*\|\s*\d+\s*/\s*\d+\s*MB\b"
 _SMI = re.compile(
-    r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB", re.M
+    r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB|" + _GPUSTAT, re.M
 )
-_SMI_LINE = re.compile(r"^\s*[|+]|MiB|NVIDIA-SMI|^\s*$")
+_SMI_LINE = re.compile(r"^\s*[|+]|MiB|NVIDIA-SMI|^\s*$|" + _GPUSTAT)
 
 
 def _classify_block(text: str) -> PartKind:
     """The kind of a fenced block or a run of pasted lines."""
     if _SMI.search(text) and len(re.findall(r"MiB", text)) >= 1 and text.count("|") >= 4:
+        return "nvidia_smi"
+    if re.search(_GPUSTAT, text, re.M):
         return "nvidia_smi"
     if _TRACEBACK_START.search(text):
         return "traceback"

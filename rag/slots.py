@@ -506,13 +506,24 @@ _ZERO = re.compile(
     re.I,
 )
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
-_ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
+_ZERO_KEY = re.compile(
+    r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)|"
+    # the YAML block, unquoted: `zero_optimization:\n  stage: 3`
+    r"zero_optimization[\"']?\s*:\s*\{?\s*[\"']?stage[\"']?\s*:\s*([0-3])(?!\d)",
+    re.I,
+)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_OFF = re.compile(
-    r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:\{\s*[\"']?device[\"']?\s*:\s*)?"
+    # the device inline (`{device: none}`) or on the next, indented line of a YAML block (`offload_optimizer:\n  device: none`)
+    r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:(?:\{\s*|\n[ \t]+)[\"']?device[\"']?\s*:\s*)?"
     r"[\"']?(?:none|false|null|no)\b",
     re.I,
 )
+# A key that names the parameters' offload alone (`"offload_param": {"device": "cpu"}`, `offload_param_device: cpu`):
+# the parameters move, which says nothing of the optimizer states.
+_OFFLOAD_PARAM_KEY = re.compile(r"offload_param", re.I)
+# A generic switch turned off (`cpu_offload: false`, `offload = None`); the two DeepSpeed keys are read one by one.
+_OFFLOAD_SWITCH_OFF = re.compile(r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", re.I)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(
     r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
@@ -592,9 +603,10 @@ def _model(text: str, slots: Slots) -> None:
 
 # A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
 # "Chinese-Alpaca-2-7B", "Nous-Hermes-13b").
+# Chinese glued to either side ("运行SUS-Chat-34B，", "VisualGLM-6B的finetune") ends the id as a space would.
 _SIZED_NAME = re.compile(
-    r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
-    r"(?![\w/-])"
+    r"(?<![A-Za-z0-9_./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
+    r"(?![A-Za-z0-9_/-])"
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
 # The segments a model id adds around its family word: "Chinese-" before "Alpaca-2-7B", "-V2.5" after "miniCPM".
@@ -1005,15 +1017,18 @@ def _parallel(text: str, slots: Slots) -> None:
     # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
     off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
     on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
-    if (
-        (m := next(iter(on), None))
-        and not _negated(text, m.start())
-        and not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I)
-    ):
+    optimizer_on = [o for o in on if not _OFFLOAD_PARAM_KEY.match(text, o.start())]
+    if (m := next(iter(optimizer_on), None)) and not _negated(text, m.start()) and not _OFFLOAD_SWITCH_OFF.search(text):
         slots.offload_optimizer = True
         if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
-    elif m is not None and _negated(text, m.start()) and re.match(r"offload(?:ing)?\b", text[m.start() :], re.I):
+    elif on and not optimizer_on and not _negated(text, on[0].start()) and not _OFFLOAD_SWITCH_OFF.search(text):
+        slots.offload_param = True  # only `offload_param` turned on: the optimizer states are not said to move
+    elif (
+        (m := next(iter(on), None)) is not None
+        and _negated(text, m.start())
+        and re.match(r"offload(?:ing)?\b", text[m.start() :], re.I)
+    ):
         slots.offload_optimizer = slots.offload_param = False  # "without any offloading", "no offload": none at all
     for key in ("offload_optimizer", "offload_param"):
         if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
@@ -1147,6 +1162,9 @@ _OTHER_METHOD = re.compile(
     r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$",
     re.I,
 )
+# … where only a question word puts it there ("是否可以lora微调13b模型？"): the method asked about, which is the setup
+# to answer for unless the message states another one ("全参数微调是否可行……是否可以多阶段lora微调？").
+_ASKED_METHOD = re.compile(r"(?:是否|能否|可否|要不要)[^.。;；\n]{0,40}$")
 # "without any PEFT and Quantization": the whole model is trained.
 # The method key frameworks write: LLaMA-Factory's `finetuning_type`, ms-swift's `train_type` (`sft_type` before 3.0).
 _METHOD_KEY = re.compile(
@@ -1178,7 +1196,10 @@ _QUANT = re.compile(
     re.I,
 )
 _QUANT_NOT_BEFORE = re.compile(
-    r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$|\$\{?\w*$", re.I
+    r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?|"
+    # set aside in the question: "如果不考虑 int4/8 量化", "excluding 4-bit", "leaving aside int8"
+    r"不考虑|不算|不包括|抛开|撇开|exclud\w*\s|ignoring\s|(?:leaving|setting) aside\s)\W{0,2}$|\$\{?\w*$",
+    re.I,
 )
 # … nor a flag set from a shell variable (`--load-in-4bit $load_in_4bit`): its value is not in the message.
 _QUANT_NOT_AFTER = re.compile(
@@ -1246,6 +1267,15 @@ def _finetune(text: str, slots: Slots) -> None:
             if not _LORA_ASIDE.search(re.split(r"[.。;；\n]", text[max(0, m.start() - 30) : m.start()])[-1])
             and not _LORA_REJECTED.match(text[m.end() : m.end() + 40])
         ]
+    asked = [
+        m
+        for m in _LORA.finditer(text)
+        if _ASKED_METHOD.search(text[max(0, m.start() - 48) : m.start()])
+        and not _OTHER_METHOD.search(_ASKED_METHOD.sub("", text[max(0, m.start() - 48) : m.start()]))
+        and not any(a <= m.start() < b for a, b in off)
+    ]
+    if not lora and asked and not (_FULL.search(text) or _METHOD_KEY.search(text) or _FREEZE.search(text)):
+        lora = asked
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number

@@ -1,0 +1,115 @@
+"""Stated-value fidelity (issue #10), round 9: formats of paste and phrasings the reader missed.
+
+Each case is built from the *format* (a realistic paste of that kind), not from one dev message's words.
+Fast tier: text processing only, no model.
+"""
+
+from __future__ import annotations
+
+from calculators.diagnose import detect_artifacts
+from rag.parts import split_message
+from rag.setup import read_setup
+from rag.slots import extract_slots
+
+
+def setup_of(text: str):
+    setup, _ = read_setup(split_message(text))
+    return setup
+
+
+# ---- gpustat (https://github.com/wookayin/gpustat) ------------------------------------------------------
+GPUSTAT = (
+    "zero3 still OOMs, gpustat while it runs:\n"
+    "```\n"
+    "gpu-node-07            Thu Dec  3 10:00:00 2026  535.104.05\n"
+    "[0] Tesla V100-SXM2-32GB | 45°C, 100 % | 32507 / 32510 MB | bob(32497M)\n"
+    "[1] Tesla V100-SXM2-32GB | 44°C,  97 % | 31020 / 32510 MB | bob(31010M)\n"
+    "[2] Tesla V100-SXM2-32GB | 30°C,   0 % |     3 / 32510 MB |\n"
+    "```\n"
+    "why is memory full?"
+)
+
+
+def test_gpustat_lines_are_a_gpu_table():
+    parts = split_message(GPUSTAT)
+    assert [p.kind for p in parts] == ["prose", "nvidia_smi", "prose"]
+
+
+def test_gpustat_gives_usage_capacity_and_busy_gpu_count():
+    setup = setup_of(GPUSTAT)
+    # observed usage is the busiest card's, never the capacity
+    assert setup.get("observed_memory_gb") == round(32507 / 1024, 2)
+    assert setup.source("observed_memory_gb") == "nvidia_smi"
+    assert setup.get("gpu_memory_gb") == round(32510 / 1024, 2)
+    assert setup.get("gpu") == "v100-32gb"
+    # the idle card [2] runs nothing: two GPUs in the job
+    assert setup.get("world_size") == 2
+
+
+def test_gpustat_unfenced_with_old_temperature_mark_and_pids():
+    text = (
+        "OOM on my 3090s\n"
+        "[0] NVIDIA GeForce RTX 3090 | 60'C,  98 % | 23012 / 24576 MB | alice/4242(22990M)\n"
+        "[1] NVIDIA GeForce RTX 3090 | 61'C,  99 % | 23100 / 24576 MB | alice/4243(23080M)\n"
+    )
+    arts = [a for a in detect_artifacts(text) if a.kind == "nvidia_smi"]
+    assert len(arts) == 1
+    f = arts[0].fields
+    assert [g["index"] for g in f["smi_gpus"]] == [0, 1]
+    assert [p["pid"] for p in f["smi_processes"]] == [4242, 4243]
+    setup = setup_of(text)
+    assert setup.get("gpu") == "rtx-3090" and setup.get("world_size") == 2
+    assert setup.get("observed_memory_gb") == round(23100 / 1024, 2)
+
+
+def test_prose_count_wins_over_gpustat_count():
+    setup = setup_of("I train on 4 GPUs.\n" + GPUSTAT.split("\n", 1)[1])
+    assert setup.get("world_size") == 4
+
+
+# ---- DeepSpeed offload switched off with device none ------------------------------------------------------
+def test_offload_device_none_in_yaml_flow_and_block_style():
+    flow = "zero_optimization:\n  stage: 3\n  offload_optimizer: {device: none}\n  offload_param: {device: none}\n"
+    s = extract_slots(flow)
+    assert (s.zero_stage, s.offload_optimizer, s.offload_param) == (3, False, False)
+    block = "ds config:\n```yaml\nzero_optimization:\n  stage: 3\n  offload_optimizer:\n    device: none\n  offload_param:\n    device: cpu\n```\nOOM"
+    setup = setup_of(block)
+    assert (setup.get("offload_optimizer"), setup.get("offload_param")) == (False, True)
+
+
+def test_offload_param_alone_does_not_offload_the_optimizer():
+    setup = setup_of(
+        '```json\n{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu", "pin_memory": true}}}\n```'
+    )
+    assert setup.get("offload_param") is True
+    assert setup.get("offload_optimizer") is None
+    # the general word still means the optimizer states move
+    assert extract_slots("ZeRO-2 with CPU offload").offload_optimizer is True
+    assert (
+        extract_slots('"offload_param": {"device": "none"}, "offload_optimizer": {"device": "cpu"}').offload_param
+        is False
+    )
+
+
+# ---- model ids glued to Chinese -----------------------------------------------------------------------------
+def test_sized_model_id_glued_to_chinese_is_read():
+    assert extract_slots("使用cli_demo运行Foo-Chat-34B，被kill掉了", prose=True).model_text == "Foo-Chat-34B"
+    s = extract_slots("我运行Bar-VL-6B的finetune时显存不够", prose=True)
+    assert s.model_text == "Bar-VL-6B" and s.num_params == 6e9
+
+
+# ---- the method asked about, and a quantization set aside ------------------------------------------------------
+def test_lora_asked_about_is_the_method_when_no_other_is_stated():
+    assert extract_slots("请问用4090单卡是否可以lora微调13b模型？", prose=True).finetune == "lora"
+    assert extract_slots("两张3090能否qlora训练34b？", prose=True).finetune == "qlora"
+    # next to a stated full fine-tune, the LoRA asked about stays the alternative
+    assert extract_slots("全参数微调是否可行……如果不可行，那么是否可以多阶段lora微调？").finetune == "full"
+    assert extract_slots("能否不用lora微调", prose=True).finetune == "full"
+
+
+def test_quantization_set_aside_is_not_qlora():
+    s = extract_slots("lora微调,如果不考虑 int4/8 量化, 微调后会降低显存占用吗", prose=True)
+    assert (s.finetune, s.quantization) == ("lora", None)
+    s = extract_slots("LoRA, excluding 4-bit quantization, does it save memory?", prose=True)
+    assert (s.finetune, s.quantization) == ("lora", None)
+    assert extract_slots("lora with int4 quantization", prose=True).finetune == "qlora"
