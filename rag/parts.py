@@ -130,6 +130,22 @@ def _is_command(line: str) -> bool:
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
+# A launch command that starts inside a line of prose, after the sentence that introduces it ("…，torchrun --nproc…",
+# "I run: deepspeed train.py --deepspeed ds.json").
+_COMMAND_INSIDE = re.compile(
+    r"(?:[，,:：；;。]|\bwith|\busing|\brun|用|运行|执行|命令)\s*`?"
+    r"(?=(?:llamafactory-cli|torchrun|deepspeed|accelerate\s+launch|python3?)\s+\S+[^\n]*\s--\w)",
+    re.I,
+)
+
+
+def _command_inside(line: str) -> int | None:
+    """Where a launch command with flags starts inside a prose line, or None."""
+    m = _COMMAND_INSIDE.search(line)
+    if m is None or m.end() == 0 or not line[: m.end()].strip():
+        return None
+    return m.end() if _is_command(line[m.end() :]) else None
+
 
 # The user's own sentence that quotes an error ("I use 8 V100 32G but encounter `CUDA out of memory`"): prose.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|we|our|me)\b|`[^`]*(?:error|out of memory)[^`]*`", re.I)
@@ -209,6 +225,10 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
         # The message's first line is usually its title ("llama2 13b out of memory on A800"): prose unless it is
         # the error itself.
         kind = _line_kind(line, first=offset == 0 and pos == 0)
+        if kind is None and (cut := _command_inside(line)):
+            # "如果设置fp16: true，llamafactory-cli train --fp16 True …": the sentence, then the command it introduces
+            lines[i : i + 1] = [line[:cut], line[cut:]]
+            line = lines[i]
         if kind is not None:
             start = pos
             end = pos + len(line)

@@ -334,8 +334,9 @@ def _reconcile_per_node(setup: Setup) -> None:
 
 #: Settings a pasted config or launch command fixes for the run, where a sentence often describes something else: a
 #: length in the prose is usually the data's ("每个长度在3000tokens左右" next to `cutoff_len: 4096`), a method the model
-#: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`).
-_RUN_SETTINGS = ("seq_len", "finetune")
+#: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`), a precision the one tried before or
+#: asked about ("是否用fp16感觉没咋影响" next to `--fp32`, "设置bf16: true 报错 … 设置fp16: true，<command> --fp16 True").
+_RUN_SETTINGS = ("seq_len", "finetune", "precision")
 
 
 def _run_settings_over_prose(setup: Setup) -> None:

@@ -686,6 +686,9 @@ _POOLED_BEFORE = re.compile(
 _POOLED_AFTER = re.compile(r"\s*(?:显存)?\s*(?:in total|total|combined|altogether|in all|加起来|总共|合计)", re.I)
 
 
+_REPORT_END = re.compile(r"\n|[。；;!?！？]|\.(?:\s|$)")
+
+
 def _gpu(text: str, slots: Slots) -> None:
     mentions = _gpu_mentions(text)
     if mentions:
@@ -704,8 +707,11 @@ def _gpu(text: str, slots: Slots) -> None:
     observed = _OBSERVED.search(text)
     if observed:
         gb = _observed_gb(observed)
-        # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory
-        for more in _OBSERVED.finditer(text, observed.end(), min(len(text), observed.end() + 40)):
+        # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory; a report ends
+        # with its line or sentence ("seqlen 1024 占用 17.9G\nseqlen 2048 占用 26.1G" measures one run per line, and the
+        # other values read are the first line's)
+        stop = _REPORT_END.search(text, observed.end(), min(len(text), observed.end() + 40))
+        for more in _OBSERVED.finditer(text, observed.end(), stop.start() if stop else observed.end() + 40):
             gb = max(gb, _observed_gb(more))
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
@@ -1078,6 +1084,13 @@ _PRECISION_UNSUPPORTED_AFTER = re.compile(
 )
 
 
+_HALF = r"(?:bf16|bfloat16|fp16|float16|半精度|混合精度|mixed[-_ ]precision|amp)"
+_VS = r"\s*(?:vs\.?|versus|对比|compared (?:to|with)|相比)\s*"
+_HALF_VS_FP32 = re.compile(
+    rf"(?<![A-Za-z]){_HALF}{_VS}(?:fp32|float32|全精度|单精度)\b|\bfp32{_VS}{_HALF}(?![A-Za-z])", re.I
+)
+
+
 def _precision(text: str, slots: Slots) -> None:
     """The first precision the text names for training, skipping ones it turns off or names for something else."""
     low = text.lower()
@@ -1092,6 +1105,13 @@ def _precision(text: str, slots: Slots) -> None:
     ]
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
+    # "混合精度 vs fp32 显存对比", "fp32 vs bf16 memory": fp32 is the baseline the half precision is measured against;
+    # the precision the question is about is the half one.
+    if _HALF_VS_FP32.search(text):
+        mentions = [m for m in mentions if m.lastgroup not in ("fp32", "l32")] or mentions
+        if not any(m.lastgroup in ("bf16", "fp16", "l16") for m in mentions):
+            slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"  # "混合精度" alone: bf16 as below
+            return
     for m in mentions:
         if _CAST_TO.search(text[max(0, m.start() - 48) : m.start()]):
             continue

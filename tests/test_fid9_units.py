@@ -113,3 +113,41 @@ def test_quantization_set_aside_is_not_qlora():
     s = extract_slots("LoRA, excluding 4-bit quantization, does it save memory?", prose=True)
     assert (s.finetune, s.quantization) == ("lora", None)
     assert extract_slots("lora with int4 quantization", prose=True).finetune == "qlora"
+
+
+# ---- one measurement per line; a precision compared with fp32; a command inside a sentence -------------------------
+def test_each_line_of_a_measurement_table_is_its_own_report():
+    s = extract_slots("seqlen 1024, batchsize 1  占用 17.9G\nseqlen 2048, batchsize 1  占用 26.1G\n", prose=True)
+    assert s.observed_memory_gb == 17.9  # the first row, whose seq_len and batch are the ones read
+    # within one report the peak still counts
+    assert extract_slots("平均显存占用在60G左右，部分单卡到75G左右", prose=True).observed_memory_gb == 75.0
+
+
+def test_half_precision_compared_with_fp32_is_the_precision_asked_about():
+    assert (
+        extract_slots("混合精度 vs fp32 显存对比\n`FP32: 146.3 MB | BF16: 194.4 MB`", prose=True).precision
+        == "amp-bf16"
+    )
+    assert extract_slots("fp32 vs fp16 memory: why is there no saving?", prose=True).precision == "amp-fp16"
+    assert extract_slots("I train in fp32 and it OOMs", prose=True).precision == "fp32"
+
+
+def test_command_started_inside_a_sentence_is_a_command_and_sets_the_precision():
+    text = (
+        "如果设置bf16: true，两者都是报错不支持bf16\n\n"
+        "如果设置fp16: true，llamafactory-cli train --model_name_or_path some-9b --stage sft --finetuning_type full "
+        "--per_device_train_batch_size 1 --fp16 True\n"
+    )
+    parts = split_message(text)
+    assert [p.kind for p in parts] == ["prose", "command"]
+    assert parts[1].text.startswith("llamafactory-cli train")
+    setup = setup_of(text)
+    assert setup.get("precision") == "amp-fp16"
+    assert setup.source("precision") == "command"
+    # the run's flag wins over a precision the prose only asks about
+    setup = setup_of(
+        "是否用fp16感觉没咋影响\n```\npython train.py \\\n    --per_device_train_batch_size 2 \\\n    --fp32\n```"
+    )
+    assert setup.get("precision") == "fp32"
+    # a launcher's name opening a sentence is still prose
+    assert [p.kind for p in split_message("deepspeed 报错了，怎么办")] == ["prose"]
