@@ -348,6 +348,8 @@ def _run_settings_over_prose(setup: Setup) -> None:
         theirs = next((v for v in setup.conflicts.get(key, []) if v.source in ("config", "command")), None)
         if theirs is None or {mine.value, theirs.value} == {"qlora", "lora"}:
             continue  # "QLoRA" in the prose is the config's `finetuning_type: lora` on 4-bit weights: more precise
+        if key == "precision" and _half_kind(mine.value) == _half_kind(theirs.value):
+            continue  # "bf16" both: the prose's reading (pure, mixed) is no worse than the flag's
         setup.values[key] = theirs
         rest = [v for v in setup.conflicts[key] if v.value != theirs.value]
         setup.conflicts[key] = [mine] + rest

@@ -1365,7 +1365,9 @@ def _memory_features(text: str, slots: Slots) -> None:
 _ASSIGN = re.compile(
     # (not a factor of a product written out, "micro*GA*num_gpus = 128"; a Markdown "**key**" is still a key)
     r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
-    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
+    # (a Chinese verb needs no space around it: "micro_train_batch_size设置为2")
+    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成)\s*|"
+    r"\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
 )
@@ -1468,7 +1470,11 @@ def _classify_words(key: str) -> str | None:
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
         if ws & {"micro", "microbatch", "device", "gpu", "per"}:
             return "train_micro_batch_size_per_gpu"
-        if ws & {"global", "total", "totol", "effective"} or joined in ("train_batch_size", "global_batch_size"):
+        if ws & {"global", "total", "totol", "effective"} or joined in (
+            "train_batch_size",
+            "train_batchsize",  # "train_batchsize=64" next to "per device batch size=1 / 2 / 4"
+            "global_batch_size",
+        ):
             return "train_batch_size"
         # llama-recipes' --batch_size_training is per GPU
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size", "batch_size_training"):
@@ -1731,12 +1737,38 @@ _BATCH_WITH_GPUS = re.compile(
 )
 
 
+# The global batch written as the product of the settings that make it: "batch size = gradient_accumulation_steps*
+# per_device_train_batch_size*num_gpus = 128", "总batch_size=train_batch_size * gradient_accumulation_steps * devices = 2".
+_NAMED_PRODUCT = re.compile(
+    r"(?<![\w.])([A-Za-z_][\w.]{0,50}(?:\s*[*×]\s*[A-Za-z_][\w.]{0,50}){1,4})\s*=\s*(\d{1,7})(?![\d.])"
+)
+_DEVICE_FACTOR = re.compile(r"^(?:devices?|device_num|num_devices|n_devices|gpus|gpu_num|num_gpus?|world_size)$", re.I)
+
+
+def _named_product(text: str) -> tuple[int, str] | None:
+    """The total of a product of named batch settings (a batch, GA, GPU count) and the batch factor's setup key."""
+    for m in _NAMED_PRODUCT.finditer(text):
+        factors = [f.strip() for f in re.split(r"[*×]", m.group(1))]
+        keys = ["world_size" if _DEVICE_FACTOR.match(f) else classify_key(f) for f in factors]
+        batch = [k for k in keys if k in ("train_micro_batch_size_per_gpu", "train_batch_size")]
+        kinds = {"batch" if k in batch else k for k in keys}
+        if len(kinds) == len(factors) and kinds <= {"batch", "gradient_accumulation_steps", "world_size"} and batch:
+            return int(m.group(2)), batch[0]
+    return None
+
+
 def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
     # The HF Trainer banner pasted into the prose without a fence ("Total train batch size (w. parallel, distributed
     # & accumulation) = 72"): its fixed wording is as safe here as in a log.
     for pattern, key in _BANNER:
         if getattr(slots, key) is None and (m := pattern.search(text)):
             setattr(slots, key, int(m.group(1)))
+    if (product := _named_product(text)) is not None:
+        total, factor = product
+        if factor == "train_batch_size" and slots.train_batch_size not in (None, total):
+            # the repo's `train_batch_size` is a factor of the total: the per-device batch the user set
+            slots.train_micro_batch_size_per_gpu = slots.train_micro_batch_size_per_gpu or slots.train_batch_size
+        slots.train_batch_size = total
     if m := _DARKNET.search(text):
         batch, subdivisions = int(m.group(1)), int(m.group(2))
         slots.train_batch_size = batch

@@ -9,7 +9,7 @@ from __future__ import annotations
 from calculators.diagnose import detect_artifacts
 from rag.parts import split_message
 from rag.setup import read_setup
-from rag.slots import extract_slots
+from rag.slots import classify_key, extract_slots
 
 
 def setup_of(text: str):
@@ -60,6 +60,16 @@ def test_gpustat_unfenced_with_old_temperature_mark_and_pids():
     setup = setup_of(text)
     assert setup.get("gpu") == "rtx-3090" and setup.get("world_size") == 2
     assert setup.get("observed_memory_gb") == round(23100 / 1024, 2)
+
+
+def test_gpustat_without_process_column_counts_the_cards_in_use():
+    rows = (
+        "".join(f"[{i}] Tesla V100-SXM2-32GB | 70°C, 100 % | {32000 + i} / 32510 MB |\n" for i in range(6))
+        + "[6] Tesla V100-SXM2-32GB | 30°C,   0 % |     5 / 32510 MB |\n"
+    )
+    setup = setup_of("显存都占得很满，怎么回事？\n```\nSun Jul  7 23:21:53 2024  470.239.06\n" + rows + "```\n")
+    assert setup.get("world_size") == 6
+    assert setup.get("observed_memory_gb") == round(32005 / 1024, 2)
 
 
 def test_prose_count_wins_over_gpustat_count():
@@ -151,3 +161,31 @@ def test_command_started_inside_a_sentence_is_a_command_and_sets_the_precision()
     assert setup.get("precision") == "fp32"
     # a launcher's name opening a sentence is still prose
     assert [p.kind for p in split_message("deepspeed 报错了，怎么办")] == ["prose"]
+
+
+# ---- batch settings as people write them in prose ---------------------------------------------------------------
+def test_train_batchsize_spelt_as_one_word_is_the_global_batch():
+    assert classify_key("train_batchsize") == "train_batch_size"
+    s = extract_slots("train_batchsize=64\nper device batch size=2 (GA adjusted to keep it)", prose=True)
+    assert (s.train_batch_size, s.train_micro_batch_size_per_gpu) == (64, 2)
+
+
+def test_key_glued_to_a_chinese_verb_is_an_assignment():
+    s = extract_slots("实验中train_batch_size设置为8，micro_train_batch_size设置为2，只用了一张卡", prose=True)
+    assert (s.train_batch_size, s.train_micro_batch_size_per_gpu) == (8, 2)
+
+
+def test_global_batch_written_as_a_product_of_named_settings():
+    s = extract_slots(
+        "两种设置下 batch size = gradient_accumulation_steps*per_device_train_batch_size*num_gpus = 256", prose=True
+    )
+    assert s.train_batch_size == 256
+    # a repo whose `train_batch_size` is per device: the product names it as a factor, so it is the micro batch
+    s = extract_slots(
+        "我设置的train_batch_size=2, gradient_accumulation_steps=1, devices=4，"
+        "总batch_size=train_batch_size * gradient_accumulation_steps * devices = 8 吧？",
+        prose=True,
+    )
+    assert (s.train_micro_batch_size_per_gpu, s.train_batch_size) == (2, 8)
+    # a product of other things is no batch
+    assert extract_slots("hidden_size * num_layers = 4096", prose=True).train_batch_size is None

@@ -41,8 +41,8 @@ def read_gpustat(text: str) -> list[Artifact]:
     """One artifact per run of consecutive gpustat GPU lines.
 
     The fields are nvidia-smi's (per-GPU used / total, the first GPU's name and capacity, the most used GPU's use
-    as the observed memory) plus ``world_size``: the GPUs that run a process, when the lines name processes (a
-    listing of a whole machine also shows the idle cards, which are not in the job)."""
+    as the observed memory) plus ``world_size``: the GPUs that run a process or hold more than a tenth of their memory
+    (a listing of a whole machine also shows the idle cards, which are not in the job)."""
     out: list[Artifact] = []
     lines = list(GPUSTAT_LINE.finditer(text))
     runs: list[list[re.Match[str]]] = []
@@ -67,7 +67,8 @@ def read_gpustat(text: str) -> list[Artifact]:
                 }
             )
             found = list(_GPUSTAT_PROC.finditer(m.group(6)))
-            busy += bool(found)
+            # in the job: a process runs on it, or (gpustat without its process column) its memory is in use
+            busy += bool(found) or int(m.group(4)) > 0.1 * int(m.group(5))
             procs += [
                 {
                     "gpu": index,
