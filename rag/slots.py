@@ -292,10 +292,25 @@ def extract_gpu(text: str) -> Slots:
     return slots
 
 
+# A GPU name glued to the word before it: "GPU3090", "4V100" (a count), "8A100".
+_GLUED_GPU = re.compile(
+    r"(?<![A-Za-z0-9_.])(gpu|\d{1,2})(?=(?:[ahv]100|[ah]800|h200|h20|p100|v100s?|t4|a10g?|a40|a30|l40s?|l20)(?![A-Za-z0-9])|"
+    r"(?<=gpu)(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?!\d))",
+    re.I,
+)
+
+
+def _spaced_gpu_names(text: str) -> str:
+    """``text`` with a space between a GPU name and the word or count glued before it (same length plus one per
+    name, so only for reading names and their sizes)."""
+    return _GLUED_GPU.sub(lambda m: m.group(1) + " ", text)
+
+
 def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first.
 
     A size that is part of an observation ("3090(17GB memory per card is used)") is not the card's capacity."""
+    text = _spaced_gpu_names(text)
     used = [m.span() for m in _OBSERVED.finditer(text)]
     out = []
     for i, m in enumerate(_GPU_NAME.finditer(text)):
@@ -337,13 +352,28 @@ def _gpu_preset(name: str, capacity: float | None) -> str | None:
 _GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
 # Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
 _GPU_MEM = re.compile(
-    _GB
-    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|card|graphics|npus?\b|nvidia|tesla)|"
+    # "80G单卡"; "GPUs with 32GB of memory", "per 80GB of VRAM" (not "occupy > 14 GB of memory": an amount)
+    r"(?:with|has|have|having|per)\s+"
+    + _GB
+    + r"\s+of\s+(?:gpu\s+)?(?:memory|vram)|"
+    + _GB
+    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
     + _GB
-    + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB",
+    + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
+    # an environment report's device name with its size: "CUDA device(s): NVIDIA vGPU-32GB"
+    + r"|(?<![A-Za-z])v?gpu-"
+    + _GB,
     re.I,
 )
+# Cards times their size, or the size times the cards: "单机双卡 2*24GB", "4张卡，12G*4" (one card's size, whatever
+# word before says it adds them up); only sizes cards come in, and never inside a sum ("0.04G * 2 = 0.08G").
+_CARDS_TIMES_GB = re.compile(
+    r"(?<![A-Za-z0-9_.])\d{1,2}\s*[*x×]\s*(\d{1,3})\s*(?:g|gb|gib)(?![a-z])(?!\s*[*x×=])|"
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:g|gb|gib)\s*[*x×]\s*\d{1,2}(?![\d.%])(?!\s*=)",
+    re.I,
+)
+_CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 64, 80, 94, 96, 141, 192}
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
@@ -716,6 +746,14 @@ def _gpu(text: str, slots: Slots) -> None:
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
+    if slots.gpu_memory_gb is None:
+        for m in _CARDS_TIMES_GB.finditer(text):
+            gb = float(next(g for g in m.groups() if g is not None))
+            if gb in _CARD_SIZES and not any(a < m.end() and m.start() < b for a, b in used_spans):
+                slots.gpu_memory_gb = gb
+                if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
+                    slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
+                break
     if slots.gpu_memory_gb is None:
         for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
             if any(a < m.end() and m.start() < b for a, b in used_spans):

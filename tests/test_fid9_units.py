@@ -189,3 +189,30 @@ def test_global_batch_written_as_a_product_of_named_settings():
     assert (s.train_micro_batch_size_per_gpu, s.train_batch_size) == (2, 8)
     # a product of other things is no batch
     assert extract_slots("hidden_size * num_layers = 4096", prose=True).train_batch_size is None
+
+
+# ---- GPU names and sizes as people write them ------------------------------------------------------------------
+def test_gpu_name_glued_to_gpu_or_a_count():
+    s = extract_slots("### Others\n\nGPU4090\n训练数据：alpaca", prose=True)
+    assert (s.gpu, s.gpu_text) == ("rtx-4090", "4090")
+    s = extract_slots("I run the code on 8A100 and GPU 0 uses twice the memory", prose=True)
+    assert (s.gpu_text, s.world_size) == ("A100", 8)
+    assert extract_slots("step 13090, loss 2.1", prose=True).gpu is None
+
+
+def test_card_size_times_count_and_with_of_memory():
+    s = extract_slots("单机双卡 2*48GB，lora 训练 34B 会爆显存", prose=True)
+    assert (s.gpu_memory_gb, s.world_size) == (48.0, 2)
+    assert extract_slots("我用4张卡，总显存16G*4，为什么还是OOM", prose=True).gpu_memory_gb == 16.0
+    assert extract_slots("I use two GPUs with 24GB of memory each", prose=True).gpu_memory_gb == 24.0
+    assert extract_slots("- CUDA device(s): NVIDIA vGPU-48GB, NVIDIA vGPU-48GB").gpu_memory_gb == 48.0
+    assert extract_slots("请问用80G单卡能训练吗", prose=True).gpu_memory_gb == 80.0
+    # amounts, not cards
+    assert (
+        extract_slots("fine-tuning a 7B model requires about 7 x 4 x 4 = 112 GB of VRAM", prose=True).gpu_memory_gb
+        is None
+    )
+    assert (
+        extract_slots("logits occupy 1000 * 512 * 30522 / 1024^3 > 14 GB of memory", prose=True).gpu_memory_gb is None
+    )
+    assert extract_slots("参数：14.3G * 0.2643%=0.0378G，梯度 0.0378G * 2", prose=True).gpu_memory_gb is None
