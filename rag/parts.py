@@ -62,7 +62,9 @@ _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
     r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[rank\d+\]|\d\d/\d\d/\d{4} \d\d:\d\d|\d\d:\d\d:\d\d[ ,.-]|"
     r"(?:INFO|WARNING|WARN|DEBUG)\s*[:\]|-]|.*\d+%\|.*\|\s*\d+/\d+|.*\b\d+/\d+ \[\d\d:\d\d|.*(?:it/s|s/it)\]|"
-    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b)",
+    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b|"
+    # DeepSpeed's fp16 loss scaler: "Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"
+    r"\s*\[?Rank \d+\]? Skipping step\. Attempted loss scale)",
     re.I,
 )
 _COMMAND = re.compile(

@@ -390,10 +390,14 @@ _OBSERVED = re.compile(
     r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
-    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
+    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|"
+    # "the mem usage per gpu is about 13G", "memory usage: 20GB"
+    r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
+    # in MB as nvidia-smi shows it: "显存已经占用38900MiB"
+    + r"(?:(\d{4,6})\s*(?:MB|MiB)\b|"
     + _USE_GB
-    + "|"
+    + ")|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
@@ -716,6 +720,10 @@ _POOLED_BEFORE = re.compile(
 _POOLED_AFTER = re.compile(r"\s*(?:显存)?\s*(?:in total|total|combined|altogether|in all|加起来|总共|合计)", re.I)
 
 
+_THEN_AMOUNT = re.compile(
+    r"(?:\bthen|\blater|afterwards|然后|之后|后来|再)[^.。;；\n\d]{0,40}?(\d{1,6}(?:\.\d+)?)\s*(MB|MiB|GB|GiB|G)\b",
+    re.I,
+)
 _REPORT_END = re.compile(r"\n|[。；;!?！？]|\.(?:\s|$)")
 
 
@@ -743,6 +751,11 @@ def _gpu(text: str, slots: Slots) -> None:
         stop = _REPORT_END.search(text, observed.end(), min(len(text), observed.end() + 40))
         for more in _OBSERVED.finditer(text, observed.end(), stop.start() if stop else observed.end() + 40):
             gb = max(gb, _observed_gb(more))
+        # "The first iteration uses 2400 MB … and then the second and other iterations 2800 MB": the amount it grows to
+        end = _REPORT_END.search(text, observed.end(), min(len(text), observed.end() + 160))
+        for later in _THEN_AMOUNT.finditer(text, observed.end(), end.start() if end else observed.end() + 160):
+            amount = float(later.group(1))
+            gb = max(gb, round(amount / 1024, 2) if later.group(2).lower() in ("mb", "mib") else amount)
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
@@ -1666,6 +1679,23 @@ def _nccl_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 
 #: What frameworks print (read from logs and errors only, by extract_printed).
+# PyTorch's OOM message (torch >= 2.1) pasted without its "Tried to allocate" head: "GPU 0 has a total capacity of
+# 23.64 GiB of which 1.61 GiB is free. Process 1624541 has 22.02 GiB memory in use." — the card's size and, when one
+# process is listed (or "this process"), the memory the run held.
+_TOTAL_CAPACITY = re.compile(
+    r"(?:GPU|NPU|device) \d{1,4} has a total capac(?:i)?ty of (\d{1,4}(?:\.\d+)?) GiB of which", re.I
+)
+_PROCESS_IN_USE = re.compile(r"(?:this process|Process \d{1,10}) has (\d{1,4}(?:\.\d+)?) GiB memory in use", re.I)
+
+
+def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    listed = _PROCESS_IN_USE.findall(text[max(0, m.start() - 400) : m.end() + 400])
+    own = re.search(r"this process has (\d{1,4}(?:\.\d+)?) GiB", text, re.I)
+    if own:
+        return (float(own.group(1)),)
+    return (float(m.group(1)),) if len(set(listed)) == 1 else (None,)
+
+
 _PRINTED_RULES = (
     SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
     *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
@@ -1673,6 +1703,8 @@ _PRINTED_RULES = (
     SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),
     SlotRule(("num_params",), (_TRAINABLE_PRINTED,), _trainable_params),
     SlotRule(("gradient_checkpointing",), (_GC_PRINTED,), _constant("full")),
+    SlotRule(("gpu_memory_gb",), (_TOTAL_CAPACITY,), lambda m, text: (float(m.group(1)),)),
+    SlotRule(("observed_memory_gb",), (_PROCESS_IN_USE,), _process_in_use),
 )
 _PRINTED_PRECISION_RULES = (
     SlotRule(

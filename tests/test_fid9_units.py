@@ -9,7 +9,7 @@ from __future__ import annotations
 from calculators.diagnose import detect_artifacts
 from rag.parts import split_message
 from rag.setup import read_setup
-from rag.slots import classify_key, extract_slots
+from rag.slots import classify_key, extract_printed, extract_slots
 
 
 def setup_of(text: str):
@@ -216,3 +216,38 @@ def test_card_size_times_count_and_with_of_memory():
         extract_slots("logits occupy 1000 * 512 * 30522 / 1024^3 > 14 GB of memory", prose=True).gpu_memory_gb is None
     )
     assert extract_slots("参数：14.3G * 0.2643%=0.0378G，梯度 0.0378G * 2", prose=True).gpu_memory_gb is None
+
+
+# ---- what PyTorch and DeepSpeed print, pasted in part; usage as people report it ----------------------------------
+def test_torch_oom_tail_without_its_head_gives_capacity_and_use():
+    text = (
+        "error:GPU 0 has a total capacity of 47.50 GiB of which 1.06 GiB is free. Process 2211 has 46.43 GiB memory "
+        "in use. Of the allocated memory 44.90 GiB is allocated by PyTorch, and 1.01 GiB is reserved by PyTorch but "
+        "unallocated."
+    )
+    setup = setup_of(text)
+    assert (setup.get("gpu_memory_gb"), setup.get("observed_memory_gb")) == (47.5, 46.43)
+    # several processes listed: which one is the run is not known
+    s = extract_printed(
+        "GPU 0 has a total capacity of 79.15 GiB of which 10.00 MiB is free. Process 11 has 40.00 GiB memory in "
+        "use. Process 12 has 39.10 GiB memory in use."
+    )
+    assert (s.gpu_memory_gb, s.observed_memory_gb) == (79.15, None)
+
+
+def test_deepspeed_loss_scaler_line_is_a_log_that_says_fp16():
+    text = "训练时经常报梯度溢出警告？\nRank 0 Skipping step. Attempted loss scale: 131072, reducing to 65536"
+    assert [p.kind for p in split_message(text)] == ["prose", "log"]
+    assert "fp16" in setup_of(text).get("precision")
+
+
+def test_usage_in_mb_and_memory_usage_is_observed_not_capacity():
+    s = extract_slots("PPO训练时显存已经占用38900MiB，为什么", prose=True)
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (round(38900 / 1024, 2), None)
+    assert (
+        extract_slots("on two gpus the mem usage per gpu is about 13G, but the estimate", prose=True).observed_memory_gb
+        == 13.0
+    )
+    s = extract_slots("The first step uses 3000 MB and then every later step 3500 MB. Is this normal?", prose=True)
+    assert s.observed_memory_gb == round(3500 / 1024, 2)
+    assert extract_slots("step 1000 uses 2048 tokens", prose=True).observed_memory_gb is None
