@@ -720,6 +720,11 @@ _POOLED_BEFORE = re.compile(
 _POOLED_AFTER = re.compile(r"\s*(?:显存)?\s*(?:in total|total|combined|altogether|in all|加起来|总共|合计)", re.I)
 
 
+_TASK_MANAGER = re.compile(
+    r"(?:dedicated\s+gpu\s+memory|专用\s*gpu\s*内存)\s*(?:usage)?\s*[:：]?\s*(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)?\s*/\s*"
+    r"(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)\b",
+    re.I,
+)
 _THEN_AMOUNT = re.compile(
     r"(?:\bthen|\blater|afterwards|然后|之后|后来|再)[^.。;；\n\d]{0,40}?(\d{1,6}(?:\.\d+)?)\s*(MB|MiB|GB|GiB|G)\b",
     re.I,
@@ -758,6 +763,13 @@ def _gpu(text: str, slots: Slots) -> None:
             gb = max(gb, round(amount / 1024, 2) if later.group(2).lower() in ("mb", "mib") else amount)
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
+    if m := _TASK_MANAGER.search(text):
+        # Windows Task Manager's "Dedicated GPU memory 7.8/8.0 GB": the card's own memory, used of total (the
+        # "Shared GPU memory" beside it is system RAM, never the card's size)
+        used, total = float(m.group(1)), float(m.group(2))
+        if 0 < used <= total <= 2000:
+            slots.observed_memory_gb = slots.observed_memory_gb or used
+            slots.gpu_memory_gb = slots.gpu_memory_gb or total
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
@@ -1639,11 +1651,38 @@ _BANNER = [
 _ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
 
 
+# DeepSpeed's config print at start-up (deepspeed/runtime/config.py DeepSpeedConfig.print: "  {arg} {dots} {value}",
+# the dots filling the name to 29 characters, none for longer names):
+# "[INFO] [config.py:988:print]   train_micro_batch_size_per_gpu  2", "  zero_optimization_stage ...... 2".
+_DS_PRINTED = re.compile(
+    r"^[^\n]*?\s(train_batch_size|train_micro_batch_size_per_gpu|gradient_accumulation_steps|zero_optimization_stage|"
+    r"world_size)\s+\.*\s*(\d{1,7})\s*$",
+    re.M,
+)
+# … and its precision switches: older releases print `fp16_enabled ... True`, newer ones the config objects
+# (`float16_config ... enabled=True …`, `bfloat16_config ... enabled=True …`).
+_DS_PRINTED_HALF = re.compile(
+    r"^[^\n]*?\s(fp16_enabled|bfloat16_enabled|float16_config|bfloat16_config)\s+\.*\s*(?:enabled=)?True\b", re.M
+)
+_DS_PRINTED_KEYS = {"zero_optimization_stage": "zero_stage"}
+
+
+def _deepspeed_printed(text: str, slots: Slots) -> None:
+    for m in _DS_PRINTED.finditer(text):
+        key = _DS_PRINTED_KEYS.get(m.group(1), m.group(1))
+        value = int(m.group(2))
+        if getattr(slots, key) is None and value > 0 and not (key == "zero_stage" and value > 3):
+            setattr(slots, key, value)
+    if slots.precision is None and (m := _DS_PRINTED_HALF.search(text)):
+        slots.precision = "bf16-mixed" if m.group(1).startswith("bfloat16") else "fp16-mixed"
+
+
 def extract_printed(text: str) -> Slots:
     """Setup values in what a framework printed (a log or an error), read only from lines whose wording is fixed by
     the framework; never the free-text patterns, which would read step counts and timings as a setup."""
     slots = Slots()
     _apply_each(_PRINTED_RULES, text, slots)
+    _deepspeed_printed(text, slots)
     _apply_first(_PRINTED_PRECISION_RULES, text, slots)
     return slots
 

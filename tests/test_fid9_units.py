@@ -251,3 +251,34 @@ def test_usage_in_mb_and_memory_usage_is_observed_not_capacity():
     s = extract_slots("The first step uses 3000 MB and then every later step 3500 MB. Is this normal?", prose=True)
     assert s.observed_memory_gb == round(3500 / 1024, 2)
     assert extract_slots("step 1000 uses 2048 tokens", prose=True).observed_memory_gb is None
+
+
+def test_deepspeed_config_print_gives_the_batch_the_stage_and_the_precision():
+    lines = [
+        ("train_batch_size", ".............", "64"),
+        ("train_micro_batch_size_per_gpu", "", "2"),  # 30 characters: no dots
+        ("gradient_accumulation_steps", "..", "4"),
+        ("world_size", "...................", "8"),
+        ("zero_optimization_stage", "......", "2"),
+        ("fp16_enabled", ".................", "True"),
+        ("bfloat16_enabled", ".............", "False"),
+    ]
+    log = "\n".join(f"[2024-05-01 10:00:00,000] [INFO] [config.py:988:print]   {k} {d} {v}" for k, d, v in lines)
+    setup = setup_of("OOM with this config:\n```\n" + log + "\n```")
+    assert (
+        setup.get("train_batch_size"),
+        setup.get("train_micro_batch_size_per_gpu"),
+        setup.get("gradient_accumulation_steps"),
+        setup.get("world_size"),
+        setup.get("zero_stage"),
+        setup.get("precision"),
+    ) == (64, 2, 4, 8, 2, "fp16-mixed")
+    newer = "[INFO] [config.py:1000:print]   bfloat16_config .............. enabled=True immediate_grad_update=False"
+    assert extract_printed(newer).precision == "bf16-mixed"
+
+
+def test_task_manager_dedicated_memory_is_use_of_capacity():
+    s = extract_slots("Task manager shows Dedicated GPU memory 7.8/8.0 GB, Shared GPU memory 2.1/15.9 GB", prose=True)
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (7.8, 8.0)
+    s = extract_slots("任务管理器里 专用 GPU 内存 23.5/24.0 GB，共享 GPU 内存 0.1/31.9 GB", prose=True)
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (23.5, 24.0)
