@@ -1673,8 +1673,8 @@ def _deepspeed_printed(text: str, slots: Slots) -> None:
         value = int(m.group(2))
         if getattr(slots, key) is None and value > 0 and not (key == "zero_stage" and value > 3):
             setattr(slots, key, value)
-    if slots.precision is None and (m := _DS_PRINTED_HALF.search(text)):
-        slots.precision = "bf16-mixed" if m.group(1).startswith("bfloat16") else "fp16-mixed"
+    if slots.precision is None and (half := _DS_PRINTED_HALF.search(text)):
+        slots.precision = "bf16-mixed" if half.group(1).startswith("bfloat16") else "fp16-mixed"
 
 
 def extract_printed(text: str) -> Slots:
