@@ -62,7 +62,9 @@ _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
     r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[rank\d+\]|\d\d/\d\d/\d{4} \d\d:\d\d|\d\d:\d\d:\d\d[ ,.-]|"
     r"(?:INFO|WARNING|WARN|DEBUG)\s*[:\]|-]|.*\d+%\|.*\|\s*\d+/\d+|.*\b\d+/\d+ \[\d\d:\d\d|.*(?:it/s|s/it)\]|"
-    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b)",
+    r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b|"
+    # DeepSpeed's fp16 loss scaler: "Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"
+    r"\s*\[?Rank \d+\]? Skipping step\. Attempted loss scale)",
     re.I,
 )
 _COMMAND = re.compile(
@@ -71,15 +73,19 @@ _COMMAND = re.compile(
     r"CUDA_VISIBLE_DEVICES=)",
     re.I,
 )
+# gpustat's line per GPU: "[0] Tesla V100-SXM2-32GB | 45°C, 100 % | 32507 / 32510 MB | user(32497M)".
+_GPUSTAT = r"^\s*\[\d{1,3}\]\s+[^|\n]+\|[^|\n]*%\s*\|\s*\d+\s*/\s*\d+\s*MB\b"
 _SMI = re.compile(
-    r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB", re.M
+    r"NVIDIA-SMI|^\s*\|\s*\d+\s+.*\|\s*\d+MiB\s*/\s*\d+MiB|^\s*\+-{5,}|^\s*\|={5,}|MiB\s*/\s*\d+MiB|" + _GPUSTAT, re.M
 )
-_SMI_LINE = re.compile(r"^\s*[|+]|MiB|NVIDIA-SMI|^\s*$")
+_SMI_LINE = re.compile(r"^\s*[|+]|MiB|NVIDIA-SMI|^\s*$|" + _GPUSTAT)
 
 
 def _classify_block(text: str) -> PartKind:
     """The kind of a fenced block or a run of pasted lines."""
     if _SMI.search(text) and len(re.findall(r"MiB", text)) >= 1 and text.count("|") >= 4:
+        return "nvidia_smi"
+    if re.search(_GPUSTAT, text, re.M):
         return "nvidia_smi"
     if _TRACEBACK_START.search(text):
         return "traceback"
@@ -125,6 +131,22 @@ def _is_command(line: str) -> bool:
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+
+# A launch command that starts inside a line of prose, after the sentence that introduces it ("…，torchrun --nproc…",
+# "I run: deepspeed train.py --deepspeed ds.json").
+_COMMAND_INSIDE = re.compile(
+    r"(?:[，,:：；;。]|\bwith|\busing|\brun|用|运行|执行|命令)\s*`?"
+    r"(?=(?:llamafactory-cli|torchrun|deepspeed|accelerate\s+launch|python3?)\s+\S+[^\n]*\s--\w)",
+    re.I,
+)
+
+
+def _command_inside(line: str) -> int | None:
+    """Where a launch command with flags starts inside a prose line, or None."""
+    m = _COMMAND_INSIDE.search(line)
+    if m is None or m.end() == 0 or not line[: m.end()].strip():
+        return None
+    return m.end() if _is_command(line[m.end() :]) else None
 
 
 # The user's own sentence that quotes an error ("I use 8 V100 32G but encounter `CUDA out of memory`"): prose.
@@ -205,6 +227,10 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
         # The message's first line is usually its title ("llama2 13b out of memory on A800"): prose unless it is
         # the error itself.
         kind = _line_kind(line, first=offset == 0 and pos == 0)
+        if kind is None and (cut := _command_inside(line)):
+            # "如果设置fp16: true，llamafactory-cli train --fp16 True …": the sentence, then the command it introduces
+            lines[i : i + 1] = [line[:cut], line[cut:]]
+            line = lines[i]
         if kind is not None:
             start = pos
             end = pos + len(line)

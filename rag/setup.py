@@ -335,8 +335,9 @@ def _reconcile_per_node(setup: Setup) -> None:
 
 #: Settings a pasted config or launch command fixes for the run, where a sentence often describes something else: a
 #: length in the prose is usually the data's ("每个长度在3000tokens左右" next to `cutoff_len: 4096`), a method the model
-#: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`).
-_RUN_SETTINGS = ("seq_len", "finetune")
+#: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`), a precision the one tried before or
+#: asked about ("是否用fp16感觉没咋影响" next to `--fp32`, "设置bf16: true 报错 … 设置fp16: true，<command> --fp16 True").
+_RUN_SETTINGS = ("seq_len", "finetune", "precision")
 
 
 def _run_settings_over_prose(setup: Setup) -> None:
@@ -348,6 +349,8 @@ def _run_settings_over_prose(setup: Setup) -> None:
         theirs = next((v for v in setup.conflicts.get(key, []) if v.source in ("config", "command")), None)
         if theirs is None or {mine.value, theirs.value} == {"qlora", "lora"}:
             continue  # "QLoRA" in the prose is the config's `finetuning_type: lora` on 4-bit weights: more precise
+        if key == "precision" and _half_kind(mine.value) == _half_kind(theirs.value):
+            continue  # "bf16" both: the prose's reading (pure, mixed) is no worse than the flag's
         setup.values[key] = theirs
         rest = [v for v in setup.conflicts[key] if v.value != theirs.value]
         setup.conflicts[key] = [mine] + rest

@@ -293,10 +293,25 @@ def extract_gpu(text: str) -> Slots:
     return slots
 
 
+# A GPU name glued to the word before it: "GPU3090", "4V100" (a count), "8A100".
+_GLUED_GPU = re.compile(
+    r"(?<![A-Za-z0-9_.])(gpu|\d{1,2})(?=(?:[ahv]100|[ah]800|h200|h20|p100|v100s?|t4|a10g?|a40|a30|l40s?|l20)(?![A-Za-z0-9])|"
+    r"(?<=gpu)(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?!\d))",
+    re.I,
+)
+
+
+def _spaced_gpu_names(text: str) -> str:
+    """``text`` with a space between a GPU name and the word or count glued before it (same length plus one per
+    name, so only for reading names and their sizes)."""
+    return _GLUED_GPU.sub(lambda m: m.group(1) + " ", text)
+
+
 def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first.
 
     A size that is part of an observation ("3090(17GB memory per card is used)") is not the card's capacity."""
+    text = _spaced_gpu_names(text)
     used = [m.span() for m in _OBSERVED.finditer(text)]
     out = []
     for i, m in enumerate(_GPU_NAME.finditer(text)):
@@ -338,13 +353,28 @@ def _gpu_preset(name: str, capacity: float | None) -> str | None:
 _GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
 # Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
 _GPU_MEM = re.compile(
-    _GB
-    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|card|graphics|npus?\b|nvidia|tesla)|"
+    # "80G单卡"; "GPUs with 32GB of memory", "per 80GB of VRAM" (not "occupy > 14 GB of memory": an amount)
+    r"(?:with|has|have|having|per)\s+"
+    + _GB
+    + r"\s+of\s+(?:gpu\s+)?(?:memory|vram)|"
+    + _GB
+    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
     + _GB
-    + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB",
+    + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
+    # an environment report's device name with its size: "CUDA device(s): NVIDIA vGPU-32GB"
+    + r"|(?<![A-Za-z])v?gpu-"
+    + _GB,
     re.I,
 )
+# Cards times their size, or the size times the cards: "单机双卡 2*24GB", "4张卡，12G*4" (one card's size, whatever
+# word before says it adds them up); only sizes cards come in, and never inside a sum ("0.04G * 2 = 0.08G").
+_CARDS_TIMES_GB = re.compile(
+    r"(?<![A-Za-z0-9_.])\d{1,2}\s*[*x×]\s*(\d{1,3})\s*(?:g|gb|gib)(?![a-z])(?!\s*[*x×=])|"
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:g|gb|gib)\s*[*x×]\s*\d{1,2}(?![\d.%])(?!\s*=)",
+    re.I,
+)
+_CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 64, 80, 94, 96, 141, 192}
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
@@ -361,10 +391,14 @@ _OBSERVED = re.compile(
     r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
-    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with)\s*"
+    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|"
+    # "the mem usage per gpu is about 13G", "memory usage: 20GB"
+    r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
+    # in MB as nvidia-smi shows it: "显存已经占用38900MiB"
+    + r"(?:(\d{4,6})\s*(?:MB|MiB)\b|"
     + _USE_GB
-    + "|"
+    + ")|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
@@ -507,13 +541,24 @@ _ZERO = re.compile(
     re.I,
 )
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
-_ZERO_KEY = re.compile(r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)", re.I)
+_ZERO_KEY = re.compile(
+    r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)|"
+    # the YAML block, unquoted: `zero_optimization:\n  stage: 3`
+    r"zero_optimization[\"']?\s*:\s*\{?\s*[\"']?stage[\"']?\s*:\s*([0-3])(?!\d)",
+    re.I,
+)
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_OFF = re.compile(
-    r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:\{\s*[\"']?device[\"']?\s*:\s*)?"
+    # the device inline (`{device: none}`) or on the next, indented line of a YAML block (`offload_optimizer:\n  device: none`)
+    r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:(?:\{\s*|\n[ \t]+)[\"']?device[\"']?\s*:\s*)?"
     r"[\"']?(?:none|false|null|no)\b",
     re.I,
 )
+# A key that names the parameters' offload alone (`"offload_param": {"device": "cpu"}`, `offload_param_device: cpu`):
+# the parameters move, which says nothing of the optimizer states.
+_OFFLOAD_PARAM_KEY = re.compile(r"offload_param", re.I)
+# A generic switch turned off (`cpu_offload: false`, `offload = None`); the two DeepSpeed keys are read one by one.
+_OFFLOAD_SWITCH_OFF = re.compile(r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", re.I)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(
     r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
@@ -601,9 +646,10 @@ def _model(text: str, slots: Slots) -> None:
 
 # A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
 # "Chinese-Alpaca-2-7B", "Nous-Hermes-13b").
+# Chinese glued to either side ("运行SUS-Chat-34B，", "VisualGLM-6B的finetune") ends the id as a space would.
 _SIZED_NAME = re.compile(
-    r"(?<![\w./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
-    r"(?![\w/-])"
+    r"(?<![A-Za-z0-9_./-])([A-Za-z][A-Za-z0-9.]*(?:[-_][A-Za-z0-9.]+)*[-_]\d+(?:\.\d+)?[bB](?:[-_][A-Za-z0-9.]+)*)"
+    r"(?![A-Za-z0-9_/-])"
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9._-]*")
 # The segments a model id adds around its family word: "Chinese-" before "Alpaca-2-7B", "-V2.5" after "miniCPM".
@@ -683,6 +729,18 @@ _POOLED_BEFORE = re.compile(
 _POOLED_AFTER = re.compile(r"\s*(?:显存)?\s*(?:in total|total|combined|altogether|in all|加起来|总共|合计)", re.I)
 
 
+_TASK_MANAGER = re.compile(
+    r"(?:dedicated\s+gpu\s+memory|专用\s*gpu\s*内存)\s*(?:usage)?\s*[:：]?\s*(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)?\s*/\s*"
+    r"(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)\b",
+    re.I,
+)
+_THEN_AMOUNT = re.compile(
+    r"(?:\bthen|\blater|afterwards|然后|之后|后来|再)[^.。;；\n\d]{0,40}?(\d{1,6}(?:\.\d+)?)\s*(MB|MiB|GB|GiB|G)\b",
+    re.I,
+)
+_REPORT_END = re.compile(r"\n|[。；;!?！？]|\.(?:\s|$)")
+
+
 def _gpu(text: str, slots: Slots) -> None:
     mentions = _gpu_mentions(text)
     if mentions:
@@ -701,12 +759,35 @@ def _gpu(text: str, slots: Slots) -> None:
     observed = _OBSERVED.search(text)
     if observed:
         gb = _observed_gb(observed)
-        # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory
-        for more in _OBSERVED.finditer(text, observed.end(), min(len(text), observed.end() + 40)):
+        # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory; a report ends
+        # with its line or sentence ("seqlen 1024 占用 17.9G\nseqlen 2048 占用 26.1G" measures one run per line, and the
+        # other values read are the first line's)
+        stop = _REPORT_END.search(text, observed.end(), min(len(text), observed.end() + 40))
+        for more in _OBSERVED.finditer(text, observed.end(), stop.start() if stop else observed.end() + 40):
             gb = max(gb, _observed_gb(more))
+        # "The first iteration uses 2400 MB … and then the second and other iterations 2800 MB": the amount it grows to
+        end = _REPORT_END.search(text, observed.end(), min(len(text), observed.end() + 160))
+        for later in _THEN_AMOUNT.finditer(text, observed.end(), end.start() if end else observed.end() + 160):
+            amount = float(later.group(1))
+            gb = max(gb, round(amount / 1024, 2) if later.group(2).lower() in ("mb", "mib") else amount)
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
+    if m := _TASK_MANAGER.search(text):
+        # Windows Task Manager's "Dedicated GPU memory 7.8/8.0 GB": the card's own memory, used of total (the
+        # "Shared GPU memory" beside it is system RAM, never the card's size)
+        used, total = float(m.group(1)), float(m.group(2))
+        if 0 < used <= total <= 2000:
+            slots.observed_memory_gb = slots.observed_memory_gb or used
+            slots.gpu_memory_gb = slots.gpu_memory_gb or total
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
+    if slots.gpu_memory_gb is None:
+        for m in _CARDS_TIMES_GB.finditer(text):
+            gb = float(next(g for g in m.groups() if g is not None))
+            if gb in _CARD_SIZES and not any(a < m.end() and m.start() < b for a, b in used_spans):
+                slots.gpu_memory_gb = gb
+                if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
+                    slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
+                break
     if slots.gpu_memory_gb is None:
         for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
             if any(a < m.end() and m.start() < b for a, b in used_spans):
@@ -1015,15 +1096,18 @@ def _parallel(text: str, slots: Slots) -> None:
     # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
     off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
     on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
-    if (
-        (m := next(iter(on), None))
-        and not _negated(text, m.start())
-        and not re.search(r"offload\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", text, re.I)
-    ):
+    optimizer_on = [o for o in on if not _OFFLOAD_PARAM_KEY.match(text, o.start())]
+    if (m := next(iter(optimizer_on), None)) and not _negated(text, m.start()) and not _OFFLOAD_SWITCH_OFF.search(text):
         slots.offload_optimizer = True
         if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
-    elif m is not None and _negated(text, m.start()) and re.match(r"offload(?:ing)?\b", text[m.start() :], re.I):
+    elif on and not optimizer_on and not _negated(text, on[0].start()) and not _OFFLOAD_SWITCH_OFF.search(text):
+        slots.offload_param = True  # only `offload_param` turned on: the optimizer states are not said to move
+    elif (
+        (m := next(iter(on), None)) is not None
+        and _negated(text, m.start())
+        and re.match(r"offload(?:ing)?\b", text[m.start() :], re.I)
+    ):
         slots.offload_optimizer = slots.offload_param = False  # "without any offloading", "no offload": none at all
     for key in ("offload_optimizer", "offload_param"):
         if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
@@ -1073,6 +1157,13 @@ _PRECISION_UNSUPPORTED_AFTER = re.compile(
 )
 
 
+_HALF = r"(?:bf16|bfloat16|fp16|float16|半精度|混合精度|mixed[-_ ]precision|amp)"
+_VS = r"\s*(?:vs\.?|versus|对比|compared (?:to|with)|相比)\s*"
+_HALF_VS_FP32 = re.compile(
+    rf"(?<![A-Za-z]){_HALF}{_VS}(?:fp32|float32|全精度|单精度)\b|\bfp32{_VS}{_HALF}(?![A-Za-z])", re.I
+)
+
+
 def _precision(text: str, slots: Slots) -> None:
     """The first precision the text names for training, skipping ones it turns off or names for something else."""
     low = text.lower()
@@ -1087,6 +1178,13 @@ def _precision(text: str, slots: Slots) -> None:
     ]
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
+    # "混合精度 vs fp32 显存对比", "fp32 vs bf16 memory": fp32 is the baseline the half precision is measured against;
+    # the precision the question is about is the half one.
+    if _HALF_VS_FP32.search(text):
+        mentions = [m for m in mentions if m.lastgroup not in ("fp32", "l32")] or mentions
+        if not any(m.lastgroup in ("bf16", "fp16", "l16") for m in mentions):
+            slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"  # "混合精度" alone: bf16 as below
+            return
     for m in mentions:
         if _CAST_TO.search(text[max(0, m.start() - 48) : m.start()]):
             continue
@@ -1157,6 +1255,9 @@ _OTHER_METHOD = re.compile(
     r"而不是|不用|不使用|没用|不是|换成|试过|也试了?|是否|能否|可否|要不要)[^.。;；\n]{0,40}$",
     re.I,
 )
+# … where only a question word puts it there ("是否可以lora微调13b模型？"): the method asked about, which is the setup
+# to answer for unless the message states another one ("全参数微调是否可行……是否可以多阶段lora微调？").
+_ASKED_METHOD = re.compile(r"(?:是否|能否|可否|要不要)[^.。;；\n]{0,40}$")
 # "without any PEFT and Quantization": the whole model is trained.
 # The method key frameworks write: LLaMA-Factory's `finetuning_type`, ms-swift's `train_type` (`sft_type` before 3.0).
 _METHOD_KEY = re.compile(
@@ -1188,7 +1289,10 @@ _QUANT = re.compile(
     re.I,
 )
 _QUANT_NOT_BEFORE = re.compile(
-    r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?)\W{0,2}$|\$\{?\w*$", re.I
+    r"(?:adam\w*|optim\w*|非|no[-_ ]|not\s|without\s|不用|不使用|没有?开?|"
+    # set aside in the question: "如果不考虑 int4/8 量化", "excluding 4-bit", "leaving aside int8"
+    r"不考虑|不算|不包括|抛开|撇开|exclud\w*\s|ignoring\s|(?:leaving|setting) aside\s)\W{0,2}$|\$\{?\w*$",
+    re.I,
 )
 # … nor a flag set from a shell variable (`--load-in-4bit $load_in_4bit`): its value is not in the message.
 _QUANT_NOT_AFTER = re.compile(
@@ -1256,6 +1360,15 @@ def _finetune(text: str, slots: Slots) -> None:
             if not _LORA_ASIDE.search(re.split(r"[.。;；\n]", text[max(0, m.start() - 30) : m.start()])[-1])
             and not _LORA_REJECTED.match(text[m.end() : m.end() + 40])
         ]
+    asked = [
+        m
+        for m in _LORA.finditer(text)
+        if _ASKED_METHOD.search(text[max(0, m.start() - 48) : m.start()])
+        and not _OTHER_METHOD.search(_ASKED_METHOD.sub("", text[max(0, m.start() - 48) : m.start()]))
+        and not any(a <= m.start() < b for a, b in off)
+    ]
+    if not lora and asked and not (_FULL.search(text) or _METHOD_KEY.search(text) or _FREEZE.search(text)):
+        lora = asked
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
@@ -1325,7 +1438,9 @@ def _memory_features(text: str, slots: Slots) -> None:
 _ASSIGN = re.compile(
     # (not a factor of a product written out, "micro*GA*num_gpus = 128"; a Markdown "**key**" is still a key)
     r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
-    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s(?:is|as|to|of|为|是|设为|设置为)\s"
+    # (a Chinese verb needs no space around it: "micro_train_batch_size设置为2")
+    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成)\s*|"
+    r"\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
 )
@@ -1428,7 +1543,11 @@ def _classify_words(key: str) -> str | None:
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
         if ws & {"micro", "microbatch", "device", "gpu", "per"}:
             return "train_micro_batch_size_per_gpu"
-        if ws & {"global", "total", "totol", "effective"} or joined in ("train_batch_size", "global_batch_size"):
+        if ws & {"global", "total", "totol", "effective"} or joined in (
+            "train_batch_size",
+            "train_batchsize",  # "train_batchsize=64" next to "per device batch size=1 / 2 / 4"
+            "global_batch_size",
+        ):
             return "train_batch_size"
         # llama-recipes' --batch_size_training is per GPU
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size", "batch_size_training"):
@@ -1551,11 +1670,38 @@ _BANNER = [
 _ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
 
 
+# DeepSpeed's config print at start-up (deepspeed/runtime/config.py DeepSpeedConfig.print: "  {arg} {dots} {value}",
+# the dots filling the name to 29 characters, none for longer names):
+# "[INFO] [config.py:988:print]   train_micro_batch_size_per_gpu  2", "  zero_optimization_stage ...... 2".
+_DS_PRINTED = re.compile(
+    r"^[^\n]*?\s(train_batch_size|train_micro_batch_size_per_gpu|gradient_accumulation_steps|zero_optimization_stage|"
+    r"world_size)\s+\.*\s*(\d{1,7})\s*$",
+    re.M,
+)
+# … and its precision switches: older releases print `fp16_enabled ... True`, newer ones the config objects
+# (`float16_config ... enabled=True …`, `bfloat16_config ... enabled=True …`).
+_DS_PRINTED_HALF = re.compile(
+    r"^[^\n]*?\s(fp16_enabled|bfloat16_enabled|float16_config|bfloat16_config)\s+\.*\s*(?:enabled=)?True\b", re.M
+)
+_DS_PRINTED_KEYS = {"zero_optimization_stage": "zero_stage"}
+
+
+def _deepspeed_printed(text: str, slots: Slots) -> None:
+    for m in _DS_PRINTED.finditer(text):
+        key = _DS_PRINTED_KEYS.get(m.group(1), m.group(1))
+        value = int(m.group(2))
+        if getattr(slots, key) is None and value > 0 and not (key == "zero_stage" and value > 3):
+            setattr(slots, key, value)
+    if slots.precision is None and (half := _DS_PRINTED_HALF.search(text)):
+        slots.precision = "bf16-mixed" if half.group(1).startswith("bfloat16") else "fp16-mixed"
+
+
 def extract_printed(text: str) -> Slots:
     """Setup values in what a framework printed (a log or an error), read only from lines whose wording is fixed by
     the framework; never the free-text patterns, which would read step counts and timings as a setup."""
     slots = Slots()
     _apply_each(_PRINTED_RULES, text, slots)
+    _deepspeed_printed(text, slots)
     _apply_first(_PRINTED_PRECISION_RULES, text, slots)
     return slots
 
@@ -1591,6 +1737,23 @@ def _nccl_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 
 #: What frameworks print (read from logs and errors only, by extract_printed).
+# PyTorch's OOM message (torch >= 2.1) pasted without its "Tried to allocate" head: "GPU 0 has a total capacity of
+# 23.64 GiB of which 1.61 GiB is free. Process 1624541 has 22.02 GiB memory in use." — the card's size and, when one
+# process is listed (or "this process"), the memory the run held.
+_TOTAL_CAPACITY = re.compile(
+    r"(?:GPU|NPU|device) \d{1,4} has a total capac(?:i)?ty of (\d{1,4}(?:\.\d+)?) GiB of which", re.I
+)
+_PROCESS_IN_USE = re.compile(r"(?:this process|Process \d{1,10}) has (\d{1,4}(?:\.\d+)?) GiB memory in use", re.I)
+
+
+def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    listed = _PROCESS_IN_USE.findall(text[max(0, m.start() - 400) : m.end() + 400])
+    own = re.search(r"this process has (\d{1,4}(?:\.\d+)?) GiB", text, re.I)
+    if own:
+        return (float(own.group(1)),)
+    return (float(m.group(1)),) if len(set(listed)) == 1 else (None,)
+
+
 _PRINTED_RULES = (
     SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
     *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
@@ -1598,6 +1761,8 @@ _PRINTED_RULES = (
     SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),
     SlotRule(("num_params",), (_TRAINABLE_PRINTED,), _trainable_params),
     SlotRule(("gradient_checkpointing",), (_GC_PRINTED,), _constant("full")),
+    SlotRule(("gpu_memory_gb",), (_TOTAL_CAPACITY,), lambda m, text: (float(m.group(1)),)),
+    SlotRule(("observed_memory_gb",), (_PROCESS_IN_USE,), _process_in_use),
 )
 _PRINTED_PRECISION_RULES = (
     SlotRule(
@@ -1700,12 +1865,38 @@ _BATCH_WITH_GPUS = re.compile(
 )
 
 
+# The global batch written as the product of the settings that make it: "batch size = gradient_accumulation_steps*
+# per_device_train_batch_size*num_gpus = 128", "总batch_size=train_batch_size * gradient_accumulation_steps * devices = 2".
+_NAMED_PRODUCT = re.compile(
+    r"(?<![\w.])([A-Za-z_][\w.]{0,50}(?:\s*[*×]\s*[A-Za-z_][\w.]{0,50}){1,4})\s*=\s*(\d{1,7})(?![\d.])"
+)
+_DEVICE_FACTOR = re.compile(r"^(?:devices?|device_num|num_devices|n_devices|gpus|gpu_num|num_gpus?|world_size)$", re.I)
+
+
+def _named_product(text: str) -> tuple[int, str] | None:
+    """The total of a product of named batch settings (a batch, GA, GPU count) and the batch factor's setup key."""
+    for m in _NAMED_PRODUCT.finditer(text):
+        factors = [f.strip() for f in re.split(r"[*×]", m.group(1))]
+        keys = ["world_size" if _DEVICE_FACTOR.match(f) else classify_key(f) for f in factors]
+        batch = [k for k in keys if k in ("train_micro_batch_size_per_gpu", "train_batch_size")]
+        kinds = {"batch" if k in batch else k for k in keys}
+        if len(kinds) == len(factors) and kinds <= {"batch", "gradient_accumulation_steps", "world_size"} and batch:
+            return int(m.group(2)), batch[0]
+    return None
+
+
 def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
     # The HF Trainer banner pasted into the prose without a fence ("Total train batch size (w. parallel, distributed
     # & accumulation) = 72"): its fixed wording is as safe here as in a log.
     for pattern, key in _BANNER:
         if getattr(slots, key) is None and (m := pattern.search(text)):
             setattr(slots, key, int(m.group(1)))
+    if (product := _named_product(text)) is not None:
+        total, factor = product
+        if factor == "train_batch_size" and slots.train_batch_size not in (None, total):
+            # the repo's `train_batch_size` is a factor of the total: the per-device batch the user set
+            slots.train_micro_batch_size_per_gpu = slots.train_micro_batch_size_per_gpu or slots.train_batch_size
+        slots.train_batch_size = total
     if m := _DARKNET.search(text):
         batch, subdivisions = int(m.group(1)), int(m.group(2))
         slots.train_batch_size = batch

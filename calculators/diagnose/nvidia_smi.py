@@ -4,6 +4,10 @@ Both table layouts are read: the driver <= 470 one (``| 0  Tesla K80  On | 00000
 ``| N/A 28C P8 26W / 149W | 1MiB / 11439MiB | 0% Default |``) and the driver >= 510 one (an extra ``MIG M.``
 line per GPU). Process rows: ``|  0  N/A  N/A  23333  G  /usr/lib/xorg/Xorg  46MiB |`` (newer) or
 ``|  0  23333  G  /usr/lib/xorg/Xorg  46MiB |`` (older).
+
+gpustat's one line per GPU (https://github.com/wookayin/gpustat: index, name, temperature, utilisation, memory
+used / total in MB, then ``user(memM)`` or, with ``-p``, ``user/pid(memM)`` per process), e.g.
+``[0] Tesla V100-SXM2-32GB | 45°C, 100 % | 32507 / 32510 MB | alice(32497M)``, is read into the same fields.
 """
 
 from __future__ import annotations
@@ -23,9 +27,84 @@ _PROC = re.compile(
 )
 
 
-def read(text: str) -> list[Artifact]:
-    """One artifact per table (a paste may hold several snapshots)."""
+#: gpustat's GPU line: ``[0] NAME | 45°C, 100 % | 32507 / 32510 MB | user(32497M) …`` (the temperature and the
+#: utilisation may print as ``??`` on GPUs that do not report them; older releases print ``45'C``).
+GPUSTAT_LINE = re.compile(
+    r"^[ \t]*\[(\d{1,3})\][ \t]+(\S[^|\n]*?)[ \t]*\|[ \t]*(?:-?\d{1,3}|\?\?)[ \t]*'?°?[ \t]*C?[ \t]*,[ \t]*"
+    r"(\d{1,3}|\?\?)[ \t]*%[ \t]*\|[ \t]*(\d{1,9})[ \t]*/[ \t]*(\d{1,9})[ \t]*MB\b([^\n]*)$",
+    re.MULTILINE,
+)
+_GPUSTAT_PROC = re.compile(r"([A-Za-z_][\w.-]*)(?:/(\d{1,10}))?\((\d{1,9})M\)")
+
+
+def read_gpustat(text: str) -> list[Artifact]:
+    """One artifact per run of consecutive gpustat GPU lines.
+
+    The fields are nvidia-smi's (per-GPU used / total, the first GPU's name and capacity, the most used GPU's use
+    as the observed memory) plus ``world_size``: the GPUs that run a process or hold more than a tenth of their memory
+    (a listing of a whole machine also shows the idle cards, which are not in the job)."""
     out: list[Artifact] = []
+    lines = list(GPUSTAT_LINE.finditer(text))
+    runs: list[list[re.Match[str]]] = []
+    for m in lines:
+        if runs and text.count("\n", runs[-1][-1].end(), m.start()) <= 1:
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    for run in runs:
+        gpus: list[dict[str, Any]] = []
+        procs: list[dict[str, Any]] = []
+        busy = 0
+        for m in run:
+            index = int(m.group(1))
+            gpus.append(
+                {
+                    "index": index,
+                    "name": " ".join(m.group(2).split())[:40],
+                    "used_gb": round(int(m.group(4)) / 1024, 2),
+                    "total_gb": round(int(m.group(5)) / 1024, 2),
+                    "util_pct": int(m.group(3)) if m.group(3).isdigit() else 0,
+                }
+            )
+            found = list(_GPUSTAT_PROC.finditer(m.group(6)))
+            # in the job: a process runs on it, or (gpustat without its process column) its memory is in use
+            busy += bool(found) or int(m.group(4)) > 0.1 * int(m.group(5))
+            procs += [
+                {
+                    "gpu": index,
+                    "pid": int(p.group(2)),
+                    "type": "C",
+                    "name": p.group(1),
+                    "used_gb": round(int(p.group(3)) / 1024, 2),
+                }
+                for p in found
+                if p.group(2)  # only `user/pid(memM)` names a process; `user(memM)` names its owner
+            ]
+        f: dict[str, Any] = {
+            "smi_gpus": gpus,
+            "smi_processes": procs,
+            "gpu": gpus[0]["name"],
+            "gpu_memory_gb": gpus[0]["total_gb"],
+            "observed_memory_gb": max(g["used_gb"] for g in gpus),
+        }
+        if busy:
+            f["world_size"] = busy
+        out.append(
+            Artifact(
+                kind="nvidia_smi",
+                start=run[0].start(),
+                end=run[-1].end(),
+                key_line=run[0].group(0).strip()[:200],
+                fields=f,
+                framework="gpustat",
+            )
+        )
+    return out
+
+
+def read(text: str) -> list[Artifact]:
+    """One artifact per table (a paste may hold several snapshots), then gpustat's lines."""
+    out: list[Artifact] = read_gpustat(text)
     heads = list(HEADER.finditer(text))
     for i, h in enumerate(heads):
         start = text.rfind("\n", 0, h.start()) + 1
