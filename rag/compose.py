@@ -462,6 +462,67 @@ def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
     return re.split(r"[；;]\s*", label, maxsplit=1)[0].strip().rstrip("。.?？")
 
 
+#: What to paste to tell a symptom family's usual causes apart, in the order asked: each item with what already gives
+#: it — groups of setup keys (one key of every group known) or the pasted kinds ("@error") that carry it. An item
+#: named by a setup field is asked for by that field's one name.
+_PASTE_ITEMS: dict[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]] = {
+    "memory": (
+        ("error_tail", (("@error", "@traceback"),)),
+        ("model", (("model", "model_text", "num_params"),)),
+        ("method", (("finetune",),)),
+        ("precision", (("precision",),)),
+        ("train_micro_batch_size_per_gpu", (("train_micro_batch_size_per_gpu",),)),
+        ("seq_len", (("seq_len",),)),
+        ("gpu", (("gpu", "gpu_text", "gpu_memory_gb"), ("world_size",))),
+        ("sharding", (("zero_stage", "@config"),)),
+    ),
+    "loss": (
+        ("train_log", (("@log",),)),
+        ("precision_kind", (("precision",),)),
+        ("lr", (("learning_rate",),)),
+        (
+            "effective_batch",
+            (
+                ("train_batch_size", "train_micro_batch_size_per_gpu"),
+                ("train_batch_size", "gradient_accumulation_steps"),
+            ),
+        ),
+        ("command_or_config", (("@command", "@config"),)),
+    ),
+    "speed": (
+        ("command", (("@command",),)),
+        ("sharding_offload", (("zero_stage", "@config"),)),
+        ("gpu_links", (("gpu", "gpu_text"), ("world_size",))),
+        ("step_time", ((),)),
+    ),
+    "generic": (
+        ("full_error", (("@error", "@traceback", "@log"),)),
+        ("command", (("@command",),)),
+        ("config", (("@config",),)),
+        ("framework", ((),)),
+    ),
+}
+
+
+def paste_request(r: Results, family: str) -> str:
+    """What to paste to tell the usual causes of ``family`` apart, without what the message already gives (a user
+    who pasted the launch command, or stated the model and the GPUs, is not asked for them again); "" when the
+    message gives all of it."""
+    given = set(r.setup.known()) | {"@" + k for k in (r.evidence.pasted if r.evidence is not None else [])}
+    items = [
+        t("paste." + name, r.lang) if "paste." + name in CATALOGUE else key_name(name, r.lang)
+        for name, groups in _PASTE_ITEMS.get(family, _PASTE_ITEMS["generic"])
+        if not all(group and given & set(group) for group in groups)
+    ]
+    if not items:
+        return ""
+    if r.lang == "zh":
+        listed = "、".join(items)
+    else:
+        listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    return t("paste_head", r.lang, items=listed)
+
+
 def _usual_causes_verdict(r: Results) -> str:
     """The two or three usual causes, those the message names something of first, then by retrieval rank; and the
     one line of what to paste to tell them apart."""
@@ -473,17 +534,17 @@ def _usual_causes_verdict(r: Results) -> str:
     in_family = [c for c in r.cards if card_in_family(c, family)]
     ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
     labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
-    paste = t(f"paste_{family}", lang)
+    paste = paste_request(r, family)
     if r.asked is not None and not any(symptom_fits(c, r.asked) for c in r.cards):
         # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.
-        return f"**{t('no_known_cause', lang)}** {paste}"
+        return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
     if not labels:
-        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}"
+        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}".rstrip()
     if len(labels) == 1:
-        return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}"
+        return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}".rstrip()
     sep = "；" if lang == "zh" else "; "
     causes = sep.join(f"{i}) {lbl}" if lang == "zh" else f"({i}) {lbl}" for i, lbl in enumerate(labels, 1))
-    return f"**{t('usual_causes', lang, causes=causes)}** {paste}"
+    return f"**{t('usual_causes', lang, causes=causes)}** {paste}".rstrip()
 
 
 #: What a memory figure depends on, in the order the fit opening asks for them.
