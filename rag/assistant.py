@@ -56,6 +56,13 @@ SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
 #: 其余都是10g左右", "第一张卡显存占满了，其他卡不高" report uneven memory across GPUs, whose causes (DataParallel, a CUDA
 #: context per rank on GPU 0, extra work on rank 0) the GPU-0 imbalance card ranks.
 OBSERVATION_CARDS = {"uneven GPU memory": "mem-multi-gpu-gpu0-imbalance"}
+#: An RL stage named in a memory report, with what else the card needs the message to show (glossary concept, pattern
+#: or None, card): PPO holds four models and generates (ChatGLM-Efficient-Tuning #111, OpenRLHF #762); GRPO with vLLM
+#: colocated gives vLLM its memory share first (ms-swift #7125). The SFT estimate is not these runs' memory.
+RL_MEMORY_CARDS: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
+    ("ppo", None, "ppo-four-models-memory"),
+    ("grpo", re.compile(r"colocate", re.I), "grpo-vllm-colocate-memory"),
+)
 #: A retrieved card is cited when its best passage is this close to the best card's (cosine). Measured on the
 #: real-question dev set (bench/eval_answers.py): 0.05 → hit@3 0.584 zh / 0.706 en with 1/2/3 cards cited in
 #: 117/100/114 answers; 0.08 → 0.604 / 0.763 (70/85/176); 0.12 → 0.636 / 0.774 but 239 of 331 answers cite
@@ -215,6 +222,15 @@ class Assistant:
                 (self._by_id[cid] for c in named_concepts(prose) if (cid := OBSERVATION_CARDS.get(c)) in self._by_id),
                 None,
             )
+            if seen is None and evidence.family == "memory":
+                seen = next(
+                    (
+                        self._by_id[cid]
+                        for concept, also, cid in RL_MEMORY_CARDS
+                        if concept in evidence.concepts and (also is None or also.search(text)) and cid in self._by_id
+                    ),
+                    None,
+                )
             if seen is not None and (not cards or cards[0] is not seen):
                 cards = [seen, *[c for c in cards if c is not seen]][:3]
         if pipeline_card is not None:

@@ -598,6 +598,10 @@ _VERDICT_WORD = re.compile(
 
 #: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
 #: OOM from one micro-batch's activations) — a diagnosis can open with it as the most likely cause.
+#: Glossary concepts naming an RL or preference stage: several models (policy, reference, reward, value) and generation,
+#: which the one-model memory estimate does not count.
+RL_STAGES = frozenset({"ppo", "grpo", "dpo", "reinforcement learning"})
+
 _CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
 
 
@@ -653,6 +657,8 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""
     if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
+    if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
+        return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
     return _memory_verdict(r)

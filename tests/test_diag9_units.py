@@ -168,3 +168,20 @@ def test_what_to_paste_leaves_out_what_the_message_gives() -> None:
     )
     speed = paste_request(zh, "speed")
     assert "启动命令" not in speed and "GPU 型号和卡数" not in speed and "每步耗时" in speed
+
+
+def test_an_rl_memory_report_opens_with_its_stage_not_the_one_model_estimate(bot_without_retrieval: Any) -> None:
+    # ChatGLM-Efficient-Tuning #111: PPO with LoRA on 8 x A100 40G, max_source_length 256, OOM at 38900MiB.
+    ppo = bot_without_retrieval.ask(
+        "PPO训练：max_source_length=256能正常训练，此时显存已经占用38900MiB。GPUs: A100(40G)*8，6b模型，lora，"
+        "batch_size=1。为什么显存占用这么大呢？训到400+samples就OOM了"
+    )
+    assert ppo.act == "diagnose"
+    assert ppo.sources[0].card_id == "ppo-four-models-memory"
+    assert "应能放下" not in ppo.first_screen and "GiB" not in ppo.first_screen.split("\n")[0]
+    # ms-swift #7125: GRPO with vLLM colocated; without 'colocate' the vLLM card is not the cause.
+    grpo = "Qwen3-235B-A22B GRPO OOM，128卡 H20\n--rlhf_type grpo --use_vllm true --vllm_mode colocate --vllm_gpu_memory_utilization 0.7 --train_type lora"
+    ans = bot_without_retrieval.ask(grpo)
+    assert ans.sources[0].card_id == "grpo-vllm-colocate-memory"
+    plain = bot_without_retrieval.ask(grpo.replace("--vllm_mode colocate ", ""))
+    assert not plain.sources or plain.sources[0].card_id != "grpo-vllm-colocate-memory"
