@@ -29,7 +29,7 @@ from .acts import Act, classify_act
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
 from .citing import answers_another_setup
-from .compose import Results, compose, opening_order
+from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth
 from .evidence import error_messages, named_concepts, quotes_error, read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
@@ -233,6 +233,10 @@ class Assistant:
                 )
             if seen is not None and (not cards or cards[0] is not seen):
                 cards = [seen, *[c for c in cards if c is not seen]][:3]
+        if act == "diagnose" and reports_ga_growth(prose, misconceptions) and GRAPH_KEPT_CARD in self._by_id:
+            # The opening names a graph kept alive across steps as the likely cause: cite the card that shows it.
+            kept = self._by_id[GRAPH_KEPT_CARD]
+            cards = [*[c for c in cards if c is not kept][:2], kept]
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         held = [m for m in misconceptions if holds_belief(prose, m)]
@@ -267,6 +271,7 @@ class Assistant:
             asked=asked,
             all_cards=self._all_cards,
             held=frozenset(m.key for m in held),
+            prose=prose,
         )
         # The card whose lead answers this question opens, and is cited, first (rag.opening).
         results.cards = cards = opening_order(results)

@@ -88,6 +88,8 @@ class Results:
     all_cards: tuple[Card, ...] = ()
     #: Keys of the wrong beliefs the user holds (asserts or presupposes), not only touches.
     held: frozenset[str] = frozenset()
+    #: The message's prose (what the user wrote besides pastes), for openings that read what was reported.
+    prose: str = ""
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -664,11 +666,49 @@ def _oom_estimate_verdict(r: Results) -> str:
     return _memory_verdict(r)
 
 
+#: Beliefs that accumulation steps add memory: a diagnosis holding one reports memory that grew with GA.
+_GA_GROWTH_BELIEFS = {"ga_raises_memory", "ga_stores_copies"}
+#: What a user who measured memory growing with the accumulation steps writes ("显存占用和梯度累加步长成正比", "I am seeing
+#: a high increase in GPU memory usage the larger I make `gradient_accumulation_steps`", "grad accum -> memory").
+_GA_GROWTH_SEEN = re.compile(
+    r"成正比|正比|proportional|linearly|\bI (?:am )?(?:see|seeing|saw|observe[ds]?|notic(?:e|ed|ing))\b.{0,80}"
+    r"(?:increase|grow|rise|more)|still increases|increases memory|memory (?:usage )?(?:increases|grows|goes up)|"
+    r"越大.{0,8}(?:显存|内存).{0,6}(?:越大|越高|越多)|显存.{0,8}(?:随|跟着).{0,12}(?:增加|上涨|增长|变大)",
+    re.I,
+)
+#: The card that names the exceptions where accumulation does add memory (pipeline parallelism first).
+GA_EXCEPTIONS_CARD = "ga-memory-exceptions"
+
+
+#: The card that explains a graph kept alive across steps (`total_loss += loss`), cited with the GA-growth opening.
+GRAPH_KEPT_CARD = "mem-creeping-growth-over-steps"
+
+
+def reports_ga_growth(prose: str, misconceptions: list[Any]) -> bool:
+    """Whether the prose reports memory that grew with the accumulation steps (rather than asks whether it does)."""
+    return bool(_GA_GROWTH_SEEN.search(prose)) and any(m.key in _GA_GROWTH_BELIEFS for m in misconceptions[:2])
+
+
+def _ga_growth_verdict(r: Results) -> str:
+    """A diagnosis of memory that grew with gradient_accumulation_steps ("显存占用和梯度累加步长成正比", gpt-neox #1123):
+    the cause, not "No, GA does not add memory" to someone who measured that it did — pipeline parallelism when the
+    message names it (its GA is the pipeline's micro-batch count), else something keeping each micro-batch's graph."""
+    if r.act != "diagnose" or r.asked is None or not _GA_GROWTH_SEEN.search(r.prose):
+        return ""
+    pipeline = r.evidence is not None and "pipeline parallel" in r.evidence.concepts
+    if pipeline and r.cards and r.cards[0].id == GA_EXCEPTIONS_CARD:
+        # "does it depend on the pipeline parallel values too?" asks whether, and pipeline parallelism is the answer
+        return t("ga_growth_pipeline", r.lang)
+    if not r.asked.asks_whether and reports_ga_growth(r.prose, r.misconceptions):
+        return t("ga_growth_cause", r.lang)
+    return ""
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
     if r.act == "diagnose":
-        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r)
+        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r) or _ga_growth_verdict(r)
         if v:
             return v
     if _belief_opens(r):

@@ -185,3 +185,30 @@ def test_an_rl_memory_report_opens_with_its_stage_not_the_one_model_estimate(bot
     assert ans.sources[0].card_id == "grpo-vllm-colocate-memory"
     plain = bot_without_retrieval.ask(grpo.replace("--vllm_mode colocate ", ""))
     assert not plain.sources or plain.sources[0].card_id != "grpo-vllm-colocate-memory"
+
+
+def test_memory_that_grew_with_ga_opens_with_what_keeps_each_step_alive(bot_without_retrieval: Any) -> None:
+    # jittor #602: an observation, not a question whether GA adds memory.
+    seen = bot_without_retrieval.ask(
+        "optimize.backward 使用梯度累加显存占用和梯度累加步长成正比，导致显存占用过大无法训练GPT2-XL"
+    )
+    assert seen.act == "diagnose"
+    assert seen.first_screen.startswith("**最可能的原因：有东西让每个微批次的计算图或梯度一直留在显存里")
+    assert "loss.item()" in seen.first_screen
+    assert "mem-creeping-growth-over-steps" in [s.card_id for s in seen.sources]
+    # The question whether it does keeps its verdict.
+    asked = bot_without_retrieval.ask("梯度累积步数越大，显存占用越大吗？")
+    assert asked.first_screen.startswith("**基本不会")
+
+
+def test_ga_growth_under_pipeline_parallelism_names_the_pipeline(bot_without_retrieval: Any) -> None:
+    # gpt-neox #1123 (its measurements and its question about pipeline parallel values).
+    ans = bot_without_retrieval.ask(
+        '[BUG?] Higher "gradient_accumulation_steps" still increases memory usage a lot\n\nHello, I am seeing a high '
+        "increase in GPU memory usage the larger I make `gradient_accumulation_steps`.\n\ngrad accum -> memory\n"
+        "1 -> 54 GB\n2 -> 60.6 GB\n4 -> 70.4 GB\n8 -> OOM\n\nI am using 64 gpus (16 nodes). I am wondering if this "
+        "phenomenon depends on the model and pipeline parallel values too?"
+    )
+    assert ans.act == "diagnose"
+    assert ans.first_screen.startswith("**Most likely cause: pipeline parallelism.**")
+    assert "FSDP no_sync" not in ans.first_screen.split("\n")[0]

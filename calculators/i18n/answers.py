@@ -88,6 +88,28 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "你描述的现象有多个可能原因，消息里还没有能确定是哪一个的信息。知识库里最相关的一个：{cause}。",
         "en": "What you describe can have several causes, and nothing in the message pins one down yet. The closest known one: {cause}.",
     },
+    # a report that memory grows with gradient_accumulation_steps (not a question whether it does)
+    "ga_growth_cause": {
+        "zh": "**最可能的原因：有东西让每个微批次的计算图或梯度一直留在显存里。** 正确的梯度累积只有一份梯度缓冲（新梯度原地加到 `.grad`），"
+        "每个微批次的激活在它的反向之后就释放，所以峰值显存不随累积步数增长（GA=1 到 GA≥2 最多多一份梯度缓冲）。显存随累积步数成比例上涨，"
+        "说明框架或训练循环保留了每一步的图或梯度：例如把带图的 loss 直接累加（`total_loss += loss`，应写 `loss.item()` 或 "
+        "`loss.detach()`）、把输出存进列表，或框架的累积实现本身为每步另存一份。",
+        "en": "**Most likely cause: something keeps each micro-batch's graph or gradients alive.** Correct accumulation has "
+        "one gradient buffer (new gradients are added in place into `.grad`) and frees each micro-batch's activations "
+        "after its backward, so peak memory does not grow with the accumulation steps (GA=1 to GA>=2 adds at most one "
+        "gradient buffer). Memory rising in proportion to GA means the framework or the training loop keeps every "
+        "step's graph or gradients: a loss that still holds its graph summed up (`total_loss += loss`; use "
+        "`loss.item()` or `loss.detach()`), outputs stored in a list, or an accumulation implementation that keeps a "
+        "copy per step.",
+    },
+    "ga_growth_pipeline": {
+        "zh": "**最可能的原因：流水线并行。** 在流水线并行里，梯度累积步数就是流水线每步调度的微批次数，每一级都要保留在途微批次的激活"
+        "（1F1B 调度下最多约 min(GA, 流水线级数) 个），所以显存随 GA 上涨，直到 GA 达到流水线级数；不用流水线并行时（单节点测试）显存基本不随 GA 变化。",
+        "en": "**Most likely cause: pipeline parallelism.** With pipeline parallelism the accumulation steps are the "
+        "micro-batches the pipeline schedules per step, and each stage keeps the activations of the micro-batches in "
+        "flight (up to about min(GA, number of stages) under a 1F1B schedule), so memory rises with GA until GA reaches "
+        "the number of stages; without pipeline parallelism (a single-node test) memory stays flat as GA grows.",
+    },
     # what to paste to tell a symptom's usual causes apart: the items the message does not already give
     "paste_head": {"zh": "要分辨，请贴出：{items}。", "en": "To tell them apart, paste: {items}."},
     "paste.error_tail": {
