@@ -212,3 +212,27 @@ def test_ga_growth_under_pipeline_parallelism_names_the_pipeline(bot_without_ret
     assert ans.act == "diagnose"
     assert ans.first_screen.startswith("**Most likely cause: pipeline parallelism.**")
     assert "FSDP no_sync" not in ans.first_screen.split("\n")[0]
+
+
+def test_memory_short_next_to_the_gpu_is_an_oom_report() -> None:
+    from rag.intents import reports_oom
+
+    # LLaMA-Factory #1970: title and expected behaviour.
+    assert reports_oom("RTX4090双卡 Baichuan2-13B-Chat微调内存不足")
+    assert reports_oom("每张RTX4090卡，24G显存，但依然提示内存不足")
+    # Host RAM: killed, or no GPU in the sentence.
+    assert not reports_oom("8卡训练时内存不足被kill")
+    assert not reports_oom("加载模型时内存不足，机器只有32G内存")
+    assert not reports_oom("双卡训练会不会内存不足？")
+
+
+def test_a_13b_lora_on_two_4090s_that_runs_short_opens_with_the_estimate(bot_without_retrieval: Any) -> None:
+    ans = bot_without_retrieval.ask(
+        "RTX4090双卡 Baichuan2-13B-Chat微调内存不足\n```\naccelerate launch src/train_bash.py \\\n    --stage sft \\\n"
+        "    --model_name_or_path /root/autodl-tmp/Baichuan2-13B-Chat \\\n    --finetuning_type lora \\\n"
+        "    --cutoff_len 1024 \\\n    --gradient_accumulation_steps 4 \\\n    --bf16 True \\\n"
+        "    --per_device_train_batch_size 1\n```\n每张RTX4090卡，24G显存，但依然提示内存不足"
+    )
+    assert ans.act == "diagnose"
+    assert ans.first_screen.startswith("**放不下：")
+    assert "权重" in ans.first_screen.split("\n")[0]
