@@ -236,3 +236,17 @@ def test_a_13b_lora_on_two_4090s_that_runs_short_opens_with_the_estimate(bot_wit
     assert ans.act == "diagnose"
     assert ans.first_screen.startswith("**放不下：")
     assert "权重" in ans.first_screen.split("\n")[0]
+
+
+def test_a_data_amount_is_not_a_model_size() -> None:
+    from rag.slots import extract_slots
+
+    # nanotron #204: "When I use a large dataset (~10B tokens), I encounter an NCCL Timeout error."
+    assert (
+        extract_slots(
+            "When I use a large dataset (~10B tokens), I encounter an NCCL Timeout error.", prose=True
+        ).num_params
+        is None
+    )
+    assert extract_slots("训练数据 100B token，显存不够", prose=True).num_params is None
+    assert extract_slots("pretrain on 10B tokens with a 1B model", prose=True).num_params == 1e9
