@@ -250,3 +250,28 @@ def test_a_data_amount_is_not_a_model_size() -> None:
     )
     assert extract_slots("训练数据 100B token，显存不够", prose=True).num_params is None
     assert extract_slots("pretrain on 10B tokens with a 1B model", prose=True).num_params == 1e9
+
+
+def test_an_nccl_timeout_at_the_first_collective_is_a_transport_that_does_not_work() -> None:
+    # xtuner #792
+    text = (
+        "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800013 milliseconds before timing out."
+    )
+    d = diagnose(text, lang="en", setup={})
+    assert d.artifacts[0].kind == "nccl_timeout" and d.artifacts[0].fields["nccl_timeout_min"] == 30.0
+    assert d.causes[0].id == "nccl.first_collective" and "SeqNum=1" in d.causes[0].because_en
+    # A later collective with nothing else in the paste: no reader cause (the card's straggler explanation opens).
+    assert diagnose(text.replace("SeqNum=1", "SeqNum=5121"), lang="en", setup={}).causes == []
+
+
+def test_an_nccl_timeout_next_to_a_preprocessing_bar_is_that_rank_preprocessing() -> None:
+    # nanotron #204
+    text = (
+        "[default0]:Grouping texts in chunks of 2049:   8%|▊         | 726000/9672101 [02:32<30:38, 4866.01 examples/s]"
+        "[default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600888 milliseconds before timing out."
+    )
+    d = diagnose(text, lang="zh", setup={})
+    assert d.causes[0].id == "nccl.rank_preprocessing"
+    assert "Grouping texts in chunks of 2049" in d.causes[0].because_zh and "10 分钟" in d.causes[0].because_zh

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import CalculatorError
 from ..lang import Lang
 from ..units import format_gib_value
-from . import deepspeed_errors, host_kill, launch, nvidia_smi, oom, train_log
+from . import deepspeed_errors, host_kill, launch, nccl, nvidia_smi, oom, train_log
 from ._text import line_at, safe
 from .models import Artifact, Cause, Diagnosis
 
@@ -91,7 +91,15 @@ def detect_artifacts(text: str) -> list[Artifact]:
     offset = max(0, len(text) - MAX_CHARS)
     body = text[offset:]
     found: list[Artifact] = []
-    for reader in (oom.read, deepspeed_errors.read, host_kill.read, launch.read, nvidia_smi.read, train_log.read):
+    for reader in (
+        oom.read,
+        deepspeed_errors.read,
+        host_kill.read,
+        launch.read,
+        nvidia_smi.read,
+        train_log.read,
+        nccl.read,
+    ):
         try:
             found.extend(reader(body))
         except Exception:  # a reader bug must not turn a paste into a traceback; the others still report
@@ -217,6 +225,8 @@ def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = Non
                 found += nvidia_smi.causes(a)
             elif a.kind in ("trainer_log", "deepspeed_log"):
                 found += train_log.causes(a)
+            elif a.kind == "nccl_timeout":
+                found += nccl.causes(a)
         except CalculatorError:
             continue
     if _DATAPARALLEL.search(text[-MAX_CHARS:]):
