@@ -275,3 +275,18 @@ def test_an_nccl_timeout_next_to_a_preprocessing_bar_is_that_rank_preprocessing(
     d = diagnose(text, lang="zh", setup={})
     assert d.causes[0].id == "nccl.rank_preprocessing"
     assert "Grouping texts in chunks of 2049" in d.causes[0].because_zh and "10 分钟" in d.causes[0].because_zh
+
+
+def test_a_requires_ampere_error_on_an_ampere_gpu_means_cuda_is_not_visible() -> None:
+    # rl-swarm #199: the title prefixes the exception line with "Error: ".
+    text = "Error: ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7"
+    d = diagnose(text, lang="en", setup={"gpu": "rtx-4090"})
+    assert d.causes[0].id == "hw.cuda_not_visible"
+    assert "RTX 4090 supports TF32" in d.causes[0].title_en and "torch.cuda.is_available()" in d.causes[0].because_en
+    assert d.causes[0].card_ids == ["hw-tf32-requires-ampere"]
+    # On a T4 or without a stated GPU the card's own cause stands: no reader cause.
+    assert diagnose(text, lang="en", setup={"gpu": "t4"}).causes == []
+    assert diagnose(text, lang="en", setup={}).causes == []
+    bf16 = "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0"
+    assert diagnose(bf16, lang="zh", setup={"gpu": "a100-80gb"}).causes[0].card_ids == ["hw-bf16-requires-ampere"]
+    assert diagnose(bf16, lang="zh", setup={"gpu": "rtx-2080ti"}).causes == []

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import CalculatorError
 from ..lang import Lang
 from ..units import format_gib_value
-from . import deepspeed_errors, host_kill, launch, nccl, nvidia_smi, oom, train_log
+from . import deepspeed_errors, host_kill, hw_support, launch, nccl, nvidia_smi, oom, train_log
 from ._text import line_at, safe
 from .models import Artifact, Cause, Diagnosis
 
@@ -22,8 +22,9 @@ MAX_CHARS = 200_000
 #: thousands of times must not produce a response thousands of artifacts long.
 PER_KIND_HEAD, PER_KIND_TAIL = 5, 15
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+# "Error: ValueError: --tf32 requires …" (an issue title that prefixes the exception line, rl-swarm #199) is that line.
 _EXC_LINE = re.compile(
-    r"^\s*(?:\[rank\d+\]:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$",
+    r"^\s*(?:\[rank\d+\]:\s*)?(?:[Ee]rror\s*:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$",
     re.MULTILINE,
 )
 _SETUP_KEYS = (
@@ -227,6 +228,8 @@ def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = Non
                 found += train_log.causes(a)
             elif a.kind == "nccl_timeout":
                 found += nccl.causes(a)
+            elif a.kind in ("traceback", "unknown_error"):
+                found += hw_support.causes(a, ctx)
         except CalculatorError:
             continue
     if _DATAPARALLEL.search(text[-MAX_CHARS:]):
