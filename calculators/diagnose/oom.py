@@ -283,14 +283,14 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
                 because_en=f"{_g(unalloc)} is reserved by PyTorch but unallocated, "
                 + (
                     f"more than the {_g(req)} requested: "
-                    if likely
+                    if likely and req is not None
                     else (f"while {_g(req)} was requested: " if req is not None else "a large share of the card: ")
                 )
                 + "the cached blocks are split into pieces too small for one contiguous block.",
                 because_zh=f"PyTorch 预留但未分配的显存有 {_g(unalloc)}，"
                 + (
                     f"比这次申请的 {_g(req)} 还多："
-                    if likely
+                    if likely and req is not None
                     else (f"这次申请 {_g(req)}：" if req is not None else "占了整卡不小的一部分：")
                 )
                 + "缓存块被切碎，凑不出一块连续的内存。",
