@@ -29,8 +29,8 @@ from .acts import Act, classify_act
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
 from .citing import answers_another_setup
-from .compose import Results, compose, opening_order
-from .evidence import read_evidence
+from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth
+from .evidence import error_messages, named_concepts, quotes_error, read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import (
@@ -53,6 +53,17 @@ MAX_HISTORY_TURNS = 20
 MAX_CONFIG_PARTS = 2
 SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
 SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
+#: What a user can report seeing that already narrows the causes to one card's (glossary concept → card): "一个卡是22g，
+#: 其余都是10g左右", "第一张卡显存占满了，其他卡不高" report uneven memory across GPUs, whose causes (DataParallel, a CUDA
+#: context per rank on GPU 0, extra work on rank 0) the GPU-0 imbalance card ranks.
+OBSERVATION_CARDS = {"uneven GPU memory": "mem-multi-gpu-gpu0-imbalance"}
+#: An RL stage named in a memory report, with what else the card needs the message to show (glossary concept, pattern
+#: or None, card): PPO holds four models and generates (ChatGLM-Efficient-Tuning #111, OpenRLHF #762); GRPO with vLLM
+#: colocated gives vLLM its memory share first (ms-swift #7125). The SFT estimate is not these runs' memory.
+RL_MEMORY_CARDS: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
+    ("ppo", None, "ppo-four-models-memory"),
+    ("grpo", re.compile(r"colocate", re.I), "grpo-vllm-colocate-memory"),
+)
 #: A retrieved card is cited when its best passage is this close to the best card's (cosine). Measured on the
 #: real-question dev set (bench/eval_answers.py): 0.05 → hit@3 0.584 zh / 0.706 en with 1/2/3 cards cited in
 #: 117/100/114 answers; 0.08 → 0.604 / 0.763 (70/85/176); 0.12 → 0.636 / 0.774 but 239 of 331 answers cite
@@ -207,6 +218,28 @@ class Assistant:
         nearest = self._nearest_fit(plan, calls, lang)
         asked = read_asked(text, parts)
         cards = self._cards_for(misconceptions, hits, intents, diagnosis, asked, setup, act)
+        evidence = read_evidence(text, parts)
+        if act == "diagnose" and not (diagnosis is not None and diagnosis.causes):
+            cards = self._quoted_error_first(cards, hits, text, asked, setup, act)
+            seen = next(
+                (self._by_id[cid] for c in named_concepts(prose) if (cid := OBSERVATION_CARDS.get(c)) in self._by_id),
+                None,
+            )
+            if seen is None and evidence.family == "memory":
+                seen = next(
+                    (
+                        self._by_id[cid]
+                        for concept, also, cid in RL_MEMORY_CARDS
+                        if concept in evidence.concepts and (also is None or also.search(text)) and cid in self._by_id
+                    ),
+                    None,
+                )
+            if seen is not None and (not cards or cards[0] is not seen):
+                cards = [seen, *[c for c in cards if c is not seen]][:3]
+        if act == "diagnose" and reports_ga_growth(prose, misconceptions) and GRAPH_KEPT_CARD in self._by_id:
+            # The opening names a graph kept alive across steps as the likely cause: cite the card that shows it.
+            kept = self._by_id[GRAPH_KEPT_CARD]
+            cards = [*[c for c in cards if c is not kept][:2], kept]
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         held = [m for m in misconceptions if holds_belief(prose, m)]
@@ -237,10 +270,11 @@ class Assistant:
             nearest_fits=nearest,
             missing=missing,
             reported_oom=reported_oom,
-            evidence=read_evidence(text, parts),
+            evidence=evidence,
             asked=asked,
             all_cards=self._all_cards,
             held=frozenset(m.key for m in held),
+            prose=prose,
         )
         # The card whose lead answers this question opens, and is cited, first (rag.opening).
         results.cards = cards = opening_order(results)
@@ -468,6 +502,20 @@ class Assistant:
             chosen = [c for c in chosen if c is not hits[0].card]
             chosen.insert(2, hits[0].card)
         return chosen[:3]
+
+    def _quoted_error_first(
+        self, cards: list[Card], hits: list[Any], text: str, asked: AskedQuestion | None, setup: Setup, act: Act
+    ) -> list[Card]:
+        """A diagnosis of a pasted error opens with the retrieved card that quotes that error's message ("ValueError:
+        --tf32 requires Ampere …" is the TF32 card's, not the bf16 card's that retrieval ranked a hair higher). An
+        error text that more than two cards quote is generic and selects none of them."""
+        messages = error_messages(text)
+        quoting = [c for c in self._all_cards if quotes_error(c, messages)] if messages else []
+        if not quoting or len(quoting) > 2 or (cards and cards[0] in quoting):
+            return cards
+        pool = cards + [h.card for h in self._citable(hits, asked, setup, act)]
+        card = next((c for c in pool if c in quoting), None)
+        return cards if card is None else [card, *[c for c in cards if c is not card]][:3]
 
     def _citable(self, hits: list[Any], asked: AskedQuestion | None, setup: Setup | None, act: Act) -> list[Any]:
         """The retrieved cards that may be cited: none about another setup than the message states

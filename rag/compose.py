@@ -89,6 +89,8 @@ class Results:
     all_cards: tuple[Card, ...] = ()
     #: Keys of the wrong beliefs the user holds (asserts or presupposes), not only touches.
     held: frozenset[str] = frozenset()
+    #: The message's prose (what the user wrote besides pastes), for openings that read what was reported.
+    prose: str = ""
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -555,6 +557,67 @@ def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
     return re.split(r"[；;]\s*", label, maxsplit=1)[0].strip().rstrip("。.?？")
 
 
+#: What to paste to tell a symptom family's usual causes apart, in the order asked: each item with what already gives
+#: it — groups of setup keys (one key of every group known) or the pasted kinds ("@error") that carry it. An item
+#: named by a setup field is asked for by that field's one name.
+_PASTE_ITEMS: dict[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]] = {
+    "memory": (
+        ("error_tail", (("@error", "@traceback"),)),
+        ("model", (("model", "model_text", "num_params"),)),
+        ("method", (("finetune",),)),
+        ("precision", (("precision",),)),
+        ("train_micro_batch_size_per_gpu", (("train_micro_batch_size_per_gpu",),)),
+        ("seq_len", (("seq_len",),)),
+        ("gpu", (("gpu", "gpu_text", "gpu_memory_gb"), ("world_size",))),
+        ("sharding", (("zero_stage", "@config"),)),
+    ),
+    "loss": (
+        ("train_log", (("@log",),)),
+        ("precision_kind", (("precision",),)),
+        ("lr", (("learning_rate",),)),
+        (
+            "effective_batch",
+            (
+                ("train_batch_size", "train_micro_batch_size_per_gpu"),
+                ("train_batch_size", "gradient_accumulation_steps"),
+            ),
+        ),
+        ("command_or_config", (("@command", "@config"),)),
+    ),
+    "speed": (
+        ("command", (("@command",),)),
+        ("sharding_offload", (("zero_stage", "@config"),)),
+        ("gpu_links", (("gpu", "gpu_text"), ("world_size",))),
+        ("step_time", ((),)),
+    ),
+    "generic": (
+        ("full_error", (("@error", "@traceback", "@log"),)),
+        ("command", (("@command",),)),
+        ("config", (("@config",),)),
+        ("framework", ((),)),
+    ),
+}
+
+
+def paste_request(r: Results, family: str) -> str:
+    """What to paste to tell the usual causes of ``family`` apart, without what the message already gives (a user
+    who pasted the launch command, or stated the model and the GPUs, is not asked for them again); "" when the
+    message gives all of it."""
+    given = set(r.setup.known()) | {"@" + k for k in (r.evidence.pasted if r.evidence is not None else [])}
+    items = [
+        t("paste." + name, r.lang) if "paste." + name in CATALOGUE else key_name(name, r.lang)
+        for name, groups in _PASTE_ITEMS.get(family, _PASTE_ITEMS["generic"])
+        if not all(group and given & set(group) for group in groups)
+    ]
+    if not items:
+        return ""
+    if r.lang == "zh":
+        listed = "、".join(items)
+    else:
+        listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    return t("paste_head", r.lang, items=listed)
+
+
 def _usual_causes_verdict(r: Results) -> str:
     """The two or three usual causes, those the message names something of first, then by retrieval rank; and the
     one line of what to paste to tell them apart."""
@@ -566,17 +629,17 @@ def _usual_causes_verdict(r: Results) -> str:
     in_family = [c for c in r.cards if card_in_family(c, family)]
     ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
     labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
-    paste = t(f"paste_{family}", lang)
+    paste = paste_request(r, family)
     if r.asked is not None and not any(symptom_fits(c, r.asked) for c in r.cards):
         # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.
-        return f"**{t('no_known_cause', lang)}** {paste}"
+        return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
     if not labels:
-        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}"
+        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}".rstrip()
     if len(labels) == 1:
-        return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}"
+        return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}".rstrip()
     sep = "；" if lang == "zh" else "; "
     causes = sep.join(f"{i}) {lbl}" if lang == "zh" else f"({i}) {lbl}" for i, lbl in enumerate(labels, 1))
-    return f"**{t('usual_causes', lang, causes=causes)}** {paste}"
+    return f"**{t('usual_causes', lang, causes=causes)}** {paste}".rstrip()
 
 
 #: What a memory figure depends on, in the order the fit opening asks for them.
@@ -630,6 +693,10 @@ _VERDICT_WORD = re.compile(
 
 #: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
 #: OOM from one micro-batch's activations) — a diagnosis can open with it as the most likely cause.
+#: Glossary concepts naming an RL or preference stage: several models (policy, reference, reward, value) and generation,
+#: which the one-model memory estimate does not count.
+RL_STAGES = frozenset({"ppo", "grpo", "dpo", "reinforcement learning"})
+
 _CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
 
 
@@ -685,6 +752,8 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""
     if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
+    if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
+        return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
     return _memory_verdict(r)
@@ -697,11 +766,49 @@ def _steps_checked(r: Results) -> bool:
     return bool(call is not None and call.result and call.result.get("observed_steps"))
 
 
+#: Beliefs that accumulation steps add memory: a diagnosis holding one reports memory that grew with GA.
+_GA_GROWTH_BELIEFS = {"ga_raises_memory", "ga_stores_copies"}
+#: What a user who measured memory growing with the accumulation steps writes ("显存占用和梯度累加步长成正比", "I am seeing
+#: a high increase in GPU memory usage the larger I make `gradient_accumulation_steps`", "grad accum -> memory").
+_GA_GROWTH_SEEN = re.compile(
+    r"成正比|正比|proportional|linearly|\bI (?:am )?(?:see|seeing|saw|observe[ds]?|notic(?:e|ed|ing))\b.{0,80}"
+    r"(?:increase|grow|rise|more)|still increases|increases memory|memory (?:usage )?(?:increases|grows|goes up)|"
+    r"越大.{0,8}(?:显存|内存).{0,6}(?:越大|越高|越多)|显存.{0,8}(?:随|跟着).{0,12}(?:增加|上涨|增长|变大)",
+    re.I,
+)
+#: The card that names the exceptions where accumulation does add memory (pipeline parallelism first).
+GA_EXCEPTIONS_CARD = "ga-memory-exceptions"
+
+
+#: The card that explains a graph kept alive across steps (`total_loss += loss`), cited with the GA-growth opening.
+GRAPH_KEPT_CARD = "mem-creeping-growth-over-steps"
+
+
+def reports_ga_growth(prose: str, misconceptions: list[Any]) -> bool:
+    """Whether the prose reports memory that grew with the accumulation steps (rather than asks whether it does)."""
+    return bool(_GA_GROWTH_SEEN.search(prose)) and any(m.key in _GA_GROWTH_BELIEFS for m in misconceptions[:2])
+
+
+def _ga_growth_verdict(r: Results) -> str:
+    """A diagnosis of memory that grew with gradient_accumulation_steps ("显存占用和梯度累加步长成正比", gpt-neox #1123):
+    the cause, not "No, GA does not add memory" to someone who measured that it did — pipeline parallelism when the
+    message names it (its GA is the pipeline's micro-batch count), else something keeping each micro-batch's graph."""
+    if r.act != "diagnose" or r.asked is None or not _GA_GROWTH_SEEN.search(r.prose):
+        return ""
+    pipeline = r.evidence is not None and "pipeline parallel" in r.evidence.concepts
+    if pipeline and r.cards and r.cards[0].id == GA_EXCEPTIONS_CARD:
+        # "does it depend on the pipeline parallel values too?" asks whether, and pipeline parallelism is the answer
+        return t("ga_growth_pipeline", r.lang)
+    if not r.asked.asks_whether and reports_ga_growth(r.prose, r.misconceptions):
+        return t("ga_growth_cause", r.lang)
+    return ""
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
     if r.act == "diagnose":
-        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r)
+        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r) or _ga_growth_verdict(r)
         if v:
             return v
     if _steps_checked(r):

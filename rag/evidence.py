@@ -170,3 +170,28 @@ def read_evidence(text: str, parts: list[Part]) -> Evidence:
         identifiers=identifiers,
         family=symptom_family(prose),
     )
+
+
+# "ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7", "TypeError: fully_shard() got an
+# unexpected keyword argument 'ignored_params'": an exception line's message, the exact text a card can quote.
+_EXCEPTION_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\s*:\s*(\S[^\n]*)")
+#: How much of an error message a card must quote to be about that error (its start: where the error's words are).
+_QUOTED_PREFIX = 36
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def error_messages(text: str) -> list[str]:
+    """The messages of the exception lines in ``text`` (lower-cased, spaces collapsed), long enough to name an error
+    (a bare "CUDA out of memory." or a file path is not one)."""
+    out = [_normal(m.group(1)) for m in _EXCEPTION_LINE.finditer(text)]
+    return list(dict.fromkeys(m for m in out if len(m) >= 20))
+
+
+def quotes_error(card: Card, messages: list[str]) -> bool:
+    """Whether ``card``'s titles or symptoms quote one of the pasted error ``messages`` (its first words verbatim):
+    that card is about the very error the user pasted, whatever retrieval ranked first."""
+    text = _normal(card_anchors(card).text)
+    return any(m[:_QUOTED_PREFIX] in text for m in messages)

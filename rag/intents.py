@@ -330,12 +330,20 @@ _OOM_SEEN = re.compile(
     re.I,
 )
 
+# "内存不足" is host RAM as often as GPU memory; next to the GPU it is the GPU's ("每张RTX4090卡，24G显存，但依然提示内存不足",
+# LLaMA-Factory #1970; "CUDA 内存不足"), unless the sentence speaks of the host (a kill, the CPU, system RAM).
+_GPU_RAM_SHORT = re.compile(
+    r"(?:显存|显卡|gpu|cuda|\d\s*卡|卡\s*\d|双卡|单卡|多卡).{0,40}内存不足|内存不足.{0,20}(?:显存|显卡|gpu)", re.I
+)
+_HOST_RAM = re.compile(r"被杀|kill|-9\b|cpu|主机内存|系统内存|物理内存|swap|dataloader|num_workers", re.I)
+
 
 def reports_oom(text: str) -> bool:
     """Whether the message reports an out-of-memory it hit: an OOM word in a sentence that is not a question
     ("lora 微调均OOM", "CUDA out of memory. Tried to allocate"), not "会不会 OOM?" / "will it OOM?"."""
     for sentence in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text):
         # "一直 OOM，为什么？", "why does it OOM?": asking why presupposes the OOM happened
-        if _OOM_SEEN.search(sentence) and (not asks_whether(sentence) or WHY_ASK.search(sentence)):
+        seen = _OOM_SEEN.search(sentence) or (_GPU_RAM_SHORT.search(sentence) and not _HOST_RAM.search(sentence))
+        if seen and (not asks_whether(sentence) or WHY_ASK.search(sentence)):
             return True
     return False

@@ -199,6 +199,10 @@ _MODEL_NAME = re.compile(
     re.I,
 )
 _PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
+#: What follows a "10B" that counts data rather than parameters.
+_DATA_AMOUNT = re.compile(
+    r"\s*(?:tokens?\b|samples?\b|examples?\b|words?\b|characters?\b|chars?\b|条|个\s*token)", re.I
+)
 _PARAMS_YI = re.compile(r"(\d+(?:\.\d+)?)\s*亿")
 _PARAMS_M = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:params|parameters|参数|的模型|model)", re.I)
 
@@ -705,8 +709,16 @@ def _model_named(text: str, slots: Slots) -> None:
         if pattern.search(text):
             slots.model, slots.num_params = name, None  # the preset carries its size
             return
-    m = _PARAMS_B.search(text)
-    if m and not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I):
+    # "~10B tokens" (nanotron #204), "100B token 的数据" count data, not parameters; "bf16"'s "16 b" is no size.
+    m = next(
+        (
+            m
+            for m in _PARAMS_B.finditer(text)
+            if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I) and not _DATA_AMOUNT.match(text, m.end())
+        ),
+        None,
+    )
+    if m:
         slots.num_params = float(m.group(1)) * 1e9
     elif m := _PARAMS_YI.search(text):
         slots.num_params = float(m.group(1)) * 1e8

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import CalculatorError
 from ..lang import Lang
 from ..units import format_gib_value
-from . import deepspeed_errors, host_kill, launch, nvidia_smi, oom, train_log
+from . import deepspeed_errors, host_kill, hw_support, launch, nccl, nvidia_smi, oom, train_log
 from ._text import line_at, safe
 from .models import Artifact, Cause, Diagnosis
 
@@ -22,8 +22,9 @@ MAX_CHARS = 200_000
 #: thousands of times must not produce a response thousands of artifacts long.
 PER_KIND_HEAD, PER_KIND_TAIL = 5, 15
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+# "Error: ValueError: --tf32 requires …" (an issue title that prefixes the exception line, rl-swarm #199) is that line.
 _EXC_LINE = re.compile(
-    r"^\s*(?:\[rank\d+\]:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$",
+    r"^\s*(?:\[rank\d+\]:\s*)?(?:[Ee]rror\s*:\s*)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt)):\s?(.{0,300})$",
     re.MULTILINE,
 )
 _SETUP_KEYS = (
@@ -91,7 +92,15 @@ def detect_artifacts(text: str) -> list[Artifact]:
     offset = max(0, len(text) - MAX_CHARS)
     body = text[offset:]
     found: list[Artifact] = []
-    for reader in (oom.read, deepspeed_errors.read, host_kill.read, launch.read, nvidia_smi.read, train_log.read):
+    for reader in (
+        oom.read,
+        deepspeed_errors.read,
+        host_kill.read,
+        launch.read,
+        nvidia_smi.read,
+        train_log.read,
+        nccl.read,
+    ):
         try:
             found.extend(reader(body))
         except Exception:  # a reader bug must not turn a paste into a traceback; the others still report
@@ -217,6 +226,10 @@ def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = Non
                 found += nvidia_smi.causes(a)
             elif a.kind in ("trainer_log", "deepspeed_log"):
                 found += train_log.causes(a)
+            elif a.kind == "nccl_timeout":
+                found += nccl.causes(a)
+            elif a.kind in ("traceback", "unknown_error"):
+                found += hw_support.causes(a, ctx)
         except CalculatorError:
             continue
     if _DATAPARALLEL.search(text[-MAX_CHARS:]):

@@ -38,6 +38,14 @@ _STAGE = re.compile(
     re.IGNORECASE,
 )
 _LOADING = re.compile(r"Loading checkpoint shards")
+# DeepSpeed's launcher logs "[launch.py:…:sigkill_handler] Killing subprocess N" when it tears the job down after a
+# process died (deepspeed/launcher/launch.py); its see_memory_usage logs "CPU Virtual Memory:  used = 26.4 GB,
+# percent = 84.6%" (deepspeed/runtime/utils.py). Together — host RAM nearly full, then the job torn down — they read
+# as the host killing a process even when the paste stops before the "-9" line.
+_DS_TEARDOWN = re.compile(r"sigkill_handler\]?\s*Killing subprocess \d+")
+_CPU_VM = re.compile(r"CPU Virtual Memory:\s*used\s*=\s*([\d.]+)\s*GB,\s*percent\s*=\s*([\d.]+)\s*%")
+#: Host RAM use (percent) from which a torn-down job reads as killed for memory.
+HOST_RAM_FULL_PERCENT = 80.0
 
 
 def read(text: str) -> list[Artifact]:
@@ -47,10 +55,18 @@ def read(text: str) -> list[Artifact]:
         m = pattern.search(text)
         if m:
             hits.append((m.start(), m.end(), fw))
+    teardown = _DS_TEARDOWN.search(text)
+    usage = [m for m in _CPU_VM.finditer(text) if teardown is None or m.start() < teardown.start()]
+    ram = usage[-1] if usage else None
+    if not hits and teardown is not None and ram is not None and float(ram.group(2)) >= HOST_RAM_FULL_PERCENT:
+        hits.append((teardown.start(), teardown.end(), "deepspeed"))
     if not hits:
         return []
     start, end, fw = min(hits)
     f: dict[str, Any] = {"host_signal": "SIGKILL (-9)"}
+    if ram is not None:
+        f["host_ram_used_gb"] = float(ram.group(1))
+        f["host_ram_percent"] = float(ram.group(2))
     off = _OFFLOAD.search(text)
     if off:
         f["offload_optimizer"] = True
@@ -154,20 +170,30 @@ def causes(a: Artifact, setup: dict[str, Any], others: list[Artifact]) -> list[C
                 if f.get("offload_optimizer")
                 else "."
             )
-            + est_en,
+            + est_en
+            + (
+                f" DeepSpeed logged CPU RAM at {f['host_ram_percent']:g}% ({f['host_ram_used_gb']:g} GB used) before the kill."
+                if "host_ram_percent" in f
+                else ""
+            ),
             because_zh="退出码 -9 / SIGKILL 是 Linux OOM killer（或容器内存上限）所为，不是显卡报错"
             + (
                 "——而且这次训练开启了 CPU offload，优化器状态（和参数）都放在内存里。"
                 if f.get("offload_optimizer")
                 else "。"
             )
-            + est_zh,
+            + est_zh
+            + (
+                f" DeepSpeed 在被杀前记录的内存占用为 {f['host_ram_percent']:g}%（已用 {f['host_ram_used_gb']:g} GB）。"
+                if "host_ram_percent" in f
+                else ""
+            ),
             fix_en="Confirm with `dmesg -T | grep -i kill` (or the container's memory limit). Then: add RAM / raise the container limit, "
             "offload only the optimizer (not the parameters), use `zero3_init_flag`/zero.Init so each rank does not load a full copy, "
             "offload to NVMe, or use more nodes so each holds a smaller shard.",
             fix_zh="用 `dmesg -T | grep -i kill`（或容器内存上限）确认。然后：加内存 / 提高容器上限；只 offload 优化器不 offload 参数；开启 "
             "`zero3_init_flag`/zero.Init 避免每个 rank 都加载一份完整模型；offload 到 NVMe；或用更多节点让每个节点分片更小。",
-            card_ids=["zero-offload-cpu"],
+            card_ids=["mem-host-ram-killed-loading-offload", "zero-offload-cpu"],
         )
     ]
     if f.get("host_while_loading"):

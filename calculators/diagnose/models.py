@@ -22,6 +22,7 @@ ArtifactKind = Literal[
     "nvidia_smi",
     "trainer_log",
     "deepspeed_log",
+    "nccl_timeout",
     "traceback",
     "unknown_error",
 ]

@@ -62,13 +62,27 @@ def read(text: str) -> list[Artifact]:
         for m in HEADLINE.finditer(text)
         if m.group(2) or re.match(r"\s*(?:\((?:GPU|NPU) \d+;|\.\s*GPU \d+ has a total)", text[m.end() : m.end() + 40])
     ]
-    for i, m in enumerate(heads):
-        stop = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        window = text[m.start() : min(stop, m.start() + _WINDOW)]
-        dev, backend = _device(m.group(1), window)
-        f: dict[str, Any] = {"oom_device": dev, "oom_backend": backend, "oom_request_gb": gib(m.group(3), m.group(4))}
+    # (start, end of the headline, device prefix, request in GiB) of every message; a torch >= 2.1 message pasted
+    # without its "Tried to allocate …" headline (blog posts and issue titles often quote only "GPU 0 has a total
+    # capacity of …") is still read, from its capacity sentence, with no request size.
+    anchors: list[tuple[int, int, str | None, float | None]] = [
+        (m.start(), m.end(), m.group(1), gib(m.group(3), m.group(4))) for m in heads
+    ]
+    covered = [(m.start(), m.start() + _WINDOW) for m in heads]
+    for n in _NEW.finditer(text):
+        if not any(a <= n.start() < b for a, b in covered):
+            anchors.append((n.start(), n.start(), None, None))
+            covered.append((n.start(), n.start() + _WINDOW))
+    anchors.sort(key=lambda a: a[0])
+    for i, (a_start, a_end, prefix, request) in enumerate(anchors):
+        stop = anchors[i + 1][0] if i + 1 < len(anchors) else len(text)
+        window = text[a_start : min(stop, a_start + _WINDOW)]
+        dev, backend = _device(prefix, window)
+        f: dict[str, Any] = {"oom_device": dev, "oom_backend": backend}
+        if request is not None:
+            f["oom_request_gb"] = request
         hint = None
-        end = m.end()
+        end = a_end
         old = _OLD.search(window)
         new = _NEW.search(window)
         if old and (not new or old.start() < new.start()):
@@ -76,18 +90,18 @@ def read(text: str) -> list[Artifact]:
             f["oom_gpu_index"] = int(old.group(2))
             f["gpu_memory_gb"] = gib(old.group(3), old.group(4))
             f["oom_allocated_gb"] = gib(old.group(5), old.group(6))
-            end = m.start() + old.end()
+            end = a_start + old.end()
             if fr := _OLD_FREE.search(window, old.end()):
                 f["oom_free_gb"] = gib(fr.group(1), fr.group(2))
-                end = max(end, m.start() + fr.end())
+                end = max(end, a_start + fr.end())
             if rs := _OLD_RESERVED.search(window, old.end()):
                 f["oom_reserved_gb"] = gib(rs.group(1), rs.group(2))
-                end = max(end, m.start() + rs.end())
+                end = max(end, a_start + rs.end())
             elif cs := _OLD_CACHED.search(window, old.end()):
                 hint = "torch<=1.3 message format (… cached)"
                 f["oom_cached_gb"] = gib(cs.group(1), cs.group(2))
                 f["oom_reserved_gb"] = f["oom_allocated_gb"] + f["oom_cached_gb"]
-                end = max(end, m.start() + cs.end())
+                end = max(end, a_start + cs.end())
             if "oom_reserved_gb" not in f:
                 f["oom_truncated"] = True
             else:
@@ -98,7 +112,7 @@ def read(text: str) -> list[Artifact]:
             f["oom_gpu_index"] = int(new.group(1))
             f["gpu_memory_gb"] = gib(new.group(2), new.group(3))
             f["oom_free_gb"] = gib(new.group(4), new.group(5))
-            end = m.start() + new.end()
+            end = a_start + new.end()
             if "capacty" in window[new.start() : new.end()]:
                 hint = "torch 2.1 message format (spelled 'capacty')"
             others = [(int(p.group(1)), gib(p.group(2), p.group(3))) for p in _OTHER_PROC.finditer(window, new.end())]
@@ -118,7 +132,7 @@ def read(text: str) -> list[Artifact]:
             if tp:
                 f["oom_process_in_use_gb"] = gib(tp.group(1), tp.group(2))
                 f["observed_memory_gb"] = f["oom_process_in_use_gb"]
-                end = max(end, m.start() + tp.end())
+                end = max(end, a_start + tp.end())
             if al:
                 f["oom_allocated_gb"] = gib(al.group(1), al.group(2))
                 f["oom_unallocated_gb"] = gib(al.group(3), al.group(4))
@@ -131,13 +145,13 @@ def read(text: str) -> list[Artifact]:
         else:
             f["oom_truncated"] = True
         f = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in f.items()}
-        start = text.rfind("\n", 0, m.start()) + 1
+        start = text.rfind("\n", 0, a_start) + 1
         out.append(
             Artifact(
                 kind="cuda_oom",
                 start=start,
                 end=end,
-                key_line=line_at(text, m.start()),
+                key_line=line_at(text, a_start),
                 fields=f,
                 framework="torch_npu" if backend == "ascend-npu" else "pytorch",
                 version_hint=hint,
@@ -174,7 +188,7 @@ def _near(a: float, b: float, tol: float = 0.12) -> bool:
 def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     """Ranked causes for one OOM artifact, each with the numbers read from it."""
     f = a.fields
-    req = f["oom_request_gb"]
+    req = f.get("oom_request_gb")  # None: the paste began after "Tried to allocate …"
     total = f.get("gpu_memory_gb")
     free = f.get("oom_free_gb")
     alloc = f.get("oom_allocated_gb")
@@ -188,7 +202,7 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
         return out
 
     # 0. the device reports more free memory than requested: the most telling fact when present
-    if free is not None and free >= 1.05 * req and free - req >= 0.2:
+    if req is not None and free is not None and free >= 1.05 * req and free - req >= 0.2:
         clear = free >= req + 0.5 and free >= 1.25 * req
         out.append(
             Cause(
@@ -257,7 +271,7 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
 
     # 2. fragmentation: cached-but-unallocated memory at least as large as the request
     ver = "recent torch_npu" if f.get("oom_backend") == "ascend-npu" else "torch >= 2.1"
-    frag_likely = unalloc is not None and unalloc >= req and unalloc >= max(0.5, 0.05 * total)
+    frag_likely = unalloc is not None and req is not None and unalloc >= req and unalloc >= max(0.5, 0.05 * total)
     if unalloc is not None and (frag_likely or unalloc >= max(0.5, 0.1 * total)):
         likely = frag_likely
         out.append(
@@ -267,10 +281,18 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
                 title_en="Fragmentation: memory is reserved by PyTorch but unusable for this request",
                 title_zh="显存碎片：PyTorch 已预留但无法用于这次申请",
                 because_en=f"{_g(unalloc)} is reserved by PyTorch but unallocated, "
-                + (f"more than the {_g(req)} requested: " if likely else f"while {_g(req)} was requested: ")
+                + (
+                    f"more than the {_g(req)} requested: "
+                    if likely and req is not None
+                    else (f"while {_g(req)} was requested: " if req is not None else "a large share of the card: ")
+                )
                 + "the cached blocks are split into pieces too small for one contiguous block.",
                 because_zh=f"PyTorch 预留但未分配的显存有 {_g(unalloc)}，"
-                + (f"比这次申请的 {_g(req)} 还多：" if likely else f"这次申请 {_g(req)}：")
+                + (
+                    f"比这次申请的 {_g(req)} 还多："
+                    if likely and req is not None
+                    else (f"这次申请 {_g(req)}：" if req is not None else "占了整卡不小的一部分：")
+                )
                 + "缓存块被切碎，凑不出一块连续的内存。",
                 fix_en=f"Set `{env}=expandable_segments:True` before starting ({ver}; older: `max_split_size_mb:128`). "
                 "Variable sequence lengths fragment most: bucket or pad to a few lengths.",
@@ -281,8 +303,10 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
         )
 
     # 3. one huge request: logits or an attention matrix
-    huge = req >= 0.2 * total or (free is not None and req > free + (unalloc or 0) + 0.5 and req >= 1.0)
-    if huge:
+    huge = req is not None and (
+        req >= 0.2 * total or (free is not None and req > free + (unalloc or 0) + 0.5 and req >= 1.0)
+    )
+    if huge and req is not None:
         b, s, v = _pos_int(setup, "train_micro_batch_size_per_gpu"), _pos_int(setup, "seq_len"), _vocab(setup)
         heads = _pos_int(setup, "num_attention_heads")
         matched = None
@@ -361,7 +385,7 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
         alloc is not None
         and not huge
         and not (unalloc is not None and frag_likely)
-        and (alloc >= 0.75 * total or (free is not None and free - req < 0.2 and not crowded))
+        and (alloc >= 0.75 * total or (free is not None and free - (req or 0.0) < 0.2 and not crowded))
     )
     if short and alloc is not None:  # (short implies it; said again for the type checker)
         num_params = setup.get("num_params")
@@ -379,10 +403,23 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
                 likelihood="possible" if crowded or alloc < 0.5 * total else "likely",
                 title_en="Genuine shortfall: live tensors fill the GPU",
                 title_zh="确实不够：存活张量占满了显存",
-                because_en=f"PyTorch had {_g(alloc)} allocated of {_g(total)} when a further {_g(req)} was requested: "
-                "model states (weights, gradients, optimizer) plus one micro-batch's activations do not fit."
+                because_en=f"PyTorch had {_g(alloc)} allocated of {_g(total)} "
+                + (f"when a further {_g(req)} was requested" if req is not None else "when the allocation failed")
+                + (
+                    f", with only {_g(unalloc)} reserved but unallocated (not fragmentation)"
+                    if unalloc is not None and unalloc < max(0.5, 0.1 * total)
+                    else ""
+                )
+                + ": model states (weights, gradients, optimizer) plus one micro-batch's activations do not fit."
                 + extra_en,
-                because_zh=f"PyTorch 已分配 {_g(alloc)}（整卡 {_g(total)}），再申请 {_g(req)} 失败：模型状态（权重、梯度、优化器）加一个"
+                because_zh=f"PyTorch 已分配 {_g(alloc)}（整卡 {_g(total)}），"
+                + (f"再申请 {_g(req)} 失败" if req is not None else "分配失败")
+                + (
+                    f"，预留未分配的只有 {_g(unalloc)}（不是碎片）"
+                    if unalloc is not None and unalloc < max(0.5, 0.1 * total)
+                    else ""
+                )
+                + "：模型状态（权重、梯度、优化器）加一个"
                 "微批次的激活放不下。" + extra_zh,
                 fix_en="Reduce the micro-batch (and raise gradient_accumulation_steps to keep the effective batch — GA does not raise "
                 "peak memory), enable gradient checkpointing, shard with ZeRO-2/3 or FSDP across GPUs, offload the optimizer, "

@@ -22,6 +22,7 @@ _KIND = {
     "nvidia_smi": ("nvidia-smi table", "nvidia-smi 表格"),
     "trainer_log": ("Trainer log", "Trainer 日志"),
     "deepspeed_log": ("DeepSpeed log", "DeepSpeed 日志"),
+    "nccl_timeout": ("NCCL watchdog timeout", "NCCL 看门狗超时"),
     "traceback": ("Python traceback", "Python 报错堆栈"),
     "unknown_error": ("Error line", "报错行"),
 }
@@ -60,6 +61,7 @@ _SHOWN = {
     "nvidia_smi": ["gpu", "gpu_memory_gb"],
     "trainer_log": ["log_points"],
     "deepspeed_log": ["ds_overflow_events", "ds_loss_scale_first", "ds_loss_scale_last", "ds_step", "ds_skipped"],
+    "nccl_timeout": ["nccl_seq", "nccl_op", "nccl_timeout_min", "nccl_preprocessing"],
     "traceback": ["exception"],
     "unknown_error": ["exception"],
 }

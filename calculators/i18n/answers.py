@@ -88,22 +88,62 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "你描述的现象有多个可能原因，消息里还没有能确定是哪一个的信息。知识库里最相关的一个：{cause}。",
         "en": "What you describe can have several causes, and nothing in the message pins one down yet. The closest known one: {cause}.",
     },
-    "paste_memory": {
-        "zh": "要分辨，请贴出：报错的最后几行（含 Tried to allocate 那行）、模型和参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch、序列长度、GPU 型号和卡数、ZeRO/FSDP 配置。",
-        "en": "To tell them apart, paste: the last lines of the error (with the 'Tried to allocate' line), the model and its size, the method (full/LoRA/QLoRA), precision, micro batch, sequence length, the GPU model and count, and the ZeRO/FSDP config.",
+    # a report that memory grows with gradient_accumulation_steps (not a question whether it does)
+    "ga_growth_cause": {
+        "zh": "**最可能的原因：有东西让每个微批次的计算图或梯度一直留在显存里。** 正确的梯度累积只有一份梯度缓冲（新梯度原地加到 `.grad`），"
+        "每个微批次的激活在它的反向之后就释放，所以峰值显存不随累积步数增长（GA=1 到 GA≥2 最多多一份梯度缓冲）。显存随累积步数成比例上涨，"
+        "说明框架或训练循环保留了每一步的图或梯度：例如把带图的 loss 直接累加（`total_loss += loss`，应写 `loss.item()` 或 "
+        "`loss.detach()`）、把输出存进列表，或框架的累积实现本身为每步另存一份。",
+        "en": "**Most likely cause: something keeps each micro-batch's graph or gradients alive.** Correct accumulation has "
+        "one gradient buffer (new gradients are added in place into `.grad`) and frees each micro-batch's activations "
+        "after its backward, so peak memory does not grow with the accumulation steps (GA=1 to GA>=2 adds at most one "
+        "gradient buffer). Memory rising in proportion to GA means the framework or the training loop keeps every "
+        "step's graph or gradients: a loss that still holds its graph summed up (`total_loss += loss`; use "
+        "`loss.item()` or `loss.detach()`), outputs stored in a list, or an accumulation implementation that keeps a "
+        "copy per step.",
     },
-    "paste_loss": {
-        "zh": "要分辨，请贴出：前几十步的日志（loss、学习率、grad_norm）、精度（fp16/bf16）、学习率与 warmup、有效批次（micro batch × 梯度累积 × 卡数）和启动命令或配置。",
-        "en": "To tell them apart, paste: the log of the first few dozen steps (loss, learning rate, grad_norm), the precision (fp16/bf16), learning rate and warmup, the effective batch (micro batch × accumulation × GPUs) and the launch command or config.",
+    "ga_growth_pipeline": {
+        "zh": "**最可能的原因：流水线并行。** 在流水线并行里，梯度累积步数就是流水线每步调度的微批次数，每一级都要保留在途微批次的激活"
+        "（1F1B 调度下最多约 min(GA, 流水线级数) 个），所以显存随 GA 上涨，直到 GA 达到流水线级数；不用流水线并行时（单节点测试）显存基本不随 GA 变化。",
+        "en": "**Most likely cause: pipeline parallelism.** With pipeline parallelism the accumulation steps are the "
+        "micro-batches the pipeline schedules per step, and each stage keeps the activations of the micro-batches in "
+        "flight (up to about min(GA, number of stages) under a 1F1B schedule), so memory rises with GA until GA reaches "
+        "the number of stages; without pipeline parallelism (a single-node test) memory stays flat as GA grows.",
     },
-    "paste_speed": {
-        "zh": "要分辨，请贴出：启动命令、ZeRO/FSDP 与 offload 配置、GPU 型号和卡数（是否有 NVLink、是否多机）、micro batch 和每步耗时或 GPU 利用率。",
-        "en": "To tell them apart, paste: the launch command, the ZeRO/FSDP and offload config, the GPU model and count (NVLink? several nodes?), the micro batch and the time per step or GPU utilisation.",
+    # what to paste to tell a symptom's usual causes apart: the items the message does not already give
+    "paste_head": {"zh": "要分辨，请贴出：{items}。", "en": "To tell them apart, paste: {items}."},
+    "paste.error_tail": {
+        "zh": "报错的最后几行（含 Tried to allocate 那行）",
+        "en": "the last lines of the error (with the 'Tried to allocate' line)",
     },
-    "paste_generic": {
-        "zh": "要分辨，请贴出：完整报错或日志（最后 30 行）、启动命令、配置，以及框架和版本。",
-        "en": "To tell them apart, paste: the full error or log (last 30 lines), the launch command, the config, and the framework and its version.",
+    "paste.model": {"zh": "模型和参数量", "en": "the model and its size"},
+    "paste.method": {"zh": "微调方式（全量/LoRA/QLoRA）", "en": "the method (full/LoRA/QLoRA)"},
+    "paste.gpu": {"zh": "GPU 型号和卡数", "en": "the GPU model and count"},
+    "paste.sharding": {"zh": "ZeRO/FSDP 配置", "en": "the ZeRO/FSDP config"},
+    "paste.train_log": {
+        "zh": "前几十步的日志（loss、学习率、grad_norm）",
+        "en": "the log of the first few dozen steps (loss, learning rate, grad_norm)",
     },
+    "paste.precision_kind": {"zh": "精度（fp16/bf16）", "en": "the precision (fp16/bf16)"},
+    "paste.lr": {"zh": "学习率与 warmup", "en": "learning rate and warmup"},
+    "paste.effective_batch": {
+        "zh": "有效批次（micro batch × 梯度累积 × 卡数）",
+        "en": "the effective batch (micro batch × accumulation × GPUs)",
+    },
+    "paste.command_or_config": {"zh": "启动命令或配置", "en": "the launch command or config"},
+    "paste.command": {"zh": "启动命令", "en": "the launch command"},
+    "paste.sharding_offload": {"zh": "ZeRO/FSDP 与 offload 配置", "en": "the ZeRO/FSDP and offload config"},
+    "paste.gpu_links": {
+        "zh": "GPU 型号和卡数（是否有 NVLink、是否多机）",
+        "en": "the GPU model and count (NVLink? several nodes?)",
+    },
+    "paste.step_time": {
+        "zh": "micro batch 和每步耗时或 GPU 利用率",
+        "en": "the micro batch and the time per step or GPU utilisation",
+    },
+    "paste.full_error": {"zh": "完整报错或日志（最后 30 行）", "en": "the full error or log (last 30 lines)"},
+    "paste.config": {"zh": "配置文件", "en": "the config file"},
+    "paste.framework": {"zh": "框架和版本", "en": "the framework and its version"},
     # a fit question without the values a figure depends on
     "fit_depends": {
         "zh": "需要多少显存取决于模型参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch 和序列长度（还有 GPU 型号，用来判断能否放下）。请告诉我：{missing}。在那之前，显存由这几部分组成：",
