@@ -29,7 +29,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(
-    r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?"
 )
@@ -37,7 +37,9 @@ _IS_NORMAL = _rx(
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
 _TAG_CHECK = _rx(
     r"\bright\s*\?\s*$|\bcorrect\s*\?\s*$|isn'?t (?:correct|right) is it|\bis (?:this|it|that) (?:a )?bug\b|"
-    r"\bshould (?:it|this|that) (?:be|not be)\b.*\?"
+    r"\bshould (?:it|this|that) (?:be|not be)\b.*\?|"
+    # "…, shouldn't solution B use significantly less memory than A?": the user's expectation held against what they saw
+    r"(?:^|[,.;:]\s*|\b(?:but|however|so)\s*,?\s*)shouldn'?t\s+\w+\s+\w+(?![^?\n]{0,160}\d\s*[=*×/])[^?\n]{0,160}\?"
 )
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
 _FIT = _rx(
@@ -205,9 +207,22 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下)[^。？?！!\n]{0,16}(?:吗|么|[?？])"
+    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    # English: "Can the fine-tuning of the 7B model be done on an A100 40G?", "Can 4-card A100 with 80G train X in lora
+    # mode?", "does 8 A100 80g enough to finetune 70b llama2 ?": a yes/no question whose verb is training on hardware.
+    r"^\W*(?:\d+[.)]\s*)?(?:can|could|will|would|is|are|does|dose|do)\b(?! there\b)[^?？\n]{0,100}\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|"
+    r"finetun\w*|sft|be done|enough (?:to|for))\b[^?？\n]{0,80}[?？]"
 )
-_SIZE = _rx(r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡")
+_SIZE = _rx(
+    r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡|\b\d+\s*[-x×*]?\s*(?:cards?|gpus?)\b|"
+    r"\b\d+\s*[x×*]?\s*(?:a|h|v|rtx ?)\d{2,4}\b"
+)
+# "how to train llama2-7b in a100 80G gpu?": how to train a model on a card of a stated memory size asks whether
+# and how it fits (a memory size is required: "how to train on 2 GPUs" asks for the launch setting).
+_FIT_HOW = _rx(
+    r"\bhow (?:to|can (?:i|we)|could (?:i|we)) (?:fine[- ]?tune|finetune|train|sft)\b[^?？\n]{0,40}\b(?:on|in|with)\b"
+)
+_MEMORY_SIZE = _rx(r"\d+\s*(?:g|gb|gib)\b")
 # "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
 # a choice between two numbers asks for the arithmetic.
 _NUM_ALTERNATIVE = _rx(
@@ -268,6 +283,34 @@ def asks_anything(text: str) -> bool:
     return bool(_ANY_QUESTION.search(text))
 
 
+# A failure named as a possibility in a question that asks whether ("能保证不爆显存吗？", "4张40g的卡也会报错吗？",
+# "BF16主要是能防止溢出？", "will it OOM with ZeRO-2?"): supposed, not observed (see :func:`asks_whether`).
+_SUPPOSING = _rx(
+    r"(?:会|能|可能|保证|避免|防止|以免|免得|导致|造成|降低|减少|缓解)不?[^\s，,。？?]{0,6}$|不\s*$|"
+    r"\b(?:will|would|could|might|may|can|prevent|avoid|cause|causes|lead to|result in)\s+(?:it\s+|this\s+|that\s+)?(?:not\s+)?$"
+)
+
+
+def _supposed_removed(prose: str) -> str:
+    """``prose`` with each failure or error named as a possibility in a question that asks whether blanked."""
+
+    def blank(sentence: str) -> str:
+        if not asks_whether(sentence) or _WHY.search(sentence):
+            return sentence
+        for pattern in (_SYMPTOM, _ERROR_IN_PROSE):
+            sentence = pattern.sub(
+                lambda m: (
+                    " " * len(m.group(0))
+                    if _SUPPOSING.search(m.string[max(0, m.start() - 12) : m.start()])
+                    else m.group(0)
+                ),
+                sentence,
+            )
+        return sentence
+
+    return "".join(blank(s) for s in _WHOLE_SENTENCE_END.split(prose))
+
+
 def reports_symptom(prose: str) -> bool:
     """Whether the prose reports something observed (an error, a slowdown, memory that grew), quoted docs aside."""
     return bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
@@ -320,7 +363,9 @@ def rule_act(
     """
     prose = _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts)))
     pasted = {p.kind for p in parts if p.kind != "prose"}
-    symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
+    # What is observed is read without the failures a question only supposes.
+    seen = _supposed_removed(prose)
+    symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", seen)))
     # What the readers found in a launch command or a config alone ("more processes than visible GPUs") is a smell
     # worth a line, not the failure the user reports: it tilts to a diagnosis only with a log or a symptom.
     error_pasted = bool(pasted & {"traceback", "error"}) or (
@@ -332,7 +377,7 @@ def rule_act(
         or bool(_NOTICED.search(prose))
         or bool(pasted)
         or bool(measured)
-        or bool(_FAILURE.search(prose))
+        or bool(_FAILURE.search(seen))
     )
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
@@ -347,7 +392,7 @@ def rule_act(
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
-    error_in_prose = bool(_ERROR_IN_PROSE.search(prose))
+    error_in_prose = bool(_ERROR_IN_PROSE.search(seen))
     if (
         setup_enough
         and not asks_anything(prose)
@@ -367,7 +412,11 @@ def rule_act(
         else []
     )
     fit_asks = [
-        a for a in title_ask + asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+        a
+        for a in title_ask + asks
+        if _FIT.search(a)
+        or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+        or (_FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
     ]
     if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
         any(_FIT_QUANTITY.search(a) for a in fit_asks)

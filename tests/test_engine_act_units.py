@@ -225,3 +225,72 @@ def test_reading_a_long_digit_run_stays_linear(text):
     dataset_size_in(text)
     # Linear work here is well under a second; the quadratic versions took minutes ("1," * 15000: 5 min).
     assert time.perf_counter() - start < 10
+
+
+# ---- fit: a yes/no question whose verb is training on stated hardware ---------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an English capability question, even when the failure is its motive
+        "[Question] Can full fine-tuning of a 13B model be done on two A6000 48G?\n\n"
+        "I tried it and the program says memory is insufficient.",
+        "OOM with 2 cards\nHello, I got cuda out of memory. I would like to ask:\n"
+        "1. Can 2-card A10 with 48G in total train the 7B model with LoRA?\n2. Is the 24GB in the docs per card?",
+        "does 4 H100 80g enough to finetune 34b yi ?",
+        "how to train qwen-14b in one 4090 24G?",
+        # Chinese: "能/可以 … sft 吗" about a GPU count or a model size
+        "4卡 V100-32G 可以做13B模型sft吗？内存 512G，可以的话脚本怎么改？",
+    ],
+)
+def test_a_capability_question_about_stated_hardware_is_fit(text):
+    assert act_of(text) == "fit"
+
+
+def test_is_there_a_way_after_an_oom_stays_a_fix_not_a_fit_question():
+    text = (
+        "I have 4 GPUs with 24 GB each. I run into Out-Of-Memory issues when training. "
+        "Is there any way I can fine-tune Llama-2-13B with LoRA on my setup?"
+    )
+    assert act_of(text) != "fit"
+
+
+def test_how_to_train_on_gpus_without_a_memory_size_is_not_fit():
+    assert act_of("how to train llama2-7b on 2 GPUs with deepspeed?") != "fit"
+
+
+# ---- a failure a question only supposes is not an observed symptom -------------------------------------------
+def test_a_failure_named_as_a_possibility_is_not_observed():
+    # "能防止溢出？" / "在不溢出的情况下…？" suppose an overflow; the user asks why a precision is recommended
+    text = (
+        "为什么推荐使用FP16呢？\n\n官方的recipes里推荐用的是BF16。请问用FP16训练而不是BF16是出于什么考量呢？"
+        "BF16主要是能防止溢出？FP16在不溢出的情况下效果会好一点？"
+    )
+    assert act_of(text) == "explain"
+    # the same failure reported as seen is a diagnosis
+    assert act_of("用FP16训练时 loss 溢出了，为什么？") == "diagnose"
+
+
+# ---- is_normal: the user's expectation held against what they measured ---------------------------------------
+def test_shouldnt_x_after_a_measurement_asks_whether_it_is_expected():
+    text = (
+        "Memory of GA in DPO\n\nOn 4 GPUs I set A: per_device_train_batch_size=4, GA=1 and B: "
+        "per_device_train_batch_size=2, GA=2, and the memory usage was about the same (60 GB). "
+        "However, shouldn't setting B use clearly less memory than setting A?"
+    )
+    assert act_of(text) == "is_normal"
+    # arithmetic in the expectation asks for the arithmetic, and a tag question after an OOM stays a diagnosis
+    steps = (
+        "I train on 1,000 samples with 4 GPUs and per_device_train_batch_size 5 and I get 1,000 steps. "
+        "Shouldn't it be 1,000 / 5 / 4 = 50 steps?"
+    )
+    assert act_of(steps) != "is_normal"
+    oom = "I have 2x A6000 with 48GB each, this should be enough for QLoRA, shouldn't it? But it OOMs at step 30."
+    assert act_of(oom) == "diagnose"
+
+
+def test_unreasonable_is_the_english_of_buheli():
+    text = (
+        "zero3 uses more memory than zero2\n\nWhen I run the sft script I find the memory usage of zero3 is "
+        "larger than that of zero2, which seems unreasonable."
+    )
+    assert act_of(text) == "is_normal"
