@@ -79,8 +79,9 @@ _SYMPTOM = _rx(
     r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
     r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|"
     r"\b(?:not|never) (?:go(?:ing|es)? down|decreas\w*|reduc\w*|dropp?\w*|improv\w*|converg\w*|learn\w*|chang\w*)|"
-    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡)|显存.{0,6}爆|"
+    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡(?![数张块]))|显存.{0,6}爆|"
     # "Unbalanced GPU memory usage", "显存负载不均衡", "LoRA takes more memory with ds than on one GPU": an observation
+    r"\b(?:performance|throughput|speed|accuracy|utili[sz]ation|mfu|tflops)\b[^.\n]{0,30}\b(?:drops?|dropped|degrad\w*|regress\w*)\b|"
     r"\b(?:un|im)balanced?\b|\bimbalance\b|\bunevenly?\b|不均衡|不平衡|不均匀|"
     # "a gradual increase in GPU memory usage", "memory rises continuously", "high memory usage but low gpu-util"
     r"\b(?:gradual|steady|continuous|constant)\w* (?:increase|growth|rise)\b|\b(?:rises?|rising|grows?|growing|increas\w*) "
@@ -124,7 +125,7 @@ _CONFIGURE = _rx(
     r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
     r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
     r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
     r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
     r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
     r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
@@ -177,8 +178,9 @@ _FIRST_PERSON = _rx(
     r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
     r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b"
 )
+# (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
-    r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
+    r"^#+\s*[^\w\n]{0,4}\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
     r"Environment|Information|Who can help\??|Additional context)\s*$",
     re.I | re.M,
 )
@@ -287,25 +289,34 @@ def asks_anything(text: str) -> bool:
 # "BF16主要是能防止溢出？", "will it OOM with ZeRO-2?"): supposed, not observed (see :func:`asks_whether`).
 _SUPPOSING = _rx(
     r"(?:会|能|可能|保证|避免|防止|以免|免得|导致|造成|降低|减少|缓解)不?[^\s，,。？?]{0,6}$|不\s*$|"
-    r"\b(?:will|would|could|might|may|can|prevent|avoid|cause|causes|lead to|result in)\s+(?:it\s+|this\s+|that\s+)?(?:not\s+)?$"
+    r"\b(?:will|would|could|might|may|can|cause|causes|lead to|result in)\s+(?:not\s+)?(?:\w+\s+)?$"
+)
+
+
+# A failure named as what to avoid ("so as not to use too much memory", "to prevent CUDA OOM", "防止爆显存") or as a
+# risk ("It may cause performance degradation", "可能导致溢出"): a goal or a claim, in any sentence.
+_AVOIDING = _rx(
+    r"(?:防止|避免|以免|免得|不至于|可能会?(?:导致|造成|引起))\s*[^\s，,。？?]{0,6}$|"
+    r"\b(?:may|might|could)\s+(?:cause|lead to|result in|introduce)\s+(?:\w+\s+)?$|"
+    r"\b(?:prevent(?:ing)?|avoid(?:ing)?|without|(?:so as |in order )?not to(?: \w+)?)\s+(?:\w+\s+)?$"
 )
 
 
 def _supposed_removed(prose: str) -> str:
-    """``prose`` with each failure or error named as a possibility in a question that asks whether blanked."""
+    """``prose`` with each failure or error named as a possibility in a question that asks whether, or as what to
+    avoid, blanked."""
 
     def blank(sentence: str) -> str:
-        if not asks_whether(sentence) or _WHY.search(sentence):
-            return sentence
+        supposing = asks_whether(sentence) and not _WHY.search(sentence)
+
+        def keep(m: re.Match[str]) -> str:
+            before = m.string[max(0, m.start() - 16) : m.start()]
+            if _AVOIDING.search(before) or (supposing and _SUPPOSING.search(before)):
+                return " " * len(m.group(0))
+            return m.group(0)
+
         for pattern in (_SYMPTOM, _ERROR_IN_PROSE):
-            sentence = pattern.sub(
-                lambda m: (
-                    " " * len(m.group(0))
-                    if _SUPPOSING.search(m.string[max(0, m.start() - 12) : m.start()])
-                    else m.group(0)
-                ),
-                sentence,
-            )
+            sentence = pattern.sub(keep, sentence)
         return sentence
 
     return "".join(blank(s) for s in _WHOLE_SENTENCE_END.split(prose))

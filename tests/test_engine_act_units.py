@@ -294,3 +294,41 @@ def test_unreasonable_is_the_english_of_buheli():
         "larger than that of zero2, which seems unreasonable."
     )
     assert act_of(text) == "is_normal"
+
+
+# ---- a failure named as a goal or a risk is not observed --------------------------------------------------------
+def test_a_failure_to_avoid_or_a_risk_is_not_a_reported_symptom():
+    # "so as not to use too much memory": the goal of a feature request, not what the user saw
+    request = (
+        "Is there a way to set the global batch size, say 256, and have the per-GPU batch and accumulation computed "
+        "automatically? It would also need a maximum per-GPU batch so as not to use too much memory."
+    )
+    assert act_of(request) != "diagnose"
+    # "It may cause performance degradation": a claim about code, answered with a verdict
+    claim = (
+        "gradient accumulation\n\nI noticed that your code uses gradient accumulation instead of batch size 8. "
+        "The BN layer still sees the small batch. It may cause performance degradation."
+    )
+    assert act_of(claim) == "yes_no"
+
+
+def test_kashu_is_the_gpu_count_not_a_hang():
+    # "还是卡数" = "or the GPU count"; "还是卡住" would be a hang
+    text = "8卡学习率为0.0004，那么单卡应该除以8吗？学习率是与batchsize还是卡数成比例缩放呢"
+    assert act_of(text) != "diagnose"
+
+
+def test_how_i_can_do_something_asks_for_the_setting():
+    text = (
+        "Trainer with 2 GPUs and ZeRO-2 saves a large folder global_step_100 of 30GB at each checkpoint. "
+        "How I can automatically not save this folder? I only need the adapter."
+    )
+    assert act_of(text) == "configure"
+
+
+def test_a_performance_drop_is_a_symptom():
+    text = (
+        "ZeRO-Offload and a 1B model\n\nThe performance drops significantly when using ZeRO-Offload to train a 1B model: "
+        "120s per epoch with offload, 20s without it."
+    )
+    assert act_of(text) == "diagnose"
