@@ -332,3 +332,25 @@ def test_a_performance_drop_is_a_symptom():
         "120s per epoch with offload, 20s without it."
     )
     assert act_of(text) == "diagnose"
+
+
+# ---- batch_arithmetic: the count asked for in the words users write it with ------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a quoted name of the quantity between "the" and "global batch size"
+        'What is the expected "global batch size"?\n\nThe recipe says to keep the global batch size constant when '
+        "scaling the GPUs. I run it on 4x A6000 and need to know it to set the accumulation steps.",
+        # per GPU or global
+        "Batch size in the paper\n\nTable 3 gives a batch size of 1024 for pretraining. Could you clarify if this batch "
+        "size is per GPU or global over all GPUs?",
+        "论文里 batch size 为 512，请问是单卡的还是所有卡总的？",
+        # the number of iterations in one epoch
+        "I want to know how to find out the number of iterations needed to see all of my data for one epoch.",
+        # "tell me what the actual batch size is" outside the sentence with the question mark
+        "Assuming nnodes = 2 and 4 GPUs per node, data.train_batch_size: 8, rollout.n: 4.\n"
+        "Please tell me what the actual batch size is, and when are the gradients updated?",
+    ],
+)
+def test_the_count_asked_for_is_batch_arithmetic(text):
+    assert act_of(text) == "batch_arithmetic"
