@@ -143,12 +143,16 @@ _CONFIGURE = _rx(
 _EXPLAIN = _rx(
     r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
     r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
-    r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular) reasons? (?:for|why|behind)\b|"
+    r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular|a|some|good) reasons? (?:for|why|behind|(?:not )?to)\b|"
     r"\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b"
 )
 _YES_NO = _rx(
     r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|(?<![什怎那多这])么\s*$|吧\s*[,，。.]*\s*$|"
     r"(?:^|[.?!\n]\s*)(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b[^?\n]{0,200}\?|"
+    # (after a conjunction or a leading condition: "And does each pass cost more?", "if rollout.n is doubled, will …?";
+    # not a choice: "If a model uses BN, are the statistics updated per sample or per update?")
+    r"(?:^|[.?!\n]\s*)(?:(?:and|so|but|also|then)\s+|if\b[^,?\n]{0,80},\s*)"
+    r"(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b(?![^?\n]{0,200}\bor\b)[^?\n]{0,200}\?|"
     r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b"
 )
 # A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.

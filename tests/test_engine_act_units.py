@@ -354,3 +354,26 @@ def test_a_performance_drop_is_a_symptom():
 )
 def test_the_count_asked_for_is_batch_arithmetic(text):
     assert act_of(text) == "batch_arithmetic"
+
+
+# ---- yes/no after a condition or a conjunction; "any reason to" asks for the reason ----------------------------
+def test_a_yes_no_question_after_a_leading_condition():
+    text = (
+        "if num_generations is doubled, will the completions per step double too? And does each backward pass "
+        "use more memory because of it?"
+    )
+    assert act_of(text) == "yes_no"
+    # a choice after the condition is not a yes/no question
+    choice = (
+        "Dropout with accumulation\n\nI was wondering how dropout masks are handled here. If a model uses dropout, "
+        "are the masks drawn per micro-batch or per optimizer step?"
+    )
+    assert act_of(choice) != "yes_no"
+
+
+def test_is_there_any_reason_not_to_asks_for_the_reason():
+    text = (
+        "grad accumulation vs per-device batch\n\nI use per_device batch 1 and accumulation 16 to prototype on one GPU. "
+        "Is there any reason not to use per_device batch 16 and accumulation 1 instead?"
+    )
+    assert act_of(text) == "explain"
