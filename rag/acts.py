@@ -65,12 +65,12 @@ _FIT = _rx(
 # A symptom the user observed.
 _SYMPTOM = _rx(
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
-    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
     r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
     r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
-    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
     r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
     r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
@@ -93,7 +93,7 @@ _SYMPTOM = _rx(
 )
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
 _FAILURE = _rx(
-    r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]of[- ]memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
+    r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]?of[- ]?memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
     r"\bnan\b|报错|\bkilled\b|挂了|崩了"
 )
 _WHY = WHY_ASK = _rx(
@@ -234,6 +234,9 @@ _FIT_HOW = _rx(
     r"\bhow (?:to|can (?:i|we)|could (?:i|we)) (?:fine[- ]?tune|finetune|train|sft)\b[^?？\n]{0,40}\b(?:on|in|with)\b"
 )
 _MEMORY_SIZE = _rx(r"\d+\s*(?:g|gb|gib)\b")
+_CAUSE_ASK = _rx(
+    r"是(?:不是)?因为|是否(?:是)?因为|由于.{0,12}(?:吗|么|[?？])|\b(?:is|was) (?:it|this|that) (?:because|due to)\b"
+)
 # "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
 # a choice between two numbers asks for the arithmetic.
 _NUM_ALTERNATIVE = _rx(
@@ -431,12 +434,14 @@ def rule_act(
         if 0 < len(title) <= 120 and title not in asks and _FIT_QUANTITY.search(title) and not _SYMPTOM.search(title)
         else []
     )
+    # ("是因为显存不够吗？", "is it because the memory is not enough?" ask about the cause of what happened.)
     fit_asks = [
         a
         for a in title_ask + asks
-        if _FIT.search(a)
-        or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
-        or (_FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
+        if _CAUSE_ASK.search(a) is None
+        and _FIT.search(a)
+        or (_CAUSE_ASK.search(a) is None and _FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+        or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
     ]
     if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
         any(_FIT_QUANTITY.search(a) for a in fit_asks)

@@ -377,3 +377,19 @@ def test_is_there_any_reason_not_to_asks_for_the_reason():
         "Is there any reason not to use per_device batch 16 and accumulation 1 instead?"
     )
     assert act_of(text) == "explain"
+
+
+# ---- diagnose: symptoms in the words users write them with; a question about the cause -------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "不起作用" / "没有起到作用": a setting that had no effect
+        "weight_decay 在 lora 下面不起作用\n\n我测试下来好像没有起到作用，加上之后 loss 曲线和不加时一样",
+        # "outof memory" as users type the OutOfMemoryError
+        "使用2*A800 80G 全参数finetune qwen-14b发现CUDA outof memory",
+        # "是因为显存不够吗？" asks about the cause of the kill, not whether it fits
+        "显卡3090，显存24G，加载模型 qwen-14b 时程序被kill了，没有其他提示信息，是因为显存不够吗？",
+    ],
+)
+def test_symptoms_users_write_and_a_cause_question_are_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
