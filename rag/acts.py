@@ -138,6 +138,10 @@ _CONFIGURE = _rx(
     r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|"
     r"\bwhat (?:is|was|were) the (?:best |recommended |right )?(?:batch[-_ ]?size|learning[-_ ]rate|lr|hyper-?param\w*|settings?)\s+(?:for|used|you)\b|正确的?(?:设置|配置|参数)|"
     r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
+    # the authors' setting ("how did you set the accumulation steps for 8 GPUs?") and where a knob is set
+    r"\bhow (?:did|do|would) you (?:set|configure|choose|pick|tune|adjust)\b|"
+    r"\bwhere (?:is|are|do|can|should) (?:i |we )?(?:the )?[\w`'\" ]{0,30}\b(?:set|configured|specified|defined)\b|"
+    r"在哪(?:里|儿)?(?:设置|配置|修改|改)|"
     r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)"
 )
 _EXPLAIN = _rx(

@@ -393,3 +393,17 @@ def test_is_there_any_reason_not_to_asks_for_the_reason():
 )
 def test_symptoms_users_write_and_a_cause_question_are_a_diagnosis(text):
     assert act_of(text) == "diagnose"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "settings for multi-node training\n\nHi, thanks for the code. I am trying to reproduce your results on 2 nodes. "
+        "I am wondering how did you set the learning rate warmup for multi-node (16 A100) training.",
+        "Where the max_length is set\n\nMay I ask where is the max_length argument set in the code? "
+        "I can't find it after reading the scripts.",
+        "请问 gradient_accumulation_steps 在哪里设置？脚本里没找到",
+    ],
+)
+def test_the_authors_setting_and_where_a_knob_is_set_are_configure(text):
+    assert act_of(text) == "configure"
