@@ -273,6 +273,11 @@ def asked_sentences(prose: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
 
 
+# "Why we force recompute_granularity='selective' when …?", "why do we need to divide the loss by GA?": the generic "we"
+# of a design question, not the user's run.
+_DESIGN_WHY = _rx(
+    r"\bwhy (?:do |would |should |must |did )?we (?:need|force|use|have to|require|set|divide|multiply|scale|want|call)\b"
+)
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
 _ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
@@ -505,7 +510,7 @@ def rule_act(
         _WHY.search(a)
         and (
             symptom
-            or _FIRST_PERSON.search(a)
+            or (_FIRST_PERSON.search(a) and not _DESIGN_WHY.search(a))
             or (len(a) < 12 and _FIRST_PERSON.search(prose))
             or (len(a) > 25 and _TRAILING_WHY.search(a))
         )

@@ -407,3 +407,8 @@ def test_symptoms_users_write_and_a_cause_question_are_a_diagnosis(text):
 )
 def test_the_authors_setting_and_where_a_knob_is_set_are_configure(text):
     assert act_of(text) == "configure"
+
+
+def test_why_we_of_a_design_question_is_not_the_users_run():
+    text = "[QUESTION] Why we force zero_stage=3 when using cpu offload for params?\n\nI notice there are two choices."
+    assert act_of(text) == "explain"
