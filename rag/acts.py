@@ -29,7 +29,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(
-    r"不合理|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?"
 )
@@ -37,7 +37,9 @@ _IS_NORMAL = _rx(
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
 _TAG_CHECK = _rx(
     r"\bright\s*\?\s*$|\bcorrect\s*\?\s*$|isn'?t (?:correct|right) is it|\bis (?:this|it|that) (?:a )?bug\b|"
-    r"\bshould (?:it|this|that) (?:be|not be)\b.*\?"
+    r"\bshould (?:it|this|that) (?:be|not be)\b.*\?|"
+    # "…, shouldn't solution B use significantly less memory than A?": the user's expectation held against what they saw
+    r"(?:^|[,.;:]\s*|\b(?:but|however|so)\s*,?\s*)shouldn'?t\s+\w+\s+\w+(?![^?\n]{0,160}\d\s*[=*×/])[^?\n]{0,160}\?"
 )
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
 _FIT = _rx(
@@ -63,12 +65,12 @@ _FIT = _rx(
 # A symptom the user observed.
 _SYMPTOM = _rx(
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
-    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
     r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
     r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
-    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
     r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
     r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
@@ -77,8 +79,9 @@ _SYMPTOM = _rx(
     r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
     r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|"
     r"\b(?:not|never) (?:go(?:ing|es)? down|decreas\w*|reduc\w*|dropp?\w*|improv\w*|converg\w*|learn\w*|chang\w*)|"
-    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡)|显存.{0,6}爆|"
+    r"(?:一直|总是|老是|经常|又|还是|动不动就?)\s*(?:爆|崩|挂|卡(?![数张块]))|显存.{0,6}爆|"
     # "Unbalanced GPU memory usage", "显存负载不均衡", "LoRA takes more memory with ds than on one GPU": an observation
+    r"\b(?:performance|throughput|speed|accuracy|utili[sz]ation|mfu|tflops)\b[^.\n]{0,30}\b(?:drops?|dropped|degrad\w*|regress\w*)\b|"
     r"\b(?:un|im)balanced?\b|\bimbalance\b|\bunevenly?\b|不均衡|不平衡|不均匀|"
     # "a gradual increase in GPU memory usage", "memory rises continuously", "high memory usage but low gpu-util"
     r"\b(?:gradual|steady|continuous|constant)\w* (?:increase|growth|rise)\b|\b(?:rises?|rising|grows?|growing|increas\w*) "
@@ -90,7 +93,7 @@ _SYMPTOM = _rx(
 )
 # A failure reported as such ("进入 eval 就报 OOM", "training hangs"): observed even without "I" or numbers.
 _FAILURE = _rx(
-    r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]of[- ]memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
+    r"报\s*oom|爆\s*oom|爆显存|显存爆|卡住|卡死|卡在|\boom(?:ed|s)?\b|out[- ]?of[- ]?memory|\bhangs?\b|\bhanging\b|\bcrash\w*|"
     r"\bnan\b|报错|\bkilled\b|挂了|崩了"
 )
 _WHY = WHY_ASK = _rx(
@@ -101,10 +104,15 @@ _WHY = WHY_ASK = _rx(
     r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b"
 )
 _BATCH = _rx(
-    r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?steps|total (?:optimi[sz]ation )?steps|"
+    r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
     r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
     r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
-    r"\bwhat (?:is|will be) the (?:global|effective|total|final) batch|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
+    r"\bwhat (?:is|will be) the (?:\w+ )?[\"'`]?(?:global|effective|total|final)[-_ ]batch|"
+    r"\bwhat the (?:actual |real )?(?:effective |global |total )?batch[-_ ]?size (?:is|was|will be)\b|"
+    # "Could you clarify if the said batch size is per GPU or global?", "是单卡的还是所有卡的总batch？": per GPU or in all
+    r"\bper[- ](?:gpu|device|card|replica)\b[^?\n]{0,40}\bor\b[^?\n]{0,20}\b(?:global|total|overall|all (?:the )?gpus)\b|"
+    r"\b(?:global|total|overall)\b[^?\n]{0,30}\bor\b[^?\n]{0,20}\bper[- ](?:gpu|device|card|replica)\b|"
+    r"(?:单卡|每张?卡|每个?gpu)[^？?\n]{0,20}还是[^？?\n]{0,10}(?:总|全局|所有卡|多卡)|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
     r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
     r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
     r"\b(?:know|tell|share|what (?:is|was|were))\s+(?:us\s+|me\s+)?the\s+(?:actual\s+)?(?:effective|global|total)\s+batch|"
@@ -122,7 +130,7 @@ _CONFIGURE = _rx(
     r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
     r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
     r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?:set|configure|choose|use|specify)\b|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
     r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
     r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
     r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
@@ -130,17 +138,25 @@ _CONFIGURE = _rx(
     r"\b(?:convenient|easiest|simplest|recommended|standard) way\b|"
     r"\bwhat (?:is|was|were) the (?:best |recommended |right )?(?:batch[-_ ]?size|learning[-_ ]rate|lr|hyper-?param\w*|settings?)\s+(?:for|used|you)\b|正确的?(?:设置|配置|参数)|"
     r"\bhow (?:to|can (?:i|we)|do (?:i|we)|should (?:i|we)|could (?:i|we)) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|"
+    # the authors' setting ("how did you set the accumulation steps for 8 GPUs?") and where a knob is set
+    r"\bhow (?:did|do|would) you (?:set|configure|choose|pick|tune|adjust)\b|"
+    r"\bwhere (?:is|are|do|can|should) (?:i |we )?(?:the )?[\w`'\" ]{0,30}\b(?:set|configured|specified|defined)\b|"
+    r"在哪(?:里|儿)?(?:设置|配置|修改|改)|"
     r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)"
 )
 _EXPLAIN = _rx(
     r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
     r"\bwhat (?:is|are|does)\b(?! (?:the |a )?(?:reason|cause|problem|issue))|\bhow does\b|\bhow do\b|\bdifference\b|\bdiffer\b|\bcompare\w*|\bvs\.?\b|\bversus\b|"
-    r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular) reasons? (?:for|why|behind)\b|"
+    r"\bexplain\w*|\bmeaning\b|\b(?:any|specific|particular|a|some|good) reasons? (?:for|why|behind|(?:not )?to)\b|"
     r"\bunderstand\w*|\bmechanism\b|\bunder the hood\b|\bpurpose\b|\bwhy (?:avoid|use|do|is|are)\b"
 )
 _YES_NO = _rx(
     r"会不会|是不是|能不能|可不可以|有没有|是否|需不需要|要不要|吗\s*[？?]|吗\s*$|么\s*[？?]|(?<![什怎那多这])么\s*$|吧\s*[,，。.]*\s*$|"
     r"(?:^|[.?!\n]\s*)(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b[^?\n]{0,200}\?|"
+    # (after a conjunction or a leading condition: "And does each pass cost more?", "if rollout.n is doubled, will …?";
+    # not a choice: "If a model uses BN, are the statistics updated per sample or per update?")
+    r"(?:^|[.?!\n]\s*)(?:(?:and|so|but|also|then)\s+|if\b[^,?\n]{0,80},\s*)"
+    r"(?:does|do|is|are|am|was|were|will|would|can|could|should|shall|did|must|has|have)\b(?![^?\n]{0,200}\bor\b)[^?\n]{0,200}\?|"
     r"\b(?:wonder|wondering|know|ask|asking|sure|curious|unsure)\s+(?:if|whether)\b"
 )
 # A question without a question word ("So if we set a batch smaller than 64 we will get the same result?"): yes/no.
@@ -175,8 +191,9 @@ _FIRST_PERSON = _rx(
     r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
     r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b"
 )
+# (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
-    r"^#+\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
+    r"^#+\s*[^\w\n]{0,4}\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
     r"Environment|Information|Who can help\??|Additional context)\s*$",
     re.I | re.M,
 )
@@ -205,9 +222,25 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下)[^。？?！!\n]{0,16}(?:吗|么|[?？])"
+    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    # English: "Can the fine-tuning of the 7B model be done on an A100 40G?", "Can 4-card A100 with 80G train X in lora
+    # mode?", "does 8 A100 80g enough to finetune 70b llama2 ?": a yes/no question whose verb is training on hardware.
+    r"^\W*(?:\d+[.)]\s*)?(?:can|could|will|would|is|are|does|dose|do)\b(?! there\b)[^?？\n]{0,100}\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|"
+    r"finetun\w*|sft|be done|enough (?:to|for))\b[^?？\n]{0,80}[?？]"
 )
-_SIZE = _rx(r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡")
+_SIZE = _rx(
+    r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡|\b\d+\s*[-x×*]?\s*(?:cards?|gpus?)\b|"
+    r"\b\d+\s*[x×*]?\s*(?:a|h|v|rtx ?)\d{2,4}\b"
+)
+# "how to train llama2-7b in a100 80G gpu?": how to train a model on a card of a stated memory size asks whether
+# and how it fits (a memory size is required: "how to train on 2 GPUs" asks for the launch setting).
+_FIT_HOW = _rx(
+    r"\bhow (?:to|can (?:i|we)|could (?:i|we)) (?:fine[- ]?tune|finetune|train|sft)\b[^?？\n]{0,40}\b(?:on|in|with)\b"
+)
+_MEMORY_SIZE = _rx(r"\d+\s*(?:g|gb|gib)\b")
+_CAUSE_ASK = _rx(
+    r"是(?:不是)?因为|是否(?:是)?因为|由于.{0,12}(?:吗|么|[?？])|\b(?:is|was) (?:it|this|that) (?:because|due to)\b"
+)
 # "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
 # a choice between two numbers asks for the arithmetic.
 _NUM_ALTERNATIVE = _rx(
@@ -240,6 +273,11 @@ def asked_sentences(prose: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
 
 
+# "Why we force recompute_granularity='selective' when …?", "why do we need to divide the loss by GA?": the generic "we"
+# of a design question, not the user's run.
+_DESIGN_WHY = _rx(
+    r"\bwhy (?:do |would |should |must |did )?we (?:need|force|use|have to|require|set|divide|multiply|scale|want|call)\b"
+)
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
 _ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
@@ -266,6 +304,43 @@ def asks_whether(sentence: str) -> bool:
 def asks_anything(text: str) -> bool:
     """Whether a text holds any question at all."""
     return bool(_ANY_QUESTION.search(text))
+
+
+# A failure named as a possibility in a question that asks whether ("能保证不爆显存吗？", "4张40g的卡也会报错吗？",
+# "BF16主要是能防止溢出？", "will it OOM with ZeRO-2?"): supposed, not observed (see :func:`asks_whether`).
+_SUPPOSING = _rx(
+    r"(?:会|能|可能|保证|避免|防止|以免|免得|导致|造成|降低|减少|缓解)不?[^\s，,。？?]{0,6}$|不\s*$|"
+    r"\b(?:will|would|could|might|may|can|cause|causes|lead to|result in)\s+(?:not\s+)?(?:\w+\s+)?$"
+)
+
+
+# A failure named as what to avoid ("so as not to use too much memory", "to prevent CUDA OOM", "防止爆显存") or as a
+# risk ("It may cause performance degradation", "可能导致溢出"): a goal or a claim, in any sentence.
+_AVOIDING = _rx(
+    r"(?:防止|避免|以免|免得|不至于|可能会?(?:导致|造成|引起))\s*[^\s，,。？?]{0,6}$|"
+    r"\b(?:may|might|could)\s+(?:cause|lead to|result in|introduce)\s+(?:\w+\s+)?$|"
+    r"\b(?:prevent(?:ing)?|avoid(?:ing)?|without|(?:so as |in order )?not to(?: \w+)?)\s+(?:\w+\s+)?$"
+)
+
+
+def _supposed_removed(prose: str) -> str:
+    """``prose`` with each failure or error named as a possibility in a question that asks whether, or as what to
+    avoid, blanked."""
+
+    def blank(sentence: str) -> str:
+        supposing = asks_whether(sentence) and not _WHY.search(sentence)
+
+        def keep(m: re.Match[str]) -> str:
+            before = m.string[max(0, m.start() - 16) : m.start()]
+            if _AVOIDING.search(before) or (supposing and _SUPPOSING.search(before)):
+                return " " * len(m.group(0))
+            return m.group(0)
+
+        for pattern in (_SYMPTOM, _ERROR_IN_PROSE):
+            sentence = pattern.sub(keep, sentence)
+        return sentence
+
+    return "".join(blank(s) for s in _WHOLE_SENTENCE_END.split(prose))
 
 
 def reports_symptom(prose: str) -> bool:
@@ -320,7 +395,9 @@ def rule_act(
     """
     prose = _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts)))
     pasted = {p.kind for p in parts if p.kind != "prose"}
-    symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", prose)))
+    # What is observed is read without the failures a question only supposes.
+    seen = _supposed_removed(prose)
+    symptom = bool(_SYMPTOM.search(_QUOTED_DOC.sub(" ", seen)))
     # What the readers found in a launch command or a config alone ("more processes than visible GPUs") is a smell
     # worth a line, not the failure the user reports: it tilts to a diagnosis only with a log or a symptom.
     error_pasted = bool(pasted & {"traceback", "error"}) or (
@@ -332,7 +409,7 @@ def rule_act(
         or bool(_NOTICED.search(prose))
         or bool(pasted)
         or bool(measured)
-        or bool(_FAILURE.search(prose))
+        or bool(_FAILURE.search(seen))
     )
     asks = asked_sentences(prose)
     ask = "\n".join(asks) if asks else prose
@@ -347,7 +424,7 @@ def rule_act(
         return "is_normal"
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
-    error_in_prose = bool(_ERROR_IN_PROSE.search(prose))
+    error_in_prose = bool(_ERROR_IN_PROSE.search(seen))
     if (
         setup_enough
         and not asks_anything(prose)
@@ -366,8 +443,14 @@ def rule_act(
         if 0 < len(title) <= 120 and title not in asks and _FIT_QUANTITY.search(title) and not _SYMPTOM.search(title)
         else []
     )
+    # ("是因为显存不够吗？", "is it because the memory is not enough?" ask about the cause of what happened.)
     fit_asks = [
-        a for a in title_ask + asks if _FIT.search(a) or (_FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+        a
+        for a in title_ask + asks
+        if _CAUSE_ASK.search(a) is None
+        and _FIT.search(a)
+        or (_CAUSE_ASK.search(a) is None and _FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+        or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
     ]
     if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
         any(_FIT_QUANTITY.search(a) for a in fit_asks)
@@ -427,7 +510,7 @@ def rule_act(
         _WHY.search(a)
         and (
             symptom
-            or _FIRST_PERSON.search(a)
+            or (_FIRST_PERSON.search(a) and not _DESIGN_WHY.search(a))
             or (len(a) < 12 and _FIRST_PERSON.search(prose))
             or (len(a) > 25 and _TRAILING_WHY.search(a))
         )

@@ -225,3 +225,190 @@ def test_reading_a_long_digit_run_stays_linear(text):
     dataset_size_in(text)
     # Linear work here is well under a second; the quadratic versions took minutes ("1," * 15000: 5 min).
     assert time.perf_counter() - start < 10
+
+
+# ---- fit: a yes/no question whose verb is training on stated hardware ---------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an English capability question, even when the failure is its motive
+        "[Question] Can full fine-tuning of a 13B model be done on two A6000 48G?\n\n"
+        "I tried it and the program says memory is insufficient.",
+        "OOM with 2 cards\nHello, I got cuda out of memory. I would like to ask:\n"
+        "1. Can 2-card A10 with 48G in total train the 7B model with LoRA?\n2. Is the 24GB in the docs per card?",
+        "does 4 H100 80g enough to finetune 34b yi ?",
+        "how to train qwen-14b in one 4090 24G?",
+        # Chinese: "能/可以 … sft 吗" about a GPU count or a model size
+        "4卡 V100-32G 可以做13B模型sft吗？内存 512G，可以的话脚本怎么改？",
+    ],
+)
+def test_a_capability_question_about_stated_hardware_is_fit(text):
+    assert act_of(text) == "fit"
+
+
+def test_is_there_a_way_after_an_oom_stays_a_fix_not_a_fit_question():
+    text = (
+        "I have 4 GPUs with 24 GB each. I run into Out-Of-Memory issues when training. "
+        "Is there any way I can fine-tune Llama-2-13B with LoRA on my setup?"
+    )
+    assert act_of(text) != "fit"
+
+
+def test_how_to_train_on_gpus_without_a_memory_size_is_not_fit():
+    assert act_of("how to train llama2-7b on 2 GPUs with deepspeed?") != "fit"
+
+
+# ---- a failure a question only supposes is not an observed symptom -------------------------------------------
+def test_a_failure_named_as_a_possibility_is_not_observed():
+    # "能防止溢出？" / "在不溢出的情况下…？" suppose an overflow; the user asks why a precision is recommended
+    text = (
+        "为什么推荐使用FP16呢？\n\n官方的recipes里推荐用的是BF16。请问用FP16训练而不是BF16是出于什么考量呢？"
+        "BF16主要是能防止溢出？FP16在不溢出的情况下效果会好一点？"
+    )
+    assert act_of(text) == "explain"
+    # the same failure reported as seen is a diagnosis
+    assert act_of("用FP16训练时 loss 溢出了，为什么？") == "diagnose"
+
+
+# ---- is_normal: the user's expectation held against what they measured ---------------------------------------
+def test_shouldnt_x_after_a_measurement_asks_whether_it_is_expected():
+    text = (
+        "Memory of GA in DPO\n\nOn 4 GPUs I set A: per_device_train_batch_size=4, GA=1 and B: "
+        "per_device_train_batch_size=2, GA=2, and the memory usage was about the same (60 GB). "
+        "However, shouldn't setting B use clearly less memory than setting A?"
+    )
+    assert act_of(text) == "is_normal"
+    # arithmetic in the expectation asks for the arithmetic, and a tag question after an OOM stays a diagnosis
+    steps = (
+        "I train on 1,000 samples with 4 GPUs and per_device_train_batch_size 5 and I get 1,000 steps. "
+        "Shouldn't it be 1,000 / 5 / 4 = 50 steps?"
+    )
+    assert act_of(steps) != "is_normal"
+    oom = "I have 2x A6000 with 48GB each, this should be enough for QLoRA, shouldn't it? But it OOMs at step 30."
+    assert act_of(oom) == "diagnose"
+
+
+def test_unreasonable_is_the_english_of_buheli():
+    text = (
+        "zero3 uses more memory than zero2\n\nWhen I run the sft script I find the memory usage of zero3 is "
+        "larger than that of zero2, which seems unreasonable."
+    )
+    assert act_of(text) == "is_normal"
+
+
+# ---- a failure named as a goal or a risk is not observed --------------------------------------------------------
+def test_a_failure_to_avoid_or_a_risk_is_not_a_reported_symptom():
+    # "so as not to use too much memory": the goal of a feature request, not what the user saw
+    request = (
+        "Is there a way to set the global batch size, say 256, and have the per-GPU batch and accumulation computed "
+        "automatically? It would also need a maximum per-GPU batch so as not to use too much memory."
+    )
+    assert act_of(request) != "diagnose"
+    # "It may cause performance degradation": a claim about code, answered with a verdict
+    claim = (
+        "gradient accumulation\n\nI noticed that your code uses gradient accumulation instead of batch size 8. "
+        "The BN layer still sees the small batch. It may cause performance degradation."
+    )
+    assert act_of(claim) == "yes_no"
+
+
+def test_kashu_is_the_gpu_count_not_a_hang():
+    # "还是卡数" = "or the GPU count"; "还是卡住" would be a hang
+    text = "8卡学习率为0.0004，那么单卡应该除以8吗？学习率是与batchsize还是卡数成比例缩放呢"
+    assert act_of(text) != "diagnose"
+
+
+def test_how_i_can_do_something_asks_for_the_setting():
+    text = (
+        "Trainer with 2 GPUs and ZeRO-2 saves a large folder global_step_100 of 30GB at each checkpoint. "
+        "How I can automatically not save this folder? I only need the adapter."
+    )
+    assert act_of(text) == "configure"
+
+
+def test_a_performance_drop_is_a_symptom():
+    text = (
+        "ZeRO-Offload and a 1B model\n\nThe performance drops significantly when using ZeRO-Offload to train a 1B model: "
+        "120s per epoch with offload, 20s without it."
+    )
+    assert act_of(text) == "diagnose"
+
+
+# ---- batch_arithmetic: the count asked for in the words users write it with ------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a quoted name of the quantity between "the" and "global batch size"
+        'What is the expected "global batch size"?\n\nThe recipe says to keep the global batch size constant when '
+        "scaling the GPUs. I run it on 4x A6000 and need to know it to set the accumulation steps.",
+        # per GPU or global
+        "Batch size in the paper\n\nTable 3 gives a batch size of 1024 for pretraining. Could you clarify if this batch "
+        "size is per GPU or global over all GPUs?",
+        "论文里 batch size 为 512，请问是单卡的还是所有卡总的？",
+        # the number of iterations in one epoch
+        "I want to know how to find out the number of iterations needed to see all of my data for one epoch.",
+        # "tell me what the actual batch size is" outside the sentence with the question mark
+        "Assuming nnodes = 2 and 4 GPUs per node, data.train_batch_size: 8, rollout.n: 4.\n"
+        "Please tell me what the actual batch size is, and when are the gradients updated?",
+    ],
+)
+def test_the_count_asked_for_is_batch_arithmetic(text):
+    assert act_of(text) == "batch_arithmetic"
+
+
+# ---- yes/no after a condition or a conjunction; "any reason to" asks for the reason ----------------------------
+def test_a_yes_no_question_after_a_leading_condition():
+    text = (
+        "if num_generations is doubled, will the completions per step double too? And does each backward pass "
+        "use more memory because of it?"
+    )
+    assert act_of(text) == "yes_no"
+    # a choice after the condition is not a yes/no question
+    choice = (
+        "Dropout with accumulation\n\nI was wondering how dropout masks are handled here. If a model uses dropout, "
+        "are the masks drawn per micro-batch or per optimizer step?"
+    )
+    assert act_of(choice) != "yes_no"
+
+
+def test_is_there_any_reason_not_to_asks_for_the_reason():
+    text = (
+        "grad accumulation vs per-device batch\n\nI use per_device batch 1 and accumulation 16 to prototype on one GPU. "
+        "Is there any reason not to use per_device batch 16 and accumulation 1 instead?"
+    )
+    assert act_of(text) == "explain"
+
+
+# ---- diagnose: symptoms in the words users write them with; a question about the cause -------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "不起作用" / "没有起到作用": a setting that had no effect
+        "weight_decay 在 lora 下面不起作用\n\n我测试下来好像没有起到作用，加上之后 loss 曲线和不加时一样",
+        # "outof memory" as users type the OutOfMemoryError
+        "使用2*A800 80G 全参数finetune qwen-14b发现CUDA outof memory",
+        # "是因为显存不够吗？" asks about the cause of the kill, not whether it fits
+        "显卡3090，显存24G，加载模型 qwen-14b 时程序被kill了，没有其他提示信息，是因为显存不够吗？",
+    ],
+)
+def test_symptoms_users_write_and_a_cause_question_are_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "settings for multi-node training\n\nHi, thanks for the code. I am trying to reproduce your results on 2 nodes. "
+        "I am wondering how did you set the learning rate warmup for multi-node (16 A100) training.",
+        "Where the max_length is set\n\nMay I ask where is the max_length argument set in the code? "
+        "I can't find it after reading the scripts.",
+        "请问 gradient_accumulation_steps 在哪里设置？脚本里没找到",
+    ],
+)
+def test_the_authors_setting_and_where_a_knob_is_set_are_configure(text):
+    assert act_of(text) == "configure"
+
+
+def test_why_we_of_a_design_question_is_not_the_users_run():
+    text = "[QUESTION] Why we force zero_stage=3 when using cpu offload for params?\n\nI notice there are two choices."
+    assert act_of(text) == "explain"
