@@ -93,12 +93,12 @@ def test_new_terms_are_whole_jieba_words():
 
 
 # ---- fusion -------------------------------------------------------------------------------------
-def test_one_retrievers_first_card_beats_a_card_both_put_fifth():
+def test_one_retrievers_first_card_beats_a_card_both_put_sixth():
     """The two retrievers read different things; a first place is stronger evidence than two middling ranks."""
     from rag.retrieval import fuse_ranks
 
-    dense = {"compromise": 5, "bm25-first": 40, "dense-first": 1}
-    bm25 = {"compromise": 5, "bm25-first": 1}
+    dense = {"compromise": 6, "bm25-first": 40, "dense-first": 1}
+    bm25 = {"compromise": 6, "bm25-first": 1}
     fused = fuse_ranks(dense, bm25)
     order = sorted(fused, key=lambda c: -fused[c])
     assert order.index("bm25-first") < order.index("compromise")
