@@ -603,16 +603,31 @@ def _present(word: str, lowered: str) -> bool:
     return re.search(rf"(?<![a-z0-9_]){re.escape(word)}(?![a-z0-9_])", lowered) is not None
 
 
+#: A script or config file name whose words are joined by ``_`` or ``-`` (``run_dpo.sh``, ``llama3_lora_sft.yaml``,
+#: ``ds_z3_config.json``, ``finetune-qlora.py``). Users name the method they run only there as often as not
+#: ("I ran the run_dpo.sh with default settings but cuda oom", OpenFedLLM #48); the terms' word boundaries exclude
+#: ``_`` so that config keys stay whole, which hid those words from the glossary.
+_FILE_NAME = re.compile(r"(?<![A-Za-z0-9])([A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+)\.(?:sh|py|ya?ml|json)(?![A-Za-z0-9])")
+
+
+def file_name_words(text: str) -> str:
+    """The words of the script and config file names in ``text``, space separated (``run_dpo.sh`` → ``run dpo``)."""
+    names = dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(text))
+    return " ".join(re.sub(r"[_-]+", " ", n) for n in names)
+
+
 def expand_query(text: str) -> str:
     """``text`` plus the canonical English and Chinese forms of the domain terms it mentions.
 
     Only words not already in the text (case-insensitively) are appended. Text without
-    domain terms is returned unchanged.
+    domain terms is returned unchanged. The words of script and config file names count as mentioned
+    (:func:`file_name_words`).
     """
     lowered = text.lower()
     extra: list[str] = []
     seen: set[str] = set()
-    for term in find_terms(text):
+    names = file_name_words(text)
+    for term in find_terms(f"{text}\n{names}" if names else text):
         candidates = [*term.en[:1], *term.extra, *term.zh[:1]]
         for word in candidates:
             key = word.lower()
@@ -632,4 +647,4 @@ def user_dictionary() -> list[str]:
     return sorted(words, key=lambda w: (-len(w), w))
 
 
-__all__ = ["Term", "GLOSSARY", "CONFIG_KEYS", "find_terms", "expand_query", "user_dictionary"]
+__all__ = ["Term", "GLOSSARY", "CONFIG_KEYS", "find_terms", "expand_query", "file_name_words", "user_dictionary"]

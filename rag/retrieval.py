@@ -60,7 +60,14 @@ logger = logging.getLogger(__name__)
 #: 10 → 0.760 / 0.847; 5 → 0.773 / 0.847; 3 → 0.799 / 0.842; 2 → 0.818 / 0.842; 1 → 0.818 / 0.836. On the labelled
 #: and held-out sets (bench/eval_retrieval.py) 2 and 60 give the same hit@3 but one labelled zh question
 #: (1.000 → 0.982), and hit@1 rises (labelled zh 0.873 → 0.891).
-RRF_K = 2
+#: Re-measured (ret9) on the 637 questions of the base dev set after the cards, glossary and citing rules of later
+#: rounds, whole engine (bench/eval_answers.py, hit@1/hit@3 zh / en): 2 → 0.593/0.821, 0.630/0.838; 2.5 →
+#: 0.593/0.828, 0.627/0.844; 3 → 0.593/0.834, 0.630/0.847 (8 questions gained, 1 lost; act, fidelity and
+#: contradictions unchanged); retrieval alone (bench/eval_retrieval_real.py fused hit@3): 2 → 0.814 / 0.846, 3 →
+#: 0.827 / 0.852, 4 → 0.830 / 0.846, 5 → 0.824 / 0.849. On the 20 blind questions of dev-ret9.yaml (mined before any
+#: ret9 change) 3 and 2 give the same hit@3 (0.900 / 0.900) and hit@1 zh 0.500 → 0.600. At 3 one retriever's first
+#: place weighs as much as both retrievers' fifth (1/4 = 2/8); the tie goes to the dense rank.
+RRF_K = 3
 
 #: A third ranking for Chinese messages that paste configs, commands or logs: BM25 over the lines a person wrote
 #: (:func:`rag.query_clean.prose_only`), fused with the other two. The English-only embedding model reads a Chinese

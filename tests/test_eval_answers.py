@@ -24,7 +24,10 @@ FLOORS = {
     "zh": {"act_accuracy": 0.78, "fidelity": 0.94, "hit3": 0.815, "hit1": 0.585},
     "en": {"act_accuracy": 0.805, "fidelity": 0.935, "hit3": 0.83, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 10, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
+# dev-ret9 (20 fresh questions, ret9) adds 3 contradictions the engine already made on messages of that shape (a
+# second GPU named in passing read as the GPU: "单卡A100 80G" in an A40 x 4 message; "主卡…另外3个卡" read as 3 GPUs;
+# "8 80G GPU (7 for training and 1 for vllm)" read as 8): the ceiling counts over a larger set, 9 + 3 = 12.
+CEILINGS = {"contradicted": 12, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # 312 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (90, mined this stop

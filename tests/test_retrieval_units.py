@@ -93,12 +93,12 @@ def test_new_terms_are_whole_jieba_words():
 
 
 # ---- fusion -------------------------------------------------------------------------------------
-def test_one_retrievers_first_card_beats_a_card_both_put_fifth():
+def test_one_retrievers_first_card_beats_a_card_both_put_sixth():
     """The two retrievers read different things; a first place is stronger evidence than two middling ranks."""
     from rag.retrieval import fuse_ranks
 
-    dense = {"compromise": 5, "bm25-first": 40, "dense-first": 1}
-    bm25 = {"compromise": 5, "bm25-first": 1}
+    dense = {"compromise": 6, "bm25-first": 40, "dense-first": 1}
+    bm25 = {"compromise": 6, "bm25-first": 1}
     fused = fuse_ranks(dense, bm25)
     order = sorted(fused, key=lambda c: -fused[c])
     assert order.index("bm25-first") < order.index("compromise")
@@ -120,3 +120,24 @@ def test_a_generic_error_word_is_not_an_assertion_error():
     assert "assertion error" not in expand_query("训练的时候报错了，怎么办")
     assert "断言错误" not in expand_query("I get an error when training")
     assert "assertion error" in expand_query("deepspeed 断言错误 train_batch_size")
+
+
+# ---- glossary: the method named only in a script or config file name --------------------------------
+def test_method_named_in_a_script_name_reaches_the_query():
+    """OpenFedLLM #48 names DPO only as ``run_dpo.sh``; the terms' word boundaries exclude ``_`` (config keys stay
+    whole), so the file name's words are read on their own."""
+    from rag.glossary import file_name_words
+
+    text = "I ran the run_dpo.sh with default settings but cuda oom was reported on a single 3090 GPU."
+    assert file_name_words(text) == "run dpo"
+    assert "DPO direct preference optimization" in expand_query(text)
+    assert "LoRA" in expand_query("llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml")
+    assert "ZeRO stage 3" in expand_query("bash examples/lora_multi_gpu/ds_zero3.sh")
+
+
+def test_config_keys_and_plain_words_are_not_file_names():
+    from rag.glossary import file_name_words
+
+    assert file_name_words("--gradient_accumulation_steps 8 --per_device_train_batch_size 2") == ""
+    assert file_name_words("python train.py --deepspeed ds_config.json") == "ds config"
+    assert expand_query("--dpo_label_smoothing 0.1") == "--dpo_label_smoothing 0.1"  # a key, not a file name
