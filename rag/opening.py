@@ -66,33 +66,36 @@ _POLAR = re.compile(
 )
 
 #: Training stacks a lead or a message can be about, and how a message names them. Stacks built on another one
-#: imply it (LLaMA-Factory and TRL run the HF Trainer, which runs Accelerate).
+#: imply it (LLaMA-Factory and TRL run the HF Trainer, which runs Accelerate). Compiled with re.ASCII: Chinese
+#: users write a stack's name with no space around it ("从xtuner训练时", "用Trainer训练"), and a Unicode \b finds
+#: no word boundary between a CJK character and a Latin letter.
 _STACKS: dict[str, re.Pattern[str]] = {
-    "accelerate": re.compile(r"\baccelerate(?: launch| config|\.|'s)|\baccelerator\b|\bAccelerate\b"),
+    "accelerate": re.compile(r"\baccelerate(?: launch| config|\.|'s)|\baccelerator\b|\bAccelerate\b", re.A),
     # Case-sensitive: "the trainer" is any training loop, "Trainer" the class; "transformers" only as the library.
     "hf-trainer": re.compile(
         r"\bTrainer\b|TrainingArguments|\bHF [Tt]rainer\b|per_device_train_batch_size|from transformers\b|"
-        r"import transformers\b|\btransformers(?:\s*(?:==|>=|<=|version|v?\d)|\.|/)|\bTransformers\b"
+        r"import transformers\b|\btransformers(?:\s*(?:==|>=|<=|version|v?\d)|\.|/)|\bTransformers\b",
+        re.A,
     ),
-    "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory", re.I),
-    "trl": re.compile(r"\btrl\b|\b(?:SFT|DPO|GRPO|PPO|Reward)(?:Trainer|Config)\b", re.I),
-    "torchtune": re.compile(r"\btorchtune\b|\btune run\b", re.I),
-    "verl": re.compile(r"\bverl\b|actor_rollout_ref|\bDataProto\b", re.I),
-    "megatron": re.compile(r"megatron", re.I),
-    "alpaca-lora": re.compile(r"alpaca[-_ ]?lora", re.I),
-    "espnet": re.compile(r"\bespnet", re.I),
-    "fairseq": re.compile(r"\bfairseq", re.I),
-    "lightning": re.compile(r"\b(?:pytorch[-_ ])?lightning\b", re.I),
-    "colossalai": re.compile(r"colossal[-_ ]?ai", re.I),
-    "nemo": re.compile(r"\bnemo\b", re.I),
-    "mmengine": re.compile(r"\bmm(?:engine|cv|det|seg)\b", re.I),
-    "paddle": re.compile(r"paddle", re.I),
-    "mindspore": re.compile(r"mindspore", re.I),
-    "keras": re.compile(r"\bkeras\b|\btensorflow\b", re.I),
-    "jax": re.compile(r"\bjax\b|\bflax\b", re.I),
-    "axolotl": re.compile(r"\baxolotl\b", re.I),
-    "swift": re.compile(r"\bms[-_]?swift\b|\bswift sft\b", re.I),
-    "xtuner": re.compile(r"\bxtuner\b", re.I),
+    "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory", re.I | re.A),
+    "trl": re.compile(r"\btrl\b|\b(?:SFT|DPO|GRPO|PPO|Reward)(?:Trainer|Config)\b", re.I | re.A),
+    "torchtune": re.compile(r"\btorchtune\b|\btune run\b", re.I | re.A),
+    "verl": re.compile(r"\bverl\b|actor_rollout_ref|\bDataProto\b", re.I | re.A),
+    "megatron": re.compile(r"megatron", re.I | re.A),
+    "alpaca-lora": re.compile(r"alpaca[-_ ]?lora", re.I | re.A),
+    "espnet": re.compile(r"\bespnet", re.I | re.A),
+    "fairseq": re.compile(r"\bfairseq", re.I | re.A),
+    "lightning": re.compile(r"\b(?:pytorch[-_ ])?lightning\b", re.I | re.A),
+    "colossalai": re.compile(r"colossal[-_ ]?ai", re.I | re.A),
+    "nemo": re.compile(r"\bnemo\b", re.I | re.A),
+    "mmengine": re.compile(r"\bmm(?:engine|cv|det|seg)\b", re.I | re.A),
+    "paddle": re.compile(r"paddle", re.I | re.A),
+    "mindspore": re.compile(r"mindspore", re.I | re.A),
+    "keras": re.compile(r"\bkeras\b|\btensorflow\b", re.I | re.A),
+    "jax": re.compile(r"\bjax\b|\bflax\b", re.I | re.A),
+    "axolotl": re.compile(r"\baxolotl\b", re.I | re.A),
+    "swift": re.compile(r"\bms[-_]?swift\b|\bswift sft\b", re.I | re.A),
+    "xtuner": re.compile(r"\bxtuner\b", re.I | re.A),
 }
 _IMPLIES: dict[str, tuple[str, ...]] = {
     "llamafactory": ("hf-trainer", "accelerate"),
