@@ -16,30 +16,27 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# 637 real questions (dev-ret6: 17 from forums and blogs, mined blind, added this round). Measured on the merged
-# engine: act 0.788 / 0.815 (optimistic: the act model is trained on this folder), fidelity 0.948 / 0.940, 9
-# contradicted, 0 headlines, 2 strawman (zh-jittor-602: a Jittor run whose memory did grow with GA; zh-openrlhf-277),
-# hit@3 0.821 / 0.838, hit@1 0.593 / 0.630, p90 105 / 113 words.
+# 668 real questions (dev-ret9: 20 mined blind; cards9: 11 for five new cards). Measured on the merged engine
+# (act9, fid9, diag9, ret9, cards9, act model retrained): act 0.802 / 0.855 (optimistic: the act model is trained on
+# this folder), fidelity 0.960 / 0.943, 8 contradicted, 0 headlines, 2 strawman (zh-jittor-602: a Jittor run whose
+# memory did grow with GA; zh-openrlhf-277), hit@3 0.848 / 0.852, hit@1 0.610 / 0.657, p90 108 / 113 words.
 FLOORS = {
-    "zh": {"act_accuracy": 0.78, "fidelity": 0.94, "hit3": 0.815, "hit1": 0.585},
-    "en": {"act_accuracy": 0.805, "fidelity": 0.935, "hit3": 0.83, "hit1": 0.62},
+    "zh": {"act_accuracy": 0.795, "fidelity": 0.955, "hit3": 0.84, "hit1": 0.60},
+    "en": {"act_accuracy": 0.845, "fidelity": 0.935, "hit3": 0.845, "hit1": 0.65},
 }
-# dev-ret9 (20 fresh questions, ret9) adds 3 contradictions the engine already made on messages of that shape (a
-# second GPU named in passing read as the GPU: "单卡A100 80G" in an A40 x 4 message; "主卡…另外3个卡" read as 3 GPUs;
-# "8 80G GPU (7 for training and 1 for vllm)" read as 8): the ceiling counts over a larger set, 9 + 3 = 12.
-CEILINGS = {"contradicted": 12, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 8, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# 312 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (90, mined this stop
-# by helpers who never saw the engine's code or answers; scored once before any change of this stop: act 0.622 /
-# 0.533, values used 0.887 / 0.822, 13 contradicted, hit@3 0.644 / 0.500). All 312 before this stop's changes:
-# act 0.662 / 0.594, values used 0.896 / 0.832, 51 contradicted, hit@3 0.628 / 0.675, 2 headlines, 3 strawman,
-# 1 refusal (bench/eval_answers.py --dir tests/data/heldout_real).
+# 312 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (90, mined by helpers
+# who never saw the engine's code or answers). Before the five merged branches: act 0.662 / 0.594, values used
+# 0.896 / 0.832, 51 contradicted, hit@3 0.628 / 0.675. With them: act 0.688 / 0.613, values used 0.904 / 0.836,
+# 51 contradicted, hit@3 0.635 / 0.682, 2 headlines, 3 strawman, 1 refusal
+# (bench/eval_answers.py --dir tests/data/heldout_real).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.65, "fidelity": 0.885, "hit3": 0.615},
-    "en": {"act_accuracy": 0.58, "fidelity": 0.82, "hit3": 0.66},
+    "zh": {"act_accuracy": 0.68, "fidelity": 0.895, "hit3": 0.625},
+    "en": {"act_accuracy": 0.60, "fidelity": 0.83, "hit3": 0.675},
 }
-HELDOUT_CEILINGS = {"contradicted": 53, "assumed_headlines": 2, "strawman": 3, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 51, "assumed_headlines": 2, "strawman": 3, "refused": 1}
 
 
 @pytest.fixture(scope="module")
