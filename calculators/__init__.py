@@ -7,7 +7,15 @@ Pure Python (pydantic in, pydantic out); importing this package does not import 
 64
 """
 
-from .batch import BatchConfigError, BatchResult, learning_rate_guidance, resolve_batch, resolve_hf_batch
+from .batch import (
+    BatchConfigError,
+    BatchResult,
+    StepsBackSolve,
+    back_solve_steps,
+    learning_rate_guidance,
+    resolve_batch,
+    resolve_hf_batch,
+)
 from .errors import CalculatorError
 from .memory import GiB, MemoryConfig, MemoryEstimate, estimate_memory, make_config
 from .presets import (
@@ -27,6 +35,8 @@ __all__ = [
     "BatchResult",
     "resolve_batch",
     "resolve_hf_batch",
+    "StepsBackSolve",
+    "back_solve_steps",
     "learning_rate_guidance",
     "CalculatorError",
     "GiB",

@@ -360,6 +360,70 @@ def trainer_step_counts(
     )
 
 
+class StepsBackSolve(BaseModel):
+    """The batch a run used per optimizer step, back-solved from its samples and the steps it showed, when the
+    message gives no batch setting ("why only 5 steps per epoch on a 20 image dataset?")."""
+
+    dataset_size: int
+    num_train_epochs: float | None = Field(None, description="Epochs the shown total covers; None when per epoch.")
+    observed_steps: int
+    per_epoch: bool = Field(description="Whether the shown count is per epoch.")
+    samples_per_step: float = Field(description="dataset_size × epochs ÷ observed_steps, rounded to 0.1.")
+    one_step_per_epoch: bool = Field(
+        description="The run takes one step per epoch: its effective batch is at least the dataset."
+    )
+
+    def to_markdown(self, lang: Lang = "en") -> str:
+        from .i18n import t  # the catalogue imports calculators.lang; imported on use like the other renderers
+
+        key = "steps_backsolve_epoch" if self.per_epoch else "steps_backsolve_total"
+        per = f"{self.samples_per_step:,.1f}".removesuffix(".0")
+        text = t(
+            key,
+            lang,
+            samples=f"{self.dataset_size:,}",
+            epochs=f"{self.num_train_epochs or 1:g}",
+            observed=f"{self.observed_steps:,}",
+            per=per,
+        )
+        sep = "" if lang == "zh" else " "
+        if self.one_step_per_epoch:
+            return text + sep + t("steps_backsolve_one_per_epoch", lang, samples=f"{self.dataset_size:,}")
+        if self.samples_per_step < 1:
+            return text + sep + t("steps_backsolve_below_one", lang)
+        return text + sep + t("steps_backsolve_product", lang, per=per)
+
+
+def back_solve_steps(
+    dataset_size: int,
+    observed_steps: int,
+    num_train_epochs: float | None = None,
+    per_epoch: bool = False,
+) -> StepsBackSolve:
+    """Samples per optimizer step = samples × epochs ÷ the steps the run showed (per epoch: samples ÷ steps).
+
+    A step is one optimizer update (the HF Trainer's ``global_step``, DeepSpeed's ``global_steps``), so this is the
+    product micro batch × GA × data-parallel GPUs the run really used — up to the rounding of each epoch's last,
+    partial step. ``per_epoch`` says the count is per epoch, and then ``num_train_epochs`` does not enter.
+    """
+    ds = positive_int("dataset_size", dataset_size, maximum=MAX_DATASET)
+    observed = positive_int("observed_steps", observed_steps, maximum=MAX_DATASET)
+    if not isinstance(per_epoch, bool):
+        raise CalculatorError("per_epoch", per_epoch, "true or false", "true 或 false")
+    epochs = None if num_train_epochs is None else positive_float("num_train_epochs", num_train_epochs, maximum=1e6)
+    if per_epoch:
+        epochs = None
+    per_epoch_steps = observed if per_epoch else observed / (epochs or 1)
+    return StepsBackSolve(
+        dataset_size=ds,
+        num_train_epochs=epochs,
+        observed_steps=observed,
+        per_epoch=per_epoch,
+        samples_per_step=round(ds * (epochs or 1) / observed, 1),
+        one_step_per_epoch=math.isclose(per_epoch_steps, 1.0),
+    )
+
+
 def resolve_batch(
     train_batch_size: int | None = None,
     train_micro_batch_size_per_gpu: int | None = None,

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .batch import resolve_batch
+from .batch import back_solve_steps, resolve_batch
 from .configs import config_check_tool
 from .deepspeed import estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs
 from .errors import CalculatorError
@@ -57,6 +57,7 @@ def _zero(fn: Callable[..., tuple[int, int]]) -> Callable[[dict[str, Any]], Base
 
 TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "effective_batch": lambda args: resolve_batch(**args),
+    "steps_back_solve": lambda args: back_solve_steps(**args),
     "memory": _memory,
     "sweep": _sweep,
     "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),

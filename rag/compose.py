@@ -766,6 +766,15 @@ def _steps_checked(r: Results) -> bool:
     return bool(call is not None and call.result and call.result.get("observed_steps"))
 
 
+def _steps_back_solved(r: Results) -> str:
+    """ "Why only 5 steps per epoch on 20 images?" with no batch setting stated: the batch the run used per step,
+    from its own samples and steps, and which settings to look at."""
+    call = r.call("steps_back_solve")
+    if call is None or not call.result:
+        return ""
+    return "**" + call.summary_md + "** " + t("steps_backsolve_check", r.lang)
+
+
 #: Beliefs that accumulation steps add memory: a diagnosis holding one reports memory that grew with GA.
 _GA_GROWTH_BELIEFS = {"ga_raises_memory", "ga_stores_copies"}
 #: What a user who measured memory growing with the accumulation steps writes ("显存占用和梯度累加步长成正比", "I am seeing
@@ -815,6 +824,9 @@ def _before_cards(r: Results) -> str:
         bv = _batch_verdict(r)
         if bv:
             return bv
+    back = _steps_back_solved(r)
+    if back:
+        return back
     if _belief_opens(r):
         return _belief_verdict(r)
     if r.act in ("fit", "configure"):

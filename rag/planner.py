@@ -39,6 +39,7 @@ Label = Literal[
     "micro_sweep",
     "effective_batch",
     "effective_batch_compare",
+    "steps_back_solve",
     "precision_sweep",
     "zero_sweep",
     "checkpointing_sweep",
@@ -259,6 +260,22 @@ def _step_args(counts: StepCounts, plan: Plan) -> dict[str, Any]:
     return args
 
 
+def _back_solve_args(counts: StepCounts, plan: Plan) -> dict[str, Any] | None:
+    """Samples and the step count the run showed, for "why only 5 steps per epoch on 20 images?" when the message
+    states no batch setting; None unless the count is known to be per epoch or the epochs are stated."""
+    if counts.observed_steps is None or not (counts.epochs is not None or counts.observed_per_epoch):
+        return None
+    args = _step_args(counts, plan)
+    if "dataset_size" not in args:
+        return None
+    return {
+        "dataset_size": args["dataset_size"],
+        "observed_steps": counts.observed_steps,
+        "num_train_epochs": None if counts.observed_per_epoch else counts.epochs,
+        "per_epoch": counts.observed_per_epoch,
+    }
+
+
 def plan_calls(
     setup: Setup,
     act: Act,
@@ -299,6 +316,10 @@ def plan_calls(
         args = _batch_args(setup, plan, counts if act == "batch_arithmetic" or steps_reported else None)
         if args is not None:
             plan.calls.append(PlannedCall("effective_batch", args, "effective_batch"))
+        elif steps_reported:
+            back = _back_solve_args(counts, plan)
+            if back is not None:  # no batch setting stated: the run's own numbers give the batch it used
+                plan.calls.append(PlannedCall("steps_back_solve", back, "steps_back_solve"))
 
     memory_wanted = (
         act == "fit"

@@ -16,10 +16,10 @@ import math
 import re
 from dataclasses import dataclass
 
-# "2 million samples", "20k条问答对", "1000 examples".
+# "2 million samples", "20k条问答对", "1000 examples", "a 20 image dataset".
 _DATASET = re.compile(
     r"(?<![A-Za-z0-9_.,])(\d[\d,]*(?:\.\d+)?)\s*(k|m|million|thousand|万|千|w)?\s*(多|余)?\s*(?:training\s+)?"
-    r"(?:samples|examples|sequences|rows|datasets?|data points|instances|images|sentences|pairs|条|个样本|个数据|(?<=[\dkKwW万千])数据(?!并行|集)|张图片?|个问答对|对问答)",
+    r"(?:(?:image|sample|example)\s+dataset|samples|examples|sequences|rows|datasets?|data points|instances|images|sentences|pairs|条|个样本|个数据|(?<=[\dkKwW万千])数据(?!并行|集)|张图片?|个问答对|对问答)",
     re.I,
 )
 # The HF Trainer's start-of-training banner: "  Num examples = 5,498".
@@ -43,7 +43,7 @@ _EPOCHS = re.compile(
 )
 # The step count the run showed: "进度条显示是193steps", "step数却有3500", "I had 241700 steps",
 # "Total optimization steps=196", "each epoch has 10009 steps", "5 steps per Epoch".
-_SHOWN = r"(?:也(?:是|有)|需要训练|显示需要|显示(?:的|是|为)?|实际(?:上)?(?:是|有|为)?|却(?:有|是)|总共(?:有|是)?|一共(?:有|是)?|变成了?|只有|shows?|showing|got|gets|had|has|is|are|was|were|=|：|:|是|为|有)"
+_SHOWN = r"(?:也(?:是|有)|需要训练|显示需要|显示(?:的|是|为)?|实际(?:上)?(?:是|有|为)?|却(?:有|是)|总共(?:有|是)?|一共(?:有|是)?|变成了?|只有|shows?|showing|got|gets?|getting|see|seeing|saw|had|has|is|are|was|were|=|：|:|是|为|有)"
 _OBSERVED = re.compile(
     r"(?<![A-Za-z_])(?:steps?|step数|(?<!累计)(?<!累积)(?<!更新)步数|进度条)\s*(?:数)?\s*"
     + _SHOWN
@@ -51,6 +51,10 @@ _OBSERVED = re.compile(
     r"|" + _SHOWN + r"\s*(?:约|大约|about|around|only|just|~)?\s*(\d[\d,]*(?:\.\d+)?)\s*(w|万|k)?\s*(?:个\s*)?"
     r"(?:optimi[sz]ation\s+)?(?:steps?\b|步(?!长))",
     re.I,
+)
+# An issue title or a line that starts with the count: "5 steps per Epoch with 20 image dataset".
+_OBSERVED_LINE = re.compile(
+    r"^[ \t]*(\d[\d,]*)\s*(?:optimi[sz]ation\s+)?steps?\s+(?:per|each|an?|every)\s+epoch\b", re.I | re.M
 )
 # "after 300 steps", "every 10 steps": a moment in the run, not its length.
 _MOMENT = re.compile(r"(?:after|every|each|at|around|在|每|第)\s*$", re.I)
@@ -154,8 +158,13 @@ def _observed_in(text: str) -> tuple[int | None, bool]:
             or _PER_EPOCH_BEFORE.search(text[max(0, m.start() - 20) : m.start()])
         )
         found.add((int(value), per_epoch))
-    if len(found) == 1:
-        return found.pop()
+    for m in _OBSERVED_LINE.finditer(text):
+        value = _number(m.group(1))
+        if value is not None and value >= 1 and value == int(value):
+            found.add((int(value), True))
+    if len({value for value, _ in found}) == 1:
+        # "5 steps per Epoch" in the title and "I'm only getting 5 steps" in the body: one count, per epoch
+        return max(found, key=lambda f: f[1])
     return None, False
 
 

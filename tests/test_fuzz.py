@@ -585,6 +585,16 @@ TOOL_ARGS = {
             ),
         }
     ),
+    "steps_back_solve": st.fixed_dictionaries(
+        {
+            "dataset_size": st.one_of(st.integers(-5, 10**14), weird),
+            "observed_steps": st.one_of(st.integers(-5, 10**14), weird),
+        },
+        optional={
+            "num_train_epochs": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+            "per_epoch": st.one_of(st.booleans(), weird),
+        },
+    ),
     "deepspeed_zero2": st.fixed_dictionaries(
         {"total_params": ds_params},
         optional={

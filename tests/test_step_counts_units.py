@@ -118,3 +118,49 @@ def test_grpo_factor_is_named_by_the_ratio(bot):
         "Num examples = 5,498, 1 epoch. Why Total optimization steps=196?"
     )
     assert "(≈ 224 ÷ 8)" in ans.first_screen and "num_generations" in ans.first_screen
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "8 steps per epoch on a 64 image dataset\nI set repeats to 1, so why am I only getting 8 steps?",
+            StepCounts(samples=64, observed_steps=8, observed_per_epoch=True),
+        ),
+        ("I see 12 steps with 600 samples, is that right?", StepCounts(samples=600, observed_steps=12)),
+        ("eval every 5 steps per epoch", StepCounts()),  # not at the start of a line: a schedule, not a count
+    ],
+)
+def test_a_count_in_a_title_or_after_a_verb_of_seeing(text, expected):
+    assert read_step_counts(text) == expected
+
+
+def test_back_solve_steps_arithmetic_and_refusals():
+    from calculators import CalculatorError, back_solve_steps
+
+    per_epoch = back_solve_steps(dataset_size=64, observed_steps=8, num_train_epochs=3, per_epoch=True)
+    assert per_epoch.samples_per_step == 8 and per_epoch.num_train_epochs is None  # per epoch: epochs do not enter
+    one = back_solve_steps(dataset_size=250, observed_steps=40, num_train_epochs=40)
+    assert one.samples_per_step == 250 and one.one_step_per_epoch
+    many = back_solve_steps(dataset_size=14_339, observed_steps=672, num_train_epochs=3)
+    assert many.samples_per_step == 64.0 and not many.one_step_per_epoch  # 43,017 / 672 = 64.01
+    assert "≈ 64 samples per step" in many.to_markdown("en")
+    for bad in ({"dataset_size": 100, "observed_steps": 0}, {"dataset_size": -1, "observed_steps": 3}):
+        with pytest.raises(CalculatorError):
+            back_solve_steps(**bad)
+
+
+def test_steps_without_batch_settings_back_solve_the_batch_the_run_used(bot):
+    # 250 samples × 40 epochs ÷ 40 steps = 250 per step: one step per epoch, an effective batch of at least 250.
+    ans = bot.ask("我的数据只有250条，num_train_epochs设成40，为什么总步数也是40步？")
+    first = ans.first_screen
+    assert first.startswith("**你的运行显示 40 步：250 个样本 × 40 个 epoch ÷ 40 步 ≈ 每步 250 个样本")
+    assert "step 数等于 epoch 数" in first and "gradient_accumulation_steps" in first
+    assert [c.name for c in ans.tool_calls if c.name in ("effective_batch", "steps_back_solve")] == ["steps_back_solve"]
+
+
+def test_per_epoch_count_without_batch_settings_in_english(bot):
+    # 64 samples ÷ 8 steps per epoch = 8 per step.
+    ans = bot.ask("8 steps per epoch on a 64 image dataset\nI set repeats to 1, so why am I only getting 8 steps?")
+    assert ans.first_screen.startswith("**Your run shows 8 steps per epoch: 64 samples ÷ 8 steps ≈ 8 samples per step.")
+    assert "micro batch × GA × data-parallel GPUs" in ans.first_screen

@@ -243,6 +243,30 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "你的运行显示 {observed} 步：{samples} × {epochs} ÷ {observed} ≈ 每步 {per} 个样本{factor}，而你的设置每步是 {total} 个。",
         "en": "Your run shows {observed} steps: {samples} × {epochs} ÷ {observed} ≈ {per} samples per step{factor}, while your settings give {total}.",
     },
+    "steps_backsolve_total": {
+        "zh": "你的运行显示 {observed} 步：{samples} 个样本 × {epochs} 个 epoch ÷ {observed} 步 ≈ 每步 {per} 个样本。",
+        "en": "Your run shows {observed} steps: {samples} samples × {epochs} epochs ÷ {observed} steps ≈ {per} samples per step.",
+    },
+    "steps_backsolve_epoch": {
+        "zh": "你的运行每个 epoch {observed} 步：{samples} 个样本 ÷ {observed} 步 ≈ 每步 {per} 个样本。",
+        "en": "Your run shows {observed} steps per epoch: {samples} samples ÷ {observed} steps ≈ {per} samples per step.",
+    },
+    "steps_backsolve_product": {
+        "zh": "一个 step 是一次优化器更新，每步的样本数 = micro batch × GA × 数据并行卡数，所以你的运行里这三者的乘积约为 {per}。",
+        "en": "A step is one optimizer update of micro batch × GA × data-parallel GPUs samples, so in your run those three multiply to about {per}.",
+    },
+    "steps_backsolve_one_per_epoch": {
+        "zh": "也就是每个 epoch 只有 1 步：有效批次（micro batch × GA × 卡数）不小于 {samples}，一个 epoch 的样本只够一次优化器更新，所以 step 数等于 epoch 数。",
+        "en": "That is one step per epoch: the effective batch (micro batch × GA × GPUs) is at least {samples}, so each epoch's samples make a single optimizer update and the step count equals the epoch count.",
+    },
+    "steps_backsolve_below_one": {
+        "zh": "步数比样本数还多，所以这个计数不是这份数据上的优化器更新次数。",
+        "en": "There are more steps than samples, so this count is not optimizer updates over this data.",
+    },
+    "steps_backsolve_check": {
+        "zh": "你的消息没有给出 batch 设置：请看 per_device_train_batch_size、gradient_accumulation_steps（示例配置或框架常替你设好）和卡数。",
+        "en": "Your message does not give the batch settings: check per_device_train_batch_size, gradient_accumulation_steps (example configs and frameworks often set it for you) and the GPU count.",
+    },
     "steps_factor_div": {
         "zh": "（≈ {total} ÷ {k}）",
         "en": " (≈ {total} ÷ {k})",
