@@ -854,8 +854,9 @@ def lead_fits(r: Results, card: Card) -> bool:
 
 def opening_order(r: Results) -> list[Card]:
     """The cards with the first one whose lead answers the question moved to the front, when a card's lead opens
-    and the top card's does not answer it; otherwise the cards as they are."""
-    if not card_lead_opens(r) or lead_fits(r, r.cards[0]):
+    (or the run's own step count does, and the explanation then starts with the card about it) and the top card's
+    does not answer it; otherwise the cards as they are."""
+    if not r.cards or not (card_lead_opens(r) or _steps_back_solved(r)) or lead_fits(r, r.cards[0]):
         return r.cards
     fit = next((c for c in r.cards[1:] if lead_fits(r, c)), None)
     return r.cards if fit is None else [fit, *[c for c in r.cards if c is not fit]]
