@@ -77,10 +77,15 @@ _STACKS: dict[str, re.Pattern[str]] = {
         r"import transformers\b|\btransformers(?:\s*(?:==|>=|<=|version|v?\d)|\.|/)|\bTransformers\b",
         re.A,
     ),
-    "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory", re.I | re.A),
+    # its example configs' paths name it too: examples/train_full/llama3_full_sft_ds3.yaml
+    "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory|\bexamples/train_(?:full|lora|qlora)/", re.I | re.A),
     "trl": re.compile(r"\btrl\b|\b(?:SFT|DPO|GRPO|PPO|Reward)(?:Trainer|Config)\b", re.I | re.A),
     "torchtune": re.compile(r"\btorchtune\b|\btune run\b", re.I | re.A),
-    "verl": re.compile(r"\bverl\b|actor_rollout_ref|\bDataProto\b", re.I | re.A),
+    # verl's own settings name it too: rollout.n, ppo_mini_batch_size, the recipes' train_prompt_bsz
+    "verl": re.compile(
+        r"\bverl\b|actor_rollout_ref|\bDataProto\b|\brollout\.n\b|\bppo_(?:mini|micro)_batch_size|\btrain_prompt_(?:mini_)?bsz\b",
+        re.I | re.A,
+    ),
     "megatron": re.compile(r"megatron", re.I | re.A),
     "alpaca-lora": re.compile(r"alpaca[-_ ]?lora", re.I | re.A),
     "espnet": re.compile(r"\bespnet", re.I | re.A),
@@ -128,6 +133,7 @@ class AskedQuestion(BaseModel):
     reports: bool = Field(False, description="The prose reports something observed (an error, a slowdown).")
     stacks: list[str] = Field(default_factory=list, description="Training stacks the whole message names.")
     sizes: list[str] = Field(default_factory=list, description="Model sizes the whole message states ('7B').")
+    message_keys: list[str] = Field(default_factory=list, description="Config keys the whole message names.")
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -166,6 +172,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         reports=reports_symptom(prose),
         stacks=sorted(stacks_named(text)),
         sizes=sorted(sizes_in(text)),
+        message_keys=_keys(text),
     )
 
 
@@ -251,11 +258,46 @@ _VERDICT_ACTS: frozenset[str] = frozenset({"yes_no", "is_normal", "diagnose"})
 _OBSERVATION_ACTS: frozenset[str] = frozenset({"yes_no", "is_normal", "diagnose"})
 
 
+#: Stacks most users run without naming them (a "trainer" question is usually the HF Trainer's): a lead about one of
+#: them may open for a message that names no stack. Every other stack is one script family or framework of its own.
+_UNNAMED_STACKS = frozenset({"hf-trainer", "accelerate"})
+#: Keys every stack has: naming one says nothing about which stack the message is about.
+_SHARED_KEYS = frozenset(
+    _squash(k)
+    for k in (
+        "batch_size",
+        "train_batch_size",
+        "gradient_accumulation_steps",
+        "per_device_train_batch_size",
+        "lr",
+        "world_size",
+    )
+)
+#: A file name is not a setting ("train_multi_gpu.py" names no key of alpaca-lora's "finetune.py").
+_FILE = re.compile(r"\.(?:py|sh|json|ya?ml|md|txt|cfg|toml)$")
+
+
 def stack_conflict(card: Card, asked: AskedQuestion) -> bool:
     """The lead is about a training stack and the message names only other ones."""
     mine = card_topic(card).stacks
     theirs = frozenset(asked.stacks)
     return bool(mine and theirs and not (mine & theirs))
+
+
+def _own_keys(text: str) -> set[str]:
+    """The settings ``text`` names, a dotted path also by its last part (`actor.ppo_mini_batch_size`)."""
+    return {k.rsplit(".", 1)[-1] for k in _keys(text) if not _FILE.search(k)} - _SHARED_KEYS
+
+
+def unnamed_stack(card: Card, asked: AskedQuestion) -> bool:
+    """The lead is about one script family or framework of its own, and the message names no stack and none of the
+    settings the lead names: "In alpaca-lora's finetune.py `batch_size` is global …" does not open for a paper's
+    "batch_size=19200" or a DeepSeek-Coder fit question, while a message with `micro_batch_size` in it is that
+    script family's. (Only for the opening: such a card may still be cited below.)"""
+    named = {name for name, rx in _STACKS.items() if rx.search(first_sentence(lead_en(card))[:_SUBJECT_CHARS])}
+    if asked.stacks or not named or named & _UNNAMED_STACKS:  # "HF Trainer, LLaMA-Factory and Accelerate fix …"
+        return False
+    return not _own_keys(lead_en(card)) & {k.rsplit(".", 1)[-1] for k in asked.message_keys if not _FILE.search(k)}
 
 
 #: A topic is shown by concepts worth this much together: one named by at most a fifth of the cards, or two or more
@@ -351,6 +393,8 @@ def lead_answers(card: Card, asked: AskedQuestion, act: Act, all_cards: tuple[Ca
         kind = "statement"  # it opens without its "This is expected." (rag.compose strips it)
     if stack_conflict(card, asked):
         return Gate(passes=False, why="the lead is about another training stack")
+    if unnamed_stack(card, asked):
+        return Gate(passes=False, why="the lead is about a training stack the message does not name")
     if act == "fit" and not card_in_family(card, "memory"):
         # "Does it fit / how much memory?" is answered by a card about memory (not "NCCL supports Linux only").
         return Gate(passes=False, why="a fit question and a card that does not speak of memory")

@@ -139,6 +139,29 @@ def test_a_lead_about_another_training_stack_does_not_open() -> None:
     )
 
 
+def test_a_lead_about_one_script_family_opens_only_where_the_message_is_about_it() -> None:
+    # FlagEmbedding#412-like: a paper's "batch_size" names no stack; "In alpaca-lora's finetune.py …" is not its answer
+    paper = "论文里提到的batch_size=19200，是 卡数*per_device_batch_size*accumulation_steps 算出来的吗？"
+    assert not _passes("alpaca-lora-ga-from-world-size", paper, "yes_no")
+    # naming a setting of that script family (micro_batch_size) or the family itself lets it open
+    own = "batch_size=128 and micro_batch_size=4 on 8 GPUs: what is gradient_accumulation_steps?"
+    assert _passes("alpaca-lora-ga-from-world-size", own, "batch_arithmetic")
+    assert _passes("alpaca-lora-ga-from-world-size", "alpaca-lora 多卡时 batch_size 要乘卡数吗？", "yes_no")
+    # verl's own settings name verl; a file name is not a setting
+    assert stacks_named("if rollout.n is doubled, will the samples used for training double too?") >= {"verl"}
+    assert not _passes(
+        "alpaca-lora-ga-from-world-size",
+        "train_multi_gpu.py 里多卡的 num_update_steps_per_epoch 为什么没有除以卡数？",
+        "explain",
+    )
+    # a lead that names the HF Trainer is about a stack most users run without naming it: it may still open
+    assert _passes(
+        "gpu-count-changes-batch-steps-lr",
+        "从 8 卡换成 4 卡后，学习率和 batch 要怎么改？每个 epoch 的步数会变吗？",
+        "configure",
+    )
+
+
 def test_a_card_that_speaks_of_another_symptom_does_not_open() -> None:
     assert not _passes("lora-memory-breakdown", "Is LoRA slower than full fine-tuning?", "yes_no")
     assert _passes(
