@@ -1,0 +1,102 @@
+"""Diagnosis answers judged by reading, round 10 (bench/judged/diagnose-s10.yaml): general causes behind the misses,
+each test built from the shape of a real message (thread named in the comment)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag.acts import Act
+from rag.cards import load_cards
+from rag.citing import answers_another_setup, hardware_conflict
+from rag.intents import detect_intents
+from rag.opening import read_asked
+from rag.parts import prose_of, split_message
+from rag.retrieval import Hit
+from rag.setup import read_setup
+
+ALL = tuple(load_cards())
+CARDS = {c.id: c for c in ALL}
+FA_CARD = "hw-flash-attention-requires-ampere"
+BF16_CARD = "hw-bf16-requires-ampere"
+TF32_CARD = "hw-tf32-requires-ampere"
+
+
+def _why_not(card_id: str, text: str) -> str:
+    parts = split_message(text)
+    return answers_another_setup(CARDS[card_id], read_asked(text, parts), read_setup(parts)[0])
+
+
+# ---- a card whose cause is a pre-Ampere GPU does not answer a message on Ampere or newer ---------------------------
+# OpenRLHF #384 (shape): DPO of glm-4-9b on "A100-80Gx8", bf16, ZeRO-3, OOM after a few dozen steps, fixed by turning
+# flash_attn on. The FlashAttention-2-needs-Ampere card is retrieved first (the message names flash_attn) but its
+# cause — a V100/T4 that lacks the feature — cannot be this user's.
+OPENRLHF_DPO = (
+    "dpo 训练显存 OOM\n我目前正在微调 glm-4-9b-chat，显卡为 `A100-80Gx8`\n"
+    "按照如下参数训练 (bsize=128, micro_train_bsize=1, bf16, zero3, gradient_checkpointing)，仍然会在训练几十步后报 OOM\n"
+    "```\ndeepspeed --module openrlhf.cli.train_dpo \\\n   --train_batch_size 128 \\\n   --micro_train_batch_size 1 \\\n"
+    "   --bf16 \\\n   --max_len 2048 \\\n   --zero_stage 3 \\\n   --gradient_checkpointing\n```\n"
+    "（补充）fixed 似乎是没开 `flash_attn`，会多占关键几 G 内存"
+)
+
+
+def test_an_ampere_requirement_card_does_not_answer_a_message_on_ampere_gpus():
+    assert "older than Ampere" in _why_not(FA_CARD, OPENRLHF_DPO)
+    assert "older than Ampere" in _why_not(BF16_CARD, "8 张 A100 80G 用 bf16 训练 qwen 7b，loss 是 nan，为什么？")
+    assert "older than Ampere" in _why_not(TF32_CARD, "RTX 4090 24G, --tf32 True, training is slow, why?")
+    assert "older than Ampere" in _why_not(FA_CARD, "Two H100 80GB, flash_attention_2, OOM at seq 32k")
+
+
+def test_it_still_answers_an_older_or_unstated_gpu():
+    # LLaMA-Factory #3508 / stanford_alpaca #133 shapes: the GPU lacks the feature, or no GPU is stated.
+    assert (
+        _why_not(FA_CARD, "V100 32G 训练 qwen14b 报错 RuntimeError: FlashAttention only supports Ampere GPUs or newer.")
+        == ""
+    )
+    assert (
+        _why_not(BF16_CARD, "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU")
+        == ""
+    )
+    assert _why_not(TF32_CARD, "T4 16G: ValueError: --tf32 requires Ampere or a newer GPU arch") == ""
+
+
+def test_a_bf16_card_does_not_answer_a_run_in_fp16_and_a_flash_card_not_one_with_it_off():
+    # transformers #871 (shape): run_glue on a V100 with --fp16 — "spend the same time and gpu memory, why fp16 does
+    # not work". The V100 lacks bf16, but the run does not use bf16: the bf16 card's cause is not theirs.
+    fp16_v100 = (
+        "fp16 is not work\nGPU:v100\n```\npython ./examples/run_glue.py --model_type bert --max_seq_length 128 "
+        "--per_gpu_train_batch_size=8 --fp16\n```\nand i also run with --fp16, but spend the same time and gpu memory"
+    )
+    assert "bf16" in hardware_conflict(CARDS[BF16_CARD], read_setup(split_message(fp16_v100))[0])
+    assert "off" in _why_not(FA_CARD, "V100 32G, flash_attn disabled, eager attention, OOM at 4096 tokens, why?")
+    # Cards that name no GPU generation are untouched.
+    assert hardware_conflict(CARDS["oom-attention-flash-attention"], read_setup(split_message(OPENRLHF_DPO))[0]) == ""
+
+
+def _hit(card_id: str, dense: float, bm25_rank: int) -> Hit:
+    return Hit(card=CARDS[card_id], score=0.0, dense_score=dense, bm25_rank=bm25_rank)
+
+
+def _cited(bot: Any, text: str, hits: list[Hit], act: Act = "diagnose") -> list[str]:
+    parts = split_message(text)
+    prose = prose_of(parts)
+    cards = bot._cards_for([], hits, detect_intents(prose), None, read_asked(text, parts), read_setup(parts)[0], act)
+    return [c.id for c in cards]
+
+
+def test_the_attention_memory_card_opens_the_a100_dpo_oom(bot_without_retrieval: Any) -> None:
+    hits = [
+        _hit(FA_CARD, 0.62, 1),
+        _hit("oom-attention-flash-attention", 0.61, 2),
+        _hit("zero-stages-memory-savings", 0.60, 3),
+    ]
+    cited = _cited(bot_without_retrieval, OPENRLHF_DPO, hits)
+    assert cited[0] == "oom-attention-flash-attention"
+    assert FA_CARD not in cited
+
+
+def test_flash_attention_turned_off_by_its_value_reads_off():
+    # LLaMA-Factory writes `flash_attn: disabled` (v0.8.3+) or `off`; scripts `use_flash_attn=False`.
+    for text in ("flash_attn: disabled", "use_flash_attn=False", "V100 32G, flash_attn disabled, OOM"):
+        assert read_setup(split_message(text))[0].get("flash_attention") is False, text
+    for text in ("--flash_attn fa2", "flash_attn: auto", "attn_implementation: flash_attention_2"):
+        assert read_setup(split_message(text))[0].get("flash_attention") is True, text
