@@ -100,3 +100,42 @@ def test_flash_attention_turned_off_by_its_value_reads_off():
         assert read_setup(split_message(text))[0].get("flash_attention") is False, text
     for text in ("--flash_attn fa2", "flash_attn: auto", "attn_implementation: flash_attention_2"):
         assert read_setup(split_message(text))[0].get("flash_attention") is True, text
+
+
+# ---- the Trainer's start-up summary counts fewer examples than the user's data has -------------------------------
+# alignment-handbook #220 (shape): "Number of raw training samples: 7473" in the prose, then the Trainer log
+# "Num examples = 698 … Total train batch size … = 32 … Total optimization steps = 66": packed rows, not lost data.
+BANNER = (
+    "[INFO|trainer.py:2314] >> ***** Running training *****\n"
+    "[INFO|trainer.py:2315] >>   Num examples = 698\n"
+    "[INFO|trainer.py:2316] >>   Num Epochs = 3\n"
+    "[INFO|trainer.py:2317] >>   Instantaneous batch size per device = 2\n"
+    "[INFO|trainer.py:2320] >>   Total train batch size (w. parallel, distributed & accumulation) = 32\n"
+    "[INFO|trainer.py:2321] >>   Gradient Accumulation steps = 4\n"
+    "[INFO|trainer.py:2322] >>   Total optimization steps = 66\n"
+)
+
+
+def test_a_summary_with_fewer_rows_than_the_data_is_read_as_packing():
+    from calculators.diagnose import diagnose
+
+    d = diagnose(BANNER, context="I print the total amount of my training dataset, which is 7473")
+    cause = d.causes[0]
+    assert cause.id == "log.fewer_examples_than_data"
+    assert "698" in cause.title_en and "7473" in cause.title_en
+    assert "66" in cause.because_en  # ⌈698 ÷ 32⌉ × 3 = 66, the logged step count
+    assert cause.card_ids == ["sft-packing-memory-and-steps"]
+    # The same count, or none, is not a discrepancy; the summary alone is still read back.
+    assert not diagnose(BANNER, context="my dataset has 700 samples").causes
+    assert [a.kind for a in diagnose(BANNER).artifacts] == ["trainer_banner"]
+    assert not diagnose(BANNER).causes
+
+
+def test_the_engine_opens_with_it(bot_without_retrieval: Any) -> None:
+    q = (
+        "why num examples is much less than the total amount of my training dataset?\n"
+        "Number of raw training samples: 7473\n\n" + BANNER + "\nI am afraid I only trained on 698 of 7473 samples"
+    )
+    ans = bot_without_retrieval.ask(q)
+    assert ans.act == "diagnose"
+    assert "698" in ans.text.split("\n\n")[0] and "pack" in ans.text.split("\n\n")[0]
