@@ -16,7 +16,9 @@ contradicts what the card is about, read from structure, never from one question
 * **GPU generation** — a card whose title names a GPU older than Ampere as the cause ("bf16 needs an Ampere or newer
   GPU", "FlashAttention only supports Ampere GPUs or newer") does not answer a message whose GPUs all have the
   feature (A100, RTX 4090: compute capability 8.0+), nor one that states it does not use the feature (fp16 for the
-  bf16 card, FlashAttention off for the FlashAttention card).
+  bf16 card, FlashAttention off for the FlashAttention card);
+* **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
+  multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU.
 """
 
 from __future__ import annotations
@@ -53,6 +55,33 @@ _FEATURE_IN_TITLE: dict[str, re.Pattern[str]] = {
     "bf16": re.compile(r"\bbf16\b", re.I),
     "flash_attention": re.compile(r"\bFlash-?Attention\b", re.I),
 }
+
+
+# The subject of a title (before its first colon outside quotes; after it for "Myth: …") names several GPUs.
+_SEVERAL_GPUS = re.compile(
+    r"\bmulti-?(?:GPU|node)\b|\bGPU 0\b|DataParallel|\b(?:several|multiple|more|adding|other) GPUs\b|\branks\b|"
+    r"\bdifferent GPU models\b|\bin data parallel\b",
+    re.I,
+)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_MYTH = re.compile(r"^\s*Myth:\s*", re.I)
+
+
+def title_subject(title: str) -> str:
+    """What a title is about: the part before its first colon outside quotes (after "Myth:" for a myth)."""
+    title = _MYTH.sub("", title)
+    colon = re.search(r":\s", _QUOTED.sub(lambda m: "x" * len(m.group(0)), title))
+    return title[: colon.start()] if colon else title
+
+
+def gpu_count_conflict(card: Card, setup: Setup) -> str:
+    """Why a card about several GPUs does not answer a message whose prose says one GPU ('' otherwise)."""
+    ws = setup.values.get("world_size")
+    if ws is None or ws.source != "message" or ws.value != 1 or setup.conflicts.get("world_size"):
+        return ""
+    if not _SEVERAL_GPUS.search(title_subject(card.title_en)):
+        return ""
+    return "the card is about several GPUs, the message states one"
 
 
 def card_methods(card: Card) -> frozenset[str]:
@@ -125,4 +154,4 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         return "the card's lead is about another GPU capacity"
     if stack_conflict(card, asked):
         return "the card's lead is about another training stack"
-    return hardware_conflict(card, setup)
+    return hardware_conflict(card, setup) or gpu_count_conflict(card, setup)

@@ -139,3 +139,73 @@ def test_the_engine_opens_with_it(bot_without_retrieval: Any) -> None:
     ans = bot_without_retrieval.ask(q)
     assert ans.act == "diagnose"
     assert "698" in ans.text.split("\n\n")[0] and "pack" in ans.text.split("\n\n")[0]
+
+
+# ---- a card about several GPUs does not answer a message on one GPU ----------------------------------------------
+# stanford_alpaca #56 (shape): "CUDA out of memory for a single core A100 80G GPU" was answered with "GPU 0 holds the
+# master model (DataParallel)" and "Can different GPU models train together in data parallel".
+def test_a_card_about_several_gpus_does_not_answer_one_gpu():
+    one = "CUDA out of memory for a single core A100 80G GPU. Can i fix this by changing anything?"
+    for card_id in ("dataparallel-single-process-trainer", "mem-multi-gpu-gpu0-imbalance", "hw-mixed-gpu-models"):
+        assert "one" in _why_not(card_id, one), card_id
+    # Several GPUs, or a count the prose does not give, keep them.
+    assert _why_not("mem-multi-gpu-gpu0-imbalance", "4 张 V100，0 号卡显存是其他卡的两倍，为什么？") == ""
+    assert _why_not("dataparallel-single-process-trainer", "CUDA out of memory on A100 80G, why?") == ""
+    # Cards whose subject is not several GPUs are untouched.
+    assert _why_not("oom-memory-budget-breakdown", one) == ""
+
+
+# ---- a diagnosis does not open with a yes/no verdict on a belief the user did not state ---------------------------
+# dev.to "You Set batch_size=1, Enabled Gradient Accumulation, and It Still Crashes" (shape): the top card was the
+# "lowering GA saves memory" myth, and the answer opened "The closest known fact: Hardly at all. Lowering GA …".
+class _FixedRetriever:
+    """Returns the given cards in order, as a retriever that ranked them so."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+
+    def retrieve(self, query: str, k: int = 3) -> list[Any]:
+        return [Hit(card=CARDS[c], score=0.0, dense_score=0.75, bm25_rank=i + 1) for i, c in enumerate(self.ids[:k])]
+
+
+def test_a_myth_card_does_not_open_a_diagnosis_as_the_closest_fact() -> None:
+    from rag import Assistant
+    from rag.compose import _verdict_without_cause
+
+    assert _verdict_without_cause(CARDS["myth-lower-ga-saves-memory"], "en")
+    assert not _verdict_without_cause(CARDS["mem-creeping-growth-over-steps"], "en")
+    q = (
+        "I trained ViT-L/16 on a single RTX 3090 (24GB). Batch size 1 with accumulation_steps=4 still crashed with "
+        "CUDA OOM at step 4 or 5. Where was the memory going?"
+    )
+    ranked = ["myth-lower-ga-saves-memory", "myth-effective-batch-causes-oom", "mem-creeping-growth-over-steps"]
+    ans = Assistant(cards=list(ALL), retriever=_FixedRetriever(ranked)).ask(q)
+    first = ans.text.split("\n\n")[0]
+    assert ans.act == "diagnose"
+    assert "Hardly at all" not in first and "No." not in first
+    assert "creeps up" in first  # the one card that names a cause of the symptom
+
+
+# ---- mixed precision that left memory unchanged; "cutoff length" is not "cut" -----------------------------------
+def test_precision_that_left_memory_unchanged_is_the_mixed_precision_belief():
+    from rag.intents import detect_misconceptions
+
+    def keys(text: str) -> list[str]:
+        return [r.key for r in detect_misconceptions(text)]
+
+    # ControlNet #456 and transformers #871 (shapes).
+    assert "mixed_precision_halves" in keys(
+        "Question about training with mixed precision. I set precision to 16 for mixing precision training, however "
+        "whether I set it to 16 or 32, the cuda memory and training time will not change, what is the reason?"
+    )
+    assert "mixed_precision_halves" in keys("i also run with --fp16, but spend the same time and gpu memory, why?")
+    # FSDP vs DDP using the same memory, with AMP named far away, is about sharding.
+    assert "mixed_precision_halves" not in keys(
+        "FSDP consumes the same amount of memory as DDP, why? Is it because FSDP only supports nn.Sequential models? "
+        "I replaced the DDP in the code with FSDP as follows, and use the AMP mode of pytorch."
+    )
+    # LLaMA-Factory #7137 (shape): "cutoff length" does not say mixed precision cuts memory.
+    assert "mixed_precision_halves" not in keys(
+        "Fine-tuning eating memory. compute type= bf16. After some steps (depends on batch size and cutoff length) "
+        "VRAM empty size starts to shrink by a few hundred MB every 10-15 steps"
+    )
