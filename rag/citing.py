@@ -15,10 +15,10 @@ contradicts what the card is about, read from structure, never from one question
   (:func:`rag.opening.stack_conflict`);
 * **GPU generation** — a card whose title names a GPU older than Ampere as the cause ("bf16 needs an Ampere or newer
   GPU", "FlashAttention only supports Ampere GPUs or newer") does not answer a message whose GPUs all have the
-  feature (A100, RTX 4090: compute capability 8.0+), nor one that states it does not use the feature (fp16 for the
-  bf16 card, FlashAttention off for the FlashAttention card);
+  feature (A100, RTX 4090: compute capability 8.0+), nor the bf16 card a run in fp16 that never names bf16;
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
-  multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU.
+  multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU and
+  names no more.
 """
 
 from __future__ import annotations
@@ -74,10 +74,13 @@ def title_subject(title: str) -> str:
     return title[: colon.start()] if colon else title
 
 
-def gpu_count_conflict(card: Card, setup: Setup) -> str:
-    """Why a card about several GPUs does not answer a message whose prose says one GPU ('' otherwise)."""
+def gpu_count_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = None) -> str:
+    """Why a card about several GPUs does not answer a message whose prose says one GPU and names no more ('' otherwise:
+    "两张A40，我想使用其中一张" may be the DataParallel run the card is about)."""
     ws = setup.values.get("world_size")
     if ws is None or ws.source != "message" or ws.value != 1 or setup.conflicts.get("world_size"):
+        return ""
+    if asked is not None and asked.several_gpus:
         return ""
     if not _SEVERAL_GPUS.search(title_subject(card.title_en)):
         return ""
@@ -127,20 +130,22 @@ def _has_ampere(gpu: Any) -> bool | None:
         return None
 
 
-def hardware_conflict(card: Card, setup: Setup) -> str:
-    """Why a card whose cause is a pre-Ampere GPU is not this message's cause ('' when it may be)."""
+def hardware_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = None) -> str:
+    """Why a card whose cause is a pre-Ampere GPU is not this message's cause ('' when it may be). A message that
+    names the card's feature anywhere ("switched to fp16 because V100 has no bf16", "disabled flash_attn and still get
+    the FlashAttention2 error") may still be about it, and so may one that names an older GPU anywhere ("worked on the
+    H100, fails on the V100")."""
     if not _NEEDS_AMPERE.search(card.title_en):
         return ""
+    older = asked is not None and "pre_ampere_gpu" in asked.features
     gpus = _values(setup, "gpu")
-    if gpus and all(_has_ampere(g) for g in gpus):
+    if gpus and not older and all(_has_ampere(g) for g in gpus):
         return f"the card's cause is a GPU older than Ampere, the message states {', '.join(map(str, gpus))}"
     features = {f for f, rx in _FEATURE_IN_TITLE.items() if rx.search(card.title_en)}
+    named = set(asked.features) if asked is not None else set()
     precisions = _values(setup, "precision")
-    if "bf16" in features and precisions and not any("bf16" in str(p) for p in precisions):
-        return f"the card is about bf16, the message trains in {precisions[0]}"
-    flash = _values(setup, "flash_attention")
-    if "flash_attention" in features and flash and not any(flash):
-        return "the card is about FlashAttention, the message states it is off"
+    if "bf16" in features and "bf16" not in named and precisions and not any("bf16" in str(p) for p in precisions):
+        return f"the card is about bf16, the message trains in {precisions[0]} and never names bf16"
     return ""
 
 
@@ -154,4 +159,4 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         return "the card's lead is about another GPU capacity"
     if stack_conflict(card, asked):
         return "the card's lead is about another training stack"
-    return hardware_conflict(card, setup) or gpu_count_conflict(card, setup)
+    return hardware_conflict(card, setup, asked) or gpu_count_conflict(card, setup, asked)

@@ -57,6 +57,8 @@ def test_it_still_answers_an_older_or_unstated_gpu():
         == ""
     )
     assert _why_not(TF32_CARD, "T4 16G: ValueError: --tf32 requires Ampere or a newer GPU arch") == ""
+    # An older card named beside a newer one may be the one that fails.
+    assert _why_not(BF16_CARD, "Worked on our A100, but on the 2080 Ti node bf16 fails with an error") == ""
 
 
 def test_a_bf16_card_does_not_answer_a_run_in_fp16_and_a_flash_card_not_one_with_it_off():
@@ -66,8 +68,27 @@ def test_a_bf16_card_does_not_answer_a_run_in_fp16_and_a_flash_card_not_one_with
         "fp16 is not work\nGPU:v100\n```\npython ./examples/run_glue.py --model_type bert --max_seq_length 128 "
         "--per_gpu_train_batch_size=8 --fp16\n```\nand i also run with --fp16, but spend the same time and gpu memory"
     )
-    assert "bf16" in hardware_conflict(CARDS[BF16_CARD], read_setup(split_message(fp16_v100))[0])
-    assert "off" in _why_not(FA_CARD, "V100 32G, flash_attn disabled, eager attention, OOM at 4096 tokens, why?")
+    assert "bf16" in _why_not(BF16_CARD, fp16_v100)
+    # Time-LLM #41 (shape): fp16 on a V100 *because* it has no bf16 — the message names bf16, the card may answer.
+    assert (
+        _why_not(
+            BF16_CARD,
+            "I'm using an Nvidia v100 GPU. I have changed the --mixed_precision to FP16 instead of BF16 since this GPU "
+            "card can't work on BF16. During the training phase I'm getting nan losses.",
+        )
+        == ""
+    )
+    # EasyR1 #430 (shape): FlashAttention "disabled" in the config and still the FlashAttention2 error on a V100 after
+    # an H100: the card is the answer.
+    assert (
+        _why_not(
+            FA_CARD,
+            "v100不兼容flash atten，使用xformer仍然报错\n之前用H100跑通了代码，但切到V100显示不支持flash atten2，"
+            "我在新的环境下没有下载flash atten，并在配置文件中指定attn_implementation: xformers，禁用所有atten参数后还是报同样的错误\n"
+            "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error",
+        )
+        == ""
+    )
     # Cards that name no GPU generation are untouched.
     assert hardware_conflict(CARDS["oom-attention-flash-attention"], read_setup(split_message(OPENRLHF_DPO))[0]) == ""
 
@@ -151,6 +172,12 @@ def test_a_card_about_several_gpus_does_not_answer_one_gpu():
     # Several GPUs, or a count the prose does not give, keep them.
     assert _why_not("mem-multi-gpu-gpu0-imbalance", "4 张 V100，0 号卡显存是其他卡的两倍，为什么？") == ""
     assert _why_not("dataparallel-single-process-trainer", "CUDA out of memory on A100 80G, why?") == ""
+    # GLM-4 #324 (shape): "two A40s, I want to use one of them" — and the run was DataParallel over both.
+    glm = (
+        "我的服务器上有两张A40，我想使用其中一张进行微调，但是当其中一张显卡的显存占用达到大概20G的时候，另一张显卡也会被使用。\n"
+        "UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars"
+    )
+    assert _why_not("dataparallel-single-process-trainer", glm) == ""
     # Cards whose subject is not several GPUs are untouched.
     assert _why_not("oom-memory-budget-breakdown", one) == ""
 
