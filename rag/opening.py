@@ -111,8 +111,9 @@ _IMPLIES: dict[str, tuple[str, ...]] = {
 #: GPU features a message can name (a card whose cause is a GPU lacking one answers a message that names it), and a
 #: GPU older than Ampere named anywhere ("之前用H100跑通了代码，但切到V100": the V100 is the one that fails).
 _FEATURES: dict[str, re.Pattern[str]] = {
-    "bf16": re.compile(r"\bbf16\b|bfloat16", re.I),
-    "flash_attention": re.compile(r"flash[-_ ]?att(?:ention|n)?|\bfa2\b", re.I),
+    # ASCII boundaries: Chinese users glue names to the text ("用的是BF16，"), where a Unicode \b finds none.
+    "bf16": re.compile(r"(?<![A-Za-z0-9])bf16(?![A-Za-z0-9])|bfloat16", re.I),
+    "flash_attention": re.compile(r"flash[-_ ]?att(?:ention|n)?|(?<![A-Za-z0-9])fa2(?![A-Za-z0-9])", re.I),
     "pre_ampere_gpu": re.compile(
         r"(?<![A-Za-z0-9])(?:V100|P100|P40|P4|T4|K80|M40|TITAN ?(?:V|Xp?|RTX)|(?:RTX ?)?20[678]0(?: ?Ti)?|GTX ?\d{3,4}|"
         r"1080(?: ?Ti)?)(?![A-Za-z0-9])",

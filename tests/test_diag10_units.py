@@ -78,6 +78,13 @@ def test_a_bf16_card_does_not_answer_a_run_in_fp16_and_a_flash_card_not_one_with
         )
         == ""
     )
+    # LLaMA-Factory #460 (shape): a Chinese message names BF16 glued to the text; it asks about bf16 vs fp16.
+    assert (
+        _why_not(
+            BF16_CARD, "为什么推荐使用FP16呢？我看Llama-2官方的recipes里推荐用的是BF16，用FP16训练是出于什么考量呢？"
+        )
+        == ""
+    )
     # EasyR1 #430 (shape): FlashAttention "disabled" in the config and still the FlashAttention2 error on a V100 after
     # an H100: the card is the answer.
     assert (
