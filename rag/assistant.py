@@ -359,7 +359,8 @@ class Assistant:
             return None, None
         text = "\n\n".join(p.text for p in pasted)[:MAX_CONFIG_CHARS]
         try:
-            result = diagnose(text, lang=lang, setup=setup.known())
+            context = prose_of(parts)[:MAX_CONFIG_CHARS]
+            result = diagnose(text, lang=lang, setup=setup.known(), context=context)
         except CalculatorError as err:
             return None, ToolCall(
                 name="diagnose",

@@ -12,12 +12,22 @@ contradicts what the card is about, read from structure, never from one question
 * **GPU memory** — a card whose lead opens with one GPU capacity ("A single 24 GB card …") does not answer a message
   that states a different one;
 * **training stack** — a lead about one stack does not answer a message that names only others
-  (:func:`rag.opening.stack_conflict`).
+  (:func:`rag.opening.stack_conflict`);
+* **GPU generation** — a card whose title names a GPU older than Ampere as the cause ("bf16 needs an Ampere or newer
+  GPU", "FlashAttention only supports Ampere GPUs or newer") does not answer a message whose GPUs all have the
+  feature (A100, RTX 4090: compute capability 8.0+), nor the bf16 card a run in fp16 that never names bf16;
+* **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
+  multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU and
+  names no more.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from calculators.errors import CalculatorError
+from calculators.presets import get_gpu
 
 from .cards import Card
 from .opening import AskedQuestion, first_sentence, lead_en, sizes_in, stack_conflict
@@ -35,6 +45,46 @@ _ANSWERS: dict[str, frozenset[str]] = {"lora": frozenset({"lora", "qlora"}), "pt
 _CAPACITY = re.compile(r"(\d+(?:\.\d+)?)\s?(?:GB|GiB|G)\b")
 #: Capacities within this fraction of each other are the same card (a "24 GB" 3090 reads 23.7 GiB).
 _CAPACITY_TOLERANCE = 0.1
+
+
+# A card title that names a pre-Ampere GPU as the cause: "needs an Ampere … or newer GPU", "requires Ampere",
+# "only supports Ampere GPUs or newer", "needs Ampere+".
+_NEEDS_AMPERE = re.compile(r"\b(?:needs?|requires?|only supports?)\s+(?:an?\s+)?Ampere\b|\bAmpere\+", re.I)
+#: The feature such a card is about (read from its title) and how a setup states that it is not in use.
+_FEATURE_IN_TITLE: dict[str, re.Pattern[str]] = {
+    "bf16": re.compile(r"\bbf16\b", re.I),
+    "flash_attention": re.compile(r"\bFlash-?Attention\b", re.I),
+}
+
+
+# The subject of a title (before its first colon outside quotes; after it for "Myth: …") names several GPUs.
+_SEVERAL_GPUS = re.compile(
+    r"\bmulti-?(?:GPU|node)\b|\bGPU 0\b|DataParallel|\b(?:several|multiple|more|adding|other) GPUs\b|\branks\b|"
+    r"\bdifferent GPU models\b|\bin data parallel\b",
+    re.I,
+)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_MYTH = re.compile(r"^\s*Myth:\s*", re.I)
+
+
+def title_subject(title: str) -> str:
+    """What a title is about: the part before its first colon outside quotes (after "Myth:" for a myth)."""
+    title = _MYTH.sub("", title)
+    colon = re.search(r":\s", _QUOTED.sub(lambda m: "x" * len(m.group(0)), title))
+    return title[: colon.start()] if colon else title
+
+
+def gpu_count_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = None) -> str:
+    """Why a card about several GPUs does not answer a message whose prose says one GPU and names no more ('' otherwise:
+    "两张A40，我想使用其中一张" may be the DataParallel run the card is about)."""
+    ws = setup.values.get("world_size")
+    if ws is None or ws.source != "message" or ws.value != 1 or setup.conflicts.get("world_size"):
+        return ""
+    if asked is not None and asked.several_gpus:
+        return ""
+    if not _SEVERAL_GPUS.search(title_subject(card.title_en)):
+        return ""
+    return "the card is about several GPUs, the message states one"
 
 
 def card_methods(card: Card) -> frozenset[str]:
@@ -64,6 +114,41 @@ def capacity_conflict(card: Card, setup: Setup) -> bool:
     return all(abs(c - float(stated)) > _CAPACITY_TOLERANCE * max(c, float(stated)) for c in capacities)
 
 
+def _values(setup: Setup, key: str) -> list[Any]:
+    """Every value the message gives for ``key`` (the kept one and the conflicting ones); none when only assumed."""
+    kept = setup.values.get(key)
+    if kept is None or kept.source == "assumed":
+        return []
+    return [kept.value, *(c.value for c in setup.conflicts.get(key, []))]
+
+
+def _has_ampere(gpu: Any) -> bool | None:
+    """Whether a GPU name is a card with compute capability 8.0+ (the presets' ``bf16`` flag); None if unknown."""
+    try:
+        return get_gpu(str(gpu)).bf16
+    except CalculatorError:
+        return None
+
+
+def hardware_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = None) -> str:
+    """Why a card whose cause is a pre-Ampere GPU is not this message's cause ('' when it may be). A message that
+    names the card's feature anywhere ("switched to fp16 because V100 has no bf16", "disabled flash_attn and still get
+    the FlashAttention2 error") may still be about it, and so may one that names an older GPU anywhere ("worked on the
+    H100, fails on the V100")."""
+    if not _NEEDS_AMPERE.search(card.title_en):
+        return ""
+    older = asked is not None and "pre_ampere_gpu" in asked.features
+    gpus = _values(setup, "gpu")
+    if gpus and not older and all(_has_ampere(g) for g in gpus):
+        return f"the card's cause is a GPU older than Ampere, the message states {', '.join(map(str, gpus))}"
+    features = {f for f, rx in _FEATURE_IN_TITLE.items() if rx.search(card.title_en)}
+    named = set(asked.features) if asked is not None else set()
+    precisions = _values(setup, "precision")
+    if "bf16" in features and "bf16" not in named and precisions and not any("bf16" in str(p) for p in precisions):
+        return f"the card is about bf16, the message trains in {precisions[0]} and never names bf16"
+    return ""
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str:
     """Why ``card`` is about another setup than the message states ('' when nothing contradicts it)."""
     if method_conflict(card, setup):
@@ -74,4 +159,4 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         return "the card's lead is about another GPU capacity"
     if stack_conflict(card, asked):
         return "the card's lead is about another training stack"
-    return ""
+    return hardware_conflict(card, setup, asked) or gpu_count_conflict(card, setup, asked)

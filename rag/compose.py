@@ -26,7 +26,15 @@ from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family
 from .formatting import gib
 from .intents import MisconceptionRule
-from .opening import AskedQuestion, lead_answers, presupposes_nothing, stack_conflict, strip_preamble, symptom_fits
+from .opening import (
+    AskedQuestion,
+    lead_answers,
+    lead_kind,
+    presupposes_nothing,
+    stack_conflict,
+    strip_preamble,
+    symptom_fits,
+)
 from .planner import Plan
 from .setup import Setup, unsupported_method
 
@@ -524,15 +532,22 @@ def _card_cause_verdict(card: Card, lang: Lang) -> str:
 
 def opens_with_usual_causes(r: Results) -> bool:
     """A diagnosis from retrieved cards alone whose message names nothing the top card is about: it opens with the
-    usual causes ranked, not with the top card's cause as if it were found (see :mod:`rag.evidence`)."""
+    usual causes ranked, not with the top card's cause as if it were found (see :mod:`rag.evidence`). So does one whose
+    top card names no cause and leads with a yes/no verdict ("Hardly at all. Lowering GA …"): that verdict answers a
+    belief the user did not state, not what they report."""
     return (
         r.act == "diagnose"
         and bool(r.cards)
         and r.evidence is not None
         and not getattr(r.diagnosis, "causes", None)
         and not (r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]))
-        and not _cause_fits(r, r.cards[0])
+        and (not _cause_fits(r, r.cards[0]) or _verdict_without_cause(r.cards[0], r.lang))
     )
+
+
+def _verdict_without_cause(card: Card, lang: Lang) -> bool:
+    """The card's title names no cause and its lead is a yes/no verdict (a myth card's)."""
+    return not card_cause(card, lang) and lead_kind(card) == "verdict"
 
 
 def _cause_fits(r: Results, card: Card) -> bool:
@@ -634,7 +649,11 @@ def _usual_causes_verdict(r: Results) -> str:
         # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.
         return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
     if not labels:
-        return f"**{t('known_related', lang)}** {_direct(ranked[0], lang).strip('*').strip()} {paste}".rstrip()
+        # The closest fact is a card's statement, never a yes/no verdict on a belief the user did not state.
+        fact = next((c for c in ranked if lead_kind(c) != "verdict"), None)
+        if fact is None:
+            return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
+        return f"**{t('known_related', lang)}** {_direct(fact, lang).strip('*').strip()} {paste}".rstrip()
     if len(labels) == 1:
         return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}".rstrip()
     sep = "；" if lang == "zh" else "; "

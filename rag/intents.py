@@ -16,10 +16,31 @@ GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|
 MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|fit)"
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
-SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|cut\w*|reduc\w*)"
+# "cut" as a verb ("cuts memory by half"), never "cutoff_len" / "cutoff length" (LLaMA-Factory's sequence length).
+CUT = r"\bcut(?:s|ting)?\b(?![-_ ]?off)"
+SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|" + CUT + r"|reduc\w*)"
 EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
 PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
-HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|cut\w*|reduc\w*)"
+HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|" + CUT + r"|reduc\w*)"
+# Memory that did not move when the precision changed ("the cuda memory and training time will not change", "spend the
+# same time and gpu memory", "显存没有变化"): the user expected mixed precision to shrink it.
+NO_CHANGE = (
+    r"(?:\bnot? (?:change|reduc\w*|decreas\w*|drop\w*|differ\w*)|\bno (?:change|difference)|unchanged|"
+    r"\b(?:doesn'?t|does not|didn'?t|did not) (?:change|reduce|decrease)|\bthe same\b|没有?(?:变化|变|减少|降低?)|不变|一样|没区别)"
+)
+_MEM_SAME = MEM + r"[^。.?？!！\n]{0,40}" + NO_CHANGE + "|" + NO_CHANGE + r"[^。.?？!！\n]{0,40}" + MEM
+# The precision switch named next to it ("--fp16, but spend the same … memory", "set it to 16 or 32, the cuda memory
+# … will not change"), not anywhere in the message: "FSDP uses the same memory as DDP" with AMP on is about sharding.
+_PREC_NEAR = PREC + r"|\bprecision\b|--fp16|--bf16|16-mixed|半精度"
+
+
+def _precision_left_memory_unchanged(text: str) -> bool:
+    for m in re.finditer(_MEM_SAME, text, re.I):
+        if re.search(_PREC_NEAR, text[max(0, m.start() - 120) : m.end() + 60], re.I):
+            return True
+    return False
+
+
 # "小 batch", "batch 太小" — not "减小/调小 batch" (reducing the batch to save memory is a remedy, not a small-batch run).
 SMALL_BATCH = r"(?:(?<![减调改缩变])小的?\s*(?:batch|批|微批)|(?:batch|批次?|微批次?).{0,6}(?<![大减调改缩变])小|small\w*\s+(?:micro[-_ ]?)?batch\w*|(?:micro[-_ ]?)?batch\w*\s+(?:is|are|too)?\s*small)"
 UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(?:weight\s+)?updates?|updates?\s+(?:are|is|become)?\s*smaller|step size)"
@@ -87,7 +108,9 @@ _MATCHERS = {
     "lower_ga_saves_memory": lambda t: (
         _has(GA, t) and _has(MEM + "|" + SAVE, t) and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
     ),
-    "mixed_precision_halves": lambda t: _has(PREC, t) and _has(MEM, t) and _has(HALF, t),
+    "mixed_precision_halves": lambda t: (
+        _has(PREC, t) and (_has(MEM, t) and _has(HALF, t) or _precision_left_memory_unchanged(t))
+    ),
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
     # "单卡要 16G，两张卡平均分到每张卡上": a capacity in GB stands for memory here.

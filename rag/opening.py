@@ -34,6 +34,7 @@ from .acts import Act, asked_sentences, reports_symptom
 from .cards import Card
 from .evidence import card_in_family, symptom_family
 from .glossary import find_terms
+from .intents import MULTI_GPU
 from .parts import Part, prose_of
 
 LeadKind = Literal["verdict", "observation", "statement"]
@@ -112,6 +113,20 @@ _IMPLIES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: GPU features a message can name (a card whose cause is a GPU lacking one answers a message that names it), and a
+#: GPU older than Ampere named anywhere ("之前用H100跑通了代码，但切到V100": the V100 is the one that fails).
+_FEATURES: dict[str, re.Pattern[str]] = {
+    # ASCII boundaries: Chinese users glue names to the text ("用的是BF16，"), where a Unicode \b finds none.
+    "bf16": re.compile(r"(?<![A-Za-z0-9])bf16(?![A-Za-z0-9])|bfloat16", re.I),
+    "flash_attention": re.compile(r"flash[-_ ]?att(?:ention|n)?|(?<![A-Za-z0-9])fa2(?![A-Za-z0-9])", re.I),
+    "pre_ampere_gpu": re.compile(
+        r"(?<![A-Za-z0-9])(?:V100|P100|P40|P4|T4|K80|M40|TITAN ?(?:V|Xp?|RTX)|(?:RTX ?)?20[678]0(?: ?Ti)?|GTX ?\d{3,4}|"
+        r"1080(?: ?Ti)?)(?![A-Za-z0-9])",
+        re.I,
+    ),
+}
+
+
 def stacks_named(text: str) -> frozenset[str]:
     """The training stacks ``text`` names, with those they are built on."""
     named = {name for name, rx in _STACKS.items() if rx.search(text)}
@@ -134,6 +149,11 @@ class AskedQuestion(BaseModel):
     stacks: list[str] = Field(default_factory=list, description="Training stacks the whole message names.")
     sizes: list[str] = Field(default_factory=list, description="Model sizes the whole message states ('7B').")
     message_keys: list[str] = Field(default_factory=list, description="Config keys the whole message names.")
+    features: list[str] = Field(
+        default_factory=list,
+        description="GPU features the whole message names anywhere (bf16, flash_attention, a pre-Ampere GPU).",
+    )
+    several_gpus: bool = Field(False, description="The whole message names more than one GPU ('两张A40', '8 GPUs').")
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -173,6 +193,8 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         stacks=sorted(stacks_named(text)),
         sizes=sorted(sizes_in(text)),
         message_keys=_keys(text),
+        features=sorted(f for f, rx in _FEATURES.items() if rx.search(text)),
+        several_gpus=bool(re.search(MULTI_GPU, text, re.I)),
     )
 
 

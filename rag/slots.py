@@ -594,6 +594,9 @@ _CKPT = re.compile(
 )
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
 _EAGER = re.compile(r"\beager\b", re.I)
+# The value after the name turns it off: "flash_attn: disabled" (LLaMA-Factory >= 0.8.3), "flash_attn: off"
+# (0.7.0-0.8.2), "use_flash_attn=False", "flash_attention disabled".
+_FLASH_OFF = re.compile(r"[`'\"]?\s*(?:[:=]\s*|\s+(?:is\s+|was\s+)?)[`'\"]?(?:false|off|disabled?|none|no)\b", re.I)
 _TP = re.compile(
     r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I
 )
@@ -1434,7 +1437,11 @@ def _checkpointing(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 _CKPT_RULE = SlotRule(("gradient_checkpointing",), (_CKPT,), _checkpointing)
 _ATTENTION_RULES = (
-    SlotRule(("flash_attention",), (_FLASH,), lambda m, text: (not _negated(text, m.start()),)),
+    SlotRule(
+        ("flash_attention",),
+        (_FLASH,),
+        lambda m, text: (not (_negated(text, m.start()) or _FLASH_OFF.match(text, m.end())),),
+    ),
     SlotRule(("flash_attention",), (_EAGER,), _constant(False)),
 )
 

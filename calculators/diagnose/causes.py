@@ -99,6 +99,7 @@ def detect_artifacts(text: str) -> list[Artifact]:
         launch.read,
         nvidia_smi.read,
         train_log.read,
+        train_log.read_banner,
         nccl.read,
     ):
         try:
@@ -192,7 +193,19 @@ _ACCEPTED_ZH = (
 )
 
 
-def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = None) -> Diagnosis:
+def _with_context(artifacts: list[Artifact], context: str) -> list[Artifact]:
+    """Values a summary needs that the user wrote around the paste: the example count their data has."""
+    out = []
+    for a in artifacts:
+        if a.kind == "trainer_banner" and "banner_user_examples" not in a.fields:
+            mine = train_log.user_example_count(context, a.fields["banner_examples"])
+            if mine:
+                a = a.model_copy(update={"fields": {**a.fields, "banner_user_examples": mine}})
+        out.append(a)
+    return out
+
+
+def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = None, context: str = "") -> Diagnosis:
     """Read ``text``, rank the likely causes with the user's numbers, and say what could not be read.
 
     ``setup`` carries values the chat already knows (setup vocabulary, e.g. ``model``, ``seq_len``,
@@ -210,6 +223,8 @@ def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = Non
             unrecognised_zh="没有粘贴任何内容。请粘贴报错信息、日志、启动命令或 nvidia-smi 输出。",
         )
     artifacts = detect_artifacts(text)
+    if context:
+        artifacts = _with_context(artifacts, context)
     ctx = _merged_setup(known, artifacts)
     found: list[Cause] = []
     for a in artifacts:
@@ -224,7 +239,7 @@ def diagnose(text: str, *, lang: Lang = "en", setup: dict[str, Any] | None = Non
                 found += launch.causes(a)
             elif a.kind == "nvidia_smi":
                 found += nvidia_smi.causes(a)
-            elif a.kind in ("trainer_log", "deepspeed_log"):
+            elif a.kind in ("trainer_log", "trainer_banner", "deepspeed_log"):
                 found += train_log.causes(a)
             elif a.kind == "nccl_timeout":
                 found += nccl.causes(a)

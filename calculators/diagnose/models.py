@@ -21,6 +21,7 @@ ArtifactKind = Literal[
     "launch_command",
     "nvidia_smi",
     "trainer_log",
+    "trainer_banner",
     "deepspeed_log",
     "nccl_timeout",
     "traceback",

@@ -25,6 +25,23 @@ _OVERFLOW = re.compile(
     r"OVERFLOW!\s*Rank\s*\d+\s*Skipping step\.\s*Attempted loss scale:\s*(\d{1,30}(?:\.\d{1,12})?)(?:,\s*reducing to\s*(\d{1,30}(?:\.\d{1,12})?))?"
 )
 _MIN_SCALE = re.compile(r"Current loss scale already at minimum")
+# The HF Trainer's start-up summary ("***** Running training *****", then "Num examples = 698", "Num Epochs = 3",
+# "Total train batch size (w. parallel, distributed & accumulation) = 32", "Total optimization steps = 66").
+_BANNER = {
+    "banner_examples": re.compile(r"Num examples\s*=\s*(\d[\d,]{0,14})"),
+    "banner_epochs": re.compile(r"Num Epochs\s*=\s*(\d[\d,]{0,8})"),
+    "banner_total_batch": re.compile(r"Total train batch size[^=\n]{0,60}=\s*(\d[\d,]{0,10})"),
+    "banner_steps": re.compile(r"Total optimization steps\s*=\s*(\d[\d,]{0,14})"),
+}
+# How many examples the user says their data has, outside the summary: "Number of raw training samples: 7473",
+# "my training dataset, which is 7473", "7473 samples", "数据集有 7473 条".
+_DATA_COUNT = re.compile(
+    r"(?:samples?|examples?|dataset|training data|records|样本|数据集?|条数)[^\n\d=]{0,40}?(?<![\d.])(\d[\d,]{2,14})(?![\d.%])|"
+    r"(?<![\d.])(\d[\d,]{2,14})\s*(?:raw\s+)?(?:training\s+)?(?:samples|examples|records|rows of data|条(?:样本|数据)?|个样本)",
+    re.I,
+)
+#: The user's count must exceed the Trainer's by this factor to be another count (not a rounding or a split off).
+_FEWER_FACTOR = 1.5
 
 
 def _num(s: str) -> float | None:
@@ -98,6 +115,78 @@ def read(text: str) -> list[Artifact]:
             )
         )
     return out
+
+
+def _int(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def user_example_count(text: str, rows: int) -> int | None:
+    """The largest example count ``text`` states that is well above the Trainer's ``rows`` (None if none is)."""
+    counts = [_int(m.group(1) or m.group(2)) for m in _DATA_COUNT.finditer(text)]
+    bigger = [c for c in counts if c > _FEWER_FACTOR * rows]
+    return max(bigger) if bigger else None
+
+
+def read_banner(text: str) -> list[Artifact]:
+    """The Trainer's start-up summary, and the example count the user states elsewhere (``banner_user_examples``)."""
+    found = {k: rx.search(text) for k, rx in _BANNER.items()}
+    examples = found["banner_examples"]
+    if examples is None:
+        return []
+    marks = [m for m in found.values() if m is not None]
+    start, end = min(m.start() for m in marks), max(m.end() for m in marks)
+    fields: dict[str, Any] = {k: _int(m.group(1)) for k, m in found.items() if m is not None}
+    mine = user_example_count(text[:start] + "\n" + text[end:], fields["banner_examples"])
+    if mine:
+        fields["banner_user_examples"] = mine
+    return [
+        Artifact(
+            kind="trainer_banner",
+            start=start,
+            end=end,
+            key_line=text[examples.start() : examples.end()][:240],
+            fields=fields,
+            framework="transformers",
+        )
+    ]
+
+
+def _banner_causes(f: dict[str, Any]) -> list[Cause]:
+    """Fewer examples in the Trainer's summary than the user's data has: packed (or filtered) before training."""
+    rows, mine = f["banner_examples"], f.get("banner_user_examples")
+    if not mine or rows <= 0:
+        return []
+    per_row = mine / rows
+    epochs, batch, steps = f.get("banner_epochs"), f.get("banner_total_batch"), f.get("banner_steps")
+    steps_en = steps_zh = ""
+    if epochs and batch:
+        est = math.ceil(rows / batch) * epochs
+        logged_en = f" (the log says {steps})" if steps else ""
+        logged_zh = f"（日志里是 {steps}）" if steps else ""
+        steps_en = (
+            f" Steps follow the rows: ⌈{rows} ÷ {batch} per step⌉ × {epochs} epochs ≈ {est} optimizer steps{logged_en}."
+        )
+        steps_zh = f"步数按行数算：⌈{rows} ÷ 每步 {batch}⌉ × {epochs} 个 epoch ≈ {est} 个优化器步{logged_zh}。"
+    return [
+        Cause(
+            id="log.fewer_examples_than_data",
+            likelihood="likely",
+            title_en=f"The Trainer counts {rows} rows, not your {mine} examples: the data was packed (or filtered) before "
+            "training",
+            title_zh=f"Trainer 数到的是 {rows} 行而不是你的 {mine} 条：数据在训练前被 packing 拼接（或被过滤）了",
+            because_en=f"`Num examples` is the length of the dataset the Trainer received. With packing (TRL SFT "
+            f"`packing=True`, LLaMA-Factory `packing`) examples are concatenated into rows of max_length tokens, so "
+            f"{mine} examples become {rows} rows (about {per_row:.1f} per row) and nothing is dropped.{steps_en}",
+            because_zh=f"`Num examples` 是 Trainer 收到的数据集长度。开 packing（TRL SFT 的 `packing=True`、LLaMA-Factory 的 "
+            f"`packing`）时，多条样本被拼接成长度为 max_length 的行，所以 {mine} 条样本变成 {rows} 行（每行约 {per_row:.1f} 条），"
+            f"数据并没有丢。{steps_zh}",
+            fix_en="Check `packing` in your config: with packing off, `Num examples` equals your example count. If packing "
+            "is off, count the examples a length or template filter dropped.",
+            fix_zh="检查配置里的 `packing`：关掉 packing 时 `Num examples` 就等于样本数；如果没开 packing，检查长度或模板过滤掉了多少样本。",
+            card_ids=["sft-packing-memory-and-steps"],
+        )
+    ]
 
 
 def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
@@ -260,5 +349,7 @@ def _ds_causes(f: dict[str, Any]) -> list[Cause]:
 
 
 def causes(a: Artifact) -> list[Cause]:
-    """Causes for a trainer log or a DeepSpeed log."""
+    """Causes for a trainer log, the Trainer's start-up summary or a DeepSpeed log."""
+    if a.kind == "trainer_banner":
+        return _banner_causes(a.fields)
     return _trainer_causes(a.fields) if a.kind == "trainer_log" else _ds_causes(a.fields)
