@@ -156,7 +156,7 @@ def test_what_to_paste_leaves_out_what_the_message_gives() -> None:
         "model with a per-device batch size of 1, bf16."
     )
     asked = paste_request(given, "memory")
-    assert asked.startswith("To tell them apart, paste: ")
+    assert asked.startswith("To narrow it down, paste: ")
     for item in ("the model and its size", "the method", "micro batch", "precision", "the GPU model and count"):
         assert item not in asked
     assert "sequence length" in asked

@@ -111,7 +111,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "the number of stages; without pipeline parallelism (a single-node test) memory stays flat as GA grows.",
     },
     # what to paste to tell a symptom's usual causes apart: the items the message does not already give
-    "paste_head": {"zh": "要分辨，请贴出：{items}。", "en": "To tell them apart, paste: {items}."},
+    "paste_head": {"zh": "要缩小范围，请贴出：{items}。", "en": "To narrow it down, paste: {items}."},
     "paste.error_tail": {
         "zh": "报错的最后几行（含 Tried to allocate 那行）",
         "en": "the last lines of the error (with the 'Tried to allocate' line)",
