@@ -412,3 +412,29 @@ def test_the_authors_setting_and_where_a_knob_is_set_are_configure(text):
 def test_why_we_of_a_design_question_is_not_the_users_run():
     text = "[QUESTION] Why we force zero_stage=3 when using cpu offload for params?\n\nI notice there are two choices."
     assert act_of(text) == "explain"
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        # Jittor #602 shape: the growth is what the user saw, and what followed in their run is said with it.
+        ("deepspeed 里用梯度累加时显存占用和累加步数成正比，导致显存占用过大，13B 模型无法训练", "ga_raises_memory"),
+        (
+            "With my trainer GPU memory increases with gradient accumulation steps, so I can't train the 7B model",
+            "ga_raises_memory",
+        ),
+        # OpenRLHF #277 shape: the batch named as a remedy already tried, next to the memory that ran out.
+        (
+            "显存开始不够了，global_batch_size 我已经改到最小了，因为是 lora 合并的模型，所以用不了 zero3",
+            "effective_batch_oom",
+        ),
+    ],
+)
+def test_a_consequence_or_a_remedy_tried_is_a_report_not_a_held_belief(text, key):
+    assert key in {m.key for m in detect_misconceptions(text)}
+    assert not holds_belief(text, RULE[key])
+
+
+def test_the_belief_said_outright_is_still_held_next_to_a_report():
+    assert holds_belief("我以为梯度累积步数越大显存占用越大，我已经试过 GA=1 和 GA=8", RULE["ga_raises_memory"])
+    assert holds_belief("有效批次太大会导致显存爆掉，所以要把 global batch 调小", RULE["effective_batch_oom"])
