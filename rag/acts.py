@@ -142,7 +142,13 @@ _CONFIGURE = _rx(
     r"\bhow (?:did|do|would) you (?:set|configure|choose|pick|tune|adjust)\b|"
     r"\bwhere (?:is|are|do|can|should) (?:i |we )?(?:the )?[\w`'\" ]{0,30}\b(?:set|configured|specified|defined)\b|"
     r"在哪(?:里|儿)?(?:设置|配置|修改|改)|"
-    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)"
+    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)|"
+    # turning a feature on or off ("如何启动gradient checkpointing", "怎样不保存这个文件", "how can I not save this folder")
+    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:启动|打开|关掉|禁用|取消|(?:才能)?不(?:要|去)?(?:保存|存|生成|输出|加载|用|使用))|"
+    r"how (?:can|do|could|should) (?:i|we) (?:\w+ )?(?:not|stop|disable|turn (?:on|off)|skip)\b|\bhow (?:i|we) can (?:\w+ )?not\b|"
+    # choosing between two settings ("bf16和fp16如何选择", "sft用bf16还是fp16好"), the extra work a setup needs
+    r"(?:如何|怎么|怎样)选(?:择|取)?|(?:用|选|开)[^？?。，,\n]{0,20}还是[^？?。，,\n]{0,20}(?:好|合适|更好)\s*(?:呢|吗)?\s*[?？]|"
+    r"需要(?:做)?哪些[^？?。]{0,6}(?:配置|设置|修改|改动|调整)|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
 )
 _EXPLAIN = _rx(
     r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
@@ -177,6 +183,8 @@ _CLAIM = _rx(
     r"\b(?:may|might|could|will) (?:cause|lead to|result in)\b|(?:可能|会)(?:导致|造成)"
 )
 _WHY_WORD = _rx(r"为什么|为啥|为何|\bwhy\b")
+# A definition offered for confirmation ("指的是 A*B*C 这样算出来的吗"), not asked for ("是什么意思").
+_READING = _rx(r"指的是|是指|的意思是|\bmeans?\b|\brefers? to\b")
 _ALTERNATIVE = _rx(r"\bor\b|还是|^\W*(?:and|but)\b")
 _TOPIC_TITLE = _rx(
     r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)"
@@ -543,6 +551,15 @@ def rule_act(
     # the questions: the number is the goal, the answer is the setting.
     if any(b in a for b in batch_named for a in asks):
         return "batch_arithmetic"
+    # The first question asks what something means or how it works ("batch size auto 是什么意思？…如何手动修改？",
+    # "why is that done so? … is it necessary to divide the loss?"): the explanation answers the how-to after it.
+    if (
+        len(asks) > 1
+        and (_EXPLAIN.search(asks[0]) or (_WHY_WORD.search(asks[0]) and not _SYMPTOM.search(asks[0])))
+        and not _CONFIGURE.search(asks[0])
+        and any(_CONFIGURE.search(a) for a in asks[1:])
+    ):
+        return "explain"
     if any(_CONFIGURE.search(a) for a in asks):
         return "configure"
     if batch_named:
@@ -560,8 +577,12 @@ def rule_act(
         and len(a) > 25
         for a in asks
     )
-    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and not (
-        _EXPLAIN.search(first_question) or _WHY.search(first_question)
+    # A first question that confirms a reading ("batch_size=19200 指的是 A*B*C 这样算出来的吗"): the verdict, even with
+    # "指的是" / "means" in it; one that asks what or how ("是什么意思") asks for the explanation.
+    last = ([x.strip() for x in _WHOLE_SENTENCE_END.split(first_question) if x.strip()] or [""])[-1]
+    confirms = bool(re.search(r"[吗么]\s*$", last) and _READING.search(last) and not _WH.search(last))
+    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and (
+        confirms or not (_EXPLAIN.search(first_question) or _WHY.search(first_question))
     ):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):

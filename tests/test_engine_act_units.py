@@ -438,3 +438,40 @@ def test_a_consequence_or_a_remedy_tried_is_a_report_not_a_held_belief(text, key
 def test_the_belief_said_outright_is_still_held_next_to_a_report():
     assert holds_belief("我以为梯度累积步数越大显存占用越大，我已经试过 GA=1 和 GA=8", RULE["ga_raises_memory"])
     assert holds_belief("有效批次太大会导致显存爆掉，所以要把 global batch 调小", RULE["effective_batch_oom"])
+
+
+# ---- act10: turning a feature on/off, choosing between settings, the first question that asks what it means -------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # xtuner #823 / LLaMA-Factory #1801 / DeepSpeed #6007 shapes: how to switch something on or off
+        "请问 deepspeed 里如何启动 activation checkpointing 呢？",
+        "zero3 训练会保存很大的 optimizer states 文件，怎样才能不保存它们呢？",
+        "How can I not save the global_step folder? I only need the LoRA adapter.",
+        # Baichuan2 #176 / Qwen #776 shapes: a choice between two settings
+        "继续预训练时 bf16 和 fp16 如何选择呢",
+        "lora 微调用 bf16 还是 fp16 更好呢？",
+        # GLM-4 #782 shape: the extra work a setup needs
+        "单卡显存不够，能用两张卡一起微调吗，需要做哪些额外配置？",
+    ],
+)
+def test_switching_a_feature_or_choosing_a_setting_is_configure(text):
+    assert act_of(text) == "configure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ms-swift #3953 / Megatron-LM #1487 shapes: what it means / why, then how to change it
+        "请问这里 train_micro_batch_size_per_gpu 写成 auto 是什么意思呀？命令行传的值还生效吗？如何手动修改呢？",
+        "Why does the trainer force overlap_comm=False when offloading? Is it recommended to set it myself?",
+    ],
+)
+def test_a_first_question_about_meaning_makes_the_how_to_after_it_part_of_the_explanation(text):
+    assert act_of(text) == "explain"
+
+
+def test_a_definition_offered_for_confirmation_is_yes_no():
+    # FlagEmbedding #412 shape: "X 指的是 A*B*C 这样算出来的吗" checks a reading; "X 是什么意思" asks for it.
+    assert act_of("论文里的 batch size 4096，指的是卡数*每卡batch*累积步数这样算出来的总数吗") == "yes_no"
+    assert act_of("论文里的 batch size 4096 是什么意思？") == "explain"
