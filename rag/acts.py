@@ -148,7 +148,11 @@ _CONFIGURE = _rx(
     r"how (?:can|do|could|should) (?:i|we) (?:\w+ )?(?:not|stop|disable|turn (?:on|off)|skip)\b|\bhow (?:i|we) can (?:\w+ )?not\b|"
     # choosing between two settings ("bf16和fp16如何选择", "sft用bf16还是fp16好"), the extra work a setup needs
     r"(?:如何|怎么|怎样)选(?:择|取)?|(?:用|选|开)[^？?。，,\n]{0,20}还是[^？?。，,\n]{0,20}(?:好|合适|更好)\s*(?:呢|吗)?\s*[?？]|"
-    r"需要(?:做)?哪些[^？?。]{0,6}(?:配置|设置|修改|改动|调整)|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
+    r"需要(?:做)?哪些[^？?。]{0,6}(?:配置|设置|修改|改动|调整)|"
+    # a setting or a way that does it ("配置文件中有参数可以取消这个保存吗", "有没有办法在不调小 batch 的情况下…",
+    # "Is there an option to …", "is there any example for pretraining on multiple nodes?")
+    r"有(?:没有)?(?:什么|相关的?|其他的?)?(?:设置|参数|配置项?|选项|开关|办法|方法)(?:可以|能|来|在)|"
+    r"\bis there (?:a|an|any) (?:option|setting|parameter|flag|config\w*|argument|example)s?\b|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
 )
 _EXPLAIN = _rx(
     r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"

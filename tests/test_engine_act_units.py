@@ -475,3 +475,17 @@ def test_a_definition_offered_for_confirmation_is_yes_no():
     # FlagEmbedding #412 shape: "X 指的是 A*B*C 这样算出来的吗" checks a reading; "X 是什么意思" asks for it.
     assert act_of("论文里的 batch size 4096，指的是卡数*每卡batch*累积步数这样算出来的总数吗") == "yes_no"
     assert act_of("论文里的 batch size 4096 是什么意思？") == "explain"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # LLaMA-Factory #3789 / xtuner #918 shapes: whether a setting exists that does it
+        "checkpoint 目录里的 global_step 文件夹很大，想问一下这是优化器状态吗？配置里有参数可以关掉这个保存吗？",
+        "多卡训练时日志里的步数没有除以梯度累积，请问有相关的设置可以让步数按优化器更新来算吗？",
+        # LLaMA-Factory #6182 shape
+        "I found the multi-node SFT examples. But is there any example for continued pretraining on two nodes?",
+    ],
+)
+def test_asking_whether_a_setting_or_an_example_exists_is_configure(text):
+    assert act_of(text) == "configure"
