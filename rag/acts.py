@@ -235,6 +235,9 @@ _FIT_QUANTITY = _rx(
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
     r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
+    r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
+    r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"
     # English: "Can the fine-tuning of the 7B model be done on an A100 40G?", "Can 4-card A100 with 80G train X in lora
     # mode?", "does 8 A100 80g enough to finetune 70b llama2 ?": a yes/no question whose verb is training on hardware.
     r"^\W*(?:\d+[.)]\s*)?(?:can|could|will|would|is|are|does|dose|do)\b(?! there\b)[^?？\n]{0,100}\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|"

@@ -489,3 +489,16 @@ def test_a_definition_offered_for_confirmation_is_yes_no():
 )
 def test_asking_whether_a_setting_or_an_example_exists_is_configure(text):
     assert act_of(text) == "configure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Whisper-Finetune #23 shape: a stated requirement, then whether the user's cards carry it
+        "全参数微调 13B 大概要 60G 显存，如果使用两张 40G 的显卡可以吗？",
+        # LLaMA-Factory #4199 shape
+        "请问 4 张 24G 的 3090 是否支持 7b 模型的全参微调呢？",
+    ],
+)
+def test_whether_the_stated_hardware_carries_the_run_is_fit(text):
+    assert act_of(text) == "fit"
