@@ -256,6 +256,7 @@ def detect_intents(text: str) -> Intents:
 # "I thought GA stores a copy per step, so …", "既然梯度累积会占更多显存，…", "ChatGPT told me …".
 _BELIEF_CUES = re.compile(
     r"以为|听说|据说|不是说|明明|既然|因为.{0,20}所以|所以|网上说|别人说|有人说|看到说|文章说|教程说|chatgpt|gpt\s*说|"
+    r"我猜|猜测|我怀疑|\bI (?:guess|suspect)\b|"
     r"\bI (?:thought|heard|read|believe|assumed?|was told|understand)\b|\bsupposedly\b|\bsince\b|\bbecause\b|"
     r"\bso (?:I|we)\b|\btherefore\b|\baccording to\b|\bchat ?gpt\b|\bthey say\b|\bpeople say\b|\bshouldn'?t\b",
     re.I,
@@ -288,7 +289,9 @@ _OBSERVATION = re.compile(
     re.I,
 )
 _STRONG_BELIEF = re.compile(
-    r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I
+    # a hypothesis of the user's own is a belief too ("我猜测是因为保存了多个gradient导致的", "I suspect it stores …")
+    r"以为|听说|据说|不是说|网上说|我猜|猜测|我怀疑|\bI (?:thought|heard|read|believe|assumed?|was told|guess|suspect)\b",
+    re.I,
 )
 
 

@@ -435,6 +435,15 @@ def test_a_consequence_or_a_remedy_tried_is_a_report_not_a_held_belief(text, key
     assert not holds_belief(text, RULE[key])
 
 
+def test_a_hypothesis_of_the_users_own_is_a_held_belief_even_next_to_a_measurement():
+    # bert4keras #477 shape: an OOM on a 6G card reported, then the user's guess at the cause, asked as a question.
+    text = "用了梯度累积之后 6G 的卡连 batch_size=4 都 OOM，我猜测是因为每一步都保存了一份梯度导致的，请问是这个原因么"
+    assert holds_belief(text, RULE["ga_stores_copies"])
+    assert holds_belief(
+        "I suspect accumulation keeps a copy of the gradients for every step, is that right?", RULE["ga_stores_copies"]
+    )
+
+
 def test_the_belief_said_outright_is_still_held_next_to_a_report():
     assert holds_belief("我以为梯度累积步数越大显存占用越大，我已经试过 GA=1 和 GA=8", RULE["ga_raises_memory"])
     assert holds_belief("有效批次太大会导致显存爆掉，所以要把 global batch 调小", RULE["effective_batch_oom"])
