@@ -31,7 +31,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 _IS_NORMAL = _rx(
     r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
-    r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?"
+    r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
+    r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.

@@ -511,3 +511,14 @@ def test_asking_whether_a_setting_or_an_example_exists_is_configure(text):
 )
 def test_whether_the_stated_hardware_carries_the_run_is_fit(text):
     assert act_of(text) == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "At the first 100 steps grad_norm is nan, then it is 3.9. Isn't it normal with fp16 loss scaling?",
+        "With GA=4 the progress bar moves once every 4 batches. Is this as expected?",
+    ],
+)
+def test_isnt_it_normal_and_as_expected_ask_whether_an_observation_is_normal(text):
+    assert act_of(text) == "is_normal"
