@@ -31,7 +31,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 _IS_NORMAL = _rx(
     r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
-    r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?"
+    r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
+    r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
@@ -142,7 +143,17 @@ _CONFIGURE = _rx(
     r"\bhow (?:did|do|would) you (?:set|configure|choose|pick|tune|adjust)\b|"
     r"\bwhere (?:is|are|do|can|should) (?:i |we )?(?:the )?[\w`'\" ]{0,30}\b(?:set|configured|specified|defined)\b|"
     r"在哪(?:里|儿)?(?:设置|配置|修改|改)|"
-    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)"
+    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:调整|调|修改|改|设置|设|配置|配|编写|写|使用|用|转换|转|保存|加载|开启|启用|关闭|实现|训练|微调|跑)|"
+    # turning a feature on or off ("如何启动gradient checkpointing", "怎样不保存这个文件", "how can I not save this folder")
+    r"(?:如何|怎么|怎样)(?:才能|来|去)?(?:启动|打开|关掉|禁用|取消|(?:才能)?不(?:要|去)?(?:保存|存|生成|输出|加载|用|使用))|"
+    r"how (?:can|do|could|should) (?:i|we) (?:\w+ )?(?:not|stop|disable|turn (?:on|off)|skip)\b|\bhow (?:i|we) can (?:\w+ )?not\b|"
+    # choosing between two settings ("bf16和fp16如何选择", "sft用bf16还是fp16好"), the extra work a setup needs
+    r"(?:如何|怎么|怎样)选(?:择|取)?|(?:用|选|开)[^？?。，,\n]{0,20}还是[^？?。，,\n]{0,20}(?:好|合适|更好)\s*(?:呢|吗)?\s*[?？]|"
+    r"需要(?:做)?哪些[^？?。]{0,6}(?:配置|设置|修改|改动|调整)|"
+    # a setting or a way that does it ("配置文件中有参数可以取消这个保存吗", "有没有办法在不调小 batch 的情况下…",
+    # "Is there an option to …", "is there any example for pretraining on multiple nodes?")
+    r"有(?:没有)?(?:什么|相关的?|其他的?)?(?:设置|参数|配置项?|选项|开关|办法|方法)(?:可以|能|来|在)|"
+    r"\bis there (?:a|an|any) (?:option|setting|parameter|flag|config\w*|argument|example)s?\b|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
 )
 _EXPLAIN = _rx(
     r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
@@ -177,6 +188,8 @@ _CLAIM = _rx(
     r"\b(?:may|might|could|will) (?:cause|lead to|result in)\b|(?:可能|会)(?:导致|造成)"
 )
 _WHY_WORD = _rx(r"为什么|为啥|为何|\bwhy\b")
+# A definition offered for confirmation ("指的是 A*B*C 这样算出来的吗"), not asked for ("是什么意思").
+_READING = _rx(r"指的是|是指|的意思是|\bmeans?\b|\brefers? to\b")
 _ALTERNATIVE = _rx(r"\bor\b|还是|^\W*(?:and|but)\b")
 _TOPIC_TITLE = _rx(
     r"^\W*(?:questions?|query|doubt|confus\w*|about|regarding|re|关于|有关|请教|疑问|问题)\b|^\W*(?:关于|有关)"
@@ -223,6 +236,9 @@ _FIT_QUANTITY = _rx(
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
     r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
+    r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
+    r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"
     # English: "Can the fine-tuning of the 7B model be done on an A100 40G?", "Can 4-card A100 with 80G train X in lora
     # mode?", "does 8 A100 80g enough to finetune 70b llama2 ?": a yes/no question whose verb is training on hardware.
     r"^\W*(?:\d+[.)]\s*)?(?:can|could|will|would|is|are|does|dose|do)\b(?! there\b)[^?？\n]{0,100}\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|"
@@ -543,6 +559,15 @@ def rule_act(
     # the questions: the number is the goal, the answer is the setting.
     if any(b in a for b in batch_named for a in asks):
         return "batch_arithmetic"
+    # The first question asks what something means or how it works ("batch size auto 是什么意思？…如何手动修改？",
+    # "why is that done so? … is it necessary to divide the loss?"): the explanation answers the how-to after it.
+    if (
+        len(asks) > 1
+        and (_EXPLAIN.search(asks[0]) or (_WHY_WORD.search(asks[0]) and not _SYMPTOM.search(asks[0])))
+        and not _CONFIGURE.search(asks[0])
+        and any(_CONFIGURE.search(a) for a in asks[1:])
+    ):
+        return "explain"
     if any(_CONFIGURE.search(a) for a in asks):
         return "configure"
     if batch_named:
@@ -560,8 +585,12 @@ def rule_act(
         and len(a) > 25
         for a in asks
     )
-    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and not (
-        _EXPLAIN.search(first_question) or _WHY.search(first_question)
+    # A first question that confirms a reading ("batch_size=19200 指的是 A*B*C 这样算出来的吗"): the verdict, even with
+    # "指的是" / "means" in it; one that asks what or how ("是什么意思") asks for the explanation.
+    last = ([x.strip() for x in _WHOLE_SENTENCE_END.split(first_question) if x.strip()] or [""])[-1]
+    confirms = bool(re.search(r"[吗么]\s*$", last) and _READING.search(last) and not _WH.search(last))
+    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and (
+        confirms or not (_EXPLAIN.search(first_question) or _WHY.search(first_question))
     ):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):

@@ -25,7 +25,7 @@ from .answer import Correction, ToolCall
 from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family
 from .formatting import gib
-from .intents import MisconceptionRule
+from .intents import MisconceptionRule, belief_reported
 from .opening import (
     AskedQuestion,
     lead_answers,
@@ -665,25 +665,35 @@ def _usual_causes_verdict(r: Results) -> str:
 _FIT_NEEDS = ("model", "finetune", "precision", "train_micro_batch_size_per_gpu", "seq_len", "gpu")
 
 
-def fit_without_model(r: Results) -> bool:
-    """A fit question that names no model (so no memory figure was computed)."""
+def fit_without_figure(r: Results) -> bool:
+    """A fit question for which no memory figure was computed: no model named, or the model without the method or
+    the precision a figure needs. Its opening says what is needed, not a card's general lead ("how to train
+    llama2-7b on an A100 80G?" named no method: a card on LoRA memory would answer a question not asked). A method
+    the calculator cannot express is said by its own line instead (``missing_line``)."""
     main = r.call("main")
     return (
         r.act == "fit"
         and (main is None or not main.result)
-        and not (r.setup.known().keys() & {"model", "model_text", "num_params"})
+        and "unsupported" not in r.missing
+        and bool(_fit_missing(r))
     )
 
 
-def _fit_depends_verdict(r: Results) -> str:
-    """A fit question without the model: no figure (a number for a setup the user did not state is wrong), but
-    what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
+def _fit_missing(r: Results) -> list[str]:
+    """What of :data:`_FIT_NEEDS` the message did not give (a model name the presets do not know counts as not
+    given when the memory reader still needs the model)."""
     given = set(r.setup.known())
     if given & {"gpu_text", "gpu_memory_gb"}:
         given.add("gpu")
-    if given & {"model_text", "num_params"}:
+    if given & {"model_text", "num_params"} and "model" not in r.missing:
         given.add("model")
-    missing = [k for k in _FIT_NEEDS if k not in given]
+    return [k for k in _FIT_NEEDS if k not in given]
+
+
+def _fit_depends_verdict(r: Results) -> str:
+    """A fit question without a figure (a number for a setup the user did not state is wrong): instead,
+    what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
+    missing = _fit_missing(r)
     # The field's one name ("precision", "序列长度"), or how to ask for it where that differs ("the model or its size")
     names = t("enum_sep", r.lang).join(
         t(f"need.{k}", r.lang) if f"need.{k}" in CATALOGUE else key_name(k, r.lang) for k in missing
@@ -719,14 +729,30 @@ RL_STAGES = frozenset({"ppo", "grpo", "dpo", "reinforcement learning"})
 _CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
 
 
+def _belief_held(r: Results) -> bool:
+    """Whether the user holds (asserts or presupposes) one of the first two beliefs the message touches."""
+    return any(m.key in r.held for m in r.misconceptions[:2])
+
+
+def _belief_only_reported(r: Results) -> bool:
+    """The first two beliefs the message touches are named only in reports of the run (see
+    :func:`rag.intents.belief_reported`), none held: a diagnosis does not open by correcting them."""
+    return not _belief_held(r) and any(belief_reported(r.prose, m) for m in r.misconceptions[:2])
+
+
 def _belief_opens(r: Results) -> bool:
     """Whether a wrong belief's verdict opens the answer: for a question about the claim (yes/no, is it normal, a
     diagnosis whose cause it is), or where the user holds it. "bf16 or fp16, which?" touches "mixed precision halves
     memory" without believing it: "It does not halve memory" would answer a question nobody asked."""
     if not r.misconceptions or r.act not in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
         return False
+    if r.act == "diagnose":
+        # The correction may be the cause ("4张3090合计96G还是OOM": cards do not pool memory), but not where the belief's
+        # words only report the run: "显存不够 … train_batch_size 我已经改到最小了" names the batch as a remedy tried,
+        # and "OOM is not caused by the effective batch" would correct what nobody said.
+        return not _belief_only_reported(r)
     if r.act in ("explain", "configure", "fit") and r.asked is not None:
-        if any(m.key in r.held for m in r.misconceptions[:2]):
+        if _belief_held(r):
             return True
         # Not detected as held, but the asking sentences speak of the symptom the belief is about ("混合精度能省一半
         # 显存吧，哪个更好？" asks about memory; "sft 用 bf16 还是 fp16 好呢？" does not).
@@ -769,7 +795,7 @@ def _oom_estimate_verdict(r: Results) -> str:
     main = r.call("main")
     if not (r.reported_oom and main is not None and main.result and main.result.get("fits") is not None):
         return ""
-    if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+    if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]) and not _belief_only_reported(r):
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
     if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
         return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
@@ -856,7 +882,7 @@ def _before_cards(r: Results) -> str:
         bv = _batch_verdict(r)
         if bv:
             return bv
-    if fit_without_model(r):
+    if fit_without_figure(r):
         return _fit_depends_verdict(r)
     return ""
 
@@ -896,7 +922,7 @@ def _no_lead_verdict(r: Results) -> str:
 def opens_with_fit_depends(r: Results) -> bool:
     """The opening says what a memory figure depends on (it then lists what is missing itself): a fit question with
     no figure, whose top card's lead does not answer it (or with no card at all)."""
-    if fit_without_model(r):
+    if fit_without_figure(r):
         return True
     if r.act != "fit" or r.asked is None or _before_cards(r):
         return False

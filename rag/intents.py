@@ -279,6 +279,7 @@ def detect_intents(text: str) -> Intents:
 # "I thought GA stores a copy per step, so …", "既然梯度累积会占更多显存，…", "ChatGPT told me …".
 _BELIEF_CUES = re.compile(
     r"以为|听说|据说|不是说|明明|既然|因为.{0,20}所以|所以|网上说|别人说|有人说|看到说|文章说|教程说|chatgpt|gpt\s*说|"
+    r"我猜|猜测|我怀疑|\bI (?:guess|suspect)\b|"
     r"\bI (?:thought|heard|read|believe|assumed?|was told|understand)\b|\bsupposedly\b|\bsince\b|\bbecause\b|"
     r"\bso (?:I|we)\b|\btherefore\b|\baccording to\b|\bchat ?gpt\b|\bthey say\b|\bpeople say\b|\bshouldn'?t\b",
     re.I,
@@ -303,11 +304,17 @@ _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|�
 # is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
 _OBSERVATION = re.compile(
     r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
-    r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示",
+    r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示|"
+    # what followed in the user's run ("…成正比，导致显存占用过大无法训练"; not "会导致", a claim) or what they already
+    # did ("train_batch_size 我已经改到最小了", "I already reduced the batch"): a report of the run, not a claim
+    r"(?<![会能])导致[^，,。.;；?？]{0,12}(?:无法|不能|跑不|训练不|oom|爆|溢出|不足|不够|过大)|无法训练|训练不了|跑不起来|我已经|已经(?:改|调|设|试|把)|"
+    r"试过|\bI(?:'ve| have)? (?:already|tried)\b|\b(?:so|and) (?:I|we) (?:can(?:no|')t|could(?:n'?t| not)) (?:train|run|fit)\b",
     re.I,
 )
 _STRONG_BELIEF = re.compile(
-    r"以为|听说|据说|不是说|网上说|\bI (?:thought|heard|read|believe|assumed?|was told)\b", re.I
+    # a hypothesis of the user's own is a belief too ("我猜测是因为保存了多个gradient导致的", "I suspect it stores …")
+    r"以为|听说|据说|不是说|网上说|我猜|猜测|我怀疑|\bI (?:thought|heard|read|believe|assumed?|was told|guess|suspect)\b",
+    re.I,
 )
 
 
@@ -345,6 +352,15 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True
     return False
+
+
+def belief_reported(text: str, rule: MisconceptionRule) -> bool:
+    """Whether ``text`` names what ``rule`` is about only as a report of the user's run (what they saw, what followed,
+    what they already tried), never asserting the belief: "显存开始不够了，train_batch_size 我已经改到最小了"."""
+    if rule.key not in _GA_MEMORY_RULES or holds_belief(text, rule):
+        return False
+    sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    return any(rule.matches(s) and _OBSERVATION.search(s) for s in sentences)
 
 
 # An out-of-memory the user ran into (not one they ask about): the OOM words, in a sentence that does not ask.

@@ -412,3 +412,113 @@ def test_the_authors_setting_and_where_a_knob_is_set_are_configure(text):
 def test_why_we_of_a_design_question_is_not_the_users_run():
     text = "[QUESTION] Why we force zero_stage=3 when using cpu offload for params?\n\nI notice there are two choices."
     assert act_of(text) == "explain"
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        # Jittor #602 shape: the growth is what the user saw, and what followed in their run is said with it.
+        ("deepspeed 里用梯度累加时显存占用和累加步数成正比，导致显存占用过大，13B 模型无法训练", "ga_raises_memory"),
+        (
+            "With my trainer GPU memory increases with gradient accumulation steps, so I can't train the 7B model",
+            "ga_raises_memory",
+        ),
+        # OpenRLHF #277 shape: the batch named as a remedy already tried, next to the memory that ran out.
+        (
+            "显存开始不够了，global_batch_size 我已经改到最小了，因为是 lora 合并的模型，所以用不了 zero3",
+            "effective_batch_oom",
+        ),
+    ],
+)
+def test_a_consequence_or_a_remedy_tried_is_a_report_not_a_held_belief(text, key):
+    assert key in {m.key for m in detect_misconceptions(text)}
+    assert not holds_belief(text, RULE[key])
+
+
+def test_a_hypothesis_of_the_users_own_is_a_held_belief_even_next_to_a_measurement():
+    # bert4keras #477 shape: an OOM on a 6G card reported, then the user's guess at the cause, asked as a question.
+    text = "用了梯度累积之后 6G 的卡连 batch_size=4 都 OOM，我猜测是因为每一步都保存了一份梯度导致的，请问是这个原因么"
+    assert holds_belief(text, RULE["ga_stores_copies"])
+    assert holds_belief(
+        "I suspect accumulation keeps a copy of the gradients for every step, is that right?", RULE["ga_stores_copies"]
+    )
+
+
+def test_the_belief_said_outright_is_still_held_next_to_a_report():
+    assert holds_belief("我以为梯度累积步数越大显存占用越大，我已经试过 GA=1 和 GA=8", RULE["ga_raises_memory"])
+    assert holds_belief("有效批次太大会导致显存爆掉，所以要把 global batch 调小", RULE["effective_batch_oom"])
+
+
+# ---- act10: turning a feature on/off, choosing between settings, the first question that asks what it means -------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # xtuner #823 / LLaMA-Factory #1801 / DeepSpeed #6007 shapes: how to switch something on or off
+        "请问 deepspeed 里如何启动 activation checkpointing 呢？",
+        "zero3 训练会保存很大的 optimizer states 文件，怎样才能不保存它们呢？",
+        "How can I not save the global_step folder? I only need the LoRA adapter.",
+        # Baichuan2 #176 / Qwen #776 shapes: a choice between two settings
+        "继续预训练时 bf16 和 fp16 如何选择呢",
+        "lora 微调用 bf16 还是 fp16 更好呢？",
+        # GLM-4 #782 shape: the extra work a setup needs
+        "单卡显存不够，能用两张卡一起微调吗，需要做哪些额外配置？",
+    ],
+)
+def test_switching_a_feature_or_choosing_a_setting_is_configure(text):
+    assert act_of(text) == "configure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ms-swift #3953 / Megatron-LM #1487 shapes: what it means / why, then how to change it
+        "请问这里 train_micro_batch_size_per_gpu 写成 auto 是什么意思呀？命令行传的值还生效吗？如何手动修改呢？",
+        "Why does the trainer force overlap_comm=False when offloading? Is it recommended to set it myself?",
+    ],
+)
+def test_a_first_question_about_meaning_makes_the_how_to_after_it_part_of_the_explanation(text):
+    assert act_of(text) == "explain"
+
+
+def test_a_definition_offered_for_confirmation_is_yes_no():
+    # FlagEmbedding #412 shape: "X 指的是 A*B*C 这样算出来的吗" checks a reading; "X 是什么意思" asks for it.
+    assert act_of("论文里的 batch size 4096，指的是卡数*每卡batch*累积步数这样算出来的总数吗") == "yes_no"
+    assert act_of("论文里的 batch size 4096 是什么意思？") == "explain"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # LLaMA-Factory #3789 / xtuner #918 shapes: whether a setting exists that does it
+        "checkpoint 目录里的 global_step 文件夹很大，想问一下这是优化器状态吗？配置里有参数可以关掉这个保存吗？",
+        "多卡训练时日志里的步数没有除以梯度累积，请问有相关的设置可以让步数按优化器更新来算吗？",
+        # LLaMA-Factory #6182 shape
+        "I found the multi-node SFT examples. But is there any example for continued pretraining on two nodes?",
+    ],
+)
+def test_asking_whether_a_setting_or_an_example_exists_is_configure(text):
+    assert act_of(text) == "configure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Whisper-Finetune #23 shape: a stated requirement, then whether the user's cards carry it
+        "全参数微调 13B 大概要 60G 显存，如果使用两张 40G 的显卡可以吗？",
+        # LLaMA-Factory #4199 shape
+        "请问 4 张 24G 的 3090 是否支持 7b 模型的全参微调呢？",
+    ],
+)
+def test_whether_the_stated_hardware_carries_the_run_is_fit(text):
+    assert act_of(text) == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "At the first 100 steps grad_norm is nan, then it is 3.9. Isn't it normal with fp16 loss scaling?",
+        "With GA=4 the progress bar moves once every 4 batches. Is this as expected?",
+    ],
+)
+def test_isnt_it_normal_and_as_expected_ask_whether_an_observation_is_normal(text):
+    assert act_of(text) == "is_normal"

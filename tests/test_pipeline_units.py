@@ -17,7 +17,7 @@ from rag import Assistant
 from rag.acts import classify_act
 from rag.cards import load_cards
 from rag.history import load_history
-from rag.intents import RULES, detect_intents, holds_belief
+from rag.intents import RULES, detect_intents, detect_misconceptions, holds_belief
 from rag.parts import retrieval_query, split_message
 from rag.planner import plan_calls
 from rag.setup import enough_for_memory, read_setup
@@ -281,3 +281,31 @@ def test_a_tool_report_inside_an_answer_section_does_not_repeat_or_outrank_its_h
     nested = nested_report(report)
     assert "What I read" not in nested and "### " not in nested
     assert "**Likely causes and fixes**" in nested or "I found no problem" in nested
+
+
+def test_a_fit_question_without_the_method_opens_with_what_the_figure_needs(bot):
+    # EasyLM #87 shape ("how to train <model> on <gpu>?"): the model and the GPU are named, the method is not, so no
+    # figure is computed; the opening says what is needed, not a retrieved card's general lead.
+    ans = bot.ask("Can I fine-tune llama2-7b on one A100 80GB? How much memory does it need?")
+    assert ans.act == "fit"
+    assert "GiB" not in ans.first_screen
+    head = TEXT["fit_depends"]["en"].split("{")[0]
+    assert ans.first_screen.startswith("**" + head)
+    first = ans.first_screen.split("\n", 1)[0]
+    assert "the method" in first and "the model or its size" not in first
+    zh = bot.ask("llama2-7b 用一张 A100 80G 能训练吗？需要多少显存？")
+    assert zh.act == "fit" and zh.first_screen.startswith("**" + TEXT["fit_depends"]["zh"].split("{")[0])
+
+
+def test_a_failure_report_opens_with_no_correction_of_a_belief_it_does_not_hold(bot):
+    # OpenRLHF #277 shape: memory runs out, the batch was already cut as a remedy — the user does not say the
+    # effective batch causes the OOM, so there is nothing to correct and no "it is not the effective batch" opening.
+    text = (
+        "PPO 训练 13B 模型显存总是不够，我应该怎么解决？\n"
+        "用的是 A800，显存开始不够了，train_batch_size 我已经改到最小了，因为是 lora 合并的模型，所以用不了 zero3"
+    )
+    ans = bot.ask(text)
+    assert "effective_batch_oom" in {m.key for m in detect_misconceptions(text)}
+    assert not ans.corrections
+    belief = next(r for r in RULES if r.key == "effective_batch_oom")
+    assert belief.verdict_zh.split("。")[1][:8] not in ans.first_screen.split("\n", 1)[0]
