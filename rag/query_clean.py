@@ -129,13 +129,43 @@ def clean_query(text: str) -> str:
         # a pasted launch command spans lines (``\`` continuations, one flag a line): every line of it is a command
         in_command = _is_command(line) or (in_command and (continued or bool(_CONTINUATION.search(line))))
         continued = line.endswith("\\")
-        cleaned.append(_command_words(line) if in_command else line)
+        cleaned.append(_command_words(line) if in_command else _split_inline_command(line))
     return "\n".join(x for x in cleaned if x.strip(" \\"))
+
+
+# A launch command pasted after a prose lead-in on the same line ("命令是：CUDA_VISIBLE_DEVICES=0,1 llamafactory-cli train
+# x.yaml", "my command: torchrun ..."): from the launcher (or the env assignments before it) on, the line is a command.
+_INLINE_COMMAND = re.compile(
+    r"[:：]\s*(?P<cmd>(?:(?:nohup|sudo)\s+|(?:export\s+)?[A-Z_][A-Z0-9_]*=\S+\s+)*"
+    r"(?:torchrun|deepspeed|accelerate launch|python3?|llamafactory-cli|swift|tune run|bash|sh)\b.*)$"
+)
+
+
+def _split_inline_command(line: str) -> str:
+    """``line`` with a launch command that follows a prose lead-in reduced to its words (see :func:`_command_words`)."""
+    m = _INLINE_COMMAND.search(line)
+    if not m or not _COMMAND_MARK.search(m.group("cmd")):
+        return line
+    return (line[: m.start("cmd")] + _command_words(m.group("cmd"))).rstrip()
 
 
 def _is_command(line: str) -> bool:
     """A launcher word first and something only a command has (a flag, a script or a config file)."""
     return bool(_COMMAND.match(line) and _COMMAND_MARK.search(line))
+
+
+# A script or config file given by its path in a command (``src/open_r1/grpo_text.py``, ``examples/train_lora/
+# llama3_lora_sft.yaml``): the name after the last separator, without ``$VARS``.
+_SCRIPT_PATH = re.compile(r"""(?:^|[/\\=])([A-Za-z][\w.-]*\.(?:py|sh|ya?ml|json))["']?$""")
+
+
+def _names_a_method(file_name: str) -> bool:
+    """Whether the words of a script or config file's name name a mechanism or method the glossary knows
+    (``grpo_text.py``, ``llama3_lora_sft.yaml``), not only generic words (``train_bash.py``, ``ds_config.json``)."""
+    from .evidence import named_concepts  # evidence imports the glossary and the cards; only needed here
+    from .glossary import file_name_words
+
+    return bool(named_concepts(file_name_words(file_name)))
 
 
 def _command_words(line: str) -> str:
@@ -152,6 +182,8 @@ def _command_words(line: str) -> str:
             continue
         if not _COMMAND_VALUE.search(tok):
             out.append(tok)
+        elif (m := _SCRIPT_PATH.search(tok)) and _names_a_method(m.group(1)):
+            out.append(m.group(1))  # the file's own name names the method (grpo_text.py, llama3_lora_sft.yaml)
     return " ".join(out)
 
 
