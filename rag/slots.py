@@ -318,6 +318,7 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     text = _spaced_gpu_names(text)
     used = [m.span() for m in _OBSERVED.finditer(text)]
     out = []
+    counts: list[int] = []
     for i, m in enumerate(_GPU_NAME.finditer(text)):
         before = text[max(0, m.start() - 24) : m.start()]
         after = _GPU_CAP_AFTER.match(text[m.end() : m.end() + 24])
@@ -333,10 +334,38 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             else 0
         ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+        theirs = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or _NOT_THEIRS_BEFORE.search(before))
+        counts.append(0 if theirs else _count_at_mention(text, m))
+    if len(out) > 1 and any(c > 1 for c in counts):
+        # "A40 * 4 … (单卡A100 80G 不会 OOM)", "四张Titan Xp … 单张V100": the cards counted several times are the run in
+        # question; a card named once as a single one is the comparison (the count read is the several, too)
+        many = {_gpu_family_key(o[2]) for o, c in zip(out, counts, strict=True) if c > 1}
+        out = [
+            (o[0] - 3, *o[1:]) if c == 1 and _gpu_family_key(o[2]) not in many else o
+            for o, c in zip(out, counts, strict=True)
+        ]
     if len(out) > 1:  # "Ascend NPU" names the vendor; a model number named anywhere else ("910B3") says which card
         out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
+
+
+_SINGLE_BEFORE = re.compile(
+    r"(?:单卡|单张|单块|一张|一块|\bsingle|\bone|(?<![\d.])1\s*[x×*]?)\s*(?:\d{1,3}\s*(?:g|gb)\s*的?\s*)?$", re.I
+)
+
+
+def _count_at_mention(text: str, m: re.Match[str]) -> int:
+    """How many of the card a mention counts ("4张Titan Xp", "A40 * 4", "单卡A100"); 0 when none is written."""
+    before = text[max(0, m.start() - 24) : m.start()]
+    if _SINGLE_BEFORE.search(before):
+        return 1
+    if b := _COUNT_BEFORE.search(before):
+        d, w, c = b.groups()
+        return int(d) if d else _COUNT_WORD.get(w.lower(), 0) if w else _num(c)
+    if a := _COUNT_AFTER.match(text[m.end() : m.end() + 16]):
+        return int(a.group(1))
+    return 0
 
 
 def _gpu_preset(name: str, capacity: float | None) -> str | None:
@@ -831,11 +860,43 @@ _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 
 
+# "In your paper, the batch size is 16", "论文里 batch size 是 16": a value of the paper or the README, not the user's run.
+_PAPER_BEFORE = re.compile(
+    r"(?:\b(?:your|the|in the|in your|their)\s+(?:paper|readme|repo's|original (?:paper|code))|论文|官方|原文|作者)"
+    r"[^.。;；?？!！\n]{0,30}$",
+    re.I,
+)
+
+
 def _own_micro(m: re.Match[str], text: str) -> bool:
-    """Not a "total" batch and not a quotation."""
-    return not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]) and not _quoted(
-        text, m.start(), lines=False
+    """Not a "total" batch, not a quotation, not the paper's."""
+    return (
+        not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+        and not _PAPER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
+        and not _quoted(text, m.start(), lines=False)
     )
+
+
+# "how do I change per_device_train_batch_size from (the default) 1 to 16?": the run's value is the one it has now;
+# "I changed the batch size from 1 to 16 and it OOMs" is told as done: the new value is the run's.
+_MICRO_FROM_TO = re.compile(
+    r"(?<![A-Za-z_])(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?|"
+    r"per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|batch[-_ ]?size)\s*(?:value\s*)?(?:from|从)\s*"
+    r"(?:the\s+)?(?:default\s*(?:value\s*)?(?:of\s*)?|默认(?:的|值)?\s*)?(\d+)\s*"
+    r"(?:as|to|into|->|→|变成|改成|改为|调到|到)\s*(\d+)(?![\d.])",
+    re.I,
+)
+_ASKING_HOW = re.compile(
+    r"\b(?:how (?:do|can|should|to)|should I|can I|is it ok to)\b|怎么|如何|是否|要不要|能不能|可以吗", re.I
+)
+
+
+def _change_asked(text: str, m: re.Match[str]) -> bool:
+    """Whether the sentence of a "from A to B" change asks how to make it (A is still the run's value)."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".。!！\n") + 1
+    end = min((i for i in (text.find(c, m.end()) for c in ".。!！\n") if i >= 0), default=len(text))
+    sentence = text[start : end + 1]
+    return bool(_ASKING_HOW.search(sentence) or "?" in sentence or "？" in sentence)
 
 
 def _micro_and_flag(m: re.Match[str], text: str) -> tuple[Any, ...]:
@@ -942,20 +1003,32 @@ _COUNT_AFTER = re.compile(
 
 
 def _count_at_gpu_names(text: str) -> int | None:
-    """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"."""
+    """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"; several
+    of one card over a single one named beside them ("单张V100 … 换成四张2080ti": the cards the run is on), unless
+    the several are someone else's ("README 里写着需要2个A100")."""
+    found = _counts_at_gpu_names(text)
+    return next((n for n, theirs in found if n > 1 and not theirs), found[0][0] if found else None)
+
+
+def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
+    out = []
     for m in _GPU_NAME.finditer(text):
         if _quoted(text, m.start()):
             continue
-        before = _COUNT_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+        window = text[max(0, m.start() - 24) : m.start()]
+        before = _COUNT_BEFORE.search(window)
         if before:
             d, w, c = before.groups()
             if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
                 continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
-            return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
+            lead = window[: before.start()]
+            theirs = bool(_NOT_THEIRS_BEFORE.search(lead) or _GPU_OTHERS.search(lead))
+            out.append((int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c), theirs))
+            continue
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
         if after:
-            return int(after.group(1))
-    return None
+            out.append((int(after.group(1)), bool(_GPU_OTHERS.search(window))))
+    return out
 
 
 # A GPU count the user asks about or supposes: "Can i use 3 gpu card …", "如果用4张卡", "能否用两张卡".
@@ -1022,7 +1095,13 @@ _COUNT_FIRST_RULES = (
     SlotRule(("world_size",), (_GPUS_EN,), lambda m, text: (_EN_NUM[m.group(1).lower()],)),
 )
 #: `--num_gpus 4`, "GPU num is 8": a count by name, over a count read from a phrase.
-_COUNT_NAMED_RULE = SlotRule(("world_size",), (_GPUS_WORD, _GPU_NUM), _group_int())
+_COUNT_NAMED_RULE = SlotRule(
+    ("world_size",),
+    (_GPUS_WORD, _GPU_NUM),
+    _group_int(),
+    # "GA * 卡数 = 32": a factor of the user's formula, its result is no GPU count
+    accept=lambda m, text: not re.search(r"(?:[*×]|\sx)\s*$", text[max(0, m.start() - 4) : m.start()]),
+)
 #: "共 16 张卡" (the total), then "后来变成单卡" (a change): each later one wins.
 _COUNT_LAST_RULES = (
     SlotRule(("world_size",), (_GPU_TOTAL,), _group_int()),
@@ -1034,6 +1113,45 @@ _PARALLEL_SIZE_RULES = (
     SlotRule(("tensor_parallel_size",), (_TP,), _group_int()),
     SlotRule(("sequence_parallel_size",), (_SP,), _group_int()),
 )
+
+
+# "8 80G GPU (7 for training and 1 for vllm)", "8卡（6张用于训练，2张跑vLLM）": the GPUs the trainer runs on.
+_TRAINING_SUBSET = re.compile(
+    NUM + r"(?![\d.])\s*(?:张|块|个)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))?\s*"
+    r"(?:(?:are\s+)?(?:used\s+)?for|用于|用来|用作|做|跑)\s*(?:the\s+)?(?:training|trainer|train\b|policy training|训练)",
+    re.I,
+)
+# "主卡占用10GB，另外3个卡占用8GB", "GPU0 uses 10GB and the other 3 GPUs 8GB": one card named, then "the other N".
+_OTHER_CARDS = re.compile(
+    r"(?:另外|其余|其他|其它|剩下的?|剩余的?|\bthe other|\bthe remaining|\bthe rest of the)\s*" + NUM + r"(?![\d.])",
+    re.I,
+)
+_ONE_CARD_NAMED = re.compile(
+    r"主卡|第一张卡|第一块卡|0号卡|卡\s*0(?!\d)|(?:gpu|cuda|rank)\s*[:#]?\s*0(?![\d.])|\b(?:the )?(?:first|main|master) (?:gpu|card)",
+    re.I,
+)
+# Windows' GPU memory report "( 24 GPU and 3.9 Shared )": gigabytes of dedicated and shared memory, not a GPU count.
+_SHARED_AFTER = re.compile(r"\s*(?:memory\s*)?(?:and|\+|,|/)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)?\s*shared", re.I)
+
+
+def _gpu_count_fixes(text: str, slots: Slots) -> None:
+    """A count the message qualifies: the training share of the GPUs, or one named card plus "the other N"."""
+    if slots.world_size is None:
+        return
+    for m in _TRAINING_SUBSET.finditer(text):
+        n = _num(m.group(1))
+        if 1 <= n < slots.world_size and not _quoted(text, m.start()):
+            slots.world_size = n
+            return
+    for m in _OTHER_CARDS.finditer(text):
+        n = _num(m.group(1))
+        if (
+            n == slots.world_size
+            and re.match(r"\s*(?:个|张|块)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))", text[m.end() :], re.I)
+            and _ONE_CARD_NAMED.search(text, 0, m.start())
+        ):
+            slots.world_size = n + 1
+            return
 
 
 def _parallel(text: str, slots: Slots) -> None:
@@ -1049,6 +1167,8 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
             continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
+        if _SHARED_AFTER.match(text, m.end()):
+            continue  # "( 24 GPU and 3.9 Shared )": Windows' dedicated and shared GPU memory in GB
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
@@ -1096,6 +1216,7 @@ def _parallel(text: str, slots: Slots) -> None:
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)
+    _gpu_count_fixes(text, slots)
     if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
@@ -1344,6 +1465,16 @@ _PACKAGE_LINE = re.compile(
 )
 
 
+# "量化加载的模型", "train 里是量化加载的", "the model is loaded quantized", "on the quantized base model": the base weights
+# are quantized (no bit count written).
+_QUANTIZED_LOAD = re.compile(
+    r"量化加载|加载量化|以量化(?:方式|形式)?加载|量化后的(?:基座|底座)?模型|量化的(?:基座|底座)?模型|"
+    r"\bload(?:ed|ing|s)?\s+(?:it\s+|the\s+(?:base\s+)?model\s+)?(?:in\s+)?quantized\b|"
+    r"\bquantized\s+(?:base\s+)?(?:model|weights)\b",
+    re.I,
+)
+
+
 _LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
 _LORA_REJECTED = re.compile(
     r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
@@ -1408,6 +1539,9 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "qlora"
     elif lora:
         slots.finetune = "lora"
+        q = _QUANTIZED_LOAD.search(text)
+        if slots.quantization is None and q and not _negated(text, q.start()):
+            slots.finetune = "qlora"  # LoRA trained on a model loaded quantized, bits unsaid: QLoRA's recipe
     elif full:
         slots.finetune = "full"
     elif _FREEZE.search(text):
@@ -1938,9 +2072,47 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
             slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
         if total := _WITH_TOTAL.match(text, m.end()):
             slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
+    if (m := _MICRO_FROM_TO.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+        slots.train_micro_batch_size_per_gpu = int(m.group(1)) if _change_asked(text, m) else int(m.group(2))
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
+
+
+# The user's own formula for the total batch: "总batch_size = train_batch_size * GA * 卡数", "global = bs x grad_acc x
+# n_gpus". A batch key multiplied by the accumulation steps *and* the device count is the per-device batch there,
+# whatever the framework calls it (DeepSpeed's `train_batch_size` is the total; the user's formula says otherwise).
+_FORMULA = re.compile(
+    r"[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*(?:(?:\s*[*×]\s*|\s+x\s+)[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*){2,4}"
+)
+_FORMULA_GA = re.compile(r"^(?:gradient_accumulation(?:_steps)?|grad_acc\w*|ga|accum\w*|梯度累[积加计]\w*)$", re.I)
+_FORMULA_DEVICES = re.compile(
+    r"^(?:n_?gpus?|num_gpus?|gpus?|num_devices|n_devices|devices|device_count|world_size|nproc\w*|num_processes|"
+    r"卡数|显卡数|gpu数|gpu数量|卡的数量|显卡数量|设备数)$",
+    re.I,
+)
+
+
+def per_device_formula(text: str) -> re.Match[str] | None:
+    """The user's formula that multiplies ``train_batch_size`` by the accumulation steps and the device count."""
+    for m in _FORMULA.finditer(text):
+        factors = [f.strip() for f in re.split(r"\s*[*×]\s*|\s+x\s+", m.group(0))]
+        if (
+            "train_batch_size" in (f.lower() for f in factors)
+            and any(_FORMULA_GA.match(f) for f in factors)
+            and any(_FORMULA_DEVICES.match(f) for f in factors)
+        ):
+            return m
+    return None
+
+
+def _batch_in_own_formula(text: str, slots: Slots) -> None:
+    if slots.train_batch_size is None or slots.train_micro_batch_size_per_gpu is not None:
+        return
+    if m := per_device_formula(text):
+        slots.train_micro_batch_size_per_gpu, slots.train_batch_size = slots.train_batch_size, None
+        if total := re.match(r"\s*=\s*(\d+)(?![\d.])", text[m.end() :]):
+            slots.train_batch_size = int(total.group(1))
 
 
 def extract_slots(text: str, prose: bool = False) -> Slots:
@@ -1962,6 +2134,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
         step(text, slots)
     if prose:
         _latest_in_prose(text, slots)
+    _batch_in_own_formula(text, slots)
     return slots
 
 

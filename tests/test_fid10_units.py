@@ -1,0 +1,136 @@
+"""Stated-value fidelity (issue #10), round 10: formats and phrasings the reader misread.
+
+Each case is built from the *format* (a realistic message of that shape), not from one dev message's words.
+Fast tier: text processing only, no model.
+"""
+
+from __future__ import annotations
+
+from rag.parts import split_message
+from rag.setup import read_setup
+from rag.slots import extract_slots
+
+
+def setup_of(text: str):
+    setup, _ = read_setup(split_message(text))
+    return setup
+
+
+# ---- GPU counts the message qualifies ------------------------------------------------------------------
+def test_training_share_of_the_gpus_is_the_world_size():
+    # GRPO/PPO recipes keep GPUs aside for the vLLM generator: the trainer's world size is the training share
+    s = setup_of("I run GRPO on a node with 8 H100 GPUs (6 for training, 2 for vLLM generation), batch 2 per device.")
+    assert s.get("world_size") == 6
+    s = setup_of("单机8卡，其中7张卡用于训练，1张卡跑vllm，per_device_train_batch_size=2")
+    assert s.get("world_size") == 7
+
+
+def test_training_share_equal_to_all_gpus_changes_nothing():
+    s = setup_of("I use 4 GPUs for training with per_device_train_batch_size 8")
+    assert s.get("world_size") == 4
+
+
+def test_one_named_card_plus_the_other_n():
+    s = setup_of("训练时0号卡显存占用12G，另外3张卡只有9G，这正常吗？")
+    assert s.get("world_size") == 4
+    s = setup_of("GPU0 uses 20GB while the other 7 GPUs use 14GB each with DDP. Why?")
+    assert s.get("world_size") == 8
+    assert s.get("observed_memory_gb") == 20
+
+
+def test_other_n_cards_without_a_named_first_card_is_n():
+    s = setup_of("我有2张卡在跑别的任务，另外4张卡训练")
+    assert s.get("world_size") != 5
+
+
+def test_windows_dedicated_and_shared_report_is_no_gpu_count():
+    # Task Manager's "24 GPU and 3.9 Shared": gigabytes of dedicated and shared memory, one card
+    s = setup_of(
+        "On my single 3090 the 7B fine-tune needs about 28 GB of VRAM ( 24 GPU and 3.9 Shared ) so it spills over."
+    )
+    assert s.get("world_size") in (None, 1)
+    assert s.get("gpu") == "rtx-3090"
+
+
+# ---- which GPU is the run's ----------------------------------------------------------------------------
+def test_counted_cards_win_over_a_single_card_named_for_comparison():
+    s = setup_of("显卡 L20 * 8 全参微调 14B 一直 OOM（在单卡H100 80G上同样的配置不会OOM），该怎么设置？")
+    assert s.get("gpu_text") == "L20"
+    assert s.get("gpu") == "l20"
+    assert s.get("world_size") == 8
+    s = setup_of("用单张32G的V100能跑batch 4，换成四张2080ti每张11G，batch还是只能开4，为什么？")
+    assert "2080" in s.get("gpu_text")
+    assert s.get("gpu_memory_gb") == 11
+    assert s.get("world_size") == 4
+
+
+def test_a_required_pair_of_cards_does_not_displace_the_users_single_card():
+    s = setup_of("我只有一块24G的4090，README里写着需要2个A100，LoRA 能跑吗？")
+    assert s.get("gpu") == "rtx-4090"
+    assert s.get("gpu_memory_gb") == 24
+
+
+def test_unknown_card_times_count_keeps_its_size_from_the_product():
+    s = setup_of("硬件：A40 x 4 = 48G x 4，zero3 全参微调 8B 还是 OOM，另外试过单卡A100 80G 是可以的")
+    assert s.get("gpu_text") == "A40"
+    assert s.get("gpu_memory_gb") == 48
+    assert s.get("world_size") == 4
+
+
+# ---- the per-device batch in the user's own formula ----------------------------------------------------
+def test_train_batch_size_in_own_formula_is_the_micro_batch():
+    s = setup_of(
+        "train_batch_size=2，gradient_accumulation_steps=8，用4张卡训练，"
+        "总batch_size=train_batch_size * gradient_accumulation_steps * 卡数 = 64，对吗？"
+    )
+    assert s.get("train_micro_batch_size_per_gpu") == 2
+    assert s.get("train_batch_size") == 64
+    assert s.get("world_size") == 4  # "卡数 = 64" is the formula's result, not a GPU count
+
+
+def test_train_batch_size_in_a_config_with_the_formula_in_prose():
+    text = (
+        "args:\n```yaml\ntrain_batch_size: 4\ngradient_accumulation_steps: 2\n```\n"
+        "On 8 GPUs my global batch is train_batch_size x gradient_accumulation_steps x num_gpus, is that right?"
+    )
+    s = setup_of(text)
+    assert s.get("train_micro_batch_size_per_gpu") == 4
+    assert not s.has("train_batch_size")
+
+
+def test_deepspeed_train_batch_size_without_such_formula_stays_the_total():
+    s = setup_of('ds config has "train_batch_size": 64, "gradient_accumulation_steps": 4 on 8 GPUs')
+    assert s.get("train_batch_size") == 64
+    assert not s.has("train_micro_batch_size_per_gpu")
+
+
+# ---- "from A to B": asked vs done ----------------------------------------------------------------------
+def test_change_asked_keeps_the_current_value():
+    slots = extract_slots(
+        "The README trains with batch size 32. How do I change per_device_train_batch_size from the default 1 to 32?",
+        prose=True,
+    )
+    assert slots.train_micro_batch_size_per_gpu == 1
+
+
+def test_change_done_uses_the_new_value():
+    slots = extract_slots(
+        "I changed per_device_train_batch_size from 1 to 8 and now it runs out of memory.", prose=True
+    )
+    assert slots.train_micro_batch_size_per_gpu == 8
+
+
+def test_papers_batch_is_not_the_users_micro_batch():
+    slots = extract_slots("In the paper, the batch size is 64. My run: 2 GPUs, gradient_accumulation_steps 4.")
+    assert slots.train_micro_batch_size_per_gpu != 64
+
+
+# ---- LoRA on a model loaded quantized ------------------------------------------------------------------
+def test_lora_on_a_model_loaded_quantized_is_qlora():
+    assert extract_slots("我的代码是量化加载模型后再训练 lora 的，合并的时候报错").finetune == "qlora"
+    assert extract_slots("I train LoRA adapters on the quantized base model, then merging fails").finetune == "qlora"
+
+
+def test_lora_without_quantization_stays_lora():
+    assert extract_slots("I train LoRA adapters on llama-2-7b in bf16, then merging fails").finetune == "lora"
+    assert extract_slots("lora 训练，没有量化加载模型").finetune == "lora"
