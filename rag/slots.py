@@ -41,7 +41,7 @@ _CN_DIGITS = {
 }
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)?\s*"
+SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)?\s*"
 _NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
 
 
@@ -491,6 +491,8 @@ _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[
 _TRAIN_BATCH = re.compile(
     r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
     r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
+    # "train_batch_size(global batch size)=64": a note in brackets between the key and its value
+    + r"(?:\s*[(（][^()（）\n]{1,30}[)）])?"
     + SEP
     + r"(\d+)",
     re.I,
@@ -543,7 +545,10 @@ _GPUS_WORD = re.compile(
     re.I,
 )
 _NODES = re.compile(
-    r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
+    # "2 nodes", "4xnode", "a 4-node cluster", "2台机器"
+    r"(?<![A-Za-z0-9.])"
+    + NUM
+    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
     r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
     re.I,
@@ -569,7 +574,8 @@ _PER_NODE_COUNT = re.compile(
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
 _PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
 _ZERO = re.compile(
-    r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
+    # "zero stage = 3", "ZeRO stage: 2" as well as "zero3", "zero-stage-2"
+    r"zero[-_ ]?(?:stage)?(?:\s*(?:==?|:|：|is)\s*|[-_ ]?)([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
     r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])",
     re.I,
 )
@@ -675,6 +681,12 @@ def _model(text: str, slots: Slots) -> None:
             slots.num_params = sized.num_params
     if (m := _SIZE_CHANGE.search(named)) and slots.model is None:
         slots.num_params = float(m.group(1)) * 1e9
+    if slots.model_text is None and slots.model is None and (m := _FROM_PRETRAINED.search(text)):
+        name = m.group(1).rstrip("/").rsplit("/", 1)[-1]
+        if re.search(r"[A-Za-z]{2}", name):
+            slots.model_text = name[:60]
+            if preset := preset_for_name(name):
+                slots.model, slots.num_params = preset, None
 
 
 # A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
@@ -696,6 +708,14 @@ def _run_length(pattern: re.Pattern[str], text: str, pos: int) -> int:
     return len(m.group(0)) if m else 0
 
 
+# The size a checkpoint names in words after its family: "RoBERTa-large", "bert-base", "t5-small", "whisper-medium".
+_SIZE_WORDS = re.compile(r"(?:[-_](?:large|base|small|tiny|medium|mini|xl|xxl|huge|giant))+", re.I)
+# A checkpoint loaded by its id or folder in pasted code: `SwinModel.from_pretrained('./swin-large-patch4-…')`.
+_FROM_PRETRAINED = re.compile(
+    r"from_pretrained\(\s*(?:pretrained_model_name_or_path\s*=\s*)?[rf]?[\"']([^\"'\s]{2,120})[\"']"
+)
+
+
 def _whole_name(text: str, m: re.Match[str]) -> str:
     """The whole model id a family match sits in: "Chinese-Alpaca-2-7B" around "Alpaca", "miniCPM-V2.5" around
     "miniCPM" (hyphens, dots and underscores join it; a space, a slash or other punctuation ends it)."""
@@ -705,8 +725,11 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
     if left := _NAME_LEFT.search(text, 0, start):
         start = left.start()
     whole = text[start : end + _run_length(_NAME_RIGHT, text, end)].strip("-_.")
-    if not re.search(r"\d", whole[: m.start(1) - start] + whole[m.end(1) - start :]) and not re.search(
-        r"\d", m.group(1)
+    extra = whole[: m.start(1) - start] + whole[m.end(1) - start :]
+    if (
+        not re.search(r"\d", extra)
+        and not re.search(r"\d", m.group(1))
+        and not _SIZE_WORDS.fullmatch(whole[m.end(1) - start :])
     ):
         return m.group(1).strip()  # "llama_recipes", "alpaca_zh_demo": a package or data set named after the family
     if _NAME_SIZE.search(m.group(1).strip()) and not _NAME_SIZE.search(whole):
@@ -830,9 +853,12 @@ def _gpu(text: str, slots: Slots) -> None:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
                 break
     if slots.gpu_memory_gb is None:
-        for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
+        each = list(_GPU_MEM_EACH.finditer(text))
+        for m in [*each, *_GPU_MEM.finditer(text)]:
             if any(a < m.end() and m.start() < b for a, b in used_spans):
                 continue  # "占用了 20G 显存" is use, not the card's size
+            if m in each and float(next(g for g in m.groups() if g is not None)) not in _CARD_SIZES:
+                continue  # "FSDP: 2.93 s, 23.8GB per GPU": a measured amount per GPU, no card's size
             if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
                 continue
             if _POOLED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _POOLED_AFTER.match(text, m.end()):
@@ -915,9 +941,16 @@ def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (lr if 0 < lr < 10 else None,)
 
 
+# "8 for each GPU", "2 GPUs with 8 Batch per GPU", "16 samples per device": a per-device batch written after its number.
+_MICRO_AFTER = re.compile(
+    r"(?<![\d.])(\d{1,4})\s*(?:batch(?:es)?|samples?|images?|sequences?|examples?)?\s*"
+    r"(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b",
+    re.I,
+)
 _MICRO_RULES = (
     SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_AFTER,), _group_int(), accept=_own_micro),
 )
 _GA_RULES = (
     SlotRule(
@@ -994,7 +1027,7 @@ _COUNT_BEFORE = re.compile(
     r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
     r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
     r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
-    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$",
+    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:\*\*|__)?$",
     re.I,
 )
 _COUNT_AFTER = re.compile(
@@ -1130,6 +1163,8 @@ _ONE_CARD_NAMED = re.compile(
     r"主卡|第一张卡|第一块卡|0号卡|卡\s*0(?!\d)|(?:gpu|cuda|rank)\s*[:#]?\s*0(?![\d.])|\b(?:the )?(?:first|main|master) (?:gpu|card)",
     re.I,
 )
+# verl's (and other FSDP trainers') sharded checkpoint files name the world size that saved them.
+_SHARD_FILE_WORLD = re.compile(r"world_size_(\d{1,4})_rank_\d+", re.I)
 # Windows' GPU memory report "( 24 GPU and 3.9 Shared )": gigabytes of dedicated and shared memory, not a GPU count.
 _SHARED_AFTER = re.compile(r"\s*(?:memory\s*)?(?:and|\+|,|/)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)?\s*shared", re.I)
 
@@ -1216,6 +1251,8 @@ def _parallel(text: str, slots: Slots) -> None:
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)
+    if slots.world_size is None and (m := _SHARD_FILE_WORLD.search(text)):
+        slots.world_size = int(m.group(1))  # FSDP/verl shard files "model_world_size_8_rank_0.pt": saved by 8 ranks
     _gpu_count_fixes(text, slots)
     if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
@@ -1900,8 +1937,15 @@ def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (float(m.group(1)),) if len(set(listed)) == 1 else (None,)
 
 
+# Megatron-LM / GPT-NeoX name their dataset index files by samples, sequence length and seed:
+# "…_train_indexmap_24000000ns_2048sl_1234s_doc_idx.npy" (megatron/data/gpt_dataset.py, _build_index_mappings).
+_INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
 _PRINTED_RULES = (
     SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
+    SlotRule(("seq_len",), (_INDEXMAP_SEQ,), _group_int()),
+    # DeepSpeed logs name the ZeRO optimizer's file: "[stage2.py:1357:step]" (deepspeed/runtime/zero/stage2.py in
+    # the 0.3-0.5 releases), "[stage3.py:…]"; stage_1_and_2.py names no single stage
+    SlotRule(("zero_stage",), (re.compile(r"\[stage([23])\.py:\d+"),), _group_int()),
     *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
     SlotRule(("zero_stage",), (_ZERO3_CLASS,), _constant(3)),
     SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),

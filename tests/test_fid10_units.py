@@ -134,3 +134,80 @@ def test_lora_on_a_model_loaded_quantized_is_qlora():
 def test_lora_without_quantization_stays_lora():
     assert extract_slots("I train LoRA adapters on llama-2-7b in bf16, then merging fails").finetune == "lora"
     assert extract_slots("lora 训练，没有量化加载模型").finetune == "lora"
+
+
+# ---- settings in the shapes people write them ----------------------------------------------------------
+def test_zero_stage_with_an_equals_sign_or_colon():
+    assert extract_slots("when zero stage = 3, from_pretrained uses more memory").zero_stage == 3
+    assert extract_slots("ZeRO stage: 2 with offload").zero_stage == 2
+
+
+def test_double_equals_states_the_value():
+    assert (
+        extract_slots("If gradient_accumulation_steps == 1 the loss is divided by zero").gradient_accumulation_steps
+        == 1
+    )
+
+
+def test_nodes_written_times_node_or_hyphenated():
+    assert extract_slots("with 4xnode training each iteration is slower").num_nodes == 4
+    assert extract_slots("we train on a 2-node cluster with HYBRID_SHARD").num_nodes == 2
+
+
+def test_sharded_checkpoint_file_names_the_world_size():
+    assert extract_slots("the actor folder has model_world_size_4_rank_0.pt … rank_3.pt").world_size == 4
+
+
+def test_single_gpu_in_markdown_bold():
+    s = extract_slots("I used an **A100-80G GPU** and it still runs out of memory")
+    assert s.world_size == 1
+    assert s.gpu_memory_gb == 80
+
+
+def test_key_with_a_bracketed_note_before_its_value():
+    assert extract_slots("we train with `train_batch_size(global batch size)=256` on 8 GPUs").train_batch_size == 256
+
+
+def test_per_device_batch_written_after_its_number():
+    assert extract_slots("2 GPUs with 16 samples per GPU, should I scale the lr?").train_micro_batch_size_per_gpu == 16
+    assert extract_slots("4 GPUs, i.e., 8 for each GPU").train_micro_batch_size_per_gpu == 8
+
+
+def test_measured_gigabytes_per_gpu_are_no_capacity():
+    s = extract_slots("DDP: 1.2 s/it, 21.3GB per GPU; ZeRO-2: 1.4 s/it, 17.6GB per GPU")
+    assert s.gpu_memory_gb is None
+    assert extract_slots("8 GPUs with 32GB per GPU").gpu_memory_gb == 32
+
+
+def test_model_name_with_a_size_word():
+    assert extract_slots("LoRA on a RoBERTa-large model uses 12 GB").model_text == "RoBERTa-large"
+
+
+def test_checkpoint_loaded_in_pasted_code():
+    s = extract_slots("model = ViTModel.from_pretrained('./vit-huge-patch14-224-in21k').cuda()")
+    assert s.model_text == "vit-huge-patch14-224-in21k"
+    s = extract_slots('model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-13b-hf")')
+    assert s.model == "llama-2-13b"
+
+
+def test_log_with_a_collector_prefix_is_a_log_and_names_fp16_and_stage():
+    text = (
+        "training hangs after 10k steps:\n```\n"
+        "1700000000000 worker-3 info [2023-11-14 05:04:21,527] [INFO] [stage2.py:1357:step] [deepspeed] "
+        "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1.0, reducing to 1.0\n```\nany idea?"
+    )
+    parts = split_message(text)
+    assert [p.kind for p in parts] == ["prose", "log", "prose"]
+    s = setup_of(text)
+    assert s.get("zero_stage") == 2
+    assert "fp16" in s.get("precision")
+
+
+def test_megatron_index_map_names_the_sequence_length():
+    text = (
+        "how many iterations make one epoch?\n```\n"
+        " > loading doc-idx mapping from data/pile_text_document_train_indexmap_1000000ns_4096sl_42s_doc_idx.npy\n"
+        " > loading sample-idx mapping from data/pile_text_document_train_indexmap_1000000ns_4096sl_42s_sample_idx.npy\n"
+        "    total number of samples: 1000123\n```"
+    )
+    assert setup_of(text).get("seq_len") == 4096
