@@ -455,7 +455,7 @@ _SET_WORDS = (
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -604,7 +604,7 @@ _OFFLOAD_PARAM = re.compile(
     re.I,
 )
 _SEQ = re.compile(
-    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
     + SEP
@@ -621,7 +621,10 @@ _SEQ_CHANGE = re.compile(
     r"(?:->|→|到|改到|改成|增加到|加到|\bto)\s*(\d+(?:\.\d+)?)\s*(k)?(?![A-Za-z0-9])",
     re.I,
 )
-_RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
+# ("我设置的r=2": Chinese glued before the key, so no \b)
+_RANK = re.compile(
+    r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_])rank|(?<![A-Za-z0-9_])r)\s*(?:=|:|：|为)?\s*(\d+)", re.I
+)
 _CKPT = re.compile(
     r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
     r"recomputation",
@@ -1074,6 +1077,10 @@ _COMPARED_BEFORE = re.compile(
     r"(?:比|相比|\bthan|compared (?:to|with)|instead of|还是|或者|或是|\bor)\s*(?:用|使用|在|on|with)?\s*$", re.I
 )
 _OR_AFTER = re.compile(r"\s*(?:的\S{0,6}?)?\s*(?:还是|或者|或是|\bor\b)", re.I)
+_ONE_CARD_AMOUNT = re.compile(
+    r"\s*(?:的显存)?\s*(?:是|占用?了?|用了|到了?)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)\b[^。.!?？\n]{0,12}(?:其余|其他|其它|另外|别的)",
+    re.I,
+)
 _EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
 _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
@@ -1196,8 +1203,10 @@ def _parallel(text: str, slots: Slots) -> None:
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
-        if _EACH_CARD.match(text, m.end()) and (m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)):
-            continue  # "我的一张显卡大小是8g": the size of each card, not how many
+        if (_EACH_CARD.match(text, m.end()) or _ONE_CARD_AMOUNT.match(text, m.end())) and (
+            m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)
+        ):
+            continue  # "我的一张显卡大小是8g", "一个卡是22g，其余都是10g": one card's size or use, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
@@ -2129,18 +2138,30 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
 _FORMULA = re.compile(
     r"[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*(?:(?:\s*[*×]\s*|\s+x\s+)[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*){2,4}"
 )
-_FORMULA_GA = re.compile(r"^(?:gradient_accumulation(?:_steps)?|grad_acc\w*|ga|accum\w*|梯度累[积加计]\w*)$", re.I)
+_FORMULA_GA = re.compile(
+    r"^(?:gradient_accumulation(?:_steps)?|grad_acc\w*|ga|accum\w*|accumulation_steps|梯度累[积加计]\w*)$", re.I
+)
 _FORMULA_DEVICES = re.compile(
-    r"^(?:n_?gpus?|num_gpus?|gpus?|num_devices|n_devices|devices|device_count|world_size|nproc\w*|num_processes|"
+    r"^(?:n_?gpus?|num_gpus?|gpus?|num_devices|n_devices|devices?|device_num|device_count|world_size|nproc\w*|"
+    r"num_processes|"
     r"卡数|显卡数|gpu数|gpu数量|卡的数量|显卡数量|设备数)$",
     re.I,
 )
 
 
+def _factors(m: re.Match[str]) -> list[str]:
+    """A formula's factors, without Chinese glued to either end ("指的是Device_num", "accumulation_steps这样")."""
+    out = []
+    for f in re.split(r"\s*[*×]\s*|\s+x\s+", m.group(0)):
+        f = re.sub(r"^[\u4e00-\u9fff]+(?=[A-Za-z_])", "", f.strip())
+        out.append(re.sub(r"(?<=[A-Za-z0-9_])[\u4e00-\u9fff]+$", "", f))
+    return out
+
+
 def per_device_formula(text: str) -> re.Match[str] | None:
     """The user's formula that multiplies ``train_batch_size`` by the accumulation steps and the device count."""
     for m in _FORMULA.finditer(text):
-        factors = [f.strip() for f in re.split(r"\s*[*×]\s*|\s+x\s+", m.group(0))]
+        factors = _factors(m)
         if (
             "train_batch_size" in (f.lower() for f in factors)
             and any(_FORMULA_GA.match(f) for f in factors)
@@ -2150,7 +2171,33 @@ def per_device_formula(text: str) -> re.Match[str] | None:
     return None
 
 
+_FORMULA_PER_DEVICE = re.compile(
+    r"^(?:per_device\w*|micro\w*|\w*per_(?:gpu|device)\w*|bs_per\w*|local_batch\w*|每卡\w*)$", re.I
+)
+
+
+def _total_by_formula(text: str, slots: Slots) -> None:
+    """ "batch_size=19200，指的是Device_num*per_device_batch_size*accumulation_steps吗": a batch value the formula right
+    after it multiplies out of the per-device batch, the accumulation steps and the devices is the total."""
+    micro = slots.train_micro_batch_size_per_gpu
+    if micro is None or slots.train_batch_size is not None:
+        return
+    for m in _FORMULA.finditer(text):
+        factors = _factors(m)
+        if not (
+            any(_FORMULA_PER_DEVICE.match(f) for f in factors)
+            and any(_FORMULA_GA.match(f) for f in factors)
+            and any(_FORMULA_DEVICES.match(f) for f in factors)
+        ):
+            continue
+        before = text[max(0, m.start() - 30) : m.start()]
+        if (n := re.search(r"(\d+)\D{0,24}$", before)) and int(n.group(1)) == micro:
+            slots.train_batch_size, slots.train_micro_batch_size_per_gpu = micro, None
+            return
+
+
 def _batch_in_own_formula(text: str, slots: Slots) -> None:
+    _total_by_formula(text, slots)
     if slots.train_batch_size is None or slots.train_micro_batch_size_per_gpu is not None:
         return
     if m := per_device_formula(text):

@@ -211,3 +211,27 @@ def test_megatron_index_map_names_the_sequence_length():
         "    total number of samples: 1000123\n```"
     )
     assert setup_of(text).get("seq_len") == 4096
+
+
+def test_typoed_batch_key():
+    assert extract_slots("为什么我v100-32G，betch-size1都oom").train_micro_batch_size_per_gpu == 1
+    assert extract_slots("qlora fsdp, bacth_size=2, 一段时间后oom").train_micro_batch_size_per_gpu == 2
+
+
+def test_one_cards_use_beside_the_others_is_no_gpu_count():
+    s = extract_slots("多卡训练，一个卡是30g，其余都是12g左右，batch_size=1")
+    assert s.world_size != 1
+
+
+def test_batch_value_defined_by_a_formula_is_the_total():
+    s = extract_slots("论文里的batch_size=4096，指的是device_num*per_device_batch_size*gradient_accumulation_steps吗？")
+    assert s.train_batch_size == 4096
+    assert s.train_micro_batch_size_per_gpu is None
+
+
+def test_lora_rank_glued_to_chinese():
+    assert extract_slots("lora微调比全量慢，我设置的r=4").lora_rank == 4
+
+
+def test_max_sequence_length_with_a_space():
+    assert extract_slots("max_sequence length is 4096 on 8 GPUs").seq_len == 4096
