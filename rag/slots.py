@@ -41,7 +41,7 @@ _CN_DIGITS = {
 }
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)?\s*"
+SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
 _NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
 
 
@@ -204,7 +204,12 @@ _DATA_AMOUNT = re.compile(
     r"\s*(?:tokens?\b|samples?\b|examples?\b|words?\b|characters?\b|chars?\b|条|个\s*token)", re.I
 )
 _PARAMS_YI = re.compile(r"(\d+(?:\.\d+)?)\s*亿")
-_PARAMS_M = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:params|parameters|参数|的模型|model)", re.I)
+# "a 400M model", "a 400M transformer model", "125M GPT-2 model": one architecture word may stand between
+_PARAMS_M = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:(?:transformer|gpt|bert|llama|decoder|encoder|language|"
+    r"parameter)[-\w]*\s+)?(?:params|parameters|参数|的模型|model)",
+    re.I,
+)
 
 
 def _word(pattern: str) -> re.Pattern[str]:
@@ -464,7 +469,10 @@ _MICRO = re.compile(
 )
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
-    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM,
+    # ESPnet / neural_sp's `accum_grad`, `accum_grad_n_step`
+    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate|accum_grad(?:_n_steps?)?)"
+    r"(?:`?\s*(?:argument|option|parameter|flag)\b)?" + r"(?:\s*\(\s*(?=\d+\s*\))|" + SEP + r")" + NUM,
+    # "1X3XGRADIENT_ACC(4)": the value in brackets after the key
     re.I,
 )
 _GA_CHANGE = re.compile(
@@ -626,7 +634,7 @@ _RANK = re.compile(
     r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_])rank|(?<![A-Za-z0-9_])r)\s*(?:=|:|：|为)?\s*(\d+)", re.I
 )
 _CKPT = re.compile(
-    r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
+    r"gradient[-_ ]?checkpoint(?:ing)?\b|gradient[-_ ]?checkpoin(?:ing|tng|itng)\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
     r"recomputation",
     re.I,
 )
@@ -881,7 +889,7 @@ def _gpu_family_key(name: str) -> str:
 
 
 # "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.
-_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)\s*$", re.I)
+_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)[-_ ]?\s*$", re.I)
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
@@ -1952,6 +1960,13 @@ _INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
 _PRINTED_RULES = (
     SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
     SlotRule(("seq_len",), (_INDEXMAP_SEQ,), _group_int()),
+    # accelerate's DeepSpeed prepare: "`is_train_batch_min` (here True will decide the `train_batch_size` (16)." — the
+    # per-device batch it fills `train_micro_batch_size_per_gpu` with (accelerator.py, _prepare_deepspeed)
+    SlotRule(
+        ("train_micro_batch_size_per_gpu",),
+        (re.compile(r"will decide the `train_batch_size` \((\d+)\)"),),
+        _group_int(),
+    ),
     # DeepSpeed logs name the ZeRO optimizer's file: "[stage2.py:1357:step]" (deepspeed/runtime/zero/stage2.py in
     # the 0.3-0.5 releases), "[stage3.py:…]"; stage_1_and_2.py names no single stage
     SlotRule(("zero_stage",), (re.compile(r"\[stage([23])\.py:\d+"),), _group_int()),

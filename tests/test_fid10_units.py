@@ -235,3 +235,33 @@ def test_lora_rank_glued_to_chinese():
 
 def test_max_sequence_length_with_a_space():
     assert extract_slots("max_sequence length is 4096 on 8 GPUs").seq_len == 4096
+
+
+def test_accelerate_deepspeed_log_names_the_per_device_batch():
+    text = (
+        "grad accumulation gets reset:\n```\n"
+        "[2024-05-01 10:00:00,123][accelerate.accelerator][INFO] - Since you passed both train and evaluation "
+        "dataloader, `is_train_batch_min` (here True will decide the `train_batch_size` (8).\n"
+        "[2024-05-01 10:00:00,124][accelerate.accelerator][INFO] - Updating DeepSpeed's gradient accumulation "
+        "steps to 1 from 4.\n```"
+    )
+    assert setup_of(text).get("train_micro_batch_size_per_gpu") == 8
+
+
+def test_espnet_accum_grad_argument():
+    assert extract_slots("the `accum_grad` argument is set to 4 in train.yaml").gradient_accumulation_steps == 4
+
+
+def test_ga_value_in_brackets_in_a_formula():
+    assert extract_slots("BATCH_SIZE = 2 x 4 x GRADIENT_ACC(8) = 64?").gradient_accumulation_steps == 8
+
+
+def test_global_batch_size_hyphenated_is_no_micro_batch():
+    s = extract_slots("Megatron with --global-batch-size=256 and a 350M transformer model on 8 GPUs")
+    assert s.train_batch_size == 256
+    assert s.train_micro_batch_size_per_gpu is None
+    assert s.num_params == 350e6
+
+
+def test_gradient_checkpointing_typo():
+    assert extract_slots("error when training with gradient_checkpoining on").gradient_checkpointing == "full"
