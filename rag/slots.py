@@ -750,6 +750,9 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
     return whole
 
 
+_MOE_NAME = re.compile(r"([A-Za-z]+)[-_ ]?(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![A-Za-z])", re.I)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
@@ -765,6 +768,12 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = _whole_name(text, m)[:60]
         if size := _NAME_SIZE.search(slots.model_text):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+    if slots.model_text and (moe := _MOE_NAME.search(slots.model_text)):
+        # "mixtral_8x7b_instruct_full_oasst1_e3": experts x expert size is no dense size ("7b" alone is wrong)
+        slots.num_params = None
+        if preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b"):
+            slots.model = preset
+            return
     if slots.model_text and (preset := preset_for_name(slots.model_text)):
         slots.model, slots.num_params = preset, None  # a preset's exact shape (MoE total/active too), not its size
         return
@@ -1529,6 +1538,11 @@ _QUANTIZED_LOAD = re.compile(
 )
 
 
+# A recipe's file name names its method: LLaMA-Factory's "llama3_full_sft.yaml", xtuner's
+# "mixtral_8x7b_instruct_full_oasst1_e3.py" (`<model>_<method>_<dataset>_e<epochs>`).
+_RECIPE_FULL = re.compile(r"[a-z0-9]_full_(?:sft|pt|dpo|ppo|kto|rm|orpo)\b|[a-z0-9]_full_[a-z0-9]+_e\d+\b", re.I)
+
+
 _LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
 _LORA_REJECTED = re.compile(
     r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
@@ -1600,6 +1614,8 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "full"
     elif _FREEZE.search(text):
         slots.finetune = "freeze"  # some layers trained, the rest frozen: neither full nor LoRA
+    elif _RECIPE_FULL.search(text):
+        slots.finetune = "full"
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):

@@ -265,3 +265,15 @@ def test_global_batch_size_hyphenated_is_no_micro_batch():
 
 def test_gradient_checkpointing_typo():
     assert extract_slots("error when training with gradient_checkpoining on").gradient_checkpointing == "full"
+
+
+def test_moe_name_is_no_dense_size():
+    s = extract_slots("training with xtuner config mixtral_8x7b_instruct_qlora_alpaca_e3.py on 8 GPUs")
+    assert s.model == "mixtral-8x7b"
+    assert s.num_params is None
+
+
+def test_recipe_file_name_names_full_fine_tuning():
+    assert extract_slots("xtuner train qwen1_5_7b_chat_full_alpaca_e3 --deepspeed deepspeed_zero3").finetune == "full"
+    assert extract_slots("llamafactory-cli train examples/train_full/qwen2_full_sft.yaml").finetune == "full"
+    assert extract_slots("use_full_fp16 true").finetune is None
