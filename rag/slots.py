@@ -46,7 +46,9 @@ _NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", r
 
 
 def _num(token: str) -> int:
-    return int(token) if token.isdigit() else _CN_DIGITS[token]
+    if token.isdigit():
+        return int(token)
+    return _CN_DIGITS[token] if token in _CN_DIGITS else _EN_NUM[token.lower()]
 
 
 class Slots(BaseModel):
@@ -369,7 +371,7 @@ def _count_at_mention(text: str, m: re.Match[str]) -> int:
         d, w, c = b.groups()
         return int(d) if d else _COUNT_WORD.get(w.lower(), 0) if w else _num(c)
     if a := _COUNT_AFTER.match(text[m.end() : m.end() + 16]):
-        return int(a.group(1))
+        return _num(a.group(1) or a.group(2))
     return 0
 
 
@@ -554,9 +556,10 @@ _GPUS_WORD = re.compile(
 )
 _NODES = re.compile(
     # "2 nodes", "4xnode", "a 4-node cluster", "2台机器"
-    r"(?<![A-Za-z0-9.])"
-    + NUM
-    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
+    r"(?<![A-Za-z0-9.])("
+    + NUM[1:-1]
+    + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:nodes?|machines?|servers?)\b))"
+    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|machines?\b(?!\s+learning)|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
     r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
     re.I,
@@ -576,7 +579,9 @@ _NODES_X_GPUS = re.compile(
 _PER_NODE_COUNT = re.compile(
     r"每(?:一)?(?:台|个)?(?:机器|节点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
-    r"each (?:node|machine|server|host) (?:has|with) (\d+)",
+    r"each (?:node|machine|server|host) (?:has|with) (\d+)|"
+    # "two nodes with 8 GPUs each", "two machines x 8 H100"
+    r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)",
     re.I,
 )
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
@@ -818,6 +823,13 @@ _TASK_MANAGER = re.compile(
     r"(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)\b",
     re.I,
 )
+# "23GB used of 24GB", "39GB/40GB", "30GB out of 80GB": memory in use out of the card's (the total a card size).
+_USED_OF_TOTAL = re.compile(
+    r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:(?:GB|GiB|G)\s*(?:used\s*|in use\s*)?|used\s*|in use\s*)"
+    r"(?:/|\bof\b|\bout of\b)\s*"
+    r"(\d{1,3}(?:\.\d+)?)\s*(?:GB|GiB|G)\b",
+    re.I,
+)
 _THEN_AMOUNT = re.compile(
     r"(?:\bthen|\blater|afterwards|然后|之后|后来|再)[^.。;；\n\d]{0,40}?(\d{1,6}(?:\.\d+)?)\s*(MB|MiB|GB|GiB|G)\b",
     re.I,
@@ -861,6 +873,11 @@ def _gpu(text: str, slots: Slots) -> None:
         # "Shared GPU memory" beside it is system RAM, never the card's size)
         used, total = float(m.group(1)), float(m.group(2))
         if 0 < used <= total <= 2000:
+            slots.observed_memory_gb = slots.observed_memory_gb or used
+            slots.gpu_memory_gb = slots.gpu_memory_gb or total
+    if m := _USED_OF_TOTAL.search(text):
+        used, total = float(m.group(1)), float(m.group(2))
+        if 0 < used <= total and any(abs(total - size) <= 0.08 * size for size in _CARD_SIZES):
             slots.observed_memory_gb = slots.observed_memory_gb or used
             slots.gpu_memory_gb = slots.gpu_memory_gb or total
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
@@ -1051,7 +1068,10 @@ _COUNT_BEFORE = re.compile(
     re.I,
 )
 _COUNT_AFTER = re.compile(
-    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])", re.I
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
+    # "A100两张", "3090 4块": the Chinese count after the card
+    r"(?:显卡|卡)?\s*(\d{1,2}|[一两二三四五六七八九十])\s*(?:张|块))",
+    re.I,
 )
 
 
@@ -1080,7 +1100,7 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
             continue
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
         if after:
-            out.append((int(after.group(1)), bool(_GPU_OTHERS.search(window))))
+            out.append((_num(after.group(1) or after.group(2)), bool(_GPU_OTHERS.search(window))))
     return out
 
 

@@ -277,3 +277,25 @@ def test_recipe_file_name_names_full_fine_tuning():
     assert extract_slots("xtuner train qwen1_5_7b_chat_full_alpaca_e3 --deepspeed deepspeed_zero3").finetune == "full"
     assert extract_slots("llamafactory-cli train examples/train_full/qwen2_full_sft.yaml").finetune == "full"
     assert extract_slots("use_full_fp16 true").finetune is None
+
+
+# ---- counts and memory in the other common shapes ------------------------------------------------------
+def test_chinese_count_after_the_card():
+    assert extract_slots("A100两张，全参微调 7B 会 OOM 吗").world_size == 2
+    assert extract_slots("显存24G的3090四块，lora 训练").world_size == 4
+
+
+def test_english_node_words_and_per_node_counts():
+    s = extract_slots("we train on two nodes with 8 GPUs each")
+    assert (s.num_nodes, s.world_size) == (2, 16)
+    s = extract_slots("two machines x 8 H100, ZeRO-3")
+    assert (s.num_nodes, s.world_size) == (2, 16)
+    assert extract_slots("I study machine learning on my laptop").num_nodes is None
+
+
+def test_used_out_of_the_cards_total():
+    s = extract_slots("nvidia-smi shows 23GB used of 24GB on my 3090")
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (23, 24)
+    s = extract_slots("GPU memory usage is 39GB/40GB right before the OOM")
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (39, 40)
+    assert extract_slots("the error is on GPU 2 of 8GB cards").observed_memory_gb is None  # no unit: no amount
