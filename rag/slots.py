@@ -462,7 +462,7 @@ _SET_WORDS = (
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -500,7 +500,7 @@ _GA_BACKWARD = re.compile(r"backward(?:\(\))?\s+(twice|(\d+)\s*times)\b[^?!\n]{0
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(
     r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
-    r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
+    r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|总\s*(?:的)?\s*batch[-_ ]?size|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
     # "train_batch_size(global batch size)=64": a note in brackets between the key and its value
     + r"(?:\s*[(（][^()（）\n]{1,30}[)）])?"
     + SEP
@@ -916,6 +916,7 @@ def _gpu_family_key(name: str) -> str:
 
 # "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.
 _TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)[-_ ]?\s*$", re.I)
+_TOTAL_AFTER = re.compile(r"\s*[(（]\s*(?:total|global|effective|in total|总|全局|有效)\s*[)）]", re.I)
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
@@ -932,9 +933,10 @@ _PAPER_BEFORE = re.compile(
 
 
 def _own_micro(m: re.Match[str], text: str) -> bool:
-    """Not a "total" batch, not a quotation, not the paper's."""
+    """Not a "total" batch (before it, or "(total)" right after the value), not a quotation, not the paper's."""
     return (
-        not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+        not _TOTAL_AFTER.match(text, m.end())
+        and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
         and not _PAPER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
         and not _quoted(text, m.start(), lines=False)
     )
@@ -1267,7 +1269,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size is None
         and any(
             not _quoted(text, m.start()) and not _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()])
-            for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
+            for m in re.finditer(r"单卡(?!\s*(?:的)?\s*(?:batch|bs|占用))|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
         )
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
@@ -1364,7 +1366,10 @@ _PRECISION_OFF_BEFORE = re.compile(
     re.I,
 )
 _PRECISION_OFF_AFTER = re.compile(
-    r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false", re.I
+    # (a launch flag with its value after a space: "--fp16 false --bf16 true")
+    r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false|"
+    r"^\w*[ \t]+(?:false|flase)\b",
+    re.I,
 )
 # "V100 上 bf16不支持，用fp16", "bf16 is not supported on my card": what the card cannot do. Not a precision the run
 # uses, and not a switch turned off either (the run may be fp16 or fp32: nothing is concluded from it).
@@ -2247,7 +2252,17 @@ def _total_by_formula(text: str, slots: Slots) -> None:
             return
 
 
+# "batch_size: 32 (total)", "batch size 256（全局）": the value is marked as the total batch right after it.
+_BATCH_MARKED_TOTAL = re.compile(
+    r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs|batch)\s*(?:=|:|：|is|of|为|是)?\s*(\d+)" + _TOTAL_AFTER.pattern, re.I
+)
+
+
 def _batch_in_own_formula(text: str, slots: Slots) -> None:
+    if (m := _BATCH_MARKED_TOTAL.search(text)) and slots.train_batch_size is None:
+        slots.train_batch_size = int(m.group(1))
+        if slots.train_micro_batch_size_per_gpu == slots.train_batch_size:
+            slots.train_micro_batch_size_per_gpu = None
     _total_by_formula(text, slots)
     if slots.train_batch_size is None or slots.train_micro_batch_size_per_gpu is not None:
         return

@@ -299,3 +299,19 @@ def test_used_out_of_the_cards_total():
     s = extract_slots("GPU memory usage is 39GB/40GB right before the OOM")
     assert (s.observed_memory_gb, s.gpu_memory_gb) == (39, 40)
     assert extract_slots("the error is on GPU 2 of 8GB cards").observed_memory_gb is None  # no unit: no amount
+
+
+def test_half_precision_flag_turned_off_with_a_space():
+    assert extract_slots("--fp16 false --bf16 true --gradient_checkpointing").precision == "amp-bf16"
+
+
+def test_batch_marked_total_after_its_value():
+    s = extract_slots("batch_size: 64 (total), 4 GPUs")
+    assert s.train_batch_size == 64
+    assert s.train_micro_batch_size_per_gpu is None
+
+
+def test_total_and_per_card_batch_in_chinese():
+    s = extract_slots("总batch size 256，单卡batch 8，用的是8卡")
+    assert (s.train_batch_size, s.train_micro_batch_size_per_gpu, s.world_size) == (256, 8, 8)
+    assert extract_slots("总batch size 64，单卡batch 4").world_size != 1  # "单卡batch" is per card, no GPU count
