@@ -1211,14 +1211,35 @@ _ONE_CARD_NAMED = re.compile(
 )
 # verl's (and other FSDP trainers') sharded checkpoint files name the world size that saved them.
 _SHARD_FILE_WORLD = re.compile(r"world_size_(\d{1,4})_rank_\d+", re.I)
+# "我有4张卡，只用了2张", "8卡机器上只用了其中4张卡", "I only use 2 GPUs", "I use 2 out of 8 GPUs": the run's share.
+_USED_SUBSET = re.compile(
+    r"(?:只用了?|只使用了?|仅用了?|仅使用了?|(?:用|使用)了?其中(?:的)?|\bonly\s+(?:use|used|using|run on)|"
+    r"\b(?:use|used|using|run on|ran on)(?=\s+\d+\s+(?:out\s+)?of\b))\s*(?:其中(?:的)?)?\s*"
+    + NUM
+    + r"(?![\d.])\s*(?:张|块|个)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))?"
+    r"(?:\s*(?:out\s+)?of\s+(?:the\s+|my\s+|them\b)?(\d+)?)?",
+    re.I,
+)
 # Windows' GPU memory report "( 24 GPU and 3.9 Shared )": gigabytes of dedicated and shared memory, not a GPU count.
 _SHARED_AFTER = re.compile(r"\s*(?:memory\s*)?(?:and|\+|,|/)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)?\s*shared", re.I)
 
 
 def _gpu_count_fixes(text: str, slots: Slots) -> None:
-    """A count the message qualifies: the training share of the GPUs, or one named card plus "the other N"."""
+    """A count the message qualifies: the training share of the GPUs, the ones used of those the machine has, or one
+    named card plus "the other N"."""
     if slots.world_size is None:
         return
+    for m in _USED_SUBSET.finditer(text):
+        n = _num(m.group(1))
+        counted = bool(re.search(r"张|块|卡|gpu|card", text[m.end(1) : m.end()], re.I)) or m.group(2) is not None
+        if _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()]) or re.match(
+            r"[^。.;；\n]{0,12}(?:无法|不能|不够|不行|不足|装不下|can't|cannot|is not enough|isn't enough)",
+            text[m.end() :],
+        ):
+            continue  # "仅用一张卡，我们是无法加载…": a count supposed to show it cannot work
+        if counted and 1 <= n < slots.world_size and not _quoted(text, m.start()):
+            slots.world_size = n
+            return
     for m in _TRAINING_SUBSET.finditer(text):
         n = _num(m.group(1))
         if 1 <= n < slots.world_size and not _quoted(text, m.start()):

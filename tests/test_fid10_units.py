@@ -315,3 +315,15 @@ def test_total_and_per_card_batch_in_chinese():
     s = extract_slots("总batch size 256，单卡batch 8，用的是8卡")
     assert (s.train_batch_size, s.train_micro_batch_size_per_gpu, s.world_size) == (256, 8, 8)
     assert extract_slots("总batch size 64，单卡batch 4").world_size != 1  # "单卡batch" is per card, no GPU count
+
+
+def test_gpus_used_of_those_the_machine_has():
+    assert setup_of("服务器有8张卡，我只用了其中2张卡跑 lora").get("world_size") == 2
+    assert setup_of("I use 2 out of 8 GPUs for training and it OOMs").get("world_size") == 2
+    assert setup_of("I have 8 GPUs but only use 4 GPUs for this run").get("world_size") == 4
+    assert setup_of("8卡训练，只用了2天就跑完了").get("world_size") == 8  # days, not cards
+
+
+def test_a_single_card_supposed_to_fail_is_no_subset():
+    s = setup_of("单机两张4090，单卡24G，仅用一张卡是无法加载13B模型的，所以必须并行")
+    assert s.get("world_size") == 2
