@@ -1589,6 +1589,23 @@ _QUANTIZED_LOAD = re.compile(
 _RECIPE_FULL = re.compile(r"[a-z0-9]_full_(?:sft|pt|dpo|ppo|kto|rm|orpo)\b|[a-z0-9]_full_[a-z0-9]+_e\d+\b", re.I)
 
 
+_METHOD_WORD = r"(qlora|lora|full[- ](?:fine[- ]?tun\w*|parameter\w*|finetun\w*)|全参(?:数)?|全量)"
+# "I use LoRA", "I'm using QLoRA", "我用的是lora", "我使用全参微调": the method the user says they run.
+_OWN_METHOD = re.compile(
+    r"(?:\bI(?:'m| am)?\s+(?:use|using|run|running|do|doing|train with|training with)|我用的是?|我使用的?是?|我用|我在用|我采用的?是?)"
+    r"\s*(?:the\s+|a\s+)?" + _METHOD_WORD,
+    re.I,
+)
+# "switched from LoRA to full fine-tuning", "从lora改成全参": the method switched to is the run in question.
+_METHOD_SWITCH = re.compile(
+    r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|chang(?:ed|ing)|went)\s+from\s+(?:qlora|lora|full[\w -]{0,20}?)\s+to\s+"
+    + _METHOD_WORD
+    + r"|从\s*(?:qlora|lora|全参(?:数)?|全量)\S{0,6}?(?:改成|换成|改为|切换到|切到|换到)\s*"
+    + _METHOD_WORD,
+    re.I,
+)
+
+
 _LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
 _LORA_REJECTED = re.compile(
     r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
@@ -1662,6 +1679,14 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "freeze"  # some layers trained, the rest frozen: neither full nor LoRA
     elif _RECIPE_FULL.search(text):
         slots.finetune = "full"
+    if own := _OWN_METHOD.search(text) or _METHOD_SWITCH.search(text):
+        # "I use LoRA" beside a QLoRA/LoRA comparison, "switched from LoRA to full fine-tuning": the user's own method
+        word = own.group(own.lastindex or 1).lower()
+        method = "qlora" if "qlora" in word else "lora" if "lora" in word else "full"
+        if method != slots.finetune and not (method == "lora" and slots.finetune == "qlora" and slots.quantization):
+            slots.finetune = method
+            if method != "qlora" and slots.quantization == "int4" and not _QUANT.search(text):
+                slots.quantization = None
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):

@@ -327,3 +327,18 @@ def test_gpus_used_of_those_the_machine_has():
 def test_a_single_card_supposed_to_fail_is_no_subset():
     s = setup_of("单机两张4090，单卡24G，仅用一张卡是无法加载13B模型的，所以必须并行")
     assert s.get("world_size") == 2
+
+
+# ---- the fine-tuning method the user runs --------------------------------------------------------------
+def test_method_the_user_says_they_use_wins_over_one_compared():
+    assert extract_slots("Is QLoRA slower than LoRA? I use LoRA with bf16 on one A100").finetune == "lora"
+    assert extract_slots("全量微调和lora微调显存差多少？我用的是lora").finetune == "lora"
+
+
+def test_method_switched_to_is_the_run():
+    assert extract_slots("I switched from LoRA to full fine-tuning and now it OOMs").finetune == "full"
+    assert extract_slots("从lora改成全参微调以后就OOM了").finetune == "full"
+
+
+def test_own_lora_on_4bit_stays_qlora():
+    assert extract_slots("I use LoRA on a model loaded with load_in_4bit=True").finetune == "qlora"
