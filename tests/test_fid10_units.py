@@ -342,3 +342,11 @@ def test_method_switched_to_is_the_run():
 
 def test_own_lora_on_4bit_stays_qlora():
     assert extract_slots("I use LoRA on a model loaded with load_in_4bit=True").finetune == "qlora"
+
+
+def test_observed_memory_phrasings():
+    assert extract_slots("nvidia-smi显示每张卡用了30多G").observed_memory_gb == 30
+    s = extract_slots("memory goes up to 70GB on each 80GB card")
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (70, 80)
+    s = extract_slots("peak memory 35.2 GB on a 40GB A100")
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (35.2, 40)
