@@ -350,3 +350,8 @@ def test_observed_memory_phrasings():
     assert (s.observed_memory_gb, s.gpu_memory_gb) == (70, 80)
     s = extract_slots("peak memory 35.2 GB on a 40GB A100")
     assert (s.observed_memory_gb, s.gpu_memory_gb) == (35.2, 40)
+
+
+def test_bare_batch_glued_to_chinese():
+    s = extract_slots("我的batch是4，梯度累积2，相当于64吗")
+    assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps) == (4, 2)
