@@ -473,7 +473,7 @@ _MICRO = re.compile(
     re.I,
 )
 _GA = re.compile(
-    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|(?<![A-Za-z0-9_])ga(?![A-Za-z0-9_])|梯度累[积加计](?:步数)?|"
     # ESPnet / neural_sp's `accum_grad`, `accum_grad_n_step`
     r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate|accum_grad(?:_n_steps?)?)"
     r"(?:`?\s*(?:argument|option|parameter|flag)\b)?" + r"(?:\s*\(\s*(?=\d+\s*\))|" + SEP + r")" + NUM,
@@ -481,7 +481,7 @@ _GA = re.compile(
     re.I,
 )
 _GA_CHANGE = re.compile(
-    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|(?<![A-Za-z0-9_])ga(?![A-Za-z0-9_])|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
     r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)",
     re.I,
 )
@@ -620,7 +620,7 @@ _OFFLOAD_PARAM = re.compile(
     re.I,
 )
 _SEQ = re.compile(
-    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
     + SEP

@@ -355,3 +355,9 @@ def test_observed_memory_phrasings():
 def test_bare_batch_glued_to_chinese():
     s = extract_slots("我的batch是4，梯度累积2，相当于64吗")
     assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps) == (4, 2)
+
+
+def test_ga_and_seq_keys_glued_to_chinese():
+    assert extract_slots("把ga开到16以后显存没变").gradient_accumulation_steps == 16
+    assert extract_slots("我用的seq是2048").seq_len == 2048
+    assert extract_slots("galore optimizer with 8 GPUs").gradient_accumulation_steps is None
