@@ -649,7 +649,8 @@ _CKPT = re.compile(
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)
 _EAGER = re.compile(r"\beager\b", re.I)
 _TP = re.compile(
-    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I
+    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|(?<![A-Za-z0-9_])tp)" + SEP + r"(\d+)",
+    re.I,
 )
 # "--sequence_parallel 4" (ms-swift), "ulysses_sequence_parallel_size: 2" (verl), "sequence_parallel_size: 4"
 # (LLaMA-Factory, 360-LLaMA-Factory), "context_parallel_size 2" (Megatron, accelerate): GPUs that share one sequence,
@@ -659,7 +660,9 @@ _SP = re.compile(
     r"序列并行|上下文并行|\bsp_size|\bcp_size)" + SEP + r"(\d+)",
     re.I,
 )
-_PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
+_PP = re.compile(
+    r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|(?<![A-Za-z0-9_])pp)" + SEP + r"(\d+)", re.I
+)
 
 
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.

@@ -361,3 +361,8 @@ def test_ga_and_seq_keys_glued_to_chinese():
     assert extract_slots("把ga开到16以后显存没变").gradient_accumulation_steps == 16
     assert extract_slots("我用的seq是2048").seq_len == 2048
     assert extract_slots("galore optimizer with 8 GPUs").gradient_accumulation_steps is None
+
+
+def test_parallel_sizes_glued_to_chinese():
+    s = extract_slots("megatron 训练，设置tp为2，pp为4")
+    assert (s.tensor_parallel_size, s.pipeline_parallel_size) == (2, 4)
