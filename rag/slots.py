@@ -444,7 +444,7 @@ _OBSERVED = re.compile(
     + ")|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
-    r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
+    r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
     r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)",
     re.I,
@@ -831,9 +831,11 @@ _TASK_MANAGER = re.compile(
 )
 # "23GB used of 24GB", "39GB/40GB", "30GB out of 80GB": memory in use out of the card's (the total a card size).
 _USED_OF_TOTAL = re.compile(
-    r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:(?:GB|GiB|G)\s*(?:used\s*|in use\s*)?|used\s*|in use\s*)"
+    r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:(?:GB|GiB|G)\s*(?:(?:used|in use|allocated|reserved)\s*)?|used\s*|in use\s*)"
     r"(?:/|\bof\b|\bout of\b)\s*"
-    r"(\d{1,3}(?:\.\d+)?)\s*(?:GB|GiB|G)\b",
+    r"(\d{1,3}(?:\.\d+)?)\s*(?:GB|GiB|G)\b|"
+    # nvidia-smi's memory column pasted in prose: "81000MiB / 81920MiB"
+    r"(?<![\d.])(\d{3,6})\s*MiB\s*/\s*(\d{4,6})\s*MiB",
     re.I,
 )
 _THEN_AMOUNT = re.compile(
@@ -882,7 +884,14 @@ def _gpu(text: str, slots: Slots) -> None:
             slots.observed_memory_gb = slots.observed_memory_gb or used
             slots.gpu_memory_gb = slots.gpu_memory_gb or total
     if m := _USED_OF_TOTAL.search(text):
-        used, total = float(m.group(1)), float(m.group(2))
+        used, total = (
+            (float(m.group(1)), float(m.group(2)))
+            if m.group(1)
+            else (
+                round(float(m.group(3)) / 1024, 2),
+                round(float(m.group(4)) / 1024, 2),
+            )
+        )
         if 0 < used <= total and any(abs(total - size) <= 0.08 * size for size in _CARD_SIZES):
             slots.observed_memory_gb = slots.observed_memory_gb or used
             slots.gpu_memory_gb = slots.gpu_memory_gb or total

@@ -366,3 +366,11 @@ def test_ga_and_seq_keys_glued_to_chinese():
 def test_parallel_sizes_glued_to_chinese():
     s = extract_slots("megatron 训练，设置tp为2，pp为4")
     assert (s.tensor_parallel_size, s.pipeline_parallel_size) == (2, 4)
+
+
+def test_allocated_of_total_and_mib_columns():
+    s = extract_slots("GPU memory: 40GB allocated out of 80GB when it fails")
+    assert (s.observed_memory_gb, s.gpu_memory_gb) == (40, 80)
+    s = extract_slots("nvidia-smi says 81000MiB / 81920MiB on every card")
+    assert s.gpu_memory_gb == 80 and s.observed_memory_gb == round(81000 / 1024, 2)
+    assert extract_slots("OOM with 23.5 GB reserved on a 3090").observed_memory_gb == 23.5
