@@ -1409,6 +1409,7 @@ _PRECISION_OFF_AFTER = re.compile(
 )
 # "V100 上 bf16不支持，用fp16", "bf16 is not supported on my card": what the card cannot do. Not a precision the run
 # uses, and not a switch turned off either (the run may be fp16 or fp32: nothing is concluded from it).
+_FLAG_KEY = re.compile(r"\w*[\"']?\s*[:=]")
 _PRECISION_UNSUPPORTED_AFTER = re.compile(
     r"^\s*(?:也|都)?(?:不支持|不能用|用不了|不可用|is not supported|isn't supported|not supported|unsupported)", re.I
 )
@@ -1430,6 +1431,19 @@ def _precision(text: str, slots: Slots) -> None:
         return
     switched_off = False
     mentions = list(_PRECISION_MENTION.finditer(text))
+    # "`use_fp16=true` and `use_fp16=false` require the same memory": one flag set both ways is what the user
+    # compares, not the run's precision (another mention, "full float 32", may say it)
+    flags: dict[tuple[str, str], set[bool]] = {}
+    for m in mentions:
+        if m.lastgroup in ("bf16", "fp16") and (key := _FLAG_KEY.match(text, m.end())):
+            glued = re.search(r"[\w.-]*$", text[max(0, m.start() - 24) : m.start()])
+            name = (glued.group(0) if glued else "") + m.group(0) + key.group(0)
+            flags.setdefault((m.lastgroup, name.lower()), set()).add(
+                not _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40])
+            )
+    both = {kind for (kind, _), values in flags.items() if values == {True, False}}
+    if both:
+        mentions = [m for m in mentions if m.lastgroup not in both]
     set_to = [
         m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14) : m.start()])
     ]

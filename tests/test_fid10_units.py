@@ -374,3 +374,10 @@ def test_allocated_of_total_and_mib_columns():
     s = extract_slots("nvidia-smi says 81000MiB / 81920MiB on every card")
     assert s.gpu_memory_gb == 80 and s.observed_memory_gb == round(81000 / 1024, 2)
     assert extract_slots("OOM with 23.5 GB reserved on a 3090").observed_memory_gb == 23.5
+
+
+def test_one_precision_flag_set_both_ways_is_compared_not_the_run():
+    assert extract_slots("with `use_fp16=true` and `use_fp16=false` the 7B needs the same 28 GB").precision is None
+    s = extract_slots("the model loads in full float 32; `fp16=True` and `fp16=False` use the same memory")
+    assert s.precision == "fp32"
+    assert extract_slots("bf16=True, fp16=False").precision == "amp-bf16"
