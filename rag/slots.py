@@ -681,6 +681,14 @@ _NAME_SIZE = re.compile(
 
 
 # A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
+_MODEL_FLAG = re.compile(
+    r"--(?:base_model|model_name_or_path|pretrained_model_name_or_path|model_name|model_id|model_path)[\s=]+[\"']?"
+    r"([\w./-]{2,120})[\"']?",
+    re.I,
+)
+_DATA_FLAG = re.compile(
+    r"--(?:data_path|dataset|dataset_name|train_file|data_dir)[\s=]+[\"']?[\w./,-]{1,200}[\"']?", re.I
+)
 _FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
 _SIZE_CHANGE = re.compile(
@@ -693,6 +701,23 @@ _SIZE_CHANGE = re.compile(
 
 def _model(text: str, slots: Slots) -> None:
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
+    # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
+    named = _DATA_FLAG.sub(lambda f: " " * len(f.group(0)), named)
+    if flag := _MODEL_FLAG.search(named):
+        # `--base_model 'mosaicml/mpt-7b-instruct'`: the launch names the model; no family word elsewhere replaces it
+        name = flag.group(1).rstrip("/").rsplit("/", 1)[-1]
+        if re.search(r"[A-Za-z]{2}", name) and not name.startswith("$"):
+            slots.model_text = name[:60]
+            moe = _MOE_NAME.search(name)
+            if preset := preset_for_name(name) or (
+                moe and preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
+            ):
+                slots.model = preset
+            elif moe:
+                pass  # experts x expert size is no dense size
+            elif size := _NAME_SIZE.search(name) or re.search(r"(?<![0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z])", name):
+                slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+            return
     _model_named(named, slots)
     if slots.model is None and slots.num_params is None and slots.model_text is None:
         _model_named(text, slots)  # only a file name names it ("internvl2_2b_finetune.sh"): better than none
@@ -765,6 +790,12 @@ _MOE_NAME = re.compile(r"([A-Za-z]+)[-_ ]?(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![A-Z
 
 
 def _model_named(text: str, slots: Slots) -> None:
+    if (moe := _MOE_NAME.search(text)) and (
+        preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
+    ):
+        # "mistralai_Mixtral-8x7B-Instruct-v0.1", "Mixtral 8x7B": the MoE preset, never the family's dense model
+        slots.model_text, slots.model, slots.num_params = moe.group(0), preset, None
+        return
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
     m = next(

@@ -381,3 +381,18 @@ def test_one_precision_flag_set_both_ways_is_compared_not_the_run():
     s = extract_slots("the model loads in full float 32; `fp16=True` and `fp16=False` use the same memory")
     assert s.precision == "fp32"
     assert extract_slots("bf16=True, fp16=False").precision == "amp-bf16"
+
+
+# ---- the model a launch names --------------------------------------------------------------------------
+def test_model_flag_in_an_inline_command_wins_over_a_data_sets_name():
+    s = extract_slots(
+        "running python finetune.py --base_model 'mosaicml/mpt-7b-instruct' --data_path 'yahma/alpaca-cleaned'"
+    )
+    assert s.model_text == "mpt-7b-instruct"
+    assert s.num_params == 7e9
+
+
+def test_moe_checkpoint_path_is_its_moe_preset():
+    s = extract_slots("--model_name_or_path /mnt/models/mistralai_Mixtral-8x7B-Instruct-v0.1 --finetuning_type lora")
+    assert s.model == "mixtral-8x7b"
+    assert s.num_params is None
