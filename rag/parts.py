@@ -64,7 +64,11 @@ _LOG_LINE = re.compile(
     r"(?:INFO|WARNING|WARN|DEBUG)\s*[:\]|-]|.*\d+%\|.*\|\s*\d+/\d+|.*\b\d+/\d+ \[\d\d:\d\d|.*(?:it/s|s/it)\]|"
     r"\s*(?:step|iteration|epoch)\s*[:=]?\s*\d+.*(?:loss|lr)\b|"
     # DeepSpeed's fp16 loss scaler: "Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"
-    r"\s*\[?Rank \d+\]? Skipping step\. Attempted loss scale)",
+    r"\s*\[?Rank \d+\]? Skipping step\. Attempted loss scale|"
+    # a log collector's prefix before the framework's own stamp: "1622513061366 localhost info [2021-06-01 05:04:21,527] [INFO]"
+    r".{0,60}\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d+\]\s*\[(?:INFO|WARNING|ERROR|DEBUG)\]|"
+    # Megatron / GPT-NeoX print_rank_0 lines: " > loading doc-idx mapping from …", " > building train, validation …"
+    r"\s*> (?:loading|building|finished|dataset split|setting|initializ|compiling|padded vocab|number of)\b)",
     re.I,
 )
 _COMMAND = re.compile(

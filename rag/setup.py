@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from .parts import Part, prose_of
-from .slots import Slots, extract_gpu, extract_printed, extract_slots
+from .slots import Slots, extract_gpu, extract_printed, extract_slots, per_device_formula
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -545,6 +545,16 @@ def own_prose(prose: str) -> str:
     return "".join(out)
 
 
+def _train_batch_per_device_in_formula(setup: Setup, prose: str) -> None:
+    """`train_batch_size: 1` in a pasted config, "总batch = train_batch_size * GA * 卡数" in the prose: the user's own
+    formula makes it the per-device batch (their script's name for it), so it is the micro batch here."""
+    total = setup.values.get("train_batch_size")
+    if total is None or setup.has("train_micro_batch_size_per_gpu") or per_device_formula(prose) is None:
+        return
+    setup.values["train_micro_batch_size_per_gpu"] = total
+    del setup.values["train_batch_size"]
+
+
 def _lora_on_4bit_is_qlora(setup: Setup) -> None:
     """LoRA on base weights loaded in 4 bits is QLoRA (LLaMA-Factory writes it `finetuning_type: lora` +
     `quantization_bit: 4`): the method the memory calculator models for it, from wherever the two values came."""
@@ -602,6 +612,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
     _lora_on_4bit_is_qlora(setup)
+    _train_batch_per_device_in_formula(setup, prose)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts

@@ -41,12 +41,14 @@ _CN_DIGITS = {
 }
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|only)?\s*"
+SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
 _NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
 
 
 def _num(token: str) -> int:
-    return int(token) if token.isdigit() else _CN_DIGITS[token]
+    if token.isdigit():
+        return int(token)
+    return _CN_DIGITS[token] if token in _CN_DIGITS else _EN_NUM[token.lower()]
 
 
 class Slots(BaseModel):
@@ -204,7 +206,12 @@ _DATA_AMOUNT = re.compile(
     r"\s*(?:tokens?\b|samples?\b|examples?\b|words?\b|characters?\b|chars?\b|条|个\s*token)", re.I
 )
 _PARAMS_YI = re.compile(r"(\d+(?:\.\d+)?)\s*亿")
-_PARAMS_M = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:params|parameters|参数|的模型|model)", re.I)
+# "a 400M model", "a 400M transformer model", "125M GPT-2 model": one architecture word may stand between
+_PARAMS_M = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[mM]\s*(?:(?:transformer|gpt|bert|llama|decoder|encoder|language|"
+    r"parameter)[-\w]*\s+)?(?:params|parameters|参数|的模型|model)",
+    re.I,
+)
 
 
 def _word(pattern: str) -> re.Pattern[str]:
@@ -318,6 +325,7 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     text = _spaced_gpu_names(text)
     used = [m.span() for m in _OBSERVED.finditer(text)]
     out = []
+    counts: list[int] = []
     for i, m in enumerate(_GPU_NAME.finditer(text)):
         before = text[max(0, m.start() - 24) : m.start()]
         after = _GPU_CAP_AFTER.match(text[m.end() : m.end() + 24])
@@ -333,10 +341,38 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             else 0
         ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+        theirs = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or _NOT_THEIRS_BEFORE.search(before))
+        counts.append(0 if theirs else _count_at_mention(text, m))
+    if len(out) > 1 and any(c > 1 for c in counts):
+        # "A40 * 4 … (单卡A100 80G 不会 OOM)", "四张Titan Xp … 单张V100": the cards counted several times are the run in
+        # question; a card named once as a single one is the comparison (the count read is the several, too)
+        many = {_gpu_family_key(o[2]) for o, c in zip(out, counts, strict=True) if c > 1}
+        out = [
+            (o[0] - 3, *o[1:]) if c == 1 and _gpu_family_key(o[2]) not in many else o
+            for o, c in zip(out, counts, strict=True)
+        ]
     if len(out) > 1:  # "Ascend NPU" names the vendor; a model number named anywhere else ("910B3") says which card
         out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
+
+
+_SINGLE_BEFORE = re.compile(
+    r"(?:单卡|单张|单块|一张|一块|\bsingle|\bone|(?<![\d.])1\s*[x×*]?)\s*(?:\d{1,3}\s*(?:g|gb)\s*的?\s*)?$", re.I
+)
+
+
+def _count_at_mention(text: str, m: re.Match[str]) -> int:
+    """How many of the card a mention counts ("4张Titan Xp", "A40 * 4", "单卡A100"); 0 when none is written."""
+    before = text[max(0, m.start() - 24) : m.start()]
+    if _SINGLE_BEFORE.search(before):
+        return 1
+    if b := _COUNT_BEFORE.search(before):
+        d, w, c = b.groups()
+        return int(d) if d else _COUNT_WORD.get(w.lower(), 0) if w else _num(c)
+    if a := _COUNT_AFTER.match(text[m.end() : m.end() + 16]):
+        return _num(a.group(1) or a.group(2))
+    return 0
 
 
 def _gpu_preset(name: str, capacity: float | None) -> str | None:
@@ -390,12 +426,15 @@ _GPU_MEM_EACH = re.compile(
     re.I,
 )
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
-_USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*个?\s*(?:g|gb|gib|gi)(?![a-z])"
+# ("用了30多G": "多" after the number, more than it)
+_USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
     r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
-    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|"
+    r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
+    # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
+    r"peak (?:gpu )?mem(?:ory)?(?: usage)?(?: is| was| of|:)?|max(?:imum)? memory allocated(?: is| was|:)?|"
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
     r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
@@ -405,7 +444,7 @@ _OBSERVED = re.compile(
     + ")|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
-    r"(?:already allocated|allocated|in use|used|已分配|已使用|的占用)|"
+    r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
     r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)",
     re.I,
@@ -426,20 +465,23 @@ _SET_WORDS = (
 _SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|每卡\s*batch(?:[-_ ]?size)?|\bbs|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
-    r"(?<![-_])\bbatch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
+    r"(?<![-_A-Za-z0-9])batch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
     r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)" + NUM + r"(?!\d|\.\d)",
     re.I,
 )
 _GA = re.compile(
-    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|"
-    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate)" + SEP + NUM,
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|(?<![A-Za-z0-9_])ga(?![A-Za-z0-9_])|梯度累[积加计](?:步数)?|"
+    # ESPnet / neural_sp's `accum_grad`, `accum_grad_n_step`
+    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate|accum_grad(?:_n_steps?)?)"
+    r"(?:`?\s*(?:argument|option|parameter|flag)\b)?" + r"(?:\s*\(\s*(?=\d+\s*\))|" + SEP + r")" + NUM,
+    # "1X3XGRADIENT_ACC(4)": the value in brackets after the key
     re.I,
 )
 _GA_CHANGE = re.compile(
-    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|\bga\b|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc\w*(?:[-_ ]?steps?)?|(?<![A-Za-z0-9_])ga(?![A-Za-z0-9_])|梯度累[积加计](?:步数)?|累[积加计](?:步数)?)"
     r"[^\d\->→=\n]{0,12}?(?:从|from)?\s*(\d+)\s*(?:->|→|=>|到|to|变成|变为|改成|改为|调到|调成|增加到|增大到|加到|提高到|降到|减到)\s*(\d+)",
     re.I,
 )
@@ -461,7 +503,9 @@ _GA_BACKWARD = re.compile(r"backward(?:\(\))?\s+(twice|(\d+)\s*times)\b[^?!\n]{0
 _GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
 _TRAIN_BATCH = re.compile(
     r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
-    r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
+    r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|总\s*(?:的)?\s*batch[-_ ]?size|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
+    # "train_batch_size(global batch size)=64": a note in brackets between the key and its value
+    + r"(?:\s*[(（][^()（）\n]{1,30}[)）])?"
     + SEP
     + r"(\d+)",
     re.I,
@@ -514,7 +558,11 @@ _GPUS_WORD = re.compile(
     re.I,
 )
 _NODES = re.compile(
-    r"(?<![A-Za-z0-9.])" + NUM + r"\s*(?:个|台)?\s*(?:nodes?\b|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
+    # "2 nodes", "4xnode", "a 4-node cluster", "2台机器"
+    r"(?<![A-Za-z0-9.])("
+    + NUM[1:-1]
+    + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:nodes?|machines?|servers?)\b))"
+    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|machines?\b(?!\s+learning)|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
     r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
     re.I,
@@ -534,13 +582,16 @@ _NODES_X_GPUS = re.compile(
 _PER_NODE_COUNT = re.compile(
     r"每(?:一)?(?:台|个)?(?:机器|节点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
-    r"each (?:node|machine|server|host) (?:has|with) (\d+)",
+    r"each (?:node|machine|server|host) (?:has|with) (\d+)|"
+    # "two nodes with 8 GPUs each", "two machines x 8 H100"
+    r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)",
     re.I,
 )
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
 _PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
 _ZERO = re.compile(
-    r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
+    # "zero stage = 3", "ZeRO stage: 2" as well as "zero3", "zero-stage-2"
+    r"zero[-_ ]?(?:stage)?(?:\s*(?:==?|:|：|is)\s*|[-_ ]?)([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
     r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])",
     re.I,
 )
@@ -569,7 +620,7 @@ _OFFLOAD_PARAM = re.compile(
     re.I,
 )
 _SEQ = re.compile(
-    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|\bseq\b|max_seq_len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
     + SEP
@@ -586,9 +637,12 @@ _SEQ_CHANGE = re.compile(
     r"(?:->|→|到|改到|改成|增加到|加到|\bto)\s*(\d+(?:\.\d+)?)\s*(k)?(?![A-Za-z0-9])",
     re.I,
 )
-_RANK = re.compile(r"(?:lora[-_ ]?rank|lora[-_ ]?r|\brank|\br)\s*(?:=|:|：|为)?\s*(\d+)", re.I)
+# ("我设置的r=2": Chinese glued before the key, so no \b)
+_RANK = re.compile(
+    r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_])rank|(?<![A-Za-z0-9_])r)\s*(?:=|:|：|为)?\s*(\d+)", re.I
+)
 _CKPT = re.compile(
-    r"gradient[-_ ]?checkpoint(?:ing)?\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
+    r"gradient[-_ ]?checkpoint(?:ing)?\b|gradient[-_ ]?checkpoin(?:ing|tng|itng)\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
     r"recomputation",
     re.I,
 )
@@ -598,7 +652,8 @@ _EAGER = re.compile(r"\beager\b", re.I)
 # (0.7.0-0.8.2), "use_flash_attn=False", "flash_attention disabled".
 _FLASH_OFF = re.compile(r"[`'\"]?\s*(?:[:=]\s*|\s+(?:is\s+|was\s+)?)[`'\"]?(?:false|off|disabled?|none|no)\b", re.I)
 _TP = re.compile(
-    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|\btp)" + SEP + r"(\d+)", re.I
+    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|(?<![A-Za-z0-9_])tp)" + SEP + r"(\d+)",
+    re.I,
 )
 # "--sequence_parallel 4" (ms-swift), "ulysses_sequence_parallel_size: 2" (verl), "sequence_parallel_size: 4"
 # (LLaMA-Factory, 360-LLaMA-Factory), "context_parallel_size 2" (Megatron, accelerate): GPUs that share one sequence,
@@ -608,7 +663,9 @@ _SP = re.compile(
     r"序列并行|上下文并行|\bsp_size|\bcp_size)" + SEP + r"(\d+)",
     re.I,
 )
-_PP = re.compile(r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|\bpp)" + SEP + r"(\d+)", re.I)
+_PP = re.compile(
+    r"(?:pipeline[-_ ]?parallel(?:ism)?(?:[-_ ]?size)?|流水线并行|(?<![A-Za-z0-9_])pp)" + SEP + r"(\d+)", re.I
+)
 
 
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
@@ -627,6 +684,14 @@ _NAME_SIZE = re.compile(
 
 
 # A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
+_MODEL_FLAG = re.compile(
+    r"--(?:base_model|model_name_or_path|pretrained_model_name_or_path|model_name|model_id|model_path)[\s=]+[\"']?"
+    r"([\w./-]{2,120})[\"']?",
+    re.I,
+)
+_DATA_FLAG = re.compile(
+    r"--(?:data_path|dataset|dataset_name|train_file|data_dir)[\s=]+[\"']?[\w./,-]{1,200}[\"']?", re.I
+)
 _FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
 _SIZE_CHANGE = re.compile(
@@ -639,6 +704,23 @@ _SIZE_CHANGE = re.compile(
 
 def _model(text: str, slots: Slots) -> None:
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
+    # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
+    named = _DATA_FLAG.sub(lambda f: " " * len(f.group(0)), named)
+    if flag := _MODEL_FLAG.search(named):
+        # `--base_model 'mosaicml/mpt-7b-instruct'`: the launch names the model; no family word elsewhere replaces it
+        name = flag.group(1).rstrip("/").rsplit("/", 1)[-1]
+        if re.search(r"[A-Za-z]{2}", name) and not name.startswith("$"):
+            slots.model_text = name[:60]
+            moe = _MOE_NAME.search(name)
+            if preset := preset_for_name(name) or (
+                moe and preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
+            ):
+                slots.model = preset
+            elif moe:
+                pass  # experts x expert size is no dense size
+            elif size := _NAME_SIZE.search(name) or re.search(r"(?<![0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z])", name):
+                slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+            return
     _model_named(named, slots)
     if slots.model is None and slots.num_params is None and slots.model_text is None:
         _model_named(text, slots)  # only a file name names it ("internvl2_2b_finetune.sh"): better than none
@@ -649,6 +731,12 @@ def _model(text: str, slots: Slots) -> None:
             slots.num_params = sized.num_params
     if (m := _SIZE_CHANGE.search(named)) and slots.model is None:
         slots.num_params = float(m.group(1)) * 1e9
+    if slots.model_text is None and slots.model is None and (m := _FROM_PRETRAINED.search(text)):
+        name = m.group(1).rstrip("/").rsplit("/", 1)[-1]
+        if re.search(r"[A-Za-z]{2}", name):
+            slots.model_text = name[:60]
+            if preset := preset_for_name(name):
+                slots.model, slots.num_params = preset, None
 
 
 # A model id as people paste it, beyond the families above: a hyphenated name with a size segment ("WizardLM-30B-fp16",
@@ -670,6 +758,14 @@ def _run_length(pattern: re.Pattern[str], text: str, pos: int) -> int:
     return len(m.group(0)) if m else 0
 
 
+# The size a checkpoint names in words after its family: "RoBERTa-large", "bert-base", "t5-small", "whisper-medium".
+_SIZE_WORDS = re.compile(r"(?:[-_](?:large|base|small|tiny|medium|mini|xl|xxl|huge|giant))+", re.I)
+# A checkpoint loaded by its id or folder in pasted code: `SwinModel.from_pretrained('./swin-large-patch4-…')`.
+_FROM_PRETRAINED = re.compile(
+    r"from_pretrained\(\s*(?:pretrained_model_name_or_path\s*=\s*)?[rf]?[\"']([^\"'\s]{2,120})[\"']"
+)
+
+
 def _whole_name(text: str, m: re.Match[str]) -> str:
     """The whole model id a family match sits in: "Chinese-Alpaca-2-7B" around "Alpaca", "miniCPM-V2.5" around
     "miniCPM" (hyphens, dots and underscores join it; a space, a slash or other punctuation ends it)."""
@@ -679,8 +775,11 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
     if left := _NAME_LEFT.search(text, 0, start):
         start = left.start()
     whole = text[start : end + _run_length(_NAME_RIGHT, text, end)].strip("-_.")
-    if not re.search(r"\d", whole[: m.start(1) - start] + whole[m.end(1) - start :]) and not re.search(
-        r"\d", m.group(1)
+    extra = whole[: m.start(1) - start] + whole[m.end(1) - start :]
+    if (
+        not re.search(r"\d", extra)
+        and not re.search(r"\d", m.group(1))
+        and not _SIZE_WORDS.fullmatch(whole[m.end(1) - start :])
     ):
         return m.group(1).strip()  # "llama_recipes", "alpaca_zh_demo": a package or data set named after the family
     if _NAME_SIZE.search(m.group(1).strip()) and not _NAME_SIZE.search(whole):
@@ -690,7 +789,16 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
     return whole
 
 
+_MOE_NAME = re.compile(r"([A-Za-z]+)[-_ ]?(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![A-Za-z])", re.I)
+
+
 def _model_named(text: str, slots: Slots) -> None:
+    if (moe := _MOE_NAME.search(text)) and (
+        preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
+    ):
+        # "mistralai_Mixtral-8x7B-Instruct-v0.1", "Mixtral 8x7B": the MoE preset, never the family's dense model
+        slots.model_text, slots.model, slots.num_params = moe.group(0), preset, None
+        return
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
     m = next(
@@ -705,6 +813,12 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = _whole_name(text, m)[:60]
         if size := _NAME_SIZE.search(slots.model_text):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+    if slots.model_text and (moe := _MOE_NAME.search(slots.model_text)):
+        # "mixtral_8x7b_instruct_full_oasst1_e3": experts x expert size is no dense size ("7b" alone is wrong)
+        slots.num_params = None
+        if preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b"):
+            slots.model = preset
+            return
     if slots.model_text and (preset := preset_for_name(slots.model_text)):
         slots.model, slots.num_params = preset, None  # a preset's exact shape (MoE total/active too), not its size
         return
@@ -747,6 +861,15 @@ _POOLED_AFTER = re.compile(r"\s*(?:显存)?\s*(?:in total|total|combined|altoget
 _TASK_MANAGER = re.compile(
     r"(?:dedicated\s+gpu\s+memory|专用\s*gpu\s*内存)\s*(?:usage)?\s*[:：]?\s*(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)?\s*/\s*"
     r"(\d{1,4}(?:\.\d+)?)\s*(?:GB|G)\b",
+    re.I,
+)
+# "23GB used of 24GB", "39GB/40GB", "30GB out of 80GB": memory in use out of the card's (the total a card size).
+_USED_OF_TOTAL = re.compile(
+    r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:(?:GB|GiB|G)\s*(?:(?:used|in use|allocated|reserved)\s*)?|used\s*|in use\s*)"
+    r"(?:/|\bof\b|\bout of\b)\s*"
+    r"(\d{1,3}(?:\.\d+)?)\s*(?:GB|GiB|G)\b|"
+    # nvidia-smi's memory column pasted in prose: "81000MiB / 81920MiB"
+    r"(?<![\d.])(\d{3,6})\s*MiB\s*/\s*(\d{4,6})\s*MiB",
     re.I,
 )
 _THEN_AMOUNT = re.compile(
@@ -794,6 +917,18 @@ def _gpu(text: str, slots: Slots) -> None:
         if 0 < used <= total <= 2000:
             slots.observed_memory_gb = slots.observed_memory_gb or used
             slots.gpu_memory_gb = slots.gpu_memory_gb or total
+    if m := _USED_OF_TOTAL.search(text):
+        used, total = (
+            (float(m.group(1)), float(m.group(2)))
+            if m.group(1)
+            else (
+                round(float(m.group(3)) / 1024, 2),
+                round(float(m.group(4)) / 1024, 2),
+            )
+        )
+        if 0 < used <= total and any(abs(total - size) <= 0.08 * size for size in _CARD_SIZES):
+            slots.observed_memory_gb = slots.observed_memory_gb or used
+            slots.gpu_memory_gb = slots.gpu_memory_gb or total
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
@@ -804,9 +939,12 @@ def _gpu(text: str, slots: Slots) -> None:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
                 break
     if slots.gpu_memory_gb is None:
-        for m in [*_GPU_MEM_EACH.finditer(text), *_GPU_MEM.finditer(text)]:
+        each = list(_GPU_MEM_EACH.finditer(text))
+        for m in [*each, *_GPU_MEM.finditer(text)]:
             if any(a < m.end() and m.start() < b for a, b in used_spans):
                 continue  # "占用了 20G 显存" is use, not the card's size
+            if m in each and float(next(g for g in m.groups() if g is not None)) not in _CARD_SIZES:
+                continue  # "FSDP: 2.93 s, 23.8GB per GPU": a measured amount per GPU, no card's size
             if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
                 continue
             if _POOLED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _POOLED_AFTER.match(text, m.end()):
@@ -826,7 +964,8 @@ def _gpu_family_key(name: str) -> str:
 
 
 # "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.
-_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)\s*$", re.I)
+_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)[-_ ]?\s*$", re.I)
+_TOTAL_AFTER = re.compile(r"\s*[(（]\s*(?:total|global|effective|in total|总|全局|有效)\s*[)）]", re.I)
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 
@@ -834,11 +973,44 @@ _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
 _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 
 
+# "In your paper, the batch size is 16", "论文里 batch size 是 16": a value of the paper or the README, not the user's run.
+_PAPER_BEFORE = re.compile(
+    r"(?:\b(?:your|the|in the|in your|their)\s+(?:paper|readme|repo's|original (?:paper|code))|论文|官方|原文|作者)"
+    r"[^.。;；?？!！\n]{0,30}$",
+    re.I,
+)
+
+
 def _own_micro(m: re.Match[str], text: str) -> bool:
-    """Not a "total" batch and not a quotation."""
-    return not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]) and not _quoted(
-        text, m.start(), lines=False
+    """Not a "total" batch (before it, or "(total)" right after the value), not a quotation, not the paper's."""
+    return (
+        not _TOTAL_AFTER.match(text, m.end())
+        and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+        and not _PAPER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
+        and not _quoted(text, m.start(), lines=False)
     )
+
+
+# "how do I change per_device_train_batch_size from (the default) 1 to 16?": the run's value is the one it has now;
+# "I changed the batch size from 1 to 16 and it OOMs" is told as done: the new value is the run's.
+_MICRO_FROM_TO = re.compile(
+    r"(?<![A-Za-z_])(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?|"
+    r"per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|batch[-_ ]?size)\s*(?:value\s*)?(?:from|从)\s*"
+    r"(?:the\s+)?(?:default\s*(?:value\s*)?(?:of\s*)?|默认(?:的|值)?\s*)?(\d+)\s*"
+    r"(?:as|to|into|->|→|变成|改成|改为|调到|到)\s*(\d+)(?![\d.])",
+    re.I,
+)
+_ASKING_HOW = re.compile(
+    r"\b(?:how (?:do|can|should|to)|should I|can I|is it ok to)\b|怎么|如何|是否|要不要|能不能|可以吗", re.I
+)
+
+
+def _change_asked(text: str, m: re.Match[str]) -> bool:
+    """Whether the sentence of a "from A to B" change asks how to make it (A is still the run's value)."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".。!！\n") + 1
+    end = min((i for i in (text.find(c, m.end()) for c in ".。!！\n") if i >= 0), default=len(text))
+    sentence = text[start : end + 1]
+    return bool(_ASKING_HOW.search(sentence) or "?" in sentence or "？" in sentence)
 
 
 def _micro_and_flag(m: re.Match[str], text: str) -> tuple[Any, ...]:
@@ -857,9 +1029,16 @@ def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (lr if 0 < lr < 10 else None,)
 
 
+# "8 for each GPU", "2 GPUs with 8 Batch per GPU", "16 samples per device": a per-device batch written after its number.
+_MICRO_AFTER = re.compile(
+    r"(?<![\d.])(\d{1,4})\s*(?:batch(?:es)?|samples?|images?|sequences?|examples?)?\s*"
+    r"(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b",
+    re.I,
+)
 _MICRO_RULES = (
     SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_AFTER,), _group_int(), accept=_own_micro),
 )
 _GA_RULES = (
     SlotRule(
@@ -936,29 +1115,44 @@ _COUNT_BEFORE = re.compile(
     r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
     r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
     r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
-    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?$",
+    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:\*\*|__)?$",
     re.I,
 )
 _COUNT_AFTER = re.compile(
-    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?[*x×]\s*(\d{1,4})(?![\d.])", re.I
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
+    # "A100两张", "3090 4块": the Chinese count after the card
+    r"(?:显卡|卡)?\s*(\d{1,2}|[一两二三四五六七八九十])\s*(?:张|块))",
+    re.I,
 )
 
 
 def _count_at_gpu_names(text: str) -> int | None:
-    """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"."""
+    """The count written at a GPU's name: "one 32GB V100", "single A100-80G", "2 16G A4000", "A100 80G * 1"; several
+    of one card over a single one named beside them ("单张V100 … 换成四张2080ti": the cards the run is on), unless
+    the several are someone else's ("README 里写着需要2个A100")."""
+    found = _counts_at_gpu_names(text)
+    return next((n for n, theirs in found if n > 1 and not theirs), found[0][0] if found else None)
+
+
+def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
+    out = []
     for m in _GPU_NAME.finditer(text):
         if _quoted(text, m.start()):
             continue
-        before = _COUNT_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+        window = text[max(0, m.start() - 24) : m.start()]
+        before = _COUNT_BEFORE.search(window)
         if before:
             d, w, c = before.groups()
             if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
                 continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
-            return int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c)
+            lead = window[: before.start()]
+            theirs = bool(_NOT_THEIRS_BEFORE.search(lead) or _GPU_OTHERS.search(lead))
+            out.append((int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c), theirs))
+            continue
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
         if after:
-            return int(after.group(1))
-    return None
+            out.append((_num(after.group(1) or after.group(2)), bool(_GPU_OTHERS.search(window))))
+    return out
 
 
 # A GPU count the user asks about or supposes: "Can i use 3 gpu card …", "如果用4张卡", "能否用两张卡".
@@ -971,6 +1165,10 @@ _COMPARED_BEFORE = re.compile(
     r"(?:比|相比|\bthan|compared (?:to|with)|instead of|还是|或者|或是|\bor)\s*(?:用|使用|在|on|with)?\s*$", re.I
 )
 _OR_AFTER = re.compile(r"\s*(?:的\S{0,6}?)?\s*(?:还是|或者|或是|\bor\b)", re.I)
+_ONE_CARD_AMOUNT = re.compile(
+    r"\s*(?:的显存)?\s*(?:是|占用?了?|用了|到了?)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)\b[^。.!?？\n]{0,12}(?:其余|其他|其它|另外|别的)",
+    re.I,
+)
 _EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
 _MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
@@ -1025,7 +1223,13 @@ _COUNT_FIRST_RULES = (
     SlotRule(("world_size",), (_GPUS_EN,), lambda m, text: (_EN_NUM[m.group(1).lower()],)),
 )
 #: `--num_gpus 4`, "GPU num is 8": a count by name, over a count read from a phrase.
-_COUNT_NAMED_RULE = SlotRule(("world_size",), (_GPUS_WORD, _GPU_NUM), _group_int())
+_COUNT_NAMED_RULE = SlotRule(
+    ("world_size",),
+    (_GPUS_WORD, _GPU_NUM),
+    _group_int(),
+    # "GA * 卡数 = 32": a factor of the user's formula, its result is no GPU count
+    accept=lambda m, text: not re.search(r"(?:[*×]|\sx)\s*$", text[max(0, m.start() - 4) : m.start()]),
+)
 #: "共 16 张卡" (the total), then "后来变成单卡" (a change): each later one wins.
 _COUNT_LAST_RULES = (
     SlotRule(("world_size",), (_GPU_TOTAL,), _group_int()),
@@ -1039,6 +1243,68 @@ _PARALLEL_SIZE_RULES = (
 )
 
 
+# "8 80G GPU (7 for training and 1 for vllm)", "8卡（6张用于训练，2张跑vLLM）": the GPUs the trainer runs on.
+_TRAINING_SUBSET = re.compile(
+    NUM + r"(?![\d.])\s*(?:张|块|个)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))?\s*"
+    r"(?:(?:are\s+)?(?:used\s+)?for|用于|用来|用作|做|跑)\s*(?:the\s+)?(?:training|trainer|train\b|policy training|训练)",
+    re.I,
+)
+# "主卡占用10GB，另外3个卡占用8GB", "GPU0 uses 10GB and the other 3 GPUs 8GB": one card named, then "the other N".
+_OTHER_CARDS = re.compile(
+    r"(?:另外|其余|其他|其它|剩下的?|剩余的?|\bthe other|\bthe remaining|\bthe rest of the)\s*" + NUM + r"(?![\d.])",
+    re.I,
+)
+_ONE_CARD_NAMED = re.compile(
+    r"主卡|第一张卡|第一块卡|0号卡|卡\s*0(?!\d)|(?:gpu|cuda|rank)\s*[:#]?\s*0(?![\d.])|\b(?:the )?(?:first|main|master) (?:gpu|card)",
+    re.I,
+)
+# verl's (and other FSDP trainers') sharded checkpoint files name the world size that saved them.
+_SHARD_FILE_WORLD = re.compile(r"world_size_(\d{1,4})_rank_\d+", re.I)
+# "我有4张卡，只用了2张", "8卡机器上只用了其中4张卡", "I only use 2 GPUs", "I use 2 out of 8 GPUs": the run's share.
+_USED_SUBSET = re.compile(
+    r"(?:只用了?|只使用了?|仅用了?|仅使用了?|(?:用|使用)了?其中(?:的)?|\bonly\s+(?:use|used|using|run on)|"
+    r"\b(?:use|used|using|run on|ran on)(?=\s+\d+\s+(?:out\s+)?of\b))\s*(?:其中(?:的)?)?\s*"
+    + NUM
+    + r"(?![\d.])\s*(?:张|块|个)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))?"
+    r"(?:\s*(?:out\s+)?of\s+(?:the\s+|my\s+|them\b)?(\d+)?)?",
+    re.I,
+)
+# Windows' GPU memory report "( 24 GPU and 3.9 Shared )": gigabytes of dedicated and shared memory, not a GPU count.
+_SHARED_AFTER = re.compile(r"\s*(?:memory\s*)?(?:and|\+|,|/)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)?\s*shared", re.I)
+
+
+def _gpu_count_fixes(text: str, slots: Slots) -> None:
+    """A count the message qualifies: the training share of the GPUs, the ones used of those the machine has, or one
+    named card plus "the other N"."""
+    if slots.world_size is None:
+        return
+    for m in _USED_SUBSET.finditer(text):
+        n = _num(m.group(1))
+        counted = bool(re.search(r"张|块|卡|gpu|card", text[m.end(1) : m.end()], re.I)) or m.group(2) is not None
+        if _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()]) or re.match(
+            r"[^。.;；\n]{0,12}(?:无法|不能|不够|不行|不足|装不下|can't|cannot|is not enough|isn't enough)",
+            text[m.end() :],
+        ):
+            continue  # "仅用一张卡，我们是无法加载…": a count supposed to show it cannot work
+        if counted and 1 <= n < slots.world_size and not _quoted(text, m.start()):
+            slots.world_size = n
+            return
+    for m in _TRAINING_SUBSET.finditer(text):
+        n = _num(m.group(1))
+        if 1 <= n < slots.world_size and not _quoted(text, m.start()):
+            slots.world_size = n
+            return
+    for m in _OTHER_CARDS.finditer(text):
+        n = _num(m.group(1))
+        if (
+            n == slots.world_size
+            and re.match(r"\s*(?:个|张|块)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))", text[m.end() :], re.I)
+            and _ONE_CARD_NAMED.search(text, 0, m.start())
+        ):
+            slots.world_size = n + 1
+            return
+
+
 def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
@@ -1046,12 +1312,16 @@ def _parallel(text: str, slots: Slots) -> None:
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
-        if _EACH_CARD.match(text, m.end()) and (m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)):
-            continue  # "我的一张显卡大小是8g": the size of each card, not how many
+        if (_EACH_CARD.match(text, m.end()) or _ONE_CARD_AMOUNT.match(text, m.end())) and (
+            m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)
+        ):
+            continue  # "我的一张显卡大小是8g", "一个卡是22g，其余都是10g": one card's size or use, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
             continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
+        if _SHARED_AFTER.match(text, m.end()):
+            continue  # "( 24 GPU and 3.9 Shared )": Windows' dedicated and shared GPU memory in GB
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
@@ -1069,7 +1339,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size is None
         and any(
             not _quoted(text, m.start()) and not _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()])
-            for m in re.finditer(r"单卡|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
+            for m in re.finditer(r"单卡(?!\s*(?:的)?\s*(?:batch|bs|占用))|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
         )
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
@@ -1099,6 +1369,9 @@ def _parallel(text: str, slots: Slots) -> None:
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)
+    if slots.world_size is None and (m := _SHARD_FILE_WORLD.search(text)):
+        slots.world_size = int(m.group(1))  # FSDP/verl shard files "model_world_size_8_rank_0.pt": saved by 8 ranks
+    _gpu_count_fixes(text, slots)
     if m := _ZERO_KEY.search(text) or _ZERO.search(text):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
@@ -1163,10 +1436,14 @@ _PRECISION_OFF_BEFORE = re.compile(
     re.I,
 )
 _PRECISION_OFF_AFTER = re.compile(
-    r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false", re.I
+    # (a launch flag with its value after a space: "--fp16 false --bf16 true")
+    r"^\w*[\"']?\s*[:=]\s*[\"']?(?:no|false|flase|none|0)\b|^[\"']?\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*false|"
+    r"^\w*[ \t]+(?:false|flase)\b",
+    re.I,
 )
 # "V100 上 bf16不支持，用fp16", "bf16 is not supported on my card": what the card cannot do. Not a precision the run
 # uses, and not a switch turned off either (the run may be fp16 or fp32: nothing is concluded from it).
+_FLAG_KEY = re.compile(r"\w*[\"']?\s*[:=]")
 _PRECISION_UNSUPPORTED_AFTER = re.compile(
     r"^\s*(?:也|都)?(?:不支持|不能用|用不了|不可用|is not supported|isn't supported|not supported|unsupported)", re.I
 )
@@ -1188,6 +1465,19 @@ def _precision(text: str, slots: Slots) -> None:
         return
     switched_off = False
     mentions = list(_PRECISION_MENTION.finditer(text))
+    # "`use_fp16=true` and `use_fp16=false` require the same memory": one flag set both ways is what the user
+    # compares, not the run's precision (another mention, "full float 32", may say it)
+    flags: dict[tuple[str, str], set[bool]] = {}
+    for m in mentions:
+        if m.lastgroup in ("bf16", "fp16") and (key := _FLAG_KEY.match(text, m.end())):
+            glued = re.search(r"[\w.-]*$", text[max(0, m.start() - 24) : m.start()])
+            name = (glued.group(0) if glued else "") + m.group(0) + key.group(0)
+            flags.setdefault((m.lastgroup, name.lower()), set()).add(
+                not _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40])
+            )
+    both = {kind for (kind, _), values in flags.items() if values == {True, False}}
+    if both:
+        mentions = [m for m in mentions if m.lastgroup not in both]
     set_to = [
         m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14) : m.start()])
     ]
@@ -1347,6 +1637,38 @@ _PACKAGE_LINE = re.compile(
 )
 
 
+# "量化加载的模型", "train 里是量化加载的", "the model is loaded quantized", "on the quantized base model": the base weights
+# are quantized (no bit count written).
+_QUANTIZED_LOAD = re.compile(
+    r"量化加载|加载量化|以量化(?:方式|形式)?加载|量化后的(?:基座|底座)?模型|量化的(?:基座|底座)?模型|"
+    r"\bload(?:ed|ing|s)?\s+(?:it\s+|the\s+(?:base\s+)?model\s+)?(?:in\s+)?quantized\b|"
+    r"\bquantized\s+(?:base\s+)?(?:model|weights)\b",
+    re.I,
+)
+
+
+# A recipe's file name names its method: LLaMA-Factory's "llama3_full_sft.yaml", xtuner's
+# "mixtral_8x7b_instruct_full_oasst1_e3.py" (`<model>_<method>_<dataset>_e<epochs>`).
+_RECIPE_FULL = re.compile(r"[a-z0-9]_full_(?:sft|pt|dpo|ppo|kto|rm|orpo)\b|[a-z0-9]_full_[a-z0-9]+_e\d+\b", re.I)
+
+
+_METHOD_WORD = r"(qlora|lora|full[- ](?:fine[- ]?tun\w*|parameter\w*|finetun\w*)|全参(?:数)?|全量)"
+# "I use LoRA", "I'm using QLoRA", "我用的是lora", "我使用全参微调": the method the user says they run.
+_OWN_METHOD = re.compile(
+    r"(?:\bI(?:'m| am)?\s+(?:use|using|run|running|do|doing|train with|training with)|我用的是?|我使用的?是?|我用|我在用|我采用的?是?)"
+    r"\s*(?:the\s+|a\s+)?" + _METHOD_WORD,
+    re.I,
+)
+# "switched from LoRA to full fine-tuning", "从lora改成全参": the method switched to is the run in question.
+_METHOD_SWITCH = re.compile(
+    r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|chang(?:ed|ing)|went)\s+from\s+(?:qlora|lora|full[\w -]{0,20}?)\s+to\s+"
+    + _METHOD_WORD
+    + r"|从\s*(?:qlora|lora|全参(?:数)?|全量)\S{0,6}?(?:改成|换成|改为|切换到|切到|换到)\s*"
+    + _METHOD_WORD,
+    re.I,
+)
+
+
 _LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
 _LORA_REJECTED = re.compile(
     r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
@@ -1411,10 +1733,23 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "qlora"
     elif lora:
         slots.finetune = "lora"
+        q = _QUANTIZED_LOAD.search(text)
+        if slots.quantization is None and q and not _negated(text, q.start()):
+            slots.finetune = "qlora"  # LoRA trained on a model loaded quantized, bits unsaid: QLoRA's recipe
     elif full:
         slots.finetune = "full"
     elif _FREEZE.search(text):
         slots.finetune = "freeze"  # some layers trained, the rest frozen: neither full nor LoRA
+    elif _RECIPE_FULL.search(text):
+        slots.finetune = "full"
+    if own := _OWN_METHOD.search(text) or _METHOD_SWITCH.search(text):
+        # "I use LoRA" beside a QLoRA/LoRA comparison, "switched from LoRA to full fine-tuning": the user's own method
+        word = own.group(own.lastindex or 1).lower()
+        method = "qlora" if "qlora" in word else "lora" if "lora" in word else "full"
+        if method != slots.finetune and not (method == "lora" and slots.finetune == "qlora" and slots.quantization):
+            slots.finetune = method
+            if method != "qlora" and slots.quantization == "int4" and not _QUANT.search(text):
+                slots.quantization = None
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
@@ -1773,8 +2108,22 @@ def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (float(m.group(1)),) if len(set(listed)) == 1 else (None,)
 
 
+# Megatron-LM / GPT-NeoX name their dataset index files by samples, sequence length and seed:
+# "…_train_indexmap_24000000ns_2048sl_1234s_doc_idx.npy" (megatron/data/gpt_dataset.py, _build_index_mappings).
+_INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
 _PRINTED_RULES = (
     SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
+    SlotRule(("seq_len",), (_INDEXMAP_SEQ,), _group_int()),
+    # accelerate's DeepSpeed prepare: "`is_train_batch_min` (here True will decide the `train_batch_size` (16)." — the
+    # per-device batch it fills `train_micro_batch_size_per_gpu` with (accelerator.py, _prepare_deepspeed)
+    SlotRule(
+        ("train_micro_batch_size_per_gpu",),
+        (re.compile(r"will decide the `train_batch_size` \((\d+)\)"),),
+        _group_int(),
+    ),
+    # DeepSpeed logs name the ZeRO optimizer's file: "[stage2.py:1357:step]" (deepspeed/runtime/zero/stage2.py in
+    # the 0.3-0.5 releases), "[stage3.py:…]"; stage_1_and_2.py names no single stage
+    SlotRule(("zero_stage",), (re.compile(r"\[stage([23])\.py:\d+"),), _group_int()),
     *(SlotRule((key,), (pattern,), _group_int()) for pattern, key in _BANNER),
     SlotRule(("zero_stage",), (_ZERO3_CLASS,), _constant(3)),
     SlotRule(("world_size", "train_micro_batch_size_per_gpu"), (_TRL_GLOBAL,), _trl_global),
@@ -1945,9 +2294,95 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
             slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
         if total := _WITH_TOTAL.match(text, m.end()):
             slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
+    if (m := _MICRO_FROM_TO.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+        slots.train_micro_batch_size_per_gpu = int(m.group(1)) if _change_asked(text, m) else int(m.group(2))
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
+
+
+# The user's own formula for the total batch: "总batch_size = train_batch_size * GA * 卡数", "global = bs x grad_acc x
+# n_gpus". A batch key multiplied by the accumulation steps *and* the device count is the per-device batch there,
+# whatever the framework calls it (DeepSpeed's `train_batch_size` is the total; the user's formula says otherwise).
+_FORMULA = re.compile(
+    r"[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*(?:(?:\s*[*×]\s*|\s+x\s+)[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*){2,4}"
+)
+_FORMULA_GA = re.compile(
+    r"^(?:gradient_accumulation(?:_steps)?|grad_acc\w*|ga|accum\w*|accumulation_steps|梯度累[积加计]\w*)$", re.I
+)
+_FORMULA_DEVICES = re.compile(
+    r"^(?:n_?gpus?|num_gpus?|gpus?|num_devices|n_devices|devices?|device_num|device_count|world_size|nproc\w*|"
+    r"num_processes|"
+    r"卡数|显卡数|gpu数|gpu数量|卡的数量|显卡数量|设备数)$",
+    re.I,
+)
+
+
+def _factors(m: re.Match[str]) -> list[str]:
+    """A formula's factors, without Chinese glued to either end ("指的是Device_num", "accumulation_steps这样")."""
+    out = []
+    for f in re.split(r"\s*[*×]\s*|\s+x\s+", m.group(0)):
+        f = re.sub(r"^[\u4e00-\u9fff]+(?=[A-Za-z_])", "", f.strip())
+        out.append(re.sub(r"(?<=[A-Za-z0-9_])[\u4e00-\u9fff]+$", "", f))
+    return out
+
+
+def per_device_formula(text: str) -> re.Match[str] | None:
+    """The user's formula that multiplies ``train_batch_size`` by the accumulation steps and the device count."""
+    for m in _FORMULA.finditer(text):
+        factors = _factors(m)
+        if (
+            "train_batch_size" in (f.lower() for f in factors)
+            and any(_FORMULA_GA.match(f) for f in factors)
+            and any(_FORMULA_DEVICES.match(f) for f in factors)
+        ):
+            return m
+    return None
+
+
+_FORMULA_PER_DEVICE = re.compile(
+    r"^(?:per_device\w*|micro\w*|\w*per_(?:gpu|device)\w*|bs_per\w*|local_batch\w*|每卡\w*)$", re.I
+)
+
+
+def _total_by_formula(text: str, slots: Slots) -> None:
+    """ "batch_size=19200，指的是Device_num*per_device_batch_size*accumulation_steps吗": a batch value the formula right
+    after it multiplies out of the per-device batch, the accumulation steps and the devices is the total."""
+    micro = slots.train_micro_batch_size_per_gpu
+    if micro is None or slots.train_batch_size is not None:
+        return
+    for m in _FORMULA.finditer(text):
+        factors = _factors(m)
+        if not (
+            any(_FORMULA_PER_DEVICE.match(f) for f in factors)
+            and any(_FORMULA_GA.match(f) for f in factors)
+            and any(_FORMULA_DEVICES.match(f) for f in factors)
+        ):
+            continue
+        before = text[max(0, m.start() - 30) : m.start()]
+        if (n := re.search(r"(\d+)\D{0,24}$", before)) and int(n.group(1)) == micro:
+            slots.train_batch_size, slots.train_micro_batch_size_per_gpu = micro, None
+            return
+
+
+# "batch_size: 32 (total)", "batch size 256（全局）": the value is marked as the total batch right after it.
+_BATCH_MARKED_TOTAL = re.compile(
+    r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs|batch)\s*(?:=|:|：|is|of|为|是)?\s*(\d+)" + _TOTAL_AFTER.pattern, re.I
+)
+
+
+def _batch_in_own_formula(text: str, slots: Slots) -> None:
+    if (m := _BATCH_MARKED_TOTAL.search(text)) and slots.train_batch_size is None:
+        slots.train_batch_size = int(m.group(1))
+        if slots.train_micro_batch_size_per_gpu == slots.train_batch_size:
+            slots.train_micro_batch_size_per_gpu = None
+    _total_by_formula(text, slots)
+    if slots.train_batch_size is None or slots.train_micro_batch_size_per_gpu is not None:
+        return
+    if m := per_device_formula(text):
+        slots.train_micro_batch_size_per_gpu, slots.train_batch_size = slots.train_batch_size, None
+        if total := re.match(r"\s*=\s*(\d+)(?![\d.])", text[m.end() :]):
+            slots.train_batch_size = int(total.group(1))
 
 
 def extract_slots(text: str, prose: bool = False) -> Slots:
@@ -1969,6 +2404,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
         step(text, slots)
     if prose:
         _latest_in_prose(text, slots)
+    _batch_in_own_formula(text, slots)
     return slots
 
 
