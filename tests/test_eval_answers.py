@@ -16,27 +16,27 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# 668 real questions (dev-ret9: 20 mined blind; cards9: 11 for five new cards). Measured on the merged engine
-# (act9, fid9, diag9, ret9, cards9, act model retrained): act 0.802 / 0.855 (optimistic: the act model is trained on
-# this folder), fidelity 0.960 / 0.943, 8 contradicted, 0 headlines, 2 strawman (zh-jittor-602: a Jittor run whose
-# memory did grow with GA; zh-openrlhf-277), hit@3 0.848 / 0.852, hit@1 0.610 / 0.657, p90 108 / 113 words.
+# 688 real questions (dev-ret10: 20 mined blind this stop). Measured on the merged engine of this stop: act
+# 0.835 / 0.859 (optimistic: the act model is trained on this folder), fidelity 0.966 / 0.958, 4 contradicted
+# (3 of them on dev-ret10's fresh messages), 0 headlines, 0 strawman, hit@3 0.849 / 0.853, hit@1 0.623 / 0.667,
+# p90 110 / 118 words.
 FLOORS = {
-    "zh": {"act_accuracy": 0.795, "fidelity": 0.955, "hit3": 0.84, "hit1": 0.60},
-    "en": {"act_accuracy": 0.845, "fidelity": 0.935, "hit3": 0.845, "hit1": 0.65},
+    "zh": {"act_accuracy": 0.83, "fidelity": 0.96, "hit3": 0.845, "hit1": 0.615},
+    "en": {"act_accuracy": 0.855, "fidelity": 0.95, "hit3": 0.85, "hit1": 0.66},
 }
-CEILINGS = {"contradicted": 8, "assumed_headlines": 0, "strawman": 2, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 4, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# 312 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (90, mined by helpers
-# who never saw the engine's code or answers). Before the five merged branches: act 0.662 / 0.594, values used
-# 0.896 / 0.832, 51 contradicted, hit@3 0.628 / 0.675. With them: act 0.688 / 0.613, values used 0.904 / 0.836,
-# 51 contradicted, hit@3 0.635 / 0.682, 2 headlines, 3 strawman, 1 refusal
-# (bench/eval_answers.py --dir tests/data/heldout_real).
+# 311 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (89; one thread that
+# was also mined into the dev set was removed), each mined by helpers who never saw the engine's code or answers.
+# Before this stop: act 0.667 / 0.594, values used 0.895 / 0.832, 51 contradicted, hit@3 0.632 / 0.675. After:
+# act 0.679 / 0.613, values used 0.905 / 0.849, 49 contradicted, hit@3 0.645 / 0.689, 2 headlines, 3 strawman,
+# 1 refusal (bench/eval_answers.py --dir tests/data/heldout_real).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.68, "fidelity": 0.895, "hit3": 0.625},
-    "en": {"act_accuracy": 0.60, "fidelity": 0.83, "hit3": 0.675},
+    "zh": {"act_accuracy": 0.675, "fidelity": 0.90, "hit3": 0.64},
+    "en": {"act_accuracy": 0.61, "fidelity": 0.845, "hit3": 0.685},
 }
-HELDOUT_CEILINGS = {"contradicted": 51, "assumed_headlines": 2, "strawman": 3, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 49, "assumed_headlines": 2, "strawman": 3, "refused": 1}
 
 
 @pytest.fixture(scope="module")
