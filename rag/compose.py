@@ -690,6 +690,28 @@ def _fit_missing(r: Results) -> list[str]:
     return [k for k in _FIT_NEEDS if k not in given]
 
 
+#: A card whose title says what memory is made of ("Where LoRA memory goes", "Bytes per parameter under …"), not one
+#: that only mentions running out (nn.DataParallel's GPU 0) or a platform (ROCm).
+_BREAKDOWN_TITLE = re.compile(r"\bmemory\b|bytes per param|how much .{0,20}\bsave", re.I)
+
+
+def breakdown_card(r: Results) -> Card | None:
+    """The card whose lead says what memory is made of, for a fit question without a figure: a card about memory
+    in general (one whose title names a size, "7B on a 24 GB card", would answer a setup the user did not state), that
+    speaks of memory and passes the opening gate (a torchtune incompatibility is no breakdown of memory)."""
+    return next(
+        (
+            c
+            for c in r.cards
+            if not MODEL_SIZE.search(_title(c, r.lang))
+            and _BREAKDOWN_TITLE.search(c.title_en)
+            and card_in_family(c, "memory")
+            and lead_fits(r, c)
+        ),
+        None,
+    )
+
+
 def _fit_depends_verdict(r: Results) -> str:
     """A fit question without a figure (a number for a setup the user did not state is wrong): instead,
     what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
@@ -698,19 +720,12 @@ def _fit_depends_verdict(r: Results) -> str:
     names = t("enum_sep", r.lang).join(
         t(f"need.{k}", r.lang) if f"need.{k}" in CATALOGUE else key_name(k, r.lang) for k in missing
     )
-    head = f"**{t('fit_depends', r.lang, missing=names)}**"
-    # The breakdown comes from a card about memory in general: one whose title names a size ("7B on a 24 GB card")
-    # would answer a setup the user did not state.
-    # It must speak of memory and pass the opening gate (a torchtune incompatibility is no breakdown of memory).
-    general = next(
-        (
-            c
-            for c in r.cards
-            if not MODEL_SIZE.search(_title(c, r.lang)) and card_in_family(c, "memory") and lead_fits(r, c)
-        ),
-        None,
-    )
-    return head + (f" {_direct(general, r.lang).strip('*').strip()}" if general is not None else "")
+    head = t("fit_depends", r.lang, missing=names)
+    general = breakdown_card(r)
+    if general is None:  # no card says what memory is made of: the question alone, never a colon with nothing after it
+        return f"**{head}**"
+    sep = "" if r.lang == "zh" else " "
+    return f"**{head}{sep}{t('fit_depends_breakdown', r.lang)}** {_direct(general, r.lang).strip('*').strip()}"
 
 
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
@@ -901,6 +916,9 @@ def opening_order(r: Results) -> list[Card]:
     """The cards with the first one whose lead answers the question moved to the front, when a card's lead opens
     (or the run's own step count does, and the explanation then starts with the card about it) and the top card's
     does not answer it; otherwise the cards as they are."""
+    if r.cards and opens_with_fit_depends(r):  # the breakdown the opening quotes is the explanation's first card
+        shown = breakdown_card(r)
+        return r.cards if shown is None else [shown, *[c for c in r.cards if c is not shown]]
     if not r.cards or not (card_lead_opens(r) or _steps_back_solved(r)) or lead_fits(r, r.cards[0]):
         return r.cards
     fit = next((c for c in r.cards[1:] if lead_fits(r, c)), None)

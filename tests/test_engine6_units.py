@@ -275,3 +275,15 @@ def test_openings_diff_compares_first_sentences() -> None:
     old = {"q": {"lang": "en", "act": "explain", "got_act": "explain", "first_screen": "**No.** x"}}
     new = {"q": {"lang": "en", "act": "explain", "got_act": "explain", "first_screen": "**Use bf16.** x"}}
     assert [d["id"] for d in changed(old, new)] == ["q"] and changed(old, old) == []
+
+
+def test_a_fit_question_without_a_figure_shows_a_breakdown_only_from_a_card_about_memory() -> None:
+    # "how to train llama2-7b on an A100 80G?" names no method: what is needed, then what memory is made of — from a
+    # card whose title says so, never nn.DataParallel's GPU-0 card, and never a colon with nothing after it
+    text = "How do I train llama2-7b on a single A100 80G? How much memory will it take?"
+    dp = verdict(_results(text, "fit", ["dataparallel-single-process-trainer"]))
+    assert dp.startswith("**How much memory it needs depends on") and dp.endswith(
+        "Tell me: the method; precision; micro batch; sequence length.**"
+    ), dp
+    lora = verdict(_results(text, "fit", ["dataparallel-single-process-trainer", "lora-memory-breakdown"]))
+    assert "Until then, this is what the memory is made of:** LoRA" in lora, lora

@@ -146,8 +146,12 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "paste.framework": {"zh": "框架和版本", "en": "the framework and its version"},
     # a fit question without the values a figure depends on
     "fit_depends": {
-        "zh": "需要多少显存取决于模型参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch 和序列长度（还有 GPU 型号，用来判断能否放下）。请告诉我：{missing}。在那之前，显存由这几部分组成：",
-        "en": "How much memory it needs depends on the model's size, the method (full/LoRA/QLoRA), precision, micro batch and sequence length (and the GPU, to say whether it fits). Tell me: {missing}. Until then, this is what the memory is made of:",
+        "zh": "需要多少显存取决于模型参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch 和序列长度（还有 GPU 型号，用来判断能否放下）。请告诉我：{missing}。",
+        "en": "How much memory it needs depends on the model's size, the method (full/LoRA/QLoRA), precision, micro batch and sequence length (and the GPU, to say whether it fits). Tell me: {missing}.",
+    },
+    "fit_depends_breakdown": {
+        "zh": "在那之前，显存由这几部分组成：",
+        "en": "Until then, this is what the memory is made of:",
     },
     "need.model": {"zh": "模型或参数量", "en": "the model or its size"},
     "need.finetune": {"zh": "微调方式", "en": "the method"},
