@@ -451,6 +451,35 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
         setup.put("world_size", visible.pop(), "message", "CUDA_VISIBLE_DEVICES")
 
 
+# "我有三张22g的2080TI", "I have 4 GPUs", "our server has 8 cards": the GPUs the user owns, not those a run is given.
+_OWNED_COUNT = re.compile(
+    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共)?\s*(?:有|have|has|got)\s*"
+    r"(?:only\s+)?(\d{1,2}|[一二两三四五六七八九十]|two|three|four|five|six|seven|eight)\s*(?:张|块|个)?",
+    re.I,
+)
+_OWNED_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_OWNED_NUM.update({"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8})
+
+
+def _visible_over_owned(setup: Setup, text: str) -> None:
+    """ "我有三张22g的2080TI gpu" in the prose, `set CUDA_VISIBLE_DEVICES=0,1` before the launch: the count the
+    user owns loses to the devices the failing run is given (the widest list: a one-device list beside it is the
+    single-GPU run people contrast it with). The owned count is not kept: it is not the run's."""
+    mine = setup.values.get("world_size")
+    if mine is None or mine.source != "message" or mine.evidence == "CUDA_VISIBLE_DEVICES":
+        return
+    owned = {
+        _OWNED_NUM.get(m.group(1).lower()) or int(m.group(1))
+        for m in _OWNED_COUNT.finditer(text)
+        if m.group(1).isdigit() or m.group(1).lower() in _OWNED_NUM
+    }
+    if mine.value not in owned:
+        return
+    visible = [len(m.group(1).split(",")) for m in _VISIBLE.finditer(text)]
+    if visible and 1 < max(visible) < mine.value:
+        setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """ "我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -609,6 +638,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _reconcile_per_node(setup)
     _launch_count_over_prose(setup, parts)
     _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
+    _visible_over_owned(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
     _lora_on_4bit_is_qlora(setup)

@@ -584,7 +584,9 @@ _PER_NODE_COUNT = re.compile(
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
     r"each (?:node|machine|server|host) (?:has|with) (\d+)|"
     # "two nodes with 8 GPUs each", "two machines x 8 H100"
-    r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)",
+    r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)|"
+    # "4 nodes, each 4 A100 gpu", "2 machines, each with 8 GPUs"
+    r"(?:nodes?|machines?|servers?)\s*[,，]?\s*each\s+(?:with\s+|has\s+)?(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)",
     re.I,
 )
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
@@ -792,7 +794,17 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
 _MOE_NAME = re.compile(r"([A-Za-z]+)[-_ ]?(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![A-Za-z])", re.I)
 
 
+# "a galactica 30b model (gpt-2 like)", "a llama-style model", "(LLaMA based)": the family the model resembles, not
+# the model the user trains.
+_RESEMBLES = re.compile(
+    r"[(（]\s*[^()（）\n]{1,30}?[-\s]?(?:like|style|based|architecture|similar)\s*[)）]|"
+    r"(?<![\w-])[\w.]{2,20}-(?:like|style)(?![\w-])",
+    re.I,
+)
+
+
 def _model_named(text: str, slots: Slots) -> None:
+    text = _RESEMBLES.sub(" ", text)
     if (moe := _MOE_NAME.search(text)) and (
         preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
     ):
@@ -933,6 +945,9 @@ def _gpu(text: str, slots: Slots) -> None:
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
             gb = float(next(g for g in m.groups() if g is not None))
+            lead = int(re.match(r"\d+", m.group(0)).group(0)) if m.group(1) is not None else 0  # type: ignore[union-attr]
+            if lead in _CARD_SIZES and _count_elsewhere(text, int(gb), m.span()):
+                gb = float(lead)  # "8 v100, totally I got 32 *8 G": the factor the count matches is the count
             if gb in _CARD_SIZES and not any(a < m.end() and m.start() < b for a, b in used_spans):
                 slots.gpu_memory_gb = gb
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
@@ -957,6 +972,15 @@ def _gpu(text: str, slots: Slots) -> None:
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
                 break
+
+
+def _count_elsewhere(text: str, n: int, span: tuple[int, int]) -> bool:
+    """Whether the text states ``n`` GPUs outside ``span`` ("with 8 v100, …")."""
+    return any(
+        _num(m.group(1)) == n and not (span[0] <= m.start() < span[1])
+        for m in _GPUS.finditer(text)
+        if m.group(1) != "单"
+    )
 
 
 def _gpu_family_key(name: str) -> str:
@@ -1011,6 +1035,21 @@ def _change_asked(text: str, m: re.Match[str]) -> bool:
     end = min((i for i in (text.find(c, m.end()) for c in ".。!！\n") if i >= 0), default=len(text))
     sentence = text[start : end + 1]
     return bool(_ASKING_HOW.search(sentence) or "?" in sentence or "？" in sentence)
+
+
+# "I changed the batch_size from 16 to 8, and it works", "从16改成8就可以跑了": the change is told as the fix, so
+# the run the question is about (the one that failed) is the value changed from.
+_FIXED_AFTER = re.compile(
+    r"\s*[,，]?\s*(?:and|then|so)?\s*(?:now\s+)?(?:it|that|this|training)?\s*(?:now\s+)?"
+    r"(?:works?|worked|runs?\b|ran\b|fits?\b|is fine|was fine|succeeded|no longer (?:oom|crash))(?!\s*(?:out|into|oom|slow|fail|crash))|"
+    r"\s*[,，]?\s*(?:之后|以后|后)?\s*(?:就|才)\s*(?:可以|能|正常|不会|没有?(?:问题|报错)|跑通)",
+    re.I,
+)
+
+
+def _change_fixed(text: str, m: re.Match[str]) -> bool:
+    """Whether a "from A to B" change is followed by its having worked (then A is the failing run asked about)."""
+    return bool(_FIXED_AFTER.match(text, m.end()))
 
 
 def _micro_and_flag(m: re.Match[str], text: str) -> tuple[Any, ...]:
@@ -1305,6 +1344,30 @@ def _gpu_count_fixes(text: str, slots: Slots) -> None:
             return
 
 
+_RUN_FAILED = re.compile(r"\boom\b|out of memory|爆|报错|\berror|\bfail|crash|raised|崩", re.I)
+_RUN_WORKED = re.compile(
+    r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|no problem|succeed|正常|没问题|可以(?:跑|运行|训练)?|能跑|跑通", re.I
+)
+
+
+def _failing_count(text: str, counts: list[tuple[re.Match[str], int]]) -> int | None:
+    """ "batch size 2 with 1 GPU, it works, batch size 2 in each GPU with 8 GPUs, it raised OOM": of two GPU counts,
+    one told as working and one as failing, the failing run is the one asked about."""
+    if len({n for _, n in counts}) < 2:
+        return None
+    outcomes = []
+    for i, (m, n) in enumerate(counts):
+        end = counts[i + 1][0].start() if i + 1 < len(counts) else len(text)
+        clause = text[m.end() : min(end, m.end() + 60)]
+        clause = re.split(r"[.。!！?？\n]", clause)[0]
+        failed, worked = _RUN_FAILED.search(clause), _RUN_WORKED.search(clause)
+        outcomes.append((n, bool(failed) and not worked, bool(worked) and not failed))
+    failing = [n for n, f, _ in outcomes if f]
+    if failing and any(w for _, _, w in outcomes) and len(set(failing)) == 1:
+        return failing[0]
+    return None
+
+
 def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
@@ -1312,6 +1375,8 @@ def _parallel(text: str, slots: Slots) -> None:
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
+        if m.group(1) in ("一", "1") and re.search(r"(?:每|各)\s*$", text[max(0, m.start() - 3) : m.start()]):
+            continue  # "把模型加载到每一个卡上", "每1张卡": "each card", not a count of one
         if (_EACH_CARD.match(text, m.end()) or _ONE_CARD_AMOUNT.match(text, m.end())) and (
             m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)
         ):
@@ -1320,6 +1385,10 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
             continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
+        if re.match(r"\s*(?:memory|mem\b|vram|显存|内存)", text[m.end() :], re.I) and re.search(
+            r"[*x×]\s*\d{1,3}\s*(?:g|gb|gib)\b", m.group(0), re.I
+        ):
+            continue  # "32 *8 G GPU memory": the memory, sized per card times the cards, not a count of 32
         if _SHARED_AFTER.match(text, m.end()):
             continue  # "( 24 GPU and 3.9 Shared )": Windows' dedicated and shared GPU memory in GB
         n = _num(m.group(1))
@@ -1332,6 +1401,8 @@ def _parallel(text: str, slots: Slots) -> None:
         own = [n for m, n in counts if _MINE_BEFORE.search(text[max(0, m.start() - 14) : m.start()])]
         others = [n for m, n in counts if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])]
         slots.world_size = next(iter(own or others), None)
+        if (failing := _failing_count(text, counts)) is not None:
+            slots.world_size = failing
     if slots.world_size is None and (at_names := _count_at_gpu_names(text)) and 1 <= at_names <= 4096:
         slots.world_size = at_names
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
@@ -2289,13 +2360,14 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
         slots.train_micro_batch_size_per_gpu = latest[1]
     if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         old, new = int(m.group(1)), int(m.group(2))
-        slots.train_micro_batch_size_per_gpu = new
+        slots.train_micro_batch_size_per_gpu = old if _change_fixed(text, m) else new
         if (slots.base_batch_size, slots.train_batch_size) == (old, new):
             slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
         if total := _WITH_TOTAL.match(text, m.end()):
             slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
     if (m := _MICRO_FROM_TO.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
-        slots.train_micro_batch_size_per_gpu = int(m.group(1)) if _change_asked(text, m) else int(m.group(2))
+        asked_or_fixed = _change_asked(text, m) or _change_fixed(text, m)
+        slots.train_micro_batch_size_per_gpu = int(m.group(1)) if asked_or_fixed else int(m.group(2))
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]

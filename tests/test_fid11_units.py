@@ -1,0 +1,93 @@
+"""Stated-value fidelity (issue #10), round 11: formats fresh messages are written in that the reader misread.
+
+Each case is built from the *format* (a message of that shape written for the test), not from one dev message's
+words. Fast tier: text processing only, no model.
+"""
+
+from __future__ import annotations
+
+from rag.parts import split_message
+from rag.setup import read_setup
+from rag.slots import extract_slots
+
+
+def setup_of(text: str):
+    setup, _ = read_setup(split_message(text))
+    return setup
+
+
+# ---- GPU counts -------------------------------------------------------------------------------------------
+def test_each_card_is_not_a_count_of_one():
+    # "每一个卡" / "每一张卡" is "each card"; the devices made visible are the run's count
+    s = setup_of(
+        "多卡训练时每一张卡都会加载完整模型吗？\n命令：CUDA_VISIBLE_DEVICES=0,1,2,3 llamafactory-cli train sft.yaml"
+    )
+    assert s.get("world_size") == 4
+    assert extract_slots("每一个卡上都放了一份模型", prose=True).world_size is None
+
+
+def test_visible_devices_of_the_run_beat_the_gpus_owned():
+    # Windows `set CUDA_VISIBLE_DEVICES=…` on its own line before the launch; the prose says how many cards exist,
+    # and a one-device run is the contrast
+    msg = (
+        "运行指令：\nset CUDA_VISIBLE_DEVICES=0,1\nllamafactory-cli train qwen_lora_sft.yaml\n\n"
+        "我有四张24g的3090，用 set CUDA_VISIBLE_DEVICES=0 单卡可以正常训练，多卡就报错了"
+    )
+    assert setup_of(msg).get("world_size") == 2
+    s = setup_of("I have 8 GPUs. export CUDA_VISIBLE_DEVICES=0,1,2,3 then torchrun train.py OOMs")
+    assert s.get("world_size") == 4
+
+
+def test_owned_count_stays_without_a_narrower_visible_list():
+    assert setup_of("我有三张3090，怎么开 zero3？").get("world_size") == 3
+    assert setup_of("I have 4 GPUs and CUDA_VISIBLE_DEVICES=0,1,2,3 is set").get("world_size") == 4
+
+
+def test_failing_count_beats_the_working_one():
+    s = extract_slots("zero2, batch size 4 with 1 GPU, it works, batch size 4 per GPU with 4 GPUs, it raised OOM", True)
+    assert s.world_size == 4
+    assert extract_slots("With 2 GPUs training crashes with OOM, with 1 GPU it is fine", True).world_size == 2
+
+
+def test_nodes_each_with_gpus():
+    s = extract_slots("training on 2 nodes, each 8 H100 gpu", prose=True)
+    assert (s.num_nodes, s.world_size) == (2, 16)
+    s = extract_slots("3 machines, each with 4 GPUs", prose=True)
+    assert (s.num_nodes, s.world_size) == (3, 12)
+
+
+def test_memory_written_as_size_times_count():
+    # "32 *8 G GPU memory" after "8 v100": per-card size times the count, not 32 cards of 8 GB
+    s = extract_slots("training on 8 v100, I got 32 *8 G GPU memory in total", prose=True)
+    assert (s.world_size, s.gpu_memory_gb) == (8, 32.0)
+    s = extract_slots("4张卡，12G*4", prose=True)
+    assert (s.world_size, s.gpu_memory_gb) == (4, 12.0)
+    assert extract_slots("I have 4 24G GPUs", prose=True).world_size == 4
+
+
+# ---- micro batch ------------------------------------------------------------------------------------------
+def test_change_told_as_the_fix_keeps_the_failing_value():
+    assert (
+        extract_slots(
+            "It OOMs, so I changed the batch_size from 32 to 4, and it works.", True
+        ).train_micro_batch_size_per_gpu
+        == 32
+    )
+    assert extract_slots("batch size 从16改成4就可以跑了，正常吗", True).train_micro_batch_size_per_gpu == 16
+
+
+def test_change_told_as_done_still_takes_the_new_value():
+    assert extract_slots("I changed the batch size from 1 to 16 and it OOMs", True).train_micro_batch_size_per_gpu == 16
+
+
+# ---- model ------------------------------------------------------------------------------------------------
+def test_family_it_resembles_is_not_the_model():
+    s = extract_slots("I pretrain a 1.3b model (llama-like) on 8 GPUs", prose=True)
+    assert s.model is None and s.num_params == 1.3e9
+    s = extract_slots("fine-tuning an opt 30b model (gpt-2 style) with zero3", prose=True)
+    assert s.num_params == 30e9 and s.model != "gpt2"
+
+
+def test_change_then_a_failure_is_not_a_fix():
+    s = extract_slots("I changed the batch size from 2 to 8 and now it runs out of memory.", prose=True)
+    assert s.train_micro_batch_size_per_gpu == 8
