@@ -236,6 +236,8 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"v100s?[-_ ]?16(?:g|gb)?"), "v100-16gb"),
     (_word(r"v100s?"), "v100-32gb"),
     (_word(r"l40s?"), "l40s"),
+    (_word(r"(?:nvidia\s*)?a40"), "a40"),
+    (_word(r"(?:nvidia\s*)?titan[\s-]*xp"), "titan-xp"),
     (_word(r"l20"), "l20"),
     (_word(r"l4"), "l4"),
     (_word(r"a10g?"), "a10"),
@@ -670,6 +672,12 @@ _PP = re.compile(
 )
 
 
+# "怎样使用 DeepSpeed 的 offload 功能", "how do I enable CPU offload": a feature asked how to turn on is not on.
+_ASKED_HOW_TO = re.compile(
+    r"(?:怎样|怎么|如何|how\s+(?:do\s+I|can\s+I|should\s+I|to|would\s+I))\s*"
+    r"(?:使用|开启|启用|打开|配置|设置|加上|用|use|enable|turn\s+on|set\s+up|configure|add|activate)[^。.?？!！\n]{0,24}$",
+    re.I,
+)
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
 _NEG_PHRASE = re.compile(r"(?:without|\bw/o|\bno|not using|not use)\s+(?:any\s+|using\s+|the\s+|cpu\s+)*$", re.I)
 
@@ -803,8 +811,22 @@ _RESEMBLES = re.compile(
 )
 
 
+# "When i am fine tuning 7B model … I tested on LLama 2 chat 13B with …": the model of a side test told after the
+# user's own run does not replace the size the run was stated with.
+_OWN_BARE_SIZE = re.compile(
+    r"(?:fine[- ]?tun\w*|train\w*|微调|训练)\s*(?:an?\s+|the\s+|a\s+)?(\d+(?:\.\d+)?)\s*[bB](?![A-Za-z0-9])", re.I
+)
+_SIDE_TEST = re.compile(
+    r"(?<![A-Za-z])(?:I|we)\s+(?:also\s+)?(?:tested|tried|compared)\s+(?:it\s+)?(?:on|with)\b|"
+    r"(?:我|我们)?(?:也|还)?(?:测试了|试了|对比了)",
+    re.I,
+)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
+    if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
+        text = text[: side.start()]
     if (moe := _MOE_NAME.search(text)) and (
         preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
     ):
@@ -1454,7 +1476,12 @@ def _parallel(text: str, slots: Slots) -> None:
                 slots.zero_stage = int(next(g for g in later.groups() if g is not None))
     # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
     off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
-    on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
+    on = [
+        o
+        for o in _OFFLOAD.finditer(text)
+        if not any(a <= o.start() < b for a, b in off)
+        and not _ASKED_HOW_TO.search(text[max(0, o.start() - 30) : o.start()])
+    ]
     optimizer_on = [o for o in on if not _OFFLOAD_PARAM_KEY.match(text, o.start())]
     if (m := next(iter(optimizer_on), None)) and not _negated(text, m.start()) and not _OFFLOAD_SWITCH_OFF.search(text):
         slots.offload_optimizer = True

@@ -91,3 +91,34 @@ def test_family_it_resembles_is_not_the_model():
 def test_change_then_a_failure_is_not_a_fix():
     s = extract_slots("I changed the batch size from 2 to 8 and now it runs out of memory.", prose=True)
     assert s.train_micro_batch_size_per_gpu == 8
+
+
+# ---- GPU presets ------------------------------------------------------------------------------------------
+def test_a40_and_titan_xp_presets():
+    from calculators.presets import GPU_PRESETS
+    from rag.compose import gpu_display, with_article
+
+    s = extract_slots("我们用 4 张 A40 做 LoRA 微调", prose=True)
+    assert s.gpu == "a40" and GPU_PRESETS["a40"].memory_gib == 48 and GPU_PRESETS["a40"].bf16
+    s = extract_slots("Training on 2 TITAN Xp cards", prose=True)
+    assert s.gpu == "titan-xp" and s.world_size == 2
+    assert GPU_PRESETS["titan-xp"].memory_gib == 12 and not GPU_PRESETS["titan-xp"].bf16
+    assert with_article(gpu_display("titan-xp")) == "a TITAN Xp"
+    assert with_article(gpu_display("a40")) == "an A40"
+    assert extract_slots("4x RTX A4000", prose=True).gpu != "a40"
+
+
+def test_side_test_model_does_not_replace_the_stated_size():
+    s = extract_slots(
+        "When I am fine tuning a 7B model it needs 28GB.\nI also tested on Mistral 13B chat with 4-bit, batch 8.", True
+    )
+    assert s.num_params == 7e9 and s.model is None
+    # without a run of their own stated first, the named model stays
+    assert extract_slots("I tested on Llama-2-13b with batch 8", True).model == "llama-2-13b"
+
+
+def test_offload_asked_how_to_turn_on_is_not_on():
+    s = extract_slots("请问怎样使用 DeepSpeed 的 offload 功能？", prose=True)
+    assert s.offload_optimizer is None and s.offload_param is None
+    assert extract_slots("How do I enable CPU offload with zero3?", True).offload_optimizer is None
+    assert extract_slots("I use zero3 with cpu offload and it is slow", True).offload_optimizer is True
