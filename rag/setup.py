@@ -550,6 +550,20 @@ _HEARSAY = re.compile(
     r"\bI(?:'ve)? heard\b",
     re.I,
 )
+# "deepspeed里面提到32g最多可以支持13B", "the README says 7B needs 80GB": what a document claims, up to the clause's
+# end (the user's own clause may follow a comma: "文档说要8卡，我只有2张").
+_DOC_CLAIM = re.compile(
+    r"(?:里面|文档(?:里|中)?|官方|readme|论文(?:里|中)?|教程(?:里|中)?)\s*(?:有)?(?:提到|说|写着|写道)|"
+    r"(?:the\s+)?(?:docs?|documentation|readme|paper|tutorial)\s+(?:says?|said|mentions?|claims?)\b|"
+    r"according to (?:the\s+)?(?:docs?|documentation|readme|paper)",
+    re.I,
+)
+# "默认deepspeed的配置使用的是stage2吗？", "is the default stage 2?": a question about a default, not the run's value.
+_DEFAULT_ASKED = re.compile(
+    r"默认[^。？?！!\n，,]{0,20}(?:是|用的是|使用的是|为)\s*[^。？?！!\n，,]{1,15}吗\s*[？?]|"
+    r"\bis (?:the|it) default\b[^?\n]{0,40}\?|\bthe default [\w\s]{1,20} is \w+\s*\?",
+    re.I,
+)
 # Where a sentence ends: Chinese and ASCII end marks, line breaks, and ". " / "." before Chinese ("足够了.这个…").
 _SENTENCE_END = re.compile(r"[。！？!?；;]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)])\.(?=\s+[A-Z]|[\u4e00-\u9fff])")
 
@@ -568,6 +582,13 @@ def own_prose(prose: str) -> str:
             now = _NOW_CLAUSE.search(sentence)
             out.append(" " + sentence[now.start(1) :] if now else "\n" if sentence.endswith("\n") else " ")
             continue
+        if _DEFAULT_ASKED.search(sentence):
+            out.append("\n" if sentence.endswith("\n") else " ")
+            continue
+        while doc := _DOC_CLAIM.search(sentence):
+            end = re.search(r"[，,;；]|$", sentence[doc.end() :])
+            cut = doc.end() + (end.start() if end else len(sentence))
+            sentence = sentence[: doc.start()] + " " + sentence[cut:]
         if m := _HEARSAY.search(sentence):
             sentence = sentence[: m.start()] + ("\n" if sentence.endswith("\n") else " ")
         out.append(sentence)
@@ -602,9 +623,17 @@ def _lora_on_4bit_is_qlora(setup: Setup) -> None:
 _PRINTED_ARGV = re.compile(r"\[\s*'[^'\n]{0,300}'(?:\s*,\s*'[^'\n]{0,300}'){3,400}")
 
 
+# DeepSpeed's runner logs the command it starts: "[runner.py:555:main] cmd = /usr/bin/python -u -m
+# deepspeed.launcher.launch --world_info=… train.py --deepspeed ds.json --model_name_or_path …".
+_RUNNER_CMD = re.compile(r"\]\s*cmd\s*=\s*(\S[^\n]*\s--[^\n]*)")
+
+
 def _printed_commands(part: Part) -> list[Part]:
-    """The launch commands a log or an error prints as argv lists, as command parts of their own."""
-    out = []
+    """The launch commands a log or an error prints (argv lists, DeepSpeed's `cmd = …` line), as command parts."""
+    out = [
+        Part(kind="command", text=m.group(1), start=part.start + m.start(1), end=part.start + m.end(1))
+        for m in _RUNNER_CMD.finditer(part.text)
+    ]
     for m in _PRINTED_ARGV.finditer(part.text):
         args = re.findall(r"'([^'\n]*)'", m.group(0))
         if any(a.startswith("--") for a in args):

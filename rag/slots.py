@@ -423,7 +423,7 @@ _REQUIREMENT = re.compile(
 )
 _GPU_MEM_EACH = re.compile(
     _GB
-    + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡)\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
+    + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡|各自?(?=\s*(?:有|是|为)?\s*\d))\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
     + _GB,
     re.I,
 )
@@ -823,6 +823,9 @@ _SIDE_TEST = re.compile(
 )
 
 
+_QWEN_ZH = re.compile(r"(?:通义)?千问\s*(?:(\d(?:\.\d)?)\s*[-_ ]\s*)?(\d{1,3}(?:\.\d)?)\s*[bB](?![A-Za-z0-9])")
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -839,6 +842,13 @@ def _model_named(text: str, slots: Slots) -> None:
         (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,
     )
+    if m is None and (zh := _QWEN_ZH.search(text)):
+        # "千问2.5-32B", "通义千问 14B": Qwen written in Chinese, kept as the user wrote it
+        slots.model_text = zh.group(0)
+        slots.num_params = float(zh.group(2)) * 1e9
+        if preset := preset_for_name(f"qwen{zh.group(1) or ''}-{zh.group(2)}b"):
+            slots.model, slots.num_params = preset, None
+        return
     if m is None and (sized := _SIZED_NAME.search(text)):
         slots.model_text = sized.group(1)[:60]
         if size := _NAME_SIZE.search(slots.model_text):

@@ -122,3 +122,40 @@ def test_offload_asked_how_to_turn_on_is_not_on():
     assert s.offload_optimizer is None and s.offload_param is None
     assert extract_slots("How do I enable CPU offload with zero3?", True).offload_optimizer is None
     assert extract_slots("I use zero3 with cpu offload and it is slow", True).offload_optimizer is True
+
+
+def test_each_card_memory_written_with_ge():
+    s = extract_slots("1台主机；两块卡，A6000，各40G内存", prose=True)
+    assert (s.world_size, s.gpu_memory_gb) == (2, 40.0)
+    assert extract_slots("各种配置都试了，8卡", prose=True).gpu_memory_gb is None
+
+
+def test_qwen_written_in_chinese():
+    s = extract_slots("用4张4090对千问2.5-32B做LoRA微调", prose=True)
+    assert s.model == "qwen2.5-32b" and s.model_text == "千问2.5-32B"
+    assert extract_slots("通义千问 14B 全参微调", prose=True).num_params == 14e9
+
+
+def test_deepspeed_runner_cmd_line_is_read_as_the_command():
+    log = (
+        "Here is the log\n"
+        "[2024-01-02 10:00:00,000] [INFO] [runner.py:555:main] cmd = /opt/conda/bin/python -u -m "
+        "deepspeed.launcher.launch --world_info=eyJsb2NhbGhvc3QiOiBbMF19 --master_port=29500 train.py "
+        "--deepspeed ds_z2.json --model_name_or_path ./ckpt/vicuna-13b-v1.5 --per_device_train_batch_size 4\n"
+    )
+    s = setup_of(log)
+    assert s.get("num_params") == 13e9 or s.get("model") is not None
+    assert s.get("train_micro_batch_size_per_gpu") == 4
+
+
+def test_what_a_document_claims_is_not_the_run():
+    s = setup_of("机器只有4张32g的V100，官方文档里提到32g最多可以支持13B模型的训练？")
+    assert s.get("world_size") == 4 and s.get("num_params") is None
+    s = setup_of("I have 2 A100 40GB. The README says 7B needs 80GB, is that right?")
+    assert s.get("world_size") == 2 and s.get("num_params") is None
+
+
+def test_a_question_about_the_default_is_not_the_run():
+    s = setup_of("4张V100全参微调。默认deepspeed的配置使用的是stage2吗？")
+    assert s.get("world_size") == 4 and s.get("zero_stage") is None
+    assert setup_of("我用默认配置的 zero2 跑 8 卡").get("zero_stage") == 2
