@@ -2073,13 +2073,24 @@ _FIELD_DEFAULT = re.compile(
 )
 
 
+# A setting passed a variable with its value in a comment: `per_device_train_batch_size=args.batch_size #4,`,
+# `--gradient_accumulation_steps $GA  # 8`: the comment says what the variable holds.
+_COMMENTED_VALUE = re.compile(
+    r"(?<![\w.])-{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|\s)\s*\$?\{?[A-Za-z_][\w.\[\]'\"]*\}?\s*,?\s*\\?\s*#\s*"
+    r"(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])"
+)
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
     per_node_key = False
     found = [
         (m, classify_key(m.group(1)))
-        for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)], key=lambda m: m.start())
+        for m in sorted(
+            [*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text), *_COMMENTED_VALUE.finditer(text)],
+            key=lambda m: m.start(),
+        )
     ]
     # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
     explicit_micro = any(

@@ -159,3 +159,11 @@ def test_a_question_about_the_default_is_not_the_run():
     s = setup_of("4张V100全参微调。默认deepspeed的配置使用的是stage2吗？")
     assert s.get("world_size") == 4 and s.get("zero_stage") is None
     assert setup_of("我用默认配置的 zero2 跑 8 卡").get("zero_stage") == 2
+
+
+def test_value_of_a_variable_given_in_a_comment():
+    code = "args = TrainingArguments(\n    per_device_train_batch_size=args.bs #8,\n    gradient_accumulation_steps=args.ga, # 2\n)"
+    s = extract_slots(code)
+    assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps) == (8, 2)
+    assert extract_slots("--per_device_train_batch_size $BS \\\n").train_micro_batch_size_per_gpu is None
+    assert extract_slots("lr = 3e-4  # 1e-3 was too high").base_learning_rate == 3e-4
