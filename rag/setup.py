@@ -558,6 +558,10 @@ _DOC_CLAIM = re.compile(
     r"according to (?:the\s+)?(?:docs?|documentation|readme|paper)",
     re.I,
 )
+# … when what it claims is what a setup needs or supports ("最多可以支持13B", "7B needs 80GB"), not a value asked about.
+_CAPABILITY = re.compile(
+    r"最多|至少|最少|需要|支持|足够|够用|能跑|可以跑|requires?|needs?|supports?|enough|fits?\b", re.I
+)
 # "默认deepspeed的配置使用的是stage2吗？", "is the default stage 2?": a question about a default, not the run's value.
 _DEFAULT_ASKED = re.compile(
     r"默认[^。？?！!\n，,]{0,20}(?:是|用的是|使用的是|为)\s*[^。？?！!\n，,]{1,15}吗\s*[？?]|"
@@ -585,9 +589,13 @@ def own_prose(prose: str) -> str:
         if _DEFAULT_ASKED.search(sentence):
             out.append("\n" if sentence.endswith("\n") else " ")
             continue
-        while doc := _DOC_CLAIM.search(sentence):
+        pos = 0
+        while doc := _DOC_CLAIM.search(sentence, pos):
             end = re.search(r"[，,;；]|$", sentence[doc.end() :])
             cut = doc.end() + (end.start() if end else len(sentence))
+            if not _CAPABILITY.search(sentence, doc.end(), cut):
+                pos = doc.end()  # "论文里提到的batch_size=19200": a value the user asks about, kept
+                continue
             sentence = sentence[: doc.start()] + " " + sentence[cut:]
         if m := _HEARSAY.search(sentence):
             sentence = sentence[: m.start()] + ("\n" if sentence.endswith("\n") else " ")

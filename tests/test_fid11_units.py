@@ -167,3 +167,8 @@ def test_value_of_a_variable_given_in_a_comment():
     assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps) == (8, 2)
     assert extract_slots("--per_device_train_batch_size $BS \\\n").train_micro_batch_size_per_gpu is None
     assert extract_slots("lr = 3e-4  # 1e-3 was too high").base_learning_rate == 3e-4
+
+
+def test_a_value_quoted_from_a_paper_and_asked_about_stays():
+    s = setup_of("文档里提到的batch_size=256，是 num_gpus*per_device_batch_size*gradient_accumulation_steps 的结果吗")
+    assert s.get("train_batch_size") == 256
