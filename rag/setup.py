@@ -591,8 +591,8 @@ def own_prose(prose: str) -> str:
             continue
         pos = 0
         while doc := _DOC_CLAIM.search(sentence, pos):
-            end = re.search(r"[，,;；]|$", sentence[doc.end() :])
-            cut = doc.end() + (end.start() if end else len(sentence))
+            clause_end = re.search(r"[，,;；]|$", sentence[doc.end() :])
+            cut = doc.end() + (clause_end.start() if clause_end else len(sentence))
             if not _CAPABILITY.search(sentence, doc.end(), cut):
                 pos = doc.end()  # "论文里提到的batch_size=19200": a value the user asks about, kept
                 continue
