@@ -588,6 +588,11 @@ GPU_PRESETS: dict[str, GPU] = {
         GPU(name="rtx-2080ti", memory_gib=11, bf16=False),
         GPU(name="mi300x", memory_gib=192, bf16=True),
         GPU(name="ascend-910b", memory_gib=64, bf16=True),
+        # NVIDIA A40 48GB GDDR6, Ampere GA102 (compute capability 8.6: bf16) — NVIDIA A40 GPU Accelerator
+        # Product Brief PB-09976-001_v04 (Jan 2021); NVIDIA TITAN Xp 12GB GDDR5X (12288 MB), Pascal GP102 (compute
+        # capability 6.1: no bf16) — nvidia.com/en-us/titan/titan-xp and techgage.com/news/nvidia-reveals-new-top-end-titan-xp
+        GPU(name="a40", memory_gib=48, bf16=True),
+        GPU(name="titan-xp", memory_gib=12, bf16=False),
     ]
 }
 
@@ -613,6 +618,10 @@ _GPU_ALIASES = {
     "4080": "rtx-4080",
     "rtx4080": "rtx-4080",
     "a6000": "rtx-a6000",
+    "a40-48gb": "a40",
+    "nvidia-a40": "a40",
+    "titanxp": "titan-xp",
+    "titan-xp-12gb": "titan-xp",
     "rtxa6000": "rtx-a6000",
     "l20-48gb": "l20",
     "l4-24gb": "l4",

@@ -218,6 +218,7 @@ _GPU_DISPLAY = {
     "rtx-a6000": "RTX A6000",
     "ascend-910b": "Ascend 910B",
     "mi300x": "MI300X",
+    "titan-xp": "TITAN Xp",
 }
 #: Letters whose English name starts with a vowel sound ("an A100", "an H100", "an L40S", "an RTX 3090").
 _AN_LETTERS = set("AEFHILMNORSX")

@@ -451,6 +451,35 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
         setup.put("world_size", visible.pop(), "message", "CUDA_VISIBLE_DEVICES")
 
 
+# "我有三张22g的2080TI", "I have 4 GPUs", "our server has 8 cards": the GPUs the user owns, not those a run is given.
+_OWNED_COUNT = re.compile(
+    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共)?\s*(?:有|have|has|got)\s*"
+    r"(?:only\s+)?(\d{1,2}|[一二两三四五六七八九十]|two|three|four|five|six|seven|eight)\s*(?:张|块|个)?",
+    re.I,
+)
+_OWNED_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_OWNED_NUM.update({"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8})
+
+
+def _visible_over_owned(setup: Setup, text: str) -> None:
+    """ "我有三张22g的2080TI gpu" in the prose, `set CUDA_VISIBLE_DEVICES=0,1` before the launch: the count the
+    user owns loses to the devices the failing run is given (the widest list: a one-device list beside it is the
+    single-GPU run people contrast it with). The owned count is not kept: it is not the run's."""
+    mine = setup.values.get("world_size")
+    if mine is None or mine.source != "message" or mine.evidence == "CUDA_VISIBLE_DEVICES":
+        return
+    owned = {
+        _OWNED_NUM.get(m.group(1).lower()) or int(m.group(1))
+        for m in _OWNED_COUNT.finditer(text)
+        if m.group(1).isdigit() or m.group(1).lower() in _OWNED_NUM
+    }
+    if mine.value not in owned:
+        return
+    visible = [len(m.group(1).split(",")) for m in _VISIBLE.finditer(text)]
+    if visible and 1 < max(visible) < mine.value:
+        setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """ "我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -521,6 +550,24 @@ _HEARSAY = re.compile(
     r"\bI(?:'ve)? heard\b",
     re.I,
 )
+# "deepspeed里面提到32g最多可以支持13B", "the README says 7B needs 80GB": what a document claims, up to the clause's
+# end (the user's own clause may follow a comma: "文档说要8卡，我只有2张").
+_DOC_CLAIM = re.compile(
+    r"(?:里面|文档(?:里|中)?|官方|readme|论文(?:里|中)?|教程(?:里|中)?)\s*(?:有)?(?:提到|说|写着|写道)|"
+    r"(?:the\s+)?(?:docs?|documentation|readme|paper|tutorial)\s+(?:says?|said|mentions?|claims?)\b|"
+    r"according to (?:the\s+)?(?:docs?|documentation|readme|paper)",
+    re.I,
+)
+# … when what it claims is what a setup needs or supports ("最多可以支持13B", "7B needs 80GB"), not a value asked about.
+_CAPABILITY = re.compile(
+    r"最多|至少|最少|需要|支持|足够|够用|能跑|可以跑|requires?|needs?|supports?|enough|fits?\b", re.I
+)
+# "默认deepspeed的配置使用的是stage2吗？", "is the default stage 2?": a question about a default, not the run's value.
+_DEFAULT_ASKED = re.compile(
+    r"默认[^。？?！!\n，,]{0,20}(?:是|用的是|使用的是|为)\s*[^。？?！!\n，,]{1,15}吗\s*[？?]|"
+    r"\bis (?:the|it) default\b[^?\n]{0,40}\?|\bthe default [\w\s]{1,20} is \w+\s*\?",
+    re.I,
+)
 # Where a sentence ends: Chinese and ASCII end marks, line breaks, and ". " / "." before Chinese ("足够了.这个…").
 _SENTENCE_END = re.compile(r"[。！？!?；;]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)])\.(?=\s+[A-Z]|[\u4e00-\u9fff])")
 
@@ -539,6 +586,17 @@ def own_prose(prose: str) -> str:
             now = _NOW_CLAUSE.search(sentence)
             out.append(" " + sentence[now.start(1) :] if now else "\n" if sentence.endswith("\n") else " ")
             continue
+        if _DEFAULT_ASKED.search(sentence):
+            out.append("\n" if sentence.endswith("\n") else " ")
+            continue
+        pos = 0
+        while doc := _DOC_CLAIM.search(sentence, pos):
+            clause_end = re.search(r"[，,;；]|$", sentence[doc.end() :])
+            cut = doc.end() + (clause_end.start() if clause_end else len(sentence))
+            if not _CAPABILITY.search(sentence, doc.end(), cut):
+                pos = doc.end()  # "论文里提到的batch_size=19200": a value the user asks about, kept
+                continue
+            sentence = sentence[: doc.start()] + " " + sentence[cut:]
         if m := _HEARSAY.search(sentence):
             sentence = sentence[: m.start()] + ("\n" if sentence.endswith("\n") else " ")
         out.append(sentence)
@@ -573,9 +631,17 @@ def _lora_on_4bit_is_qlora(setup: Setup) -> None:
 _PRINTED_ARGV = re.compile(r"\[\s*'[^'\n]{0,300}'(?:\s*,\s*'[^'\n]{0,300}'){3,400}")
 
 
+# DeepSpeed's runner logs the command it starts: "[runner.py:555:main] cmd = /usr/bin/python -u -m
+# deepspeed.launcher.launch --world_info=… train.py --deepspeed ds.json --model_name_or_path …".
+_RUNNER_CMD = re.compile(r"\]\s*cmd\s*=\s*(\S[^\n]*\s--[^\n]*)")
+
+
 def _printed_commands(part: Part) -> list[Part]:
-    """The launch commands a log or an error prints as argv lists, as command parts of their own."""
-    out = []
+    """The launch commands a log or an error prints (argv lists, DeepSpeed's `cmd = …` line), as command parts."""
+    out = [
+        Part(kind="command", text=m.group(1), start=part.start + m.start(1), end=part.start + m.end(1))
+        for m in _RUNNER_CMD.finditer(part.text)
+    ]
     for m in _PRINTED_ARGV.finditer(part.text):
         args = re.findall(r"'([^'\n]*)'", m.group(0))
         if any(a.startswith("--") for a in args):
@@ -609,6 +675,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _reconcile_per_node(setup)
     _launch_count_over_prose(setup, parts)
     _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
+    _visible_over_owned(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
     _lora_on_4bit_is_qlora(setup)

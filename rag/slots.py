@@ -236,6 +236,8 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"v100s?[-_ ]?16(?:g|gb)?"), "v100-16gb"),
     (_word(r"v100s?"), "v100-32gb"),
     (_word(r"l40s?"), "l40s"),
+    (_word(r"(?:nvidia\s*)?a40"), "a40"),
+    (_word(r"(?:nvidia\s*)?titan[\s-]*xp"), "titan-xp"),
     (_word(r"l20"), "l20"),
     (_word(r"l4"), "l4"),
     (_word(r"a10g?"), "a10"),
@@ -421,7 +423,7 @@ _REQUIREMENT = re.compile(
 )
 _GPU_MEM_EACH = re.compile(
     _GB
-    + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡)\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
+    + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡|各自?(?=\s*(?:有|是|为)?\s*\d))\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
     + _GB,
     re.I,
 )
@@ -584,7 +586,9 @@ _PER_NODE_COUNT = re.compile(
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
     r"each (?:node|machine|server|host) (?:has|with) (\d+)|"
     # "two nodes with 8 GPUs each", "two machines x 8 H100"
-    r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)",
+    r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)|"
+    # "4 nodes, each 4 A100 gpu", "2 machines, each with 8 GPUs"
+    r"(?:nodes?|machines?|servers?)\s*[,，]?\s*each\s+(?:with\s+|has\s+)?(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)",
     re.I,
 )
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
@@ -668,6 +672,12 @@ _PP = re.compile(
 )
 
 
+# "怎样使用 DeepSpeed 的 offload 功能", "how do I enable CPU offload": a feature asked how to turn on is not on.
+_ASKED_HOW_TO = re.compile(
+    r"(?:怎样|怎么|如何|how\s+(?:do\s+I|can\s+I|should\s+I|to|would\s+I))\s*"
+    r"(?:使用|开启|启用|打开|配置|设置|加上|用|use|enable|turn\s+on|set\s+up|configure|add|activate)[^。.?？!！\n]{0,24}$",
+    re.I,
+)
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
 _NEG_PHRASE = re.compile(r"(?:without|\bw/o|\bno|not using|not use)\s+(?:any\s+|using\s+|the\s+|cpu\s+)*$", re.I)
 
@@ -792,7 +802,34 @@ def _whole_name(text: str, m: re.Match[str]) -> str:
 _MOE_NAME = re.compile(r"([A-Za-z]+)[-_ ]?(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![A-Za-z])", re.I)
 
 
+# "a galactica 30b model (gpt-2 like)", "a llama-style model", "(LLaMA based)": the family the model resembles, not
+# the model the user trains.
+_RESEMBLES = re.compile(
+    r"[(（]\s*[^()（）\n]{1,30}?[-\s]?(?:like|style|based|architecture|similar)\s*[)）]|"
+    r"(?<![\w-])[\w.]{2,20}-(?:like|style)(?![\w-])",
+    re.I,
+)
+
+
+# "When i am fine tuning 7B model … I tested on LLama 2 chat 13B with …": the model of a side test told after the
+# user's own run does not replace the size the run was stated with.
+_OWN_BARE_SIZE = re.compile(
+    r"(?:fine[- ]?tun\w*|train\w*|微调|训练)\s*(?:an?\s+|the\s+|a\s+)?(\d+(?:\.\d+)?)\s*[bB](?![A-Za-z0-9])", re.I
+)
+_SIDE_TEST = re.compile(
+    r"(?<![A-Za-z])(?:I|we)\s+(?:also\s+)?(?:tested|tried|compared)\s+(?:it\s+)?(?:on|with)\b|"
+    r"(?:我|我们)?(?:也|还)?(?:测试了|试了|对比了)",
+    re.I,
+)
+
+
+_QWEN_ZH = re.compile(r"(?:通义)?千问\s*(?:(\d(?:\.\d)?)\s*[-_ ]\s*)?(\d{1,3}(?:\.\d)?)\s*[bB](?![A-Za-z0-9])")
+
+
 def _model_named(text: str, slots: Slots) -> None:
+    text = _RESEMBLES.sub(" ", text)
+    if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
+        text = text[: side.start()]
     if (moe := _MOE_NAME.search(text)) and (
         preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b")
     ):
@@ -805,6 +842,13 @@ def _model_named(text: str, slots: Slots) -> None:
         (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,
     )
+    if m is None and (zh := _QWEN_ZH.search(text)):
+        # "千问2.5-32B", "通义千问 14B": Qwen written in Chinese, kept as the user wrote it
+        slots.model_text = zh.group(0)
+        slots.num_params = float(zh.group(2)) * 1e9
+        if preset := preset_for_name(f"qwen{zh.group(1) or ''}-{zh.group(2)}b"):
+            slots.model, slots.num_params = preset, None
+        return
     if m is None and (sized := _SIZED_NAME.search(text)):
         slots.model_text = sized.group(1)[:60]
         if size := _NAME_SIZE.search(slots.model_text):
@@ -933,6 +977,9 @@ def _gpu(text: str, slots: Slots) -> None:
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
             gb = float(next(g for g in m.groups() if g is not None))
+            lead = int(re.match(r"\d+", m.group(0)).group(0)) if m.group(1) is not None else 0  # type: ignore[union-attr]
+            if lead in _CARD_SIZES and _count_elsewhere(text, int(gb), m.span()):
+                gb = float(lead)  # "8 v100, totally I got 32 *8 G": the factor the count matches is the count
             if gb in _CARD_SIZES and not any(a < m.end() and m.start() < b for a, b in used_spans):
                 slots.gpu_memory_gb = gb
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
@@ -957,6 +1004,15 @@ def _gpu(text: str, slots: Slots) -> None:
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
                 break
+
+
+def _count_elsewhere(text: str, n: int, span: tuple[int, int]) -> bool:
+    """Whether the text states ``n`` GPUs outside ``span`` ("with 8 v100, …")."""
+    return any(
+        _num(m.group(1)) == n and not (span[0] <= m.start() < span[1])
+        for m in _GPUS.finditer(text)
+        if m.group(1) != "单"
+    )
 
 
 def _gpu_family_key(name: str) -> str:
@@ -1011,6 +1067,21 @@ def _change_asked(text: str, m: re.Match[str]) -> bool:
     end = min((i for i in (text.find(c, m.end()) for c in ".。!！\n") if i >= 0), default=len(text))
     sentence = text[start : end + 1]
     return bool(_ASKING_HOW.search(sentence) or "?" in sentence or "？" in sentence)
+
+
+# "I changed the batch_size from 16 to 8, and it works", "从16改成8就可以跑了": the change is told as the fix, so
+# the run the question is about (the one that failed) is the value changed from.
+_FIXED_AFTER = re.compile(
+    r"\s*[,，]?\s*(?:and|then|so)?\s*(?:now\s+)?(?:it|that|this|training)?\s*(?:now\s+)?"
+    r"(?:works?|worked|runs?\b|ran\b|fits?\b|is fine|was fine|succeeded|no longer (?:oom|crash))(?!\s*(?:out|into|oom|slow|fail|crash))|"
+    r"\s*[,，]?\s*(?:之后|以后|后)?\s*(?:就|才)\s*(?:可以|能|正常|不会|没有?(?:问题|报错)|跑通)",
+    re.I,
+)
+
+
+def _change_fixed(text: str, m: re.Match[str]) -> bool:
+    """Whether a "from A to B" change is followed by its having worked (then A is the failing run asked about)."""
+    return bool(_FIXED_AFTER.match(text, m.end()))
 
 
 def _micro_and_flag(m: re.Match[str], text: str) -> tuple[Any, ...]:
@@ -1305,6 +1376,30 @@ def _gpu_count_fixes(text: str, slots: Slots) -> None:
             return
 
 
+_RUN_FAILED = re.compile(r"\boom\b|out of memory|爆|报错|\berror|\bfail|crash|raised|崩", re.I)
+_RUN_WORKED = re.compile(
+    r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|no problem|succeed|正常|没问题|可以(?:跑|运行|训练)?|能跑|跑通", re.I
+)
+
+
+def _failing_count(text: str, counts: list[tuple[re.Match[str], int]]) -> int | None:
+    """ "batch size 2 with 1 GPU, it works, batch size 2 in each GPU with 8 GPUs, it raised OOM": of two GPU counts,
+    one told as working and one as failing, the failing run is the one asked about."""
+    if len({n for _, n in counts}) < 2:
+        return None
+    outcomes = []
+    for i, (m, n) in enumerate(counts):
+        end = counts[i + 1][0].start() if i + 1 < len(counts) else len(text)
+        clause = text[m.end() : min(end, m.end() + 60)]
+        clause = re.split(r"[.。!！?？\n]", clause)[0]
+        failed, worked = _RUN_FAILED.search(clause), _RUN_WORKED.search(clause)
+        outcomes.append((n, bool(failed) and not worked, bool(worked) and not failed))
+    failing = [n for n, f, _ in outcomes if f]
+    if failing and any(w for _, _, w in outcomes) and len(set(failing)) == 1:
+        return failing[0]
+    return None
+
+
 def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
@@ -1312,6 +1407,8 @@ def _parallel(text: str, slots: Slots) -> None:
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
+        if m.group(1) in ("一", "1") and re.search(r"(?:每|各)\s*$", text[max(0, m.start() - 3) : m.start()]):
+            continue  # "把模型加载到每一个卡上", "每1张卡": "each card", not a count of one
         if (_EACH_CARD.match(text, m.end()) or _ONE_CARD_AMOUNT.match(text, m.end())) and (
             m.group(1) in ("一", "1") or m.group(1).lower() in ("one",)
         ):
@@ -1320,6 +1417,10 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
             continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
+        if re.match(r"\s*(?:memory|mem\b|vram|显存|内存)", text[m.end() :], re.I) and re.search(
+            r"[*x×]\s*\d{1,3}\s*(?:g|gb|gib)\b", m.group(0), re.I
+        ):
+            continue  # "32 *8 G GPU memory": the memory, sized per card times the cards, not a count of 32
         if _SHARED_AFTER.match(text, m.end()):
             continue  # "( 24 GPU and 3.9 Shared )": Windows' dedicated and shared GPU memory in GB
         n = _num(m.group(1))
@@ -1332,6 +1433,8 @@ def _parallel(text: str, slots: Slots) -> None:
         own = [n for m, n in counts if _MINE_BEFORE.search(text[max(0, m.start() - 14) : m.start()])]
         others = [n for m, n in counts if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])]
         slots.world_size = next(iter(own or others), None)
+        if (failing := _failing_count(text, counts)) is not None:
+            slots.world_size = failing
     if slots.world_size is None and (at_names := _count_at_gpu_names(text)) and 1 <= at_names <= 4096:
         slots.world_size = at_names
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
@@ -1383,7 +1486,12 @@ def _parallel(text: str, slots: Slots) -> None:
                 slots.zero_stage = int(next(g for g in later.groups() if g is not None))
     # DeepSpeed's `"offload_param": {"device": "none"}` and Accelerate's `offload_param_device: none`: named, turned off.
     off = [o.span() for o in _OFFLOAD_OFF.finditer(text)]
-    on = [o for o in _OFFLOAD.finditer(text) if not any(a <= o.start() < b for a, b in off)]
+    on = [
+        o
+        for o in _OFFLOAD.finditer(text)
+        if not any(a <= o.start() < b for a, b in off)
+        and not _ASKED_HOW_TO.search(text[max(0, o.start() - 30) : o.start()])
+    ]
     optimizer_on = [o for o in on if not _OFFLOAD_PARAM_KEY.match(text, o.start())]
     if (m := next(iter(optimizer_on), None)) and not _negated(text, m.start()) and not _OFFLOAD_SWITCH_OFF.search(text):
         slots.offload_optimizer = True
@@ -1965,13 +2073,24 @@ _FIELD_DEFAULT = re.compile(
 )
 
 
+# A setting passed a variable with its value in a comment: `per_device_train_batch_size=args.batch_size #4,`,
+# `--gradient_accumulation_steps $GA  # 8`: the comment says what the variable holds.
+_COMMENTED_VALUE = re.compile(
+    r"(?<![\w.])-{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|\s)\s*\$?\{?[A-Za-z_][\w.\[\]'\"]*\}?\s*,?\s*\\?\s*#\s*"
+    r"(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])"
+)
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
     per_node_key = False
     found = [
         (m, classify_key(m.group(1)))
-        for m in sorted([*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text)], key=lambda m: m.start())
+        for m in sorted(
+            [*_ASSIGN.finditer(text), *_FIELD_DEFAULT.finditer(text), *_COMMENTED_VALUE.finditer(text)],
+            key=lambda m: m.start(),
+        )
     ]
     # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
     explicit_micro = any(
@@ -2289,13 +2408,14 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
         slots.train_micro_batch_size_per_gpu = latest[1]
     if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         old, new = int(m.group(1)), int(m.group(2))
-        slots.train_micro_batch_size_per_gpu = new
+        slots.train_micro_batch_size_per_gpu = old if _change_fixed(text, m) else new
         if (slots.base_batch_size, slots.train_batch_size) == (old, new):
             slots.base_batch_size = slots.train_batch_size = None  # read as a change of the effective batch
         if total := _WITH_TOTAL.match(text, m.end()):
             slots.train_batch_size = int(total.group(1))  # "from 1 to 32 with total 256"
     if (m := _MICRO_FROM_TO.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
-        slots.train_micro_batch_size_per_gpu = int(m.group(1)) if _change_asked(text, m) else int(m.group(2))
+        asked_or_fixed = _change_asked(text, m) or _change_fixed(text, m)
+        slots.train_micro_batch_size_per_gpu = int(m.group(1)) if asked_or_fixed else int(m.group(2))
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
