@@ -16,27 +16,28 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# 688 real questions (dev-ret10: 20 mined blind this stop). Measured on the merged engine of this stop: act
-# 0.835 / 0.859 (optimistic: the act model is trained on this folder), fidelity 0.966 / 0.958, 4 contradicted
-# (3 of them on dev-ret10's fresh messages), 0 headlines, 0 strawman, hit@3 0.849 / 0.853, hit@1 0.623 / 0.667,
-# p90 110 / 118 words.
+# 703 real questions (dev-ret10: 20 and dev-fid11: 15, mined blind this stop). Measured on the merged engine of this
+# stop: act 0.829 / 0.862 (optimistic: the act model is trained on this folder), fidelity 0.968 / 0.959,
+# 1 contradicted (en-onebit-3: "micro batch 4 OOMs, the most I can set is 3"), 0 headlines, 0 strawman,
+# hit@3 0.846 / 0.849, hit@1 0.629 / 0.658, p90 108 / 119 words.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.96, "hit3": 0.845, "hit1": 0.615},
-    "en": {"act_accuracy": 0.855, "fidelity": 0.95, "hit3": 0.85, "hit1": 0.66},
+    "zh": {"act_accuracy": 0.825, "fidelity": 0.965, "hit3": 0.84, "hit1": 0.62},
+    "en": {"act_accuracy": 0.855, "fidelity": 0.955, "hit3": 0.845, "hit1": 0.65},
 }
-CEILINGS = {"contradicted": 4, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 1, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# 311 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80) and blind4-zh/-en.yaml (89; one thread that
-# was also mined into the dev set was removed), each mined by helpers who never saw the engine's code or answers.
-# Before this stop: act 0.667 / 0.594, values used 0.895 / 0.832, 51 contradicted, hit@3 0.632 / 0.675. After:
-# act 0.679 / 0.613, values used 0.905 / 0.849, 49 contradicted, hit@3 0.645 / 0.689, 2 headlines, 3 strawman,
-# 1 refusal (bench/eval_answers.py --dir tests/data/heldout_real).
+# 361 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80), blind4-zh/-en.yaml (89; one thread that was
+# also mined into the dev set was removed) and blind5-zh/-en.yaml (50, mined this stop), each mined by helpers who
+# never saw the engine's code or answers. On the 311 without blind5, before this stop: act 0.667 / 0.594, values used
+# 0.895 / 0.832, 51 contradicted, hit@3 0.632 / 0.675; after: act 0.679 / 0.613, values used 0.905 / 0.849,
+# 49 contradicted, hit@3 0.645 / 0.689. All 361 after: act 0.663 / 0.622, values used 0.904 / 0.851, 52 contradicted,
+# hit@3 0.626 / 0.718, 2 headlines, 3 strawman, 2 refusals (bench/eval_answers.py --dir tests/data/heldout_real).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.675, "fidelity": 0.90, "hit3": 0.64},
-    "en": {"act_accuracy": 0.61, "fidelity": 0.845, "hit3": 0.685},
+    "zh": {"act_accuracy": 0.66, "fidelity": 0.90, "hit3": 0.62},
+    "en": {"act_accuracy": 0.62, "fidelity": 0.845, "hit3": 0.715},
 }
-HELDOUT_CEILINGS = {"contradicted": 49, "assumed_headlines": 2, "strawman": 3, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 52, "assumed_headlines": 2, "strawman": 3, "refused": 2}
 
 
 @pytest.fixture(scope="module")
