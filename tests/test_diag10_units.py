@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.acts import Act
 from rag.cards import load_cards
 from rag.citing import answers_another_setup, hardware_conflict
-from rag.intents import detect_intents
 from rag.opening import read_asked
-from rag.parts import prose_of, split_message
+from rag.parts import split_message
 from rag.retrieval import Hit
 from rag.setup import read_setup
+from tests.test_cards7_units import _cited, _hit
 
 ALL = tuple(load_cards())
 CARDS = {c.id: c for c in ALL}
@@ -98,17 +97,6 @@ def test_a_bf16_card_does_not_answer_a_run_in_fp16_and_a_flash_card_not_one_with
     )
     # Cards that name no GPU generation are untouched.
     assert hardware_conflict(CARDS["oom-attention-flash-attention"], read_setup(split_message(OPENRLHF_DPO))[0]) == ""
-
-
-def _hit(card_id: str, dense: float, bm25_rank: int) -> Hit:
-    return Hit(card=CARDS[card_id], score=0.0, dense_score=dense, bm25_rank=bm25_rank)
-
-
-def _cited(bot: Any, text: str, hits: list[Hit], act: Act = "diagnose") -> list[str]:
-    parts = split_message(text)
-    prose = prose_of(parts)
-    cards = bot._cards_for([], hits, detect_intents(prose), None, read_asked(text, parts), read_setup(parts)[0], act)
-    return [c.id for c in cards]
 
 
 def test_the_attention_memory_card_opens_the_a100_dpo_oom(bot_without_retrieval: Any) -> None:

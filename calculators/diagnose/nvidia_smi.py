@@ -37,6 +37,18 @@ GPUSTAT_LINE = re.compile(
 _GPUSTAT_PROC = re.compile(r"([A-Za-z_][\w.-]*)(?:/(\d{1,10}))?\((\d{1,9})M\)")
 
 
+def _table_fields(gpus: list[dict[str, Any]], procs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a GPU table states, whichever tool printed it (nvidia-smi, gpustat): every GPU and process, the first
+    GPU's name and capacity, and the highest use as what was observed (never the capacity)."""
+    return {
+        "smi_gpus": gpus,
+        "smi_processes": procs,
+        "gpu": gpus[0]["name"],
+        "gpu_memory_gb": gpus[0]["total_gb"],
+        "observed_memory_gb": max(g["used_gb"] for g in gpus),
+    }
+
+
 def read_gpustat(text: str) -> list[Artifact]:
     """One artifact per run of consecutive gpustat GPU lines.
 
@@ -80,13 +92,7 @@ def read_gpustat(text: str) -> list[Artifact]:
                 for p in found
                 if p.group(2)  # only `user/pid(memM)` names a process; `user(memM)` names its owner
             ]
-        f: dict[str, Any] = {
-            "smi_gpus": gpus,
-            "smi_processes": procs,
-            "gpu": gpus[0]["name"],
-            "gpu_memory_gb": gpus[0]["total_gb"],
-            "observed_memory_gb": max(g["used_gb"] for g in gpus),
-        }
+        f = _table_fields(gpus, procs)
         if busy:
             f["world_size"] = busy
         out.append(
@@ -138,13 +144,7 @@ def read(text: str) -> list[Artifact]:
             continue
         last = max((m.end() for m in _PROC.finditer(block)), default=0)
         end = start + max(last, max(m.end() for m in _MEM.finditer(block)))
-        f: dict[str, Any] = {
-            "smi_gpus": gpus,
-            "smi_processes": procs,
-            "gpu": gpus[0]["name"],
-            "gpu_memory_gb": gpus[0]["total_gb"],
-            "observed_memory_gb": max(g["used_gb"] for g in gpus),
-        }
+        f = _table_fields(gpus, procs)
         out.append(
             Artifact(
                 kind="nvidia_smi",
