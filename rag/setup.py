@@ -286,6 +286,13 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     except Exception:  # noqa: BLE001 - not a config the doctor reads: read the text as written
         _put_slots(setup, extract_slots(live_text), source, "")
         return
+    if (parsed.model_name or parsed.memory.get("model")) and any(
+        v.evidence == FILE_NAME_EVIDENCE for k, v in setup.values.items() if k in _MODEL_KEYS
+    ):
+        # the prose named the model only by a file name ("运行实例文件llama3_lora_sft.yaml"): the model this config
+        # names (model_name_or_path) is the model
+        for key in _MODEL_KEYS:
+            setup.values.pop(key, None)
     for key, value in parsed.batch.items():
         if key != "world_size" or parsed.world_size is not None:
             setup.put(key, value, source, key)
@@ -303,16 +310,27 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # ChatGLM's P-Tuning script with `--quantization_bit 4`: not QLoRA
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
             setup.put(key, value, source, key)
+    if parsed.model_name:  # before the text's own words ("template: llama3" names no model)
+        setup.put("model_text", _last_segment(str(parsed.model_name))[:60], source, "model_name_or_path")
+        _put_slots(setup, _model_only(str(parsed.model_name)), source, "model_name_or_path")
     _put_slots(setup, text_slots, source, "")
     if parsed.world_size is not None:
         setup.put("world_size", parsed.world_size, source, "launcher")
-    if parsed.model_name:
-        setup.put("model_text", str(parsed.model_name).rsplit("/", 1)[-1][:60], source, "model_name_or_path")
-        _put_slots(setup, _model_only(str(parsed.model_name)), source, "model_name_or_path")
+
+
+#: The keys that say which model it is.
+_MODEL_KEYS = frozenset({"model_text", "model", "num_params"})
+#: The evidence of a model the prose names only by a file name (a config or command naming one replaces it).
+FILE_NAME_EVIDENCE = "file name"
+
+
+def _last_segment(path: str) -> str:
+    """A model path's last folder: "/opt/modelscope/Meta-Llama-3-8B-Instruct/" names Meta-Llama-3-8B-Instruct."""
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _model_only(name: str) -> Slots:
-    s = extract_slots(name.rsplit("/", 1)[-1])
+    s = extract_slots(_last_segment(name))
     return Slots(model=s.model, num_params=s.num_params)
 
 
@@ -659,7 +677,11 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     setup = Setup()
     prose = own_prose(prose_of(parts))
     if prose:
-        _put_slots(setup, extract_slots(prose, prose=True), "message", "")
+        prose_slots = extract_slots(prose, prose=True)
+        _put_slots(setup, prose_slots, "message", "")
+        if prose_slots._model_from_file_name:
+            for key in _MODEL_KEYS & set(setup.values):
+                setup.values[key].evidence = FILE_NAME_EVIDENCE
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])

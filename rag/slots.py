@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS, preset_for_name
 
@@ -55,6 +55,9 @@ class Slots(BaseModel):
     """What a question said about a training setup; None = not stated."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    #: The model was read only from a file name ("运行实例文件llama3_lora_sft.yaml"): a config's or command's
+    #: model_name_or_path names the model better (rag.setup lets it replace this one).
+    _model_from_file_name: bool = PrivateAttr(default=False)
 
     model: str | None = None
     num_params: float | None = None
@@ -699,8 +702,10 @@ _MODEL_FLAG = re.compile(
     r"([\w./-]{2,120})[\"']?",
     re.I,
 )
+# and its YAML / config form ("dataset: identity,alpaca_gpt4_en" names no alpaca model)
 _DATA_FLAG = re.compile(
-    r"--(?:data_path|dataset|dataset_name|train_file|data_dir)[\s=]+[\"']?[\w./,-]{1,200}[\"']?", re.I
+    r"(?:--|^[ \t]*)(?:data_path|dataset|dataset_name|train_file|data_dir)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?[\w./,-]{1,200}[\"']?",
+    re.I | re.M,
 )
 _FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
@@ -733,7 +738,9 @@ def _model(text: str, slots: Slots) -> None:
             return
     _model_named(named, slots)
     if slots.model is None and slots.num_params is None and slots.model_text is None:
-        _model_named(text, slots)  # only a file name names it ("internvl2_2b_finetune.sh"): better than none
+        _model_named(_DATA_FLAG.sub(lambda f: " " * len(f.group(0)), text), slots)  # only a file name names it
+        # ("internvl2_2b_finetune.sh"): better than none
+        slots._model_from_file_name = slots.model_text is not None or slots.model is not None
     elif slots.model is None and slots.num_params is None:
         sized = Slots()
         _model_named(text, sized)  # "gpt-neox" in the prose, its size only in the config it links ("configs/20B.yml")
