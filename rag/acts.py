@@ -460,13 +460,18 @@ def rule_act(
         else []
     )
     # ("是因为显存不够吗？", "is it because the memory is not enough?" ask about the cause of what happened.)
+    # ("Does mixed precision halve GPU memory for a full fine-tune of llama-2-7b?" asks about a belief the message
+    # touches, not whether the run fits: a yes/no question, answered with the belief's verdict.)
     fit_asks = [
         a
         for a in title_ask + asks
-        if _CAUSE_ASK.search(a) is None
-        and _FIT.search(a)
-        or (_CAUSE_ASK.search(a) is None and _FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
-        or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
+        if not (has_misconception and _YES_NO.search(a) and not _FIT_QUANTITY.search(a))
+        and (
+            _CAUSE_ASK.search(a) is None
+            and _FIT.search(a)
+            or (_CAUSE_ASK.search(a) is None and _FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+            or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
+        )
     ]
     if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
         any(_FIT_QUANTITY.search(a) for a in fit_asks)

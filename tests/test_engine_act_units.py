@@ -522,3 +522,15 @@ def test_whether_the_stated_hardware_carries_the_run_is_fit(text):
 )
 def test_isnt_it_normal_and_as_expected_ask_whether_an_observation_is_normal(text):
     assert act_of(text) == "is_normal"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Does mixed precision halve GPU memory for a full fine-tune of llama-2-7b?",
+        "Will lowering gradient accumulation steps save memory when I fine-tune a 13B model?",
+    ],
+)
+def test_a_yes_no_about_a_belief_is_not_a_fit_question_because_it_names_a_model(text):
+    # the capability reading ("does … fine-tune … 7b?") must not swallow a question about a wrong belief
+    assert act_of(text) == "yes_no"
