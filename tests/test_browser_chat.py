@@ -353,7 +353,8 @@ def test_feedback_reasons_beside_the_message_are_stored(browser, app_server, siz
     new = [json.loads(x) for x in fb.read_text(encoding="utf-8").splitlines()[len(before) :]]
     assert new[0]["feedback"] == "Wrong number" and new[0]["liked"] is None
     assert new[0]["question"] == GA_EN
-    assert len(new) == 2, new  # one rating per click
+    assert len(new) == 2, [(r["type"], r.get("feedback"), r.get("liked"), r.get("question", "")[:30]) for r in new]
+    # one rating per click
     assert new[1]["type"] == "reason" and new[1]["feedback_id"] == new[0]["id"]
     ctx.close()
 
