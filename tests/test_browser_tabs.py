@@ -193,6 +193,10 @@ def test_plots_distinct_colours_current_setting_and_dark_mode(browser, app_serve
             assert lum(colours["text"]) > 150 and lum(colours["bg"]) < 100, colours  # light text on dark page
         else:
             assert lum(colours["text"]) < 100, colours
+        # the plot is drawn on open and again once the page's ?lang=en is applied: wait for the English label (under
+        # load the first, default-language drawing can still be there when the marker is attached)
+        label = page.locator(f"#memory-vs-micro {v} svg .current-label").first
+        label.filter(has_text="your setting: 1 →").wait_for(timeout=15_000)
         assert "your setting: 1 →" in svg_text(page, f"#memory-vs-micro {v} svg .current-label")
         assert page.locator(f"#memory-vs-micro {v} svg").is_visible()
         page.locator("#memory-vs-micro").scroll_into_view_if_needed()
