@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .errors import CalculatorError
+from .i18n import t
 from .lang import Lang
 from .validate import positive_float, positive_int
 
@@ -374,8 +375,6 @@ class StepsBackSolve(BaseModel):
     )
 
     def to_markdown(self, lang: Lang = "en") -> str:
-        from .i18n import t  # the catalogue imports calculators.lang; imported on use like the other renderers
-
         key = "steps_backsolve_epoch" if self.per_epoch else "steps_backsolve_total"
         per = f"{self.samples_per_step:,.1f}".removesuffix(".0")
         text = t(
