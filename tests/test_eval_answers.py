@@ -16,28 +16,27 @@ from bench.eval_answers import evaluate, load_dev_set, summarise
 pytestmark = pytest.mark.slow
 
 # (metric, floor or ceiling) per language, from `.venv/bin/python bench/eval_answers.py`.
-# 703 real questions (dev-ret10: 20 and dev-fid11: 15, mined blind this stop). Measured on the merged engine of this
-# stop: act 0.829 / 0.862 (optimistic: the act model is trained on this folder), fidelity 0.969 / 0.959,
-# 1 contradicted (en-onebit-3: "micro batch 4 OOMs, the most I can set is 3"), 0 headlines, 0 strawman,
-# hit@3 0.846 / 0.849, hit@1 0.629 / 0.658, p90 108 / 119 words.
+# 925 real questions since stop 29: the 703 of stop 28 plus the 222 oldest held-out questions (ho1-zh/-en, ho-blind2,
+# ho-blind3-zh/-en), moved into the dev set so the engine can learn from them. Measured at the start of stop 29 with
+# the act model retrained on all 925: act 0.796 / 0.812 (optimistic: the act model is trained on this folder; grouped
+# CV 0.792 / 0.805), fidelity 0.949 / 0.932, 37 contradicted (36 of them in the moved files), 2 headlines, 3 strawman,
+# hit@3 0.792 / 0.825, hit@1 0.569 / 0.640, p90 109 / 118 words, 1 refusal.
 FLOORS = {
-    "zh": {"act_accuracy": 0.825, "fidelity": 0.965, "hit3": 0.84, "hit1": 0.62},
-    "en": {"act_accuracy": 0.855, "fidelity": 0.955, "hit3": 0.845, "hit1": 0.65},
+    "zh": {"act_accuracy": 0.79, "fidelity": 0.945, "hit3": 0.785, "hit1": 0.56},
+    "en": {"act_accuracy": 0.805, "fidelity": 0.925, "hit3": 0.82, "hit1": 0.63},
 }
-CEILINGS = {"contradicted": 1, "assumed_headlines": 0, "strawman": 0, "first_words_p90": 120, "refused": 0}
+CEILINGS = {"contradicted": 37, "assumed_headlines": 2, "strawman": 3, "first_words_p90": 120, "refused": 1}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
-# 361 questions: the first 82, blind2.yaml (60), blind3-zh/-en.yaml (80), blind4-zh/-en.yaml (89; one thread that was
-# also mined into the dev set was removed) and blind5-zh/-en.yaml (50, mined this stop), each mined by helpers who
-# never saw the engine's code or answers. On the 311 without blind5, before this stop: act 0.667 / 0.594, values used
-# 0.895 / 0.832, 51 contradicted, hit@3 0.632 / 0.675; after: act 0.679 / 0.613, values used 0.905 / 0.849,
-# 49 contradicted, hit@3 0.645 / 0.689. All 361 after: act 0.663 / 0.622, values used 0.904 / 0.851, 52 contradicted,
-# hit@3 0.626 / 0.718, 2 headlines, 3 strawman, 2 refusals (bench/eval_answers.py --dir tests/data/heldout_real).
+# Since stop 29: blind4-zh/-en.yaml (89; one thread also mined into the dev set was removed) and blind5-zh/-en.yaml
+# (50), each mined by helpers who never saw the engine's code or answers. At the start of stop 29 (act model retrained
+# on the enlarged dev set): act 0.609 / 0.600, values used 0.894 / 0.852, 16 contradicted, hit@3 0.617 / 0.672,
+# 0 headlines, 0 strawman, 1 refusal (bench/eval_answers.py --dir tests/data/heldout_real).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.66, "fidelity": 0.90, "hit3": 0.62},
-    "en": {"act_accuracy": 0.62, "fidelity": 0.845, "hit3": 0.715},
+    "zh": {"act_accuracy": 0.60, "fidelity": 0.89, "hit3": 0.61},
+    "en": {"act_accuracy": 0.59, "fidelity": 0.845, "hit3": 0.665},
 }
-HELDOUT_CEILINGS = {"contradicted": 52, "assumed_headlines": 2, "strawman": 3, "refused": 2}
+HELDOUT_CEILINGS = {"contradicted": 16, "assumed_headlines": 0, "strawman": 0, "refused": 1}
 
 
 @pytest.fixture(scope="module")
