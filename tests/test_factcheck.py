@@ -194,3 +194,29 @@ def test_split_changes_and_scaling_notes_are_not_beliefs(text, rule, flagged):
 
     rules = {c.rule for c in fact_check(text).flagged}
     assert bool(rules) is flagged and (rule is None or rule in rules), rules
+
+
+def test_a_product_with_a_unit_on_a_factor_is_read_whole() -> None:
+    """'1 x 4 GPUs x 64 x 8192 = 2,097,152' is one right product (a maintainer's reply, LLaMA-Factory #6209), not a
+    wrong '64 x 8192 = 2,097,152'; a wrong four-factor product is still caught."""
+    from calculators.factcheck import fact_check
+
+    assert not fact_check("GA gives 1 x 4 GPUs x 64 x 8192 = 2,097,152 tokens per step.").flagged
+    wrong = fact_check("GA gives 1 x 4 x 64 x 8192 = 1,048,576 tokens per step.").flagged
+    assert [c.rule for c in wrong] == ["arithmetic"]
+
+
+def test_there_is_in_a_pasted_warning_is_not_an_answer_marker() -> None:
+    """DeepSpeed's allocator warning ('... when there is high memory pressure ...') pasted under a short Chinese
+    report is a question, not a chatbot answer ('there is' once matched 'Here is')."""
+    warning = (
+        "2 pytorch allocator cache flushes since last step. this happens when there is high memory pressure and is "
+        "detrimental to performance. if this is happening frequently consider adjusting settings to reduce memory "
+        "consumption. If you are unable to make the cache flushes go away consider adding "
+        "get_accelerator().empty_cache() calls in your training loop to ensure that all ranks flush their caches"
+    )
+    text = (
+        "OOM 问题, 显卡是A100 40G\n\n用 zero2 微调 8B 模型，batch 设为1 也会报OOM。\n用zero3训练会变得很慢，出现这个问题：\n\n"
+        + warning
+    )
+    assert not looks_like_chatbot_answer(text)

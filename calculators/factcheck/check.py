@@ -31,7 +31,7 @@ _REQUEST = re.compile(
 # How general chatbots open, structure and close an answer.
 _ANSWER_MARKERS = re.compile(
     r"总结|综上|总的来说|希望(?:这些|以上|对你)|以下(?:几个|几种|是)|可能会导致以下|可以采取以下|好的[，,]|好问题|"
-    r"In summary|To summari[sz]e|In short|Summary:|Hope this helps|Here (?:are|is)|Great question|"
+    r"In summary|To summari[sz]e|In short|Summary:|Hope this helps|\bHere (?:are|is)\b|Great question|"
     r"Let me explain|Key (?:points|takeaways)",
     re.I,
 )

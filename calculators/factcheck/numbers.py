@@ -11,6 +11,7 @@ depend on batch and sequence, which such sentences rarely state).
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..batch import resolve_batch
@@ -21,15 +22,17 @@ from .rules import GPU_TERM, NEG, has
 
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,8})"
 # Neither end may run into another product: "1 × 8 × 2 = 4 × 2 × 2 = 16" is two products equal to 16,
-# not "1 × 8 × 2 = 4" nor "2 × 2 = 16".
+# not "1 × 8 × 2 = 4" nor "2 × 2 = 16"; and a product does not start after a multiplication sign whose left factor
+# carries a unit ("1 x 4 GPUs x 64 x 8192 = 2,097,152" is not "64 x 8192 = 2,097,152").
+_TIMES = r"\s*[×xX*✕]\s*"
 _PRODUCT_EQ = re.compile(
-    r"(?<![\w.\-+])(?<!\d[×xX*✕])(?<!\d\s[×xX*✕])(?<!\d[×xX*✕]\s)(?<!\d\s[×xX*✕]\s)"
+    r"(?<![\w.\-+])(?<!\d[×xX*✕])(?<!\d\s[×xX*✕])(?<!\d[×xX*✕]\s)(?<!\d\s[×xX*✕]\s)(?<![×✕*]\s)(?<![×✕*])"
+    r"(?<!\s[xX]\s)"
     + _NUM
-    + r"\s*[×xX*✕]\s*"
+    + r"((?:"
+    + _TIMES
     + _NUM
-    + r"(?:\s*[×xX*✕]\s*"
-    + _NUM
-    + r")?\s*[=＝]\s*"
+    + r"){1,4})\s*[=＝]\s*"
     + _NUM
     + r"(?!\d|\.\d|[eE][-+]?\d|\s*[kKmMbB万千亿]|\s*[×xX*✕]\s*\d)"
 )
@@ -50,12 +53,14 @@ def stated_gpu_count(answer: str) -> int | None:
 def check_numbers(sentence: str, answer: str) -> tuple[str, str, str] | None:
     """``(rule, correction_en, correction_zh)`` when a stated number is wrong for the stated setup, else None."""
     for m in _PRODUCT_EQ.finditer(sentence):
-        a, b, r = (int(m.group(i).replace(",", "")) for i in (1, 2, 4))  # always present
-        c = int(m.group(3).replace(",", "")) if m.group(3) else None  # the optional third factor
-        product = a * b * (c or 1)
+        factors = [int(m.group(1).replace(",", ""))] + [int(x.replace(",", "")) for x in re.findall(_NUM, m.group(2))]
+        r = int(m.group(len(m.groups())).replace(",", ""))
+        product = math.prod(factors)
         if product != r:
-            expr = f"{a} × {b}" + (f" × {c}" if c else "")
+            expr = " × ".join(str(f) for f in factors)
             return ("arithmetic", f"{expr} = {product}, not {r}.", f"{expr} = {product}，不是 {r}。")
+        a, b = factors[0], factors[1]
+        c = factors[2] if len(factors) > 2 else None
         if (
             c is None
             and has(EFF, sentence)

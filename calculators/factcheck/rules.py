@@ -226,7 +226,11 @@ def _more_gpus_pool(s: str, unit: str, ans: str) -> bool:
         and has(MEMX, s)
         and has(POOL, s)
         and not has(NEG, s)
-        and not has(r"zero-?3|fsdp|分片|shard", s)
+        # sharding and model parallelism (device_map, pipeline, tensor) do split the model over the GPUs
+        and not has(
+            r"zero-?3|fsdp|分片|shard|device_map|模型并行|model[- ]parallel|pipeline|流水线|tensor[- ]parallel|张量并行",
+            s,
+        )
     )
 
 
