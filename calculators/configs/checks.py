@@ -187,7 +187,9 @@ def _check_unknown(out: _Out, pc: ParsedConfig) -> None:
             "llamafactory": LF_KEYS,
             "accelerate": ACC_KEYS if "." not in key else ACC_DS_KEYS,
         }[pc.kind]
-        guess = _close(leaf, known)
+        # ms-swift has argument names of its own (--model_type, --sft_type, ...): no "did you mean" toward
+        # TrainingArguments' names for them.
+        guess = None if pc.program == "ms-swift" else _close(leaf, known)
         sev: Severity
         if pc.kind == "deepspeed":
             sev = "warning"

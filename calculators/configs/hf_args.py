@@ -15,19 +15,37 @@ from .models import ParsedConfig
 from .text import _scalar
 from .values import _get, _int, _lora_targets, _micro_ga_to_memory, _model, _precision, _read_batch, _seq_len, _truthy
 
+#: ms-swift's names for what TrainingArguments calls otherwise (2.x: --batch_size, --model_id_or_path, --sft_type,
+#: --dtype; 3.x: --model, --train_type, --torch_dtype) and its built-in DeepSpeed configs (--deepspeed default-zero3).
+_SWIFT_MODEL_KEYS = ("model", "model_id_or_path", "model_type")
+#: The ms-swift arguments this reader uses (the others are reported as not checked).
+_SWIFT_READ = frozenset(
+    {"batch_size", "torch_dtype", "dtype", "train_type", "sft_type", "lora_rank", "quant_bits", "target_modules"}
+    | {"lora_target_modules", *_SWIFT_MODEL_KEYS}
+)
+_SWIFT_DS = {
+    "default-zero2": (2, False),
+    "default-zero3": (3, False),
+    "zero2": (2, False),
+    "zero3": (3, False),
+    "zero2_offload": (2, True),
+    "zero3_offload": (3, True),
+}
+
 
 def _parse_hf(pc: ParsedConfig) -> None:
     d = pc.raw
     strict = pc.source_format != "flags"
-    _read_batch(
-        pc,
-        d,
-        {
-            "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
-            "gradient_accumulation_steps": "gradient_accumulation_steps",
-        },
-        strict=strict,
-    )
+    batch_keys = {
+        "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps": "gradient_accumulation_steps",
+    }
+    if pc.program == "ms-swift" and "per_device_train_batch_size" not in d:
+        batch_keys["batch_size"] = "train_micro_batch_size_per_gpu"
+    _read_batch(pc, d, batch_keys, strict=strict)
+    if pc.program == "ms-swift":
+        _parse_swift(pc, d)
+        return
     _micro_ga_to_memory(pc)
     pc.unknown_keys += [k for k in d if k not in HF_KEYS and not k.startswith("accelerate_")]
     ds = d.get("deepspeed")
@@ -66,6 +84,53 @@ def _parse_hf(pc: ParsedConfig) -> None:
         _lora_targets(pc, d.get("lora_target_modules"))
     if isinstance(d.get("accelerate_num_processes"), int):
         pc.world_size = pc.world_size or d["accelerate_num_processes"]
+
+
+def _parse_swift(pc: ParsedConfig, d: dict[str, Any]) -> None:
+    """`swift sft/pt/rlhf` flags: TrainingArguments fields (ms-swift 3.x subclasses Seq2SeqTrainingArguments) plus
+    ms-swift's own names. The precision is not TrainingArguments' fp32 default: without --torch_dtype ms-swift takes
+    the model config's dtype and switches on bf16 or fp16 from it (swift/llm/argument/base_args/model_args.py
+    _init_torch_dtype), so nothing is assumed here."""
+    _micro_ga_to_memory(pc)
+    pc.unknown_keys += [k for k in d if k not in HF_KEYS and k not in _SWIFT_READ]
+    dtype = str(d.get("torch_dtype") or d.get("dtype") or "").lower()
+    if not dtype and not _truthy(d.get("bf16")) and not _truthy(d.get("fp16")):
+        pc.notes_en.append(
+            "No --torch_dtype: ms-swift uses the dtype of the model's config and turns on bf16 (bfloat16 models) or "
+            "fp16 (float16/float32 models) training from it."
+        )
+        pc.notes_zh.append(
+            "没有 --torch_dtype：ms-swift 使用模型 config 里的 dtype，并据此开启 bf16（bfloat16 模型）或 fp16"
+            "（float16/float32 模型）训练。"
+        )
+    ds = d.get("deepspeed")
+    if isinstance(ds, str) and ds:
+        pc.deepspeed = ds
+        stage_offload = _SWIFT_DS.get(ds.lower())
+        if stage_offload:
+            pc.memory["zero_stage"] = stage_offload[0]
+            if stage_offload[1]:
+                pc.memory["offload_optimizer"] = True
+    if _truthy(d.get("gradient_checkpointing")):
+        pc.memory["gradient_checkpointing"] = "full"
+    _seq_len(pc, d, ("max_length", "max_seq_length", "model_max_length"))
+    for key in _SWIFT_MODEL_KEYS:
+        name = d.get(key)
+        if isinstance(name, str) and name:
+            _model(pc, {"model_name_or_path": name})
+            break
+    method = str(d.get("train_type") or d.get("sft_type") or "").lower()
+    if method in ("lora", "full"):
+        quant = _int(d.get("quant_bits") or d.get("quantization_bit"), strict=False)
+        pc.memory["finetune"] = "qlora" if method == "lora" and quant == 4 else method
+        r = _int(d.get("lora_rank"), strict=False)
+        if method == "lora" and r and r > 0:
+            pc.memory["lora_rank"] = r
+        targets = d.get("target_modules") or d.get("lora_target_modules")
+        if method == "lora" and targets is None and "train_type" in d:
+            targets = "all-linear"  # ms-swift 3.x TunerArguments: target_modules defaults to ['all-linear']
+        if method == "lora":
+            _lora_targets(pc, targets)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,6 +70,9 @@ class ParsedConfig(BaseModel):
     )
     deepspeed: str | dict[str, Any] | None = Field(None, description="The DeepSpeed config this config points to.")
     model_name: str | None = None
+    program: str | None = Field(
+        None, description="The program a command line runs when it is not a plain script: 'ms-swift' (swift sft)."
+    )
     source_format: SourceFormat = "dict"
     positions: dict[str, tuple[int, int]] = Field(default_factory=dict, description="Dotted key → (line, column).")
     invalid: dict[str, Any] = Field(default_factory=dict, description="Keys whose value has the wrong type.")
@@ -113,7 +116,10 @@ class ConfigReport(BaseModel):
         errors = [f for f in findings if f.severity == "error"]
         warnings = [f for f in findings if f.severity == "warning"]
         infos = [f for f in findings if f.severity == "info"]
-        what = t(f"doctor.kind_{self.parsed.kind}" if self.parsed else "doctor.kind_none", lg)
+        if self.parsed and self.parsed.program == "ms-swift":
+            what = t("doctor.kind_ms_swift", lg)  # its TrainingArguments fields, read by the HF reader
+        else:
+            what = t(f"doctor.kind_{self.parsed.kind}" if self.parsed else "doctor.kind_none", lg)
         out = [f"## {t('config_check', lg)}: {what}", ""]
         if errors:
             verdict = t("doctor.errors_verdict", lg, n=len(errors))

@@ -70,11 +70,12 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
     notes_en: list[str] = []
     notes_zh: list[str] = []
     dups: list[str] = []
+    program: str | None = None
     fmt: SourceFormat
     if isinstance(text_or_dict, dict):
         data, fmt = text_or_dict, "dict"
     elif isinstance(text_or_dict, str):
-        data, fmt, positions, ws, notes_en, notes_zh, dups = _load_text(text_or_dict)
+        data, fmt, positions, ws, notes_en, notes_zh, dups, program = _load_text(text_or_dict)
     else:
         raise ConfigParseError(
             f"A config must be text or a dict, not {type(text_or_dict).__name__}.",
@@ -82,6 +83,8 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
         )
     data = {str(k): v for k, v in data.items()}
     detected = cast(Kind, kind) if kind else _detect_kind(data)  # kind was checked against KINDS above
+    if detected is None and program == "ms-swift":
+        detected = "hf_training_args"  # ms-swift 3.x TrainArguments subclass Seq2SeqTrainingArguments
     if detected is None:
         raise ConfigParseError(
             "Not recognised as a DeepSpeed, TrainingArguments, Accelerate or LLaMA-Factory config (no known training keys).",
@@ -98,6 +101,7 @@ def parse_config(text_or_dict: str | dict[str, Any] | ParsedConfig, kind: str | 
         auto_fields=_collect_auto(data),
         notes_en=notes_en,
         notes_zh=notes_zh,
+        program=program,
     )
     if dups:
         pc.invalid["__duplicate_keys__"] = sorted(set(dups))

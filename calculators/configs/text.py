@@ -6,7 +6,7 @@ import json
 import re
 import shlex
 from bisect import bisect_right
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -14,7 +14,10 @@ from .. import safe_yaml
 from .models import MAX_TEXT, ConfigParseError, SourceFormat
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
-_LAUNCHERS = ("torchrun", "deepspeed", "accelerate", "python", "python3", "llamafactory-cli")
+_LAUNCHERS = ("torchrun", "deepspeed", "accelerate", "python", "python3", "llamafactory-cli", "swift")
+#: ms-swift's training subcommands (swift/cli/main.py ROUTE_MAPPING): `swift sft ...` runs `python sft.py ...`, or
+#: `torchrun --nproc_per_node $NPROC_PER_NODE sft.py ...` when NPROC_PER_NODE or NNODES is set.
+_SWIFT_TRAIN = ("sft", "pt", "rlhf", "dpo", "orpo", "simpo")
 
 
 def _line_starts(text: str) -> list[int]:
@@ -86,16 +89,30 @@ def _scalar(s: str) -> Any:
         return s
 
 
-def _parse_flags(text: str) -> tuple[dict[str, Any], int | None, list[str], list[str], dict[str, tuple[int, int]]]:
-    """A launch command → (script arguments, world size, notes_en, notes_zh, positions)."""
+class FlagsRead(NamedTuple):
+    """What a launch command says: the script's arguments and what the launcher (or program) decides."""
+
+    args: dict[str, Any]
+    world_size: int | None
+    notes_en: list[str]
+    notes_zh: list[str]
+    positions: dict[str, tuple[int, int]]
+    program: str | None  # "ms-swift" for `swift sft ...`: its own argument names and defaults
+
+
+def _parse_flags(text: str) -> FlagsRead:
+    """A launch command → its arguments, world size, notes and the program it runs."""
     clean = re.sub(r"\\\r?\n", " ", text)
     try:
         tokens = shlex.split(clean, comments=True)
     except ValueError as exc:
         raise ConfigParseError(f"Cannot split the command line: {exc}.", f"无法解析命令行：{exc}。") from None
+    env: dict[str, str] = {}
     while tokens and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[0]):
-        tokens.pop(0)  # environment assignments such as CUDA_VISIBLE_DEVICES=0,1
+        name, _, value = tokens.pop(0).partition("=")  # environment assignments such as CUDA_VISIBLE_DEVICES=0,1
+        env[name] = value
     launcher: str | None = None
+    program: str | None = None
     launch_args: dict[str, Any] = {}
     i = 0
     if tokens:
@@ -115,6 +132,8 @@ def _parse_flags(text: str) -> tuple[dict[str, Any], int | None, list[str], list
             i = 1
         elif head == "llamafactory-cli":
             i = 2 if len(tokens) > 1 else 1
+        elif head == "swift" and len(tokens) > 1 and tokens[1].replace("-", "_") in _SWIFT_TRAIN:
+            program, i = "ms-swift", 2
     # launcher options run until the script (a .py file, -m module or the first non-option)
     while i < len(tokens) and launcher:
         tok = tokens[i]
@@ -192,7 +211,34 @@ def _parse_flags(text: str) -> tuple[dict[str, Any], int | None, list[str], list
         for key in ("mixed_precision", "zero_stage", "gradient_accumulation_steps", "config_file"):
             if key in launch_args:
                 args.setdefault(f"accelerate_{key}", launch_args[key])
-    return args, ws, notes_en, notes_zh, positions
+    elif program == "ms-swift":
+        ws = _swift_world_size(env, notes_en, notes_zh)
+    return FlagsRead(args, ws, notes_en, notes_zh, positions, program)
+
+
+def _swift_world_size(env: dict[str, str], notes_en: list[str], notes_zh: list[str]) -> int | None:
+    """ms-swift starts torchrun only when NPROC_PER_NODE or NNODES is set (swift/cli/main.py use_torchrun); without
+    them one process sees every visible GPU and splits the model over them with device_map (swift/utils/env.py is_mp):
+    model parallelism, one GPU computing at a time, and one data-parallel rank."""
+    nproc, nnodes = env.get("NPROC_PER_NODE", ""), env.get("NNODES", "")
+    if nproc.isdigit() and int(nproc) > 0:
+        return int(nproc) * (int(nnodes) if nnodes.isdigit() and int(nnodes) > 0 else 1)
+    if "NPROC_PER_NODE" in env or "NNODES" in env:
+        notes_en.append("NPROC_PER_NODE is not a number here: world size unknown.")
+        notes_zh.append("这里的 NPROC_PER_NODE 不是数字：卡数未知。")
+        return None
+    notes_en.append(
+        "No NPROC_PER_NODE: `swift` starts one process, not torchrun. With several visible GPUs that process splits "
+        "the model over them with device_map (model parallelism: one GPU computes at a time, memory is uneven) and "
+        "there is one data-parallel rank. Set NPROC_PER_NODE=<GPUs> for one process per GPU (add --deepspeed for a "
+        "model too big for one GPU)."
+    )
+    notes_zh.append(
+        "没有设置 NPROC_PER_NODE：`swift` 只启动一个进程，不走 torchrun。可见多张卡时，这个进程用 device_map 把模型"
+        "按层切到各卡（模型并行：同一时刻只有一张卡在算，各卡显存不均），数据并行只有 1 个进程。想每卡一个进程，"
+        "设 NPROC_PER_NODE=<卡数>（模型一张卡放不下时再加 --deepspeed）。"
+    )
+    return None
 
 
 def _strip_fence(text: str) -> tuple[str, str]:
@@ -204,8 +250,10 @@ def _strip_fence(text: str) -> tuple[str, str]:
 
 def _load_text(
     text: str,
-) -> tuple[dict[str, Any], SourceFormat, dict[str, tuple[int, int]], int | None, list[str], list[str], list[str]]:
-    """Text → (dict, format, positions, world_size, notes_en, notes_zh, duplicate_keys)."""
+) -> tuple[
+    dict[str, Any], SourceFormat, dict[str, tuple[int, int]], int | None, list[str], list[str], list[str], str | None
+]:
+    """Text → (dict, format, positions, world_size, notes_en, notes_zh, duplicate_keys, program of a command)."""
     if len(text) > MAX_TEXT:
         raise ConfigParseError(
             f"The config is too long ({len(text):,} characters; at most {MAX_TEXT:,}).",
@@ -222,12 +270,12 @@ def _load_text(
         or first in _LAUNCHERS
         or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+\S", stripped)
     ):
-        args, ws, n_en, n_zh, pos = _parse_flags(stripped)
-        if not args and ws is None:
+        flags = _parse_flags(stripped)
+        if not flags.args and flags.world_size is None:
             raise ConfigParseError(
                 "No --training_flags found in the command line.", "命令行里没有找到训练参数（--xxx）。"
             )
-        return args, "flags", pos, ws, n_en, n_zh, []
+        return flags.args, "flags", flags.positions, flags.world_size, flags.notes_en, flags.notes_zh, [], flags.program
     if stripped.startswith("{") or lang == "json":
         dups: list[str] = []
 
@@ -249,7 +297,7 @@ def _load_text(
             raise ConfigParseError(
                 "The JSON is not an object ({...}).", "这段 JSON 不是对象（{...}）。", line=1, column=1
             )
-        return data, "json", _json_positions(body), None, [], [], dups
+        return data, "json", _json_positions(body), None, [], [], dups, None
     try:
         data = safe_yaml.load(body)
     except safe_yaml.UnsafeYAMLError as exc:
@@ -282,7 +330,7 @@ def _load_text(
             "This is not a config: expected key: value pairs (YAML), a JSON object or --flags.",
             "这不是配置：需要 key: value 形式的 YAML、JSON 对象或 --参数 命令行。",
         )
-    return data, "yaml", _yaml_positions(body), None, [], [], []
+    return data, "yaml", _yaml_positions(body), None, [], [], [], None
 
 
 def _json_error(exc: json.JSONDecodeError) -> ConfigParseError:

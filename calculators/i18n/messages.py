@@ -12,6 +12,10 @@ DOCTOR: dict[str, dict[str, str]] = {
     "kind_hf_training_args": {"zh": "Hugging Face TrainingArguments", "en": "Hugging Face TrainingArguments"},
     "kind_accelerate": {"zh": "Accelerate 配置", "en": "Accelerate config"},
     "kind_llamafactory": {"zh": "LLaMA-Factory 配置", "en": "LLaMA-Factory config"},
+    "kind_ms_swift": {
+        "zh": "ms-swift 命令（TrainingArguments 参数）",
+        "en": "ms-swift command (TrainingArguments fields)",
+    },
     "kind_none": {"zh": "配置", "en": "config"},
     "errors_verdict": {
         "zh": "❌ **{n} 个错误**：按现在的配置，训练会在启动时失败或不按你的预期运行。",
