@@ -94,6 +94,15 @@ _CANONICAL = (
 )
 
 
+#: Vision-language model names: the presets hold their language model only. The vision encoder's weights and each
+#: image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in the estimate.
+_VLM_NAME = re.compile(
+    r"-?VL\b|\bVL-|[\d.]VL|llava|internvl|mini-?internvl|minicpm-?v|glm-?4v|cogvlm|deepseek-?vl|idefics|paligemma|"
+    r"\bpixtral|molmo|phi-?3(?:\.5)?-vision",
+    re.I,
+)
+
+
 def _nearest_preset(num_params: float) -> str | None:
     return next((n for n in _CANONICAL if abs(PUBLISHED_PARAMS[n] - num_params) / num_params < 0.05), None)
 
@@ -129,6 +138,13 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     else:
         cfg["model"] = EXAMPLE_MODEL
         plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
+    if s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
+        plan.assume(
+            "vision",
+            "只算了语言模型：视觉编码器的权重和每张图的视觉 token（Qwen2-VL 约每 28×28 像素一个）不在估算内，序列长度要把它们算进去",
+            "the language model only: the vision encoder's weights and each image's visual tokens (Qwen2-VL: about "
+            "one per 28×28 pixels) are not in the estimate; count them in the sequence length",
+        )
     if "gpu" in s:
         cfg["gpu"] = s["gpu"]
     elif "gpu_memory_gb" in s:
