@@ -32,7 +32,9 @@ _IS_NORMAL = _rx(
     r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
-    r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b"
+    r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"
+    # "I wonder if this normal case?", "Just not sure if this is normal since …", "so I just wonder if this is normal"
+    r"\b(?:if|whether)\s+(?:this|that|it)(?:\s+is|\s+was|'s)?\s+(?:a\s+|the\s+)?(?:normal|expected|intended)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
@@ -98,19 +100,21 @@ _FAILURE = _rx(
     r"\bnan\b|报错|\bkilled\b|挂了|崩了"
 )
 _WHY = WHY_ASK = _rx(
-    r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
+    r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|因为什么|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
     r"问题出在|哪里出[了的]?问题|出了什么问题|哪里.{0,10}问题|"
     r"\b(?:any|a) (?:solution|fix|workaround)s?\b|\b(?:something|anything) (?:that )?(?:i|we)(?:'m| am| are)? (?:missed|missing)\b|"
     r"\breasons? (?:behind|for) (?:this|that|it)\b|"
     r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b"
 )
 _BATCH = _rx(
-    r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
+    r"多少步|几步|(?:多少|几)\s*个\s*(?:steps?|iter\w*|步)|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
     r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
     r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
     r"\bwhat (?:is|will be) the (?:\w+ )?[\"'`]?(?:global|effective|total|final)[-_ ]batch|"
     r"\bwhat the (?:actual |real )?(?:effective |global |total )?batch[-_ ]?size (?:is|was|will be)\b|"
     # "Could you clarify if the said batch size is per GPU or global?", "是单卡的还是所有卡的总batch？": per GPU or in all
+    # "does the "batchsize" refer to the total batchsize of all GPUs?": whether the batch counts all GPUs
+    r"\b(?:refers?|mean|means) (?:to )?the (?:total|global|overall) batch[-_ ]?size\b|"
     r"\bper[- ](?:gpu|device|card|replica)\b[^?\n]{0,40}\bor\b[^?\n]{0,20}\b(?:global|total|overall|all (?:the )?gpus)\b|"
     r"\b(?:global|total|overall)\b[^?\n]{0,30}\bor\b[^?\n]{0,20}\bper[- ](?:gpu|device|card|replica)\b|"
     r"(?:单卡|每张?卡|每个?gpu)[^？?\n]{0,20}还是[^？?\n]{0,10}(?:总|全局|所有卡|多卡)|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
@@ -473,10 +477,19 @@ def rule_act(
             or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
         )
     ]
-    if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
-        any(_FIT_QUANTITY.search(a) for a in fit_asks)
-        or not (error_in_prose or observed)
-        or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+    # ("需要多少显存？… 为啥我双卡 A5000 会显存溢出呢", "…报内存不足，请问这是因为什么": next to a failure the user
+    # observed, another question asks why — the figure is the motive, the answer is the cause.)
+    why_failed = observed and any(
+        (_WHY.search(a) or _CAUSE_ASK.search(a)) and not _DESIGN_WHY.search(a) for a in asks if a not in fit_asks
+    )
+    if (
+        (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose)))
+        and (
+            any(_FIT_QUANTITY.search(a) for a in fit_asks)
+            or not (error_in_prose or observed)
+            or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+        )
+        and not why_failed
     ):
         return "fit"
     # (A choice is read in the whole sentence, "8, not 2"; arithmetic only in the clause that asks: "for 8x2=16 batch

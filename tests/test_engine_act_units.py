@@ -534,3 +534,43 @@ def test_isnt_it_normal_and_as_expected_ask_whether_an_observation_is_normal(tex
 def test_a_yes_no_about_a_belief_is_not_a_fit_question_because_it_names_a_model(text):
     # the capability reading ("does … fine-tune … 7b?") must not swallow a question about a wrong belief
     assert act_of(text) == "yes_no"
+
+
+# ---- act11: a symptom next to another question -------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a figure asked first, then why the user's own run failed: the cause answers both
+        "请问qwen-7b的lora微调需要多大显存？我用两张3090，batch 1 也爆显存了，为啥会这样呢",
+        "How much VRAM does a 13B LoRA run need? I have 2x 24GB cards and it OOMs at step 1, why does my run fail?",
+    ],
+)
+def test_a_figure_asked_next_to_why_my_run_failed_is_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+def test_a_figure_asked_without_a_why_stays_fit():
+    assert act_of("请问qwen-7b的lora微调需要多大显存？我只有一张3090") == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Memory grows with DDP\nOne GPU takes 9GB, with 2 GPUs each takes 12GB. I wonder if this  is normal?",
+        "Loss curve fluctuates a lot\nI trained on 4 GPUs with GA 2 and the loss jumps between 2 and 5. "
+        "Not sure if this is expected since I only changed the accumulation.",
+    ],
+)
+def test_wondering_whether_an_observation_is_normal_is_is_normal(text):
+    assert act_of(text) == "is_normal"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1000条数据，per_device_train_batch_size 2，gradient_accumulation_steps 4，4张卡，训练3个epoch应该是多少个step呢？",
+        'Does the "batch_size" in the config refer to the total batch size of all GPUs? I set 256 on 4 GPUs.',
+    ],
+)
+def test_asking_for_a_step_count_or_whether_the_batch_is_global_is_arithmetic(text):
+    assert act_of(text) == "batch_arithmetic"
