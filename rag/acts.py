@@ -44,9 +44,17 @@ _TAG_CHECK = _rx(
     # "…, shouldn't solution B use significantly less memory than A?": the user's expectation held against what they saw
     r"(?:^|[,.;:]\s*|\b(?:but|however|so)\s*,?\s*)shouldn'?t\s+\w+\s+\w+(?![^?\n]{0,160}\d\s*[=*×/])[^?\n]{0,160}\?"
 )
+# The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
+# needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
+_FIT_MORE = (
+    r"显存\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
+    r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
+    r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b"
+)
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
 _FIT = _rx(
-    r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+    _FIT_MORE
+    + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
     r"能不能放下|能不能装下|塞得下|"
     r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
     r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
@@ -62,7 +70,7 @@ _FIT = _rx(
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
-    r"\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:train|fine[- ]?tune)\b|\bpossible to (?:train|fine[- ]?tune)\b|"
+    r"\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
     r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine[- ]?tune|train) .{0,40}\bon\b"
 )
 # A symptom the user observed.
@@ -229,7 +237,8 @@ _ERROR_IN_PROSE = re.compile(
 )
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(
-    r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+    _FIT_MORE
+    + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
     r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
@@ -239,7 +248,7 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
     # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
     r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
     r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"

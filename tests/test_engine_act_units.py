@@ -574,3 +574,19 @@ def test_wondering_whether_an_observation_is_normal_is_is_normal(text):
 )
 def test_asking_for_a_step_count_or_whether_the_batch_is_global_is_arithmetic(text):
     assert act_of(text) == "batch_arithmetic"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "请问Llama-3-70B全参微调显存需要多少？",
+        "请问sft阶段需要的显存是个什么规模呀？我试了2张A100 40G",
+        "How much GPU mem needed for a 13B model?",
+        "How much is required to fine-tune the 13B model with LoRA?",
+        "What resources are needed to train a 34B model with QLoRA?",
+        "两张4090，每张24G显存，可以进行qwen-14b-chat的lora微调吗",
+        "Is it possible to do pretraining of a 7B model on a single H100 80GB? I get OOM with micro batch 1.",
+    ],
+)
+def test_the_memory_figure_asked_in_other_word_orders_is_fit(text):
+    assert act_of(text) == "fit"
