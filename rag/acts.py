@@ -75,6 +75,8 @@ _FIT = _rx(
 )
 # A symptom the user observed.
 _SYMPTOM = _rx(
+    # ("… 均不管用", "加载数据时直接被kill", "NCCL超时", "反而占用更多显存", "显存占用没有很明显的减少", "corrupted weights")
+    r"不管用|超时|被\s*kill|反而|没有?(?:很|太)?明显的?(?:减少|降低|下降|变化|提升)|\bcorrupt\w*|"
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
     r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
@@ -288,7 +290,7 @@ _COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
 _ASK_SENTENCE = _rx(
     r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
-    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
+    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|什么原因|啥原因|多少|多大|哪个|哪些|"
     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
     r"\b(?:I wonder|wondering|I'?d like to know|want to know|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
     r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b"
@@ -307,6 +309,8 @@ def asked_sentences(prose: str) -> list[str]:
 _DESIGN_WHY = _rx(
     r"\bwhy (?:do |would |should |must |did )?we (?:need|force|use|have to|require|set|divide|multiply|scale|want|call)\b"
 )
+# Asking for the cause of something that happened (not why a design is so).
+_REASON_ASK = _rx(r"什么原因|啥原因|怎么回事|\bwhat(?:'s| is| was) (?:the )?(?:reason|cause)\b")
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
 _ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
@@ -556,6 +560,8 @@ def rule_act(
             or (_FIRST_PERSON.search(a) and not _DESIGN_WHY.search(a))
             or (len(a) < 12 and _FIRST_PERSON.search(prose))
             or (len(a) > 25 and _TRAILING_WHY.search(a))
+            # "微调chatglm-6b占用内存20g以上，什么原因": the cause of a figure the user measured
+            or (measured and _REASON_ASK.search(a))
         )
         for a in asks
     ):

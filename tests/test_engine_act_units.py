@@ -590,3 +590,22 @@ def test_asking_for_a_step_count_or_whether_the_batch_is_global_is_arithmetic(te
 )
 def test_the_memory_figure_asked_in_other_word_orders_is_fit(text):
     assert act_of(text) == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "加载 tokenized 数据时进程直接被kill\n用 8 卡跑 pt，数据 200G",  # a report with no question
+        "训练到第 3000 步时 NCCL 超时\n8卡 A100，torch 2.4",
+        "开了 bf16 反而占用更多显存",
+        "用lora微调13b，为什么显存占用没有很明显的减少？",
+        "Checkpoints saved with ZeRO-3 have corrupted weight shapes",
+        "微调qwen-7b占用显存40g以上，什么原因",  # the cause of a figure the user measured
+    ],
+)
+def test_reports_of_a_failure_without_a_why_word_or_a_question_are_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+def test_the_reason_for_a_design_without_a_measurement_stays_an_explanation():
+    assert act_of("ZeRO-3 为什么要在前向时 all-gather 参数，什么原因") == "explain"
