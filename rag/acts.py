@@ -70,8 +70,8 @@ _FIT = _rx(
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
-    r"\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
-    r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine[- ]?tune|train) .{0,40}\bon\b"
+    r"(?<!\bhow )\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
+    r"\brequired (?:memory|vram)\b"
 )
 # A symptom the user observed.
 _SYMPTOM = _rx(
@@ -167,6 +167,8 @@ _CONFIGURE = _rx(
     # a setting or a way that does it ("配置文件中有参数可以取消这个保存吗", "有没有办法在不调小 batch 的情况下…",
     # "Is there an option to …", "is there any example for pretraining on multiple nodes?")
     r"有(?:没有)?(?:什么|相关的?|其他的?)?(?:设置|参数|配置项?|选项|开关|办法|方法)(?:可以|能|来|在)|"
+    # "能设置多卡qlora微调吗": whether a setting does it
+    r"(?:能|可以|能否|能不能|可不可以)(?:设置|配置)[^。？?！!\n]{0,30}(?:吗|么|[?？])|"
     r"\bis there (?:a|an|any) (?:option|setting|parameter|flag|config\w*|argument|example)s?\b|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
 )
 _EXPLAIN = _rx(
@@ -250,7 +252,7 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
     # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
     r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
     r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"

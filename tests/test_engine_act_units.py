@@ -609,3 +609,18 @@ def test_reports_of_a_failure_without_a_why_word_or_a_question_are_a_diagnosis(t
 
 def test_the_reason_for_a_design_without_a_measurement_stays_an_explanation():
     assert act_of("ZeRO-3 为什么要在前向时 all-gather 参数，什么原因") == "explain"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi, how can I train my model on Intel Gaudi? Could you share an example?",
+        "数据太长用qlora微调时显存溢出，能设置多卡qlora微调吗",
+    ],
+)
+def test_how_can_i_train_on_a_device_and_whether_a_setting_does_it_are_configure(text):
+    assert act_of(text) == "configure"
+
+
+def test_can_i_train_a_model_on_stated_hardware_stays_fit():
+    assert act_of("Can I train a 13B model with LoRA on one 24GB card?") == "fit"
