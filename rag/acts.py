@@ -311,6 +311,14 @@ def asked_sentences(prose: str) -> list[str]:
 _DESIGN_WHY = _rx(
     r"\bwhy (?:do |would |should |must |did )?we (?:need|force|use|have to|require|set|divide|multiply|scale|want|call)\b"
 )
+# Whether a setting must change with another ("do we also need to increase the learning rate?", "Does the learning rate
+# need to be adjusted with gpus?", "学习率需要进行相应调整吗", "单卡应该除以4吗").
+_NEED_CHANGE = _rx(
+    r"(?:需要|要不要|需不需要|是否需要|要|应该)(?:相应(?:地)?|跟着|同步)?(?:进行)?(?:相应(?:地)?)?(?:调整|调|修改|改|乘|除|缩放|增大|减小|"
+    r"放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
+    r"\b(?:do|should) (?:i|we) (?:also )?(?:need to )?(?:adjust|change|scale|divide|multiply|increase|decrease|modify|enlarge)\b|"
+    r"\b(?:does|do|should) (?:the )?[\w -]{0,30} need to be (?:changed|adjusted|scaled|increased|decreased|modified)\b"
+)
 # Asking for the cause of something that happened (not why a design is so).
 _REASON_ASK = _rx(r"什么原因|啥原因|怎么回事|\bwhat(?:'s| is| was) (?:the )?(?:reason|cause)\b")
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
@@ -514,6 +522,10 @@ def rule_act(
         for pattern, sentences in ((_NUM_ALTERNATIVE, asked_whole), (_ARITHMETIC, asks))
         for a in sentences
     )
+    # The first question asks whether a setting must change ("Should I change the learning rate when using multi-node
+    # training?", "学习率需要进行相应调整吗", "那么单卡应该除以4吗"): the verdict first, then the value.
+    if asks and _NEED_CHANGE.search(asks[0]) and not _WH.search(asks[0]) and not (error_pasted or observed):
+        return "yes_no"
     # "My hypothesis is: … Am I right?": the user's own claim is checked (a verdict), even when it is about a setting.
     if _OWN_CLAIM_CHECK.search(prose) and not (error_pasted or observed or counts_asked):
         return "yes_no"

@@ -624,3 +624,19 @@ def test_how_can_i_train_on_a_device_and_whether_a_setting_does_it_are_configure
 
 def test_can_i_train_a_model_on_stated_hardware_stays_fit():
     assert act_of("Can I train a 13B model with LoRA on one 24GB card?") == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should I change the learning rate when training on 4 nodes instead of 1?",
+        "8卡时学习率是2e-4，用2卡训练时学习率需要进行相应调整吗",
+        "Does the warmup need to be scaled with the number of GPUs?",
+    ],
+)
+def test_whether_a_setting_must_change_is_a_verdict_first(text):
+    assert act_of(text) == "yes_no"
+
+
+def test_what_to_change_it_to_is_still_configure():
+    assert act_of("Going from 8 to 2 GPUs, how should I set the learning rate?") == "configure"
