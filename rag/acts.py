@@ -47,7 +47,7 @@ _TAG_CHECK = _rx(
 # The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
 # needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
 _FIT_MORE = (
-    r"显存\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
+    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|显存\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
     r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
     r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b"
 )
@@ -319,6 +319,8 @@ _NEED_CHANGE = _rx(
     r"\b(?:do|should) (?:i|we) (?:also )?(?:need to )?(?:adjust|change|scale|divide|multiply|increase|decrease|modify|enlarge)\b|"
     r"\b(?:does|do|should) (?:the )?[\w -]{0,30} need to be (?:changed|adjusted|scaled|increased|decreased|modified)\b"
 )
+# "为啥要求这么高", "why does it need so much": a why about the size of a figure, not about a failure.
+_SO_MUCH = _rx(r"这么(?:高|大|多)|那么(?:高|大|多)|\bso (?:much|high|large|big)\b")
 # Asking for the cause of something that happened (not why a design is so).
 _REASON_ASK = _rx(r"什么原因|啥原因|怎么回事|\bwhat(?:'s| is| was) (?:the )?(?:reason|cause)\b")
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
@@ -501,9 +503,12 @@ def rule_act(
         )
     ]
     # ("需要多少显存？… 为啥我双卡 A5000 会显存溢出呢", "…报内存不足，请问这是因为什么": next to a failure the user
-    # observed, another question asks why — the figure is the motive, the answer is the cause.)
+    # observed, another question asks why — the figure is the motive, the answer is the cause; "为啥要求这么高？" asks
+    # about the figure itself.)
     why_failed = observed and any(
-        (_WHY.search(a) or _CAUSE_ASK.search(a)) and not _DESIGN_WHY.search(a) for a in asks if a not in fit_asks
+        (_WHY.search(a) or _CAUSE_ASK.search(a)) and not (_DESIGN_WHY.search(a) or _SO_MUCH.search(a))
+        for a in asks
+        if a not in fit_asks
     )
     if (
         (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose)))

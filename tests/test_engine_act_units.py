@@ -640,3 +640,18 @@ def test_whether_a_setting_must_change_is_a_verdict_first(text):
 
 def test_what_to_change_it_to_is_still_configure():
     assert act_of("Going from 8 to 2 GPUs, how should I set the learning rate?") == "configure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "34b全参微调最少需要多少显存？我微调7b时两张卡都到了40G，为什么消耗这么高",
+        "8张V100 32G的卡还是报显存不够。请问设备条件是什么",
+    ],
+)
+def test_a_why_about_the_size_of_the_figure_or_the_hardware_asked_for_is_fit(text):
+    assert act_of(text) == "fit"
+
+
+def test_hardware_named_as_a_limit_is_not_a_question_about_it():
+    assert act_of("由于硬件条件限制，单卡只有16GB显存，可以用多张卡微调吗，需要做哪些额外配置？") == "configure"
