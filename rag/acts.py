@@ -81,7 +81,7 @@ _SYMPTOM = _rx(
     r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
     r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
-    r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
+    r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong(?:ly)?\b|\bincorrectly\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
     r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
@@ -223,7 +223,12 @@ _FIRST_PERSON = _rx(
 # (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
     r"^#+\s*[^\w\n]{0,4}\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
-    r"Environment|Information|Who can help\??|Additional context)\s*$",
+    r"Environment|Information|Who can help\??|Additional context)\s*$|"
+    # the questions an issue form asks the reporter ("### Is there an existing issue for this?"; Unsloth's checklist
+    # "1. Did you update? …", "4. Which notebook? Please link!", "5. Which Unsloth version, …, PyTorch version?",
+    # "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc."): the tracker's words, not what the user asks
+    r"^#*\s*Is there an existing issue for this\?|"
+    r"^\s*\d\.\s*(?:Did you update\?|Which notebook\?(?: Please link!)?|Which Unsloth version,[^?\n]*\?|Which trainer\?)",
     re.I | re.M,
 )
 # Issue-template tags in a title ("[BUG]: …", "[Usage] …", "[问题/Issue] …", "[Help] <…>"): the tracker's form, not
@@ -294,7 +299,7 @@ _ASK_SENTENCE = _rx(
     r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
     r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|什么原因|啥原因|多少|多大|哪个|哪些|"
     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
-    r"\b(?:I wonder|wondering|I'?d like to know|want to know|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
+    r"\b(?:I wonder|wondering|I'?d like to (?:know|understand)|want to (?:know|understand)|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
     r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b"
 )
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")

@@ -655,3 +655,16 @@ def test_a_why_about_the_size_of_the_figure_or_the_hardware_asked_for_is_fit(tex
 
 def test_hardware_named_as_a_limit_is_not_a_question_about_it():
     assert act_of("由于硬件条件限制，单卡只有16GB显存，可以用多张卡微调吗，需要做哪些额外配置？") == "configure"
+
+
+def test_the_questions_of_an_issue_form_are_not_the_users_questions():
+    text = (
+        "[Bug] SFTTrainer counts the effective batch wrongly\n"
+        "1. Did you update? `pip install --upgrade unsloth unsloth_zoo` -- Yes\n"
+        "2. `Colab` or `Kaggle` or local / cloud -- local\n"
+        "4. Which notebook? Please link! -- NA\n"
+        "5. Which Unsloth version, TRL version, transformers version, PyTorch version? -- Unsloth 2025.8.5\n"
+        "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc -- SFTTrainer\n\n"
+        "With per_device_train_batch_size 4 and gradient_accumulation_steps 4 the log shows a total batch of 4."
+    )
+    assert act_of(text) == "diagnose"
