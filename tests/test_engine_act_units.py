@@ -665,6 +665,20 @@ def test_the_questions_of_an_issue_form_are_not_the_users_questions():
         "4. Which notebook? Please link! -- NA\n"
         "5. Which Unsloth version, TRL version, transformers version, PyTorch version? -- Unsloth 2025.8.5\n"
         "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc -- SFTTrainer\n\n"
-        "With per_device_train_batch_size 4 and gradient_accumulation_steps 4 the log shows a total batch of 4."
+        "If I set per_device_train_batch_size = 4 and gradient_accumulation_steps = 4, the log still shows a total "
+        "batch of 4."
     )
     assert act_of(text) == "diagnose"
+
+
+def test_an_issue_forms_checklist_does_not_change_the_act_of_the_message_under_it():
+    form = (
+        "1. Did you update? `pip install --upgrade unsloth unsloth_zoo` -- Yes\n"
+        "4. Which notebook? Please link! -- NA\n"
+        "5. Which Unsloth version, TRL version, transformers version, PyTorch version? -- Unsloth 2025.8.5\n"
+        "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc -- GRPOTrainer\n\n"
+    )
+    body = "Training Qwen2.5-7B with LoRA rank 16 on a single A100, the trainer reports 3 epochs."
+    title = "GRPO epochs\n"
+    assert act_of(title + form + body) == act_of(title + body)
+    assert act_of("### Is there an existing issue for this?\n- [X] I have searched\n" + body) == act_of(body)
