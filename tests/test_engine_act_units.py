@@ -682,3 +682,15 @@ def test_an_issue_forms_checklist_does_not_change_the_act_of_the_message_under_i
     title = "GRPO epochs\n"
     assert act_of(title + form + body) == act_of(title + body)
     assert act_of("### Is there an existing issue for this?\n- [X] I have searched\n" + body) == act_of(body)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which micro batch to use with my own DataLoader\nWhat batch size should be used when I build the loader myself "
+        "and only wrap the model with deepspeed.initialize()? Should I keep the micro batch size there?",
+        "I only have one 24GB card, if there any setting allow me to use gradient accumulation?",
+    ],
+)
+def test_which_value_should_be_used_and_whether_a_setting_exists_are_configure(text):
+    assert act_of(text) == "configure"
