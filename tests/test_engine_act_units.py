@@ -600,6 +600,7 @@ def test_the_memory_figure_asked_in_other_word_orders_is_fit(text):
         "开了 bf16 反而占用更多显存",
         "用lora微调13b，为什么显存占用没有很明显的减少？",
         "Checkpoints saved with ZeRO-3 have corrupted weight shapes",
+        "LoRA layers not trained when gradient_checkpointing=True",
         "微调qwen-7b占用显存40g以上，什么原因",  # the cause of a figure the user measured
     ],
 )
