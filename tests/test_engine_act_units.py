@@ -695,3 +695,11 @@ def test_an_issue_forms_checklist_does_not_change_the_act_of_the_message_under_i
 )
 def test_which_value_should_be_used_and_whether_a_setting_exists_are_configure(text):
     assert act_of(text) == "configure"
+
+
+def test_a_clause_opening_with_does_not_describes_and_like_to_ask_if_asks():
+    text = (
+        "I would like to ask if fp16 could make the loss NaN. The repo uses bf16, but my card, a V100, "
+        "does not support this precision."
+    )
+    assert asked_sentences(text) == ["I would like to ask if fp16 could make the loss NaN."]
