@@ -127,6 +127,8 @@ _BATCH = _rx(
     r"\b(?:refers?|mean|means) (?:to )?the (?:total|global|overall) batch[-_ ]?size\b|"
     r"\bper[- ](?:gpu|device|card|replica)\b[^?\n]{0,40}\bor\b[^?\n]{0,20}\b(?:global|total|overall|all (?:the )?gpus)\b|"
     r"\b(?:global|total|overall)\b[^?\n]{0,30}\bor\b[^?\n]{0,20}\bper[- ](?:gpu|device|card|replica)\b|"
+    # "batchsize是config里设置的值，还是需要该值乘以显卡数", "… or multiplied by the number of GPUs?"
+    r"还是[^？?\n]{0,12}乘以?\s*(?:显卡|卡|gpu)\s*(?:数|的?数量|个数)|\bor (?:is it )?multiplied by the (?:number|count) of (?:gpus|devices|processes)\b|"
     r"(?:单卡|每张?卡|每个?gpu)[^？?\n]{0,20}还是[^？?\n]{0,10}(?:总|全局|所有卡|多卡)|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
     r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
     r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"

@@ -570,6 +570,8 @@ def test_wondering_whether_an_observation_is_normal_is_is_normal(text):
     [
         "1000条数据，per_device_train_batch_size 2，gradient_accumulation_steps 4，4张卡，训练3个epoch应该是多少个step呢？",
         'Does the "batch_size" in the config refer to the total batch size of all GPUs? I set 256 on 4 GPUs.',
+        "多卡训练时batch_size是配置里写的值，还是要再乘以显卡数\n我用2张卡，batch_size设为16",
+        "With 4 GPUs, is the batch_size the value in the yaml, or multiplied by the number of GPUs?",
     ],
 )
 def test_asking_for_a_step_count_or_whether_the_batch_is_global_is_arithmetic(text):
