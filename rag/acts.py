@@ -285,7 +285,7 @@ _CAUSE_ASK = _rx(
 # "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
 # a choice between two numbers asks for the arithmetic.
 _NUM_ALTERNATIVE = _rx(
-    r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d(（]|"
+    r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*(?:[^\s\d。？?，,]{1,6})?[\d(（]|"
     r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d"
 )
 # "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.

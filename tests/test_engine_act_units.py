@@ -572,6 +572,7 @@ def test_wondering_whether_an_observation_is_normal_is_is_normal(text):
         'Does the "batch_size" in the config refer to the total batch size of all GPUs? I set 256 on 4 GPUs.',
         "多卡训练时batch_size是配置里写的值，还是要再乘以显卡数\n我用2张卡，batch_size设为16",
         "With 4 GPUs, is the batch_size the value in the yaml, or multiplied by the number of GPUs?",
+        "如果batch_size设为64，有4张卡，那么是每张卡16还是每张卡64呢",
     ],
 )
 def test_asking_for_a_step_count_or_whether_the_batch_is_global_is_arithmetic(text):
