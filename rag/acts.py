@@ -32,7 +32,9 @@ _IS_NORMAL = _rx(
     r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
-    r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b"
+    r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"
+    # "I wonder if this normal case?", "Just not sure if this is normal since …", "so I just wonder if this is normal"
+    r"\b(?:if|whether)\s+(?:this|that|it)(?:\s+is|\s+was|'s)?\s+(?:a\s+|the\s+)?(?:normal|expected|intended)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
@@ -42,9 +44,17 @@ _TAG_CHECK = _rx(
     # "…, shouldn't solution B use significantly less memory than A?": the user's expectation held against what they saw
     r"(?:^|[,.;:]\s*|\b(?:but|however|so)\s*,?\s*)shouldn'?t\s+\w+\s+\w+(?![^?\n]{0,160}\d\s*[=*×/])[^?\n]{0,160}\?"
 )
+# The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
+# needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
+_FIT_MORE = (
+    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|显存\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
+    r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
+    r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b"
+)
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
 _FIT = _rx(
-    r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
+    _FIT_MORE
+    + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
     r"能不能放下|能不能装下|塞得下|"
     r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
     r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
@@ -60,23 +70,25 @@ _FIT = _rx(
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
-    r"\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:train|fine[- ]?tune)\b|\bpossible to (?:train|fine[- ]?tune)\b|"
-    r"\brequired (?:memory|vram)\b|\bhow (?:can|could) (?:i|we) (?:fine[- ]?tune|train) .{0,40}\bon\b"
+    r"(?<!\bhow )\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
+    r"\brequired (?:memory|vram)\b"
 )
 # A symptom the user observed.
 _SYMPTOM = _rx(
+    # ("… 均不管用", "加载数据时直接被kill", "NCCL超时", "反而占用更多显存", "显存占用没有很明显的减少", "corrupted weights")
+    r"不管用|超时|被\s*kill|反而|没有?(?:很|太)?明显的?(?:减少|降低|下降|变化|提升)|\bcorrupt\w*|"
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
     r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
     r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
-    r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong\b|"
+    r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong(?:ly)?\b|\bincorrectly\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
     r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
     r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
     r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
     r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
-    r"没有?(?:被)?更新|不更新|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
+    r"没有?(?:被)?更新|不更新|\b(?:layers?|weights?|params?|parameters|adapters?|modules?) (?:are |is |were |was )?not (?:being )?(?:trained|updated)\b|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
     r"\bnot (?:correct|right|equal)\b|\bbigger than expected\b|\bthan expected\b|\btoo (?:fast|slow|much|high|large)\b|"
     r"\beven though\b|\b(?:will|does|did|would)? ?not (?:change|decrease|reduce|drop|help|work)\b|"
     r"\b(?:not|never) (?:go(?:ing|es)? down|decreas\w*|reduc\w*|dropp?\w*|improv\w*|converg\w*|learn\w*|chang\w*)|"
@@ -98,21 +110,25 @@ _FAILURE = _rx(
     r"\bnan\b|报错|\bkilled\b|挂了|崩了"
 )
 _WHY = WHY_ASK = _rx(
-    r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
+    r"为什么|为啥|为何|怎么回事|什么原因|啥原因|原因是|因为什么|怎么解决|如何解决|怎么办|咋办|解决方法|求助|办法解决|解决办法|解决方案|"
     r"问题出在|哪里出[了的]?问题|出了什么问题|哪里.{0,10}问题|"
     r"\b(?:any|a) (?:solution|fix|workaround)s?\b|\b(?:something|anything) (?:that )?(?:i|we)(?:'m| am| are)? (?:missed|missing)\b|"
     r"\breasons? (?:behind|for) (?:this|that|it)\b|"
     r"\bwhy\b|\bfix\b|\bsolve\b|\bresolve\b|\bwhat (?:am i|is) (?:missing|wrong)|\bwhat went wrong\b|\bcauses? of (?:the|this) (?:problem|issue)\b|\bwhat(?:'s| is| was) (?:the |a )?(?:reason|cause|problem|issue)\b|\bwhat (?:causes?|caused)\b|\bany idea\b(?! (?:how|what|which) (?:to|i should|we should) (?:set|choose|configure|use|pick|scale|adjust))|\bhow (?:can|do) i (?:fix|avoid|solve)\b"
 )
 _BATCH = _rx(
-    r"多少步|几步|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
+    r"多少步|几步|(?:多少|几)\s*个\s*(?:steps?|iter\w*|步)|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
     r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
     r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
     r"\bwhat (?:is|will be) the (?:\w+ )?[\"'`]?(?:global|effective|total|final)[-_ ]batch|"
     r"\bwhat the (?:actual |real )?(?:effective |global |total )?batch[-_ ]?size (?:is|was|will be)\b|"
     # "Could you clarify if the said batch size is per GPU or global?", "是单卡的还是所有卡的总batch？": per GPU or in all
+    # "does the "batchsize" refer to the total batchsize of all GPUs?": whether the batch counts all GPUs
+    r"\b(?:refers?|mean|means) (?:to )?the (?:total|global|overall) batch[-_ ]?size\b|"
     r"\bper[- ](?:gpu|device|card|replica)\b[^?\n]{0,40}\bor\b[^?\n]{0,20}\b(?:global|total|overall|all (?:the )?gpus)\b|"
     r"\b(?:global|total|overall)\b[^?\n]{0,30}\bor\b[^?\n]{0,20}\bper[- ](?:gpu|device|card|replica)\b|"
+    # "batchsize是config里设置的值，还是需要该值乘以显卡数", "… or multiplied by the number of GPUs?"
+    r"还是[^？?\n]{0,12}乘以?\s*(?:显卡|卡|gpu)\s*(?:数|的?数量|个数)|\bor (?:is it )?multiplied by the (?:number|count) of (?:gpus|devices|processes)\b|"
     r"(?:单卡|每张?卡|每个?gpu)[^？?\n]{0,20}还是[^？?\n]{0,10}(?:总|全局|所有卡|多卡)|怎么算|如何计算|怎么计算|(?:batch|steps?|tokens?|epoch)[^?\n]{0,30}\bhow (?:is it|to|do (?:i|we)) (?:calculate|compute)|\bhow (?:is|to|do (?:i|we)) (?:calculate|compute)[^?\n]{0,30}(?:batch|steps?|tokens?|epoch)|"
     r"是\s*\d+\s*还是\s*\d+|(?<!\d)\d+\s*还是\s*\d+|\bor\s+\d+\s*\?|"
     r"(?:effective|global|total|final|overall)\s+batch(?:[-_ ]?size)?\s+(?:of|=|is|will be|would be|equals?|should be)\s+\d+|"
@@ -131,7 +147,8 @@ _CONFIGURE = _rx(
     r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
     r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
     r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bhow (?:i|we) (?:should|can|could) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
+    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bwhat (?:[\w-]+ ){0,2}(?:should|shall) be (?:used|set)\b|"
+    r"\bwhich (?:[\w-]+ ){0,2}to use\b|\bhow (?:i|we) (?:should|can|could) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
     r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
     r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
     r"\bany (?:recommendation|advice|suggestion)s?\b|\bis there (?:a|any) way\b|"
@@ -153,7 +170,9 @@ _CONFIGURE = _rx(
     # a setting or a way that does it ("配置文件中有参数可以取消这个保存吗", "有没有办法在不调小 batch 的情况下…",
     # "Is there an option to …", "is there any example for pretraining on multiple nodes?")
     r"有(?:没有)?(?:什么|相关的?|其他的?)?(?:设置|参数|配置项?|选项|开关|办法|方法)(?:可以|能|来|在)|"
-    r"\bis there (?:a|an|any) (?:option|setting|parameter|flag|config\w*|argument|example)s?\b|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
+    # "能设置多卡qlora微调吗": whether a setting does it
+    r"(?:能|可以|能否|能不能|可不可以)(?:设置|配置)[^。？?！!\n]{0,30}(?:吗|么|[?？])|"
+    r"\b(?:is|if) there (?:a|an|any) (?:option|setting|parameter|flag|config\w*|argument|example)s?\b|\bwhat (?:else )?(?:do|should) (?:i|we) (?:need to )?(?:change|configure|set|modify)\b"
 )
 _EXPLAIN = _rx(
     r"解释|指的是|是指|的意思|这么理解|这样理解|做什么|干什么|干嘛|什么用|有什么用|什么是|是什么(?!原因|问题|情况)|什么意思|啥意思|原理|区别|差别|对比|比较|怎么理解|如何理解|含义|作用|机制|的意义|"
@@ -207,7 +226,12 @@ _FIRST_PERSON = _rx(
 # (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
     r"^#+\s*[^\w\n]{0,4}\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
-    r"Environment|Information|Who can help\??|Additional context)\s*$",
+    r"Environment|Information|Who can help\??|Additional context)\s*$|"
+    # the questions an issue form asks the reporter ("### Is there an existing issue for this?"; Unsloth's checklist
+    # "1. Did you update? …", "4. Which notebook? Please link!", "5. Which Unsloth version, …, PyTorch version?",
+    # "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc."): the tracker's words, not what the user asks
+    r"^#*\s*Is there an existing issue for this\?|"
+    r"^\s*\d\.\s*(?:Did you update\?|Which notebook\?(?: Please link!)?|Which Unsloth version,[^?\n]*\?|Which trainer\?)",
     re.I | re.M,
 )
 # Issue-template tags in a title ("[BUG]: …", "[Usage] …", "[问题/Issue] …", "[Help] <…>"): the tracker's form, not
@@ -225,7 +249,8 @@ _ERROR_IN_PROSE = re.compile(
 )
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(
-    r"显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+    _FIT_MORE
+    + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
     r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
@@ -235,7 +260,7 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)[^。？?！!\n]{0,16}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
     # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
     r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
     r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"
@@ -260,7 +285,7 @@ _CAUSE_ASK = _rx(
 # "一个step是指跑了256条数据还是4*256条数据呢？", "1000 steps还是4000 steps", "the effective batch size is 8, not 2":
 # a choice between two numbers asks for the arithmetic.
 _NUM_ALTERNATIVE = _rx(
-    r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*[\d(（]|"
+    r"\d[\d*×x.,]*\s*[^\s\d。？?，,]{0,12}\s*还是\s*(?:[^\s\d。？?，,]{1,6})?[\d(（]|"
     r"\b\d[\d*×x.,]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+)?\d|\b\d+\s*,?\s*(?:and\s+)?not\s+\d"
 )
 # "12 * 1024 * 5 * 8 = 491,520 * 8?", "BATCH_SIZE should equal to 1X3X4 = 12?": arithmetic written in the question.
@@ -275,9 +300,10 @@ _COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
 _ASK_SENTENCE = _rx(
     r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
-    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|多少|多大|哪个|哪些|"
-    r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b|"
-    r"\b(?:I wonder|wondering|I'?d like to know|want to know|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
+    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|什么原因|啥原因|多少|多大|哪个|哪些|"
+    # (a clause after a comma that opens "does not …" / "is not …" describes: "…, a Titan GPU, does not support bf16")
+    r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b(?!\s+not\b)|"
+    r"\b(?:I wonder|wondering|(?:like|want) to ask (?:if|whether)|I'?d like to (?:know|understand)|want to (?:know|understand)|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
     r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b"
 )
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
@@ -294,6 +320,18 @@ def asked_sentences(prose: str) -> list[str]:
 _DESIGN_WHY = _rx(
     r"\bwhy (?:do |would |should |must |did )?we (?:need|force|use|have to|require|set|divide|multiply|scale|want|call)\b"
 )
+# Whether a setting must change with another ("do we also need to increase the learning rate?", "Does the learning rate
+# need to be adjusted with gpus?", "学习率需要进行相应调整吗", "单卡应该除以4吗").
+_NEED_CHANGE = _rx(
+    r"(?:需要|要不要|需不需要|是否需要|要|应该)(?:相应(?:地)?|跟着|同步)?(?:进行)?(?:相应(?:地)?)?(?:调整|调|修改|改|乘|除|缩放|增大|减小|"
+    r"放大|缩小)[^。？?]{0,20}(?<!什)[吗么]|"
+    r"\b(?:do|should) (?:i|we) (?:also )?(?:need to )?(?:adjust|change|scale|divide|multiply|increase|decrease|modify|enlarge)\b|"
+    r"\b(?:does|do|should) (?:the )?[\w -]{0,30} need to be (?:changed|adjusted|scaled|increased|decreased|modified)\b"
+)
+# "为啥要求这么高", "why does it need so much": a why about the size of a figure, not about a failure.
+_SO_MUCH = _rx(r"这么(?:高|大|多)|那么(?:高|大|多)|\bso (?:much|high|large|big)\b")
+# Asking for the cause of something that happened (not why a design is so).
+_REASON_ASK = _rx(r"什么原因|啥原因|怎么回事|\bwhat(?:'s| is| was) (?:the )?(?:reason|cause)\b")
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
 _ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
@@ -473,10 +511,22 @@ def rule_act(
             or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
         )
     ]
-    if (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose))) and (
-        any(_FIT_QUANTITY.search(a) for a in fit_asks)
-        or not (error_in_prose or observed)
-        or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+    # ("需要多少显存？… 为啥我双卡 A5000 会显存溢出呢", "…报内存不足，请问这是因为什么": next to a failure the user
+    # observed, another question asks why — the figure is the motive, the answer is the cause; "为啥要求这么高？" asks
+    # about the figure itself.)
+    why_failed = observed and any(
+        (_WHY.search(a) or _CAUSE_ASK.search(a)) and not (_DESIGN_WHY.search(a) or _SO_MUCH.search(a))
+        for a in asks
+        if a not in fit_asks
+    )
+    if (
+        (fit_asks or ((not asks or _FIT_QUANTITY.search(prose)) and _FIT.search(prose)))
+        and (
+            any(_FIT_QUANTITY.search(a) for a in fit_asks)
+            or not (error_in_prose or observed)
+            or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+        )
+        and not why_failed
     ):
         return "fit"
     # (A choice is read in the whole sentence, "8, not 2"; arithmetic only in the clause that asks: "for 8x2=16 batch
@@ -486,6 +536,10 @@ def rule_act(
         for pattern, sentences in ((_NUM_ALTERNATIVE, asked_whole), (_ARITHMETIC, asks))
         for a in sentences
     )
+    # The first question asks whether a setting must change ("Should I change the learning rate when using multi-node
+    # training?", "学习率需要进行相应调整吗", "那么单卡应该除以4吗"): the verdict first, then the value.
+    if asks and _NEED_CHANGE.search(asks[0]) and not _WH.search(asks[0]) and not (error_pasted or observed):
+        return "yes_no"
     # "My hypothesis is: … Am I right?": the user's own claim is checked (a verdict), even when it is about a setting.
     if _OWN_CLAIM_CHECK.search(prose) and not (error_pasted or observed or counts_asked):
         return "yes_no"
@@ -534,6 +588,8 @@ def rule_act(
             or (_FIRST_PERSON.search(a) and not _DESIGN_WHY.search(a))
             or (len(a) < 12 and _FIRST_PERSON.search(prose))
             or (len(a) > 25 and _TRAILING_WHY.search(a))
+            # "微调chatglm-6b占用内存20g以上，什么原因": the cause of a figure the user measured
+            or (measured and _REASON_ASK.search(a))
         )
         for a in asks
     ):

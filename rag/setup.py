@@ -448,8 +448,17 @@ def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
 
 # A DeepSpeed / MPI hostfile line: "worker-1 slots=8".
 _HOSTFILE_LINE = re.compile(r"^[ \t]*[\w.-]+[ \t]+slots[ \t]*=[ \t]*(\d{1,3})[ \t]*$", re.M)
-# `CUDA_VISIBLE_DEVICES=0,1,2,3` (also written in a sentence): the GPUs the user gave the run.
-_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?(\d+(?:\s*,\s*\d+)*)")
+# `CUDA_VISIBLE_DEVICES=0,1,2,3` (also written in a sentence), or a bracketed device list ("with GPU [0,1,2,3]",
+# `gpu_ids: [0, 1]`, `gpus=[0,1]`): the GPUs the user gave the run.
+_VISIBLE = re.compile(
+    r"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?(\d+(?:\s*,\s*\d+)*)|"
+    r"(?i:\bgpu(?:s|_?ids?)?)\s*[=:]?\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
+)
+
+
+def _devices(m: re.Match[str]) -> int:
+    """How many devices a :data:`_VISIBLE` match lists."""
+    return len((m.group(1) or m.group(2)).split(","))
 
 
 def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
@@ -464,7 +473,7 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
         if not setup.has("num_nodes"):
             setup.put("num_nodes", len(slots), "config", "hostfile lines")
         return
-    visible = {len(m.group(1).split(",")) for m in _VISIBLE.finditer(text)}
+    visible = {_devices(m) for m in _VISIBLE.finditer(text)}
     if len(visible) == 1:
         setup.put("world_size", visible.pop(), "message", "CUDA_VISIBLE_DEVICES")
 
@@ -493,7 +502,7 @@ def _visible_over_owned(setup: Setup, text: str) -> None:
     }
     if mine.value not in owned:
         return
-    visible = [len(m.group(1).split(",")) for m in _VISIBLE.finditer(text)]
+    visible = [_devices(m) for m in _VISIBLE.finditer(text)]
     if visible and 1 < max(visible) < mine.value:
         setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
 

@@ -205,3 +205,11 @@ def test_hostfile_slots_and_visible_devices_give_the_count() -> None:
     # a count the user states, or a launcher's own, wins over the visible devices
     assert _count("我用 CUDA_VISIBLE_DEVICES=0,1,2,3 跑 8卡")[0] == 8
     assert _count("CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node 4 train.py OOM")[0] == 4
+
+
+def test_a_bracketed_device_list_gives_the_count() -> None:
+    # HugeCTR / mmcv style: the devices listed in brackets after "GPU" are the run's
+    assert _count("when I set the batchsize to 4096 with GPU [0,1,2,3], is the batch per GPU 1024?")[0] == 4
+    assert _count("config:\ngpu_ids: [0, 1]\nbatch: 8\nit OOMs")[0] == 2
+    # a bracketed list of something else is no GPU count
+    assert _count("the loss at steps [0,1,2] is nan")[0] is None

@@ -534,3 +534,175 @@ def test_isnt_it_normal_and_as_expected_ask_whether_an_observation_is_normal(tex
 def test_a_yes_no_about_a_belief_is_not_a_fit_question_because_it_names_a_model(text):
     # the capability reading ("does … fine-tune … 7b?") must not swallow a question about a wrong belief
     assert act_of(text) == "yes_no"
+
+
+# ---- act11: a symptom next to another question -------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a figure asked first, then why the user's own run failed: the cause answers both
+        "请问qwen-7b的lora微调需要多大显存？我用两张3090，batch 1 也爆显存了，为啥会这样呢",
+        "How much VRAM does a 13B LoRA run need? I have 2x 24GB cards and it OOMs at step 1, why does my run fail?",
+    ],
+)
+def test_a_figure_asked_next_to_why_my_run_failed_is_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+def test_a_figure_asked_without_a_why_stays_fit():
+    assert act_of("请问qwen-7b的lora微调需要多大显存？我只有一张3090") == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Memory grows with DDP\nOne GPU takes 9GB, with 2 GPUs each takes 12GB. I wonder if this  is normal?",
+        "Loss curve fluctuates a lot\nI trained on 4 GPUs with GA 2 and the loss jumps between 2 and 5. "
+        "Not sure if this is expected since I only changed the accumulation.",
+    ],
+)
+def test_wondering_whether_an_observation_is_normal_is_is_normal(text):
+    assert act_of(text) == "is_normal"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1000条数据，per_device_train_batch_size 2，gradient_accumulation_steps 4，4张卡，训练3个epoch应该是多少个step呢？",
+        'Does the "batch_size" in the config refer to the total batch size of all GPUs? I set 256 on 4 GPUs.',
+        "多卡训练时batch_size是配置里写的值，还是要再乘以显卡数\n我用2张卡，batch_size设为16",
+        "With 4 GPUs, is the batch_size the value in the yaml, or multiplied by the number of GPUs?",
+        "如果batch_size设为64，有4张卡，那么是每张卡16还是每张卡64呢",
+    ],
+)
+def test_asking_for_a_step_count_or_whether_the_batch_is_global_is_arithmetic(text):
+    assert act_of(text) == "batch_arithmetic"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "请问Llama-3-70B全参微调显存需要多少？",
+        "请问sft阶段需要的显存是个什么规模呀？我试了2张A100 40G",
+        "How much GPU mem needed for a 13B model?",
+        "How much is required to fine-tune the 13B model with LoRA?",
+        "What resources are needed to train a 34B model with QLoRA?",
+        "两张4090，每张24G显存，可以进行qwen-14b-chat的lora微调吗",
+        "Is it possible to do pretraining of a 7B model on a single H100 80GB? I get OOM with micro batch 1.",
+    ],
+)
+def test_the_memory_figure_asked_in_other_word_orders_is_fit(text):
+    assert act_of(text) == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "加载 tokenized 数据时进程直接被kill\n用 8 卡跑 pt，数据 200G",  # a report with no question
+        "训练到第 3000 步时 NCCL 超时\n8卡 A100，torch 2.4",
+        "开了 bf16 反而占用更多显存",
+        "用lora微调13b，为什么显存占用没有很明显的减少？",
+        "Checkpoints saved with ZeRO-3 have corrupted weight shapes",
+        "LoRA layers not trained when gradient_checkpointing=True",
+        "微调qwen-7b占用显存40g以上，什么原因",  # the cause of a figure the user measured
+    ],
+)
+def test_reports_of_a_failure_without_a_why_word_or_a_question_are_a_diagnosis(text):
+    assert act_of(text) == "diagnose"
+
+
+def test_the_reason_for_a_design_without_a_measurement_stays_an_explanation():
+    assert act_of("ZeRO-3 为什么要在前向时 all-gather 参数，什么原因") == "explain"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi, how can I train my model on Intel Gaudi? Could you share an example?",
+        "数据太长用qlora微调时显存溢出，能设置多卡qlora微调吗",
+    ],
+)
+def test_how_can_i_train_on_a_device_and_whether_a_setting_does_it_are_configure(text):
+    assert act_of(text) == "configure"
+
+
+def test_can_i_train_a_model_on_stated_hardware_stays_fit():
+    assert act_of("Can I train a 13B model with LoRA on one 24GB card?") == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should I change the learning rate when training on 4 nodes instead of 1?",
+        "8卡时学习率是2e-4，用2卡训练时学习率需要进行相应调整吗",
+        "Does the warmup need to be scaled with the number of GPUs?",
+    ],
+)
+def test_whether_a_setting_must_change_is_a_verdict_first(text):
+    assert act_of(text) == "yes_no"
+
+
+def test_what_to_change_it_to_is_still_configure():
+    assert act_of("Going from 8 to 2 GPUs, how should I set the learning rate?") == "configure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "34b全参微调最少需要多少显存？我微调7b时两张卡都到了40G，为什么消耗这么高",
+        "8张V100 32G的卡还是报显存不够。请问设备条件是什么",
+    ],
+)
+def test_a_why_about_the_size_of_the_figure_or_the_hardware_asked_for_is_fit(text):
+    assert act_of(text) == "fit"
+
+
+def test_hardware_named_as_a_limit_is_not_a_question_about_it():
+    assert act_of("由于硬件条件限制，单卡只有16GB显存，可以用多张卡微调吗，需要做哪些额外配置？") == "configure"
+
+
+def test_the_questions_of_an_issue_form_are_not_the_users_questions():
+    text = (
+        "[Bug] SFTTrainer counts the effective batch wrongly\n"
+        "1. Did you update? `pip install --upgrade unsloth unsloth_zoo` -- Yes\n"
+        "2. `Colab` or `Kaggle` or local / cloud -- local\n"
+        "4. Which notebook? Please link! -- NA\n"
+        "5. Which Unsloth version, TRL version, transformers version, PyTorch version? -- Unsloth 2025.8.5\n"
+        "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc -- SFTTrainer\n\n"
+        "If I set per_device_train_batch_size = 4 and gradient_accumulation_steps = 4, the log still shows a total "
+        "batch of 4."
+    )
+    assert act_of(text) == "diagnose"
+
+
+def test_an_issue_forms_checklist_does_not_change_the_act_of_the_message_under_it():
+    form = (
+        "1. Did you update? `pip install --upgrade unsloth unsloth_zoo` -- Yes\n"
+        "4. Which notebook? Please link! -- NA\n"
+        "5. Which Unsloth version, TRL version, transformers version, PyTorch version? -- Unsloth 2025.8.5\n"
+        "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc -- GRPOTrainer\n\n"
+    )
+    body = "Training Qwen2.5-7B with LoRA rank 16 on a single A100, the trainer reports 3 epochs."
+    title = "GRPO epochs\n"
+    assert act_of(title + form + body) == act_of(title + body)
+    assert act_of("### Is there an existing issue for this?\n- [X] I have searched\n" + body) == act_of(body)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which micro batch to use with my own DataLoader\nWhat batch size should be used when I build the loader myself "
+        "and only wrap the model with deepspeed.initialize()? Should I keep the micro batch size there?",
+        "I only have one 24GB card, if there any setting allow me to use gradient accumulation?",
+    ],
+)
+def test_which_value_should_be_used_and_whether_a_setting_exists_are_configure(text):
+    assert act_of(text) == "configure"
+
+
+def test_a_clause_opening_with_does_not_describes_and_like_to_ask_if_asks():
+    text = (
+        "I would like to ask if fp16 could make the loss NaN. The repo uses bf16, but my card, a V100, "
+        "does not support this precision."
+    )
+    assert asked_sentences(text) == ["I would like to ask if fp16 could make the loss NaN."]
