@@ -42,7 +42,8 @@ _CN_DIGITS = {
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
 SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
-_NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
+# ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
+_NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
 
 
 def _num(token: str) -> int:
@@ -467,7 +468,8 @@ _SET_WORDS = (
     r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
     r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 )
-_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
+# ("batch size已经调到非常小的3了": a word on how small between the setting and its value)
+_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*(?:(?:非常|很|最|极)?小的\s*)?"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
     r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
@@ -531,10 +533,11 @@ _LR = re.compile(
     re.I,
 )
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
-    + r"(?![\d.])[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
-    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+    # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
+    + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
+    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[234]0[6-9]0|[ahv]100|[ah]800|h200|a10|l40s)",
     re.I,
 )
 _EN_NUM = {
@@ -629,13 +632,17 @@ _OFFLOAD_PARAM = re.compile(
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
-    r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
+    r"context(?:\s*len(?:gth)?)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
+    # run_clm's `--block_size 512`, "block开到512": the training sequence length
+    r"block[-_ ]?size|block(?=\s*(?:开到|开成|设为|设置为|设成|调到|改成|改为|=|:|：)))\s*(?:已经?|都|也)?"
     + SEP
     + r"(\d+(?:\.\d+)?)\s*(k)?",
     re.I,
 )
 _SEQ_TOKENS = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)", re.I
+    # (not another setting's value: "bs=1 context len=2k")
+    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)",
+    re.I,
 )
 # "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
 _SEQ_CHANGE = re.compile(
@@ -1176,6 +1183,12 @@ _NODES_TIMES_GPUS = re.compile(
     r"(?:[ahvlt]\d{2,3}|h20|[34]090|a[456]000|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))",
     re.I,
 )
+# "单机16卡*32G显存 * 4机", "每台8卡 x 2台": the GPUs of one node, then times the nodes.
+_PER_NODE_TIMES_NODES = re.compile(
+    r"(?:单机|单台|单节点|每台(?:机器)?|每机|每个?节点)\s*(\d{1,2})\s*(?:张|块)?\s*(?:[A-Za-z]{0,4}\d{0,4}\s*)?(?:卡|显卡|gpus?)"
+    r"[^\n。；;,，]{0,24}?[*x×]\s*(\d{1,3})\s*(?:台|个)?\s*(?:机器?|节点|nodes?|machines?)",
+    re.I,
+)
 _COUNT_WORD = {
     "one": 1,
     "single": 1,
@@ -1193,7 +1206,7 @@ _COUNT_BEFORE = re.compile(
     r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
     r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
     r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
-    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:\*\*|__)?$",
+    r"(?:core\s+|available\s+|idle\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:\*\*|__)?$",
     re.I,
 )
 _COUNT_AFTER = re.compile(
@@ -1459,7 +1472,9 @@ def _parallel(text: str, slots: Slots) -> None:
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
-    if m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
+    if m := _PER_NODE_TIMES_NODES.search(text):
+        slots.num_nodes, slots.world_size = int(m.group(2)), int(m.group(1)) * int(m.group(2))
+    elif m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
     elif m := _own_mention(text, _NODES_X_GPUS):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
@@ -1693,7 +1708,12 @@ _QLORA = re.compile(r"(?<![\w/.])-{0,2}(?:use_)?q[-_]?lora(?![\w.])", re.I)
 _FREEZE = re.compile(
     r"(?<![A-Za-z_])freeze[-_ ]?(?:tuning|微调|训练|方式|fine[-_ ]?tun\w*)|冻结(?:部分)?(?:层|参数)?微调", re.I
 )
-_NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
+# ("when I disable the lora and set requires_grad=True", "关闭lora", "去掉了LoRA": the adapter switched off)
+_NO_ADAPTER = re.compile(
+    r"(?:without|no|不用|不使用|没有用|没用|disabled?|disabling|turn(?:ed|ing)?\s+off|switch(?:ed|ing)?\s+off|"
+    r"关闭了?|关掉了?|去掉了?|不加)\s*(?:any\s+|the\s+)?(?:peft|lora|adapters?|适配器)(?![A-Za-z0-9_])",
+    re.I,
+)
 
 
 # P-Tuning (v2): ChatGLM's ptuning/ scripts, whose flag is `--pre_seq_len` (the prefix length, not the sequence length).

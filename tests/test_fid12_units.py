@@ -1,0 +1,81 @@
+"""Stated-value fidelity (issue #10), round 12: formats that messages mined blind by others are written in and that
+the reader misread (contradicted values first).
+
+Each case is built from the *format* (a message of that shape written for the test), not from one dev message's
+words. Fast tier: text processing only, no model.
+"""
+
+from __future__ import annotations
+
+from rag.parts import split_message
+from rag.setup import read_setup
+from rag.slots import extract_slots
+
+
+def setup_of(text: str):
+    setup, _ = read_setup(split_message(text))
+    return setup
+
+
+def prose(text: str):
+    return extract_slots(text, prose=True)
+
+
+# ---- offload ------------------------------------------------------------------------------------------------
+def test_no_offload_in_a_config_file_name_is_offload_off():
+    # Chinese-LLaMA-Alpaca's scripts name their DeepSpeed config "ds_zero2_no_offload.json"
+    s = prose('ds_config="ds_zero2_no_offload.json"\ntorchrun --nproc_per_node 2 run_sft.py')
+    assert s.zero_stage == 2
+    assert s.offload_optimizer is False
+    # the offload config is still offload
+    assert prose("deepspeed --num_gpus 2 train.py --deepspeed ds_zero2_offload.json").offload_optimizer is True
+
+
+# ---- the method --------------------------------------------------------------------------------------------
+def test_disabled_lora_is_a_full_fine_tune():
+    assert prose("I disabled the LoRA and unfroze every layer of Qwen2-7B, now fp16 training fails").finetune == "full"
+    assert prose("关闭lora之后全部参数都训练，显存就不够了").finetune == "full"
+    # the adapter's own options named are not the method switched off
+    assert prose("I disabled lora_dropout in my LoRA run").finetune == "lora"
+
+
+# ---- sequence length ---------------------------------------------------------------------------------------
+def test_context_len_with_k_and_block_size():
+    s = prose("用了4张A10 bs=2 context len=4k，还是爆显存")
+    assert s.seq_len == 4096
+    assert s.train_micro_batch_size_per_gpu == 2
+    assert prose("预训练时block开到1024就OOM了").seq_len == 1024
+    assert prose("--block_size 512 --per_device_train_batch_size 1").seq_len == 512
+    # another setting's value is not a length ("bs=1 context …")
+    assert prose("bs=1 context is long").seq_len is None
+
+
+# ---- GPU counts ----------------------------------------------------------------------------------------------
+def test_count_before_capacity_before_card_name():
+    s = prose("用2张48GB显存的A6000训练Qwen2-VL-7B时爆显存")
+    assert s.world_size == 2
+    assert prose("我有3张11g 2080ti，想微调一个7b模型").world_size == 3
+
+
+def test_count_in_backticks_in_a_setup_list():
+    s = prose("My setup:\n- `per_device_train_batch_size=4`\n- `4` GPUs for training\n- `num_generations=8`")
+    assert s.world_size == 4
+
+
+def test_chinese_count_glued_to_a_script_name():
+    assert prose("用train_multi.py三张卡跑就报显存不足").world_size == 3
+
+
+def test_one_node_of_gpus_times_the_nodes():
+    s = prose("集群配置：单机8卡*80G显存 * 2机，跑70B全参数微调")
+    assert (s.num_nodes, s.world_size) == (2, 16)
+
+
+# ---- micro batch -----------------------------------------------------------------------------------------------
+def test_batch_size_turned_down_to_a_small_value():
+    assert prose("显存不够，batch size已经调到很小的2了还是不行").train_micro_batch_size_per_gpu == 2
+
+
+def test_a_settings_value_in_backticks_is_not_a_gpu_count():
+    s = prose("On a server with 2 available H100s the default `--per_device_train_batch_size 8` GPU memory runs out")
+    assert s.world_size == 2
