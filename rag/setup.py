@@ -374,6 +374,22 @@ def _run_settings_over_prose(setup: Setup) -> None:
         setup.conflicts[key] = [mine] + rest
 
 
+def _prose_batch_is_the_configs_global(setup: Setup) -> None:
+    """ "OOM with batchsize 6" over a pasted `batch_size = 6` / `micro_batch_size = 2` (lit-llama, alpaca-lora): the
+    prose's bare batch is the config's global batch, and the micro batch is the config's."""
+    key = "train_micro_batch_size_per_gpu"
+    mine, total = setup.values.get(key), setup.values.get("train_batch_size")
+    if mine is None or mine.source != "message" or total is None or total.source not in ("config", "command"):
+        return
+    theirs = next((v for v in setup.conflicts.get(key, []) if v.source in ("config", "command")), None)
+    if theirs is None or mine.value != total.value or theirs.value == total.value:
+        return
+    setup.values[key] = theirs
+    setup.conflicts[key] = [v for v in setup.conflicts[key] if v.value != theirs.value and v.value != mine.value]
+    if not setup.conflicts[key]:
+        del setup.conflicts[key]
+
+
 # Encoder-decoder style scripts (ChatGLM's, early LLaMA-Factory's `--max_source_length 512 --max_target_length 512`,
 # QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
 # is up to their sum.
@@ -700,6 +716,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _visible_over_owned(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
     _run_settings_over_prose(setup)
+    _prose_batch_is_the_configs_global(setup)
     _lora_on_4bit_is_qlora(setup)
     _train_batch_per_device_in_formula(setup, prose)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):

@@ -623,7 +623,10 @@ _OFFLOAD_OFF = re.compile(
 # the parameters move, which says nothing of the optimizer states.
 _OFFLOAD_PARAM_KEY = re.compile(r"offload_param", re.I)
 # A generic switch turned off (`cpu_offload: false`, `offload = None`); the two DeepSpeed keys are read one by one.
-_OFFLOAD_SWITCH_OFF = re.compile(r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", re.I)
+# (ColossalAI's fractions printed in its args, `offload_optim_frac=0.0`: nothing offloaded)
+_OFFLOAD_SWITCH_OFF = re.compile(
+    r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no|0(?:\.0+)?(?![\d.]))\b", re.I
+)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(
     r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
@@ -724,13 +727,30 @@ _SIZE_CHANGE = re.compile(
 )
 
 
+# The Hugging Face cache's layout, ".../models--Qwen--Qwen2.5-VL-3B-Instruct/snapshots/<commit>": the model is the
+# repository named in the folder, not the commit hash (whose "1b98…" is no size); a path's trailing
+# "snapshots/<hash>" or "checkpoint-500" folders name no model either.
+_HF_CACHE_DIR = re.compile(r"models--[\w.-]+?--([\w.-]+)")
+_NOT_A_NAME_DIR = re.compile(r"[0-9a-f]{7,64}|snapshots|checkpoint-\d+|main", re.I)
+
+
+def _path_model_name(path: str) -> str:
+    """The model a ``--model_name_or_path`` value names: its last folder that is not a hash or a checkpoint."""
+    if m := _HF_CACHE_DIR.search(path):
+        return m.group(1)
+    segments = [p for p in path.rstrip("/").split("/") if p]
+    while len(segments) > 1 and _NOT_A_NAME_DIR.fullmatch(segments[-1]):
+        segments.pop()
+    return segments[-1] if segments else path
+
+
 def _model(text: str, slots: Slots) -> None:
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
     # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
     named = _DATA_FLAG.sub(lambda f: " " * len(f.group(0)), named)
     if flag := _MODEL_FLAG.search(named):
         # `--base_model 'mosaicml/mpt-7b-instruct'`: the launch names the model; no family word elsewhere replaces it
-        name = flag.group(1).rstrip("/").rsplit("/", 1)[-1]
+        name = _path_model_name(flag.group(1))
         if re.search(r"[A-Za-z]{2}", name) and not name.startswith("$"):
             slots.model_text = name[:60]
             moe = _MOE_NAME.search(name)
@@ -840,6 +860,14 @@ _SIDE_TEST = re.compile(
 _QWEN_ZH = re.compile(r"(?:通义)?千问\s*(?:(\d(?:\.\d)?)\s*[-_ ]\s*)?(\d{1,3}(?:\.\d)?)\s*[bB](?![A-Za-z0-9])")
 
 
+# A script's own report of the model's size: "Model params: 6.28 B", "Total parameters = 1.3B", "模型参数量: 7.24B".
+_PARAMS_REPORTED = re.compile(
+    r"(?:(?:model|total|all|number of)\s*(?:params|parameters|param count)|模型参数量?)\s*[:=：]\s*"
+    r"(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])",
+    re.I,
+)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -884,6 +912,10 @@ def _model_named(text: str, slots: Slots) -> None:
         if pattern.search(text):
             slots.model, slots.num_params = name, None  # the preset carries its size
             return
+    if r := _PARAMS_REPORTED.search(text):
+        # "Model params: 6.28 B" printed by the script: the model's exact size, over a config's round "7b"
+        slots.num_params = float(r.group(1)) * (1e9 if r.group(2).lower() == "b" else 1e6)
+        return
     # "~10B tokens" (nanotron #204), "100B token 的数据" count data, not parameters; "bf16"'s "16 b" is no size.
     m = next(
         (
@@ -2322,7 +2354,13 @@ _OUTCOME = re.compile(
     r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I
 )
 # … and what makes the two a side-by-side comparison instead ("A vs B", "设置1 … 设置2", "B: …").
-_COMPARED = re.compile(r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话", re.I)
+# ("It's worth noting that when training X with another repo, I was able to …", "以前/之前 …": an earlier or other run
+# recalled for contrast)
+_COMPARED = re.compile(
+    r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话|worth noting|"
+    r"\b(?:by|in) contrast\b|\bpreviously\b|\bin the past\b|以前|之前",
+    re.I,
+)
 # A value proposed in a question or a hypothetical ("如果 train_batch_size设置为8可以吗？", "what if I set bs=8?").
 _PROPOSED = re.compile(r"如果|假如|要是|\bif\b|可以吗|能否|行吗|should I|can I|could I", re.I)
 
@@ -2425,13 +2463,22 @@ def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
             slots.train_micro_batch_size_per_gpu = None
 
 
+_MICRO_NAMED = re.compile(r"micro[-_ ]?batch", re.I)
+_BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
+
+
 def _latest_in_prose(text: str, slots: Slots) -> None:
     """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
     "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
     the user changed from. A config or a command sets each key once, so only prose is read this way."""
     if _MICRO_AND_BATCH.search(text):
         return
-    if latest := _latest(text, _mentions(text, _MICRO, "train_micro_batch_size_per_gpu")):
+    micro = _mentions(text, _MICRO, "train_micro_batch_size_per_gpu")
+    if _MICRO_NAMED.search(text):
+        # "I set the micro batch size to 1 … a batch size of 1 … the batch size to 384 and the micro batch size to 6":
+        # where the prose names the micro batch, a bare "batch size" is the global one, not another micro value
+        micro = [m for m in micro if not _BARE_BATCH_AT.match(text, m[0])]
+    if latest := _latest(text, micro):
         slots.train_micro_batch_size_per_gpu = latest[1]
     if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         old, new = int(m.group(1)), int(m.group(2))

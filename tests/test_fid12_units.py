@@ -79,3 +79,49 @@ def test_batch_size_turned_down_to_a_small_value():
 def test_a_settings_value_in_backticks_is_not_a_gpu_count():
     s = prose("On a server with 2 available H100s the default `--per_device_train_batch_size 8` GPU memory runs out")
     assert s.world_size == 2
+
+
+# ---- the model's size --------------------------------------------------------------------------------------------
+def test_hf_cache_snapshot_path_names_the_repository():
+    cmd = (
+        "torchrun --nproc_per_node 2 train.py \\\n"
+        "    --model_name_or_path /data/hub/models--meta-llama--Llama-3.2-1B-Instruct/snapshots/"
+        "3b0c6b5e2f8a1d9c4e7f0a2b6c8d1e3f5a7b9c0d \\\n    --per_device_train_batch_size 2"
+    )
+    s = prose(cmd)
+    assert s.model_text == "Llama-3.2-1B-Instruct"
+    # a trailing checkpoint folder names no model either
+    assert prose("--model_name_or_path /ckpt/Qwen2.5-14B/checkpoint-1200").model_text == "Qwen2.5-14B"
+
+
+def test_printed_parameter_count_beats_a_config_names_round_size():
+    s = prose(
+        "args: Namespace(config='13b', plugin='zero2', batch_size=4)\nModel params: 12.85 B\nmax CUDA memory: 40 GB"
+    )
+    assert s.num_params == 12.85e9
+
+
+def test_printed_offload_fractions_of_zero_are_no_offload():
+    s = prose("args: Namespace(plugin='gemini', offload_optim_frac=0.0, offload_param_frac=0.0, tp=2)")
+    assert not s.offload_optimizer and not s.offload_param
+
+
+# ---- micro batch vs global batch -----------------------------------------------------------------------------------
+def test_named_micro_batch_makes_bare_batch_size_the_global_one():
+    text = (
+        "I set the micro batch size to 2, the only value that does not OOM, and the batch size to 2 as well. "
+        "It's worth noting that with another repo I could use a batch size of 256 and a micro batch size of 8."
+    )
+    assert prose(text).train_micro_batch_size_per_gpu == 2
+
+
+def test_prose_batch_equal_to_the_configs_global_batch():
+    msg = (
+        "OOM on A10 with batch size 16\n\nI changed the settings to this:\n\n```\n"
+        "batch_size = 16\nmicro_batch_size = 4\ngradient_accumulation_steps = batch_size // micro_batch_size\n```\n"
+        "still OOM, why?"
+    )
+    s = setup_of(msg)
+    assert s.get("train_micro_batch_size_per_gpu") == 4
+    assert s.get("train_batch_size") == 16
+    assert 16 not in [v.value for v in s.conflicts.get("train_micro_batch_size_per_gpu", [])]
