@@ -304,6 +304,8 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
         if key in _NAMED_IN_CONFIG and not _NAMED_IN_CONFIG[key].search(part.text):
             continue  # the reader's framework default, not a value the config states
+        if key == "lora_rank" and text_slots.lora_rank not in (None, value):
+            continue  # alpaca-lora's `--lora_r=16` read as LLaMA-Factory (default rank 8): the flag as written wins
         if key == "finetune" and re.search(r"(?:finetuning|train|sft)_type\W{0,4}freeze", part.text, re.I):
             continue  # freeze tuning (some layers trained): neither full nor LoRA, so no method rather than a wrong one
         if key == "finetune" and text_slots.finetune == "ptuning":
@@ -434,7 +436,8 @@ def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
 # `NPROC_PER_NODE=8`, `num_processes: 8` in an Accelerate config. (A count the launcher defaults to, such as plain
 # `python train.py`, is not one.)
 _EXPLICIT_COUNT = re.compile(
-    r"(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b", re.I
+    r"(?:nproc[-_]per[-_]node|num[-_]gpus(?:_per_worker)?|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b",
+    re.I,
 )
 
 

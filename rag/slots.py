@@ -186,7 +186,7 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"mistral(?:[-_ ]?7b)?", re.I), "mistral-7b"),
     (re.compile(r"chatglm[-_ ]?3?(?:[-_ ]?6b)?", re.I), "chatglm3-6b"),
     (re.compile(r"gpt[-_ ]?2[-_ ]?medium", re.I), "gpt2-medium"),
-    (re.compile(r"gpt[-_ ]?2\b(?![-_ ]?medium)", re.I), "gpt2"),
+    (re.compile(r"gpt[-_ ]?2\b(?![-_ ]?(?:medium|large|xl))", re.I), "gpt2"),
     (re.compile(r"bert[-_ ]?large", re.I), "bert-large"),
     (re.compile(r"bert(?:[-_ ]?base)?\b", re.I), "bert-base"),
     (re.compile(r"t5[-_ ]?3b", re.I), "t5-3b"),
@@ -692,7 +692,12 @@ _ASKED_HOW_TO = re.compile(
     re.I,
 )
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
-_NEG_PHRASE = re.compile(r"(?:without|\bw/o|\bno|not using|not use)\s+(?:any\s+|using\s+|the\s+|cpu\s+)*$", re.I)
+# ("I didn't use ```use-flash-attn```": the flag named in backticks after "n't use")
+_NEG_PHRASE = re.compile(
+    r"(?:without|\bw/o|\bno|not using|not use|n[o']t\s+(?:use|using|enable|turn on))\s+"
+    r"(?:any\s+|using\s+|the\s+|cpu\s+|`{1,3}\s*|-{1,2}|use[-_])*$",
+    re.I,
+)
 
 
 def _negated(text: str, start: int) -> bool:
@@ -868,6 +873,17 @@ _PARAMS_REPORTED = re.compile(
 )
 
 
+# GPT-2's larger sizes, which the presets lack: 774M (large) and 1.5B (XL), as the model cards give them
+# (https://huggingface.co/openai-community/gpt2-large, https://huggingface.co/openai-community/gpt2-xl).
+_GPT2_BIG = re.compile(r"gpt[-_ ]?2[-_ ]?(large|xl)(?![A-Za-z])", re.I)
+# A size the user says their model has: "with model size of 774M", "model size: 1.5B", "a 355M-parameter model".
+_SIZE_SAID = re.compile(
+    r"model\s*size\s*(?:of|is|=|:)?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])|"
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])[-\s]?param(?:eter)?s?\b",
+    re.I,
+)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -908,9 +924,21 @@ def _model_named(text: str, slots: Slots) -> None:
     if slots.model_text and (preset := preset_for_name(slots.model_text)):
         slots.model, slots.num_params = preset, None  # a preset's exact shape (MoE total/active too), not its size
         return
+    if big := _GPT2_BIG.search(text):
+        # GPT-2 large / XL (no preset): their published sizes
+        slots.model_text = slots.model_text or big.group(0)
+        slots.num_params = 774e6 if big.group(1).lower() == "large" else 1.5e9
+        return
     for pattern, name in _MODEL_PATTERNS:
-        if pattern.search(text):
+        if family := pattern.search(text):
             slots.model, slots.num_params = name, None  # the preset carries its size
+            if (said := _SIZE_SAID.search(text)) and name in PUBLISHED_PARAMS:
+                amount, unit = [g for g in said.groups() if g is not None]
+                n = float(amount) * (1e9 if unit.lower() == "b" else 1e6)
+                if abs(n - PUBLISHED_PARAMS[name]) / PUBLISHED_PARAMS[name] > 0.1:
+                    # "gpt-2-simple with model size of 774M": the family's base preset is not the size the user runs
+                    slots.model, slots.num_params = None, n
+                    slots.model_text = slots.model_text or family.group(0)
             return
     if r := _PARAMS_REPORTED.search(text):
         # "Model params: 6.28 B" printed by the script: the model's exact size, over a config's round "7b"
@@ -1221,6 +1249,8 @@ _PER_NODE_TIMES_NODES = re.compile(
     r"[^\n。；;,，]{0,24}?[*x×]\s*(\d{1,3})\s*(?:台|个)?\s*(?:机器?|节点|nodes?|machines?)",
     re.I,
 )
+_GPUS_PER_WORKER = re.compile(r"(?<![A-Za-z_])NUM_GPUS_PER_(?:WORKER|NODE)\s*=\s*[\"']?(\d{1,2})\b")
+_NUM_WORKERS = re.compile(r"(?<![A-Za-z_])NUM_(?:WORKERS|NODES)\s*=\s*[\"']?(\d{1,4})\b")
 _COUNT_WORD = {
     "one": 1,
     "single": 1,
@@ -1526,6 +1556,12 @@ def _parallel(text: str, slots: Slots) -> None:
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)
+    if slots.world_size is None and (m := _GPUS_PER_WORKER.search(text)):
+        # DeepSpeedExamples' Megatron scripts: `NUM_WORKERS=1` (nodes) × `NUM_GPUS_PER_WORKER=2`
+        workers = int(w.group(1)) if (w := _NUM_WORKERS.search(text)) else 1
+        slots.world_size = int(m.group(1)) * workers
+        if workers > 1:
+            slots.num_nodes = workers
     if slots.world_size is None and (m := _SHARD_FILE_WORLD.search(text)):
         slots.world_size = int(m.group(1))  # FSDP/verl shard files "model_world_size_8_rank_0.pt": saved by 8 ranks
     _gpu_count_fixes(text, slots)

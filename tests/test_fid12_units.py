@@ -125,3 +125,32 @@ def test_prose_batch_equal_to_the_configs_global_batch():
     assert s.get("train_micro_batch_size_per_gpu") == 4
     assert s.get("train_batch_size") == 16
     assert 16 not in [v.value for v in s.conflicts.get("train_micro_batch_size_per_gpu", [])]
+
+
+def test_lora_r_flag_beats_a_readers_default_rank():
+    msg = (
+        "I have one A100 and ran:\n```\npython finetune.py \\\n    --base_model='huggyllama/llama-13b' \\\n"
+        "    --cutoff_len=1024 \\\n    --lora_r=32 \\\n    --micro_batch_size=4\n```\nand it OOMs."
+    )
+    assert setup_of(msg).get("lora_rank") == 32
+
+
+def test_gpt2_large_and_a_stated_model_size():
+    assert prose("Training a gpt2 large (774M) with Megatron on one V100 OOMs").num_params == 774e6
+    assert prose("gpt2-xl does not fit on my 3090").num_params == 1.5e9
+    s = prose("I finetuned gpt-2-simple with a model size of 355M on Colab")
+    assert s.num_params == 355e6 and s.model is None and s.model_text == "gpt-2"
+    # the medium preset and the base one stay
+    assert prose("gpt2 medium on a T4").model == "gpt2-medium"
+    assert prose("plain gpt2 with 124M params").model == "gpt2"
+
+
+def test_megatron_examples_gpus_per_worker():
+    msg = "NUM_WORKERS=1\nNUM_GPUS_PER_WORKER=4\nMP_SIZE=2\n\nscript --model-parallel-size 2 --batch-size 2"
+    assert prose(msg).world_size == 4
+    s = prose("NUM_WORKERS=2\nNUM_GPUS_PER_WORKER=8\n")
+    assert (s.num_nodes, s.world_size) == (2, 16)
+
+
+def test_flag_in_backticks_after_didnt_use_is_off():
+    assert prose("I didn't use `--use-flash-attn` because my V100 does not support it").flash_attention is False
