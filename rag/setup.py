@@ -490,7 +490,7 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
 
 # "我有三张22g的2080TI", "I have 4 GPUs", "our server has 8 cards": the GPUs the user owns, not those a run is given.
 _OWNED_COUNT = re.compile(
-    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共)?\s*(?:有|have|has|got)\s*"
+    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共|only\s+)?\s*(?:有|have|has|got)\s*"
     r"(?:only\s+)?(\d{1,2}|[一二两三四五六七八九十]|two|three|four|five|six|seven|eight)\s*(?:张|块|个)?",
     re.I,
 )
@@ -515,6 +515,52 @@ def _visible_over_owned(setup: Setup, text: str) -> None:
     visible = [len(m.group(1).split(",")) for m in _VISIBLE.finditer(text)]
     if visible and 1 < max(visible) < mine.value:
         setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
+
+
+_LOADING_LINE = re.compile(
+    r"^.*(?:model_name_or_path|base_model|pretrained_model|model_path|model_id|model_dir|load)\w*[\"']?\s*[:= ].*$",
+    re.I | re.M,
+)
+
+
+def _loaded_model_over_prose(setup: Setup, parts: list[Part]) -> None:
+    """ "chatglm-6B 可以 run，如果改为 Yi-34B-Chat 就报错" with `--model_name_or_path ../Yi-34B-Chat` in the command:
+    the model the pasted launch loads is the run's; the prose's other model (a comparison, a misremembered name) is
+    kept as the conflict shown next to it. Only a name the launch resolves to a model or a size replaces it."""
+    mine = {k: v for k in _MODEL_KEYS if (v := setup.values.get(k)) is not None and v.source == "message"}
+    if "model_text" not in mine:
+        return
+    source = next((v.source for v in setup.conflicts.get("model_text", []) if v.source in ("config", "command")), None)
+    if source is None:
+        return
+    theirs = {
+        k: next(v for v in setup.conflicts[k] if v.source == source)
+        for k in _MODEL_KEYS
+        if any(v.source == source for v in setup.conflicts.get(k, []))
+    }
+    theirs.update({k: v for k in _MODEL_KEYS - set(theirs) if (v := setup.values.get(k)) and v.source == source})
+    if not ({"model", "num_params"} & set(theirs)) or "model_text" not in theirs:
+        return
+    loading = [
+        line
+        for p in parts
+        if p.kind in ("config", "command", "code")
+        for line in _LOADING_LINE.findall(re.sub(r"(?m)#.*$", "", p.text))
+    ]  # the launch's model key names it (not a comment's "e.g. llama-13b")
+    if not any(str(theirs["model_text"].value) in line for line in loading):
+        return
+    for key in _MODEL_KEYS:
+        rest = [v for v in setup.conflicts.get(key, []) if key not in theirs or v.value != theirs[key].value]
+        if key in mine:
+            rest.insert(0, mine[key])
+        if key in theirs:
+            setup.values[key] = theirs[key]
+        else:
+            setup.values.pop(key, None)
+        if rest:
+            setup.conflicts[key] = rest
+        else:
+            setup.conflicts.pop(key, None)
 
 
 def _named_model_over_bare_size(setup: Setup) -> None:
@@ -718,6 +764,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
     _visible_over_owned(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
+    _loaded_model_over_prose(setup, parts)
     _run_settings_over_prose(setup)
     _prose_batch_is_the_configs_global(setup)
     _lora_on_4bit_is_qlora(setup)

@@ -324,6 +324,12 @@ def _spaced_gpu_names(text: str) -> str:
     return _GLUED_GPU.sub(lambda m: m.group(1) + " ", text)
 
 
+# "How to fine-tune without A100 GPUs", "没有A100": a card the user does not have.
+_GPU_LACKED = re.compile(
+    r"(?:without|\bw/o|\bno|\bnot have|n't have|没有|不用|缺少)\s*(?:any\s+)?(?:nvidia\s+)?$", re.I
+)
+
+
 def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first.
 
@@ -345,7 +351,7 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             else 2
             if mine
             else 0
-        ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
+        ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) or _GPU_LACKED.search(before) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
         theirs = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or _NOT_THEIRS_BEFORE.search(before))
         counts.append(0 if theirs else _count_at_mention(text, m))
@@ -405,7 +411,9 @@ _GPU_MEM = re.compile(
     + r"\s+of\s+(?:gpu\s+)?(?:memory|vram)|"
     + _GB
     + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
-    r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
+    # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
+    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*"
+    r"(?:只有|是|为|有|:|：|=|of)?\s*"
     + _GB
     + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
     # an environment report's device name with its size: "CUDA device(s): NVIDIA vGPU-32GB"
@@ -1878,11 +1886,15 @@ _LORA_REJECTED = re.compile(
 )
 
 
+_OUTPUT_DIR = re.compile(r"(?<![\w-])-{0,2}(?:output_dir|save_dir|logging_dir|save_path)[\"']?\s*[:= ]\s*\S+", re.I)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     text = _PACKAGE_LINE.sub("", text)
     low = text.lower()
-    _quantization(text, slots)
+    # "--output_dir saves/Qwen-72B-int4-Chat/…": where a run saves (a name copied from another run), not its weights' bits
+    _quantization(_OUTPUT_DIR.sub("", text), slots)
     # "(no LoRA)", "--use_lora False", `use_llm_lora: 0`: the method named and turned off.
     off = [m.span() for m in _NO_ADAPTER.finditer(text)] + [m.span() for m in _LORA_OFF.finditer(text)]
     lora = [

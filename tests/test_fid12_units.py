@@ -154,3 +154,46 @@ def test_megatron_examples_gpus_per_worker():
 
 def test_flag_in_backticks_after_didnt_use_is_off():
     assert prose("I didn't use `--use-flash-attn` because my V100 does not support it").flash_attention is False
+
+
+# ---- the GPU -------------------------------------------------------------------------------------------------------
+def test_a_gpu_the_user_is_without_is_not_theirs():
+    s = prose("Full fine-tuning without H100 GPUs?\n\nI only have 4 * NVIDIA L40S cards, 48GB each.")
+    assert s.gpu == "l40s" and s.world_size == 4
+
+
+def test_visible_devices_beat_what_i_only_have():
+    msg = (
+        "I only have 6 * A6000 GPUs.\nI tried `CUDA_VISIBLE_DEVICES=0,1,2,3 accelerate launch --config_file zero3.yaml "
+        "train.py` and it reported OOM."
+    )
+    assert setup_of(msg).get("world_size") == 4
+
+
+def test_memory_used_or_needed_is_not_the_cards_capacity():
+    s = prose("服务器是两台A100，我看全参微调7B的模型使用显存为90G，但还是报超出显存")
+    assert s.gpu_memory_gb is None
+    assert prose("所需显存为60G，我的卡显存为24G").gpu_memory_gb == 24
+
+
+# ---- the model the launch loads ------------------------------------------------------------------------------------
+def test_the_launched_model_beats_another_one_named_in_the_prose():
+    msg = (
+        "用 baichuan2-7B 全量训练可以 run，改为 Qwen2-72B 就报显存不足。\n"
+        "```\ntorchrun --nproc_per_node 8 train.py \\\n    --model_name_or_path /models/Qwen2-72B-Instruct \\\n"
+        "    --per_device_train_batch_size 1\n```"
+    )
+    s = setup_of(msg)
+    assert s.get("model_text") == "Qwen2-72B-Instruct"
+    assert "baichuan2-7B" in [v.value for v in s.conflicts.get("model_text", [])]
+    # a model named only in a comment of the script is not the one it loads
+    msg2 = (
+        "finetuning LLAMA2-7b OOMs:\n```\n# e.g. llama-13b: 5120\nHIDDEN_SIZE=4096\nMICRO_BATCH_SIZE=1\n"
+        "torchrun pretrain_gpt.py --hidden-size $HIDDEN_SIZE\n```"
+    )
+    assert setup_of(msg2).get("model") == "llama-2-7b"
+
+
+def test_output_dir_names_no_quantization():
+    s = prose("--finetuning_type full --output_dir saves/Qwen-72B-int4-Chat/lora/train_1 --fp16 True")
+    assert s.finetune == "full" and s.quantization is None
