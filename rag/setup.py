@@ -563,6 +563,22 @@ def _loaded_model_over_prose(setup: Setup, parts: list[Part]) -> None:
             setup.conflicts.pop(key, None)
 
 
+def _printed_capacity_over_prose(setup: Setup) -> None:
+    """ "single A100 8G0GB" (a typo) in the prose, "80.00 GiB total capacity" in the pasted CUDA OOM error: the
+    capacity the error prints is the device's; a prose capacity far from it (more than 15%) yields to it and stays
+    as the conflict. Close ones ("24G" beside "23.65 GiB total capacity") keep the user's round figure."""
+    mine = setup.values.get("gpu_memory_gb")
+    if mine is None or mine.source != "message":
+        return
+    printed = next(
+        (v for v in setup.conflicts.get("gpu_memory_gb", []) if v.source in ("error", "log", "traceback")), None
+    )
+    if printed is None or abs(float(mine.value) - float(printed.value)) <= 0.15 * float(printed.value):
+        return
+    setup.values["gpu_memory_gb"] = printed
+    setup.conflicts["gpu_memory_gb"] = [mine] + [v for v in setup.conflicts["gpu_memory_gb"] if v is not printed]
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """ "我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -765,6 +781,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _visible_over_owned(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
     _loaded_model_over_prose(setup, parts)
+    _printed_capacity_over_prose(setup)
     _run_settings_over_prose(setup)
     _prose_batch_is_the_configs_global(setup)
     _lora_on_4bit_is_qlora(setup)

@@ -1689,6 +1689,10 @@ def _precision(text: str, slots: Slots) -> None:
     ]
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
+    # "when I used model().cuda().half() … torchrun … --bf16 True": a launch flag is the run's, over a cast in a sentence
+    flagged = [m for m in mentions if text[max(0, m.start() - 2) : m.start()] == "--"]
+    if flagged and flagged[0] is not mentions[0]:
+        mentions = flagged + [m for m in mentions if m not in flagged]
     # "混合精度 vs fp32 显存对比", "fp32 vs bf16 memory": fp32 is the baseline the half precision is measured against;
     # the precision the question is about is the half one.
     if _HALF_VS_FP32.search(text):

@@ -197,3 +197,27 @@ def test_the_launched_model_beats_another_one_named_in_the_prose():
 def test_output_dir_names_no_quantization():
     s = prose("--finetuning_type full --output_dir saves/Qwen-72B-int4-Chat/lora/train_1 --fp16 True")
     assert s.finetune == "full" and s.quantization is None
+
+
+# ---- precision and capacity next to a pasted error -----------------------------------------------------------------
+def test_launch_flag_beats_a_cast_mentioned_in_a_sentence():
+    text = (
+        "It only ran once when I used model.cuda().half(), but the outputs were garbage.\n"
+        "I launch it with: torchrun --nproc_per_node=2 train.py --fp16 True --per_device_train_batch_size 2"
+    )
+    assert prose(text).precision in ("amp-fp16", "fp16-mixed")
+    text = "I launch with **torchrun train.py --bf16 True** and earlier tried model.half()"
+    assert prose(text).precision == "amp-bf16"
+
+
+def test_printed_total_capacity_beats_a_far_off_prose_capacity():
+    msg = (
+        "OOM on a single H100 8GB (typo for 80) while loading a 13B model\n\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 500.00 MiB (GPU 0; 79.11 GiB total "
+        "capacity; 77.20 GiB already allocated; 300.50 MiB free; 78.00 GiB reserved in total by PyTorch)"
+    )
+    s = setup_of(msg)
+    assert abs(s.get("gpu_memory_gb") - 79.11) < 0.5
+    # a round prose figure close to the printed one stays
+    msg2 = msg.replace("single H100 8GB (typo for 80)", "24GB RTX 4090").replace("79.11 GiB", "23.65 GiB")
+    assert setup_of(msg2).get("gpu_memory_gb") == 24
