@@ -290,6 +290,16 @@ _QUOTE_INTRO = re.compile(
 )
 
 
+# A line that introduces someone else's text quoted on the lines under it, to the end of the paragraph: "Phil Schmid's
+# guide mentions the following:", "The README says:", "教程里写着：".
+_BLOCK_QUOTE_INTRO = re.compile(
+    r"(?:guide|readme|docs?|documentation|paper|blog|article|tutorial|author|post|model card)\S*\s+(?:\w+\s+){0,2}?"
+    r"(?:mentions?|says?|states?|writes?|recommends?|claims?|lists?|reads?)\s+(?:the following|this|that)?\s*:[ \t]*$|"
+    r"(?:文档|教程|README|readme|论文|作者|博客|官方)[^\n]{0,20}?(?:如下|写道|提到|说|写着)\s*[:：][ \t]*$",
+    re.I | re.M,
+)
+
+
 def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line, a comment quoted in backticks
     after "注释中有这么一句"): someone else's words. ``lines=False``: "> " lines are not counted (people also use them
@@ -297,6 +307,9 @@ def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     line_start = text.rfind("\n", 0, pos) + 1
     if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
         return True
+    paragraph = text.rfind("\n\n", 0, pos)
+    if lines and _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
+        return True  # "the guide mentions the following:\n…16x80GB GPUs…": the lines under it are the guide's
     tick = text.rfind("`", 0, pos)
     return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30) : tick]))
 
@@ -431,7 +444,7 @@ _CARDS_TIMES_GB = re.compile(
 _CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 64, 80, 94, 96, 141, 192}
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
-    r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
+    r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|needs?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
 )
 _GPU_MEM_EACH = re.compile(
     _GB
@@ -1058,6 +1071,8 @@ def _gpu(text: str, slots: Slots) -> None:
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
+            if _quoted(text, m.start()) or _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
+                continue  # a guide's "needs ~16x80GB GPUs" (quoted under "the guide mentions the following:")
             gb = float(next(g for g in m.groups() if g is not None))
             lead = int(re.match(r"\d+", m.group(0)).group(0)) if m.group(1) is not None else 0  # type: ignore[union-attr]
             if lead in _CARD_SIZES and _count_elsewhere(text, int(gb), m.span()):
@@ -1074,7 +1089,7 @@ def _gpu(text: str, slots: Slots) -> None:
                 continue  # "占用了 20G 显存" is use, not the card's size
             if m in each and float(next(g for g in m.groups() if g is not None)) not in _CARD_SIZES:
                 continue  # "FSDP: 2.93 s, 23.8GB per GPU": a measured amount per GPU, no card's size
-            if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
+            if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]) or _quoted(text, m.start()):
                 continue
             if _POOLED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _POOLED_AFTER.match(text, m.end()):
                 continue  # "4张3090，合计96G显存": the cards added up, not one card's size

@@ -221,3 +221,15 @@ def test_printed_total_capacity_beats_a_far_off_prose_capacity():
     # a round prose figure close to the printed one stays
     msg2 = msg.replace("single H100 8GB (typo for 80)", "24GB RTX 4090").replace("79.11 GiB", "23.65 GiB")
     assert setup_of(msg2).get("gpu_memory_gb") == 24
+
+
+# ---- a guide quoted under an intro line ----------------------------------------------------------------------------
+def test_a_guides_requirements_quoted_under_an_intro_line_are_not_the_setup():
+    text = (
+        "GPU: 2x RTX 6000 Ada\n\nI'm following a blog post. The blog mentions the following:\n"
+        "Full fine-tuning needs ~8x80GB GPUs\nLoRA needs ~4X80GB GPUs\n\nWhy do I get OOM?"
+    )
+    s = prose(text)
+    assert s.world_size == 2
+    assert s.gpu_memory_gb != 80
+    assert prose("LoRA needs ~2x40GB GPUs, but I have 24GB GPUs").gpu_memory_gb == 24
