@@ -1291,7 +1291,7 @@ _COUNT_BEFORE = re.compile(
     r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
     r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
     r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
-    r"(?:core\s+|available\s+|idle\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:\*\*|__)?$",
+    r"(?:core\s+|available\s+|idle\s+)?(?:nvidia\s+|tesla\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:\*\*|__)?$",
     re.I,
 )
 _COUNT_AFTER = re.compile(
@@ -1322,7 +1322,11 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
             if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
                 continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
             lead = window[: before.start()]
-            theirs = bool(_NOT_THEIRS_BEFORE.search(lead) or _GPU_OTHERS.search(lead))
+            theirs = bool(
+                _NOT_THEIRS_BEFORE.search(lead)
+                or _GPU_OTHERS.search(lead)
+                or _INCREASED_TO.search(text[max(0, m.start() - 64) : m.start() - len(window) + before.start()])
+            )
             out.append((int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c), theirs))
             continue
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
@@ -1374,6 +1378,14 @@ _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\
 _NOT_THEIRS_BEFORE = re.compile(
     r"(?:requires?|required|needs?|recommends?|recommended|default|official|官方\S{0,4}|需要|要求|推荐|默认|"
     r"(?:do|does|don't|doesn't) not have|don't have|without|没有)\s*(?:at least|至少)?\s*$",
+    re.I,
+)
+
+
+# "by increasing the number of video cards to 8 * A10G", "scaling up to 16 GPUs": a count supposed, not the run's.
+_INCREASED_TO = re.compile(
+    r"(?:increas|rais|scal|upgrad|go)\w*\s+(?:up\s+)?(?:(?:the\s+)?(?:number|count)\s+of\s+[\w ]{0,24}?\s*)?to\s*$|"
+    r"(?:增加|加到|扩展|扩大)\S{0,8}?(?:到|至)\s*$",
     re.I,
 )
 
@@ -1536,7 +1548,12 @@ def _parallel(text: str, slots: Slots) -> None:
         # "the recipe requires 4 gpus … If I only have one gpu": the count the user marks as theirs wins over one a
         # recipe or README requires; otherwise the first.
         own = [n for m, n in counts if _MINE_BEFORE.search(text[max(0, m.start() - 14) : m.start()])]
-        others = [n for m, n in counts if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])]
+        others = [
+            n
+            for m, n in counts
+            if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+            and not _INCREASED_TO.search(text[max(0, m.start() - 64) : m.start()])
+        ]
         slots.world_size = next(iter(own or others), None)
         if (failing := _failing_count(text, counts)) is not None:
             slots.world_size = failing

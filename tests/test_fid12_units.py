@@ -233,3 +233,9 @@ def test_a_guides_requirements_quoted_under_an_intro_line_are_not_the_setup():
     assert s.world_size == 2
     assert s.gpu_memory_gb != 80
     assert prose("LoRA needs ~2x40GB GPUs, but I have 24GB GPUs").gpu_memory_gb == 24
+
+
+def test_a_count_supposed_by_increasing_to_is_not_the_runs():
+    s = prose("By increasing the number of video cards to 8 * L4, would the OOM I get on 2 * L4 go away?")
+    assert s.world_size == 2
+    assert prose("QLoRA 70B OOM | 4 * NVIDIA A10G 24 Gb").world_size == 4
