@@ -239,3 +239,14 @@ def test_a_count_supposed_by_increasing_to_is_not_the_runs():
     s = prose("By increasing the number of video cards to 8 * L4, would the OOM I get on 2 * L4 go away?")
     assert s.world_size == 2
     assert prose("QLoRA 70B OOM | 4 * NVIDIA A10G 24 Gb").world_size == 4
+
+
+# ---- a title glued to the error ------------------------------------------------------------------------------------
+def test_chinese_title_glued_to_the_error_keeps_its_words():
+    from rag.parts import split_message
+
+    msg = "微调13b模型时torch.cuda.OutOfMemoryError: CUDA out of memory\n\n还请帮忙看看"
+    kinds = [(p.kind, p.text) for p in split_message(msg)]
+    assert kinds[0] == ("prose", "微调13b模型时")
+    assert kinds[1][0] == "error" and kinds[1][1].startswith("torch.cuda.OutOfMemoryError")
+    assert setup_of(msg).get("num_params") == 13e9
