@@ -2551,6 +2551,27 @@ _MICRO_NAMED = re.compile(r"micro[-_ ]?batch", re.I)
 _BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
 
 
+_GA_KEY_AT = re.compile(
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?accum\w*|accum\w*|ga\b|梯度累[积加计])\w*\s*(?:=|:|：|of)?\s*\d",
+    re.I,
+)
+_AND_GA = re.compile(
+    r"\s*(?:`\s*)?(?:,|，|\band\b|\bwith\b|\+|和|加上?|配合)\s*(?:an?\s+|the\s+)?(?:`\s*)?(?:--)?", re.I
+)
+
+
+def _paired_with_ga(text: str, micro: list[tuple[int, int]]) -> int | None:
+    """The one micro batch of several that a gradient-accumulation setting is written with ("8 and GA 8"), else None."""
+    paired = set()
+    for pos, value in micro:
+        m = _MICRO.match(text, pos)
+        end = m.end() if m else pos
+        joint = _AND_GA.match(text, end)
+        if joint and _GA_KEY_AT.match(text, joint.end()):
+            paired.add(value)
+    return next(iter(paired)) if len(paired) == 1 else None
+
+
 def _latest_in_prose(text: str, slots: Slots) -> None:
     """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
     "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
@@ -2564,6 +2585,10 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
         micro = [m for m in micro if not _BARE_BATCH_AT.match(text, m[0])]
     if latest := _latest(text, micro):
         slots.train_micro_batch_size_per_gpu = latest[1]
+    elif len({v for _, v in micro}) > 1 and (paired := _paired_with_ga(text, micro)) is not None:
+        # "Is --batch_size 64 equivalent to --batch_size 8 and --accumulate_gradients 8?": of the batches compared, the
+        # one written with its accumulation is the accumulating run the question is about
+        slots.train_micro_batch_size_per_gpu = paired
     if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         old, new = int(m.group(1)), int(m.group(2))
         slots.train_micro_batch_size_per_gpu = old if _change_fixed(text, m) else new

@@ -250,3 +250,10 @@ def test_chinese_title_glued_to_the_error_keeps_its_words():
     assert kinds[0] == ("prose", "微调13b模型时")
     assert kinds[1][0] == "error" and kinds[1][1].startswith("torch.cuda.OutOfMemoryError")
     assert setup_of(msg).get("num_params") == 13e9
+
+
+def test_of_two_batches_compared_the_one_with_accumulation_is_the_run():
+    s = prose("Is training with --batch_size 128 the same as training with --batch_size 16 and --accum_grad 8?")
+    assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps) == (16, 8)
+    s = prose("Is batch size 32 equivalent to batch size 4 with gradient accumulation 8?")
+    assert s.train_micro_batch_size_per_gpu == 4
