@@ -905,6 +905,9 @@ _SIZE_SAID = re.compile(
 )
 
 
+_YOURS_BEFORE = re.compile(r"\byou(?:'ve)?\b[^.?!。？！\n]{0,24}$|\byour\s+$", re.I)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -917,6 +920,11 @@ def _model_named(text: str, slots: Slots) -> None:
         return
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
+    if len({f.group(0).lower() for f in found}) > 1:
+        # "the hyper-parameters when you trained llama-13b? … when I initialize a llama-7b": the maintainers' model
+        # (second person) is not the user's when the user names another
+        mine = [f for f in found if not _YOURS_BEFORE.search(text[max(0, f.start() - 32) : f.start()])]
+        found = mine or found
     m = next(
         (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,

@@ -257,3 +257,13 @@ def test_of_two_batches_compared_the_one_with_accumulation_is_the_run():
     assert (s.train_micro_batch_size_per_gpu, s.gradient_accumulation_steps) == (16, 8)
     s = prose("Is batch size 32 equivalent to batch size 4 with gradient accumulation 8?")
     assert s.train_micro_batch_size_per_gpu == 4
+
+
+def test_the_maintainers_model_in_second_person_is_not_the_users():
+    text = (
+        "Could you share the settings you used when training Qwen2-72B? When I run your config on a Qwen2-7B with "
+        "one A100 80G I get OOM."
+    )
+    assert prose(text).model_text == "Qwen2-7B"
+    # named alone, it is still read
+    assert prose("Does your repo support Baichuan2-13B?").model == "baichuan2-13b"
