@@ -163,6 +163,12 @@ _USER_SENTENCE = re.compile(
 _EXCEPTION_AT = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)\b:?|Traceback|RuntimeError|CUDA out of memory\.|torch\.)")
 
 
+# A sentence in Chinese with an exception glued straight after it, no space between.
+_GLUED_ERROR = re.compile(
+    r"^[^\n]*?[\u4e00-\u9fff\uff0c\uff1a\u3002](?=(?:torch\.[\w.]*|[A-Z]\w*)(?:Error|Exception)\b|CUDA out of memory|RuntimeError)"
+)
+
+
 def _line_kind(line: str, first: bool = False) -> PartKind | None:
     if _is_command(line):
         return "command"
@@ -230,6 +236,14 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             continue
         # The message's first line is usually its title ("llama2 13b out of memory on A800"): prose unless it is
         # the error itself.
+        if (
+            (glued := _GLUED_ERROR.match(line))
+            and glued.end() < len(line.rstrip())
+            and _line_kind(line, first=offset == 0 and pos == 0) == "error"
+        ):
+            # "运行34b模型时torch.cuda.OutOfMemoryError: …": the title's words, then the error pasted onto the same line
+            lines[i : i + 1] = [line[: glued.end()], line[glued.end() :]]
+            line = lines[i]
         kind = _line_kind(line, first=offset == 0 and pos == 0)
         if kind is None and (cut := _command_inside(line)):
             # "如果设置fp16: true，llamafactory-cli train --fp16 True …": the sentence, then the command it introduces

@@ -304,6 +304,8 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # a cut command (`--bf16 > log 2>&1 &` on its own line): the flag it shows, not the default
         if key in _NAMED_IN_CONFIG and not _NAMED_IN_CONFIG[key].search(part.text):
             continue  # the reader's framework default, not a value the config states
+        if key == "lora_rank" and text_slots.lora_rank not in (None, value):
+            continue  # alpaca-lora's `--lora_r=16` read as LLaMA-Factory (default rank 8): the flag as written wins
         if key == "finetune" and re.search(r"(?:finetuning|train|sft)_type\W{0,4}freeze", part.text, re.I):
             continue  # freeze tuning (some layers trained): neither full nor LoRA, so no method rather than a wrong one
         if key == "finetune" and text_slots.finetune == "ptuning":
@@ -374,6 +376,22 @@ def _run_settings_over_prose(setup: Setup) -> None:
         setup.conflicts[key] = [mine] + rest
 
 
+def _prose_batch_is_the_configs_global(setup: Setup) -> None:
+    """ "OOM with batchsize 6" over a pasted `batch_size = 6` / `micro_batch_size = 2` (lit-llama, alpaca-lora): the
+    prose's bare batch is the config's global batch, and the micro batch is the config's."""
+    key = "train_micro_batch_size_per_gpu"
+    mine, total = setup.values.get(key), setup.values.get("train_batch_size")
+    if mine is None or mine.source != "message" or total is None or total.source not in ("config", "command"):
+        return
+    theirs = next((v for v in setup.conflicts.get(key, []) if v.source in ("config", "command")), None)
+    if theirs is None or mine.value != total.value or theirs.value == total.value:
+        return
+    setup.values[key] = theirs
+    setup.conflicts[key] = [v for v in setup.conflicts[key] if v.value != theirs.value and v.value != mine.value]
+    if not setup.conflicts[key]:
+        del setup.conflicts[key]
+
+
 # Encoder-decoder style scripts (ChatGLM's, early LLaMA-Factory's `--max_source_length 512 --max_target_length 512`,
 # QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
 # is up to their sum.
@@ -418,7 +436,8 @@ def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
 # `NPROC_PER_NODE=8`, `num_processes: 8` in an Accelerate config. (A count the launcher defaults to, such as plain
 # `python train.py`, is not one.)
 _EXPLICIT_COUNT = re.compile(
-    r"(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b", re.I
+    r"(?:nproc[-_]per[-_]node|num[-_]gpus(?:_per_worker)?|num[-_]processes|NPROC_PER_NODE)[\"']?\s*[:= ]\s*[\"']?(\d{1,5})\b",
+    re.I,
 )
 
 
@@ -480,7 +499,7 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
 
 # "我有三张22g的2080TI", "I have 4 GPUs", "our server has 8 cards": the GPUs the user owns, not those a run is given.
 _OWNED_COUNT = re.compile(
-    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共)?\s*(?:有|have|has|got)\s*"
+    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共|only\s+)?\s*(?:有|have|has|got)\s*"
     r"(?:only\s+)?(\d{1,2}|[一二两三四五六七八九十]|two|three|four|five|six|seven|eight)\s*(?:张|块|个)?",
     re.I,
 )
@@ -505,6 +524,68 @@ def _visible_over_owned(setup: Setup, text: str) -> None:
     visible = [_devices(m) for m in _VISIBLE.finditer(text)]
     if visible and 1 < max(visible) < mine.value:
         setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
+
+
+_LOADING_LINE = re.compile(
+    r"^.*(?:model_name_or_path|base_model|pretrained_model|model_path|model_id|model_dir|load)\w*[\"']?\s*[:= ].*$",
+    re.I | re.M,
+)
+
+
+def _loaded_model_over_prose(setup: Setup, parts: list[Part]) -> None:
+    """ "chatglm-6B 可以 run，如果改为 Yi-34B-Chat 就报错" with `--model_name_or_path ../Yi-34B-Chat` in the command:
+    the model the pasted launch loads is the run's; the prose's other model (a comparison, a misremembered name) is
+    kept as the conflict shown next to it. Only a name the launch resolves to a model or a size replaces it."""
+    mine = {k: v for k in _MODEL_KEYS if (v := setup.values.get(k)) is not None and v.source == "message"}
+    if "model_text" not in mine:
+        return
+    source = next((v.source for v in setup.conflicts.get("model_text", []) if v.source in ("config", "command")), None)
+    if source is None:
+        return
+    theirs = {
+        k: next(v for v in setup.conflicts[k] if v.source == source)
+        for k in _MODEL_KEYS
+        if any(v.source == source for v in setup.conflicts.get(k, []))
+    }
+    theirs.update({k: v for k in _MODEL_KEYS - set(theirs) if (v := setup.values.get(k)) and v.source == source})
+    if not ({"model", "num_params"} & set(theirs)) or "model_text" not in theirs:
+        return
+    loading = [
+        line
+        for p in parts
+        if p.kind in ("config", "command", "code")
+        for line in _LOADING_LINE.findall(re.sub(r"(?m)#.*$", "", p.text))
+    ]  # the launch's model key names it (not a comment's "e.g. llama-13b")
+    if not any(str(theirs["model_text"].value) in line for line in loading):
+        return
+    for key in _MODEL_KEYS:
+        rest = [v for v in setup.conflicts.get(key, []) if key not in theirs or v.value != theirs[key].value]
+        if key in mine:
+            rest.insert(0, mine[key])
+        if key in theirs:
+            setup.values[key] = theirs[key]
+        else:
+            setup.values.pop(key, None)
+        if rest:
+            setup.conflicts[key] = rest
+        else:
+            setup.conflicts.pop(key, None)
+
+
+def _printed_capacity_over_prose(setup: Setup) -> None:
+    """ "single A100 8G0GB" (a typo) in the prose, "80.00 GiB total capacity" in the pasted CUDA OOM error: the
+    capacity the error prints is the device's; a prose capacity far from it (more than 15%) yields to it and stays
+    as the conflict. Close ones ("24G" beside "23.65 GiB total capacity") keep the user's round figure."""
+    mine = setup.values.get("gpu_memory_gb")
+    if mine is None or mine.source != "message":
+        return
+    printed = next(
+        (v for v in setup.conflicts.get("gpu_memory_gb", []) if v.source in ("error", "log", "traceback")), None
+    )
+    if printed is None or abs(float(mine.value) - float(printed.value)) <= 0.15 * float(printed.value):
+        return
+    setup.values["gpu_memory_gb"] = printed
+    setup.conflicts["gpu_memory_gb"] = [mine] + [v for v in setup.conflicts["gpu_memory_gb"] if v is not printed]
 
 
 def _named_model_over_bare_size(setup: Setup) -> None:
@@ -708,7 +789,10 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
     _visible_over_owned(setup, "\n".join(p.text for p in parts))
     _named_model_over_bare_size(setup)
+    _loaded_model_over_prose(setup, parts)
+    _printed_capacity_over_prose(setup)
     _run_settings_over_prose(setup)
+    _prose_batch_is_the_configs_global(setup)
     _lora_on_4bit_is_qlora(setup)
     _train_batch_per_device_in_formula(setup, prose)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):

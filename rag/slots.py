@@ -42,7 +42,8 @@ _CN_DIGITS = {
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
 SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
-_NEG = re.compile(r"(没|未|不|关|no\b|not\b|without|disable|off\b|false)", re.I)
+# ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
+_NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
 
 
 def _num(token: str) -> int:
@@ -185,7 +186,7 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"mistral(?:[-_ ]?7b)?", re.I), "mistral-7b"),
     (re.compile(r"chatglm[-_ ]?3?(?:[-_ ]?6b)?", re.I), "chatglm3-6b"),
     (re.compile(r"gpt[-_ ]?2[-_ ]?medium", re.I), "gpt2-medium"),
-    (re.compile(r"gpt[-_ ]?2\b(?![-_ ]?medium)", re.I), "gpt2"),
+    (re.compile(r"gpt[-_ ]?2\b(?![-_ ]?(?:medium|large|xl))", re.I), "gpt2"),
     (re.compile(r"bert[-_ ]?large", re.I), "bert-large"),
     (re.compile(r"bert(?:[-_ ]?base)?\b", re.I), "bert-base"),
     (re.compile(r"t5[-_ ]?3b", re.I), "t5-3b"),
@@ -289,6 +290,16 @@ _QUOTE_INTRO = re.compile(
 )
 
 
+# A line that introduces someone else's text quoted on the lines under it, to the end of the paragraph: "Phil Schmid's
+# guide mentions the following:", "The README says:". (Not "文档原文如下：": there the quoted default configuration is
+# the one the user runs and asks about, zh-chatglm6b-1149.)
+_BLOCK_QUOTE_INTRO = re.compile(
+    r"(?:guide|readme|docs?|documentation|paper|blog|article|tutorial|author|post|model card)\S*\s+(?:\w+\s+){0,2}?"
+    r"(?:mentions?|says?|states?|writes?|recommends?|claims?|lists?|reads?)\s+(?:the following|this|that)?\s*:[ \t]*$",
+    re.I | re.M,
+)
+
+
 def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     """Whether ``pos`` is inside a quotation ("“…使用6张3090训练…”", a "> " quoted line, a comment quoted in backticks
     after "注释中有这么一句"): someone else's words. ``lines=False``: "> " lines are not counted (people also use them
@@ -296,6 +307,9 @@ def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     line_start = text.rfind("\n", 0, pos) + 1
     if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
         return True
+    paragraph = text.rfind("\n\n", 0, pos)
+    if lines and _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
+        return True  # "the guide mentions the following:\n…16x80GB GPUs…": the lines under it are the guide's
     tick = text.rfind("`", 0, pos)
     return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30) : tick]))
 
@@ -323,6 +337,12 @@ def _spaced_gpu_names(text: str) -> str:
     return _GLUED_GPU.sub(lambda m: m.group(1) + " ", text)
 
 
+# "How to fine-tune without A100 GPUs", "没有A100": a card the user does not have.
+_GPU_LACKED = re.compile(
+    r"(?:without|\bw/o|\bno|\bnot have|n't have|没有|不用|缺少)\s*(?:any\s+)?(?:nvidia\s+)?$", re.I
+)
+
+
 def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
     """Every GPU named in ``text``: (score, name as written, capacity written next to it); the user's own first.
 
@@ -344,7 +364,7 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             else 2
             if mine
             else 0
-        ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) else 0)
+        ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) or _GPU_LACKED.search(before) else 0)
         out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
         theirs = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or _NOT_THEIRS_BEFORE.search(before))
         counts.append(0 if theirs else _count_at_mention(text, m))
@@ -404,7 +424,9 @@ _GPU_MEM = re.compile(
     + r"\s+of\s+(?:gpu\s+)?(?:memory|vram)|"
     + _GB
     + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
-    r"(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*(?:只有|是|为|有|:|：|=|of)?\s*"
+    # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
+    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*"
+    r"(?:只有|是|为|有|:|：|=|of)?\s*"
     + _GB
     + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
     # an environment report's device name with its size: "CUDA device(s): NVIDIA vGPU-32GB"
@@ -422,7 +444,7 @@ _CARDS_TIMES_GB = re.compile(
 _CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 64, 80, 94, 96, 141, 192}
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
-    r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
+    r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|needs?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
 )
 _GPU_MEM_EACH = re.compile(
     _GB
@@ -467,7 +489,8 @@ _SET_WORDS = (
     r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
     r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 )
-_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*"
+# ("batch size已经调到非常小的3了": a word on how small between the setting and its value)
+_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*(?:(?:非常|很|最|极)?小的\s*)?"
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
     r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
@@ -531,10 +554,11 @@ _LR = re.compile(
     re.I,
 )
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=\d)(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
-    + r"(?![\d.])[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
-    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[34]090|[ahv]100|[ah]800|h200|a10|l40s)",
+    # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
+    + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
+    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[234]0[6-9]0|[ahv]100|[ah]800|h200|a10|l40s)",
     re.I,
 )
 _EN_NUM = {
@@ -620,7 +644,10 @@ _OFFLOAD_OFF = re.compile(
 # the parameters move, which says nothing of the optimizer states.
 _OFFLOAD_PARAM_KEY = re.compile(r"offload_param", re.I)
 # A generic switch turned off (`cpu_offload: false`, `offload = None`); the two DeepSpeed keys are read one by one.
-_OFFLOAD_SWITCH_OFF = re.compile(r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no)\b", re.I)
+# (ColossalAI's fractions printed in its args, `offload_optim_frac=0.0`: nothing offloaded)
+_OFFLOAD_SWITCH_OFF = re.compile(
+    r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no|0(?:\.0+)?(?![\d.]))\b", re.I
+)
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(
     r"offload[-_ ]?param|param(?:eter)?s?[-_ ]?offload|参数卸载|卸载参数|(?:(?<![A-Za-z])z|zero)[-_ ]?(?:stage[-_ ]?)?3[-_ ]?offload",
@@ -629,13 +656,17 @@ _OFFLOAD_PARAM = re.compile(
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
-    r"context(?:\s*length)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx)\s*(?:已经?|都|也)?"
+    r"context(?:\s*len(?:gth)?)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
+    # run_clm's `--block_size 512`, "block开到512": the training sequence length
+    r"block[-_ ]?size|block(?=\s*(?:开到|开成|设为|设置为|设成|调到|改成|改为|=|:|：)))\s*(?:已经?|都|也)?"
     + SEP
     + r"(\d+(?:\.\d+)?)\s*(k)?",
     re.I,
 )
 _SEQ_TOKENS = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)", re.I
+    # (not another setting's value: "bs=1 context len=2k")
+    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)",
+    re.I,
 )
 # "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
 _SEQ_CHANGE = re.compile(
@@ -682,7 +713,12 @@ _ASKED_HOW_TO = re.compile(
     re.I,
 )
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
-_NEG_PHRASE = re.compile(r"(?:without|\bw/o|\bno|not using|not use)\s+(?:any\s+|using\s+|the\s+|cpu\s+)*$", re.I)
+# ("I didn't use ```use-flash-attn```": the flag named in backticks after "n't use")
+_NEG_PHRASE = re.compile(
+    r"(?:without|\bw/o|\bno|not using|not use|n[o']t\s+(?:use|using|enable|turn on))\s+"
+    r"(?:any\s+|using\s+|the\s+|cpu\s+|`{1,3}\s*|-{1,2}|use[-_])*$",
+    re.I,
+)
 
 
 def _negated(text: str, start: int) -> bool:
@@ -717,13 +753,30 @@ _SIZE_CHANGE = re.compile(
 )
 
 
+# The Hugging Face cache's layout, ".../models--Qwen--Qwen2.5-VL-3B-Instruct/snapshots/<commit>": the model is the
+# repository named in the folder, not the commit hash (whose "1b98…" is no size); a path's trailing
+# "snapshots/<hash>" or "checkpoint-500" folders name no model either.
+_HF_CACHE_DIR = re.compile(r"models--[\w.-]+?--([\w.-]+)")
+_NOT_A_NAME_DIR = re.compile(r"[0-9a-f]{7,64}|snapshots|checkpoint-\d+|main", re.I)
+
+
+def _path_model_name(path: str) -> str:
+    """The model a ``--model_name_or_path`` value names: its last folder that is not a hash or a checkpoint."""
+    if m := _HF_CACHE_DIR.search(path):
+        return m.group(1)
+    segments = [p for p in path.rstrip("/").split("/") if p]
+    while len(segments) > 1 and _NOT_A_NAME_DIR.fullmatch(segments[-1]):
+        segments.pop()
+    return segments[-1] if segments else path
+
+
 def _model(text: str, slots: Slots) -> None:
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
     # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
     named = _DATA_FLAG.sub(lambda f: " " * len(f.group(0)), named)
     if flag := _MODEL_FLAG.search(named):
         # `--base_model 'mosaicml/mpt-7b-instruct'`: the launch names the model; no family word elsewhere replaces it
-        name = flag.group(1).rstrip("/").rsplit("/", 1)[-1]
+        name = _path_model_name(flag.group(1))
         if re.search(r"[A-Za-z]{2}", name) and not name.startswith("$"):
             slots.model_text = name[:60]
             moe = _MOE_NAME.search(name)
@@ -833,6 +886,28 @@ _SIDE_TEST = re.compile(
 _QWEN_ZH = re.compile(r"(?:通义)?千问\s*(?:(\d(?:\.\d)?)\s*[-_ ]\s*)?(\d{1,3}(?:\.\d)?)\s*[bB](?![A-Za-z0-9])")
 
 
+# A script's own report of the model's size: "Model params: 6.28 B", "Total parameters = 1.3B", "模型参数量: 7.24B".
+_PARAMS_REPORTED = re.compile(
+    r"(?:(?:model|total|all|number of)\s*(?:params|parameters|param count)|模型参数量?)\s*[:=：]\s*"
+    r"(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])",
+    re.I,
+)
+
+
+# GPT-2's larger sizes, which the presets lack: 774M (large) and 1.5B (XL), as the model cards give them
+# (https://huggingface.co/openai-community/gpt2-large, https://huggingface.co/openai-community/gpt2-xl).
+_GPT2_BIG = re.compile(r"gpt[-_ ]?2[-_ ]?(large|xl)(?![A-Za-z])", re.I)
+# A size the user says their model has: "with model size of 774M", "model size: 1.5B", "a 355M-parameter model".
+_SIZE_SAID = re.compile(
+    r"model\s*size\s*(?:of|is|=|:)?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])|"
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])[-\s]?param(?:eter)?s?\b",
+    re.I,
+)
+
+
+_YOURS_BEFORE = re.compile(r"\byou(?:'ve)?\b[^.?!。？！\n]{0,24}$|\byour\s+$", re.I)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -845,6 +920,11 @@ def _model_named(text: str, slots: Slots) -> None:
         return
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
     found = list(_MODEL_NAME.finditer(text))
+    if len({f.group(0).lower() for f in found}) > 1:
+        # "the hyper-parameters when you trained llama-13b? … when I initialize a llama-7b": the maintainers' model
+        # (second person) is not the user's when the user names another
+        mine = [f for f in found if not _YOURS_BEFORE.search(text[max(0, f.start() - 32) : f.start()])]
+        found = mine or found
     m = next(
         (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,
@@ -873,10 +953,26 @@ def _model_named(text: str, slots: Slots) -> None:
     if slots.model_text and (preset := preset_for_name(slots.model_text)):
         slots.model, slots.num_params = preset, None  # a preset's exact shape (MoE total/active too), not its size
         return
+    if big := _GPT2_BIG.search(text):
+        # GPT-2 large / XL (no preset): their published sizes
+        slots.model_text = slots.model_text or big.group(0)
+        slots.num_params = 774e6 if big.group(1).lower() == "large" else 1.5e9
+        return
     for pattern, name in _MODEL_PATTERNS:
-        if pattern.search(text):
+        if family := pattern.search(text):
             slots.model, slots.num_params = name, None  # the preset carries its size
+            if (said := _SIZE_SAID.search(text)) and name in PUBLISHED_PARAMS:
+                amount, unit = [g for g in said.groups() if g is not None]
+                n = float(amount) * (1e9 if unit.lower() == "b" else 1e6)
+                if abs(n - PUBLISHED_PARAMS[name]) / PUBLISHED_PARAMS[name] > 0.1:
+                    # "gpt-2-simple with model size of 774M": the family's base preset is not the size the user runs
+                    slots.model, slots.num_params = None, n
+                    slots.model_text = slots.model_text or family.group(0)
             return
+    if r := _PARAMS_REPORTED.search(text):
+        # "Model params: 6.28 B" printed by the script: the model's exact size, over a config's round "7b"
+        slots.num_params = float(r.group(1)) * (1e9 if r.group(2).lower() == "b" else 1e6)
+        return
     # "~10B tokens" (nanotron #204), "100B token 的数据" count data, not parameters; "bf16"'s "16 b" is no size.
     m = next(
         (
@@ -983,6 +1079,8 @@ def _gpu(text: str, slots: Slots) -> None:
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
+            if _quoted(text, m.start()) or _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
+                continue  # a guide's "needs ~16x80GB GPUs" (quoted under "the guide mentions the following:")
             gb = float(next(g for g in m.groups() if g is not None))
             lead = int(re.match(r"\d+", m.group(0)).group(0)) if m.group(1) is not None else 0  # type: ignore[union-attr]
             if lead in _CARD_SIZES and _count_elsewhere(text, int(gb), m.span()):
@@ -999,7 +1097,7 @@ def _gpu(text: str, slots: Slots) -> None:
                 continue  # "占用了 20G 显存" is use, not the card's size
             if m in each and float(next(g for g in m.groups() if g is not None)) not in _CARD_SIZES:
                 continue  # "FSDP: 2.93 s, 23.8GB per GPU": a measured amount per GPU, no card's size
-            if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
+            if _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]) or _quoted(text, m.start()):
                 continue
             if _POOLED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _POOLED_AFTER.match(text, m.end()):
                 continue  # "4张3090，合计96G显存": the cards added up, not one card's size
@@ -1176,6 +1274,14 @@ _NODES_TIMES_GPUS = re.compile(
     r"(?:[ahvlt]\d{2,3}|h20|[34]090|a[456]000|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))",
     re.I,
 )
+# "单机16卡*32G显存 * 4机", "每台8卡 x 2台": the GPUs of one node, then times the nodes.
+_PER_NODE_TIMES_NODES = re.compile(
+    r"(?:单机|单台|单节点|每台(?:机器)?|每机|每个?节点)\s*(\d{1,2})\s*(?:张|块)?\s*(?:[A-Za-z]{0,4}\d{0,4}\s*)?(?:卡|显卡|gpus?)"
+    r"[^\n。；;,，]{0,24}?[*x×]\s*(\d{1,3})\s*(?:台|个)?\s*(?:机器?|节点|nodes?|machines?)",
+    re.I,
+)
+_GPUS_PER_WORKER = re.compile(r"(?<![A-Za-z_])NUM_GPUS_PER_(?:WORKER|NODE)\s*=\s*[\"']?(\d{1,2})\b")
+_NUM_WORKERS = re.compile(r"(?<![A-Za-z_])NUM_(?:WORKERS|NODES)\s*=\s*[\"']?(\d{1,4})\b")
 _COUNT_WORD = {
     "one": 1,
     "single": 1,
@@ -1193,7 +1299,7 @@ _COUNT_BEFORE = re.compile(
     r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
     r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
     r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
-    r"(?:core\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:的)?\s*)?(?:\*\*|__)?$",
+    r"(?:core\s+|available\s+|idle\s+)?(?:nvidia\s+|tesla\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:\*\*|__)?$",
     re.I,
 )
 _COUNT_AFTER = re.compile(
@@ -1224,7 +1330,11 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
             if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
                 continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
             lead = window[: before.start()]
-            theirs = bool(_NOT_THEIRS_BEFORE.search(lead) or _GPU_OTHERS.search(lead))
+            theirs = bool(
+                _NOT_THEIRS_BEFORE.search(lead)
+                or _GPU_OTHERS.search(lead)
+                or _INCREASED_TO.search(text[max(0, m.start() - 64) : m.start() - len(window) + before.start()])
+            )
             out.append((int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c), theirs))
             continue
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
@@ -1276,6 +1386,14 @@ _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\
 _NOT_THEIRS_BEFORE = re.compile(
     r"(?:requires?|required|needs?|recommends?|recommended|default|official|官方\S{0,4}|需要|要求|推荐|默认|"
     r"(?:do|does|don't|doesn't) not have|don't have|without|没有)\s*(?:at least|至少)?\s*$",
+    re.I,
+)
+
+
+# "by increasing the number of video cards to 8 * A10G", "scaling up to 16 GPUs": a count supposed, not the run's.
+_INCREASED_TO = re.compile(
+    r"(?:increas|rais|scal|upgrad|go)\w*\s+(?:up\s+)?(?:(?:the\s+)?(?:number|count)\s+of\s+[\w ]{0,24}?\s*)?to\s*$|"
+    r"(?:增加|加到|扩展|扩大)\S{0,8}?(?:到|至)\s*$",
     re.I,
 )
 
@@ -1438,7 +1556,12 @@ def _parallel(text: str, slots: Slots) -> None:
         # "the recipe requires 4 gpus … If I only have one gpu": the count the user marks as theirs wins over one a
         # recipe or README requires; otherwise the first.
         own = [n for m, n in counts if _MINE_BEFORE.search(text[max(0, m.start() - 14) : m.start()])]
-        others = [n for m, n in counts if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])]
+        others = [
+            n
+            for m, n in counts
+            if not _NOT_THEIRS_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+            and not _INCREASED_TO.search(text[max(0, m.start() - 64) : m.start()])
+        ]
         slots.world_size = next(iter(own or others), None)
         if (failing := _failing_count(text, counts)) is not None:
             slots.world_size = failing
@@ -1459,7 +1582,9 @@ def _parallel(text: str, slots: Slots) -> None:
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
-    if m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
+    if m := _PER_NODE_TIMES_NODES.search(text):
+        slots.num_nodes, slots.world_size = int(m.group(2)), int(m.group(1)) * int(m.group(2))
+    elif m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
     elif m := _own_mention(text, _NODES_X_GPUS):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
@@ -1479,6 +1604,12 @@ def _parallel(text: str, slots: Slots) -> None:
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)
+    if slots.world_size is None and (m := _GPUS_PER_WORKER.search(text)):
+        # DeepSpeedExamples' Megatron scripts: `NUM_WORKERS=1` (nodes) × `NUM_GPUS_PER_WORKER=2`
+        workers = int(w.group(1)) if (w := _NUM_WORKERS.search(text)) else 1
+        slots.world_size = int(m.group(1)) * workers
+        if workers > 1:
+            slots.num_nodes = workers
     if slots.world_size is None and (m := _SHARD_FILE_WORLD.search(text)):
         slots.world_size = int(m.group(1))  # FSDP/verl shard files "model_world_size_8_rank_0.pt": saved by 8 ranks
     _gpu_count_fixes(text, slots)
@@ -1598,6 +1729,10 @@ def _precision(text: str, slots: Slots) -> None:
     ]
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
+    # "when I used model().cuda().half() … torchrun … --bf16 True": a launch flag is the run's, over a cast in a sentence
+    flagged = [m for m in mentions if text[max(0, m.start() - 2) : m.start()] == "--"]
+    if flagged and flagged[0] is not mentions[0]:
+        mentions = flagged + [m for m in mentions if m not in flagged]
     # "混合精度 vs fp32 显存对比", "fp32 vs bf16 memory": fp32 is the baseline the half precision is measured against;
     # the precision the question is about is the half one.
     if _HALF_VS_FP32.search(text):
@@ -1693,7 +1828,12 @@ _QLORA = re.compile(r"(?<![\w/.])-{0,2}(?:use_)?q[-_]?lora(?![\w.])", re.I)
 _FREEZE = re.compile(
     r"(?<![A-Za-z_])freeze[-_ ]?(?:tuning|微调|训练|方式|fine[-_ ]?tun\w*)|冻结(?:部分)?(?:层|参数)?微调", re.I
 )
-_NO_ADAPTER = re.compile(r"(?:without|no|不用|不使用|没有用|没用)\s*(?:any\s+)?(?:peft|lora|adapters?|适配器)", re.I)
+# ("when I disable the lora and set requires_grad=True", "关闭lora", "去掉了LoRA": the adapter switched off)
+_NO_ADAPTER = re.compile(
+    r"(?:without|no|不用|不使用|没有用|没用|disabled?|disabling|turn(?:ed|ing)?\s+off|switch(?:ed|ing)?\s+off|"
+    r"关闭了?|关掉了?|去掉了?|不加)\s*(?:any\s+|the\s+)?(?:peft|lora|adapters?|适配器)(?![A-Za-z0-9_])",
+    re.I,
+)
 
 
 # P-Tuning (v2): ChatGLM's ptuning/ scripts, whose flag is `--pre_seq_len` (the prefix length, not the sequence length).
@@ -1790,11 +1930,15 @@ _LORA_REJECTED = re.compile(
 )
 
 
+_OUTPUT_DIR = re.compile(r"(?<![\w-])-{0,2}(?:output_dir|save_dir|logging_dir|save_path)[\"']?\s*[:= ]\s*\S+", re.I)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     text = _PACKAGE_LINE.sub("", text)
     low = text.lower()
-    _quantization(text, slots)
+    # "--output_dir saves/Qwen-72B-int4-Chat/…": where a run saves (a name copied from another run), not its weights' bits
+    _quantization(_OUTPUT_DIR.sub("", text), slots)
     # "(no LoRA)", "--use_lora False", `use_llm_lora: 0`: the method named and turned off.
     off = [m.span() for m in _NO_ADAPTER.finditer(text)] + [m.span() for m in _LORA_OFF.finditer(text)]
     lora = [
@@ -2302,7 +2446,13 @@ _OUTCOME = re.compile(
     r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I
 )
 # … and what makes the two a side-by-side comparison instead ("A vs B", "设置1 … 设置2", "B: …").
-_COMPARED = re.compile(r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话", re.I)
+# ("It's worth noting that when training X with another repo, I was able to …", "以前/之前 …": an earlier or other run
+# recalled for contrast)
+_COMPARED = re.compile(
+    r"\bvs\.?\b|versus|compared|对比|相比|设置\s*\d|setting\s*\d|方案|\b[AB]\s*:|的话|worth noting|"
+    r"\b(?:by|in) contrast\b|\bpreviously\b|\bin the past\b|以前|之前",
+    re.I,
+)
 # A value proposed in a question or a hypothetical ("如果 train_batch_size设置为8可以吗？", "what if I set bs=8?").
 _PROPOSED = re.compile(r"如果|假如|要是|\bif\b|可以吗|能否|行吗|should I|can I|could I", re.I)
 
@@ -2405,14 +2555,48 @@ def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
             slots.train_micro_batch_size_per_gpu = None
 
 
+_MICRO_NAMED = re.compile(r"micro[-_ ]?batch", re.I)
+_BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
+
+
+_GA_KEY_AT = re.compile(
+    r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?accum\w*|accum\w*|ga\b|梯度累[积加计])\w*\s*(?:=|:|：|of)?\s*\d",
+    re.I,
+)
+_AND_GA = re.compile(
+    r"\s*(?:`\s*)?(?:,|，|\band\b|\bwith\b|\+|和|加上?|配合)\s*(?:an?\s+|the\s+)?(?:`\s*)?(?:--)?", re.I
+)
+
+
+def _paired_with_ga(text: str, micro: list[tuple[int, int]]) -> int | None:
+    """The one micro batch of several that a gradient-accumulation setting is written with ("8 and GA 8"), else None."""
+    paired = set()
+    for pos, value in micro:
+        m = _MICRO.match(text, pos)
+        end = m.end() if m else pos
+        joint = _AND_GA.match(text, end)
+        if joint and _GA_KEY_AT.match(text, joint.end()):
+            paired.add(value)
+    return next(iter(paired)) if len(paired) == 1 else None
+
+
 def _latest_in_prose(text: str, slots: Slots) -> None:
     """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
     "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
     the user changed from. A config or a command sets each key once, so only prose is read this way."""
     if _MICRO_AND_BATCH.search(text):
         return
-    if latest := _latest(text, _mentions(text, _MICRO, "train_micro_batch_size_per_gpu")):
+    micro = _mentions(text, _MICRO, "train_micro_batch_size_per_gpu")
+    if _MICRO_NAMED.search(text):
+        # "I set the micro batch size to 1 … a batch size of 1 … the batch size to 384 and the micro batch size to 6":
+        # where the prose names the micro batch, a bare "batch size" is the global one, not another micro value
+        micro = [m for m in micro if not _BARE_BATCH_AT.match(text, m[0])]
+    if latest := _latest(text, micro):
         slots.train_micro_batch_size_per_gpu = latest[1]
+    elif len({v for _, v in micro}) > 1 and (paired := _paired_with_ga(text, micro)) is not None:
+        # "Is --batch_size 64 equivalent to --batch_size 8 and --accumulate_gradients 8?": of the batches compared, the
+        # one written with its accumulation is the accumulating run the question is about
+        slots.train_micro_batch_size_per_gpu = paired
     if (m := _MICRO_CHANGE.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         old, new = int(m.group(1)), int(m.group(2))
         slots.train_micro_batch_size_per_gpu = old if _change_fixed(text, m) else new
