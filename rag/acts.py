@@ -419,6 +419,10 @@ def classify_act(
     verdict = rule_act(parts, has_diagnosis, has_misconception, setup_enough, previous, follow_up)
     if follow_up and previous is not None and verdict == previous:
         return verdict
+    if has_misconception and verdict == "yes_no":
+        # A question about a wrong belief the user holds gets the verdict first, whatever the setup lets us
+        # compute ("Does mixed precision halve GPU memory for a full fine-tune of llama-2-7b?" is not a fit question).
+        return verdict
     from .act_model import revise_act
 
     revised = revise_act(
