@@ -16,6 +16,11 @@ contradicts what the card is about, read from structure, never from one question
 * **GPU generation** — a card whose title names a GPU older than Ampere as the cause ("bf16 needs an Ampere or newer
   GPU", "FlashAttention only supports Ampere GPUs or newer") does not answer a message whose GPUs all have the
   feature (A100, RTX 4090: compute capability 8.0+), nor the bf16 card a run in fp16 that never names bf16;
+* **training stack in the title** — a card whose title's subject names a stack ("… in LLaMA-Factory") does not answer
+  a message that names only other stacks, the ones they are built on included (a plain HF Trainer script is not a
+  LLaMA-Factory run; an HF Trainer card still answers a LLaMA-Factory user);
+* **machine count** — a card whose title's subject is several machines ("multi-node") does not answer a message that
+  never names more than one;
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
   multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU and
   names no more.
@@ -30,7 +35,7 @@ from calculators.errors import CalculatorError
 from calculators.presets import get_gpu
 
 from .cards import Card
-from .opening import AskedQuestion, first_sentence, lead_en, sizes_in, stack_conflict
+from .opening import AskedQuestion, first_sentence, lead_en, own_stacks, sizes_in, stack_conflict
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -85,6 +90,31 @@ def gpu_count_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = N
     if not _SEVERAL_GPUS.search(title_subject(card.title_en)):
         return ""
     return "the card is about several GPUs, the message states one"
+
+
+#: A title whose subject is a launch over several machines ("LLaMA-Factory on multiple nodes", "Multi-node training
+#: slower than one node").
+_SEVERAL_NODES_TITLE = re.compile(r"\bmulti-?node\b|\b(?:multiple|several) nodes\b", re.I)
+
+
+def node_count_conflict(card: Card, asked: AskedQuestion | None) -> str:
+    """Why a card about several machines does not answer a message that never names more than one ('' otherwise)."""
+    if asked is None or asked.several_nodes or not _SEVERAL_NODES_TITLE.search(title_subject(card.title_en)):
+        return ""
+    return "the card is about several machines, the message names one at most"
+
+
+def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card whose title names one training stack as its subject ("Setting batch size … in LLaMA-Factory", "An
+    HF Trainer step is …") does not answer a message that names only other stacks ('' otherwise). Unlike
+    :func:`rag.opening.stack_conflict` the card's stack does not bring the ones it is built on: a LLaMA-Factory card
+    is not the answer for a plain HF Trainer script, while an HF Trainer card still answers a LLaMA-Factory user (the
+    message's stacks do bring theirs)."""
+    theirs = frozenset(asked.stacks)
+    mine = own_stacks(title_subject(card.title_en))
+    if not theirs or not mine or mine & theirs:
+        return ""
+    return f"the card's title is about {'/'.join(sorted(mine))}, the message names {', '.join(sorted(theirs))}"
 
 
 def card_methods(card: Card) -> frozenset[str]:
@@ -159,4 +189,9 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         return "the card's lead is about another GPU capacity"
     if stack_conflict(card, asked):
         return "the card's lead is about another training stack"
-    return hardware_conflict(card, setup, asked) or gpu_count_conflict(card, setup, asked)
+    return (
+        title_stack_conflict(card, asked)
+        or node_count_conflict(card, asked)
+        or hardware_conflict(card, setup, asked)
+        or gpu_count_conflict(card, setup, asked)
+    )

@@ -1,0 +1,116 @@
+"""ret11 (issue #11): cards about one stack or several machines are not cited for messages about another setup.
+
+Message shapes from the blind-mined dev files (ho*.yaml): a single-machine ``torchrun --nnodes 1`` full pre-training
+that runs out of memory, a pre-0.6 LLaMA-Factory command (``src/train_bash.py --finetuning_type lora``) that never
+names LLaMA-Factory, a plain HF Trainer script.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.cards import load_cards
+from rag.citing import answers_another_setup, node_count_conflict, title_stack_conflict
+from rag.opening import SEVERAL_NODES, read_asked, stacks_named
+from rag.parts import split_message
+from rag.setup import read_setup
+
+CARDS = {c.id: c for c in load_cards()}
+
+ONE_MACHINE_OOM = (
+    "全量预训练 CUDA OOM\n我在做13b的全量继续预训练，资源是4*a100 80G，命令如下：\n"
+    "torchrun --nnodes 1 --nproc_per_node 4 run_clm_pt.py --deepspeed ds_zero2.json "
+    "--per_device_train_batch_size 1 --gradient_accumulation_steps 1 --fp16 --block_size 512\n"
+    "torch.cuda.OutOfMemoryError: CUDA out of memory."
+)
+OLD_LLAMAFACTORY = (
+    "基于Qwen-7B做pt，loss一直不下降，请问是什么原因？\n"
+    "CUDA_VISIBLE_DEVICES=0 python src/train_bash.py --stage pt --model_name_or_path Qwen-7B --do_train "
+    "--finetuning_type lora --per_device_train_batch_size 4 --gradient_accumulation_steps 4 --fp16"
+)
+PLAIN_TRAINER = (
+    "I fine-tune with the transformers Trainer, per_device_train_batch_size=2 and gradient_accumulation_steps=8 on "
+    "4 GPUs. What is my effective batch size?"
+)
+TWO_MACHINES = "两台8卡机器用 llamafactory-cli train 多机训练，第二台机器的 NODE_RANK 怎么设？"
+
+
+def _read(text: str):
+    parts = split_message(text)
+    setup, _ = read_setup(parts)
+    return read_asked(text, parts), setup
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python src/train_bash.py --stage sft --finetuning_type lora",
+        "finetuning_type: full\nstage: sft",
+        "CUDA_VISIBLE_DEVICES=0 python src/train_sft.py --do_train",
+    ],
+)
+def test_llamafactorys_own_arguments_and_old_scripts_name_it(text: str) -> None:
+    assert "llamafactory" in stacks_named(text)
+
+
+@pytest.mark.parametrize("text", ["python train.py --do_train", "full fine-tuning type", "src/train.py"])
+def test_other_scripts_do_not_name_llamafactory(text: str) -> None:
+    assert "llamafactory" not in stacks_named(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "两台机器训练",
+        "多机多卡",
+        "2 nodes with 8 GPUs",
+        "torchrun --nnodes 2 --node_rank 0",
+        "--nnodes=$NNODES",
+        "MASTER_ADDR=10.0.0.1",
+        "num_machines: 2",
+        "multi-node training hangs",
+    ],
+)
+def test_several_machines_are_named(text: str) -> None:
+    assert SEVERAL_NODES.search(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["torchrun --nnodes 1 --nproc_per_node 4 train.py", "--nnodes=1", "8 GPUs on one server", "单机8卡"]
+)
+def test_one_machine_is_not_several(text: str) -> None:
+    assert not SEVERAL_NODES.search(text)
+
+
+def test_the_multi_node_card_is_not_cited_for_a_one_machine_oom() -> None:
+    asked, setup = _read(ONE_MACHINE_OOM)
+    card = CARDS["llamafactory-multi-node-launch"]
+    assert node_count_conflict(card, asked)
+    assert answers_another_setup(card, asked, setup)
+
+
+def test_the_multi_node_card_answers_a_two_machine_question() -> None:
+    asked, setup = _read(TWO_MACHINES)
+    assert answers_another_setup(CARDS["llamafactory-multi-node-launch"], asked, setup) == ""
+
+
+def test_a_llamafactory_card_is_not_cited_for_a_plain_trainer_script() -> None:
+    asked, setup = _read(PLAIN_TRAINER)
+    assert {"hf-trainer", "accelerate"} <= set(asked.stacks)
+    assert title_stack_conflict(CARDS["llamafactory-batch-settings"], asked)
+    # The HF Trainer's own card still answers it.
+    assert answers_another_setup(CARDS["hf-trainer-step-counts-optimizer-updates"], asked, setup) == ""
+
+
+def test_an_unnamed_llamafactory_run_keeps_the_llamafactory_card() -> None:
+    asked, setup = _read(OLD_LLAMAFACTORY)
+    assert "llamafactory" in asked.stacks
+    assert title_stack_conflict(CARDS["llamafactory-batch-settings"], asked) == ""
+    # A card about the stack LLaMA-Factory is built on answers a LLaMA-Factory user.
+    assert title_stack_conflict(CARDS["hf-trainer-step-counts-optimizer-updates"], asked) == ""
+
+
+def test_a_message_that_names_no_stack_keeps_every_card() -> None:
+    asked, _ = _read("batch size 和梯度累积怎么设？")
+    assert not asked.stacks
+    assert title_stack_conflict(CARDS["llamafactory-batch-settings"], asked) == ""
