@@ -114,3 +114,33 @@ def test_a_message_that_names_no_stack_keeps_every_card() -> None:
     asked, _ = _read("batch size 和梯度累积怎么设？")
     assert not asked.stacks
     assert title_stack_conflict(CARDS["llamafactory-batch-settings"], asked) == ""
+
+
+# The OOM message of a genuine shortfall (30.35 of 31.75 GiB allocated, 0.2 GiB cached), as a V100 32 GB prints it.
+SHORTFALL_OOM = (
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB (GPU 1; 31.75 GiB total capacity; "
+    "30.35 GiB already allocated; 209.75 MiB free; 30.55 GiB reserved in total by PyTorch)"
+)
+
+
+@pytest.mark.parametrize(
+    ("setup", "cards"),
+    [
+        ({"finetune": "qlora"}, ["oom-memory-budget-breakdown", "qlora-memory"]),
+        ({"finetune": "lora", "num_params": 7e9}, ["oom-memory-budget-breakdown", "lora-memory-breakdown"]),
+        (
+            {"finetune": "full", "num_params": 13e9},
+            ["oom-memory-budget-breakdown", "mixed-precision-bytes-per-param", "zero-stages-memory-savings"],
+        ),
+        ({}, ["oom-memory-budget-breakdown", "zero-stages-memory-savings"]),
+    ],
+)
+def test_a_shortfall_cites_what_the_runs_model_states_are_made_of(setup: dict, cards: list[str]) -> None:
+    from calculators.diagnose import oom
+
+    (artifact,) = oom.read(SHORTFALL_OOM)
+    cause = next(c for c in oom.causes(artifact, setup) if c.id == "oom.model_states")
+    assert cause.card_ids == cards
+    assert all(cid in CARDS for cid in cause.card_ids)
+    # The GA myth is corrected only when the message holds it (rag.intents), not with every shortfall.
+    assert "myth-lower-ga-saves-memory" not in cause.card_ids
