@@ -6,7 +6,8 @@ the ChatGLM P-Tuning card for a full fine-tune of Qwen. Such a card is not cited
 contradicts what the card is about, read from structure, never from one question's wording:
 
 * **method** — a card whose title is about adapters (LoRA, QLoRA, DoRA, P-Tuning) does not answer a message that
-  states another method (a full fine-tune; P-Tuning for a LoRA run);
+  states another method (a full fine-tune; P-Tuning for a LoRA run), nor a card whose title is about a full fine-tune
+  ("Can a 24 GB card fully fine-tune a 7B model?") a message that states an adapter method;
 * **model size** — a card whose lead opens with one model size's numbers does not answer a message that states only
   other sizes (see :func:`rag.opening.size_fits`; a message that states no size may still be about it);
 * **GPU memory** — a card whose lead opens with one GPU capacity ("A single 24 GB card …") does not answer a message
@@ -43,9 +44,15 @@ from .setup import Setup
 _METHOD_IN_TITLE: dict[str, re.Pattern[str]] = {
     "lora": re.compile(r"(?<![\w-])(?:Q|Do)?LoRA\b", re.I),
     "ptuning": re.compile(r"\bP-?Tuning\b|\bprefix[-_ ]tuning\b", re.I),
+    # "Can a 24 GB card fully fine-tune a 7B model?" is about updating every weight, not about a LoRA run's memory
+    "full": re.compile(r"\bfull(?:y)?[- ]?(?:parameter )?fine-?tun\w*|\bfull-parameter\b", re.I),
 }
 #: The ``finetune`` values each method card answers (QLoRA is LoRA on a quantized base).
-_ANSWERS: dict[str, frozenset[str]] = {"lora": frozenset({"lora", "qlora"}), "ptuning": frozenset({"ptuning"})}
+_ANSWERS: dict[str, frozenset[str]] = {
+    "lora": frozenset({"lora", "qlora"}),
+    "ptuning": frozenset({"ptuning"}),
+    "full": frozenset({"full"}),
+}
 # A GPU capacity in a lead's first sentence ("A single 24 GB card").
 _CAPACITY = re.compile(r"(\d+(?:\.\d+)?)\s?(?:GB|GiB|G)\b")
 #: Capacities within this fraction of each other are the same card (a "24 GB" 3090 reads 23.7 GiB).
@@ -119,7 +126,10 @@ def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
 
 def card_methods(card: Card) -> frozenset[str]:
     """The adapter methods the card's title is about (empty for a card about no particular method)."""
-    return frozenset(m for m, rx in _METHOD_IN_TITLE.items() if rx.search(card.title_en))
+    methods = frozenset(m for m, rx in _METHOD_IN_TITLE.items() if rx.search(card.title_en))
+    # a title that compares an adapter with a full fine-tune ("LoRA is barely faster than full fine-tuning") is the
+    # adapter's card
+    return methods - {"full"} if methods - {"full"} else methods
 
 
 def method_conflict(card: Card, setup: Setup) -> bool:

@@ -144,3 +144,18 @@ def test_a_shortfall_cites_what_the_runs_model_states_are_made_of(setup: dict, c
     assert all(cid in CARDS for cid in cause.card_ids)
     # The GA myth is corrected only when the message holds it (rag.intents), not with every shortfall.
     assert "myth-lower-ga-saves-memory" not in cause.card_ids
+
+
+def test_the_full_fine_tune_card_is_not_cited_for_a_lora_run() -> None:
+    from rag.citing import card_methods, method_conflict
+
+    full = CARDS["oom-7b-full-finetune-24gb"]
+    assert card_methods(full) == {"full"}
+    _, lora = _read("4090 24G 用 LoRA 微调 llama 7B，--finetuning_type lora，per_device_train_batch_size 4 还是 OOM")
+    assert lora.get("finetune") == "lora"
+    assert method_conflict(full, lora)
+    _, whole = _read("单张 3090 全量微调 7B，--finetuning_type full，batch 1 也 OOM")
+    assert whole.get("finetune") == "full"
+    assert not method_conflict(full, whole)
+    # A title that compares LoRA with a full fine-tune is the LoRA card, as before.
+    assert card_methods(CARDS["lora-training-speed-vs-full-finetune"]) == {"lora"}
