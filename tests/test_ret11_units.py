@@ -159,3 +159,20 @@ def test_the_full_fine_tune_card_is_not_cited_for_a_lora_run() -> None:
     assert not method_conflict(full, whole)
     # A title that compares LoRA with a full fine-tune is the LoRA card, as before.
     assert card_methods(CARDS["lora-training-speed-vs-full-finetune"]) == {"lora"}
+
+
+def test_the_tiny_batch_card_is_not_cited_when_the_run_is_not_called_tiny() -> None:
+    # Same shape as ChatGLM2-6B #219 (micro 10 × GA 16, a question about the log's epoch): the retriever ranks the
+    # tiny-batch card first; it is not cited at all, while a message that says both are small still opens with it.
+    from rag import Assistant
+    from tests.test_engine_act2_units import _FixedRetriever
+
+    ranked = [CARDS["small-micro-batch-and-small-ga"], CARDS["hf-trainer-step-counts-optimizer-updates"]]
+    bot = Assistant(cards=list(CARDS.values()), retriever=_FixedRetriever(ranked))
+    ans = bot.ask(
+        "我的 per_device_train_batch_size 是 10，gradient_accumulation_steps 是 16，日志里一开始 epoch 就到 1 了。"
+        "这里的 epoch 具体是指什么？"
+    )
+    assert "small-micro-batch-and-small-ga" not in [s.card_id for s in ans.sources]
+    tiny = bot.ask("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差")
+    assert tiny.sources[0].card_id == "small-micro-batch-and-small-ga"
