@@ -176,3 +176,16 @@ def test_the_tiny_batch_card_is_not_cited_when_the_run_is_not_called_tiny() -> N
     assert "small-micro-batch-and-small-ga" not in [s.card_id for s in ans.sources]
     tiny = bot.ask("micro batch 只有 1，累积也只有 1，训练出来效果会不会很差")
     assert tiny.sources[0].card_id == "small-micro-batch-and-small-ga"
+
+
+def test_small_and_batch_must_meet_in_one_sentence() -> None:
+    from rag.intents import detect_intents
+
+    # An issue template (LLaDA fine-tune OOM shape): a small dataset, then the batch and GA fields on their own lines.
+    template = (
+        "I am fine-tuning an 8B model on a small custom dataset, but I get CUDA OOM.\n"
+        "Micro batch size: 2 per device\nGradient accumulation: 4\nReduced batch size (no effect)"
+    )
+    assert not detect_intents(template).small_batch
+    assert detect_intents("batch size 很小，梯度累积也只有 1，效果会差吗").small_batch
+    assert detect_intents("Both my micro batch is small and GA is 1. Is that bad?").small_batch
