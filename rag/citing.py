@@ -20,6 +20,8 @@ contradicts what the card is about, read from structure, never from one question
 * **training stack in the title** — a card whose title's subject names a stack ("… in LLaMA-Factory") does not answer
   a message that names only other stacks, the ones they are built on included (a plain HF Trainer script is not a
   LLaMA-Factory run; an HF Trainer card still answers a LLaMA-Factory user);
+* **phase** — a card whose title's subject is the evaluation phase does not answer a message that never names
+  evaluation (validation, prediction, an eval setting);
 * **machine count** — a card whose title's subject is several machines ("multi-node") does not answer a message that
   never names more than one;
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
@@ -109,6 +111,18 @@ def node_count_conflict(card: Card, asked: AskedQuestion | None) -> str:
     if asked is None or asked.several_nodes or not _SEVERAL_NODES_TITLE.search(title_subject(card.title_en)):
         return ""
     return "the card is about several machines, the message names one at most"
+
+
+#: A title whose subject is the evaluation phase ("Training fits but evaluation OOMs").
+_EVAL_TITLE = re.compile(r"\beval(?:uation)?\b", re.I)
+
+
+def phase_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about the evaluation phase does not answer a message that never names evaluation
+    (:data:`rag.opening.NAMES_EVALUATION`; '' otherwise)."""
+    if asked.names_evaluation or not _EVAL_TITLE.search(title_subject(card.title_en)):
+        return ""
+    return "the card is about evaluation, the message never names it"
 
 
 def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
@@ -202,6 +216,7 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
     return (
         title_stack_conflict(card, asked)
         or node_count_conflict(card, asked)
+        or phase_conflict(card, asked)
         or hardware_conflict(card, setup, asked)
         or gpu_count_conflict(card, setup, asked)
     )

@@ -144,6 +144,11 @@ SEVERAL_NODES = re.compile(
 )
 
 
+#: How a message names the evaluation phase: the word, a Trainer evaluation setting (``eval_steps``, ``do_eval``,
+#: ``per_device_eval_batch_size``), a validation or prediction step, or the glossary's Chinese forms.
+NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
+
+
 def own_stacks(text: str) -> frozenset[str]:
     """The training stacks ``text`` names, without those they are built on."""
     return frozenset(name for name, rx in _STACKS.items() if rx.search(text))
@@ -176,6 +181,9 @@ class AskedQuestion(BaseModel):
         description="GPU features the whole message names anywhere (bf16, flash_attention, a pre-Ampere GPU).",
     )
     several_gpus: bool = Field(False, description="The whole message names more than one GPU ('两张A40', '8 GPUs').")
+    names_evaluation: bool = Field(
+        False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
+    )
     several_nodes: bool = Field(
         False,
         description="The whole message names more than one machine ('两台机器', '2 nodes', NODE_RANK, a hostfile).",
@@ -222,6 +230,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         features=sorted(f for f, rx in _FEATURES.items() if rx.search(text)),
         several_gpus=bool(re.search(MULTI_GPU, text, re.I)),
         several_nodes=bool(SEVERAL_NODES.search(text)),
+        names_evaluation=bool(NAMES_EVALUATION.search(text)),
     )
 
 

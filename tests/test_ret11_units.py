@@ -189,3 +189,20 @@ def test_small_and_batch_must_meet_in_one_sentence() -> None:
     assert not detect_intents(template).small_batch
     assert detect_intents("batch size 很小，梯度累积也只有 1，效果会差吗").small_batch
     assert detect_intents("Both my micro batch is small and GA is 1. Is that bad?").small_batch
+
+
+def test_the_evaluation_oom_card_needs_a_message_that_names_evaluation() -> None:
+    from rag.citing import phase_conflict
+
+    card = CARDS["mem-eval-oom-accumulated-logits"]
+    training, _ = _read("用 4090 做 LoRA 微调，训练到第 3 步就 CUDA out of memory，batch 已经是 1 了")
+    assert phase_conflict(card, training)
+    for text in (
+        "训练正常，一到评估阶段就显存溢出",
+        "Training runs fine but it OOMs when evaluation starts",
+        "--do_eval --per_device_eval_batch_size 8 ... CUDA out of memory",
+    ):
+        asked, _ = _read(text)
+        assert phase_conflict(card, asked) == "", text
+    # Cards about training are not touched.
+    assert phase_conflict(CARDS["oom-memory-budget-breakdown"], training) == ""
