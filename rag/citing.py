@@ -6,7 +6,8 @@ the ChatGLM P-Tuning card for a full fine-tune of Qwen. Such a card is not cited
 contradicts what the card is about, read from structure, never from one question's wording:
 
 * **method** — a card whose title is about adapters (LoRA, QLoRA, DoRA, P-Tuning) does not answer a message that
-  states another method (a full fine-tune; P-Tuning for a LoRA run);
+  states another method (a full fine-tune; P-Tuning for a LoRA run), nor a card whose title is about a full fine-tune
+  ("Can a 24 GB card fully fine-tune a 7B model?") a message that states an adapter method;
 * **model size** — a card whose lead opens with one model size's numbers does not answer a message that states only
   other sizes (see :func:`rag.opening.size_fits`; a message that states no size may still be about it);
 * **GPU memory** — a card whose lead opens with one GPU capacity ("A single 24 GB card …") does not answer a message
@@ -16,6 +17,13 @@ contradicts what the card is about, read from structure, never from one question
 * **GPU generation** — a card whose title names a GPU older than Ampere as the cause ("bf16 needs an Ampere or newer
   GPU", "FlashAttention only supports Ampere GPUs or newer") does not answer a message whose GPUs all have the
   feature (A100, RTX 4090: compute capability 8.0+), nor the bf16 card a run in fp16 that never names bf16;
+* **training stack in the title** — a card whose title's subject names a stack ("… in LLaMA-Factory") does not answer
+  a message that names only other stacks, the ones they are built on included (a plain HF Trainer script is not a
+  LLaMA-Factory run; an HF Trainer card still answers a LLaMA-Factory user);
+* **phase** — a card whose title's subject is the evaluation phase does not answer a message that never names
+  evaluation (validation, prediction, an eval setting);
+* **machine count** — a card whose title's subject is several machines ("multi-node") does not answer a message that
+  never names more than one;
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
   multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU and
   names no more.
@@ -30,7 +38,7 @@ from calculators.errors import CalculatorError
 from calculators.presets import get_gpu
 
 from .cards import Card
-from .opening import AskedQuestion, first_sentence, lead_en, sizes_in, stack_conflict
+from .opening import AskedQuestion, first_sentence, lead_en, own_stacks, sizes_in, stack_conflict
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -38,9 +46,15 @@ from .setup import Setup
 _METHOD_IN_TITLE: dict[str, re.Pattern[str]] = {
     "lora": re.compile(r"(?<![\w-])(?:Q|Do)?LoRA\b", re.I),
     "ptuning": re.compile(r"\bP-?Tuning\b|\bprefix[-_ ]tuning\b", re.I),
+    # "Can a 24 GB card fully fine-tune a 7B model?" is about updating every weight, not about a LoRA run's memory
+    "full": re.compile(r"\bfull(?:y)?[- ]?(?:parameter )?fine-?tun\w*|\bfull-parameter\b", re.I),
 }
 #: The ``finetune`` values each method card answers (QLoRA is LoRA on a quantized base).
-_ANSWERS: dict[str, frozenset[str]] = {"lora": frozenset({"lora", "qlora"}), "ptuning": frozenset({"ptuning"})}
+_ANSWERS: dict[str, frozenset[str]] = {
+    "lora": frozenset({"lora", "qlora"}),
+    "ptuning": frozenset({"ptuning"}),
+    "full": frozenset({"full"}),
+}
 # A GPU capacity in a lead's first sentence ("A single 24 GB card").
 _CAPACITY = re.compile(r"(\d+(?:\.\d+)?)\s?(?:GB|GiB|G)\b")
 #: Capacities within this fraction of each other are the same card (a "24 GB" 3090 reads 23.7 GiB).
@@ -87,9 +101,49 @@ def gpu_count_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = N
     return "the card is about several GPUs, the message states one"
 
 
+#: A title whose subject is a launch over several machines ("LLaMA-Factory on multiple nodes", "Multi-node training
+#: slower than one node").
+_SEVERAL_NODES_TITLE = re.compile(r"\bmulti-?node\b|\b(?:multiple|several) nodes\b", re.I)
+
+
+def node_count_conflict(card: Card, asked: AskedQuestion | None) -> str:
+    """Why a card about several machines does not answer a message that never names more than one ('' otherwise)."""
+    if asked is None or asked.several_nodes or not _SEVERAL_NODES_TITLE.search(title_subject(card.title_en)):
+        return ""
+    return "the card is about several machines, the message names one at most"
+
+
+#: A title whose subject is the evaluation phase ("Training fits but evaluation OOMs").
+_EVAL_TITLE = re.compile(r"\beval(?:uation)?\b", re.I)
+
+
+def phase_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about the evaluation phase does not answer a message that never names evaluation
+    (:data:`rag.opening.NAMES_EVALUATION`; '' otherwise)."""
+    if asked.names_evaluation or not _EVAL_TITLE.search(title_subject(card.title_en)):
+        return ""
+    return "the card is about evaluation, the message never names it"
+
+
+def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card whose title names one training stack as its subject ("Setting batch size … in LLaMA-Factory", "An
+    HF Trainer step is …") does not answer a message that names only other stacks ('' otherwise). Unlike
+    :func:`rag.opening.stack_conflict` the card's stack does not bring the ones it is built on: a LLaMA-Factory card
+    is not the answer for a plain HF Trainer script, while an HF Trainer card still answers a LLaMA-Factory user (the
+    message's stacks do bring theirs)."""
+    theirs = frozenset(asked.stacks)
+    mine = own_stacks(title_subject(card.title_en))
+    if not theirs or not mine or mine & theirs:
+        return ""
+    return f"the card's title is about {'/'.join(sorted(mine))}, the message names {', '.join(sorted(theirs))}"
+
+
 def card_methods(card: Card) -> frozenset[str]:
     """The adapter methods the card's title is about (empty for a card about no particular method)."""
-    return frozenset(m for m, rx in _METHOD_IN_TITLE.items() if rx.search(card.title_en))
+    methods = frozenset(m for m, rx in _METHOD_IN_TITLE.items() if rx.search(card.title_en))
+    # a title that compares an adapter with a full fine-tune ("LoRA is barely faster than full fine-tuning") is the
+    # adapter's card
+    return methods - {"full"} if methods - {"full"} else methods
 
 
 def method_conflict(card: Card, setup: Setup) -> bool:
@@ -159,4 +213,10 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         return "the card's lead is about another GPU capacity"
     if stack_conflict(card, asked):
         return "the card's lead is about another training stack"
-    return hardware_conflict(card, setup, asked) or gpu_count_conflict(card, setup, asked)
+    return (
+        title_stack_conflict(card, asked)
+        or node_count_conflict(card, asked)
+        or phase_conflict(card, asked)
+        or hardware_conflict(card, setup, asked)
+        or gpu_count_conflict(card, setup, asked)
+    )

@@ -254,7 +254,11 @@ def _asks_effect(sentence: str) -> bool:
 
 
 def detect_intents(text: str) -> Intents:
-    both_small = _has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", text) and _has(r"batch|批", text) and _has(GA, text)
+    # "small" and "batch" in one sentence: "fine-tuning on a small custom dataset … Micro batch size: 2 … Gradient
+    # accumulation: 4" (a long issue template) does not call its batch small.
+    both_small = _has(GA, text) and any(
+        _has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", s) and _has(r"batch|批", s) for s in _sentences(text)
+    )
     small = _has(SMALL_BATCH, text) or both_small
     stages = {
         m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m

@@ -79,7 +79,14 @@ _STACKS: dict[str, re.Pattern[str]] = {
         re.A,
     ),
     # its example configs' paths name it too: examples/train_full/llama3_full_sft_ds3.yaml
-    "llamafactory": re.compile(r"llama[-_ ]?factory|\bllamafactory|\bexamples/train_(?:full|lora|qlora)/", re.I | re.A),
+    # ... and so do its own argument name `finetuning_type` and its pre-0.6 entry scripts (`src/train_bash.py`; its
+    # predecessor ChatGLM-Efficient-Tuning's `src/train_sft.py`), which its users paste without naming it:
+    # https://github.com/hiyouga/LLaMA-Factory/blob/main/src/llamafactory/hparams/finetuning_args.py
+    "llamafactory": re.compile(
+        r"llama[-_ ]?factory|\bllamafactory|\bexamples/train_(?:full|lora|qlora)/|\bfinetuning_type\b|"
+        r"\bsrc/train_(?:bash|sft|pt|rm|ppo|dpo)\.py\b",
+        re.I | re.A,
+    ),
     "trl": re.compile(r"\btrl\b|\b(?:SFT|DPO|GRPO|PPO|Reward)(?:Trainer|Config)\b", re.I | re.A),
     "torchtune": re.compile(r"\btorchtune\b|\btune run\b", re.I | re.A),
     # verl's own settings name it too: rollout.n, ppo_mini_batch_size, the recipes' train_prompt_bsz
@@ -127,9 +134,29 @@ _FEATURES: dict[str, re.Pattern[str]] = {
 }
 
 
+#: A message about more than one machine: the glossary's ways of saying so ("多机", "两台服务器", "2 nodes"), and what
+#: only a multi-node launch sets (NODE_RANK, MASTER_ADDR, a hostfile, ``--nnodes 2``, ``num_machines: 2``).
+SEVERAL_NODES = re.compile(
+    r"多机|多节点|多台|[两二三四五六八几]\s*[台个]\s*(?:机器|服务器|节点|node)|跨机|跨节点|"
+    r"multi[-_ ]?node|multiple (?:nodes|machines|servers)|\b(?:\d+|two|three|four|several) (?:\w+ )?(?:nodes|machines|servers)\b|"
+    r"node_rank|master_addr|hostfile|\bnnodes\b\s*[= ]\s*(?:[2-9]|\d{2}|\$)|num_(?:machines|nodes)\b\W{0,3}(?:[2-9]|\d{2})",
+    re.I,
+)
+
+
+#: How a message names the evaluation phase: the word, a Trainer evaluation setting (``eval_steps``, ``do_eval``,
+#: ``per_device_eval_batch_size``), a validation or prediction step, or the glossary's Chinese forms.
+NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
+
+
+def own_stacks(text: str) -> frozenset[str]:
+    """The training stacks ``text`` names, without those they are built on."""
+    return frozenset(name for name, rx in _STACKS.items() if rx.search(text))
+
+
 def stacks_named(text: str) -> frozenset[str]:
     """The training stacks ``text`` names, with those they are built on."""
-    named = {name for name, rx in _STACKS.items() if rx.search(text)}
+    named = set(own_stacks(text))
     for name in list(named):
         named.update(_IMPLIES.get(name, ()))
     return frozenset(named)
@@ -154,6 +181,13 @@ class AskedQuestion(BaseModel):
         description="GPU features the whole message names anywhere (bf16, flash_attention, a pre-Ampere GPU).",
     )
     several_gpus: bool = Field(False, description="The whole message names more than one GPU ('两张A40', '8 GPUs').")
+    names_evaluation: bool = Field(
+        False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
+    )
+    several_nodes: bool = Field(
+        False,
+        description="The whole message names more than one machine ('两台机器', '2 nodes', NODE_RANK, a hostfile).",
+    )
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -195,6 +229,8 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         message_keys=_keys(text),
         features=sorted(f for f, rx in _FEATURES.items() if rx.search(text)),
         several_gpus=bool(re.search(MULTI_GPU, text, re.I)),
+        several_nodes=bool(SEVERAL_NODES.search(text)),
+        names_evaluation=bool(NAMES_EVALUATION.search(text)),
     )
 
 

@@ -426,8 +426,25 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
                 "or use LoRA/QLoRA.",
                 fix_zh="减小微批次（同时增大 gradient_accumulation_steps 保持有效批次——GA 不增加峰值显存），开启梯度检查点，用 ZeRO-2/3 或 "
                 "FSDP 在多卡间分片，把优化器 offload 到 CPU，或改用 LoRA/QLoRA。",
-                card_ids=["oom-memory-budget-breakdown", "zero-stages-memory-savings", "myth-lower-ga-saves-memory"],
+                card_ids=_shortfall_cards(setup.get("finetune"), bool(extra_en)),
             )
         )
 
     return out
+
+
+#: The card that explains the model states of a run with each adapter method (what the weights, gradients and
+#: optimizer of the run are made of), cited with the genuine-shortfall cause.
+_METHOD_STATES_CARD = {"lora": "lora-memory-breakdown", "qlora": "qlora-memory"}
+
+
+def _shortfall_cards(finetune: Any, states_figure: bool) -> list[str]:
+    """The cards of a genuine shortfall: the memory budget first, then what the run's model states are made of — the
+    adapter method's card for LoRA/QLoRA, else the 16 bytes/parameter card when the cause quotes that figure and the
+    ZeRO card that shards it. (The GA myth card is not among them: the message did not say that lowering GA saves
+    memory, and rag.intents cites it when it does.)"""
+    if finetune in _METHOD_STATES_CARD:
+        return ["oom-memory-budget-breakdown", _METHOD_STATES_CARD[finetune]]
+    if states_figure:
+        return ["oom-memory-budget-breakdown", "mixed-precision-bytes-per-param", "zero-stages-memory-savings"]
+    return ["oom-memory-budget-breakdown", "zero-stages-memory-savings"]
