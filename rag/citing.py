@@ -38,7 +38,15 @@ from calculators.errors import CalculatorError
 from calculators.presets import get_gpu
 
 from .cards import Card
-from .opening import AskedQuestion, first_sentence, lead_en, own_stacks, sizes_in, stack_conflict
+from .opening import (
+    AskedQuestion,
+    first_sentence,
+    lead_en,
+    own_stacks,
+    sizes_in,
+    stack_conflict,
+    unnamed_title_stack,
+)
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -133,6 +141,8 @@ def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
     message's stacks do bring theirs)."""
     theirs = frozenset(asked.stacks)
     mine = own_stacks(title_subject(card.title_en))
+    if not theirs and unnamed_title_stack(card, asked, mine):
+        return f"the card's title is about {'/'.join(sorted(mine))}, the message names no training stack"
     if not theirs or not mine or mine & theirs:
         return ""
     return f"the card's title is about {'/'.join(sorted(mine))}, the message names {', '.join(sorted(theirs))}"

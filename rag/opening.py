@@ -109,6 +109,8 @@ _STACKS: dict[str, re.Pattern[str]] = {
     "axolotl": re.compile(r"\baxolotl\b", re.I | re.A),
     "swift": re.compile(r"\bms[-_]?swift\b|\bswift sft\b", re.I | re.A),
     "xtuner": re.compile(r"\bxtuner\b", re.I | re.A),
+    # its own per-GPU batch flags name it too (https://github.com/OpenRLHF/OpenRLHF cli/train_ppo_ray.py)
+    "openrlhf": re.compile(r"open[-_ ]?rlhf|\bmicro_rollout_batch_size\b|\bmicro_train_batch_size\b", re.I | re.A),
 }
 _IMPLIES: dict[str, tuple[str, ...]] = {
     "llamafactory": ("hf-trainer", "accelerate"),
@@ -351,8 +353,19 @@ def unnamed_stack(card: Card, asked: AskedQuestion) -> bool:
     """The lead is about one script family or framework of its own, and the message names no stack and none of the
     settings the lead names: "In alpaca-lora's finetune.py `batch_size` is global …" does not open for a paper's
     "batch_size=19200" or a DeepSeek-Coder fit question, while a message with `micro_batch_size` in it is that
-    script family's. (Only for the opening: such a card may still be cited below.)"""
+    script family's. (Only for the opening; :func:`unnamed_title_stack` decides citing by the title.)"""
     named = {name for name, rx in _STACKS.items() if rx.search(first_sentence(lead_en(card))[:_SUBJECT_CHARS])}
+    return _narrow_and_unnamed(frozenset(named), card, asked)
+
+
+def unnamed_title_stack(card: Card, asked: AskedQuestion, title_stacks: frozenset[str]) -> bool:
+    """The card's title is about one script family or framework of its own (OpenRLHF's batch flags, verl's batch
+    sizes), and the message names no stack and none of the settings the card's lead names: such a card answers its
+    own users, not every batch question (it is not cited)."""
+    return _narrow_and_unnamed(title_stacks, card, asked)
+
+
+def _narrow_and_unnamed(named: frozenset[str], card: Card, asked: AskedQuestion) -> bool:
     if asked.stacks or not named or named & _UNNAMED_STACKS:  # "HF Trainer, LLaMA-Factory and Accelerate fix …"
         return False
     return not _own_keys(lead_en(card)) & {k.rsplit(".", 1)[-1] for k in asked.message_keys if not _FILE.search(k)}

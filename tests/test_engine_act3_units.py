@@ -105,13 +105,15 @@ def test_a_why_about_training_stalling_at_a_step_stays_a_diagnosis() -> None:
     "text,expected",
     [
         # A second blind check, mined after the first round of changes (before: 5/9 right).
-        # Whether to change the learning rate with more GPUs asks for the setting, arithmetic in it is context
-        # (mmdetection #9669, deep-learning-for-image-processing #712, DIGITS #227).
+        # Whether to change the learning rate with more GPUs: a first question that asks whether a setting must
+        # change is answered with the verdict first (yes_no), as 5 of the 7 dev questions of that shape are labelled
+        # since stop 29 (act11); arithmetic in it is context (mmdetection #9669, deep-learning-for-image-processing
+        # #712, DIGITS #227). Two counts to choose between ("是不是要变成16？…还是维持1e-4？") ask for the setting.
         (
             "[Docs] Should I change the learning rate when using multi-node training?\n\nFor example, let's make lr is 1e-4 "
             "for 8x2=16 batch size, when I using 8 nodes to train the model, each is 8x2=16 batch size, should I enlarge the "
             "learning rate to 8e-4 or just set 1e-4 on each machine?",
-            "configure",
+            "yes_no",
         ),
         (
             "比如说我原本在单卡上batch size为32，learning rate为1e-4，那变成双卡后，batch size是不是要对应变成16？另外就是"
@@ -121,7 +123,7 @@ def test_a_why_about_training_stalling_at_a_step_stays_a_diagnosis() -> None:
         (
             "When training with multiple GPUs, we usually use larger batch size, do we also need to increase the learning "
             "rate in this case?",
-            "configure",
+            "yes_no",
         ),
         # A sentence-final 么 without a question mark asks for a verdict (O2SFormer #7).
         ("学习率和多卡训练的关系\n\n我想请问下 您在使用多卡训练和单卡训练时，学习率有进行改变么", "yes_no"),
