@@ -213,6 +213,25 @@ def hardware_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = No
     return ""
 
 
+#: A title that opens with the error message it explains: '"FlashAttention only support fp16 and bf16 data type": …'.
+_QUOTED_ERROR_TITLE = re.compile(r'^"([^"]{12,200})"')
+
+
+def error_title_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about one error message does not answer a message that never quotes it ('' otherwise): four
+    consecutive words of the error (case and punctuation aside) must be in the message. Such cards answer the users
+    who paste that error; a general question about ZeRO-3 or fp16 is not theirs."""
+    m = _QUOTED_ERROR_TITLE.match(card.title_en)
+    if not m:
+        return ""
+    words = re.findall(r"[a-z0-9_]+", m.group(1).lower())
+    grams = {" ".join(words[i : i + 4]) for i in range(max(len(words) - 3, 1))}
+    text = f" {asked.message_words} "
+    if any(f" {g} " in text for g in grams):
+        return ""
+    return "the card explains an error message the message does not quote"
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str:
     """Why ``card`` is about another setup than the message states ('' when nothing contradicts it)."""
     if method_conflict(card, setup):
@@ -227,6 +246,7 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         title_stack_conflict(card, asked)
         or node_count_conflict(card, asked)
         or phase_conflict(card, asked)
+        or error_title_conflict(card, asked)
         or hardware_conflict(card, setup, asked)
         or gpu_count_conflict(card, setup, asked)
     )

@@ -183,6 +183,9 @@ class AskedQuestion(BaseModel):
         description="GPU features the whole message names anywhere (bf16, flash_attention, a pre-Ampere GPU).",
     )
     several_gpus: bool = Field(False, description="The whole message names more than one GPU ('两张A40', '8 GPUs').")
+    message_words: str = Field(
+        "", description="The whole message's ASCII words, lower-cased and space-joined (error texts are matched on it)."
+    )
     names_evaluation: bool = Field(
         False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
     )
@@ -233,6 +236,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         several_gpus=bool(re.search(MULTI_GPU, text, re.I)),
         several_nodes=bool(SEVERAL_NODES.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
+        message_words=" ".join(re.findall(r"[a-z0-9_]+", text.lower())),
     )
 
 

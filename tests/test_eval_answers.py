@@ -20,11 +20,11 @@ pytestmark = pytest.mark.slow
 # moved into the dev set in stop 29 so the engine can learn from them, and dev-cards11 (16, mined blind). Measured on
 # the merged engine of stop 29: act 0.835 / 0.839 (optimistic: the act model is trained on this folder; grouped CV
 # 0.833 / 0.837), fidelity 0.959 / 0.945, 7 contradicted (each message describes two runs), 1 headline, 3 strawman,
-# hit@3 0.805 / 0.838, hit@1 0.582 / 0.645, p90 109 / 120 words, 1 refusal. At the start of stop 29 (925 questions):
+# hit@3 0.809 / 0.838, hit@1 0.586 / 0.650, p90 110 / 120 words, 1 refusal. At the start of stop 29 (925 questions):
 # act 0.796 / 0.812, fidelity 0.949 / 0.932, 37 contradicted, hit@3 0.792 / 0.825, hit@1 0.569 / 0.640.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.80, "hit1": 0.575},
-    "en": {"act_accuracy": 0.835, "fidelity": 0.94, "hit3": 0.835, "hit1": 0.64},
+    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.805, "hit1": 0.58},
+    "en": {"act_accuracy": 0.835, "fidelity": 0.94, "hit3": 0.835, "hit1": 0.645},
 }
 CEILINGS = {"contradicted": 7, "assumed_headlines": 1, "strawman": 3, "first_words_p90": 120, "refused": 1}
 
@@ -33,7 +33,7 @@ CEILINGS = {"contradicted": 7, "assumed_headlines": 1, "strawman": 3, "first_wor
 # and blind6-zh/-en.yaml (52, mined in stop 29 before its changes), each mined by helpers who never saw the engine's
 # code or answers. Start of stop 29 -> end, on these 191 (bench/eval_answers.py --dir tests/data/heldout_real): act
 # 0.660 / 0.619 -> 0.691 / 0.639, values used 0.909 / 0.845 both, 20 contradicted both, hit@3 0.598 / 0.717 ->
-# 0.573 / 0.739, hit@1 0.366 / 0.467 -> 0.305 / 0.457 (the six new cards of stop 29 displace expected ones on fresh
+# 0.573 / 0.739, hit@1 0.366 / 0.467 -> 0.317 / 0.467 (the six new cards of stop 29 displace expected ones on fresh
 # Chinese questions), 0 headlines, 0 strawman, 1 refusal.
 HELDOUT_FLOORS = {
     "zh": {"act_accuracy": 0.685, "fidelity": 0.905, "hit3": 0.57},

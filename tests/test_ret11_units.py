@@ -225,3 +225,16 @@ def test_openrlhf_is_named_by_its_name_or_its_own_batch_flags() -> None:
     )
     assert "openrlhf" in flags.stacks
     assert title_stack_conflict(CARDS["openrlhf-ppo-batch-sizes"], flags) == ""
+
+
+def test_a_card_about_one_error_message_is_cited_only_when_the_message_quotes_it() -> None:
+    """'"FlashAttention only support fp16 and bf16 data type": …' answers users who paste that error, not every fp16
+    question; four consecutive words of the error in the message (any case, any punctuation) are enough."""
+    from rag.citing import error_title_conflict
+
+    card = CARDS["flash-attention-fp16-bf16-only"]
+    general, _ = _read("fp16 和 bf16 训练哪个更好？我的卡是 A100")
+    assert error_title_conflict(card, general)
+    pasted, _ = _read("训练报错 RuntimeError: FlashAttention only support fp16 and bf16 data type，怎么办？")
+    assert error_title_conflict(card, pasted) == ""
+    assert error_title_conflict(CARDS["zero-stages-memory-savings"], general) == ""  # no error in its title
