@@ -36,29 +36,30 @@ _SWIFT_DS = {
 def _parse_hf(pc: ParsedConfig) -> None:
     d = pc.raw
     strict = pc.source_format != "flags"
+    swift = pc.program == "ms-swift"  # `swift sft ...`: the same fields plus ms-swift's own names (_read_swift_names)
     batch_keys = {
         "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
         "gradient_accumulation_steps": "gradient_accumulation_steps",
     }
-    if pc.program == "ms-swift" and "per_device_train_batch_size" not in d:
+    if swift and "per_device_train_batch_size" not in d:
         batch_keys["batch_size"] = "train_micro_batch_size_per_gpu"
     _read_batch(pc, d, batch_keys, strict=strict)
-    if pc.program == "ms-swift":
-        _parse_swift(pc, d)
-        return
     _micro_ga_to_memory(pc)
-    pc.unknown_keys += [k for k in d if k not in HF_KEYS and not k.startswith("accelerate_")]
+    known = _SWIFT_READ if swift else frozenset()
+    pc.unknown_keys += [k for k in d if k not in HF_KEYS and k not in known and not k.startswith("accelerate_")]
     ds = d.get("deepspeed")
     if isinstance(ds, (str, dict)) and ds:
         pc.deepspeed = ds
     prec = _precision(d.get("bf16"), d.get("fp16"), bool(pc.deepspeed))
-    if prec is None and not pc.deepspeed:
+    if swift:
+        _swift_dtype_note(pc, d)
+    elif prec is None and not pc.deepspeed:
         prec = "fp32"
         pc.notes_en.append(
             "Neither --bf16 nor --fp16: Trainer trains in fp32 (unless the script loads the model in 16-bit)."
         )
         pc.notes_zh.append("没有 --bf16 也没有 --fp16：Trainer 以 fp32 训练（除非脚本以 16 位加载模型）。")
-    if prec:
+    if prec and not swift:
         pc.memory["precision"] = prec
     if _truthy(d.get("gradient_checkpointing")):
         pc.memory["gradient_checkpointing"] = "full"
@@ -84,53 +85,52 @@ def _parse_hf(pc: ParsedConfig) -> None:
         _lora_targets(pc, d.get("lora_target_modules"))
     if isinstance(d.get("accelerate_num_processes"), int):
         pc.world_size = pc.world_size or d["accelerate_num_processes"]
+    if swift:
+        _read_swift_names(pc, d)
 
 
-def _parse_swift(pc: ParsedConfig, d: dict[str, Any]) -> None:
-    """`swift sft/pt/rlhf` flags: TrainingArguments fields (ms-swift 3.x subclasses Seq2SeqTrainingArguments) plus
-    ms-swift's own names. The precision is not TrainingArguments' fp32 default: without --torch_dtype ms-swift takes
-    the model config's dtype and switches on bf16 or fp16 from it (swift/llm/argument/base_args/model_args.py
-    _init_torch_dtype), so nothing is assumed here."""
-    _micro_ga_to_memory(pc)
-    pc.unknown_keys += [k for k in d if k not in HF_KEYS and k not in _SWIFT_READ]
-    dtype = str(d.get("torch_dtype") or d.get("dtype") or "").lower()
-    if not dtype and not _truthy(d.get("bf16")) and not _truthy(d.get("fp16")):
-        pc.notes_en.append(
-            "No --torch_dtype: ms-swift uses the dtype of the model's config and turns on bf16 (bfloat16 models) or "
-            "fp16 (float16/float32 models) training from it."
-        )
-        pc.notes_zh.append(
-            "没有 --torch_dtype：ms-swift 使用模型 config 里的 dtype，并据此开启 bf16（bfloat16 模型）或 fp16"
-            "（float16/float32 模型）训练。"
-        )
-    ds = d.get("deepspeed")
-    if isinstance(ds, str) and ds:
-        pc.deepspeed = ds
-        stage_offload = _SWIFT_DS.get(ds.lower())
-        if stage_offload:
-            pc.memory["zero_stage"] = stage_offload[0]
-            if stage_offload[1]:
-                pc.memory["offload_optimizer"] = True
-    if _truthy(d.get("gradient_checkpointing")):
-        pc.memory["gradient_checkpointing"] = "full"
-    _seq_len(pc, d, ("max_length", "max_seq_length", "model_max_length"))
-    for key in _SWIFT_MODEL_KEYS:
-        name = d.get(key)
-        if isinstance(name, str) and name:
+def _swift_dtype_note(pc: ParsedConfig, d: dict[str, Any]) -> None:
+    """ms-swift does not train in TrainingArguments' fp32 default: without --torch_dtype it takes the model config's
+    dtype and switches on bf16 or fp16 from it (swift/llm/argument/base_args/model_args.py _init_torch_dtype), so no
+    precision is assumed, and the note says so."""
+    if d.get("torch_dtype") or d.get("dtype") or _truthy(d.get("bf16")) or _truthy(d.get("fp16")):
+        return
+    pc.notes_en.append(
+        "No --torch_dtype: ms-swift uses the dtype of the model's config and turns on bf16 (bfloat16 models) or "
+        "fp16 (float16/float32 models) training from it."
+    )
+    pc.notes_zh.append(
+        "没有 --torch_dtype：ms-swift 使用模型 config 里的 dtype，并据此开启 bf16（bfloat16 模型）或 fp16"
+        "（float16/float32 模型）训练。"
+    )
+
+
+def _read_swift_names(pc: ParsedConfig, d: dict[str, Any]) -> None:
+    """ms-swift's own argument names (ms-swift 3.x subclasses Seq2SeqTrainingArguments for the rest): its built-in
+    DeepSpeed configs, the model (--model, or 2.x's --model_id_or_path / --model_type) and the method."""
+    stage_offload = _SWIFT_DS.get(d["deepspeed"].lower()) if isinstance(d.get("deepspeed"), str) else None
+    if stage_offload:
+        pc.memory["zero_stage"] = stage_offload[0]
+        if stage_offload[1]:
+            pc.memory["offload_optimizer"] = True
+    if "model" not in pc.memory and pc.model_name is None:
+        name = next((d[k] for k in _SWIFT_MODEL_KEYS if isinstance(d.get(k), str) and d[k]), None)
+        if name:
             _model(pc, {"model_name_or_path": name})
-            break
     method = str(d.get("train_type") or d.get("sft_type") or "").lower()
-    if method in ("lora", "full"):
-        quant = _int(d.get("quant_bits") or d.get("quantization_bit"), strict=False)
-        pc.memory["finetune"] = "qlora" if method == "lora" and quant == 4 else method
-        r = _int(d.get("lora_rank"), strict=False)
-        if method == "lora" and r and r > 0:
-            pc.memory["lora_rank"] = r
-        targets = d.get("target_modules") or d.get("lora_target_modules")
-        if method == "lora" and targets is None and "train_type" in d:
-            targets = "all-linear"  # ms-swift 3.x TunerArguments: target_modules defaults to ['all-linear']
-        if method == "lora":
-            _lora_targets(pc, targets)
+    if method not in ("lora", "full"):
+        return
+    quant = _int(d.get("quant_bits") or d.get("quantization_bit"), strict=False)
+    pc.memory["finetune"] = "qlora" if method == "lora" and quant == 4 else method
+    if method == "full":
+        return
+    r = _int(d.get("lora_rank"), strict=False)
+    if r and r > 0:
+        pc.memory["lora_rank"] = r
+    targets = d.get("target_modules") or d.get("lora_target_modules")
+    if targets is None and "train_type" in d:
+        targets = "all-linear"  # ms-swift 3.x TunerArguments: target_modules defaults to ['all-linear']
+    _lora_targets(pc, targets)
 
 
 # ---------------------------------------------------------------------------------------------
