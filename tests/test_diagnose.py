@@ -299,6 +299,11 @@ def test_unused_keys_are_listed_and_training_yaml_is_spotted() -> None:
 
 def test_repeated_errors_are_capped_per_kind() -> None:
     one = (PASTES / "oom_2x_full_vsmtrans3.txt").read_text(encoding="utf-8")
-    d = diagnose((one + "\n") * 300)
+    # 300 errors that differ (each rank's own request size) are capped, head and tail kept.
+    text = "".join(one.replace("226.00 MiB", f"{100 + i}.00 MiB") + "\n" for i in range(300))
+    d = diagnose(text)
     assert len(d.artifacts) == 20 and all(a.kind == "cuda_oom" for a in d.artifacts)
     assert d.artifacts[-1].end > len(one) * 299  # the last occurrence is kept
+    # The same error 300 times says nothing new: it is read once.
+    same = diagnose((one + "\n") * 300)
+    assert len(same.artifacts) == 1

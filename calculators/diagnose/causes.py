@@ -7,6 +7,7 @@ a huge paste are read — errors sit at the end of logs) and explains in both la
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from typing import Any
 
@@ -108,10 +109,32 @@ def detect_artifacts(text: str) -> list[Artifact]:
             continue
     with contextlib.suppress(Exception):
         found.extend(_tracebacks(body, found))
-    found = _cap_per_kind(sorted(found, key=lambda a: (a.start, a.end)))
+    found = _cap_per_kind(_drop_repeats(sorted(found, key=lambda a: (a.start, a.end))))
     if offset:
         found = [a.model_copy(update={"start": a.start + offset, "end": a.end + offset}) for a in found]
     return found
+
+
+# Error kinds whose repeat says nothing new: the same message pasted as the issue title and again in the body.
+_ONE_EACH = frozenset({"cuda_oom", "deepspeed_batch_assert", "config_error", "host_oom_kill", "nccl_timeout"})
+
+
+def _drop_repeats(arts: list[Artifact]) -> list[Artifact]:
+    """Keep the first of several errors with the same kind and the same values read from them.
+
+    Users often paste an error into the title and again in the body; showing it twice under "What I read" wastes the
+    first screen. Errors that differ in any value (another GPU index, another request size) are all kept.
+    """
+    seen: set[str] = set()
+    out: list[Artifact] = []
+    for a in arts:
+        if a.kind in _ONE_EACH:
+            key = a.kind + json.dumps(a.fields, sort_keys=True, default=str)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(a)
+    return out
 
 
 def _cap_per_kind(arts: list[Artifact]) -> list[Artifact]:
