@@ -494,7 +494,12 @@ _ALIASES = {
     "llama-3.1-8b": "llama-3-8b",
     "meta-llama-3-8b": "llama-3-8b",
     "qwen2.5-7b-instruct": "qwen2.5-7b",
+    # Qwen2 and Qwen2.5 share these shapes (the published config.json: hidden, layers, heads, KV heads, MLP, vocab);
+    # Qwen2 has no 3B/14B/32B, and its MoE (57B-A14B) is its own preset.
+    "qwen2-0.5b": "qwen2.5-0.5b",
+    "qwen2-1.5b": "qwen2.5-1.5b",
     "qwen2-7b": "qwen2.5-7b",
+    "qwen2-72b": "qwen2.5-72b",
     "mistral-7b-v0.1": "mistral-7b",
     "chatglm3": "chatglm3-6b",
     "gpt2-small": "gpt2",

@@ -24,6 +24,9 @@ from rag.slots import extract_slots
         ("Llama3-70B", "llama-3.1-70b"),  # LLaMA-Factory users' spelling; Llama 3 and 3.1 70B share the shape
         ("Meta-Llama-3-70B-Instruct", "llama-3.1-70b"),
         ("Meta-Llama-3-8B", "llama-3-8b"),
+        ("Qwen2-72B-Instruct", "qwen2.5-72b"),  # Qwen2 and Qwen2.5 72B share one config (8192 x 80, 29568 MLP)
+        ("Qwen2-1.5B", "qwen2.5-1.5b"),
+        ("Qwen2-14B", None),  # there is no Qwen2 14B
     ],
 )
 def test_preset_for_name(written: str, preset: str | None) -> None:
