@@ -119,6 +119,9 @@ def _entries(folders: tuple[pathlib.Path, ...] = FOLDERS) -> list[tuple[str, int
 _GITHUB_THREAD = re.compile(r"^https?://github\.com/([^/]+)/([^/]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 #: Owners GitHub redirects to a new name (the repositories moved; old links still work).
 _OWNER_MOVES = {"microsoft": "deepspeedai", "thudm": "zai-org", "pytorch": "meta-pytorch", "openllmai": "openrlhf"}
+#: Single repositories that moved to another owner (the old owner keeps other repositories): volcengine/verl is
+#: verl-project/verl, and search results still show both spellings.
+_REPO_MOVES = {"volcengine/verl": "verl-project/verl"}
 
 
 def thread_key(url: str) -> str:
@@ -129,6 +132,7 @@ def thread_key(url: str) -> str:
     m = _GITHUB_THREAD.match(url)
     if m:
         owner, repo, number = m.groups()
+        owner, repo = _REPO_MOVES.get(f"{owner}/{repo}", f"{owner}/{repo}").split("/")
         return f"github:{_OWNER_MOVES.get(owner, owner)}/{re.sub(r'[-_.]', '', repo)}/{number}"
     return url
 
@@ -185,6 +189,12 @@ def test_thread_key_names_one_thread():
     )
     assert thread_key("https://github.com/ssbuild/chatglm_finetuning/issues/131") != thread_key(
         "https://github.com/liucongg/ChatGLM-Finetuning/issues/131"
+    )
+    assert thread_key("https://github.com/volcengine/verl/issues/1200") == thread_key(
+        "https://github.com/verl-project/verl/issues/1200"
+    )
+    assert thread_key("https://github.com/volcengine/veScale/issues/5") != thread_key(
+        "https://github.com/verl-project/veScale/issues/5"
     )
 
 
