@@ -38,15 +38,7 @@ from calculators.errors import CalculatorError
 from calculators.presets import get_gpu
 
 from .cards import Card
-from .opening import (
-    AskedQuestion,
-    first_sentence,
-    lead_en,
-    own_stacks,
-    sizes_in,
-    stack_conflict,
-    unnamed_title_stack,
-)
+from .opening import AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -85,15 +77,6 @@ _SEVERAL_GPUS = re.compile(
     r"\bdifferent GPU models\b|\bin data parallel\b",
     re.I,
 )
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_MYTH = re.compile(r"^\s*Myth:\s*", re.I)
-
-
-def title_subject(title: str) -> str:
-    """What a title is about: the part before its first colon outside quotes (after "Myth:" for a myth)."""
-    title = _MYTH.sub("", title)
-    colon = re.search(r":\s", _QUOTED.sub(lambda m: "x" * len(m.group(0)), title))
-    return title[: colon.start()] if colon else title
 
 
 def gpu_count_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = None) -> str:
@@ -104,7 +87,7 @@ def gpu_count_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = N
         return ""
     if asked is not None and asked.several_gpus:
         return ""
-    if not _SEVERAL_GPUS.search(title_subject(card.title_en)):
+    if not _SEVERAL_GPUS.search(card_topic(card).title_subject):
         return ""
     return "the card is about several GPUs, the message states one"
 
@@ -116,7 +99,7 @@ _SEVERAL_NODES_TITLE = re.compile(r"\bmulti-?node\b|\b(?:multiple|several) nodes
 
 def node_count_conflict(card: Card, asked: AskedQuestion | None) -> str:
     """Why a card about several machines does not answer a message that never names more than one ('' otherwise)."""
-    if asked is None or asked.several_nodes or not _SEVERAL_NODES_TITLE.search(title_subject(card.title_en)):
+    if asked is None or asked.several_nodes or not _SEVERAL_NODES_TITLE.search(card_topic(card).title_subject):
         return ""
     return "the card is about several machines, the message names one at most"
 
@@ -128,7 +111,7 @@ _EVAL_TITLE = re.compile(r"\beval(?:uation)?\b", re.I)
 def phase_conflict(card: Card, asked: AskedQuestion) -> str:
     """Why a card about the evaluation phase does not answer a message that never names evaluation
     (:data:`rag.opening.NAMES_EVALUATION`; '' otherwise)."""
-    if asked.names_evaluation or not _EVAL_TITLE.search(title_subject(card.title_en)):
+    if asked.names_evaluation or not _EVAL_TITLE.search(card_topic(card).title_subject):
         return ""
     return "the card is about evaluation, the message never names it"
 
@@ -140,7 +123,7 @@ def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
     is not the answer for a plain HF Trainer script, while an HF Trainer card still answers a LLaMA-Factory user (the
     message's stacks do bring theirs)."""
     theirs = frozenset(asked.stacks)
-    mine = own_stacks(title_subject(card.title_en))
+    mine = card_topic(card).title_stacks
     if not theirs and unnamed_title_stack(card, asked, mine):
         return f"the card's title is about {'/'.join(sorted(mine))}, the message names no training stack"
     if not theirs or not mine or mine & theirs:
@@ -165,14 +148,14 @@ def method_conflict(card: Card, setup: Setup) -> bool:
 
 def size_conflict(card: Card, asked: AskedQuestion) -> bool:
     """The card's lead opens with model sizes and the message states only other ones."""
-    sizes = sizes_in(first_sentence(lead_en(card)))
+    sizes = card_topic(card).lead_sizes
     return bool(sizes and asked.sizes) and not sizes & set(asked.sizes)
 
 
 def capacity_conflict(card: Card, setup: Setup) -> bool:
     """The card's lead opens with a GPU capacity and the message states a different one."""
     stated = setup.get("gpu_memory_gb")
-    capacities = [float(x) for x in _CAPACITY.findall(first_sentence(lead_en(card)))]
+    capacities = [float(x) for x in _CAPACITY.findall(card_topic(card).lead_first)]
     if not stated or not capacities:
         return False
     return all(abs(c - float(stated)) > _CAPACITY_TOLERANCE * max(c, float(stated)) for c in capacities)
@@ -213,19 +196,13 @@ def hardware_conflict(card: Card, setup: Setup, asked: AskedQuestion | None = No
     return ""
 
 
-#: A title that opens with the error message it explains: '"FlashAttention only support fp16 and bf16 data type": …'.
-_QUOTED_ERROR_TITLE = re.compile(r'^"([^"]{12,200})"')
-
-
 def error_title_conflict(card: Card, asked: AskedQuestion) -> str:
     """Why a card about one error message does not answer a message that never quotes it ('' otherwise): four
     consecutive words of the error (case and punctuation aside) must be in the message. Such cards answer the users
     who paste that error; a general question about ZeRO-3 or fp16 is not theirs."""
-    m = _QUOTED_ERROR_TITLE.match(card.title_en)
-    if not m:
+    grams = card_topic(card).error_grams
+    if not grams:
         return ""
-    words = re.findall(r"[a-z0-9_]+", m.group(1).lower())
-    grams = {" ".join(words[i : i + 4]) for i in range(max(len(words) - 3, 1))}
     text = f" {asked.message_words} "
     if any(f" {g} " in text for g in grams):
         return ""
