@@ -7,7 +7,8 @@ contradicts what the card is about, read from structure, never from one question
 
 * **method** — a card whose title is about adapters (LoRA, QLoRA, DoRA, P-Tuning) does not answer a message that
   states another method (a full fine-tune; P-Tuning for a LoRA run), nor a card whose title is about a full fine-tune
-  ("Can a 24 GB card fully fine-tune a 7B model?") a message that states an adapter method;
+  ("Can a 24 GB card fully fine-tune a 7B model?") a message that states an adapter method; a P-Tuning card, a method
+  no script runs by default, does not answer a message that never names it (:func:`unnamed_method_conflict`);
 * **model size** — a card whose lead opens with one model size's numbers does not answer a message that states only
   other sizes (see :func:`rag.opening.size_fits`; a message that states no size may still be about it);
 * **GPU memory** — a card whose lead opens with one GPU capacity ("A single 24 GB card …") does not answer a message
@@ -146,6 +147,27 @@ def method_conflict(card: Card, setup: Setup) -> bool:
     return bool(stated and methods) and not any(stated in _ANSWERS[m] for m in methods)
 
 
+#: How a message names P-Tuning / prefix tuning, read on its ASCII words (``AskedQuestion.message_words``): the method's
+#: names and the settings only it has (ChatGLM's ``pre_seq_len`` and ``prefix_projection``, PEFT's ``num_virtual_tokens``).
+_NAMES_PTUNING = re.compile(
+    r"\bp ?tuning\w*|\bptuning\w*|\bprefix[ _]?tuning\b|\bpre_seq_len\b|\bprefix_projection\b|\bnum_virtual_tokens\b"
+)
+
+
+def unnamed_method_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
+    """Why a card about P-Tuning does not answer a message that never names P-Tuning ('' otherwise). Unlike LoRA, which
+    many scripts run by default (LLaMA-Factory's ``finetuning_type`` defaults to lora) and users often leave unnamed,
+    P-Tuning is never a default: a run that uses it names it or its settings. Measured on the dev set (main at
+    d8b8186): the ChatGLM P-Tuning card was cited in the first three for 10 messages that never name P-Tuning (ChatGLM
+    LoRA, QLoRA and full runs, 5 of them in the blind-mined ho* files) and expected for none of them; a LoRA card was
+    still expected for 19 of the 68 messages that never name LoRA, so the rule does not extend to it."""
+    if "ptuning" not in card_methods(card) or setup.get("finetune") == "ptuning":
+        return ""
+    if _NAMES_PTUNING.search(asked.message_words):
+        return ""
+    return "the card is about P-Tuning, the message never names it"
+
+
 def size_conflict(card: Card, asked: AskedQuestion) -> bool:
     """The card's lead opens with model sizes and the message states only other ones."""
     sizes = card_topic(card).lead_sizes
@@ -220,7 +242,8 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
     if stack_conflict(card, asked):
         return "the card's lead is about another training stack"
     return (
-        title_stack_conflict(card, asked)
+        unnamed_method_conflict(card, setup, asked)
+        or title_stack_conflict(card, asked)
         or node_count_conflict(card, asked)
         or phase_conflict(card, asked)
         or error_title_conflict(card, asked)

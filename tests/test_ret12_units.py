@@ -1,10 +1,16 @@
 """ret12: what the citing and opening rules read off a card (its lead, title subject, stacks, quoted error) is computed
-once per card object (rag.opening.card_topic), not once per message and card."""
+once per card object (rag.opening.card_topic), not once per message and card; a P-Tuning card is cited only for a
+message that names P-Tuning (message shapes from the ho* files: ChatGLM LoRA/QLoRA/full runs that ran out of memory)."""
 
 from __future__ import annotations
 
+import pytest
+
 from rag.cards import load_cards
-from rag.opening import card_topic, error_grams, first_sentence, lead_en, title_subject
+from rag.citing import answers_another_setup, unnamed_method_conflict
+from rag.opening import card_topic, error_grams, first_sentence, lead_en, read_asked, title_subject
+from rag.parts import split_message
+from rag.setup import read_setup
 
 CARDS = {c.id: c for c in load_cards()}
 
@@ -27,3 +33,48 @@ def test_error_grams_are_read_from_a_quoted_error_title_only() -> None:
     assert error_grams("Why more GPUs still OOM") == frozenset()
     quoting = [c for c in CARDS.values() if c.title_en.startswith('"')]
     assert quoting and all(card_topic(c).error_grams for c in quoting)
+
+
+def _read(text: str):
+    parts = split_message(text)
+    setup, _ = read_setup(parts)
+    return read_asked(text, parts), setup
+
+
+PTUNING = CARDS["ptuning-v2-chatglm-memory"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a ChatGLM QLoRA run that runs out of memory (the shape of ho-blind2's chatglm-6b-qlora question)
+        "用 qlora 微调 chatglm-6b，4bit 量化，单卡 3090 还是 CUDA out of memory，怎么回事？",
+        # a ChatGLM run that names no method at all
+        "chatglm2-6b 多卡训练显存占用很高，batch size 设成 1 还是爆显存",
+        "Fine-tuning ChatGLM-6B on 2x V100 32GB, per_device_train_batch_size 1, still OOM. Why?",
+    ],
+)
+def test_the_p_tuning_card_is_not_cited_for_a_message_that_never_names_p_tuning(text: str) -> None:
+    asked, setup = _read(text)
+    assert unnamed_method_conflict(PTUNING, setup, asked)
+    assert answers_another_setup(PTUNING, asked, setup)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ChatGLM-6B P-Tuning v2 微调，PRE_SEQ_LEN=128，单卡 24G 爆显存",
+        "torchrun main.py --model_name_or_path THUDM/chatglm-6b --pre_seq_len 128 --quantization_bit 4 OOM",
+        "ptuning 需要多少显存？",
+        "Does prefix tuning with num_virtual_tokens 20 need less memory than LoRA?",
+    ],
+)
+def test_the_p_tuning_card_answers_a_message_that_names_it_or_its_settings(text: str) -> None:
+    asked, setup = _read(text)
+    assert unnamed_method_conflict(PTUNING, setup, asked) == ""
+
+
+def test_a_lora_card_is_not_held_to_the_method_being_named() -> None:
+    # LoRA is many scripts' default: an unnamed method may be LoRA, so its cards are not dropped for that
+    asked, setup = _read("chatglm2-6b 多卡训练显存占用很高，batch size 设成 1 还是爆显存")
+    assert unnamed_method_conflict(CARDS["lora-memory-breakdown"], setup, asked) == ""
