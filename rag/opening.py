@@ -300,13 +300,28 @@ def title_subject(title: str) -> str:
     return title[: colon.start()] if colon else title
 
 
+#: A title subject that ends with the message it explains in quotes: "Fixing DeepSpeed 'train_batch_size is not equal
+#: to …'", "LoRA + fp16 'Attempting to unscale FP16 gradients'" (the subject is that message, not "… on V100/T4").
+_QUOTED_SUBJECT_END = re.compile(r"""(?:'([^']{12,200})'|"([^"]{12,200})")\s*$""")
+#: ... unless the subject calls it a log line or a warning ("accelerate + DeepSpeed logs '…'", "QLoRA warning '…'"):
+#: the run goes on and users describe what followed ("GA got set to 1", "training is slow") more often than they
+#: paste the line, while an error stops the run and is pasted.
+_LOG_LINE = re.compile(r"\b(?:logs?|warn(?:s|ing)?|prints?)\b", re.I)
+
+
 def error_grams(title: str) -> frozenset[str]:
-    """Every four consecutive words (lower-cased, punctuation aside) of the error message a title opens with in quotes;
-    empty when the title quotes no error."""
+    """Every four consecutive words (lower-cased, punctuation aside) of the message a title is about: one the title
+    opens with in double quotes, or one its subject (:func:`title_subject`) ends with in quotes; empty when the title
+    is about no quoted message."""
     m = _QUOTED_ERROR_TITLE.match(title)
-    if not m:
+    quoted = m.group(1) if m else None
+    if quoted is None:
+        subject = title_subject(title)
+        end = _QUOTED_SUBJECT_END.search(subject)
+        quoted = (end.group(1) or end.group(2)) if end and not _LOG_LINE.search(subject[: end.start()]) else None
+    if not quoted:
         return frozenset()
-    words = re.findall(r"[a-z0-9_]+", m.group(1).lower())
+    words = re.findall(r"[a-z0-9_]+", quoted.lower())
     return frozenset(" ".join(words[i : i + 4]) for i in range(max(len(words) - 3, 1)))
 
 

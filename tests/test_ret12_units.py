@@ -78,3 +78,54 @@ def test_a_lora_card_is_not_held_to_the_method_being_named() -> None:
     # LoRA is many scripts' default: an unnamed method may be LoRA, so its cards are not dropped for that
     asked, setup = _read("chatglm2-6b 多卡训练显存占用很高，batch size 设成 1 还是爆显存")
     assert unnamed_method_conflict(CARDS["lora-memory-breakdown"], setup, asked) == ""
+
+
+@pytest.mark.parametrize(
+    ("title", "gram"),
+    [
+        (
+            "Fixing DeepSpeed 'train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size'",
+            "train_batch_size is not equal",
+        ),
+        (
+            "LoRA + fp16 'Attempting to unscale FP16 gradients': trainable parameters must be fp32",
+            "attempting to unscale fp16",
+        ),
+        ("'--tf32 requires Ampere or a newer GPU arch': TF32 exists only on Ampere", "tf32 requires ampere or"),
+    ],
+)
+def test_a_title_whose_subject_ends_with_a_quoted_error_is_about_that_error(title: str, gram: str) -> None:
+    assert gram in error_grams(title)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        # the subject goes on after the quote: it is about a situation, not the message alone
+        "'FlashAttention only supports Ampere GPUs or newer' on V100/T4: FlashAttention-2 needs Ampere+",
+        "Multi-GPU 'Watchdog caught collective operation timeout' (NCCL timeout): one rank fell behind",
+        # a log line or a warning: users describe what followed more often than they paste it
+        'accelerate + DeepSpeed logs "Updating DeepSpeed\'s gradient accumulation steps to 1 from 16": which wins',
+        "QLoRA warning 'Input type into Linear4bit is torch.float16, but bnb_4bit_compute_dtype=torch.float32': slow",
+        # a quote after the subject's colon is an example, not the subject
+        "LoRA + gradient checkpointing: 'element 0 of tensors does not require grad', use_reentrant",
+    ],
+)
+def test_other_quoted_titles_are_not_about_one_error(title: str) -> None:
+    assert error_grams(title) == frozenset()
+
+
+ERROR_CARD = CARDS["deepspeed-batch-assertion-error"]
+
+
+def test_the_batch_assertion_card_is_cited_for_the_pasted_assertion_only() -> None:
+    # the shape of the dev messages that paste DeepSpeed's assertion, and of the OOM reports it was cited for
+    pasted = (
+        "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+        "gradient_acc_step * world_size 16 != 2 * 1 * 4"
+    )
+    asked, setup = _read(pasted)
+    assert answers_another_setup(ERROR_CARD, asked, setup) == ""
+    oom = "两张4090训练 7B lora，per_device_train_batch_size 2，deepspeed zero2，CUDA out of memory，内存不够还是我参数有问题？"
+    asked, setup = _read(oom)
+    assert "error message" in answers_another_setup(ERROR_CARD, asked, setup)
