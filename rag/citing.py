@@ -27,7 +27,10 @@ contradicts what the card is about, read from structure, never from one question
   never names more than one;
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
   multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU and
-  names no more.
+  names no more;
+* **question kind** — a setup guide for one stack (a title "Setting … in LLaMA-Factory") answers how to configure
+  it or what its settings amount to, not a diagnosis, fit or yes/no question about a run on it
+  (:func:`guide_act_conflict`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from typing import Any
 from calculators.errors import CalculatorError
 from calculators.presets import get_gpu
 
+from .acts import Act
 from .cards import Card
 from .opening import AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
 from .setup import Setup
@@ -236,8 +240,32 @@ def error_title_conflict(card: Card, asked: AskedQuestion) -> str:
     return "the card explains an error message the message does not quote"
 
 
-def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str:
-    """Why ``card`` is about another setup than the message states ('' when nothing contradicts it)."""
+#: A title whose subject is a guide to setting things up ("Setting batch size, accumulation and DeepSpeed in
+#: LLaMA-Factory", "How to set …").
+_GUIDE_TITLE = re.compile(r"^(?:Setting|How to set|Configuring)\b", re.I)
+#: The acts whose question a setup guide answers: how to set something, and what the settings amount to.
+_GUIDE_ACTS: frozenset[str] = frozenset({"configure", "batch_arithmetic"})
+
+
+def guide_act_conflict(card: Card, act: Act | None) -> str:
+    """Why a setup guide for one training stack does not answer this question ('' otherwise): such a card ("Setting
+    batch size, accumulation and DeepSpeed in LLaMA-Factory") answers how to configure that stack, while a diagnosis,
+    a fit question or a yes/no about a run on it is answered by the card about its cause; retrieval brings the guide
+    for every message that names the stack and a batch setting. Measured on the dev set (main at d8b8186): the
+    LLaMA-Factory guide was cited in the first three for 34 questions of other acts and expected for 1 of them (with
+    another expected card beside it); for configure questions 1 of 5. A guide that names no stack ("How to set batch
+    sizes: fit the micro batch first …") is the usual remedy for an OOM and is not held to the act."""
+    if act is None or act in _GUIDE_ACTS:
+        return ""
+    subject = card_topic(card).title_subject
+    if not _GUIDE_TITLE.search(subject) or not card_topic(card).title_stacks:
+        return ""
+    return f"the card is a setup guide for {'/'.join(sorted(card_topic(card).title_stacks))}, the question is {act}"
+
+
+def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: Act | None = None) -> str:
+    """Why ``card`` is about another setup than the message states, or does not answer its kind of question ('' when
+    nothing contradicts it; ``act`` None: the act is not held against any card)."""
     if method_conflict(card, setup):
         return f"the card is about {'/'.join(sorted(card_methods(card)))}, the message states {setup.get('finetune')}"
     if size_conflict(card, asked):
@@ -254,4 +282,5 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup) -> str
         or error_title_conflict(card, asked)
         or hardware_conflict(card, setup, asked)
         or gpu_count_conflict(card, setup, asked)
+        or guide_act_conflict(card, act)
     )

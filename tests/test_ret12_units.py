@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag.cards import load_cards
-from rag.citing import answers_another_setup, unnamed_method_conflict
+from rag.citing import answers_another_setup, guide_act_conflict, unnamed_method_conflict
 from rag.opening import card_topic, error_grams, first_sentence, lead_en, read_asked, title_subject
 from rag.parts import split_message
 from rag.setup import read_setup
@@ -129,3 +129,27 @@ def test_the_batch_assertion_card_is_cited_for_the_pasted_assertion_only() -> No
     oom = "两张4090训练 7B lora，per_device_train_batch_size 2，deepspeed zero2，CUDA out of memory，内存不够还是我参数有问题？"
     asked, setup = _read(oom)
     assert "error message" in answers_another_setup(ERROR_CARD, asked, setup)
+
+
+GUIDE = CARDS["llamafactory-batch-settings"]
+
+
+@pytest.mark.parametrize("act", ["diagnose", "fit", "yes_no", "is_normal", "explain"])
+def test_a_stacks_setup_guide_does_not_answer_other_kinds_of_question(act: str) -> None:
+    # the shape of the LLaMA-Factory OOM reports it was cited for: the stack and a batch setting, asking why
+    text = "llamafactory-cli train qwen 7B lora，per_device_train_batch_size 2，gradient_accumulation_steps 8，8卡 A800 还是 OOM，为什么？"
+    asked, setup = _read(text)
+    assert guide_act_conflict(GUIDE, act)
+    assert answers_another_setup(GUIDE, asked, setup, act)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("act", ["configure", "batch_arithmetic", None])
+def test_a_stacks_setup_guide_answers_how_to_set_it(act: str | None) -> None:
+    text = "LLaMA-Factory 里 per_device_train_batch_size 和 gradient_accumulation_steps 怎么设置？deepspeed 配置放哪？"
+    asked, setup = _read(text)
+    assert answers_another_setup(GUIDE, asked, setup, act) == ""  # type: ignore[arg-type]
+
+
+def test_a_guide_that_names_no_stack_is_not_held_to_the_act() -> None:
+    # "How to set batch sizes: fit the micro batch first …" is the usual remedy for an OOM
+    assert guide_act_conflict(CARDS["tune-micro-batch-then-ga"], "diagnose") == ""
