@@ -526,7 +526,7 @@ class Assistant:
         relevant one and never to padding. Without the message read (``asked``, ``setup``) all are citable."""
         if asked is None or setup is None:
             return hits
-        kept = [h for h in hits if not answers_another_setup(h.card, asked, setup)]
+        kept = [h for h in hits if not answers_another_setup(h.card, asked, setup, act)]
         later = [h for h in kept[CITABLE_RANKED:] if lead_answers(h.card, asked, act, self._all_cards).passes]
         return kept[:CITABLE_RANKED] + later
 

@@ -25,8 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from functools import lru_cache
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -254,8 +253,8 @@ def first_sentence(lead: str) -> str:
 def lead_kind(card: Card, without_preamble: bool = False) -> LeadKind:
     """What the card's lead does: gives a yes/no verdict, explains an observation, or states a fact
     (``without_preamble``: what it does once a bare "This is expected." is dropped)."""
-    lead = lead_en(card)
-    return _kind_of(first_sentence(strip_preamble(lead) if without_preamble else lead))
+    topic = card_topic(card)
+    return cast(LeadKind, topic.lead_kind_bare if without_preamble else topic.lead_kind)
 
 
 #: How much of a lead's first sentence names its subject ("This is Accelerate by design", "LLaMA-Factory uses …",
@@ -288,25 +287,99 @@ def presupposes_nothing(asked: AskedQuestion, act: Act) -> bool:
     return act not in _OBSERVATION_ACTS and not (asked.asks_why or asked.reports)
 
 
+_QUOTED_TITLE = re.compile(r"'[^']*'|\"[^\"]*\"")
+_MYTH = re.compile(r"^\s*Myth:\s*", re.I)
+#: A title that opens with the error message it explains: '"FlashAttention only support fp16 and bf16 data type": …'.
+_QUOTED_ERROR_TITLE = re.compile(r'^"([^"]{12,200})"')
+
+
+def title_subject(title: str) -> str:
+    """What a title is about: the part before its first colon outside quotes (after "Myth:" for a myth)."""
+    title = _MYTH.sub("", title)
+    colon = re.search(r":\s", _QUOTED_TITLE.sub(lambda m: "x" * len(m.group(0)), title))
+    return title[: colon.start()] if colon else title
+
+
+#: A title subject that ends with the message it explains in quotes: "Fixing DeepSpeed 'train_batch_size is not equal
+#: to …'", "LoRA + fp16 'Attempting to unscale FP16 gradients'" (the subject is that message, not "… on V100/T4").
+_QUOTED_SUBJECT_END = re.compile(r"""(?:'([^']{12,200})'|"([^"]{12,200})")\s*$""")
+#: ... unless the subject calls it a log line or a warning ("accelerate + DeepSpeed logs '…'", "QLoRA warning '…'"):
+#: the run goes on and users describe what followed ("GA got set to 1", "training is slow") more often than they
+#: paste the line, while an error stops the run and is pasted.
+_LOG_LINE = re.compile(r"\b(?:logs?|warn(?:s|ing)?|prints?)\b", re.I)
+
+
+def error_grams(title: str) -> frozenset[str]:
+    """Every four consecutive words (lower-cased, punctuation aside) of the message a title is about: one the title
+    opens with in double quotes, or one its subject (:func:`title_subject`) ends with in quotes; empty when the title
+    is about no quoted message."""
+    m = _QUOTED_ERROR_TITLE.match(title)
+    quoted = m.group(1) if m else None
+    if quoted is None:
+        subject = title_subject(title)
+        end = _QUOTED_SUBJECT_END.search(subject)
+        quoted = (end.group(1) or end.group(2)) if end and not _LOG_LINE.search(subject[: end.start()]) else None
+    if not quoted:
+        return frozenset()
+    words = re.findall(r"[a-z0-9_]+", quoted.lower())
+    return frozenset(" ".join(words[i : i + 4]) for i in range(max(len(words) - 3, 1)))
+
+
 class CardTopic(BaseModel):
+    """What is read off one card to decide whether it answers a message: computed once per card object
+    (:func:`card_topic`), never per message, since a card's text does not change while it is loaded."""
+
     concepts: frozenset[str] = Field(description="Concepts its titles, questions and symptoms name.")
     text: str = Field(description="All its text, lower-cased without underscores or spaces (where keys are found).")
-    stacks: frozenset[str] = Field(description="Training stacks its lead's subject names.")
+    stacks: frozenset[str] = Field(description="Training stacks its lead's subject names, with those they build on.")
+    lead: str = Field(description="Its English lead (lead_en).")
+    lead_first: str = Field(description="The lead's first sentence (first_sentence).")
+    lead_kind: str = Field(description="What the lead does (verdict/observation/statement).")
+    lead_kind_bare: str = Field(description="What the lead does once a bare 'This is expected.' is dropped.")
+    lead_sizes: frozenset[str] = Field(description="Model sizes the lead's first sentence states.")
+    lead_own_stacks: frozenset[str] = Field(description="Training stacks the lead's subject names, on their own.")
+    lead_keys: frozenset[str] = Field(description="Settings the lead names (_own_keys), shared keys aside.")
+    title_subject: str = Field(description="What its English title is about (title_subject).")
+    title_stacks: frozenset[str] = Field(description="Training stacks the title's subject names, on their own.")
+    error_grams: frozenset[str] = Field(description="4-grams of the error message its title quotes (error_grams).")
 
 
-@lru_cache(maxsize=512)
-def _topic(card_id: str, about: str, body: str, lead_first: str) -> CardTopic:
-    return CardTopic(
-        concepts=frozenset(topic_concepts(about)), text=_squash(about + "\n" + body), stacks=stacks_named(lead_first)
-    )
+#: card_topic's cache: id(card) -> (the card, kept so that its id is not reused, and its topic).
+_TOPICS: dict[int, tuple[Card, CardTopic]] = {}
+_TOPICS_MAX = 4096
 
 
 def card_topic(card: Card) -> CardTopic:
-    """What a card is about (its titles, questions and symptoms) and the stacks its lead's first sentence names."""
+    """What a card is about (its titles, questions and symptoms), its lead and its title, read once per card."""
+    hit = _TOPICS.get(id(card))
+    if hit is not None and hit[0] is card:
+        return hit[1]
     about = "\n".join(
         [card.title_en, card.title_zh, *card.questions_en, *card.questions_zh, *card.symptoms_en, *card.symptoms_zh]
     )
-    return _topic(card.id, about, card.body, first_sentence(lead_en(card))[:_SUBJECT_CHARS])
+    lead = lead_en(card)
+    first = first_sentence(lead)
+    subject = first[:_SUBJECT_CHARS]
+    title = title_subject(card.title_en)
+    topic = CardTopic(
+        concepts=frozenset(topic_concepts(about)),
+        text=_squash(about + "\n" + card.body),
+        stacks=stacks_named(subject),
+        lead=lead,
+        lead_first=first,
+        lead_kind=_kind_of(first),
+        lead_kind_bare=_kind_of(first_sentence(strip_preamble(lead))),
+        lead_sizes=frozenset(sizes_in(first)),
+        lead_own_stacks=own_stacks(subject),
+        lead_keys=frozenset(_own_keys(lead)),
+        title_subject=title,
+        title_stacks=own_stacks(title),
+        error_grams=error_grams(card.title_en),
+    )
+    if len(_TOPICS) >= _TOPICS_MAX:
+        _TOPICS.clear()
+    _TOPICS[id(card)] = (card, topic)
+    return topic
 
 
 class Gate(BaseModel):
@@ -358,8 +431,7 @@ def unnamed_stack(card: Card, asked: AskedQuestion) -> bool:
     settings the lead names: "In alpaca-lora's finetune.py `batch_size` is global …" does not open for a paper's
     "batch_size=19200" or a DeepSeek-Coder fit question, while a message with `micro_batch_size` in it is that
     script family's. (Only for the opening; :func:`unnamed_title_stack` decides citing by the title.)"""
-    named = {name for name, rx in _STACKS.items() if rx.search(first_sentence(lead_en(card))[:_SUBJECT_CHARS])}
-    return _narrow_and_unnamed(frozenset(named), card, asked)
+    return _narrow_and_unnamed(card_topic(card).lead_own_stacks, card, asked)
 
 
 def unnamed_title_stack(card: Card, asked: AskedQuestion, title_stacks: frozenset[str]) -> bool:
@@ -372,7 +444,7 @@ def unnamed_title_stack(card: Card, asked: AskedQuestion, title_stacks: frozense
 def _narrow_and_unnamed(named: frozenset[str], card: Card, asked: AskedQuestion) -> bool:
     if asked.stacks or not named or named & _UNNAMED_STACKS:  # "HF Trainer, LLaMA-Factory and Accelerate fix …"
         return False
-    return not _own_keys(lead_en(card)) & {k.rsplit(".", 1)[-1] for k in asked.message_keys if not _FILE.search(k)}
+    return not card_topic(card).lead_keys & {k.rsplit(".", 1)[-1] for k in asked.message_keys if not _FILE.search(k)}
 
 
 #: A topic is shown by concepts worth this much together: one named by at most a fifth of the cards, or two or more
@@ -452,7 +524,7 @@ def size_fits(card: Card, asked: AskedQuestion) -> bool:
     """A card whose lead opens with one model size's numbers ("A single 24 GB card cannot fully fine-tune a 7B
     model") answers only a message that states that size: for another model they are a number for a setup the user
     did not state. Sizes a title gives as examples (MoE totals, the Ascend 910B chip) do not count."""
-    sizes = sizes_in(first_sentence(lead_en(card)))
+    sizes = card_topic(card).lead_sizes
     return not sizes or bool(sizes & set(asked.sizes))
 
 
