@@ -36,7 +36,7 @@ from .opening import (
     symptom_fits,
 )
 from .planner import Plan
-from .setup import Setup, unsupported_method
+from .setup import OTHER_RUN_EVIDENCE, Setup, unsupported_method
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -159,11 +159,71 @@ def setup_line(setup: Setup, lang: Lang) -> str:
     return f"_{t('your_setup', lang)}{t('colon', lang)}{t('clause_sep', lang).join(out)}_"
 
 
+_MODEL_GROUP = ("model_text", "model", "num_params")
+
+
+def shown_conflicts(others: list[Any]) -> list[Any]:
+    """The other values of one key that :func:`conflicts_line` shows: up to two other runs' and one other part's."""
+    runs = [o.value for o in others if o.evidence == OTHER_RUN_EVIDENCE][:2]
+    return runs + [o.value for o in others if o.evidence != OTHER_RUN_EVIDENCE][:1]
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def runs_line(setup: Setup, lang: Lang) -> str:
+    """The other runs' values the prose gives (rag.runs), in one short line with the values computed for: "Also in your
+    message: micro batch 3; computed for 4 (the failing run)." The model's name, preset and size count as one."""
+    items: list[str] = []
+    chosen: list[tuple[str, str]] = []
+    model_done = False
+    for key, all_others in setup.conflicts.items():
+        mine = setup.values.get(key)
+        if mine is None or not any(o.evidence == OTHER_RUN_EVIDENCE for o in all_others):
+            continue
+        if key in _MODEL_GROUP:
+            if model_done:
+                continue
+            model_done = True
+            key = next(k for k in _MODEL_GROUP if k in setup.values)
+            mine = setup.values[key]
+            by_key = [
+                [_show_value(k, o.value, lang) for o in setup.conflicts.get(k, []) if o.evidence == OTHER_RUN_EVIDENCE]
+                for k in (key, *_MODEL_GROUP)
+            ]
+            values = next(v for v in by_key if v)  # the other model under the key shown, else its preset or size
+        else:
+            values = [_show_value(key, o.value, lang) for o in all_others if o.evidence == OTHER_RUN_EVIDENCE]
+        a = _show_value(key, mine.value, lang)
+        shown: list[str] = []
+        for v in values:
+            if _plain(v) != _plain(a) and all(_plain(v) != _plain(w) for w in shown):
+                shown.append(v)
+        if not shown:
+            continue
+        named = key not in (*_MODEL_GROUP, "zero_stage", "finetune", "precision")
+        items.append((f"{key_name(key, lang)} " if named else "") + t("and_sep", lang).join(shown[:2]))
+        why = setup.why.get(key, "")
+        chosen.append((a, t(f"why_{why}", lang) if why in ("fails", "peak") else ""))
+    if not items:
+        return ""
+    sep = t("list_sep", lang)
+    if len({why for _, why in chosen}) == 1:  # one reason for all: said once, at the end
+        used = sep.join(a for a, _ in chosen) + chosen[0][1]
+    else:
+        used = sep.join(a + why for a, why in chosen)
+    return t("two_values", lang, items=sep.join(items), chosen=used)
+
+
 def conflicts_line(setup: Setup, lang: Lang) -> str:
-    lines = []
-    for key, others in setup.conflicts.items():
+    lines = [line] if (line := runs_line(setup, lang)) else []
+    for key, all_others in setup.conflicts.items():
         mine = setup.values.get(key)
         if mine is None:
+            continue
+        others = [o for o in all_others if o.evidence != OTHER_RUN_EVIDENCE]
+        if not others:
             continue
         if key == "model_text" and setup.has("model") and "model" not in setup.conflicts:
             continue  # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice

@@ -465,8 +465,8 @@ _OBSERVED = re.compile(
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
     r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
-    # in MB as nvidia-smi shows it: "显存已经占用38900MiB"
-    + r"(?:(\d{4,6})\s*(?:MB|MiB)\b|"
+    # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
+    + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"
     + _USE_GB
     + ")|"
     + _GB
