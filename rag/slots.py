@@ -908,6 +908,22 @@ _SIZE_SAID = re.compile(
 _YOURS_BEFORE = re.compile(r"\byou(?:'ve)?\b[^.?!。？！\n]{0,24}$|\byour\s+$", re.I)
 
 
+_PHRASE_END = re.compile(r"\.(?:\s|$)|[。!?！？;；\n]")
+
+
+def _size_binds(text: str, name: str | None, pos: int) -> bool:
+    """Whether a bare size at ``pos`` is the size of the model ``name`` the text names: only in the same phrase
+    ("santacoder (1.1B)", "Baichuan 13B"), not from another sentence ("I was unable to run 6B models … For finetuning
+    santacoder …"). Without a name, the size is the model's."""
+    if not name:
+        return True
+    for m in re.finditer(re.escape(name), text):
+        lo, hi = (m.end(), pos) if m.end() <= pos else (pos, m.start())
+        if hi - lo <= 40 and not _PHRASE_END.search(text[lo:hi]):
+            return True
+    return False
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -974,20 +990,18 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.num_params = float(r.group(1)) * (1e9 if r.group(2).lower() == "b" else 1e6)
         return
     # "~10B tokens" (nanotron #204), "100B token 的数据" count data, not parameters; "bf16"'s "16 b" is no size.
-    m = next(
-        (
+    # With a named model, only a size in its phrase is its size (_size_binds).
+    sizes = [
+        *(
             m
             for m in _PARAMS_B.finditer(text)
             if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I) and not _DATA_AMOUNT.match(text, m.end())
         ),
-        None,
-    )
-    if m:
-        slots.num_params = float(m.group(1)) * 1e9
-    elif m := _PARAMS_YI.search(text):
-        slots.num_params = float(m.group(1)) * 1e8
-    elif m := _PARAMS_M.search(text):
-        slots.num_params = float(m.group(1)) * 1e6
+        *_PARAMS_YI.finditer(text),
+        *_PARAMS_M.finditer(text),
+    ]
+    if m := next((m for m in sizes if _size_binds(text, slots.model_text, m.start())), None):
+        slots.num_params = float(m.group(1)) * {"亿": 1e8}.get(m.group(0)[-1], 1e9 if m.re is _PARAMS_B else 1e6)
     if slots.num_params:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
             slots.model, slots.num_params = "qwen2.5-7b", None

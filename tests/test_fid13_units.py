@@ -122,3 +122,24 @@ def test_two_settings_with_other_runs_share_one_short_line():
     line = conflicts_line(setup, "en")
     assert "\n" not in line and "micro batch 1" in line and "GA 16" in line
     assert len(line.split()) <= 18  # the first screen stays under its ceiling
+
+
+# ---- a size binds to a model only in the same phrase -----------------------------------------------------------
+def test_a_size_from_another_sentence_does_not_attach_to_a_named_model():
+    text = (
+        "Our lab GPU could not even load 13B models last month.\n"
+        "For finetuning olmo (fp32, batch_size 4, sequence length 1024) 90% of the 24GB was used. "
+        "How much would LoRA on this model need?"
+    )
+    slots = extract_slots(text)
+    assert slots.model_text.lower() == "olmo"
+    assert slots.num_params is None
+
+
+def test_a_size_next_to_the_name_is_its_size():
+    slots = extract_slots("I fine-tune an olmo model, 1.5B, with LoRA on one 3090 and it OOMs")
+    assert slots.num_params == 1.5e9
+
+
+def test_a_bare_size_without_a_named_model_is_the_size():
+    assert extract_slots("Full fine-tuning a 13B model on 8 A100s OOMs").num_params == 13e9
