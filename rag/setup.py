@@ -808,8 +808,10 @@ def _model_runs(setup: Setup, choice: runs.Choice) -> None:
         return
     chosen = {k: v for k, v in choice.chosen.bundle if valid_value(k, v) is not None}
     mine = {k: v for k in _MODEL_KEYS if (v := setup.values.get(k)) is not None}
-    if not mine or not chosen or any(v.source != "message" for v in mine.values()):
+    if not mine or any(v.source != "message" for v in mine.values()):
         return
+    if "model_text" not in chosen or not ({"model", "num_params"} & set(chosen)):
+        return  # a bare size, or a name without a size (a script's, a folder's): less than the whole reading has
     if any(k not in mine or mine[k].value != v for k, v in chosen.items()):
         for key in _MODEL_KEYS:
             old = setup.values.pop(key, None)

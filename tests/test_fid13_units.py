@@ -143,3 +143,14 @@ def test_a_size_next_to_the_name_is_its_size():
 
 def test_a_bare_size_without_a_named_model_is_the_size():
     assert extract_slots("Full fine-tuning a 13B model on 8 A100s OOMs").num_params == 13e9
+
+
+def test_a_size_naming_a_class_of_models_elsewhere_does_not_attach():
+    text = "We could only fit 7B-class models before.\nNow I fine-tune olmo with LoRA and it OOMs."
+    assert extract_slots(text).num_params is None
+
+
+def test_a_failing_model_named_only_by_a_script_does_not_replace_a_sized_model():
+    text = "我在两张 4090 上微调 Mini-InternVL-Chat-2B，可以正常跑。\n换成 internvl_chat_finetune 脚本就报错 OOM。"
+    setup = setup_of(text)
+    assert setup.get("num_params") == 2e9 or "2B" in str(setup.get("model_text"))
