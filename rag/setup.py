@@ -793,6 +793,8 @@ def _runs_in_prose(setup: Setup, prose: str, launched: bool = False) -> None:
             setup.why[key] = choice.why
         kept = setup.values[key].value
         others = [c.value for c in read if c.value != kept]
+        if key == "observed_memory_gb":  # readings within 10% are one run's, card by card ("54.53 GB … 52.59 GB")
+            others = [v for v in others if abs(float(v) - float(kept)) > 0.1 * max(float(v), float(kept))]
         known = {v.value for v in setup.conflicts.get(key, [])}
         for value in dict.fromkeys(others):
             if value not in known and valid_value(key, value) is not None:
@@ -807,13 +809,13 @@ def _model_runs(setup: Setup, choice: runs.Choice) -> None:
     if choice.why != "fails":
         return
     chosen = {k: v for k, v in choice.chosen.bundle if valid_value(k, v) is not None}
-    mine = {k: v for k in _MODEL_KEYS if (v := setup.values.get(k)) is not None}
+    mine = {k: v for k in runs.MODEL_KEYS if (v := setup.values.get(k)) is not None}
     if not mine or any(v.source != "message" for v in mine.values()):
         return
     if "model_text" not in chosen or not ({"model", "num_params"} & set(chosen)):
         return  # a bare size, or a name without a size (a script's, a folder's): less than the whole reading has
     if any(k not in mine or mine[k].value != v for k, v in chosen.items()):
-        for key in _MODEL_KEYS:
+        for key in runs.MODEL_KEYS:
             old = setup.values.pop(key, None)
             if key in chosen:
                 setup.values[key] = SetupValue(value=chosen[key], source="message", evidence="fails")
@@ -821,12 +823,12 @@ def _model_runs(setup: Setup, choice: runs.Choice) -> None:
                 setup.conflicts.setdefault(key, []).insert(
                     0, SetupValue(value=old.value, source="message", evidence=OTHER_RUN_EVIDENCE)
                 )
-    for key in _MODEL_KEYS:
+    for key in runs.MODEL_KEYS:
         if key in setup.values:
             setup.why[key] = "fails"
     for other in choice.others:  # the other runs' models, each under the first key both readings have
         theirs = dict(other.bundle)
-        shared = next((k for k in _MODEL_KEYS if k in theirs and k in setup.values), None)
+        shared = next((k for k in runs.MODEL_KEYS if k in theirs and k in setup.values), None)
         if (
             shared is None
             or theirs[shared] == setup.values[shared].value

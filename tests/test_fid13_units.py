@@ -7,7 +7,7 @@ MB", "model P OOMs, model Q works"), with words of its own, not a dev message. F
 
 from __future__ import annotations
 
-from rag.compose import conflicts_line, shown_conflicts
+from rag.compose import conflicts_line, setup_line, shown_conflicts
 from rag.parts import split_message
 from rag.runs import candidates, choices
 from rag.setup import OTHER_RUN_EVIDENCE, read_setup
@@ -44,10 +44,11 @@ def test_the_failing_run_is_chosen_over_the_working_one_and_the_other_is_kept():
 
 def test_the_first_screen_says_both_values_and_which_one_the_numbers_use():
     setup = setup_of(FAILS_THEN_WORKS)
-    line = conflicts_line(setup, "en")
-    assert line == "Also in your message: micro batch 6; computed for 8 (the failing run)."
-    zh = conflicts_line(setup, "zh")
-    assert "按 8（出错的那次）计算" in zh and "6" in zh
+    line = setup_line(setup, "en")
+    assert "micro batch 8 (failing run; also 6)" in line  # the setup line holds the values computed for
+    assert conflicts_line(setup, "en") == ""  # no second line: the first screen stays short
+    zh = setup_line(setup, "zh")
+    assert "micro batch 8（出错的那次；另有 6）" in zh
     assert shown_conflicts(setup.conflicts["train_micro_batch_size_per_gpu"]) == [6]
 
 
@@ -91,7 +92,7 @@ def test_without_an_outcome_split_the_whole_reading_stays_and_the_other_run_is_s
     kept = setup.get("pipeline_parallel_size")
     assert kept in (1, 4)
     assert others(setup, "pipeline_parallel_size") == [5 - kept]
-    assert "PP" in conflicts_line(setup, "en") or "pipeline" in conflicts_line(setup, "en").lower()
+    assert f"PP {kept} (also {5 - kept})" in setup_line(setup, "en")
 
 
 def test_one_value_said_twice_is_not_two_runs():
@@ -108,20 +109,20 @@ def test_a_failing_model_beside_one_that_works_is_the_model_computed():
     setup = setup_of(text)
     assert setup.get("num_params") == 13e9 or "13" in str(setup.get("model_text"))
     assert setup.why.get("model_text") == "fails" or setup.why.get("num_params") == "fails"
-    line = conflicts_line(setup, "zh")
-    assert "7b" in line.lower() and "\n" not in line  # the model's name, preset and size: one line
+    line = setup_line(setup, "zh")
+    assert "Baichuan2-13B（出错的那次；另有 Qwen-7B）" in line
+    assert line.count("另有") == 1  # the model's name, preset and size: said once
 
 
-def test_two_settings_with_other_runs_share_one_short_line():
+def test_two_settings_with_other_runs_are_each_said_next_to_their_value():
     text = (
         "With micro batch 2 and GA 8 the run OOMs at step 10. "
         "With micro batch 1 and GA 16 it works fine. Why does the first one OOM?"
     )
     setup = setup_of(text)
     assert setup.get("train_micro_batch_size_per_gpu") == 2 and setup.get("gradient_accumulation_steps") == 8
-    line = conflicts_line(setup, "en")
-    assert "\n" not in line and "micro batch 1" in line and "GA 16" in line
-    assert len(line.split()) <= 18  # the first screen stays under its ceiling
+    line = setup_line(setup, "en")
+    assert "micro batch 2 (failing run; also 1)" in line and "GA 8 (failing run; also 16)" in line
 
 
 # ---- a size binds to a model only in the same phrase -----------------------------------------------------------
@@ -154,3 +155,9 @@ def test_a_failing_model_named_only_by_a_script_does_not_replace_a_sized_model()
     text = "我在两张 4090 上微调 Mini-InternVL-Chat-2B，可以正常跑。\n换成 internvl_chat_finetune 脚本就报错 OOM。"
     setup = setup_of(text)
     assert setup.get("num_params") == 2e9 or "2B" in str(setup.get("model_text"))
+
+
+def test_memory_readings_close_to_each_other_are_one_run():
+    text = "On 4 A100s, GPU0 uses 54.5 GB and GPU1 uses 52.6 GB, then it OOMs at step 30. Why?"
+    setup = setup_of(text)
+    assert "observed_memory_gb" not in setup.conflicts
