@@ -29,7 +29,7 @@ from .acts import Act, classify_act
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
 from .citing import answers_another_setup
-from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth
+from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth, shown_conflicts
 from .evidence import error_messages, named_concepts, quotes_error, read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
@@ -299,7 +299,7 @@ class Assistant:
             act=act,
             first_screen=first_screen,
             setup=setup.dump(),
-            conflicts={k: [v[0].value] for k, v in setup.conflicts.items() if v and k in setup.values},
+            conflicts={k: shown_conflicts(v) for k, v in setup.conflicts.items() if v and k in setup.values},
             parts=[p.kind for p in parts],
             sources=sources,
             tool_calls=tool_calls,

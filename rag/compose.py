@@ -36,7 +36,7 @@ from .opening import (
     symptom_fits,
 )
 from .planner import Plan
-from .setup import Setup, unsupported_method
+from .setup import OTHER_RUN_EVIDENCE, Setup, unsupported_method
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -123,6 +123,7 @@ def setup_line(setup: Setup, lang: Lang) -> str:
     """'Your setup: Qwen-14B · 8 GPUs · micro 4 (from your config) · carried over: … · assumed: …'."""
     groups: dict[str, list[str]] = {}
     values = setup.values
+    alternatives = run_alternatives(setup, lang)
     for key in _SHOWN:
         v = values.get(key)
         if v is None or v.source == "assumed":
@@ -141,7 +142,7 @@ def setup_line(setup: Setup, lang: Lang) -> str:
             if key in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "num_params", "finetune", "precision")
             else f"{key_name(key, lang)} {shown}"
         )
-        groups.setdefault(v.source, []).append(item)
+        groups.setdefault(v.source, []).append(_with_other_runs(item, key, alternatives, lang))
     if not groups:
         return ""
     sep = t("list_sep", lang)
@@ -159,11 +160,67 @@ def setup_line(setup: Setup, lang: Lang) -> str:
     return f"_{t('your_setup', lang)}{t('colon', lang)}{t('clause_sep', lang).join(out)}_"
 
 
+_MODEL_GROUP = ("model_text", "model", "num_params")
+
+
+def shown_conflicts(others: list[Any]) -> list[Any]:
+    """The other values of one key that :func:`conflicts_line` shows: up to two other runs' and one other part's."""
+    runs = [o.value for o in others if o.evidence == OTHER_RUN_EVIDENCE][:2]
+    return runs + [o.value for o in others if o.evidence != OTHER_RUN_EVIDENCE][:1]
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def run_alternatives(setup: Setup, lang: Lang) -> dict[str, tuple[list[str], str]]:
+    """The other runs' values the prose gives (rag.runs), shown next to the value the setup line shows for that key:
+    {shown key: (the other values, up to two; why the shown one is used)}. The model's name, preset and size count as
+    one, under the key the setup line shows."""
+    out: dict[str, tuple[list[str], str]] = {}
+    for key, all_others in setup.conflicts.items():
+        if key not in setup.values or not any(o.evidence == OTHER_RUN_EVIDENCE for o in all_others):
+            continue
+        if key in _MODEL_GROUP:
+            key = next(k for k in _MODEL_GROUP if k in setup.values)
+            if key in out:
+                continue
+            by_key = [
+                [_show_value(k, o.value, lang) for o in setup.conflicts.get(k, []) if o.evidence == OTHER_RUN_EVIDENCE]
+                for k in (key, *_MODEL_GROUP)
+            ]
+            values = next(v for v in by_key if v)  # the other model under the key shown, else its preset or size
+        else:
+            values = [_show_value(key, o.value, lang) for o in all_others if o.evidence == OTHER_RUN_EVIDENCE]
+        a = _show_value(key, setup.values[key].value, lang)
+        shown: list[str] = []
+        for v in values:
+            if _plain(v) != _plain(a) and all(_plain(v) != _plain(w) for w in shown):
+                shown.append(v)
+        if shown:
+            out[key] = (shown[:2], setup.why.get(key, ""))
+    return out
+
+
+def _with_other_runs(item: str, key: str, alternatives: dict[str, tuple[list[str], str]], lang: Lang) -> str:
+    """ "micro batch 4 (failing run; also 3)": the value computed for, why, and the other runs' values."""
+    if key not in alternatives:
+        return item
+    others, why = alternatives[key]
+    b = t("and_sep", lang).join(others)
+    if why in ("fails", "peak"):
+        return item + t("also_runs_why", lang, why=t(f"why_{why}", lang), b=b)
+    return item + t("also_runs", lang, b=b)
+
+
 def conflicts_line(setup: Setup, lang: Lang) -> str:
     lines = []
-    for key, others in setup.conflicts.items():
+    for key, all_others in setup.conflicts.items():
         mine = setup.values.get(key)
         if mine is None:
+            continue
+        others = [o for o in all_others if o.evidence != OTHER_RUN_EVIDENCE]
+        if not others:
             continue
         if key == "model_text" and setup.has("model") and "model" not in setup.conflicts:
             continue  # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice

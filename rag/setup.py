@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
+from . import runs
 from .parts import Part, prose_of
 from .slots import Slots, extract_gpu, extract_printed, extract_slots, per_device_formula
 
@@ -133,6 +134,11 @@ class Setup(BaseModel):
     values: dict[str, SetupValue] = Field(default_factory=dict)
     conflicts: dict[str, list[SetupValue]] = Field(
         default_factory=dict, description="Other values one message gave for the same key."
+    )
+    why: dict[str, str] = Field(
+        default_factory=dict,
+        description="For a key the prose gives two runs' values of (rag.runs): why the setup value is the one the "
+        "numbers use (fails: the failing run; peak: the largest memory reading; latest: the later run).",
     )
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -759,6 +765,85 @@ def _printed_commands(part: Part) -> list[Part]:
     return out
 
 
+#: The evidence of a value another run in the same prose gives (rag.runs): shown next to the value the numbers use.
+OTHER_RUN_EVIDENCE = "another run"
+
+
+def _runs_in_prose(setup: Setup, prose: str, launched: bool = False) -> None:
+    """Two values the prose gives for one setting (two runs, two readings): every value is kept, the one the question is
+    about is the setup value and the others are conflicts shown next to it. The whole-prose reading stays the setup
+    value unless :func:`rag.runs.choose` has a reason the whole reading lacks: a run reported to fail beside one
+    reported to work (the failing one is asked about), or the peak of several memory readings."""
+    for key, choice in runs.choices(prose).items():
+        if key == "model":
+            if not launched:  # a pasted launch or config names the model the run loads (_loaded_model_over_prose)
+                _model_runs(setup, choice)
+            continue
+        mine = setup.values.get(key)
+        if mine is None or mine.source != "message":
+            continue
+        read = [choice.chosen, *choice.others]
+        if not any(c.value == mine.value for c in read):
+            continue  # the whole reading understood the values otherwise (a total, a change): it stays alone
+        works = {c.value for c in runs.candidates_of(choice) if c.outcome == "works"}
+        if (choice.why == "fails" and mine.value in works) or choice.why == "peak":
+            setup.values[key] = SetupValue(value=choice.chosen.value, source="message", evidence=choice.why)
+            setup.why[key] = choice.why
+        elif mine.value == choice.chosen.value:
+            setup.why[key] = choice.why
+        kept = setup.values[key].value
+        others = [c.value for c in read if c.value != kept]
+        if key == "observed_memory_gb":  # readings within 10% are one run's, card by card ("54.53 GB … 52.59 GB")
+            others = [v for v in others if abs(float(v) - float(kept)) > 0.1 * max(float(v), float(kept))]
+        known = {v.value for v in setup.conflicts.get(key, [])}
+        for value in dict.fromkeys(others):
+            if value not in known and valid_value(key, value) is not None:
+                setup.conflicts.setdefault(key, []).append(
+                    SetupValue(value=value, source="message", evidence=OTHER_RUN_EVIDENCE)
+                )
+
+
+def _model_runs(setup: Setup, choice: runs.Choice) -> None:
+    """Two models in the prose, one reported to fail and the other not ("用Ziya-13B直接爆显存了 … 在ChatGLM-6B上只能设
+    bs 1"): the failing one is the model the numbers use, name and size together; the other is shown next to it."""
+    if choice.why != "fails":
+        return
+    chosen = {k: v for k, v in choice.chosen.bundle if valid_value(k, v) is not None}
+    mine = {k: v for k in runs.MODEL_KEYS if (v := setup.values.get(k)) is not None}
+    if not mine or any(v.source != "message" for v in mine.values()):
+        return
+    if "model_text" not in chosen or not ({"model", "num_params"} & set(chosen)):
+        return  # a bare size, or a name without a size (a script's, a folder's): less than the whole reading has
+    if any(k not in mine or mine[k].value != v for k, v in chosen.items()):
+        for key in runs.MODEL_KEYS:
+            old = setup.values.pop(key, None)
+            if key in chosen:
+                setup.values[key] = SetupValue(value=chosen[key], source="message", evidence="fails")
+            if old is not None and old.value != chosen.get(key):
+                setup.conflicts.setdefault(key, []).insert(
+                    0, SetupValue(value=old.value, source="message", evidence=OTHER_RUN_EVIDENCE)
+                )
+    for key in runs.MODEL_KEYS:
+        if key in setup.values:
+            setup.why[key] = "fails"
+    for other in choice.others:  # the other runs' models, each under the first key both readings have
+        theirs = dict(other.bundle)
+        shared = next((k for k in runs.MODEL_KEYS if k in theirs and k in setup.values), None)
+        if (
+            shared is None
+            or theirs[shared] == setup.values[shared].value
+            or valid_value(shared, theirs[shared]) is None
+        ):
+            continue
+        plain = re.sub(r"[^a-z0-9]", "", str(theirs[shared]).lower())
+        if plain == re.sub(r"[^a-z0-9]", "", str(setup.values[shared].value).lower()):
+            continue  # "Qwen2.5 7B" and "Qwen2.5-7B": one model spelt twice
+        if all(v.value != theirs[shared] for v in setup.conflicts.get(shared, [])):
+            setup.conflicts.setdefault(shared, []).append(
+                SetupValue(value=theirs[shared], source="message", evidence=OTHER_RUN_EVIDENCE)
+            )
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
@@ -772,6 +857,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
         if prose_slots._model_from_file_name:
             for key in _MODEL_KEYS & set(setup.values):
                 setup.values[key].evidence = FILE_NAME_EVIDENCE
+        _runs_in_prose(setup, prose, launched=any(p.kind in ("config", "command", "code") for p in parts))
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])

@@ -465,8 +465,8 @@ _OBSERVED = re.compile(
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
     r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
-    # in MB as nvidia-smi shows it: "显存已经占用38900MiB"
-    + r"(?:(\d{4,6})\s*(?:MB|MiB)\b|"
+    # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
+    + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"
     + _USE_GB
     + ")|"
     + _GB
@@ -908,6 +908,28 @@ _SIZE_SAID = re.compile(
 _YOURS_BEFORE = re.compile(r"\byou(?:'ve)?\b[^.?!。？！\n]{0,24}$|\byour\s+$", re.I)
 
 
+# A size that names a class of models, not one model: "6B models", "13B+ models", "7B and larger models", "70B级别的模型".
+_CLASS_OF_MODELS = re.compile(
+    r"\s*\+?\s*(?:(?:and|or)\s+(?:larger|bigger|smaller|above|up)\s+|-?(?:class|scale|sized?)\s+|parameter\s+)?"
+    r"models\b|\s*(?:以上|以下|级别|量级|左右)的?模型",
+    re.I,
+)
+_PHRASE_END = re.compile(r"\.(?:\s|$)|[。!?！？;；\n]")
+
+
+def _size_binds(text: str, name: str | None, m: re.Match[str]) -> bool:
+    """Whether a bare size is the size of the model ``name`` the text names. A size written as a class of models
+    ("I was unable to run 6B models … For finetuning santacoder …") is that model's only in the same phrase as its
+    name; other sizes are the named model's as before ("How many A100s to tune a 13B model? I want to train llama2")."""
+    if not name or not _CLASS_OF_MODELS.match(text, m.end()):
+        return True
+    for n in re.finditer(re.escape(name), text):
+        lo, hi = (n.end(), m.start()) if n.end() <= m.start() else (m.start(), n.start())
+        if hi - lo <= 40 and not _PHRASE_END.search(text[lo:hi]):
+            return True
+    return False
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -974,20 +996,18 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.num_params = float(r.group(1)) * (1e9 if r.group(2).lower() == "b" else 1e6)
         return
     # "~10B tokens" (nanotron #204), "100B token 的数据" count data, not parameters; "bf16"'s "16 b" is no size.
-    m = next(
-        (
+    # With a named model, a size naming a class of models counts only in its phrase (_size_binds).
+    sizes = [
+        *(
             m
             for m in _PARAMS_B.finditer(text)
             if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I) and not _DATA_AMOUNT.match(text, m.end())
         ),
-        None,
-    )
-    if m:
-        slots.num_params = float(m.group(1)) * 1e9
-    elif m := _PARAMS_YI.search(text):
-        slots.num_params = float(m.group(1)) * 1e8
-    elif m := _PARAMS_M.search(text):
-        slots.num_params = float(m.group(1)) * 1e6
+        *_PARAMS_YI.finditer(text),
+        *_PARAMS_M.finditer(text),
+    ]
+    if m := next((m for m in sizes if _size_binds(text, slots.model_text, m)), None):
+        slots.num_params = float(m.group(1)) * {"亿": 1e8}.get(m.group(0)[-1], 1e9 if m.re is _PARAMS_B else 1e6)
     if slots.num_params:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
             slots.model, slots.num_params = "qwen2.5-7b", None

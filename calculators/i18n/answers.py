@@ -43,6 +43,12 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "from_nvidia_smi": {"zh": "来自 nvidia-smi", "en": "from nvidia-smi"},
     "carried": {"zh": "沿用上文", "en": "carried over"},
     "assumed": {"zh": "假设", "en": "assumed"},
+    # other values the message gives for one setting (two runs), after the value computed for in the setup line
+    "also_runs": {"zh": "（另有 {b}）", "en": " (also {b})"},
+    "also_runs_why": {"zh": "（{why}；另有 {b}）", "en": " ({why}; also {b})"},
+    "and_sep": {"zh": "、", "en": " and "},
+    "why_fails": {"zh": "出错的那次", "en": "failing run"},
+    "why_peak": {"zh": "峰值", "en": "peak"},
     "conflict": {
         "zh": "注意：{name} 在你的消息里是 {a}（{src_a}），但{src_b}是 {b}。",
         "en": "Note: {name} is {a} in your message ({src_a}) but {b} {src_b}.",

@@ -1,0 +1,180 @@
+"""Two values for one setting in one message: every candidate with where it was read, and one rule for the run the
+question is about.
+
+People describe two runs in one message ("`--per_device_train_batch_size 4` OOMs, the most I can set is 3", "one GPU
+uses 8417MB, with DDP on 2 GPUs 13849MB", "QLoRA fits in 24G but plain LoRA does not", "32B: TP=8, PP=1 / 70B: TP=8,
+PP=2"). The slot readers read the whole prose and keep one value per setting (some the first, some the last). This
+module reads the prose again clause by clause with the same readers, so every reader feeds it without knowing, and
+collects every value each clause states with its position and the outcome its clause reports (the run fails, the run
+works). :func:`choose` then picks one value per setting by one rule:
+
+1. a value proposed or inferred ("what if I set bs 8?", "so per gpu batch size is 512?") is not a run;
+2. when one value is the run reported to fail (OOM, 爆显存, an error) and the others are not, the failing one: that
+   is what the user asks about ("bs 4 OOMs, the most I can set is 3" is about 4);
+3. otherwise, for observed memory, the largest reading (the peak: "67G after loading … 100G … OOM");
+4. otherwise the latest run.
+
+The other values are returned too, so the answer can say on its first screen which one the numbers use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .slots import Slots, extract_slots
+
+#: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. (Not the GPU count: read
+#: clause by clause, "单卡24G" and "one GPU each" are per-GPU wording, not a run on one GPU.)
+RUN_KEYS: tuple[str, ...] = (
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "observed_memory_gb",
+    "finetune",
+    "pipeline_parallel_size",
+    "tensor_parallel_size",
+    "zero_stage",
+)
+MODEL_KEYS: tuple[str, ...] = ("model_text", "model", "num_params")
+
+# Where a sentence ends, and where a clause inside it ends (a comma, a semicolon, "but"/"但是").
+_SENTENCE = re.compile(r"[。！？!?]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)`])\.(?=\s|$|[\u4e00-\u9fff])")
+_CLAUSE = re.compile(r"[，,;；]\s*|\s+(?:but|while|whereas|however)\s+|(?:但是|但|可是|而|不过)", re.I)
+
+# What a clause says of the run it describes.
+_FAILS = re.compile(
+    r"\boom\b|out of memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行",
+    re.I,
+)
+_WORKS = re.compile(
+    r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
+    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)",
+    re.I,
+)
+# A value the user proposes or works out, not a run they ran.
+_NOT_A_RUN = re.compile(
+    r"如果|假如|要是|可以吗|能否|行吗|\bshould I\b|\bcan I\b|\bcould I\b|\bwhat if\b|\bso\b[^.?!]*\?$|是不是|应该是",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One value a clause of the prose states for one setting (for the model: name, preset and size together)."""
+
+    key: str
+    value: Any
+    pos: int
+    outcome: str | None  # "fails", "works" or None
+    bundle: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The value the numbers use for one setting, why, and the others the message gives."""
+
+    key: str
+    chosen: Candidate
+    others: tuple[Candidate, ...]
+    why: str  # "fails" (the failing run over the working one), "peak" (the largest memory reading) or "latest"
+    found: tuple[Candidate, ...] = ()
+
+
+def candidates_of(choice: Choice) -> tuple[Candidate, ...]:
+    """Every candidate the choice was made from, in reading order."""
+    return choice.found
+
+
+def _clauses(prose: str) -> list[tuple[int, int, str]]:
+    """(sentence number, start, text) of every clause."""
+    out: list[tuple[int, int, str]] = []
+    start = 0
+    ends = [m.end() for m in _SENTENCE.finditer(prose)] + [len(prose)]
+    for n, end in enumerate(ends):
+        sentence = prose[start:end]
+        pos = 0
+        for m in [*_CLAUSE.finditer(sentence), None]:
+            stop = m.start() if m else len(sentence)
+            text = sentence[pos:stop]
+            if text.strip():
+                out.append((n, start + pos, text))
+            if m:
+                pos = m.end()
+        start = end
+    return out
+
+
+def _outcome(text: str) -> str | None:
+    fails, works = bool(_FAILS.search(text)), bool(_WORKS.search(text))
+    return "fails" if fails and not works else "works" if works and not fails else None
+
+
+def _model_bundle(slots: Slots) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, getattr(slots, k)) for k in MODEL_KEYS if getattr(slots, k) is not None)
+
+
+def candidates(prose: str) -> dict[str, list[Candidate]]:
+    """Every value each clause of ``prose`` states for :data:`RUN_KEYS` and the model, in reading order. A clause
+    that states no outcome takes the outcome of the next clauses of its sentence, up to one that states another value
+    of the same setting ("with `bs==2` on 2 GPUs, OOM occurs early")."""
+    clauses = _clauses(prose)
+    read = [extract_slots(text, prose=True) for _, _, text in clauses]
+    outcomes = [_outcome(text) for _, _, text in clauses]
+    out: dict[str, list[Candidate]] = {}
+    for i, ((sentence, pos, text), slots) in enumerate(zip(clauses, read, strict=True)):
+        if _NOT_A_RUN.search(text) and outcomes[i] is None:
+            continue  # "what if I set bs 8?" (but "如果用13B直接爆显存了" reports a run)
+        values: list[tuple[str, Any, tuple[tuple[str, Any], ...]]] = [
+            (k, getattr(slots, k), ()) for k in RUN_KEYS if getattr(slots, k) is not None
+        ]
+        if bundle := _model_bundle(slots):
+            values.append(("model", bundle[0][1], bundle))
+        for key, value, bun in values:
+            outcome = outcomes[i]
+            j = i + 1
+            while outcome is None and j < len(clauses) and clauses[j][0] == sentence:
+                other = getattr(read[j], key, None) if key != "model" else _model_bundle(read[j])
+                if other and other != (value if key != "model" else bun):
+                    break
+                outcome = outcomes[j]
+                j += 1
+            out.setdefault(key, []).append(Candidate(key, value, pos, outcome, bun))
+    return out
+
+
+def _same(a: Candidate, b: Candidate) -> bool:
+    if a.key != "model":
+        return bool(a.value == b.value)
+    da, db = dict(a.bundle), dict(b.bundle)
+    if da.get("model") and da.get("model") == db.get("model"):
+        return True
+    ta, tb = (re.sub(r"[^a-z0-9]", "", str(d.get("model_text", "")).lower()) for d in (da, db))
+    if ta and tb:
+        return ta in tb or tb in ta
+    return da.get("num_params") is not None and da.get("num_params") == db.get("num_params")
+
+
+def choose(found: list[Candidate]) -> Choice | None:
+    """The run the question is about among one setting's candidates (see the module's rule); None with one value."""
+    distinct: list[Candidate] = []
+    for c in found:
+        if not any(_same(c, d) for d in distinct):
+            distinct.append(c)
+    if len(distinct) < 2:
+        return None
+    fails = [c for c in found if c.outcome == "fails"]
+    rest = [c for c in found if c.outcome != "fails"]
+    if fails and all(_same(f, fails[-1]) for f in fails) and not any(_same(f, r) for f in fails for r in rest):
+        chosen, why = fails[-1], "fails"
+    elif found[0].key == "observed_memory_gb":
+        chosen, why = max(found, key=lambda c: float(c.value)), "peak"  # several readings of one run: its peak
+    else:
+        chosen, why = found[-1], "latest"
+    others = tuple(d for d in distinct if not _same(d, chosen))
+    return Choice(found[0].key, chosen, others, why, tuple(found))
+
+
+def choices(prose: str) -> dict[str, Choice]:
+    """One :class:`Choice` per setting the prose gives two or more values for."""
+    return {k: c for k, found in candidates(prose).items() if (c := choose(found)) is not None}
