@@ -3,6 +3,10 @@
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_act            # CV report, then write the artifact
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_act --cv-only  # CV report only
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_act --score FILE.yaml  # rules vs shipped model, one file
+    HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_act --lofo     # leave-one-file-out report only
+
+Leave-one-file-out (``--lofo``) is the more honest of the two CV figures: each dev file was mined in one batch, so
+holding a file out holds out its sources, its wordings and its miner; grouped 5-fold shares all three across folds.
 
 The figure that counts is grouped 5-fold cross-validation (folds split by source thread, so a thread's
 near-duplicates never sit on both sides), per language, for the rules alone, the model alone and the
