@@ -310,6 +310,10 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
 _WHOLE_SENTENCE_END = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 
 
+#: What a user pastes of a run they made (not a code excerpt, which may quote a library or a doc).
+_RUN_PASTES = frozenset({"command", "config", "log", "traceback", "error", "nvidia_smi"})
+
+
 def asked_sentences(prose: str) -> list[str]:
     """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order."""
     return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
@@ -483,10 +487,12 @@ def rule_act(
     if follow_up and previous is not None and len(prose) < 80 and not (error_pasted or _WHY.search(prose)):
         return previous
     error_in_prose = bool(_ERROR_IN_PROSE.search(seen))
+    # A bare setup typed in chat ("8卡 A100 训练 llama2-13b，zero3，micro batch 4") asks how much memory it takes; an
+    # issue that pastes its command, config or log without a question reports what it ran (dev: 0 of 4 were fit).
     if (
         setup_enough
+        and not pasted
         and not asks_anything(prose)
-        and not error_pasted
         and not error_in_prose
         and len(prose) < 200
         and not symptom
@@ -637,8 +643,6 @@ def rule_act(
         return "configure"
     if batch_named:
         return "batch_arithmetic"
-    if _CONFIGURE.search(prose):
-        return "configure"
     first_question = re.split(r"[?？]", prose)[0]
     # "X or Y?" asks to choose or explain, not for a verdict.
     declarative = any(
@@ -664,4 +668,8 @@ def rule_act(
     # degradation"): the answer is the verdict on the claim.
     if not asks and _CLAIM.search(prose):
         return "yes_no"
+    # No question, but what was run is pasted (a launch command, a config, a log): an issue report of what happened
+    # ("使用baichuan2-13B进行微调时出现loss全为0的情况" + its command), whose wording no symptom pattern caught.
+    if not asks and pasted & _RUN_PASTES:
+        return "diagnose"
     return "explain"

@@ -706,3 +706,46 @@ def test_a_clause_opening_with_does_not_describes_and_like_to_ask_if_asks():
         "does not support this precision."
     )
     assert asked_sentences(text) == ["I would like to ask if fp16 could make the loss NaN."]
+
+
+# ---- what an issue pastes without asking: a report, not a fit question (act12, leave-one-file-out) ----------------
+def _rule_of(text: str) -> str:
+    """The rules' verdict with the flags the pipeline computes (setup read, calculators' diagnosis)."""
+    from bench.train_act import act_inputs
+
+    return act_inputs(text).rule_act
+
+
+def test_a_bare_setup_typed_in_chat_still_asks_whether_it_fits():
+    from bench.train_act import act_inputs
+
+    x = act_inputs("8卡 A100 80G 全参数训练 llama2-13b，zero3，micro batch 4，bf16")
+    assert x.setup_enough
+    assert x.rule_act == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an issue title that reports an outcome in words no symptom pattern knows, then the command it ran
+        "使用qwen-14B全参数微调时出现grad_norm全为0的情况\n\n命令为：\n"
+        "deepspeed --num_gpus 8 src/train_bash.py --model_name_or_path Qwen/Qwen-14B --finetuning_type full "
+        "--per_device_train_batch_size 4 --gradient_accumulation_steps 8 --bf16 --deepspeed ds_z3.json",
+        # the same shape in English, with the config pasted
+        "Mistral-7B full finetune on 4x A100 80GB gives identical memory for LoRA and full\n\n"
+        '```json\n{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}, '
+        '"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4}\n```',
+    ],
+)
+def test_an_issue_that_pastes_what_it_ran_and_asks_nothing_reports_a_problem(text):
+    assert _rule_of(text) == "diagnose"
+
+
+def test_a_setting_word_in_a_description_is_not_a_configure_question():
+    # a feature request that "suggests" something and asks nothing: no setting is asked for
+    text = (
+        "FSDP should let users switch between ZeRO-1, ZeRO-2 and full sharding\n\n"
+        "DeepSpeed is hard to set up while FSDP is easy for LLMs, but FSDP has no ZeRO-1 or ZeRO-2 mode. "
+        "We suggest adding a sharding flavour option so users can move between them."
+    )
+    assert _rule_of(text) != "configure"
