@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from calculators.presets import GPU_PRESETS, PUBLISHED_PARAMS
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
 from calculators.text_safety import escape_md
+from calculators.vision import vision_encoder_params
 
 from .acts import Act
 from .intents import Intents, MisconceptionRule
@@ -94,13 +95,26 @@ _CANONICAL = (
 )
 
 
-#: Vision-language model names: the presets hold their language model only. The vision encoder's weights and each
-#: image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in the estimate.
+#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, llava-1.5-*, internvl2-8b) counts its vision
+#: encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
+#: each image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in it.
 _VLM_NAME = re.compile(
     r"-?VL\b|\bVL-|[\d.]VL|llava|internvl|mini-?internvl|minicpm-?v|glm-?4v|cogvlm|deepseek-?vl|idefics|paligemma|"
     r"\bpixtral|molmo|phi-?3(?:\.5)?-vision",
     re.I,
 )
+
+
+#: Visual tokens per image by vision-tower family (calculators/vision.py), zh / en.
+_IMAGE_TOKEN_RULE = {
+    "qwen2-vl": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
+    "qwen2.5-vl": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
+    "llava": ("每张图 576 个", "576 per image"),
+    "internvl": (
+        "每个 448×448 切片 256 个，最多 12 片加缩略图",
+        "256 per 448×448 tile, up to 12 tiles and a thumbnail",
+    ),
+}
 
 
 def _nearest_preset(num_params: float) -> str | None:
@@ -138,7 +152,19 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     else:
         cfg["model"] = EXAMPLE_MODEL
         plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
-    if s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
+    vl_shape = MODEL_PRESETS[cfg["model"]] if cfg.get("model") in MODEL_PRESETS else None
+    if vl_shape is not None and vl_shape.vision is not None:
+        tower = vision_encoder_params(vl_shape.vision) / 1e6
+        zh_rule, en_rule = _IMAGE_TOKEN_RULE[vl_shape.vision.family]
+        plan.assume(
+            "vision",
+            f"视觉编码器（{tower:,.0f}M 参数）计入权重，按冻结估算（LLaMA-Factory freeze_vision_tower、ms-swift freeze_vit "
+            f"默认都冻结）；图像数量和尺寸未说明，视觉 token（{zh_rule}）不在序列长度内",
+            f"the vision encoder ({tower:,.0f}M parameters) is counted, frozen (LLaMA-Factory freeze_vision_tower and "
+            f"ms-swift freeze_vit default to frozen); images per sample and their size not given, so their visual "
+            f"tokens ({en_rule}) are not in the sequence length",
+        )
+    elif s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
         plan.assume(
             "vision",
             "只算了语言模型：视觉编码器的权重和每张图的视觉 token（Qwen2-VL 约每 28×28 像素一个）不在估算内，序列长度要把它们算进去",
