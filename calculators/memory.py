@@ -174,6 +174,14 @@ class MemoryConfig(BaseModel):
             "visual tokens are added to seq_len (the text tokens) in the language model's activations; 0 counts none."
         ),
     )
+    visual_tokens_in_seq_len: bool = Field(
+        False,
+        description=(
+            "seq_len already counts the images' visual tokens: LLaMA-Factory's cutoff_len and ms-swift's max_length "
+            "bound the whole sequence, image tokens included. Then seq_len is the language model's sequence and the "
+            "visual tokens are not added (the vision tower's own activations still follow the images)."
+        ),
+    )
     image_height: int | None = Field(None, description="Pixels; Qwen2-VL / InternVL token counts depend on the size.")
     image_width: int | None = None
     image_max_pixels: int | None = Field(
@@ -773,7 +781,7 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
     if shape is None:
         return None, {}
     llm_extra, vit_tokens, _, _ = _visual_tokens(cfg, shape)
-    if llm_extra:  # the images' visual tokens stand in the language model's sequence beside the text
+    if llm_extra and not cfg.visual_tokens_in_seq_len:  # the visual tokens stand in the sequence beside the text
         cfg = cfg.model_copy(update={"seq_len": cfg.seq_len + llm_extra})
     bpv = 4 if cfg.precision == "fp32" else 2
     # Frozen base: frozen linears' inputs are not saved (QLoRA: same activations) -- unless FSDP puts the frozen
@@ -897,7 +905,17 @@ def _vision_states(
         "freeze_vision_tower / freeze_multi_modal_projector 与 ms-swift 的 freeze_vit / freeze_aligner 默认均为 True）"
     )
     llm_extra, vit_tokens, rule_en, rule_zh = _visual_tokens(cfg, shape)
-    if llm_extra:
+    if llm_extra and cfg.visual_tokens_in_seq_len:
+        a_en.append(
+            f"images: {cfg.images_per_sample} per sample, {rule_en}: {llm_extra:,} visual tokens counted within the "
+            f"sequence length {cfg.seq_len:,}"
+            + (" (more than the whole sequence length)" if llm_extra > cfg.seq_len else "")
+        )
+        a_zh.append(
+            f"图像：每个样本 {cfg.images_per_sample} 张，{rule_zh}：{llm_extra:,} 个视觉 token 算在序列长度 {cfg.seq_len:,} 之内"
+            + ("（超过了整个序列长度）" if llm_extra > cfg.seq_len else "")
+        )
+    elif llm_extra:
         a_en.append(
             f"images: {cfg.images_per_sample} per sample, {rule_en}: {llm_extra:,} visual tokens added to the "
             f"{cfg.seq_len:,} text tokens ({cfg.seq_len + llm_extra:,} in the language model)"

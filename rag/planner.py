@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
 from calculators.text_safety import escape_md
-from calculators.vision import vision_encoder_params
+from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 
 from .acts import Act
 from .intents import Intents, MisconceptionRule
@@ -117,6 +117,67 @@ _IMAGE_TOKEN_RULE = {
 }
 
 
+def _vision_config(s: dict[str, Any], tower: VisionTower, cfg: dict[str, Any], plan: Plan) -> None:
+    """A VL preset: the images the message states (their visual tokens join the sequence), the freeze flag it sets,
+    and a note on what was counted. A size with no count is one image per sample (said); a Qwen2-VL / InternVL count
+    with no size adds nothing (the tokens depend on the size)."""
+    size = "image_width" in s and "image_height" in s
+    count = s.get("images_per_sample")
+    if "freeze_vision_tower" in s:
+        cfg["freeze_vision_tower"] = s["freeze_vision_tower"]
+    if "image_max_pixels" in s and tower.family in ("qwen2-vl", "qwen2.5-vl"):
+        cfg["image_max_pixels"] = s["image_max_pixels"]
+    if size or tower.family == "llava":
+        if size:
+            cfg["image_width"], cfg["image_height"] = s["image_width"], s["image_height"]
+        if count is None and size:
+            count = 1
+            plan.assume("images_per_sample", "每个样本按 1 张图", "one image per sample")
+    tokens = None
+    if count and (size or tower.family == "llava"):
+        cfg["images_per_sample"] = count
+        one = image_tokens(tower, cfg.get("image_height"), cfg.get("image_width"), cfg.get("image_max_pixels"))
+        tokens = count * one.llm_tokens
+        # A stated length is the framework's cutoff (LLaMA-Factory cutoff_len, ms-swift max_length): it bounds the
+        # whole sequence, the image tokens included; only a length we assumed is text alone.
+        cfg["visual_tokens_in_seq_len"] = "seq_len" in s
+    trained = cfg.get("freeze_vision_tower") is False and cfg.get("finetune") == "full"
+    m = vision_encoder_params(tower) / 1e6
+    state_zh = (
+        "参与训练（计入梯度、优化器状态和激活）"
+        if trained
+        else "按冻结估算（LLaMA-Factory freeze_vision_tower、ms-swift freeze_vit 默认都冻结）"
+    )
+    state_en = (
+        "trained (gradients, optimizer states and activations counted)"
+        if trained
+        else "frozen (LLaMA-Factory freeze_vision_tower and ms-swift freeze_vit default to frozen)"
+    )
+    zh_rule, en_rule = _IMAGE_TOKEN_RULE[tower.family]
+    if tokens is not None and cfg.get("visual_tokens_in_seq_len"):
+        over_zh = "，超过了整个序列长度" if tokens > cfg["seq_len"] else ""
+        over_en = ", more than the whole sequence length" if tokens > cfg["seq_len"] else ""
+        tail_zh = f"图像的视觉 token（{zh_rule}）共 {tokens:,} 个，算在你给的序列长度 {cfg['seq_len']:,} 之内{over_zh}"
+        tail_en = (
+            f"the images' visual tokens ({en_rule}), {tokens:,} in all, count within your sequence length "
+            f"{cfg['seq_len']:,}{over_en}"
+        )
+    elif tokens is not None:
+        tail_zh = f"图像的视觉 token（{zh_rule}）共 {tokens:,} 个，已加在序列长度上"
+        tail_en = f"the images' visual tokens ({en_rule}), {tokens:,} in all, are added to the sequence length"
+    else:
+        tail_zh = f"图像数量和尺寸未说明，视觉 token（{zh_rule}）不在序列长度内"
+        tail_en = (
+            f"images per sample and their size not given, so their visual tokens ({en_rule}) are not in the "
+            "sequence length"
+        )
+    plan.assume(
+        "vision",
+        f"视觉编码器（{m:,.0f}M 参数）计入权重，{state_zh}；{tail_zh}",
+        f"the vision encoder ({m:,.0f}M parameters) is counted, {state_en}; {tail_en}",
+    )
+
+
 def _nearest_preset(num_params: float) -> str | None:
     return next((n for n in _CANONICAL if abs(PUBLISHED_PARAMS[n] - num_params) / num_params < 0.05), None)
 
@@ -153,18 +214,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         cfg["model"] = EXAMPLE_MODEL
         plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
     vl_shape = MODEL_PRESETS[cfg["model"]] if cfg.get("model") in MODEL_PRESETS else None
-    if vl_shape is not None and vl_shape.vision is not None:
-        tower = vision_encoder_params(vl_shape.vision) / 1e6
-        zh_rule, en_rule = _IMAGE_TOKEN_RULE[vl_shape.vision.family]
-        plan.assume(
-            "vision",
-            f"视觉编码器（{tower:,.0f}M 参数）计入权重，按冻结估算（LLaMA-Factory freeze_vision_tower、ms-swift freeze_vit "
-            f"默认都冻结）；图像数量和尺寸未说明，视觉 token（{zh_rule}）不在序列长度内",
-            f"the vision encoder ({tower:,.0f}M parameters) is counted, frozen (LLaMA-Factory freeze_vision_tower and "
-            f"ms-swift freeze_vit default to frozen); images per sample and their size not given, so their visual "
-            f"tokens ({en_rule}) are not in the sequence length",
-        )
-    elif s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
+    if (vl_shape is None or vl_shape.vision is None) and s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
         plan.assume(
             "vision",
             "只算了语言模型：视觉编码器的权重和每张图的视觉 token（Qwen2-VL 约每 28×28 像素一个）不在估算内，序列长度要把它们算进去",
@@ -219,6 +269,8 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     if "seq_len" not in cfg:
         cfg["seq_len"] = DEFAULT_SEQ
         plan.assume("seq_len", f"序列长度按 {DEFAULT_SEQ}", f"sequence length {DEFAULT_SEQ}")
+    if vl_shape is not None and vl_shape.vision is not None:
+        _vision_config(s, vl_shape.vision, cfg, plan)
     return cfg
 
 

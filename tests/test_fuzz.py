@@ -375,6 +375,7 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "optimizer_in_backward": st.booleans(),
     "activation_offloading": st.booleans(),
     "images_per_sample": st.integers(0, 10_000),
+    "visual_tokens_in_seq_len": st.booleans(),
     "image_height": st.one_of(st.none(), st.integers(1, 100_000)),
     "image_width": st.one_of(st.none(), st.integers(1, 100_000)),
     "image_max_pixels": st.one_of(st.none(), st.integers(1, 10**9)),

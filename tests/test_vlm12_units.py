@@ -291,3 +291,61 @@ def test_a_qwen_image_without_a_size_is_refused_not_guessed() -> None:
 
     with pytest.raises(CalculatorError):
         estimate_memory({"model": "qwen2.5-vl-7b", "images_per_sample": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我的图片大小是640*640，请问这是什么原因", {"image_width": 640, "image_height": 640}),
+        ("The images are resized to 768×768 and I set per_device_train_batch_size=1", {"image_width": 768}),
+        ("image_max_pixels: 262144\nfreeze_vision_tower: false", {"image_max_pixels": 262144}),
+        ("MAX_PIXELS=1003520 swift sft --freeze_vit false", {"freeze_vision_tower": False}),
+        ("max_pixels=1280*28*28", {"image_max_pixels": 1003520}),
+        ("每个样本5张图，显存不够", {"images_per_sample": 5}),
+        ("training with 4 images per sample", {"images_per_sample": 4}),
+    ],
+)
+def test_image_settings_are_read_as_users_write_them(text: str, expected: dict[str, Any]) -> None:
+    from rag.slots import extract_slots
+
+    stated = extract_slots(text).stated()
+    assert {k: stated.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize("text", ["batch 8x8", "显存 24x2", "8*A100 80G", "micro batch 2*4"])
+def test_products_that_are_no_image_size_are_not_read_as_one(text: str) -> None:
+    from rag.slots import extract_slots
+
+    stated = extract_slots(text).stated()
+    assert not {k for k in stated if k.startswith("image")}
+
+
+def test_stated_images_enter_the_estimate_and_the_note_says_how_many_tokens(bot_without_retrieval: Any) -> None:
+    q = "Qwen2.5-VL-7B LoRA 微调，单卡 4090 24G，每个样本2张图，图片大小是1280x720，能跑吗？"
+    answer = bot_without_retrieval.ask(q)
+    tower = MODEL_PRESETS["qwen2.5-vl-7b"].vision
+    assert tower is not None
+    tokens = 2 * image_tokens(tower, 720, 1280).llm_tokens
+    assert f"{tokens:,}" in answer.text, answer.text[:900]
+    without = bot_without_retrieval.ask("Qwen2.5-VL-7B LoRA 微调，单卡 4090 24G，能跑吗？")
+    assert "不在序列长度内" in without.text and f"{tokens:,}" not in without.text
+
+
+def test_a_size_without_a_count_is_one_image_said_as_assumed(bot_without_retrieval: Any) -> None:
+    text = bot_without_retrieval.ask("Can I LoRA fine-tune Qwen2-VL-7B on one RTX 4090? My images are 448x448.").text
+    assert "one image per sample" in text and "256" in text, text[:900]
+
+
+def test_a_stated_cutoff_holds_the_visual_tokens_and_an_assumed_length_gets_them_added(
+    bot_without_retrieval: Any,
+) -> None:
+    # LLaMA-Factory's cutoff_len and ms-swift's max_length bound the whole sequence, image tokens included
+    base = {"model": "qwen2-vl-7b", "finetune": "lora", "seq_len": 2048, "images_per_sample": 1}
+    base.update(image_height=448, image_width=448)
+    inside = estimate_memory({**base, "visual_tokens_in_seq_len": True})
+    plain = estimate_memory({k: v for k, v in base.items() if not k.startswith("image")})
+    assert inside.activations == plain.activations
+    stated = bot_without_retrieval.ask("Qwen2-VL-7B LoRA, cutoff_len 2048, images 448x448, one RTX 4090: will it fit?")
+    assert "count within your sequence length 2,048" in stated.text, stated.text[:900]
+    assumed = bot_without_retrieval.ask("Qwen2-VL-7B LoRA, images 448x448, one RTX 4090: will it fit?")
+    assert "are added to the sequence length" in assumed.text, assumed.text[:900]

@@ -75,6 +75,7 @@ MEMORY_FIELDS = (
     "qlora_double_quant",
     "qlora_lm_head_4bit",
     "images_per_sample",
+    "visual_tokens_in_seq_len",
     "image_height",
     "image_width",
     "image_max_pixels",
@@ -527,6 +528,10 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg(
                 "images_per_sample",
                 gr.Number(0, precision=0, label=F("images_per_sample"), elem_id="m_images", minimum=0),
+            )
+            reg(
+                "visual_tokens_in_seq_len",
+                gr.Checkbox(False, label=F("visual_tokens_in_seq_len"), elem_id="m_vis_in_seq"),
             )
             reg("image_height", gr.Number(None, precision=0, label=F("image_height"), elem_id="m_img_h"))
             reg("image_width", gr.Number(None, precision=0, label=F("image_width"), elem_id="m_img_w"))

@@ -247,6 +247,10 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
         "en": "QLoRA LM head quantised to 4 bits too (LitGPT)",
     },
     "images_per_sample": {"zh": "每个样本的图像数（视觉语言模型）", "en": "Images per sample (vision-language models)"},
+    "visual_tokens_in_seq_len": {
+        "zh": "序列长度已含视觉 token（cutoff_len / max_length）",
+        "en": "Sequence length already counts the visual tokens (cutoff_len / max_length)",
+    },
     "image_height": {"zh": "图像高度（像素）", "en": "Image height (px)"},
     "image_width": {"zh": "图像宽度（像素）", "en": "Image width (px)"},
     "image_max_pixels": {
