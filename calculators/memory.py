@@ -874,8 +874,8 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
 
 
 def _vision_states(
-    cfg: MemoryConfig, shape: ModelShape, trainable: float, frozen: float, a_en: list[str], a_zh: list[str]
-) -> tuple[float, float]:
+    cfg: MemoryConfig, shape: ModelShape, trainable: int, frozen: float, a_en: list[str], a_zh: list[str]
+) -> tuple[int, float]:
     """A VL preset's vision tower and projector: frozen parts leave the trainable count for the frozen weights (16-bit,
     fp32 under fp32 / autocast, where the model is loaded in fp32); the assumptions say what was counted."""
     vis = shape.vision
