@@ -904,6 +904,14 @@ def _vision_states(
         f"视觉编码器 {tower / 1e6:,.0f}M 参数，{state_zh}；投影层 {proj / 1e6:,.0f}M，{proj_zh}（LLaMA-Factory 的 "
         "freeze_vision_tower / freeze_multi_modal_projector 与 ms-swift 的 freeze_vit / freeze_aligner 默认均为 True）"
     )
+    if cfg.finetune != "full" and not cfg.freeze_vision_tower:
+        # LLaMA-Factory / ms-swift then put adapters on the ViT's linears too: their few parameters and the ViT's
+        # activations are not modelled here
+        a_en.append(
+            "LoRA on the vision tower (freeze_vision_tower / freeze_vit off) is not modelled: its adapters and its "
+            "activations are missing from this estimate"
+        )
+        a_zh.append("视觉编码器上的 LoRA（关闭 freeze_vision_tower / freeze_vit）未建模：其适配器和激活不在本估算内")
     llm_extra, vit_tokens, rule_en, rule_zh = _visual_tokens(cfg, shape)
     if llm_extra and cfg.visual_tokens_in_seq_len:
         a_en.append(

@@ -349,3 +349,11 @@ def test_a_stated_cutoff_holds_the_visual_tokens_and_an_assumed_length_gets_them
     assert "count within your sequence length 2,048" in stated.text, stated.text[:900]
     assumed = bot_without_retrieval.ask("Qwen2-VL-7B LoRA, images 448x448, one RTX 4090: will it fit?")
     assert "are added to the sequence length" in assumed.text, assumed.text[:900]
+
+
+def test_lora_with_the_vision_tower_unfrozen_says_what_is_not_modelled() -> None:
+    est = estimate_memory({"model": "qwen2.5-vl-7b", "finetune": "lora", "freeze_vision_tower": False})
+    assert any("not modelled" in a for a in est.assumptions_en)
+    assert not any(
+        "not modelled" in a for a in estimate_memory({"model": "qwen2.5-vl-7b", "finetune": "lora"}).assumptions_en
+    )
