@@ -126,8 +126,13 @@ def _answer_values(answer: Any, key: str) -> list[Any]:
         if item and item.get("source") != "assumed":
             v = item["value"]
             if k == "model" and key == "num_params":
-                from calculators.presets import PUBLISHED_PARAMS
+                from calculators.presets import MODEL_PRESETS, PUBLISHED_PARAMS, count_params
+                from calculators.vision import vision_params
 
+                shape = MODEL_PRESETS.get(v)
+                if shape is not None and shape.vision is not None:
+                    # "Qwen2.5-VL-3B": the size in a VL model's name is its language model's (3.09B of 3.75B)
+                    vals.append(count_params(shape) - vision_params(shape.vision))
                 v = PUBLISHED_PARAMS.get(v, v)
             if k == "gpu" and key == "gpu_memory_gb":
                 from calculators.presets import GPU_PRESETS

@@ -51,6 +51,7 @@ from .presets import (
 from .units import GiB as GiB  # re-exported: calculators.memory.GiB predates calculators.units
 from .units import format_gib
 from .validate import positive_float, positive_int
+from .vision import LLAMAFACTORY_MAX_PIXELS, image_tokens, vision_encoder_params, vision_params, vit_activation_bytes
 
 Precision = Literal["fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"]
 Optimizer = Literal["adamw", "adamw-8bit", "sgd-momentum", "adafactor"]
@@ -161,6 +162,47 @@ class MemoryConfig(BaseModel):
             "and come back in the backward, except the output head's (and the loss, computed outside the context). "
             "torchtune's recipes require activation checkpointing with it, so only the blocks' inputs are offloaded. "
             "GPU keeps about one block's activations in flight (modelled: the block re-materialised in backward)."
+        ),
+    )
+
+    images_per_sample: int = Field(
+        0,
+        ge=0,
+        le=10_000,
+        description=(
+            "Vision-language presets (qwen2-vl-*, qwen2.5-vl-*, llava-1.5-*, internvl2-8b): images in each sample. Their "
+            "visual tokens are added to seq_len (the text tokens) in the language model's activations; 0 counts none."
+        ),
+    )
+    visual_tokens_in_seq_len: bool = Field(
+        False,
+        description=(
+            "seq_len already counts the images' visual tokens: LLaMA-Factory's cutoff_len and ms-swift's max_length "
+            "bound the whole sequence, image tokens included. Then seq_len is the language model's sequence and the "
+            "visual tokens are not added (the vision tower's own activations still follow the images)."
+        ),
+    )
+    image_height: int | None = Field(None, description="Pixels; Qwen2-VL / InternVL token counts depend on the size.")
+    image_width: int | None = None
+    image_max_pixels: int | None = Field(
+        None,
+        description=(
+            "Qwen2-VL / Qwen2.5-VL resize bound (the processor's max_pixels; None: transformers' default 28·28·1280). "
+            f"LLaMA-Factory passes its own image_max_pixels, default {LLAMAFACTORY_MAX_PIXELS:,} (768·768)."
+        ),
+    )
+    freeze_vision_tower: bool = Field(
+        True,
+        description=(
+            "Full fine-tunes of a VL preset: the ViT is frozen (no gradient, no optimizer state, 16-bit weights). "
+            "The default of LLaMA-Factory (freeze_vision_tower=True) and ms-swift (freeze_vit=True)."
+        ),
+    )
+    freeze_projector: bool = Field(
+        True,
+        description=(
+            "Full fine-tunes of a VL preset: the projector / merger is frozen. LLaMA-Factory "
+            "freeze_multi_modal_projector=True and ms-swift freeze_aligner=True by default."
         ),
     )
 
@@ -721,9 +763,26 @@ def _validate_numbers(cfg: MemoryConfig) -> None:
         positive_float("gpu_memory_gb", cfg.gpu_memory_gb, maximum=100_000)
 
 
+def _visual_tokens(cfg: MemoryConfig, shape: ModelShape | None) -> tuple[int, int, str, str]:
+    """(language-model tokens, ViT positions) the stated images add to one sample, and the rule in en / zh; zeros
+    when the model is no VL preset or no image is stated."""
+    if shape is None or shape.vision is None or not cfg.images_per_sample:
+        return 0, 0, "", ""
+    one = image_tokens(shape.vision, cfg.image_height, cfg.image_width, cfg.image_max_pixels)
+    k = cfg.images_per_sample
+    return k * one.llm_tokens, k * one.vit_tokens, one.rule_en, one.rule_zh
+
+
+def _vision_trained(cfg: MemoryConfig, shape: ModelShape | None) -> bool:
+    return shape is not None and shape.vision is not None and cfg.finetune == "full" and not cfg.freeze_vision_tower
+
+
 def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tuple[int | None, dict[str, int]]:
     if shape is None:
         return None, {}
+    llm_extra, vit_tokens, _, _ = _visual_tokens(cfg, shape)
+    if llm_extra and not cfg.visual_tokens_in_seq_len:  # the visual tokens stand in the sequence beside the text
+        cfg = cfg.model_copy(update={"seq_len": cfg.seq_len + llm_extra})
     bpv = 4 if cfg.precision == "fp32" else 2
     # Frozen base: frozen linears' inputs are not saved (QLoRA: same activations) -- unless FSDP puts the frozen
     # weights in a flat parameter that requires a gradient (fsdp_frozen_in_trainable_units): then they are saved.
@@ -807,7 +866,82 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         details["activations_offloaded_to_cpu"] = layers - on_gpu
         details["activations_layers"] = on_gpu
         total -= layers - on_gpu
+    if vit_tokens and _vision_trained(cfg, shape) and shape.vision is not None:
+        vit = vit_activation_bytes(shape.vision, micro * vit_tokens, bpv, cfg.gradient_checkpointing)
+        details["activations_vision_tower"] = vit
+        total += vit
     return total, details
+
+
+def _vision_states(
+    cfg: MemoryConfig, shape: ModelShape, trainable: int, frozen: float, a_en: list[str], a_zh: list[str]
+) -> tuple[int, float]:
+    """A VL preset's vision tower and projector: frozen parts leave the trainable count for the frozen weights (16-bit,
+    fp32 under fp32 / autocast, where the model is loaded in fp32); the assumptions say what was counted."""
+    vis = shape.vision
+    assert vis is not None
+    tower, proj = vision_encoder_params(vis), vision_params(vis) - vision_encoder_params(vis)
+    if cfg.finetune == "full":
+        frozen_params = (tower if cfg.freeze_vision_tower else 0) + (proj if cfg.freeze_projector else 0)
+        trainable -= frozen_params
+        frozen += frozen_params * (4 if cfg.precision == "fp32" or cfg.precision.startswith("amp-") else 2)
+    state_en = (
+        "frozen"
+        if cfg.finetune != "full" or cfg.freeze_vision_tower
+        else "trained (gradients, optimizer states and its activations counted)"
+    )
+    state_zh = (
+        "冻结" if cfg.finetune != "full" or cfg.freeze_vision_tower else "参与训练（计入梯度、优化器状态和其激活）"
+    )
+    proj_en = "frozen" if cfg.finetune != "full" or cfg.freeze_projector else "trained"
+    proj_zh = "冻结" if cfg.finetune != "full" or cfg.freeze_projector else "训练"
+    a_en.append(
+        f"vision tower {tower / 1e6:,.0f}M parameters, {state_en}; projector {proj / 1e6:,.0f}M, {proj_en} "
+        "(LLaMA-Factory freeze_vision_tower / freeze_multi_modal_projector and ms-swift freeze_vit / freeze_aligner "
+        "default to True)"
+    )
+    a_zh.append(
+        f"视觉编码器 {tower / 1e6:,.0f}M 参数，{state_zh}；投影层 {proj / 1e6:,.0f}M，{proj_zh}（LLaMA-Factory 的 "
+        "freeze_vision_tower / freeze_multi_modal_projector 与 ms-swift 的 freeze_vit / freeze_aligner 默认均为 True）"
+    )
+    if cfg.finetune != "full" and not cfg.freeze_vision_tower:
+        # LLaMA-Factory / ms-swift then put adapters on the ViT's linears too: their few parameters and the ViT's
+        # activations are not modelled here
+        a_en.append(
+            "LoRA on the vision tower (freeze_vision_tower / freeze_vit off) is not modelled: its adapters and its "
+            "activations are missing from this estimate"
+        )
+        a_zh.append("视觉编码器上的 LoRA（关闭 freeze_vision_tower / freeze_vit）未建模：其适配器和激活不在本估算内")
+    llm_extra, vit_tokens, rule_en, rule_zh = _visual_tokens(cfg, shape)
+    if llm_extra and cfg.visual_tokens_in_seq_len:
+        a_en.append(
+            f"images: {cfg.images_per_sample} per sample, {rule_en}: {llm_extra:,} visual tokens counted within the "
+            f"sequence length {cfg.seq_len:,}"
+            + (" (more than the whole sequence length)" if llm_extra > cfg.seq_len else "")
+        )
+        a_zh.append(
+            f"图像：每个样本 {cfg.images_per_sample} 张，{rule_zh}：{llm_extra:,} 个视觉 token 算在序列长度 {cfg.seq_len:,} 之内"
+            + ("（超过了整个序列长度）" if llm_extra > cfg.seq_len else "")
+        )
+    elif llm_extra:
+        a_en.append(
+            f"images: {cfg.images_per_sample} per sample, {rule_en}: {llm_extra:,} visual tokens added to the "
+            f"{cfg.seq_len:,} text tokens ({cfg.seq_len + llm_extra:,} in the language model)"
+        )
+        a_zh.append(
+            f"图像：每个样本 {cfg.images_per_sample} 张，{rule_zh}：{llm_extra:,} 个视觉 token 加在 {cfg.seq_len:,} 个文本 "
+            f"token 上（语言模型序列共 {cfg.seq_len + llm_extra:,}）"
+        )
+    else:
+        a_en.append(
+            "no image count given: the images' visual tokens are not in the sequence (Qwen2-VL: (H/14)·(W/14)/4 per "
+            "image, LLaVA-1.5: 576, InternVL2: 256 per 448-px tile); give images_per_sample and the image size"
+        )
+        a_zh.append(
+            "未给出图像数量：视觉 token 不在序列内（Qwen2-VL 每张图 (H/14)·(W/14)/4 个，LLaVA-1.5 为 576 个，InternVL2 每个 "
+            "448 像素切片 256 个）；请给出每个样本的图像数和图像尺寸"
+        )
+    return trainable, frozen
 
 
 def _largest_trainable_param(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> int:
@@ -845,6 +979,8 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     _validate_numbers(cfg)
     shape, n, model_name, a_en, a_zh = _resolve_shape(cfg)
     bpp, trainable, frozen, adafactor = _state_bytes(cfg, shape, n)
+    if shape is not None and shape.vision is not None:
+        trainable, frozen = _vision_states(cfg, shape, trainable, frozen, a_en, a_zh)
     ws, stage = cfg.world_size, cfg.zero_stage
     pp = cfg.pipeline_parallel_size
     n_stage = n / pp  # each pipeline stage holds 1/pp of the layers

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import CalculatorError
+from .vision import VisionTower, vision_params
 
 
 class ModelShape(BaseModel):
@@ -87,6 +88,9 @@ class ModelShape(BaseModel):
     qk_nope_head_dim: int = Field(0, ge=0, le=1_000_000)
     qk_rope_head_dim: int = Field(0, ge=0, le=1_000_000)
     v_head_dim: int = Field(0, ge=0, le=1_000_000)
+    # Vision-language models (Qwen2-VL, LLaVA, InternVL): the fields above are the language model; the vision encoder
+    # and projector are here (calculators/vision.py) and count_params includes them.
+    vision: VisionTower | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -212,14 +216,19 @@ def embedding_params(shape: ModelShape) -> int:
     return n
 
 
+def _vision(shape: ModelShape) -> int:
+    return vision_params(shape.vision) if shape.vision is not None else 0
+
+
 def count_params(shape: ModelShape) -> int:
-    """Exact parameter count of the architecture described by ``shape`` (all experts of a MoE)."""
-    return block_params(shape) + embedding_params(shape)
+    """Exact parameter count of the architecture described by ``shape`` (all experts of a MoE; a VL model's vision
+    encoder and projector)."""
+    return block_params(shape) + embedding_params(shape) + _vision(shape)
 
 
 def active_params(shape: ModelShape) -> int:
     """Parameters one token runs through: ``count_params`` for a dense model, top-k experts for a MoE."""
-    return block_params(shape, active=True) + embedding_params(shape)
+    return block_params(shape, active=True) + embedding_params(shape) + _vision(shape)
 
 
 def _llama(name: str, h: int, layers: int, heads: int, kv: int, inter: int, vocab: int, **kw: Any) -> ModelShape:
@@ -1455,5 +1464,163 @@ _ALIASES.update(
         "deepseek-v2-lite-base": "deepseek-v2-lite",
         "qwen2-57b-a14b-instruct": "qwen2-57b-a14b",
         "qwen2-moe-57b-a14b": "qwen2-57b-a14b",
+    }
+)
+
+
+# --- Vision-language models: the language model's shape (config.json's text_config / llm_config) with the vision
+# tower attached (calculators/vision.py). Sources: Qwen2-VL-2B/7B/72B-Instruct and Qwen2.5-VL-3B/7B/32B/72B-Instruct
+# config.json (https://huggingface.co/Qwen/<name>; vision_config: depth 32, embed_dim/hidden_size 1280, 16 heads,
+# patch 14, temporal_patch_size 2, spatial_merge_size 2; Qwen2-VL mlp_ratio 4, Qwen2.5-VL intermediate_size 3420;
+# out_hidden_size = the LM's hidden size), the Qwen2-VL paper (arXiv 2409.12191, table 1: a 675M ViT for all sizes);
+# llava-hf/llava-1.5-7b-hf and llava-1.5-13b-hf config.json (CLIP ViT-L/14-336 vision_config, text vocab 32064,
+# projector_hidden_act gelu); OpenGVLab/InternVL2-8B config.json (InternViT-300M-448px: 24 layers, 1024 wide,
+# qkv_bias, layer scale; downsample_ratio 0.5; llm_config InternLM2.5-7B: 4096, 32 layers, 32 heads, 8 KV heads,
+# 14336, vocab 92553) and the InternVL2 model table (InternVL docs, "Introduction of InternVL2 Series": InternVL2-8B =
+# InternViT-300M-448px + internlm2_5-7b-chat; 448-px tiles, 256 tokens each). Each total is checked against
+# transformers 5.23's own model classes built on the meta device (tests/test_vlm12_units.py).
+def _qwen2_vit(out: int) -> VisionTower:
+    return VisionTower(
+        family="qwen2-vl",
+        hidden_size=1280,
+        num_layers=32,
+        num_heads=16,
+        intermediate_size=5120,
+        temporal_patch_size=2,
+        merge=2,
+        projector="qwen-merger",
+        out_hidden_size=out,
+        activation="quick_gelu",
+    )
+
+
+def _qwen25_vit(out: int) -> VisionTower:
+    return VisionTower(
+        family="qwen2.5-vl",
+        hidden_size=1280,
+        num_layers=32,
+        num_heads=16,
+        intermediate_size=3420,
+        mlp="gated",
+        norm="rmsnorm",
+        temporal_patch_size=2,
+        merge=2,
+        projector="qwen-merger",
+        out_hidden_size=out,
+        activation="silu",
+    )
+
+
+def _clip_l336(out: int) -> VisionTower:
+    return VisionTower(
+        family="llava",
+        hidden_size=1024,
+        num_layers=24,
+        num_heads=16,
+        intermediate_size=4096,
+        class_token=True,
+        position_rows=577,
+        pre_norm=True,
+        post_norm=True,
+        projector="mlp2x",
+        out_hidden_size=out,
+        image_size=336,
+        activation="quick_gelu",
+    )
+
+
+def _internvit_300m(out: int) -> VisionTower:
+    return VisionTower(
+        family="internvl",
+        hidden_size=1024,
+        num_layers=24,
+        num_heads=16,
+        intermediate_size=4096,
+        patch_bias=True,
+        class_token=True,
+        position_rows=1025,
+        layer_scale=True,
+        merge=2,
+        projector="internvl-mlp1",
+        out_hidden_size=out,
+        image_size=448,
+    )
+
+
+_QWEN_LM = {"qkv_bias": True}
+VLM_PRESETS: dict[str, ModelShape] = {
+    s.name: s
+    for s in [
+        _llama(
+            "qwen2-vl-2b", 1536, 28, 12, 2, 8960, 151936, tie_word_embeddings=True, vision=_qwen2_vit(1536), **_QWEN_LM
+        ),
+        _llama("qwen2-vl-7b", 3584, 28, 28, 4, 18944, 152064, vision=_qwen2_vit(3584), **_QWEN_LM),
+        _llama("qwen2-vl-72b", 8192, 80, 64, 8, 29568, 152064, vision=_qwen2_vit(8192), **_QWEN_LM),
+        _llama(
+            "qwen2.5-vl-3b",
+            2048,
+            36,
+            16,
+            2,
+            11008,
+            151936,
+            tie_word_embeddings=True,
+            vision=_qwen25_vit(2048),
+            **_QWEN_LM,
+        ),
+        _llama("qwen2.5-vl-7b", 3584, 28, 28, 4, 18944, 152064, vision=_qwen25_vit(3584), **_QWEN_LM),
+        _llama("qwen2.5-vl-32b", 5120, 64, 40, 8, 27648, 152064, vision=_qwen25_vit(5120), **_QWEN_LM),
+        _llama("qwen2.5-vl-72b", 8192, 80, 64, 8, 29568, 152064, vision=_qwen25_vit(8192), **_QWEN_LM),
+        _llama("llava-1.5-7b", 4096, 32, 32, 32, 11008, 32064, vision=_clip_l336(4096)),
+        _llama("llava-1.5-13b", 5120, 40, 40, 40, 13824, 32064, vision=_clip_l336(5120)),
+        _llama("internvl2-8b", 4096, 32, 32, 8, 14336, 92553, vision=_internvit_300m(4096)),
+    ]
+}
+MODEL_PRESETS.update(VLM_PRESETS)
+_PRESET_SOURCES.update(
+    {
+        "qwen2-vl-2b": "Qwen/Qwen2-VL-2B-Instruct",
+        "qwen2-vl-7b": "Qwen/Qwen2-VL-7B-Instruct",
+        "qwen2-vl-72b": "Qwen/Qwen2-VL-72B-Instruct",
+        "qwen2.5-vl-3b": "Qwen/Qwen2.5-VL-3B-Instruct",
+        "qwen2.5-vl-7b": "Qwen/Qwen2.5-VL-7B-Instruct",
+        "qwen2.5-vl-32b": "Qwen/Qwen2.5-VL-32B-Instruct",
+        "qwen2.5-vl-72b": "Qwen/Qwen2.5-VL-72B-Instruct",
+        "llava-1.5-7b": "llava-hf/llava-1.5-7b-hf",
+        "llava-1.5-13b": "llava-hf/llava-1.5-13b-hf",
+        "internvl2-8b": "OpenGVLab/InternVL2-8B",
+    }
+)
+# Model cards' sizes (the Hub's safetensors parameter count): Qwen2-VL 2.21B / 8.29B / 73.4B, Qwen2.5-VL 3.75B / 8.29B
+# / 33.5B / 73.4B, LLaVA-1.5 7.06B / 13.4B, InternVL2-8B 8.08B.
+PUBLISHED_PARAMS.update(
+    {
+        "qwen2-vl-2b": 2.21e9,
+        "qwen2-vl-7b": 8.29e9,
+        "qwen2-vl-72b": 73.4e9,
+        "qwen2.5-vl-3b": 3.75e9,
+        "qwen2.5-vl-7b": 8.29e9,
+        "qwen2.5-vl-32b": 33.5e9,
+        "qwen2.5-vl-72b": 73.4e9,
+        "llava-1.5-7b": 7.06e9,
+        "llava-1.5-13b": 13.4e9,
+        "internvl2-8b": 8.08e9,
+    }
+)
+_ALIASES.update(
+    {
+        "llava-v1.5-7b": "llava-1.5-7b",
+        "llava-v1.5-13b": "llava-1.5-13b",
+        "llava1.5-7b": "llava-1.5-7b",
+        "llava1.5-13b": "llava-1.5-13b",
+        "qwen2-5-vl-3b": "qwen2.5-vl-3b",
+        "qwen2-5-vl-7b": "qwen2.5-vl-7b",
+        "qwen2-5-vl-32b": "qwen2.5-vl-32b",
+        "qwen2-5-vl-72b": "qwen2.5-vl-72b",
+        "qwen2vl-7b": "qwen2-vl-7b",
+        "qwen2vl-2b": "qwen2-vl-2b",
+        # InternVL2.5-8B: InternViT-300M-448px-V2_5 (the same shape) + internlm2_5-7b-chat, as InternVL2-8B.
+        "internvl2.5-8b": "internvl2-8b",
+        "internvl2-5-8b": "internvl2-8b",
     }
 )

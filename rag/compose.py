@@ -66,6 +66,11 @@ _SHOWN = (
     "tensor_parallel_size",
     "sequence_parallel_size",
     "observed_memory_gb",
+    "images_per_sample",
+    "image_width",
+    "image_height",
+    "image_max_pixels",
+    "freeze_vision_tower",
 )
 
 

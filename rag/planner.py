@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from calculators.presets import GPU_PRESETS, PUBLISHED_PARAMS
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
 from calculators.text_safety import escape_md
+from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 
 from .acts import Act
 from .intents import Intents, MisconceptionRule
@@ -94,13 +95,87 @@ _CANONICAL = (
 )
 
 
-#: Vision-language model names: the presets hold their language model only. The vision encoder's weights and each
-#: image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in the estimate.
+#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, llava-1.5-*, internvl2-8b) counts its vision
+#: encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
+#: each image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in it.
 _VLM_NAME = re.compile(
     r"-?VL\b|\bVL-|[\d.]VL|llava|internvl|mini-?internvl|minicpm-?v|glm-?4v|cogvlm|deepseek-?vl|idefics|paligemma|"
     r"\bpixtral|molmo|phi-?3(?:\.5)?-vision",
     re.I,
 )
+
+
+#: Visual tokens per image by vision-tower family (calculators/vision.py), zh / en.
+_IMAGE_TOKEN_RULE = {
+    "qwen2-vl": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
+    "qwen2.5-vl": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
+    "llava": ("每张图 576 个", "576 per image"),
+    "internvl": (
+        "每个 448×448 切片 256 个，最多 12 片加缩略图",
+        "256 per 448×448 tile, up to 12 tiles and a thumbnail",
+    ),
+}
+
+
+def _vision_config(s: dict[str, Any], tower: VisionTower, cfg: dict[str, Any], plan: Plan) -> None:
+    """A VL preset: the images the message states (their visual tokens join the sequence), the freeze flag it sets,
+    and a note on what was counted. A size with no count is one image per sample (said); a Qwen2-VL / InternVL count
+    with no size adds nothing (the tokens depend on the size)."""
+    size = "image_width" in s and "image_height" in s
+    count = s.get("images_per_sample")
+    if "freeze_vision_tower" in s:
+        cfg["freeze_vision_tower"] = s["freeze_vision_tower"]
+    if "image_max_pixels" in s and tower.family in ("qwen2-vl", "qwen2.5-vl"):
+        cfg["image_max_pixels"] = s["image_max_pixels"]
+    if size or tower.family == "llava":
+        if size:
+            cfg["image_width"], cfg["image_height"] = s["image_width"], s["image_height"]
+        if count is None and size:
+            count = 1
+            plan.assume("images_per_sample", "每个样本按 1 张图", "one image per sample")
+    tokens = None
+    if count and (size or tower.family == "llava"):
+        cfg["images_per_sample"] = count
+        one = image_tokens(tower, cfg.get("image_height"), cfg.get("image_width"), cfg.get("image_max_pixels"))
+        tokens = count * one.llm_tokens
+        # A stated length is the framework's cutoff (LLaMA-Factory cutoff_len, ms-swift max_length): it bounds the
+        # whole sequence, the image tokens included; only a length we assumed is text alone.
+        cfg["visual_tokens_in_seq_len"] = "seq_len" in s
+    trained = cfg.get("freeze_vision_tower") is False and cfg.get("finetune") == "full"
+    m = vision_encoder_params(tower) / 1e6
+    state_zh = (
+        "参与训练（计入梯度、优化器状态和激活）"
+        if trained
+        else "按冻结估算（LLaMA-Factory freeze_vision_tower、ms-swift freeze_vit 默认都冻结）"
+    )
+    state_en = (
+        "trained (gradients, optimizer states and activations counted)"
+        if trained
+        else "frozen (LLaMA-Factory freeze_vision_tower and ms-swift freeze_vit default to frozen)"
+    )
+    zh_rule, en_rule = _IMAGE_TOKEN_RULE[tower.family]
+    if tokens is not None and cfg.get("visual_tokens_in_seq_len"):
+        over_zh = "，超过了整个序列长度" if tokens > cfg["seq_len"] else ""
+        over_en = ", more than the whole sequence length" if tokens > cfg["seq_len"] else ""
+        tail_zh = f"图像的视觉 token（{zh_rule}）共 {tokens:,} 个，算在你给的序列长度 {cfg['seq_len']:,} 之内{over_zh}"
+        tail_en = (
+            f"the images' visual tokens ({en_rule}), {tokens:,} in all, count within your sequence length "
+            f"{cfg['seq_len']:,}{over_en}"
+        )
+    elif tokens is not None:
+        tail_zh = f"图像的视觉 token（{zh_rule}）共 {tokens:,} 个，已加在序列长度上"
+        tail_en = f"the images' visual tokens ({en_rule}), {tokens:,} in all, are added to the sequence length"
+    else:
+        tail_zh = f"图像数量和尺寸未说明，视觉 token（{zh_rule}）不在序列长度内"
+        tail_en = (
+            f"images per sample and their size not given, so their visual tokens ({en_rule}) are not in the "
+            "sequence length"
+        )
+    plan.assume(
+        "vision",
+        f"视觉编码器（{m:,.0f}M 参数）计入权重，{state_zh}；{tail_zh}",
+        f"the vision encoder ({m:,.0f}M parameters) is counted, {state_en}; {tail_en}",
+    )
 
 
 def _nearest_preset(num_params: float) -> str | None:
@@ -138,7 +213,8 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     else:
         cfg["model"] = EXAMPLE_MODEL
         plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
-    if s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
+    vl_shape = MODEL_PRESETS[cfg["model"]] if cfg.get("model") in MODEL_PRESETS else None
+    if (vl_shape is None or vl_shape.vision is None) and s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
         plan.assume(
             "vision",
             "只算了语言模型：视觉编码器的权重和每张图的视觉 token（Qwen2-VL 约每 28×28 像素一个）不在估算内，序列长度要把它们算进去",
@@ -193,6 +269,8 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     if "seq_len" not in cfg:
         cfg["seq_len"] = DEFAULT_SEQ
         plan.assume("seq_len", f"序列长度按 {DEFAULT_SEQ}", f"sequence length {DEFAULT_SEQ}")
+    if vl_shape is not None and vl_shape.vision is not None:
+        _vision_config(s, vl_shape.vision, cfg, plan)
     return cfg
 
 

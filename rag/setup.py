@@ -110,6 +110,11 @@ VALIDATORS: dict[str, Any] = {
     "tensor_parallel_size": _int(1, 100_000),
     "sequence_parallel_size": _int(1, 100_000),
     "observed_memory_gb": _float(0.001, 100_000),
+    "images_per_sample": _int(1, 10_000),
+    "image_width": _int(14, 100_000),
+    "image_height": _int(14, 100_000),
+    "image_max_pixels": _int(784, 10**9),
+    "freeze_vision_tower": _bool,
 }
 SETUP_KEYS: tuple[str, ...] = tuple(VALIDATORS)
 

@@ -94,6 +94,13 @@ class Slots(BaseModel):
     #: Base weights loaded in 8 or 4 bits ("load_in_8bit=True", "--quantization_bit 4", "int8"): "int8" / "int4".
     #: Not the compute precision (fp16/bf16 still say how the trainable part and the activations are kept).
     quantization: str | None = None
+    #: Vision-language training: images in each sample, their size in pixels (as written "W×H"), the Qwen2-VL
+    #: processor's max_pixels bound, and whether the vision tower is frozen (freeze_vision_tower / freeze_vit).
+    images_per_sample: int | None = None
+    image_width: int | None = None
+    image_height: int | None = None
+    image_max_pixels: int | None = None
+    freeze_vision_tower: bool | None = None
 
     def stated(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -2716,6 +2723,56 @@ def _batch_in_own_formula(text: str, slots: Slots) -> None:
             slots.train_batch_size = int(total.group(1))
 
 
+# Vision-language settings. The size of the images: "图片大小是640*640", "images are resized to 768×768", "分辨率
+# 1920x1080" (width × height, as resolutions are written).
+_IMAGE_SIZE = re.compile(
+    r"(?:图片|图像|照片|images?|pictures?|photos?|frames?|分辨率|resolution|resized?\s+to|尺寸)[^\n\d]{0,16}?"
+    r"(?<![\d.])(\d{2,5})\s*[x×*X]\s*(\d{2,5})(?!\d|\.\d)",
+    re.I,
+)
+# The Qwen2-VL processor's bound: `image_max_pixels: 262144` (LLaMA-Factory), `MAX_PIXELS=1003520` (ms-swift's
+# environment variable), `max_pixels=1280*28*28` (qwen-vl-utils, the processor).
+_MAX_PIXELS = re.compile(r"(?<![A-Za-z])(?:image_)?max_pixels\b[\s\"']*[:=]\s*[\"']?(\d+(?:\s*\*\s*\d+)*)", re.I)
+_IMAGE_COUNT = re.compile(
+    r"(?:每(?:个|条)?(?:样本|数据|对话|样例|sample)\S{0,6}?)(\d{1,3})\s*(?:张|幅)(?:图|图片|图像)|"
+    r"(?<![\d.])(\d{1,3})\s+images?\s+(?:per|in each|in every|for each|in one|in a)\s+"
+    r"(?:sample|example|prompt|conversation|turn|query|instance)|"
+    r"images?[_ ]per[_ ]sample\W{0,4}(\d{1,3})",
+    re.I,
+)
+_FREEZE_VIT = re.compile(r"\b(?:freeze_vision_tower|freeze_vit)\b[\s\"']*[:= ]\s*[\"']?(true|false|1|0)\b", re.I)
+
+
+def _pixel_product(expr: str) -> int:
+    n = 1
+    for factor in re.split(r"\s*\*\s*", expr.strip()):
+        n *= int(factor)
+    return n
+
+
+_IMAGE_RULES = (
+    SlotRule(
+        ("image_width", "image_height"),
+        (_IMAGE_SIZE,),
+        lambda m, text: (
+            (int(m.group(1)), int(m.group(2))) if min(int(m.group(1)), int(m.group(2))) >= 14 else (None, None)
+        ),
+    ),
+    SlotRule(("image_max_pixels",), (_MAX_PIXELS,), lambda m, text: (_pixel_product(m.group(1)),)),
+    SlotRule(
+        ("images_per_sample",),
+        (_IMAGE_COUNT,),
+        lambda m, text: (int(next(g for g in m.groups() if g is not None)) or None,),
+    ),
+    SlotRule(("freeze_vision_tower",), (_FREEZE_VIT,), lambda m, text: (m.group(1).lower() in ("true", "1"),)),
+)
+
+
+def _images(text: str, slots: Slots) -> None:
+    for rule in _IMAGE_RULES:
+        rule.apply(text, slots)
+
+
 def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
@@ -2731,6 +2788,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
         _memory_features,
         _assignments,
         _batch_as_frameworks_write_it,
+        _images,
     ):
         step(text, slots)
     if prose:

@@ -374,6 +374,13 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "fsdp_frozen_in_trainable_units": st.booleans(),
     "optimizer_in_backward": st.booleans(),
     "activation_offloading": st.booleans(),
+    "images_per_sample": st.integers(0, 10_000),
+    "visual_tokens_in_seq_len": st.booleans(),
+    "image_height": st.one_of(st.none(), st.integers(1, 100_000)),
+    "image_width": st.one_of(st.none(), st.integers(1, 100_000)),
+    "image_max_pixels": st.one_of(st.none(), st.integers(1, 10**9)),
+    "freeze_vision_tower": st.booleans(),
+    "freeze_projector": st.booleans(),
 }
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "a MemoryConfig field is not fuzzed"
 MODEL_SOURCES = ("model", "num_params", "hf_config")

@@ -74,6 +74,13 @@ MEMORY_FIELDS = (
     "fsdp_frozen_in_trainable_units",
     "qlora_double_quant",
     "qlora_lm_head_4bit",
+    "images_per_sample",
+    "visual_tokens_in_seq_len",
+    "image_height",
+    "image_width",
+    "image_max_pixels",
+    "freeze_vision_tower",
+    "freeze_projector",
 )
 assert set(MEMORY_FIELDS) == set(MemoryConfig.model_fields), "the form must cover every MemoryConfig field"
 
@@ -116,7 +123,17 @@ DEFAULTS: dict[str, Any] = {
 
 
 # Optional numbers: 0 (what an empty gr.Number sends) means "not given".
-OPTIONAL_NUMBERS = ("num_params", "hidden_size", "num_layers", "num_attention_heads", "vocab_size", "gpu_memory_gb")
+OPTIONAL_NUMBERS = (
+    "num_params",
+    "hidden_size",
+    "num_layers",
+    "num_attention_heads",
+    "vocab_size",
+    "gpu_memory_gb",
+    "image_height",
+    "image_width",
+    "image_max_pixels",
+)
 
 
 def _literal_choices(field: str) -> list[Any]:
@@ -507,6 +524,20 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
         with gr.Row():
             reg("optimizer_in_backward", gr.Checkbox(False, label=F("optimizer_in_backward"), elem_id="m_opt_in_bwd"))
             reg("activation_offloading", gr.Checkbox(False, label=F("activation_offloading"), elem_id="m_act_offload"))
+        with gr.Row():  # vision-language presets only
+            reg(
+                "images_per_sample",
+                gr.Number(0, precision=0, label=F("images_per_sample"), elem_id="m_images", minimum=0),
+            )
+            reg(
+                "visual_tokens_in_seq_len",
+                gr.Checkbox(False, label=F("visual_tokens_in_seq_len"), elem_id="m_vis_in_seq"),
+            )
+            reg("image_height", gr.Number(None, precision=0, label=F("image_height"), elem_id="m_img_h"))
+            reg("image_width", gr.Number(None, precision=0, label=F("image_width"), elem_id="m_img_w"))
+            reg("image_max_pixels", gr.Number(None, precision=0, label=F("image_max_pixels"), elem_id="m_img_max"))
+            reg("freeze_vision_tower", gr.Checkbox(True, label=F("freeze_vision_tower"), elem_id="m_freeze_vit"))
+            reg("freeze_projector", gr.Checkbox(True, label=F("freeze_projector"), elem_id="m_freeze_proj"))
     m_err = gr.Markdown(first_mem[0], elem_id="memory-error", elem_classes=["field-error"])
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):

@@ -382,4 +382,9 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "sequence_parallel_size": {"zh": "序列并行", "en": "SP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},
+    "images_per_sample": {"zh": "每样本图像数", "en": "images per sample"},
+    "image_width": {"zh": "图像宽", "en": "image width"},
+    "image_height": {"zh": "图像高", "en": "image height"},
+    "image_max_pixels": {"zh": "max_pixels", "en": "max_pixels"},
+    "freeze_vision_tower": {"zh": "冻结视觉编码器", "en": "vision tower frozen"},
 }

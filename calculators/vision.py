@@ -1,0 +1,238 @@
+"""The vision side of a vision-language model: the ViT, its projector, and how many tokens an image becomes.
+
+A VL model's preset (``calculators.presets``, e.g. ``qwen2-vl-7b``) is its language model's shape with a
+:class:`VisionTower` attached; :func:`calculators.presets.count_params` adds :func:`vision_params` to the language
+model's count. Shapes follow each model's public ``config.json`` and its modelling code in ``transformers`` (5.23):
+
+* Qwen2-VL (``Qwen2VisionTransformerPretrainedModel``): Conv3d patch embedding (3 × 2 × 14 × 14, no bias), 32
+  pre-LayerNorm blocks of width 1280 (fused qkv with bias, plain quick-GELU MLP of 4 × 1280), 2-D rotary positions
+  (no parameters); ``PatchMerger``: LayerNorm, then Linear(4·1280, 4·1280) + GELU + Linear(4·1280, LM hidden) on each
+  2 × 2 group of patches.
+* Qwen2.5-VL (``Qwen2_5_VisionTransformerPretrainedModel``): the same layout with RMSNorm and a gated SiLU MLP of 3420
+  (all linears with bias), window attention (no parameters).
+* LLaVA-1.5: CLIP ViT-L/14 at 336 px (``CLIPVisionModel``: no-bias Conv2d, CLS token, 577 learned positions, pre and
+  post LayerNorm, 24 blocks of 1024 with a 4096 quick-GELU MLP, q/k/v/out with bias) and the ``mlp2x_gelu``
+  projector Linear(1024, LM hidden) + GELU + Linear(LM hidden, LM hidden).
+* InternVL2 / 2.5 (InternViT-300M-448px): Conv2d with bias, CLS token, 1025 learned positions, 24 blocks of 1024
+  (qkv with bias, GELU MLP 4096, LayerNorm, layer scale ls1/ls2), no final norm; ``mlp1``: LayerNorm(4·1024) +
+  Linear(4·1024, LM hidden) + GELU + Linear(LM hidden, LM hidden) after a 0.5 pixel shuffle.
+
+Tokens per image (what the language model's sequence grows by):
+
+* Qwen2-VL / Qwen2.5-VL: the processor resizes each image to multiples of 28 px (``smart_resize`` in
+  ``transformers/models/qwen2_vl/image_processing_qwen2_vl.py``, bounded by ``min_pixels`` / ``max_pixels``), the ViT
+  sees one patch per 14 × 14 px and the merger makes one token of each 2 × 2 patches: ``(H/14)·(W/14)/4``.
+* LLaVA-1.5: every image is resized to 336 × 336: (336/14)² = 576 tokens (the ViT also runs the CLS token, 577).
+* InternVL2: the image is cut into 448 × 448 tiles (1 to ``max_num`` = 12, the grid whose aspect ratio is closest,
+  plus a 448 × 448 thumbnail when there is more than one tile; InternVL's ``dynamic_preprocess``, transformers'
+  ``GotOcr2ImageProcessor.crop_to_patches``), 256 tokens per tile.
+
+Pure Python: no torch import.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import CalculatorError
+from .validate import positive_int
+
+Family = Literal["qwen2-vl", "qwen2.5-vl", "llava", "internvl"]
+
+#: Qwen2-VL image processor defaults (transformers ``Qwen2VLImageProcessor``: ``min_pixels`` 56·56,
+#: ``max_pixels`` 28·28·1280).
+QWEN_MIN_PIXELS = 56 * 56
+QWEN_MAX_PIXELS = 28 * 28 * 1280
+#: LLaMA-Factory's ``image_max_pixels`` default (``ProcessorArguments`` in src/llamafactory/hparams/model_args.py):
+#: it overrides the processor's own bound for every image it feeds to Qwen2-VL / Qwen2.5-VL.
+LLAMAFACTORY_MAX_PIXELS = 768 * 768
+INTERNVL_MAX_TILES = 12
+
+
+class VisionTower(BaseModel):
+    """A VL model's vision encoder and projector, as far as memory depends on them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: Family
+    hidden_size: int = Field(gt=0, le=100_000)
+    num_layers: int = Field(gt=0, le=1_000)
+    num_heads: int = Field(gt=0, le=1_000)
+    intermediate_size: int = Field(gt=0, le=1_000_000)
+    mlp: Literal["gated", "plain"] = "plain"
+    norm: Literal["layernorm", "rmsnorm"] = "layernorm"
+    patch_size: int = Field(14, gt=0, le=1_000)
+    temporal_patch_size: int = Field(1, gt=0, le=16, description="Qwen2-VL's Conv3d takes 2 frames (an image twice).")
+    patch_bias: bool = False
+    class_token: bool = False
+    position_rows: int = Field(0, ge=0, description="Learned position embedding rows (0: rotary).")
+    pre_norm: bool = Field(False, description="CLIP's pre_layrnorm before the blocks.")
+    post_norm: bool = Field(False, description="CLIP's post_layernorm after the blocks.")
+    layer_scale: bool = Field(False, description="InternViT's ls1 / ls2 vectors per block.")
+    merge: int = Field(1, gt=0, le=8, description="Patches merged per side into one token (2: a 2 × 2 group).")
+    projector: Literal["qwen-merger", "mlp2x", "internvl-mlp1"]
+    out_hidden_size: int = Field(gt=0, le=1_000_000, description="The language model's hidden size.")
+    image_size: int = Field(0, ge=0, description="Fixed input side (CLIP 336, InternViT tile 448); 0: dynamic.")
+    activation: Literal["quick_gelu", "gelu", "silu"] = "gelu"
+
+
+def _norm(t: VisionTower, width: int) -> int:
+    return width * (2 if t.norm == "layernorm" else 1)
+
+
+def vision_layer_params(t: VisionTower) -> int:
+    """One ViT block: qkv + output projection (all with bias), the MLP (with biases), two norms, layer scale."""
+    h, i = t.hidden_size, t.intermediate_size
+    attn = 3 * (h * h + h) + h * h + h
+    mlp = (2 if t.mlp == "gated" else 1) * (h * i + i) + i * h + h
+    return attn + mlp + 2 * _norm(t, h) + (2 * h if t.layer_scale else 0)
+
+
+def projector_params(t: VisionTower) -> int:
+    """The merger / projector between the ViT and the language model."""
+    h, out = t.hidden_size, t.out_hidden_size
+    if t.projector == "qwen-merger":  # ln_q on each patch, then an MLP on the 2 x 2 group
+        g = h * t.merge**2
+        return _norm(t, h) + g * g + g + g * out + out
+    if t.projector == "mlp2x":
+        return h * out + out + out * out + out
+    g = h * t.merge**2  # InternVL mlp1: LayerNorm on the pixel-shuffled 4h vector
+    return 2 * g + g * out + out + out * out + out
+
+
+def vision_encoder_params(t: VisionTower) -> int:
+    """The ViT alone (patch embedding, CLS, positions, blocks, norms), without the projector."""
+    h = t.hidden_size
+    n = 3 * t.temporal_patch_size * t.patch_size**2 * h + (h if t.patch_bias else 0)
+    n += (h if t.class_token else 0) + t.position_rows * h
+    n += (_norm(t, h) if t.pre_norm else 0) + (_norm(t, h) if t.post_norm else 0)
+    return n + t.num_layers * vision_layer_params(t)
+
+
+def vision_params(t: VisionTower) -> int:
+    """ViT + projector: what a VL model adds to its language model's parameter count."""
+    return vision_encoder_params(t) + projector_params(t)
+
+
+def qwen_resize(
+    height: int, width: int, factor: int = 28, min_pixels: int = QWEN_MIN_PIXELS, max_pixels: int = QWEN_MAX_PIXELS
+) -> tuple[int, int]:
+    """The size Qwen2-VL's processor gives an image: each side a multiple of ``factor`` (patch × merge), the area
+    kept within [min_pixels, max_pixels] at about the same aspect ratio (the rule of transformers' ``smart_resize``)."""
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def internvl_tiles(height: int, width: int, max_num: int = INTERNVL_MAX_TILES, tile: int = 448) -> int:
+    """448-px tiles InternVL cuts an image into, thumbnail included: the (columns, rows) grid with 1..max_num tiles
+    whose aspect ratio is closest to the image's (on a tie the larger grid when the image covers more than half of
+    it), plus one thumbnail when the grid has more than one tile."""
+    aspect = width / height
+    grids = sorted(
+        {(c, r) for c in range(1, max_num + 1) for r in range(1, max_num + 1) if c * r <= max_num},
+        key=lambda g: g[0] * g[1],
+    )
+    best, best_diff = (1, 1), float("inf")
+    for c, r in grids:
+        diff = abs(aspect - c / r)
+        if diff < best_diff:
+            best, best_diff = (c, r), diff
+        elif diff == best_diff and width * height > 0.5 * tile * tile * c * r:
+            best = (c, r)
+    blocks = best[0] * best[1]
+    return blocks + (1 if blocks > 1 else 0)
+
+
+class ImageTokens(BaseModel):
+    """What one image costs: tokens in the language model's sequence and patches through the ViT."""
+
+    model_config = ConfigDict(frozen=True)
+
+    llm_tokens: int
+    vit_tokens: int = Field(description="Sequence positions the ViT runs on (all tiles/frames, CLS included).")
+    rule_en: str
+    rule_zh: str
+
+
+def image_tokens(
+    t: VisionTower, height: int | None = None, width: int | None = None, max_pixels: int | None = None
+) -> ImageTokens:
+    """Tokens one image of ``height`` × ``width`` pixels adds (LLaVA-1.5's fixed 336 px needs no size)."""
+    if t.family == "llava":
+        side = t.image_size // t.patch_size
+        return ImageTokens(
+            llm_tokens=side * side,
+            vit_tokens=side * side + 1,
+            rule_en=f"every image is resized to {t.image_size}×{t.image_size}: ({t.image_size}/{t.patch_size})² = "
+            f"{side * side} tokens",
+            rule_zh=f"每张图缩放到 {t.image_size}×{t.image_size}：({t.image_size}/{t.patch_size})² = {side * side} 个 token",
+        )
+    if height is None or width is None:
+        raise CalculatorError("image_size", None, "the image height and width in pixels", "图像的高和宽（像素）")
+    height = positive_int("image_height", height, maximum=100_000)
+    width = positive_int("image_width", width, maximum=100_000)
+    if t.family == "internvl":
+        tiles = internvl_tiles(height, width)
+        per_tile = (t.image_size // t.patch_size // t.merge) ** 2
+        side = t.image_size // t.patch_size
+        return ImageTokens(
+            llm_tokens=tiles * per_tile,
+            vit_tokens=tiles * (side * side + (1 if t.class_token else 0)),
+            rule_en=f"{height}×{width} px → {tiles} tiles of {t.image_size} px (thumbnail included) × {per_tile} tokens",
+            rule_zh=f"{height}×{width} 像素 → {tiles} 个 {t.image_size} 像素切片（含缩略图）× {per_tile} 个 token",
+        )
+    factor = t.patch_size * t.merge
+    bound = max_pixels or QWEN_MAX_PIXELS
+    h, w = qwen_resize(height, width, factor, max_pixels=bound)
+    patches = (h // t.patch_size) * (w // t.patch_size)
+    tokens = patches // t.merge**2
+    return ImageTokens(
+        llm_tokens=tokens,
+        vit_tokens=patches,
+        rule_en=f"{height}×{width} px → resized to {h}×{w} (max_pixels {bound:,}) → ({h}/{t.patch_size})·"
+        f"({w}/{t.patch_size})/{t.merge**2} = {tokens} tokens",
+        rule_zh=f"{height}×{width} 像素 → 缩放为 {h}×{w}（max_pixels {bound:,}）→ ({h}/{t.patch_size})·"
+        f"({w}/{t.patch_size})/{t.merge**2} = {tokens} 个 token",
+    )
+
+
+#: Bytes one ViT block keeps for backward per token, as multiples of B·h and B·i (B bytes per value), counted with
+#: torch.autograd.graph.saved_tensors_hooks on tiny transformers 5.23 towers with SDPA attention, fp32 and bf16
+#: (tests/test_vlm12_units.py): Qwen2-VL 11h + 3i (LayerNorm, quick-GELU keeps its input and sigmoid), Qwen2.5-VL
+#: 13h + 4i (RMSNorm keeps an fp32 copy of its input, + 4h bytes at 16 bits; gated SiLU MLP), CLIP 8h + 3i,
+#: InternViT 10h + 2i (exact GELU).
+_VIT_LAYER: dict[str, tuple[int, int]] = {
+    "qwen2-vl": (11, 3),
+    "qwen2.5-vl": (13, 4),
+    "llava": (8, 3),
+    "internvl": (10, 2),
+}
+#: Outside the blocks, per token: the patch convolution's input (3·t·p² pixels) and the norms / merger around the
+#: blocks (measured: Qwen2-VL about 5h, Qwen2.5-VL about 6h, CLIP 2h, InternViT h).
+_VIT_OUTSIDE_H: dict[str, int] = {"qwen2-vl": 5, "qwen2.5-vl": 6, "llava": 2, "internvl": 1}
+
+
+def vit_activation_bytes(t: VisionTower, vit_tokens: int, bytes_per_value: int, checkpointing: str = "none") -> int:
+    """Activations a *trained* vision tower keeps for backward over ``vit_tokens`` positions (all images of a
+    micro-batch). A frozen tower keeps none: its weights need no gradient and the pixels none either.
+    ``checkpointing="full"`` (or "selective", not modelled separately for the ViT): each block keeps its input, and
+    one block is re-materialised during backward."""
+    b, h, i = bytes_per_value, t.hidden_size, t.intermediate_size
+    ch, ci = _VIT_LAYER[t.family]
+    layer = b * (ch * h + ci * i) + (4 * h if t.norm == "rmsnorm" and b == 2 else 0)
+    outside = b * (3 * t.temporal_patch_size * t.patch_size**2 + _VIT_OUTSIDE_H[t.family] * h)
+    if checkpointing == "none":
+        return vit_tokens * (t.num_layers * layer + outside)
+    return vit_tokens * (t.num_layers * b * h + layer + outside)
