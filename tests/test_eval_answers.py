@@ -22,11 +22,14 @@ pytestmark = pytest.mark.slow
 # 0.833 / 0.837), fidelity 0.959 / 0.945, 7 contradicted (each message describes two runs), 1 headline, 3 strawman,
 # hit@3 0.809 / 0.838, hit@1 0.586 / 0.650, p90 110 / 120 words, 1 refusal. At the start of stop 29 (925 questions):
 # act 0.796 / 0.812, fidelity 0.949 / 0.932, 37 contradicted, hit@3 0.792 / 0.825, hit@1 0.569 / 0.640.
+# Stop 30 (merged engine, 941 questions): act 0.835 / 0.841, fidelity 0.961 / 0.948, 2 contradicted, hit@3
+# 0.818 / 0.844, hit@1 0.601 / 0.647. Held-out now 241 (blind4-7): act 0.697 / 0.664, fidelity 0.899 / 0.858,
+# 22 contradicted, 1 headline (blind7-en, also on the start engine), hit@3 0.635 / 0.757.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.805, "hit1": 0.58},
-    "en": {"act_accuracy": 0.835, "fidelity": 0.94, "hit3": 0.835, "hit1": 0.645},
+    "zh": {"act_accuracy": 0.83, "fidelity": 0.958, "hit3": 0.815, "hit1": 0.595},
+    "en": {"act_accuracy": 0.835, "fidelity": 0.945, "hit3": 0.84, "hit1": 0.645},
 }
-CEILINGS = {"contradicted": 7, "assumed_headlines": 1, "strawman": 3, "first_words_p90": 120, "refused": 1}
+CEILINGS = {"contradicted": 2, "assumed_headlines": 1, "strawman": 3, "first_words_p90": 120, "refused": 1}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # Since stop 29: blind4-zh/-en.yaml (89; one thread also mined into the dev set was removed), blind5-zh/-en.yaml (50)
@@ -36,10 +39,10 @@ CEILINGS = {"contradicted": 7, "assumed_headlines": 1, "strawman": 3, "first_wor
 # 0.573 / 0.739, hit@1 0.366 / 0.467 -> 0.317 / 0.467 (the six new cards of stop 29 displace expected ones on fresh
 # Chinese questions), 0 headlines, 0 strawman, 1 refusal.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.685, "fidelity": 0.905, "hit3": 0.57},
-    "en": {"act_accuracy": 0.635, "fidelity": 0.84, "hit3": 0.735},
+    "zh": {"act_accuracy": 0.69, "fidelity": 0.895, "hit3": 0.63},
+    "en": {"act_accuracy": 0.66, "fidelity": 0.855, "hit3": 0.75},
 }
-HELDOUT_CEILINGS = {"contradicted": 20, "assumed_headlines": 0, "strawman": 0, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 22, "assumed_headlines": 1, "strawman": 0, "refused": 1}
 
 
 @pytest.fixture(scope="module")
