@@ -246,20 +246,20 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
         "zh": "QLoRA 的 LM head 也量化为 4 位（LitGPT）",
         "en": "QLoRA LM head quantised to 4 bits too (LitGPT)",
     },
-    "images_per_sample": {"zh": "每个样本的图像数（视觉语言模型）", "en": "Images per sample (vision-language models)"},
+    "images_per_sample": {"zh": "{name}（视觉语言模型）", "en": "{name} (vision-language models)"},
     "visual_tokens_in_seq_len": {
         "zh": "序列长度已含视觉 token（cutoff_len / max_length）",
         "en": "Sequence length already counts the visual tokens (cutoff_len / max_length)",
     },
-    "image_height": {"zh": "图像高度（像素）", "en": "Image height (px)"},
-    "image_width": {"zh": "图像宽度（像素）", "en": "Image width (px)"},
+    "image_height": {"zh": "{name}（像素）", "en": "{name} (px)"},
+    "image_width": {"zh": "{name}（像素）", "en": "{name} (px)"},
     "image_max_pixels": {
-        "zh": "Qwen2-VL 的 max_pixels（空：transformers 默认 28·28·1280）",
-        "en": "Qwen2-VL max_pixels (empty: transformers default 28·28·1280)",
+        "zh": "Qwen2-VL 的 {name}（空：transformers 默认 28·28·1280）",
+        "en": "Qwen2-VL {name} (empty: transformers default 28·28·1280)",
     },
     "freeze_vision_tower": {
-        "zh": "冻结视觉编码器（freeze_vision_tower / freeze_vit）",
-        "en": "Freeze the vision tower (freeze_vision_tower / freeze_vit)",
+        "zh": "{name}（freeze_vision_tower / freeze_vit）",
+        "en": "{name} (freeze_vision_tower / freeze_vit)",
     },
     "freeze_projector": {
         "zh": "冻结投影层（freeze_multi_modal_projector / freeze_aligner）",
