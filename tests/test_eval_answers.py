@@ -25,11 +25,14 @@ pytestmark = pytest.mark.slow
 # Stop 30 (merged engine, 941 questions): act 0.835 / 0.841, fidelity 0.961 / 0.948, 2 contradicted, hit@3
 # 0.818 / 0.844, hit@1 0.601 / 0.647. Held-out now 241 (blind4-7): act 0.697 / 0.664, fidelity 0.899 / 0.858,
 # 22 contradicted, 1 headline (blind7-en, also on the start engine), hit@3 0.635 / 0.757.
+# Stop 31 start: blind4 and blind5 (139) moved into the dev set (ho-blind4-*, ho-blind5-*; act model retrained), 1080
+# questions: act 0.816 / 0.812, fidelity 0.956 / 0.939, 14 contradicted, 1 headline, 3 strawman, hit@3 0.797 / 0.828,
+# hit@1 0.572 / 0.624, p90 108 / 121, 2 refusals.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.958, "hit3": 0.815, "hit1": 0.595},
-    "en": {"act_accuracy": 0.835, "fidelity": 0.945, "hit3": 0.84, "hit1": 0.645},
+    "zh": {"act_accuracy": 0.81, "fidelity": 0.953, "hit3": 0.795, "hit1": 0.57},
+    "en": {"act_accuracy": 0.81, "fidelity": 0.936, "hit3": 0.825, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 2, "assumed_headlines": 1, "strawman": 3, "first_words_p90": 120, "refused": 1}
+CEILINGS = {"contradicted": 14, "assumed_headlines": 1, "strawman": 3, "first_words_p90": 122, "refused": 2}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # Since stop 29: blind4-zh/-en.yaml (89; one thread also mined into the dev set was removed), blind5-zh/-en.yaml (50)
@@ -38,11 +41,13 @@ CEILINGS = {"contradicted": 2, "assumed_headlines": 1, "strawman": 3, "first_wor
 # 0.660 / 0.619 -> 0.691 / 0.639, values used 0.909 / 0.845 both, 20 contradicted both, hit@3 0.598 / 0.717 ->
 # 0.573 / 0.739, hit@1 0.366 / 0.467 -> 0.317 / 0.467 (the six new cards of stop 29 displace expected ones on fresh
 # Chinese questions), 0 headlines, 0 strawman, 1 refusal.
+# Stop 31 start: held-out is blind6 + blind7 (102): act 0.780 / 0.731, fidelity 0.898 / 0.836, 10 contradicted,
+# 1 headline, hit@3 0.636 / 0.812.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.69, "fidelity": 0.895, "hit3": 0.63},
-    "en": {"act_accuracy": 0.66, "fidelity": 0.855, "hit3": 0.75},
+    "zh": {"act_accuracy": 0.77, "fidelity": 0.895, "hit3": 0.63},
+    "en": {"act_accuracy": 0.72, "fidelity": 0.83, "hit3": 0.80},
 }
-HELDOUT_CEILINGS = {"contradicted": 22, "assumed_headlines": 1, "strawman": 0, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 10, "assumed_headlines": 1, "strawman": 0, "refused": 1}
 
 
 @pytest.fixture(scope="module")
