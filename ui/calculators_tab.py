@@ -536,6 +536,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
             reg("image_height", gr.Number(None, precision=0, label=F("image_height"), elem_id="m_img_h"))
             reg("image_width", gr.Number(None, precision=0, label=F("image_width"), elem_id="m_img_w"))
             reg("image_max_pixels", gr.Number(None, precision=0, label=F("image_max_pixels"), elem_id="m_img_max"))
+        with gr.Row():  # the checkboxes on their own row: their labels name two frameworks' keys and need the width
             reg("freeze_vision_tower", gr.Checkbox(True, label=F("freeze_vision_tower"), elem_id="m_freeze_vit"))
             reg("freeze_projector", gr.Checkbox(True, label=F("freeze_projector"), elem_id="m_freeze_proj"))
     m_err = gr.Markdown(first_mem[0], elem_id="memory-error", elem_classes=["field-error"])

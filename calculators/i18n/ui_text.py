@@ -254,8 +254,8 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
     "image_height": {"zh": "{name}（像素）", "en": "{name} (px)"},
     "image_width": {"zh": "{name}（像素）", "en": "{name} (px)"},
     "image_max_pixels": {
-        "zh": "Qwen2-VL 的 {name}（空：transformers 默认 28·28·1280）",
-        "en": "Qwen2-VL {name} (empty: transformers default 28·28·1280)",
+        "zh": "Qwen2-VL 的 {name}（空或 0：transformers 默认 28·28·1280）",
+        "en": "Qwen2-VL {name} (empty or 0: transformers default 28·28·1280)",
     },
     "freeze_vision_tower": {
         "zh": "{name}（freeze_vision_tower / freeze_vit）",
