@@ -330,9 +330,9 @@ def extract_gpu(text: str) -> Slots:
     return slots
 
 
-# A GPU name glued to the word before it: "GPU3090", "4V100" (a count), "8A100".
+# A GPU name glued to the word before it: "GPU3090", "4V100" (a count), "8A100", "8*32GV100" (its size).
 _GLUED_GPU = re.compile(
-    r"(?<![A-Za-z0-9_.])(gpu|\d{1,2})(?=(?:[ahv]100|[ah]800|h200|h20|p100|v100s?|t4|a10g?|a40|a30|l40s?|l20)(?![A-Za-z0-9])|"
+    r"(?<![A-Za-z0-9_.])(gpu|\d{1,2}|\d{1,3}(?:g|gb))(?=(?:[ahv]100|[ah]800|h200|h20|p100|v100s?|t4|a10g?|a40|a30|l40s?|l20)(?![A-Za-z0-9])|"
     r"(?<=gpu)(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?!\d))",
     re.I,
 )
@@ -598,7 +598,8 @@ _NODES = re.compile(
     r"(?<![A-Za-z0-9.])("
     + NUM[1:-1]
     + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:nodes?|machines?|servers?)\b))"
-    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|machines?\b(?!\s+learning)|节点|机器|台机|机(?=\s*\d|\s*[一两二三四五六七八]))"
+    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|machines?\b(?!\s+learning)|节点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
+    + r"机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
     r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
     re.I,
@@ -1307,6 +1308,11 @@ _PER_NODE_TIMES_NODES = re.compile(
     r"[^\n。；;,，]{0,24}?[*x×]\s*(\d{1,3})\s*(?:台|个)?\s*(?:机器?|节点|nodes?|machines?)",
     re.I,
 )
+# "使用了 16 *8=128 张 A800", "用了2*8张卡": nodes × GPUs per node written as a product (its result, when written,
+# must agree), counted in 张/块 — the total is the product, not the last factor.
+_PRODUCT_COUNT = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})\s*(?:=\s*(\d{1,4})\s*)?(?:张|块)", re.I
+)
 _GPUS_PER_WORKER = re.compile(r"(?<![A-Za-z_])NUM_GPUS_PER_(?:WORKER|NODE)\s*=\s*[\"']?(\d{1,2})\b")
 _NUM_WORKERS = re.compile(r"(?<![A-Za-z_])NUM_(?:WORKERS|NODES)\s*=\s*[\"']?(\d{1,4})\b")
 _COUNT_WORD = {
@@ -1613,6 +1619,13 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.num_nodes, slots.world_size = int(m.group(2)), int(m.group(1)) * int(m.group(2))
     elif m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
+    elif (m := _PRODUCT_COUNT.search(text)) and (
+        m.group(3) is None or int(m.group(3)) == int(m.group(1)) * int(m.group(2))
+    ):
+        first, second = int(m.group(1)), int(m.group(2))
+        slots.world_size = first * second
+        if second <= 8 < first * second:
+            slots.num_nodes = first  # "16*8": 16 nodes of 8
     elif m := _own_mention(text, _NODES_X_GPUS):
         a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         nodes, per_node = _num(a), _num(b)
@@ -1858,7 +1871,10 @@ _FREEZE = re.compile(
 # ("when I disable the lora and set requires_grad=True", "关闭lora", "去掉了LoRA": the adapter switched off)
 _NO_ADAPTER = re.compile(
     r"(?:without|no|不用|不使用|没有用|没用|disabled?|disabling|turn(?:ed|ing)?\s+off|switch(?:ed|ing)?\s+off|"
-    r"关闭了?|关掉了?|去掉了?|不加)\s*(?:any\s+|the\s+)?(?:peft|lora|adapters?|适配器)(?![A-Za-z0-9_])",
+    r"关闭了?|关掉了?|去掉了?|不加)\s*(?:any\s+|the\s+)?(?:peft|lora|adapters?|适配器)(?![A-Za-z0-9_])|"
+    # the switch after the name: "with LoRA disabled", "LoRA turned off", "lora 关掉"
+    r"(?<![A-Za-z0-9_])(?:peft|lora|adapters?|适配器)\s+(?:(?:is|was)\s+)?(?:disabled|turned\s+off|switched\s+off)|"
+    r"(?<![A-Za-z0-9_])(?:peft|lora|适配器)\s*(?:关闭|关掉|去掉)",
     re.I,
 )
 
@@ -2259,6 +2275,14 @@ _COMMENTED_VALUE = re.compile(
 )
 
 
+# A paper's own setting in the same sentence ("the paper uses bs=2048", "论文中使用的 bs=2048").
+_PAPER_VALUE_BEFORE = re.compile(
+    r"(?:\b(?:the|in the|their|your)\s+(?:\w+\s+)?paper\b|论文|原文)[^.。;；?？!！,，\n]{0,30}$", re.I
+)
+
+_ASKED_AFTER = re.compile(r"[^.。;；!！\n]{0,80}?(?:\?|？|吗)")
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
@@ -2284,6 +2308,12 @@ def _assignments(text: str, slots: Slots) -> None:
         ):
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
+            continue
+        if _PAPER_VALUE_BEFORE.search(text[max(0, m.start() - 40) : m.start()]) and not _ASKED_AFTER.match(
+            text, m.end()
+        ):
+            # "DiffusionDPO 论文中使用的 bs=2048": the paper's setting, not the user's — unless the sentence asks about
+            # it ("论文里提到的batch_size=19200，指的是…吗": the value the question is about)
             continue
         raw = m.group(2)
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
@@ -2773,9 +2803,18 @@ def _images(text: str, slots: Slots) -> None:
         rule.apply(text, slots)
 
 
+# UUIDs and long hex digests (image links, commit hashes, run ids) hold digit-letter runs like "426b" or "7b" that are
+# no model size.
+_HEX_ID = re.compile(
+    r"(?<![0-9A-Za-z])(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,64})(?![0-9A-Za-z])",
+    re.I,
+)
+
+
 def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
+    text = _HEX_ID.sub(lambda m: " " * len(m.group(0)), text)  # "…/e8bfda6b-42fe-426b-…": no 426B model in an id
     slots = Slots()
     for step in (
         _model,

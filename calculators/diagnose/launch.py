@@ -158,10 +158,12 @@ def read(text: str) -> list[Artifact]:
             f["visible_devices"] = _devices(env["ASCEND_RT_VISIBLE_DEVICES"])
         visible = len(f["visible_devices"]) if "visible_devices" in f else None
         world = nodes = None
+        nodes_written = False  # a node count the command writes (a default of 1 is not the user's setup)
         if cmd.startswith(("torchrun", "python -m torch", "python3 -m torch")):
             launcher = "torchrun" if "launch" not in cmd else "torch.distributed.launch"
             nproc = opts.get("nproc_per_node") or opts.get("nproc-per-node")
             nnodes_raw = opts.get("nnodes", "1")
+            nodes_written = "nnodes" in opts
             nodes = _int(nnodes_raw.split(":")[-1])
             if per_node := _int(nproc):
                 world = per_node * (nodes or 1)
@@ -173,12 +175,14 @@ def read(text: str) -> list[Artifact]:
         elif cmd == "deepspeed":
             launcher = "deepspeed"
             nodes = _int(opts.get("num_nodes") or opts.get("num_node")) or 1  # argparse accepts the abbreviation
+            nodes_written = "num_nodes" in opts or "num_node" in opts
             if "include" in opts:
                 hosts = [h for h in opts["include"].split("@") if h]
                 counts = [len(_devices(h.split(":", 1)[1])) if ":" in h else None for h in hosts]
                 if all(c is not None for c in counts):
                     world = sum(counts)  # type: ignore[arg-type]
                     nodes = len(hosts)
+                    nodes_written = True
                 f["ds_include"] = opts["include"]
             elif num_gpus := _int(opts.get("num_gpus")):
                 world = num_gpus * nodes
@@ -192,6 +196,7 @@ def read(text: str) -> list[Artifact]:
         elif cmd.startswith("accelerate"):
             launcher = "accelerate"
             nodes = _int(opts.get("num_machines")) or 1
+            nodes_written = "num_machines" in opts
             world = _int(opts.get("num_processes"))
             if "config_file" in opts:
                 f["config_file"] = opts["config_file"]
@@ -203,6 +208,7 @@ def read(text: str) -> list[Artifact]:
             if cfg:
                 f["config_file"] = cfg
             nodes = _int(env.get("NNODES")) or 1
+            nodes_written = "NNODES" in env
             nproc_env = _int(env.get("NPROC_PER_NODE"))
             if nproc_env:
                 world = nproc_env * nodes
@@ -211,12 +217,13 @@ def read(text: str) -> list[Artifact]:
         else:
             launcher = "python"
             world, nodes = 1, 1
+            nodes_written = True  # a plain python process runs on one node
             if visible and visible > 1:
                 f["python_visible_unused"] = visible
         f["launcher"] = launcher
         if world is not None:
             f["world_size"] = world
-        if nodes is not None:
+        if nodes is not None and nodes_written:
             f["num_nodes"] = nodes
         if "deepspeed" in opts and opts["deepspeed"] != "true":
             f["ds_config_file"] = opts["deepspeed"]
