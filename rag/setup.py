@@ -167,8 +167,11 @@ class Setup(BaseModel):
             self.values[key] = SetupValue(value=value, source=source, evidence=evidence[:80])
             return True
         if old.value != value and not (
-            key == "precision" and source == old.source and _half_kind(old.value) == _half_kind(value)
+            (key == "precision" and source == old.source and _half_kind(old.value) == _half_kind(value))
+            or (key == "gpu_memory_gb" and abs(old.value - value) <= 0.08 * max(old.value, value))
         ):
+            # the second: one card told in GB and as the GiB an OOM message prints ("40 GB" vs "39.45 GiB total
+            # capacity"), not two cards
             self.conflicts.setdefault(key, []).append(SetupValue(value=value, source=source, evidence=evidence[:80]))
         return False
 

@@ -73,3 +73,14 @@ def test_machines_counted_as_hosts_or_servers() -> None:
     # LLaMA-Factory #3914: "1台主机 … 两块卡" states one node (no launcher flag says it any more).
     assert _nodes_and_world("1台主机，centos7；两块卡，A6000，各40G内存") == (1, 2)
     assert _nodes_and_world("2台服务器，每台8卡") == (2, 16)
+
+
+def test_one_card_in_gb_and_in_the_oom_messages_gib_is_no_conflict() -> None:
+    from rag.setup import Setup
+
+    setup = Setup()
+    setup.put("gpu_memory_gb", 40.0, "message")
+    setup.put("gpu_memory_gb", 39.45, "error")
+    assert "gpu_memory_gb" not in setup.conflicts
+    setup.put("gpu_memory_gb", 24.0, "error")
+    assert [v.value for v in setup.conflicts["gpu_memory_gb"]] == [24.0]
