@@ -696,6 +696,16 @@ def paste_request(r: Results, family: str) -> str:
     return t("paste_head", r.lang, items=listed)
 
 
+#: A lead's opening verdict: one short sentence ("No.", "不是。", "基本没用。", "不会自动合并。") before its fact.
+_SHORT_VERDICT = re.compile(r"^(?:[^。.\s]{1,8}。|(?:\w+[ ,]*){1,4}\.\s+)")
+
+
+def _without_verdict(lead: str) -> str:
+    """The lead without its opening verdict sentence; "" when it has none (then it is not a fact to give)."""
+    m = _SHORT_VERDICT.match(lead)
+    return lead[m.end() :].lstrip() if m and lead[m.end() :].strip() else ""
+
+
 def _usual_causes_verdict(r: Results) -> str:
     """The two or three usual causes, those the message names something of first, then by retrieval rank; and the
     one line of what to paste to tell them apart."""
@@ -714,9 +724,16 @@ def _usual_causes_verdict(r: Results) -> str:
     if not labels:
         # The closest fact is a card's statement, never a yes/no verdict on a belief the user did not state.
         fact = next((c for c in ranked if lead_kind(c) != "verdict"), None)
-        if fact is None:
-            return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
-        return f"**{t('known_related', lang)}** {_direct(fact, lang).strip('*').strip()} {paste}".rstrip()
+        if fact is not None:
+            return f"**{t('known_related', lang)}** {_direct(fact, lang).strip('*').strip()} {paste}".rstrip()
+        # A verdict card whose lead answers this question ("OOM even after batch_size 128 -> 6": the effective batch
+        # does not set memory) gives its fact without the verdict word, which would answer a belief not stated.
+        verdict = next(
+            (c for c in ranked if r.asked is not None and lead_answers(c, r.asked, r.act, r.all_cards).passes), None
+        )
+        if verdict is not None and (stated := _without_verdict(_direct(verdict, lang).strip("*").strip())):
+            return f"**{t('known_related', lang)}** {stated} {paste}".rstrip()
+        return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
     if len(labels) == 1:
         return f"**{t('usual_cause_one', lang, cause=labels[0])}** {paste}".rstrip()
     sep = "；" if lang == "zh" else "; "

@@ -84,3 +84,14 @@ def test_one_card_in_gb_and_in_the_oom_messages_gib_is_no_conflict() -> None:
     assert "gpu_memory_gb" not in setup.conflicts
     setup.put("gpu_memory_gb", 24.0, "error")
     assert [v.value for v in setup.conflicts["gpu_memory_gb"]] == [24.0]
+
+
+def test_a_verdict_leads_fact_without_its_verdict_word() -> None:
+    from rag.compose import _without_verdict
+
+    assert (
+        _without_verdict("No. The effective batch does not set memory.") == "The effective batch does not set memory."
+    )
+    assert _without_verdict("不是。有效批次本身不决定显存。") == "有效批次本身不决定显存。"
+    assert _without_verdict("基本没用。调小 GA 只在降到 1 时省一份梯度。") == "调小 GA 只在降到 1 时省一份梯度。"
+    assert _without_verdict("Peak memory is set by the micro batch.") == ""
