@@ -1,0 +1,65 @@
+"""retcore13: a card about one platform (AMD GPUs with ROCm, Ascend NPUs, Windows) is cited only for a message that
+names that platform, and the RTX 40-series P2P card not for a message whose stated GPUs are all other models
+(rag.citing.platform_conflict). Message shapes from the dev set: full fine-tunes on A800s that ran out of memory,
+LoRA runs on 4090s, a Windows traceback."""
+
+from __future__ import annotations
+
+from rag.cards import load_cards
+from rag.citing import answers_another_setup, platform_conflict
+from rag.opening import read_asked
+from rag.parts import split_message
+from rag.setup import read_setup
+
+CARDS = {c.id: c for c in load_cards()}
+AMD, ASCEND, WINDOWS, RTX40 = (
+    CARDS["hw-amd-rocm-training"],
+    CARDS["hw-ascend-npu-training"],
+    CARDS["hw-windows-no-nccl"],
+    CARDS["hw-rtx40-p2p-nccl"],
+)
+
+
+def _read(text: str):
+    parts = split_message(text)
+    setup, _ = read_setup(parts)
+    return setup, read_asked(text, parts)
+
+
+def test_platform_cards_need_their_platform_named() -> None:
+    setup, asked = _read(
+        "baichuan2-13b全参数训练，4 * A800 80G显卡，deepspeed --include localhost:4,5,6,7 报 out of memory"
+    )
+    assert asked.platforms == []
+    for card in (AMD, ASCEND, WINDOWS):
+        assert platform_conflict(card, setup, asked)
+        assert answers_another_setup(card, asked, setup, "diagnose")
+    # the memory cards are not about a platform
+    assert platform_conflict(CARDS["zero-stages-memory-savings"], setup, asked) == ""
+
+
+def test_a_platform_named_anywhere_keeps_its_card() -> None:
+    setup, asked = _read("在昇腾910B上用 torch_npu 微调 Qwen2-7B，报 HCCL 错误")
+    assert "ascend" in asked.platforms and platform_conflict(ASCEND, setup, asked) == ""
+    assert platform_conflict(AMD, setup, asked)
+    setup, asked = _read("Fine-tuning on two MI250X with ROCm 6.0 fails: torch.version.hip is set")
+    assert asked.platforms == ["amd"] and platform_conflict(AMD, setup, asked) == ""
+    text = 'Traceback:\n  File "C:\\Users\\me\\train.py", line 3\nRuntimeError: Distributed package doesn\'t have NCCL built in'
+    setup, asked = _read(text)
+    assert "windows" in asked.platforms and platform_conflict(WINDOWS, setup, asked) == ""
+
+
+def test_platform_words_inside_other_words_do_not_name_it() -> None:
+    # "hip" in "ownership", "amd" in "amdahl", "npu" in "input", a step count 910: no platform
+    _, asked = _read("Amdahl's law and ownership of the input pipeline: at step 910 memory grows, why?")
+    assert asked.platforms == []
+
+
+def test_rtx40_card_needs_an_rtx40_gpu_when_gpus_are_stated() -> None:
+    setup, asked = _read("8卡 A800 80G 全量微调 Qwen-14B，deepspeed zero2 一直 OOM")
+    assert platform_conflict(RTX40, setup, asked)
+    setup, asked = _read("4张4090 用 deepspeed 训练 LoRA，NCCL 初始化后卡住不动")
+    assert platform_conflict(RTX40, setup, asked) == ""
+    # no GPU stated: the card may still be about their run
+    setup, asked = _read("多卡训练时 NCCL 卡住不动，设置 NCCL_P2P_DISABLE=1 之后好了，为什么？")
+    assert platform_conflict(RTX40, setup, asked) == ""
