@@ -8,7 +8,8 @@ contradicts what the card is about, read from structure, never from one question
 * **method** — a card whose title is about adapters (LoRA, QLoRA, DoRA, P-Tuning) does not answer a message that
   states another method (a full fine-tune; P-Tuning for a LoRA run), nor a card whose title is about a full fine-tune
   ("Can a 24 GB card fully fine-tune a 7B model?") a message that states an adapter method; a P-Tuning card, a method
-  no script runs by default, does not answer a message that never names it (:func:`unnamed_method_conflict`);
+  no script runs by default, does not answer a message that never names it (:func:`unnamed_method_conflict`), and a
+  LoRA card does not explain a diagnosis of a run that never names an adapter method (:func:`unnamed_adapter_conflict`);
 * **model size** — a card whose lead opens with one model size's numbers does not answer a message that states only
   other sizes (see :func:`rag.opening.size_fits`; a message that states no size may still be about it);
 * **GPU memory** — a card whose lead opens with one GPU capacity ("A single 24 GB card …") does not answer a message
@@ -176,6 +177,25 @@ def unnamed_method_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> s
     return "the card is about P-Tuning, the message never names it"
 
 
+#: A title about memory ("Where LoRA memory goes", "QLoRA memory: …"): a LoRA card about an error (DDP, fp16 unscale,
+#: missing target modules) answers whoever pastes that error, named method or not.
+_MEMORY_TITLE = re.compile(r"\bmemory\b", re.I)
+
+
+def unnamed_adapter_conflict(card: Card, setup: Setup, asked: AskedQuestion, act: Act | None) -> str:
+    """Why a card about LoRA's memory does not explain a diagnosis of a run that never names an adapter method ('' otherwise):
+    the run may be a full fine-tune, and a card on where LoRA's memory goes or how ZeRO stages act on LoRA states a
+    cause the message gives no ground for. Fit and explain questions keep such cards (people asking what fine-tuning a
+    70B model takes are often weighing LoRA). Measured on the dev set (main at 47568d6): for diagnoses whose message
+    names no adapter method, quantized base or PEFT, a LoRA memory card was cited in the first three 11 times and
+    expected for none of them (hit@3 en +1, nothing lost)."""
+    if act != "diagnose" or "lora" not in card_methods(card) or not _MEMORY_TITLE.search(card.title_en):
+        return ""
+    if setup.get("finetune") or asked.names_adapter:
+        return ""
+    return "the card is about LoRA, the diagnosed run never names an adapter method"
+
+
 def size_conflict(card: Card, asked: AskedQuestion) -> bool:
     """The card's lead opens with model sizes and the message states only other ones."""
     sizes = card_topic(card).lead_sizes
@@ -311,6 +331,7 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         return "the card's lead is about another training stack"
     return (
         unnamed_method_conflict(card, setup, asked)
+        or unnamed_adapter_conflict(card, setup, asked, act)
         or title_stack_conflict(card, asked)
         or node_count_conflict(card, asked)
         or phase_conflict(card, asked)

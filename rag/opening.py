@@ -162,6 +162,15 @@ PLATFORMS: dict[str, re.Pattern[str]] = {
     ),
 }
 
+#: A message that names an adapter method or what only such a run has: LoRA/QLoRA/DoRA, PEFT, adapters, LoRA settings
+#: (``lora_rank``, ``finetuning_type``), a 4/8-bit quantized base (bitsandbytes, ``load_in_4bit``, int4), in either
+#: language (低秩, 适配器, 量化).
+NAMES_ADAPTER = re.compile(
+    r"lora|adapter|peft|finetuning_type|bitsandbytes|(?<![A-Za-z0-9])(?:bnb|int[48]|nf4|[48][- ]?bit)(?![A-Za-z0-9])|"
+    r"load_in_[48]bit|quantiz|低秩|适配器|量化",
+    re.I,
+)
+
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
 
 
@@ -202,6 +211,9 @@ class AskedQuestion(BaseModel):
     )
     message_words: str = Field(
         "", description="The whole message's ASCII words, lower-cased and space-joined (error texts are matched on it)."
+    )
+    names_adapter: bool = Field(
+        False, description="The whole message names an adapter method or a quantized base (NAMES_ADAPTER)."
     )
     names_evaluation: bool = Field(
         False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
@@ -254,6 +266,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         platforms=sorted(p for p, rx in PLATFORMS.items() if rx.search(text)),
         several_nodes=bool(SEVERAL_NODES.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
+        names_adapter=bool(NAMES_ADAPTER.search(text)),
         message_words=" ".join(re.findall(r"[a-z0-9_]+", text.lower())),
     )
 

@@ -6,7 +6,7 @@ LoRA runs on 4090s, a Windows traceback."""
 from __future__ import annotations
 
 from rag.cards import load_cards
-from rag.citing import answers_another_setup, platform_conflict
+from rag.citing import answers_another_setup, platform_conflict, unnamed_adapter_conflict
 from rag.opening import read_asked
 from rag.parts import split_message
 from rag.setup import read_setup
@@ -63,3 +63,27 @@ def test_rtx40_card_needs_an_rtx40_gpu_when_gpus_are_stated() -> None:
     # no GPU stated: the card may still be about their run
     setup, asked = _read("多卡训练时 NCCL 卡住不动，设置 NCCL_P2P_DISABLE=1 之后好了，为什么？")
     assert platform_conflict(RTX40, setup, asked) == ""
+
+
+def test_lora_memory_cards_do_not_explain_a_diagnosis_that_never_names_an_adapter() -> None:
+    text = "OOM when finetuning Llama3.2-90B on 8xA100 80GB with trl. Why does it run out of memory?"
+    setup, asked = _read(text)
+    assert not asked.names_adapter
+    for cid in ("lora-memory-breakdown", "lora-zero-stage-choice", "qlora-memory"):
+        assert unnamed_adapter_conflict(CARDS[cid], setup, asked, "diagnose")
+        # a fit or explain question about the same setup may still be weighing LoRA
+        assert unnamed_adapter_conflict(CARDS[cid], setup, asked, "fit") == ""
+    # a LoRA card about an error answers whoever pastes the error, method named or not
+    assert unnamed_adapter_conflict(CARDS["lora-ddp-find-unused-parameters"], setup, asked, "diagnose") == ""
+
+
+def test_an_adapter_named_anywhere_keeps_the_lora_memory_cards() -> None:
+    for text in (
+        "用 lora 微调 qwen-7b，单卡 4090 还是爆显存，为什么？",
+        "4bit 量化加载 llama-13b 训练，显存还是不够，怎么回事？",
+        "finetuning_type: lora\nper_device_train_batch_size: 1\n训练到一半 OOM 了",
+        "from peft import get_peft_model ... CUDA out of memory, why?",
+    ):
+        setup, asked = _read(text)
+        assert asked.names_adapter or setup.get("finetune"), text
+        assert unnamed_adapter_conflict(CARDS["lora-memory-breakdown"], setup, asked, "diagnose") == "", text
