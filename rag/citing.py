@@ -183,8 +183,8 @@ _MEMORY_TITLE = re.compile(r"\bmemory\b", re.I)
 
 
 def unnamed_adapter_conflict(card: Card, setup: Setup, asked: AskedQuestion, act: Act | None) -> str:
-    """Why a card about LoRA's memory does not explain a diagnosis of a run that never names an adapter method ('' otherwise):
-    the run may be a full fine-tune, and a card on where LoRA's memory goes or how ZeRO stages act on LoRA states a
+    """Why a card about LoRA's memory does not explain a diagnosis of a run that never names an adapter method ('' when
+    it may): the run may be a full fine-tune, and a card on where LoRA's memory goes or how ZeRO stages act on LoRA states a
     cause the message gives no ground for. Fit and explain questions keep such cards (people asking what fine-tuning a
     70B model takes are often weighing LoRA). Measured on the dev set (main at 47568d6): for diagnoses whose message
     names no adapter method, quantized base or PEFT, a LoRA memory card was cited in the first three 11 times and
