@@ -87,3 +87,52 @@ def test_an_adapter_named_anywhere_keeps_the_lora_memory_cards() -> None:
         setup, asked = _read(text)
         assert asked.names_adapter or setup.get("finetune"), text
         assert unnamed_adapter_conflict(CARDS["lora-memory-breakdown"], setup, asked, "diagnose") == "", text
+
+
+def _estimate(setup_text: str, **arguments):
+    from calculators import run_tool
+
+    setup, _ = read_setup(split_message(setup_text))
+    return run_tool("memory", arguments).model_dump(), arguments, setup
+
+
+def test_the_largest_part_of_a_full_fine_tune_names_the_states_cards() -> None:
+    from rag.estimate_card import BYTES_PER_PARAM_CARD, SHARDING_CARD, largest_part_card
+
+    # a full fine-tune of a 13B model with AdamW: fp32 master weights and Adam moments dominate
+    args = dict(model="llama-2-13b", finetune="full", precision="bf16-mixed", seq_len=512)
+    result, arguments, setup = _estimate("全参数微调 13B，8 张 A800，还是 OOM", world_size=8, **args)
+    assert result["gradients"] + result["optimizer_states"] > result["weights"]
+    assert largest_part_card(result, arguments, setup) == SHARDING_CARD
+    # one GPU and no ZeRO stage stated: what each parameter costs
+    result, arguments, setup = _estimate("单卡全量微调 13B 要多少显存？", **args)
+    assert largest_part_card(result, arguments, setup) == BYTES_PER_PARAM_CARD
+
+
+def test_the_largest_part_of_a_lora_run_names_the_lora_card_and_activations_name_none() -> None:
+    from rag.estimate_card import LORA_CARD, QLORA_CARD, largest_part_card
+
+    args = dict(model="qwen2.5-32b", finetune="lora", precision="bf16-mixed", seq_len=512)
+    result, arguments, setup = _estimate("4 张 4090 LoRA 微调 Qwen2.5-32B 显存不足", **args)
+    assert result["weights"] > max(result["activations"], result["gradients"] + result["optimizer_states"])
+    assert largest_part_card(result, arguments, setup) == LORA_CARD
+    # a 7B LoRA run at a 32k context: activations dominate, the sizes alone name no cause
+    args = dict(model="llama-2-7b", finetune="lora", precision="bf16-mixed", seq_len=32768)
+    result, arguments, setup = _estimate("LoRA 7B 32k 上下文 OOM", **args)
+    assert result["activations"] > result["weights"]
+    assert largest_part_card(result, arguments, setup) is None
+    args = dict(model="llama-2-7b", finetune="qlora", precision="bf16-mixed", seq_len=512)
+    result, arguments, setup = _estimate("QLoRA 7B", **args)
+    assert largest_part_card(result, arguments, setup) == QLORA_CARD
+    # an estimate without its parts names nothing
+    assert largest_part_card({}, arguments, setup) is None
+
+
+def test_the_answer_cites_the_card_of_its_estimates_largest_part(bot_without_retrieval) -> None:
+    answer = bot_without_retrieval.ask("8 张 A800 80G 全参数微调 llama-2-13b，micro batch 1，还是 OOM，为什么？")
+    assert "zero-stages-memory-savings" in [s.card_id for s in answer.sources]
+    answer = bot_without_retrieval.ask("使用4090*4（24G）对 Qwen2.5-32B 做 LoRA 微调（bf16），显存不足，怎么解决？")
+    assert "lora-memory-breakdown" in [s.card_id for s in answer.sources]
+    # no estimate (no model stated): nothing is added
+    answer = bot_without_retrieval.ask("what does gradient accumulation do?")
+    assert not {"zero-stages-memory-savings", "lora-memory-breakdown"} & {s.card_id for s in answer.sources}
