@@ -85,6 +85,10 @@ RETRIEVE_K = 6
 #: 0.630/0.835 (2.66); k=6, later ones only through the gate → 0.593/0.821, 0.630/0.838 (2.74); k=6 ungated →
 #: 0.593/0.825, 0.630/0.838 (2.78). Before (k=3, nothing dropped): 0.566/0.801, 0.621/0.829 (2.69).
 CITABLE_RANKED = 3
+#: The acts whose answer is about the user's memory, so that the largest part of their estimate is what the cited card
+#: should explain (rag.estimate_card). Measured on the dev set: for explain and yes/no questions (GA, effective batch)
+#: the card replaced an expected one twice and helped none.
+_ESTIMATE_CARD_ACTS: frozenset[str] = frozenset({"diagnose", "fit", "is_normal", "configure"})
 # Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
 _FOLLOW_UP = re.compile(
     r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I
@@ -537,7 +541,10 @@ class Assistant:
     ) -> list[Card]:
         """The card that explains the largest part of the memory estimate for the user's setup
         (rag.estimate_card) is cited, second after the card that opens (first when none is cited), unless it is about
-        another setup than the message states."""
+        another setup than the message states or the question is about a mechanism or a claim (explain, yes/no,
+        batch arithmetic), where the estimate is a side figure."""
+        if act not in _ESTIMATE_CARD_ACTS:
+            return cards
         memory = next((c for c in calls if c.name == "memory" and c.result and not c.error), None)
         if memory is None or memory.result is None:
             return cards

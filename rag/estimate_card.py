@@ -13,9 +13,11 @@ the setup the message states (the planner only computes for it), so it names the
 * **QLoRA**: the 4-bit base's memory (``qlora-memory``).
 
 When activations dominate, the cause (sequence length, logits, missing checkpointing) is not read off the sizes alone
-and nothing is added. Measured on the dev set (main at 47568d6 plus the citing rules of this branch; 237 of 1061
-answers have a memory estimate): citing this card (second, the third dropped when three are cited) gains hit@3 on 21
-questions and loses it on 3, zh 0.798 → 0.821, en 0.830 → 0.843, precision 0.377 → 0.386.
+and nothing is added (measured: naming the logits, attention or checkpointing card there gained 1 question of 32).
+Only answers about the user's memory get the card (diagnose, fit, is_normal, configure: rag.assistant). Measured on
+the dev set (main at 47568d6 plus the citing rules of this branch; 237 of 1061 answers have a memory estimate):
+citing this card (second, the third dropped when three are cited) gains hit@3 on 21 questions and loses it on 2,
+zh 0.800 → 0.823, en 0.830 → 0.843, cited-card precision 0.377 → 0.386.
 """
 
 from __future__ import annotations

@@ -136,3 +136,13 @@ def test_the_answer_cites_the_card_of_its_estimates_largest_part(bot_without_ret
     # no estimate (no model stated): nothing is added
     answer = bot_without_retrieval.ask("what does gradient accumulation do?")
     assert not {"zero-stages-memory-savings", "lora-memory-breakdown"} & {s.card_id for s in answer.sources}
+
+
+def test_a_yes_no_question_with_an_estimate_beside_it_gets_no_estimate_card(bot_without_retrieval) -> None:
+    # the planner computes their memory to show what GA does to it; the question is about GA, not about the estimate
+    answer = bot_without_retrieval.ask(
+        "Full fine-tuning llama-2-13b on 8 A100 80GB with micro batch 1 and GA 16: "
+        "does a larger gradient_accumulation_steps increase memory?"
+    )
+    assert answer.act == "yes_no" and any(c.name == "memory" for c in answer.tool_calls)
+    assert "zero-stages-memory-savings" not in [s.card_id for s in answer.sources]
