@@ -30,6 +30,7 @@ from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
 from .citing import answers_another_setup
 from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth, shown_conflicts
+from .estimate_card import largest_part_card
 from .evidence import error_messages, named_concepts, quotes_error, read_evidence
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
@@ -84,6 +85,10 @@ RETRIEVE_K = 6
 #: 0.630/0.835 (2.66); k=6, later ones only through the gate → 0.593/0.821, 0.630/0.838 (2.74); k=6 ungated →
 #: 0.593/0.825, 0.630/0.838 (2.78). Before (k=3, nothing dropped): 0.566/0.801, 0.621/0.829 (2.69).
 CITABLE_RANKED = 3
+#: The acts whose answer is about the user's memory, so that the largest part of their estimate is what the cited card
+#: should explain (rag.estimate_card). Measured on the dev set: for explain and yes/no questions (GA, effective batch)
+#: the card replaced an expected one twice and helped none.
+_ESTIMATE_CARD_ACTS: frozenset[str] = frozenset({"diagnose", "fit", "is_normal", "configure"})
 # Words that make a short message a follow-up even when it names nothing new ("那呢？", "what about that?").
 _FOLLOW_UP = re.compile(
     r"^(?:那|那么|如果|要是|换成|改成|再|还有|呢)|呢[？?]?$|what about|how about|and (?:with|if|for)|instead", re.I
@@ -242,6 +247,7 @@ class Assistant:
             cards = [*[c for c in cards if c is not kept][:2], kept]
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
+        cards = self._estimate_card_first(cards, calls, asked, setup, act)
         held = [m for m in misconceptions if holds_belief(prose, m)]
         if act == "is_normal" and not states_expectation(prose):
             held = []  # "显存翻倍，是否正常？" asks about what they saw; the opening answers it, no belief to correct
@@ -529,6 +535,24 @@ class Assistant:
         kept = [h for h in hits if not answers_another_setup(h.card, asked, setup, act)]
         later = [h for h in kept[CITABLE_RANKED:] if lead_answers(h.card, asked, act, self._all_cards).passes]
         return kept[:CITABLE_RANKED] + later
+
+    def _estimate_card_first(
+        self, cards: list[Card], calls: list[ToolCall], asked: AskedQuestion, setup: Setup, act: Act
+    ) -> list[Card]:
+        """The card that explains the largest part of the memory estimate for the user's setup
+        (rag.estimate_card) is cited, second after the card that opens (first when none is cited), unless it is about
+        another setup than the message states or the question is about a mechanism or a claim (explain, yes/no,
+        batch arithmetic), where the estimate is a side figure."""
+        if act not in _ESTIMATE_CARD_ACTS:
+            return cards
+        memory = next((c for c in calls if c.name == "memory" and c.result and not c.error), None)
+        if memory is None or memory.result is None:
+            return cards
+        cid = largest_part_card(memory.result, dict(memory.arguments), setup)
+        card = self._by_id.get(cid) if cid else None
+        if card is None or card in cards or answers_another_setup(card, asked, setup, act):
+            return cards
+        return [*cards[:1], card, *cards[1:]][:3]
 
     def _correction(self, rule: Any, lang: Lang) -> Correction:
         card = self._by_id[rule.card_id]

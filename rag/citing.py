@@ -8,7 +8,8 @@ contradicts what the card is about, read from structure, never from one question
 * **method** — a card whose title is about adapters (LoRA, QLoRA, DoRA, P-Tuning) does not answer a message that
   states another method (a full fine-tune; P-Tuning for a LoRA run), nor a card whose title is about a full fine-tune
   ("Can a 24 GB card fully fine-tune a 7B model?") a message that states an adapter method; a P-Tuning card, a method
-  no script runs by default, does not answer a message that never names it (:func:`unnamed_method_conflict`);
+  no script runs by default, does not answer a message that never names it (:func:`unnamed_method_conflict`), and a
+  LoRA card does not explain a diagnosis of a run that never names an adapter method (:func:`unnamed_adapter_conflict`);
 * **model size** — a card whose lead opens with one model size's numbers does not answer a message that states only
   other sizes (see :func:`rag.opening.size_fits`; a message that states no size may still be about it);
 * **GPU memory** — a card whose lead opens with one GPU capacity ("A single 24 GB card …") does not answer a message
@@ -28,6 +29,10 @@ contradicts what the card is about, read from structure, never from one question
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
   multi-GPU NCCL, "adding GPUs pools memory") does not answer a message whose prose says it runs on one GPU and
   names no more;
+* **platform** — a card whose title's subject is one platform other than NVIDIA GPUs on Linux (AMD GPUs with ROCm,
+  Ascend NPUs, Windows) does not answer a message that never names it, and a card whose title's subject is GeForce
+  RTX 40-series cards ("… on RTX 4090s …") does not answer a message whose stated GPUs are all other models
+  (:func:`platform_conflict`);
 * **question kind** — a setup guide for one stack (a title "Setting … in LLaMA-Factory") answers how to configure
   it or what its settings amount to, not a diagnosis, fit or yes/no question about a run on it
   (:func:`guide_act_conflict`).
@@ -172,6 +177,25 @@ def unnamed_method_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> s
     return "the card is about P-Tuning, the message never names it"
 
 
+#: A title about memory ("Where LoRA memory goes", "QLoRA memory: …"): a LoRA card about an error (DDP, fp16 unscale,
+#: missing target modules) answers whoever pastes that error, named method or not.
+_MEMORY_TITLE = re.compile(r"\bmemory\b", re.I)
+
+
+def unnamed_adapter_conflict(card: Card, setup: Setup, asked: AskedQuestion, act: Act | None) -> str:
+    """Why a card about LoRA's memory does not explain a diagnosis of a run that never names an adapter method ('' when
+    it may): the run may be a full fine-tune, and a card on where LoRA's memory goes or how ZeRO stages act on LoRA states a
+    cause the message gives no ground for. Fit and explain questions keep such cards (people asking what fine-tuning a
+    70B model takes are often weighing LoRA). Measured on the dev set (main at 47568d6): for diagnoses whose message
+    names no adapter method, quantized base or PEFT, a LoRA memory card was cited in the first three 11 times and
+    expected for none of them (hit@3 en +1, nothing lost)."""
+    if act != "diagnose" or "lora" not in card_methods(card) or not _MEMORY_TITLE.search(card.title_en):
+        return ""
+    if setup.get("finetune") or asked.names_adapter:
+        return ""
+    return "the card is about LoRA, the diagnosed run never names an adapter method"
+
+
 def size_conflict(card: Card, asked: AskedQuestion) -> bool:
     """The card's lead opens with model sizes and the message states only other ones."""
     sizes = card_topic(card).lead_sizes
@@ -240,6 +264,37 @@ def error_title_conflict(card: Card, asked: AskedQuestion) -> str:
     return "the card explains an error message the message does not quote"
 
 
+#: The platforms a card's title subject can be about (the keys of :data:`rag.opening.PLATFORMS`).
+_PLATFORM_IN_TITLE: dict[str, re.Pattern[str]] = {
+    "amd": re.compile(r"\bAMD\b|\bROCm\b"),
+    "ascend": re.compile(r"\bAscend\b|\bNPUs?\b"),
+    "windows": re.compile(r"\bWindows\b"),
+}
+#: A title whose subject is GeForce RTX 40-series cards as a family ("Multi-GPU training on RTX 4090s …"), and the
+#: GPU presets of that family.
+_RTX40_TITLE = re.compile(r"\bRTX ?40(?:\d0)?s\b|\bRTX 40[- ]series\b", re.I)
+_RTX40_GPU = re.compile(r"(?<![0-9])40[5-9]0", re.I)
+
+
+def platform_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
+    """Why a card about one platform does not answer this message ('' otherwise): a card about AMD GPUs, Ascend NPUs
+    or Windows (its title's subject names it) answers users on that platform, who name it somewhere in what they paste
+    (a GPU model, a ``torch_npu`` frame, a ``C:\\`` path); a card about RTX 40-series cards does not answer a message
+    whose stated GPUs are all other models. Measured on the dev set (main at 47568d6): the three platform cards were
+    cited in the first three for 31 messages that never name their platform, and expected for none of them; the RTX
+    40 card for 6 messages stating only A800/A100/3090 GPUs, expected for none."""
+    subject = card_topic(card).title_subject
+    named = set(asked.platforms)
+    for platform, rx in _PLATFORM_IN_TITLE.items():
+        if rx.search(subject) and platform not in named:
+            return f"the card is about {platform}, the message never names it"
+    if _RTX40_TITLE.search(subject):
+        gpus = _values(setup, "gpu")
+        if gpus and not any(_RTX40_GPU.search(str(g)) for g in gpus):
+            return f"the card is about RTX 40-series GPUs, the message states {', '.join(map(str, gpus))}"
+    return ""
+
+
 #: A title whose subject is a guide to setting things up ("Setting batch size, accumulation and DeepSpeed in
 #: LLaMA-Factory", "How to set …").
 _GUIDE_TITLE = re.compile(r"^(?:Setting|How to set|Configuring)\b", re.I)
@@ -276,11 +331,13 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         return "the card's lead is about another training stack"
     return (
         unnamed_method_conflict(card, setup, asked)
+        or unnamed_adapter_conflict(card, setup, asked, act)
         or title_stack_conflict(card, asked)
         or node_count_conflict(card, asked)
         or phase_conflict(card, asked)
         or hardware_conflict(card, setup, asked)
         or error_title_conflict(card, asked)
         or gpu_count_conflict(card, setup, asked)
+        or platform_conflict(card, setup, asked)
         or guide_act_conflict(card, act)
     )

@@ -147,6 +147,30 @@ SEVERAL_NODES = re.compile(
 
 #: How a message names the evaluation phase: the word, a Trainer evaluation setting (``eval_steps``, ``do_eval``,
 #: ``per_device_eval_batch_size``), a validation or prediction step, or the glossary's Chinese forms.
+#: Platforms other than NVIDIA GPUs on Linux, and how a message names them anywhere (prose, command, log or traceback):
+#: AMD GPUs (ROCm builds of PyTorch report ``torch.version.hip``), Huawei Ascend NPUs (``torch_npu``, HCCL, 910B) and
+#: Windows (a ``C:\\`` path, WSL). ASCII boundaries: Chinese users glue names to the text ("在AMD卡上").
+PLATFORMS: dict[str, re.Pattern[str]] = {
+    "amd": re.compile(
+        r"(?<![A-Za-z0-9])(?:AMD|ROCm|HIP|Radeon|Instinct|MI\d{2,3}X?|RX ?\d{4}(?: ?XTX?)?)(?![A-Za-z0-9])|version\.hip",
+        re.I,
+    ),
+    "ascend": re.compile(r"ascend|昇腾|华为|(?<![A-Za-z0-9])(?:NPUs?|torch_npu|HCCL|910[ABC]\d?)(?![A-Za-z0-9])", re.I),
+    "windows": re.compile(
+        r"windows|(?<![A-Za-z0-9])(?:win ?(?:10|11|32|64)|WSL2?|powershell|cmd\.exe)(?![A-Za-z0-9])|(?<![A-Za-z0-9])[C-H]:\\",
+        re.I,
+    ),
+}
+
+#: A message that names an adapter method or what only such a run has: LoRA/QLoRA/DoRA, PEFT, adapters, LoRA settings
+#: (``lora_rank``, ``finetuning_type``), a 4/8-bit quantized base (bitsandbytes, ``load_in_4bit``, int4), in either
+#: language (低秩, 适配器, 量化).
+NAMES_ADAPTER = re.compile(
+    r"lora|adapter|peft|finetuning_type|bitsandbytes|(?<![A-Za-z0-9])(?:bnb|int[48]|nf4|[48][- ]?bit)(?![A-Za-z0-9])|"
+    r"load_in_[48]bit|quantiz|低秩|适配器|量化",
+    re.I,
+)
+
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
 
 
@@ -182,8 +206,14 @@ class AskedQuestion(BaseModel):
         description="GPU features the whole message names anywhere (bf16, flash_attention, a pre-Ampere GPU).",
     )
     several_gpus: bool = Field(False, description="The whole message names more than one GPU ('两张A40', '8 GPUs').")
+    platforms: list[str] = Field(
+        default_factory=list, description="Platforms other than NVIDIA on Linux the whole message names (PLATFORMS)."
+    )
     message_words: str = Field(
         "", description="The whole message's ASCII words, lower-cased and space-joined (error texts are matched on it)."
+    )
+    names_adapter: bool = Field(
+        False, description="The whole message names an adapter method or a quantized base (NAMES_ADAPTER)."
     )
     names_evaluation: bool = Field(
         False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
@@ -233,8 +263,10 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         message_keys=_keys(text),
         features=sorted(f for f, rx in _FEATURES.items() if rx.search(text)),
         several_gpus=bool(re.search(MULTI_GPU, text, re.I)),
+        platforms=sorted(p for p, rx in PLATFORMS.items() if rx.search(text)),
         several_nodes=bool(SEVERAL_NODES.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
+        names_adapter=bool(NAMES_ADAPTER.search(text)),
         message_words=" ".join(re.findall(r"[a-z0-9_]+", text.lower())),
     )
 
