@@ -150,3 +150,14 @@ def test_qwen3_vit_activations_match_saved_tensors_of_a_trained_tower(dtype: tor
     measured = measure(model, inputs).saved_bytes
     predicted = vit_activation_bytes(tower, side * side, 4 if dtype == torch.float32 else 2)
     assert predicted == pytest.approx(measured, rel=0.04)
+
+
+def test_a_qwen3_vl_answer_counts_its_images_at_32_px_per_token(bot_without_retrieval: Any) -> None:
+    text = bot_without_retrieval.ask(
+        "Can I LoRA fine-tune Qwen3-VL-8B-Instruct on one A100 80GB? 2 images per sample, 1280x720."
+    ).text
+    tower = MODEL_PRESETS["qwen3-vl-8b"].vision
+    assert tower is not None
+    tokens = 2 * image_tokens(tower, 720, 1280).llm_tokens  # 720 -> 704, 1280 -> 1280: 2 x 880
+    assert tokens == 1760
+    assert f"{tokens:,}" in text and "32×32" in text, text[:900]
