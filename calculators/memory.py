@@ -170,8 +170,8 @@ class MemoryConfig(BaseModel):
         ge=0,
         le=10_000,
         description=(
-            "Vision-language presets (qwen2-vl-*, qwen2.5-vl-*, llava-1.5-*, internvl2-8b): images in each sample. Their "
-            "visual tokens are added to seq_len (the text tokens) in the language model's activations; 0 counts none."
+            "Vision-language presets (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b): images in each "
+            "sample. Their visual tokens are added to seq_len (the text tokens) in the language model's activations; 0 counts none."
         ),
     )
     visual_tokens_in_seq_len: bool = Field(
@@ -187,7 +187,8 @@ class MemoryConfig(BaseModel):
     image_max_pixels: int | None = Field(
         None,
         description=(
-            "Qwen2-VL / Qwen2.5-VL resize bound (the processor's max_pixels; None: transformers' default 28·28·1280). "
+            "Qwen2-VL / Qwen2.5-VL / Qwen3-VL resize bound (the processor's max_pixels; None: the default, 28·28·1280 "
+            "for Qwen2-VL / Qwen2.5-VL, 4096·4096 for Qwen3-VL). "
             f"LLaMA-Factory passes its own image_max_pixels, default {LLAMAFACTORY_MAX_PIXELS:,} (768·768)."
         ),
     )

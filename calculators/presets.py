@@ -1511,6 +1511,31 @@ def _qwen25_vit(out: int) -> VisionTower:
     )
 
 
+# Qwen3-VL-2B/4B/8B/32B-Instruct config.json (https://huggingface.co/Qwen/<name>): text_config a Qwen3 dense model
+# (head_dim 128, no qkv bias, q/k RMSNorm; 2B 2048 wide, 28 layers, 16 heads, 8 KV heads, 6144, tied; 4B 2560, 36,
+# 32, 8, 9728, tied; 8B 4096, 36, 32, 8, 12288; 32B 5120, 64, 64, 8, 25600; vocab 151936); vision_config patch 16,
+# temporal 2, spatial_merge 2, 2304 position embeddings, gelu_pytorch_tanh; 2B/4B: depth 24, hidden 1024, 4096, 16
+# heads, deepstack_visual_indexes [5, 11, 17]; 8B/32B: depth 27, hidden 1152, 4304, 16 heads, [8, 16, 24].
+# Checked against transformers 5.23's Qwen3VLForConditionalGeneration on the meta device (tests/test_vlm13_units.py).
+def _qwen3_vit(out: int, large: bool) -> VisionTower:
+    return VisionTower(
+        family="qwen3-vl",
+        hidden_size=1152 if large else 1024,
+        num_layers=27 if large else 24,
+        num_heads=16,
+        intermediate_size=4304 if large else 4096,
+        patch_size=16,
+        temporal_patch_size=2,
+        patch_bias=True,
+        position_rows=2304,
+        merge=2,
+        deepstack_mergers=3,
+        projector="qwen-merger",
+        out_hidden_size=out,
+        activation="gelu",
+    )
+
+
 def _clip_l336(out: int) -> VisionTower:
     return VisionTower(
         family="llava",
@@ -1548,6 +1573,7 @@ def _internvit_300m(out: int) -> VisionTower:
 
 
 _QWEN_LM = {"qkv_bias": True}
+_QWEN3_LM: dict[str, Any] = {"head_dim": 128, "qk_norm": True}
 VLM_PRESETS: dict[str, ModelShape] = {
     s.name: s
     for s in [
@@ -1571,6 +1597,32 @@ VLM_PRESETS: dict[str, ModelShape] = {
         _llama("qwen2.5-vl-7b", 3584, 28, 28, 4, 18944, 152064, vision=_qwen25_vit(3584), **_QWEN_LM),
         _llama("qwen2.5-vl-32b", 5120, 64, 40, 8, 27648, 152064, vision=_qwen25_vit(5120), **_QWEN_LM),
         _llama("qwen2.5-vl-72b", 8192, 80, 64, 8, 29568, 152064, vision=_qwen25_vit(8192), **_QWEN_LM),
+        _llama(
+            "qwen3-vl-2b",
+            2048,
+            28,
+            16,
+            8,
+            6144,
+            151936,
+            **_QWEN3_LM,
+            tie_word_embeddings=True,
+            vision=_qwen3_vit(2048, False),
+        ),
+        _llama(
+            "qwen3-vl-4b",
+            2560,
+            36,
+            32,
+            8,
+            9728,
+            151936,
+            **_QWEN3_LM,
+            tie_word_embeddings=True,
+            vision=_qwen3_vit(2560, False),
+        ),
+        _llama("qwen3-vl-8b", 4096, 36, 32, 8, 12288, 151936, **_QWEN3_LM, vision=_qwen3_vit(4096, True)),
+        _llama("qwen3-vl-32b", 5120, 64, 64, 8, 25600, 151936, **_QWEN3_LM, vision=_qwen3_vit(5120, True)),
         _llama("llava-1.5-7b", 4096, 32, 32, 32, 11008, 32064, vision=_clip_l336(4096)),
         _llama("llava-1.5-13b", 5120, 40, 40, 40, 13824, 32064, vision=_clip_l336(5120)),
         _llama("internvl2-8b", 4096, 32, 32, 8, 14336, 92553, vision=_internvit_300m(4096)),
@@ -1586,6 +1638,10 @@ _PRESET_SOURCES.update(
         "qwen2.5-vl-7b": "Qwen/Qwen2.5-VL-7B-Instruct",
         "qwen2.5-vl-32b": "Qwen/Qwen2.5-VL-32B-Instruct",
         "qwen2.5-vl-72b": "Qwen/Qwen2.5-VL-72B-Instruct",
+        "qwen3-vl-2b": "Qwen/Qwen3-VL-2B-Instruct",
+        "qwen3-vl-4b": "Qwen/Qwen3-VL-4B-Instruct",
+        "qwen3-vl-8b": "Qwen/Qwen3-VL-8B-Instruct",
+        "qwen3-vl-32b": "Qwen/Qwen3-VL-32B-Instruct",
         "llava-1.5-7b": "llava-hf/llava-1.5-7b-hf",
         "llava-1.5-13b": "llava-hf/llava-1.5-13b-hf",
         "internvl2-8b": "OpenGVLab/InternVL2-8B",
@@ -1602,6 +1658,10 @@ PUBLISHED_PARAMS.update(
         "qwen2.5-vl-7b": 8.29e9,
         "qwen2.5-vl-32b": 33.5e9,
         "qwen2.5-vl-72b": 73.4e9,
+        "qwen3-vl-2b": 2.13e9,
+        "qwen3-vl-4b": 4.44e9,
+        "qwen3-vl-8b": 8.77e9,
+        "qwen3-vl-32b": 33.4e9,
         "llava-1.5-7b": 7.06e9,
         "llava-1.5-13b": 13.4e9,
         "internvl2-8b": 8.08e9,
@@ -1619,6 +1679,15 @@ _ALIASES.update(
         "qwen2-5-vl-72b": "qwen2.5-vl-72b",
         "qwen2vl-7b": "qwen2-vl-7b",
         "qwen2vl-2b": "qwen2-vl-2b",
+        "qwen3vl-2b": "qwen3-vl-2b",
+        "qwen3vl-4b": "qwen3-vl-4b",
+        "qwen3vl-8b": "qwen3-vl-8b",
+        "qwen3vl-32b": "qwen3-vl-32b",
+        # Qwen3-VL-*-Thinking: the Instruct model's config.json shape (same architecture and sizes).
+        "qwen3-vl-2b-thinking": "qwen3-vl-2b",
+        "qwen3-vl-4b-thinking": "qwen3-vl-4b",
+        "qwen3-vl-8b-thinking": "qwen3-vl-8b",
+        "qwen3-vl-32b-thinking": "qwen3-vl-32b",
         # InternVL2.5-8B: InternViT-300M-448px-V2_5 (the same shape) + internlm2_5-7b-chat, as InternVL2-8B.
         "internvl2.5-8b": "internvl2-8b",
         "internvl2-5-8b": "internvl2-8b",

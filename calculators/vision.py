@@ -16,12 +16,21 @@ model's count. Shapes follow each model's public ``config.json`` and its modelli
 * InternVL2 / 2.5 (InternViT-300M-448px): Conv2d with bias, CLS token, 1025 learned positions, 24 blocks of 1024
   (qkv with bias, GELU MLP 4096, LayerNorm, layer scale ls1/ls2), no final norm; ``mlp1``: LayerNorm(4·1024) +
   Linear(4·1024, LM hidden) + GELU + Linear(LM hidden, LM hidden) after a 0.5 pixel shuffle.
+* Qwen3-VL (``Qwen3VLVisionModel``): Conv3d patch embedding with bias (3 × 2 × 16 × 16), 2304 learned positions
+  (bilinearly resampled to each image's grid) besides 2-D rotary, pre-LayerNorm blocks (fused qkv with bias, plain
+  tanh-GELU MLP, all linears with bias), the ``Qwen3VLVisionPatchMerger`` as Qwen2-VL's (LayerNorm on each patch, then
+  Linear(4h, 4h) + GELU + Linear(4h, LM hidden)), and one more merger per ``deepstack_visual_indexes`` entry (three)
+  whose LayerNorm runs on the 4h vector after the 2 × 2 shuffle (``use_postshuffle_norm``).
 
 Tokens per image (what the language model's sequence grows by):
 
 * Qwen2-VL / Qwen2.5-VL: the processor resizes each image to multiples of 28 px (``smart_resize`` in
   ``transformers/models/qwen2_vl/image_processing_qwen2_vl.py``, bounded by ``min_pixels`` / ``max_pixels``), the ViT
   sees one patch per 14 × 14 px and the merger makes one token of each 2 × 2 patches: ``(H/14)·(W/14)/4``.
+* Qwen3-VL: the same processor class (``Qwen2VLImageProcessor``, mapped for ``qwen3_vl`` in transformers'
+  ``image_processing_auto.py``) with the checkpoints' preprocessor_config.json: ``patch_size`` 16, ``merge_size`` 2,
+  ``size`` {shortest_edge 65536, longest_edge 16777216}: multiples of 32 px, ``(H/16)·(W/16)/4`` tokens, the area
+  between 256² and 4096² px.
 * LLaVA-1.5: every image is resized to 336 × 336: (336/14)² = 576 tokens (the ViT also runs the CLS token, 577).
 * InternVL2: the image is cut into 448 × 448 tiles (1 to ``max_num`` = 12, the grid whose aspect ratio is closest,
   plus a 448 × 448 thumbnail when there is more than one tile; InternVL's ``dynamic_preprocess``, transformers'
@@ -40,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import CalculatorError
 from .validate import positive_int
 
-Family = Literal["qwen2-vl", "qwen2.5-vl", "llava", "internvl"]
+Family = Literal["qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava", "internvl"]
 
 #: Qwen2-VL image processor defaults (transformers ``Qwen2VLImageProcessor``: ``min_pixels`` 56·56,
 #: ``max_pixels`` 28·28·1280).
@@ -48,6 +57,10 @@ QWEN_MIN_PIXELS = 56 * 56
 QWEN_MAX_PIXELS = 28 * 28 * 1280
 #: LLaMA-Factory's ``image_max_pixels`` default (``ProcessorArguments`` in src/llamafactory/hparams/model_args.py):
 #: it overrides the processor's own bound for every image it feeds to Qwen2-VL / Qwen2.5-VL.
+#: Qwen3-VL's preprocessor_config.json (Qwen/Qwen3-VL-*-Instruct): ``size`` {shortest_edge 65536, longest_edge
+#: 16777216}, the processor's min_pixels / max_pixels.
+QWEN3_MIN_PIXELS = 256 * 256
+QWEN3_MAX_PIXELS = 4096 * 4096
 LLAMAFACTORY_MAX_PIXELS = 768 * 768
 INTERNVL_MAX_TILES = 12
 
@@ -72,6 +85,9 @@ class VisionTower(BaseModel):
     pre_norm: bool = Field(False, description="CLIP's pre_layrnorm before the blocks.")
     post_norm: bool = Field(False, description="CLIP's post_layernorm after the blocks.")
     layer_scale: bool = Field(False, description="InternViT's ls1 / ls2 vectors per block.")
+    deepstack_mergers: int = Field(
+        0, ge=0, le=64, description="Qwen3-VL's extra mergers on intermediate blocks (post-shuffle LayerNorm)."
+    )
     merge: int = Field(1, gt=0, le=8, description="Patches merged per side into one token (2: a 2 × 2 group).")
     projector: Literal["qwen-merger", "mlp2x", "internvl-mlp1"]
     out_hidden_size: int = Field(gt=0, le=1_000_000, description="The language model's hidden size.")
@@ -96,7 +112,8 @@ def projector_params(t: VisionTower) -> int:
     h, out = t.hidden_size, t.out_hidden_size
     if t.projector == "qwen-merger":  # ln_q on each patch, then an MLP on the 2 x 2 group
         g = h * t.merge**2
-        return _norm(t, h) + g * g + g + g * out + out
+        mlp = g * g + g + g * out + out
+        return _norm(t, h) + mlp + t.deepstack_mergers * (_norm(t, g) + mlp)
     if t.projector == "mlp2x":
         return h * out + out + out * out + out
     g = h * t.merge**2  # InternVL mlp1: LayerNorm on the pixel-shuffled 4h vector
@@ -194,8 +211,11 @@ def image_tokens(
             rule_zh=f"{height}×{width} 像素 → {tiles} 个 {t.image_size} 像素切片（含缩略图）× {per_tile} 个 token",
         )
     factor = t.patch_size * t.merge
-    bound = max_pixels or QWEN_MAX_PIXELS
-    h, w = qwen_resize(height, width, factor, max_pixels=bound)
+    qwen3 = t.family == "qwen3-vl"
+    bound = max_pixels or (QWEN3_MAX_PIXELS if qwen3 else QWEN_MAX_PIXELS)
+    h, w = qwen_resize(
+        height, width, factor, min_pixels=QWEN3_MIN_PIXELS if qwen3 else QWEN_MIN_PIXELS, max_pixels=bound
+    )
     patches = (h // t.patch_size) * (w // t.patch_size)
     tokens = patches // t.merge**2
     return ImageTokens(
@@ -212,16 +232,18 @@ def image_tokens(
 #: torch.autograd.graph.saved_tensors_hooks on tiny transformers 5.23 towers with SDPA attention, fp32 and bf16
 #: (tests/test_vlm12_units.py): Qwen2-VL 11h + 3i (LayerNorm, quick-GELU keeps its input and sigmoid), Qwen2.5-VL
 #: 13h + 4i (RMSNorm keeps an fp32 copy of its input, + 4h bytes at 16 bits; gated SiLU MLP), CLIP 8h + 3i,
-#: InternViT 10h + 2i (exact GELU).
+#: InternViT 10h + 2i (exact GELU), Qwen3-VL 11h + 2i (LayerNorm, tanh GELU keeps only its input; tests/test_vlm13_units.py).
 _VIT_LAYER: dict[str, tuple[int, int]] = {
     "qwen2-vl": (11, 3),
     "qwen2.5-vl": (13, 4),
+    "qwen3-vl": (11, 2),
     "llava": (8, 3),
     "internvl": (10, 2),
 }
 #: Outside the blocks, per token: the patch convolution's input (3·t·p² pixels) and the norms / merger around the
-#: blocks (measured: Qwen2-VL about 5h, Qwen2.5-VL about 6h, CLIP 2h, InternViT h).
-_VIT_OUTSIDE_H: dict[str, int] = {"qwen2-vl": 5, "qwen2.5-vl": 6, "llava": 2, "internvl": 1}
+#: blocks (measured: Qwen2-VL about 5h, Qwen2.5-VL about 6h, CLIP 2h, InternViT h, Qwen3-VL about 5h plus 3h for each
+#: deepstack merger: its post-shuffle LayerNorm, fc1 and GELU inputs on a 4h vector per 2 × 2 group).
+_VIT_OUTSIDE_H: dict[str, int] = {"qwen2-vl": 5, "qwen2.5-vl": 6, "qwen3-vl": 5, "llava": 2, "internvl": 1}
 
 
 def vit_activation_bytes(t: VisionTower, vit_tokens: int, bytes_per_value: int, checkpointing: str = "none") -> int:
@@ -232,7 +254,8 @@ def vit_activation_bytes(t: VisionTower, vit_tokens: int, bytes_per_value: int, 
     b, h, i = bytes_per_value, t.hidden_size, t.intermediate_size
     ch, ci = _VIT_LAYER[t.family]
     layer = b * (ch * h + ci * i) + (4 * h if t.norm == "rmsnorm" and b == 2 else 0)
-    outside = b * (3 * t.temporal_patch_size * t.patch_size**2 + _VIT_OUTSIDE_H[t.family] * h)
+    outside_h = _VIT_OUTSIDE_H[t.family] + 3 * t.deepstack_mergers
+    outside = b * (3 * t.temporal_patch_size * t.patch_size**2 + outside_h * h)
     if checkpointing == "none":
         return vit_tokens * (t.num_layers * layer + outside)
     return vit_tokens * (t.num_layers * b * h + layer + outside)

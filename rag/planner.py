@@ -95,8 +95,8 @@ _CANONICAL = (
 )
 
 
-#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, llava-1.5-*, internvl2-8b) counts its vision
-#: encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
+#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b) counts
+#: its vision encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
 #: each image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in it.
 _VLM_NAME = re.compile(
     r"-?VL\b|\bVL-|[\d.]VL|llava|internvl|mini-?internvl|minicpm-?v|glm-?4v|cogvlm|deepseek-?vl|idefics|paligemma|"
@@ -109,6 +109,7 @@ _VLM_NAME = re.compile(
 _IMAGE_TOKEN_RULE = {
     "qwen2-vl": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
     "qwen2.5-vl": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
+    "qwen3-vl": ("约每 32×32 像素一个", "about one per 32×32 pixels"),
     "llava": ("每张图 576 个", "576 per image"),
     "internvl": (
         "每个 448×448 切片 256 个，最多 12 片加缩略图",
@@ -125,7 +126,7 @@ def _vision_config(s: dict[str, Any], tower: VisionTower, cfg: dict[str, Any], p
     count = s.get("images_per_sample")
     if "freeze_vision_tower" in s:
         cfg["freeze_vision_tower"] = s["freeze_vision_tower"]
-    if "image_max_pixels" in s and tower.family in ("qwen2-vl", "qwen2.5-vl"):
+    if "image_max_pixels" in s and tower.family in ("qwen2-vl", "qwen2.5-vl", "qwen3-vl"):
         cfg["image_max_pixels"] = s["image_max_pixels"]
     if size or tower.family == "llava":
         if size:
