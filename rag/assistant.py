@@ -85,6 +85,8 @@ RETRIEVE_K = 6
 #: 0.630/0.835 (2.66); k=6, later ones only through the gate → 0.593/0.821, 0.630/0.838 (2.74); k=6 ungated →
 #: 0.593/0.825, 0.630/0.838 (2.78). Before (k=3, nothing dropped): 0.566/0.801, 0.621/0.829 (2.69).
 CITABLE_RANKED = 3
+#: A myth card's title: it corrects a belief, so it answers only a message that holds it or asks about it.
+_MYTH_TITLE = re.compile(r"\s*Myth:", re.I)
 #: The acts whose answer is about the user's memory, so that the largest part of their estimate is what the cited card
 #: should explain (rag.estimate_card). Measured on the dev set: for explain and yes/no questions (GA, effective batch)
 #: the card replaced an expected one twice and helped none.
@@ -480,6 +482,8 @@ class Assistant:
             if m.card_id in self._by_id and self._by_id[m.card_id] not in chosen
         ]
         hits = self._citable(hits, asked, setup, act)
+        corrected = {m.card_id for m in misconceptions}
+        hits = [h for h in hits if not self._unheld_myth(h.card, corrected, asked, act)]
         if hits:
             best = max((h.dense_score or 0.0) for h in hits)
             for i, hit in enumerate(hits):
@@ -524,6 +528,14 @@ class Assistant:
         pool = cards + [h.card for h in self._citable(hits, asked, setup, act)]
         card = next((c for c in pool if c in quoting), None)
         return cards if card is None else [card, *[c for c in cards if c is not card]][:3]
+
+    def _unheld_myth(self, card: Card, corrected: set[str], asked: AskedQuestion | None, act: Act) -> bool:
+        """A myth card (its title "Myth: …") that retrieval found for a message that neither holds its belief (no
+        misconception rule matched) nor asks what its lead answers (rag.opening): citing it would correct a belief the
+        user never stated — "Myth: lowering GA saves memory" for any OOM report that mentions accumulation."""
+        if asked is None or card.id in corrected or not _MYTH_TITLE.match(card.title_en):
+            return False
+        return not lead_answers(card, asked, act, self._all_cards).passes
 
     def _citable(self, hits: list[Any], asked: AskedQuestion | None, setup: Setup | None, act: Act) -> list[Any]:
         """The retrieved cards that may be cited: none about another setup than the message states
