@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rag.evidence import reports_training_failure
+from rag.intents import detect_misconceptions
 
 
 @pytest.mark.parametrize(
@@ -34,3 +35,20 @@ def test_a_bare_training_symptom_is_answered_not_refused(bot_without_retrieval) 
     assert not ans.refused
     assert ans.act == "diagnose"
     assert "学习率" in ans.first_screen  # the loss family's paste list, not "贴出完整报错"
+
+
+# "48G" is a common capacity of one card (A6000, A40, L40S), not a sum: "我4张48G显卡oom" (datawhalechina/happy-llm)
+# states the cards, it does not say their memory adds up. A single card that runs what several smaller ones cannot
+# ("5张3090卡微调内存不足，但单机单卡a6000可以微调", baichuan-inc/Baichuan2) does presuppose the sum.
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("想问一下这个qwen2.5-1.5B需要多大显存，我4张48G显卡oom", False),
+        ("两张3090的显存能叠加成48G来用吗？", True),
+        ("单机5张3090卡微调内存不足，但单机单卡a6000可以微调", True),
+        ("多卡的loss只能降到0.35左右，而单卡可以降到0.0009，显存没问题", False),
+    ],
+)
+def test_a_cards_capacity_is_not_a_pooling_belief(text: str, holds: bool) -> None:
+    keys = [m.key for m in detect_misconceptions(text)]
+    assert ("more_gpus_pool_memory" in keys) is holds
