@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .acts import WHY_ASK, asks_whether
 
 GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|累[积加计]|\bga\b|grad(?:ient)?[-_ ]?acc\w*|accumulat\w*)"
-MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|fit)"
+MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|(?<![a-z])fit)"
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
 # "cut" as a verb ("cuts memory by half"), never "cutoff_len" / "cutoff length" (LLaMA-Factory's sequence length).
@@ -108,7 +108,10 @@ _MATCHERS = {
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
     "lower_ga_saves_memory": lambda t: (
-        _has(GA, t) and _has(MEM + "|" + SAVE, t) and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
+        # a saving of memory, not any "reduce" ("gradient accumulation can reduce the number of backward ops")
+        _has(GA, t)
+        and _has(MEM + r"|省|节省|节约|save\w*", t)
+        and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
     ),
     "mixed_precision_halves": lambda t: (
         _has(PREC, t) and (_has(MEM, t) and _has(HALF, t) or _precision_left_memory_unchanged(t))
@@ -190,7 +193,8 @@ def detect_misconceptions(text: str) -> list[MisconceptionRule]:
 
 # What the user wants computed.
 _MEMORY_Q = (
-    MEM + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
+    MEM
+    + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|(?<![a-z])fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
 )
 _BATCH_Q = (
     EFF

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rag.evidence import reports_training_failure
-from rag.intents import detect_misconceptions
+from rag.intents import detect_intents, detect_misconceptions
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,23 @@ def test_a_bare_training_symptom_is_answered_not_refused(bot_without_retrieval) 
 def test_a_cards_capacity_is_not_a_pooling_belief(text: str, holds: bool) -> None:
     keys = [m.key for m in detect_misconceptions(text)]
     assert ("more_gpus_pool_memory" in keys) is holds
+
+
+# "fit" inside "benefit" is no memory word (google-research/tuning_playbook: "gradient accumulation can reduce the
+# number of backward ops, which would benefit the throughput"; microsoft/AzureML-BERT: "What's the benefit of
+# changing gradient_accumulation_steps to 64?"), and "reduce the number of backward ops" saves no memory.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gradient accumulation can reduce the number of backward ops, which would benefit the throughput",
+        "What's the benefit of changing gradient_accumulation_steps to 64? better performance?",
+    ],
+)
+def test_benefit_is_no_memory_belief(text: str) -> None:
+    assert not detect_misconceptions(text)
+    assert not detect_intents(text).memory
+
+
+def test_lowering_ga_to_save_memory_is_still_the_belief() -> None:
+    keys = [m.key for m in detect_misconceptions("Will lowering gradient_accumulation_steps save memory so it fits?")]
+    assert "lower_ga_saves_memory" in keys
