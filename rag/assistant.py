@@ -31,7 +31,7 @@ from .cards import Card, load_cards
 from .citing import answers_another_setup
 from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth, shown_conflicts
 from .estimate_card import largest_part_card
-from .evidence import error_messages, named_concepts, quotes_error, read_evidence
+from .evidence import error_messages, named_concepts, quotes_error, read_evidence, reports_training_failure
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import (
@@ -190,6 +190,7 @@ class Assistant:
             or setup.known()
             or pasted
             or (diagnosis is not None and diagnosis.causes)
+            or reports_training_failure(prose)
         )
         if not on_topic and not (prev is not None and _FOLLOW_UP.search(prose)):
             return self._refusal(t("off_topic", lang), lang, turns, text)

@@ -1049,6 +1049,11 @@ def verdict(r: Results) -> str:
     mv = _memory_verdict(r) or _batch_verdict(r)
     if mv:
         return mv
+    family = r.evidence.family if r.evidence is not None else "generic"
+    if r.act == "diagnose" and family != "generic":
+        # A reported symptom ("损失一直不降", "hangs") with no card for it: ask for what tells its causes apart
+        # (the loss log and learning rate for a loss symptom), not for an error the user never mentioned.
+        return f"**{t('no_known_cause', lang)}** {paste_request(r, family)}".rstrip()
     return t("no_card_diag" if r.act == "diagnose" else "no_card", lang)
 
 

@@ -94,6 +94,15 @@ _FAMILIES: tuple[tuple[Literal["memory", "loss", "speed"], re.Pattern[str]], ...
 _GENERIC_IDENTIFIERS = frozenset({"cuda", "nvidia", "vram", "gpus", "help", "note", "todo", "issue", "question"})
 
 
+_TRAINING = re.compile(r"训练|微调|\bfine[- ]?tun\w*|finetun\w*|\btrain\w*|\bsft\b", re.I)
+
+
+def reports_training_failure(prose: str) -> bool:
+    """Whether the prose reports a symptom of a training run ("训练时损失一直不降", "混合数据 finetune 会卡住",
+    "training hangs"): a failed run is in scope even when no card, setting or pasted log is found for it."""
+    return symptom_family(prose) != "generic" and bool(_TRAINING.search(prose))
+
+
 def symptom_family(prose: str) -> Literal["memory", "loss", "speed", "generic"]:
     """The first symptom family the prose names (memory before loss before speed), else generic."""
     return next((name for name, rx in _FAMILIES if rx.search(prose)), "generic")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .acts import WHY_ASK, asks_whether
 
 GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|累[积加计]|\bga\b|grad(?:ient)?[-_ ]?acc\w*|accumulat\w*)"
-MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|fit)"
+MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|(?<![a-z])fit)"
 UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|上升|increas\w*|rais\w*|bigger|larger|more|higher|doubl\w*|grow\w*|需要更多|占用更多)"
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
 # "cut" as a verb ("cuts memory by half"), never "cutoff_len" / "cutoff length" (LLaMA-Factory's sequence length).
@@ -53,7 +53,9 @@ MULTI_GPU = (
 )
 POOL = (
     r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
-    r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|48\s*g|"
+    r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|"
+    # a single card runs what several smaller ones cannot ("5张3090卡微调内存不足，但单机单卡a6000可以微调")
+    r"(?:但|而|却)[^。，,.\n]{0,6}单卡[^。，,.\n]{0,12}(?:可以|能)\s*(?:跑|训练|微调|放下|装下|运行)|\bbut (?:on )?(?:a )?single (?:\w+ )?(?:gpu|card)\b[^.\n]{0,30}\b(?:works?|fits?|runs? fine)\b|"
     r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))"
 )
 STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?)"
@@ -106,7 +108,10 @@ _MATCHERS = {
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
     "lower_ga_saves_memory": lambda t: (
-        _has(GA, t) and _has(MEM + "|" + SAVE, t) and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
+        # a saving of memory, not any "reduce" ("gradient accumulation can reduce the number of backward ops")
+        _has(GA, t)
+        and _has(MEM + r"|省|节省|节约|save\w*", t)
+        and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
     ),
     "mixed_precision_halves": lambda t: (
         _has(PREC, t) and (_has(MEM, t) and _has(HALF, t) or _precision_left_memory_unchanged(t))
@@ -188,7 +193,8 @@ def detect_misconceptions(text: str) -> list[MisconceptionRule]:
 
 # What the user wants computed.
 _MEMORY_Q = (
-    MEM + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
+    MEM
+    + r"|够不够|够吗|能跑|能不能跑|跑得动|跑不动|(?<![a-z])fits?\b|enough|how much (?:gpu )?memory|需要多少|占多少|多大显存"
 )
 _BATCH_Q = (
     EFF
