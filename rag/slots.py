@@ -463,8 +463,10 @@ _GPU_MEM_EACH = re.compile(
 # ("用了30多G": "多" after the number, more than it)
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
+    # "after backward pass happens it's at 61 GB": a reading at a point of the run
+    r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
@@ -480,7 +482,9 @@ _OBSERVED = re.compile(
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
-    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)",
+    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)|"
+    # a step-by-step trace of memory: "load_model(67g)-->梯度累计（100G）>trainer.train(OOM)", "init (20GB) -> step (75GB)"
+    r"(?<=[\w)）*])\s*\**[(（]\s*(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib)\s*[)）](?=\**\s*(?:-*>|→|\)|）))",
     re.I,
 )
 
@@ -1967,6 +1971,14 @@ _METHOD_SWITCH = re.compile(
 )
 
 
+# "不量化的lora", "LoRA without quantization", "unquantized LoRA": plain LoRA, a QLoRA named beside it the run before.
+_PLAIN_LORA = re.compile(
+    r"(?:不(?:做|进行|使用|用)?量化的?|非量化的?|未量化的?|\bun-?quantized|\bnon-?quantized)\s*(?:的)?\s*lora(?![a-z])|"
+    r"\blora\s*(?:\(\s*)?(?:without|with no|w/o)\s+(?:any\s+)?quantization|lora\s*(?:微调)?\s*(?:不量化|不做量化)",
+    re.I,
+)
+
+
 _LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
 _LORA_REJECTED = re.compile(
     r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
@@ -2052,6 +2064,9 @@ def _finetune(text: str, slots: Slots) -> None:
             slots.finetune = method
             if method != "qlora" and slots.quantization == "int4" and not _QUANT.search(text):
                 slots.quantization = None
+    if slots.finetune == "qlora" and _PLAIN_LORA.search(text):
+        # "xtuner的qlora配置…可以, 但是我希望尝试不量化的lora": the run asked about drops the quantization
+        slots.finetune, slots.quantization = "lora", None
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
