@@ -302,7 +302,9 @@ _QUOTE_INTRO = re.compile(
 # the one the user runs and asks about, zh-chatglm6b-1149.)
 _BLOCK_QUOTE_INTRO = re.compile(
     r"(?:guide|readme|docs?|documentation|paper|blog|article|tutorial|author|post|model card)\S*\s+(?:\w+\s+){0,2}?"
-    r"(?:mentions?|says?|states?|writes?|recommends?|claims?|lists?|reads?)\s+(?:the following|this|that)?\s*:[ \t]*$",
+    r"(?:mentions?|says?|states?|writes?|recommends?|claims?|lists?|reads?)\s+(?:the following|this|that)?\s*:[ \t]*$|"
+    # "readme中这样说的", "教程里是这么写的：": the paragraph under it is the document's, not the user's run
+    r"(?:readme|文档|教程|论文|博客|官方\S{0,4}?)\s*(?:中|里|上)?\s*(?:是)?(?:这样|这么)(?:说|写)的?\s*[:：]?[ \t]*$",
     re.I | re.M,
 )
 
@@ -315,7 +317,7 @@ def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
         return True
     paragraph = text.rfind("\n\n", 0, pos)
-    if lines and _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
+    if _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
         return True  # "the guide mentions the following:\n…16x80GB GPUs…": the lines under it are the guide's
     tick = text.rfind("`", 0, pos)
     return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30) : tick]))

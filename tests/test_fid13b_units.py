@@ -49,3 +49,16 @@ def test_lora_without_quantization_is_plain_lora_next_to_an_earlier_qlora() -> N
     assert (s.finetune, s.quantization) == ("lora", None)
     s = extract_slots("I fine-tune with QLoRA on a 24GB card and it runs out of memory", prose=True)
     assert (s.finetune, s.quantization) == ("qlora", "int4")
+
+
+def test_a_paragraph_under_readme_says_is_the_documents_not_the_users_run() -> None:
+    # ChatGLM-6B #400: the README's defaults are quoted; the user's own planned batch of 8 comes after.
+    text = (
+        "readme中这样说的\n在默认配置 quantization_bit=4、per_device_train_batch_size=1、gradient_accumulation_steps=16 下，"
+        "等效为 16 的总批处理大小。\n\n我有80G显存，可以配per_device_train_batch_size=8、gradient_accumulation_steps=16 吗"
+    )
+    s = extract_slots(text, prose=True)
+    assert (s.train_micro_batch_size_per_gpu, s.gpu_memory_gb) == (8, 80.0)
+    # without the introduction the same paragraph is the user's own setting
+    s = extract_slots(text.replace("readme中这样说的\n", ""), prose=True)
+    assert s.train_micro_batch_size_per_gpu == 1
