@@ -2363,6 +2363,10 @@ _BANNER = [
         "train_batch_size",
     ),
     (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)", re.I), "gradient_accumulation_steps"),
+    # Unsloth's start-up banner: "Batch size per device = 8 | Gradient accumulation steps = 4",
+    # "Total batch size (8 x 4 x 1) = 32"
+    (re.compile(r"(?<![A-Za-z] )\bBatch size per device\s*=\s*(\d+)", re.I), "train_micro_batch_size_per_gpu"),
+    (re.compile(r"Total batch size \((?:\d+ x )+\d+\)\s*=\s*(\d+)", re.I), "train_batch_size"),
 ]
 # DeepSpeed's stage-3 optimizer named in a traceback or log.
 _ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
@@ -2392,6 +2396,15 @@ def _deepspeed_printed(text: str, slots: Slots) -> None:
             setattr(slots, key, value)
     if slots.precision is None and (half := _DS_PRINTED_HALF.search(text)):
         slots.precision = "bf16-mixed" if half.group(1).startswith("bfloat16") else "fp16-mixed"
+
+
+def printed_batch(text: str) -> dict[str, int]:
+    """The batch a framework's start-up banner prints (its fixed wording: the batch that ran, whatever was configured)."""
+    return {
+        key: int(m.group(1))
+        for pattern, key in _BANNER
+        if key in ("train_micro_batch_size_per_gpu", "train_batch_size") and (m := pattern.search(text))
+    }
 
 
 def extract_printed(text: str) -> Slots:

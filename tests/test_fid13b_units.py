@@ -4,6 +4,8 @@ a memory trace written as steps with amounts, and LoRA asked about without the q
 from __future__ import annotations
 
 from rag import runs
+from rag.parts import split_message as split
+from rag.setup import read_setup
 from rag.slots import extract_slots
 
 
@@ -62,3 +64,28 @@ def test_a_paragraph_under_readme_says_is_the_documents_not_the_users_run() -> N
     # without the introduction the same paragraph is the user's own setting
     s = extract_slots(text.replace("readme中这样说的\n", ""), prose=True)
     assert s.train_micro_batch_size_per_gpu == 1
+
+
+_UNSLOTH = """the settings of training_args are as follows:
+```
+training_args = GRPOConfig(
+learning_rate = 5e-6,
+per_device_train_batch_size = 1,
+gradient_accumulation_steps = 4, # Increase to 4 for smoother training
+num_generations = 8,
+)
+```
+When starting training, unsloth will output:
+```
+==((====))== Unsloth - 2x faster free finetuning | Num GPUs used = 1
+\\\\ /| Num examples = 7,473 | Num Epochs = 1 | Total steps = 1,000
+O^O/ \\_/ \\ Batch size per device = 8 | Gradient accumulation steps = 4
+\\/Data Parallel GPUs = 1 | Total batch size (8 x 4 x 1) = 32
+```"""
+
+
+def test_the_batch_a_framework_banner_prints_is_the_one_that_ran() -> None:
+    setup, _ = read_setup(split(_UNSLOTH))
+    assert setup.get("train_micro_batch_size_per_gpu") == 8
+    assert setup.get("train_batch_size") == 32
+    assert 1 in [v.value for v in setup.conflicts["train_micro_batch_size_per_gpu"]]
