@@ -24,7 +24,7 @@ from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from . import runs
 from .parts import Part, prose_of
-from .slots import Slots, extract_gpu, extract_printed, extract_slots, per_device_formula
+from .slots import Slots, extract_gpu, extract_printed, extract_slots, per_device_formula, printed_batch
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -602,6 +602,23 @@ def _printed_capacity_over_prose(setup: Setup) -> None:
     setup.conflicts["gpu_memory_gb"] = [mine] + [v for v in setup.conflicts["gpu_memory_gb"] if v is not printed]
 
 
+def _printed_batch_over_config(setup: Setup, parts: list[Part]) -> None:
+    """`per_device_train_batch_size = 1` in the config, "Batch size per device = 8" in the banner the framework printed
+    at start (Unsloth raises it to `num_generations`): the printed batch is the one that ran; the config's stays as
+    the conflict."""
+    banner = [(k, v, p.kind) for p in parts if p.kind in _PART_SOURCE for k, v in printed_batch(p.text).items()]
+    for key, value, kind in banner:
+        mine = setup.values.get(key)
+        if mine is None or mine.value == value:
+            continue
+        theirs = setup.conflicts.get(key, [])
+        printed = next((v for v in theirs if v.value == value), None) or SetupValue(
+            value=value, source=_PART_SOURCE[kind], evidence="printed"
+        )
+        setup.values[key] = printed
+        setup.conflicts[key] = [mine] + [v for v in theirs if v is not printed]
+
+
 def _named_model_over_bare_size(setup: Setup) -> None:
     """ "我至少能微调70B的模型" in the prose, `model_name_or_path: …/deepseek-llm-7b-base` in the config: a bare size in a
     sentence loses to the model the run loads (the size is kept as a conflict, shown next to it)."""
@@ -885,6 +902,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _named_model_over_bare_size(setup)
     _loaded_model_over_prose(setup, parts)
     _printed_capacity_over_prose(setup)
+    _printed_batch_over_config(setup, parts)
     _run_settings_over_prose(setup)
     _prose_batch_is_the_configs_global(setup)
     _lora_on_4bit_is_qlora(setup)

@@ -302,7 +302,9 @@ _QUOTE_INTRO = re.compile(
 # the one the user runs and asks about, zh-chatglm6b-1149.)
 _BLOCK_QUOTE_INTRO = re.compile(
     r"(?:guide|readme|docs?|documentation|paper|blog|article|tutorial|author|post|model card)\S*\s+(?:\w+\s+){0,2}?"
-    r"(?:mentions?|says?|states?|writes?|recommends?|claims?|lists?|reads?)\s+(?:the following|this|that)?\s*:[ \t]*$",
+    r"(?:mentions?|says?|states?|writes?|recommends?|claims?|lists?|reads?)\s+(?:the following|this|that)?\s*:[ \t]*$|"
+    # "readme中这样说的", "教程里是这么写的：": the paragraph under it is the document's, not the user's run
+    r"(?:readme|文档|教程|论文|博客|官方\S{0,4}?)\s*(?:中|里|上)?\s*(?:是)?(?:这样|这么)(?:说|写)的?\s*[:：]?[ \t]*$",
     re.I | re.M,
 )
 
@@ -315,7 +317,7 @@ def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     if text.count("“", 0, pos) > text.count("”", 0, pos) or (lines and text[line_start:pos].lstrip().startswith(">")):
         return True
     paragraph = text.rfind("\n\n", 0, pos)
-    if lines and _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
+    if _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
         return True  # "the guide mentions the following:\n…16x80GB GPUs…": the lines under it are the guide's
     tick = text.rfind("`", 0, pos)
     return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30) : tick]))
@@ -463,8 +465,10 @@ _GPU_MEM_EACH = re.compile(
 # ("用了30多G": "多" after the number, more than it)
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终)?\s*(?:在|为|是|维持在)?|"
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used|shows?|showing|"
+    # "after backward pass happens it's at 61 GB": a reading at a point of the run
+    r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
@@ -480,7 +484,9 @@ _OBSERVED = re.compile(
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
-    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)",
+    r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)|"
+    # a step-by-step trace of memory: "load_model(67g)-->梯度累计（100G）>trainer.train(OOM)", "init (20GB) -> step (75GB)"
+    r"(?<=[\w)）*])\s*\**[(（]\s*(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib)\s*[)）](?=\**\s*(?:-*>|→|\)|）))",
     re.I,
 )
 
@@ -1967,6 +1973,14 @@ _METHOD_SWITCH = re.compile(
 )
 
 
+# "不量化的lora", "LoRA without quantization", "unquantized LoRA": plain LoRA, a QLoRA named beside it the run before.
+_PLAIN_LORA = re.compile(
+    r"(?:不(?:做|进行|使用|用)?量化的?|非量化的?|未量化的?|\bun-?quantized|\bnon-?quantized)\s*(?:的)?\s*lora(?![a-z])|"
+    r"\blora\s*(?:\(\s*)?(?:without|with no|w/o)\s+(?:any\s+)?quantization|lora\s*(?:微调)?\s*(?:不量化|不做量化)",
+    re.I,
+)
+
+
 _LORA_ASIDE = re.compile(r"还是|或者|或是|只能|而不是|不用|\bor\b|instead of|rather than|\bnot\b", re.I)
 _LORA_REJECTED = re.compile(
     r"[^.。,，;；?？\n]{0,12}?(?:\b(?:is|are|was)\s+not\b|\bisn'?t\b|不是|不行|不适合|不够|不好)", re.I
@@ -2052,6 +2066,9 @@ def _finetune(text: str, slots: Slots) -> None:
             slots.finetune = method
             if method != "qlora" and slots.quantization == "int4" and not _QUANT.search(text):
                 slots.quantization = None
+    if slots.finetune == "qlora" and _PLAIN_LORA.search(text):
+        # "xtuner的qlora配置…可以, 但是我希望尝试不量化的lora": the run asked about drops the quantization
+        slots.finetune, slots.quantization = "lora", None
     if slots.finetune == "qlora" and slots.quantization is None:
         slots.quantization = "int4"  # QLoRA is LoRA on 4-bit base weights
     if slots.finetune in ("lora", "qlora") and (m := _RANK.search(text)):
@@ -2346,6 +2363,10 @@ _BANNER = [
         "train_batch_size",
     ),
     (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)", re.I), "gradient_accumulation_steps"),
+    # Unsloth's start-up banner: "Batch size per device = 8 | Gradient accumulation steps = 4",
+    # "Total batch size (8 x 4 x 1) = 32"
+    (re.compile(r"(?<![A-Za-z] )\bBatch size per device\s*=\s*(\d+)", re.I), "train_micro_batch_size_per_gpu"),
+    (re.compile(r"Total batch size \((?:\d+ x )+\d+\)\s*=\s*(\d+)", re.I), "train_batch_size"),
 ]
 # DeepSpeed's stage-3 optimizer named in a traceback or log.
 _ZERO3_CLASS = re.compile(r"DeepSpeedZeroOptimizer_Stage3|stage3\.py|partition_parameters\.py")
@@ -2375,6 +2396,15 @@ def _deepspeed_printed(text: str, slots: Slots) -> None:
             setattr(slots, key, value)
     if slots.precision is None and (half := _DS_PRINTED_HALF.search(text)):
         slots.precision = "bf16-mixed" if half.group(1).startswith("bfloat16") else "fp16-mixed"
+
+
+def printed_batch(text: str) -> dict[str, int]:
+    """The batch a framework's start-up banner prints (its fixed wording: the batch that ran, whatever was configured)."""
+    return {
+        key: int(m.group(1))
+        for pattern, key in _BANNER
+        if key in ("train_micro_batch_size_per_gpu", "train_batch_size") and (m := pattern.search(text))
+    }
 
 
 def extract_printed(text: str) -> Slots:
