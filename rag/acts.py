@@ -314,6 +314,22 @@ _WHOLE_SENTENCE_END = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 _RUN_PASTES = frozenset({"command", "config", "log", "traceback", "error", "nvidia_smi"})
 
 
+# A question that asks for help or a fix, however it is worded ("can anyone help?", "有办法解决吗？").
+_HELP_ASK = _rx(
+    r"\bhelp|\bsolutions?\b|\bsolve|\bfix|\bresolve|\bworkaround|\bany (?:ideas?|suggestions?|advice|hints?|clues?)\b|"
+    r"解决|办法|帮|求助|指点|怎么办|咋办"
+)
+
+# What an action would do ("could float16 cause the loss to become NaN?", "会规避这个错误吗？", "也会报错吗？"), not whether
+# something is wrong with the run ("is there a problem with …?", "是这个导致的吗？", "did you face this too?").
+_WOULD = _rx(r"\b(?:will|would|could|does|do)\b|会")
+# (A request to the reader — "could anyone give me some suggestions?", "would you mind providing …?" — is no yes/no.)
+_PROBLEM_ASK = _rx(
+    r"\bproblems?\b|\bissues?\b|\bmiss\w*|\bwrong\b|\bfaced?\b|问题|遇到|导致|情况|"
+    r"\b(?:could|would|can|will) (?:you|anyone|someone|somebody|any ?one)\b|麻烦|能否提供"
+)
+
+
 def asked_sentences(prose: str) -> list[str]:
     """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order."""
     return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
@@ -591,7 +607,15 @@ def rule_act(
         return "batch_arithmetic"
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
-    if observed or any(
+    # Every question asks for a verdict ("Is it possible to mitigate this?", "4张40g的卡 batch 为1也会报错吗？", "can it work
+    # with gloo?"): the symptom around it is the motive, the answer is yes or no — unless one asks for help or a fix.
+    verdict_only = bool(asks) and all(
+        _YES_NO.search(a)
+        and _WOULD.search(a)
+        and not (_WH.search(a) or _HELP_ASK.search(a) or _TAG_CHECK.search(a) or _PROBLEM_ASK.search(a))
+        for a in asks
+    )
+    if (observed and not verdict_only) or any(
         _WHY.search(a)
         and (
             symptom
