@@ -226,7 +226,8 @@ _FIRST_PERSON = _rx(
 # (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
     r"^#+\s*[^\w\n]{0,4}\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
-    r"Environment|Information|Who can help\??|Additional context)\s*$|"
+    r"Environment|Information|Who can help\??|Additional context|(?:Steps )?(?:How )?to reproduce(?:\s*/\s*如何复现)?|如何复现|"
+    r"复现方法|Current behaviou?r|Motivation|Your contribution)\s*$|"
     # the questions an issue form asks the reporter ("### Is there an existing issue for this?"; Unsloth's checklist
     # "1. Did you update? …", "4. Which notebook? Please link!", "5. Which Unsloth version, …, PyTorch version?",
     # "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc."): the tracker's words, not what the user asks
@@ -328,6 +329,11 @@ _PROBLEM_ASK = _rx(
     r"\bproblems?\b|\bissues?\b|\bmiss\w*|\bwrong\b|\bfaced?\b|问题|遇到|导致|情况|"
     r"\b(?:could|would|can|will) (?:you|anyone|someone|somebody|any ?one)\b|麻烦|能否提供"
 )
+
+# A question that asks what, how or why (an English question word opening it, a Chinese one anywhere), and one that asks
+# what to change ("需要修改什么？": a setting, not an explanation).
+_WH_ASK = _rx(r"^\W*(?:how|what|why|which)\b|怎么|如何|为什么|为啥|什么|多少|多大")
+_CHANGE = _rx(r"修改|改动|设置|调整|\bchange|\bset\b|\bmodify")
 
 
 def asked_sentences(prose: str) -> list[str]:
@@ -682,8 +688,15 @@ def rule_act(
     # "指的是" / "means" in it; one that asks what or how ("是什么意思") asks for the explanation.
     last = ([x.strip() for x in _WHOLE_SENTENCE_END.split(first_question) if x.strip()] or [""])[-1]
     confirms = bool(re.search(r"[吗么]\s*$", last) and _READING.search(last) and not _WH.search(last))
-    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and (
-        confirms or not (_EXPLAIN.search(first_question) or _WHY.search(first_question))
+    if (
+        (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose))
+        and (confirms or not (_EXPLAIN.search(first_question) or _WHY.search(first_question)))
+        and not (
+            # a verdict asked along with what or how much ("会增大 token 数量吗？…最大是多少？", "…不变的意思吗？为什么需要保证
+            # 乘积不变呢？"): the explanation answers both
+            not confirms
+            and any(_WH_ASK.search(a) and not (_CONFIGURE.search(a) or _CHANGE.search(a)) for a in asks[1:])
+        )
     ):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
