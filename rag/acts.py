@@ -47,7 +47,7 @@ _TAG_CHECK = _rx(
 # The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
 # needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
 _FIT_MORE = (
-    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|显存\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
+    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|(?:显存|内存)\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
     r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
     r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b"
 )
@@ -71,7 +71,7 @@ _FIT = _rx(
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
     r"(?<!\bhow )\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
-    r"\brequired (?:memory|vram)\b"
+    r"\brequired (?:(?:gpu|cpu|system) )?(?:memory|vram|ram)\b"
 )
 # A symptom the user observed.
 _SYMPTOM = _rx(

@@ -54,3 +54,14 @@ def test_issue_form_reproduce_heading_is_not_a_question() -> None:
     from rag.acts import _TEMPLATE
 
     assert not any("Reproduce" in a for a in asked_sentences(_TEMPLATE.sub(" ", prose)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I got OOM with offload off. May I ask what is the required GPU memory for the offload config?",
+        "训练一直卡住不动，请问 LoRA 微调系统内存要求多少呢？",
+    ],
+)
+def test_asking_the_memory_a_run_requires_is_fit(text: str) -> None:
+    assert act(text) == "fit"
