@@ -47,7 +47,7 @@ _TAG_CHECK = _rx(
 # The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
 # needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
 _FIT_MORE = (
-    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|显存\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
+    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|(?:显存|内存)\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
     r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
     r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b"
 )
@@ -71,7 +71,7 @@ _FIT = _rx(
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
     r"(?<!\bhow )\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
-    r"\brequired (?:memory|vram)\b"
+    r"\brequired (?:(?:gpu|cpu|system) )?(?:memory|vram|ram)\b"
 )
 # A symptom the user observed.
 _SYMPTOM = _rx(
@@ -226,7 +226,8 @@ _FIRST_PERSON = _rx(
 # (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
     r"^#+\s*[^\w\n]{0,4}\s*(?:System Info|Reproduction|Expected behaviou?r|Others|Describe the bug|To Reproduce|"
-    r"Environment|Information|Who can help\??|Additional context)\s*$|"
+    r"Environment|Information|Who can help\??|Additional context|(?:Steps )?(?:How )?to reproduce(?:\s*/\s*如何复现)?|如何复现|"
+    r"复现方法|Current behaviou?r|Motivation|Your contribution)\s*$|"
     # the questions an issue form asks the reporter ("### Is there an existing issue for this?"; Unsloth's checklist
     # "1. Did you update? …", "4. Which notebook? Please link!", "5. Which Unsloth version, …, PyTorch version?",
     # "6. Which trainer? `SFTTrainer`, `GRPOTrainer` etc."): the tracker's words, not what the user asks
@@ -312,6 +313,27 @@ _WHOLE_SENTENCE_END = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 
 #: What a user pastes of a run they made (not a code excerpt, which may quote a library or a doc).
 _RUN_PASTES = frozenset({"command", "config", "log", "traceback", "error", "nvidia_smi"})
+
+
+# A question that asks for help or a fix, however it is worded ("can anyone help?", "有办法解决吗？").
+_HELP_ASK = _rx(
+    r"\bhelp|\bsolutions?\b|\bsolve|\bfix|\bresolve|\bworkaround|\bany (?:ideas?|suggestions?|advice|hints?|clues?)\b|"
+    r"解决|办法|帮|求助|指点|怎么办|咋办"
+)
+
+# What an action would do ("could float16 cause the loss to become NaN?", "会规避这个错误吗？", "也会报错吗？"), not whether
+# something is wrong with the run ("is there a problem with …?", "是这个导致的吗？", "did you face this too?").
+_WOULD = _rx(r"\b(?:will|would|could|does|do)\b|会")
+# (A request to the reader — "could anyone give me some suggestions?", "would you mind providing …?" — is no yes/no.)
+_PROBLEM_ASK = _rx(
+    r"\bproblems?\b|\bissues?\b|\bmiss\w*|\bwrong\b|\bfaced?\b|问题|遇到|导致|情况|"
+    r"\b(?:could|would|can|will) (?:you|anyone|someone|somebody|any ?one)\b|麻烦|能否提供"
+)
+
+# A question that asks what, how or why (an English question word opening it, a Chinese one anywhere), and one that asks
+# what to change ("需要修改什么？": a setting, not an explanation).
+_WH_ASK = _rx(r"^\W*(?:how|what|why|which)\b|怎么|如何|为什么|为啥|什么|多少|多大")
+_CHANGE = _rx(r"修改|改动|设置|调整|\bchange|\bset\b|\bmodify")
 
 
 def asked_sentences(prose: str) -> list[str]:
@@ -591,7 +613,15 @@ def rule_act(
         return "batch_arithmetic"
     # "why does X require …" asks for an explanation; "why is my … / why does it OOM" reports something observed.
     # A bare "为什么？" / "why?" asks about what the sentence before it described.
-    if observed or any(
+    # Every question asks for a verdict ("Is it possible to mitigate this?", "4张40g的卡 batch 为1也会报错吗？", "can it work
+    # with gloo?"): the symptom around it is the motive, the answer is yes or no — unless one asks for help or a fix.
+    verdict_only = bool(asks) and all(
+        _YES_NO.search(a)
+        and _WOULD.search(a)
+        and not (_WH.search(a) or _HELP_ASK.search(a) or _TAG_CHECK.search(a) or _PROBLEM_ASK.search(a))
+        for a in asks
+    )
+    if (observed and not verdict_only) or any(
         _WHY.search(a)
         and (
             symptom
@@ -658,8 +688,15 @@ def rule_act(
     # "指的是" / "means" in it; one that asks what or how ("是什么意思") asks for the explanation.
     last = ([x.strip() for x in _WHOLE_SENTENCE_END.split(first_question) if x.strip()] or [""])[-1]
     confirms = bool(re.search(r"[吗么]\s*$", last) and _READING.search(last) and not _WH.search(last))
-    if (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose)) and (
-        confirms or not (_EXPLAIN.search(first_question) or _WHY.search(first_question))
+    if (
+        (_YES_NO.search(prose) or declarative or _TAG_CHECK.search(prose))
+        and (confirms or not (_EXPLAIN.search(first_question) or _WHY.search(first_question)))
+        and not (
+            # a verdict asked along with what or how much ("会增大 token 数量吗？…最大是多少？", "…不变的意思吗？为什么需要保证
+            # 乘积不变呢？"): the explanation answers both
+            not confirms
+            and any(_WH_ASK.search(a) and not (_CONFIGURE.search(a) or _CHANGE.search(a)) for a in asks[1:])
+        )
     ):
         return "yes_no"
     if symptom and not _EXPLAIN.search(ask):
