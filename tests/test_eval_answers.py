@@ -28,11 +28,13 @@ pytestmark = pytest.mark.slow
 # Stop 31 start: blind4 and blind5 (139) moved into the dev set (ho-blind4-*, ho-blind5-*; act model retrained), 1080
 # questions: act 0.816 / 0.812, fidelity 0.956 / 0.939, 14 contradicted, 1 headline, 3 strawman, hit@3 0.797 / 0.828,
 # hit@1 0.572 / 0.624, p90 108 / 121, 2 refusals.
+# Stop 31 end (merged engine, 1080): act 0.834 / 0.821, fidelity 0.959 / 0.940, 2 contradicted, 1 headline, 0 strawman,
+# hit@3 0.825 / 0.843, hit@1 0.589 / 0.632, p90 108 / 120, 0 refusals.
 FLOORS = {
-    "zh": {"act_accuracy": 0.81, "fidelity": 0.953, "hit3": 0.795, "hit1": 0.57},
-    "en": {"act_accuracy": 0.81, "fidelity": 0.936, "hit3": 0.825, "hit1": 0.62},
+    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.82, "hit1": 0.585},
+    "en": {"act_accuracy": 0.815, "fidelity": 0.936, "hit3": 0.84, "hit1": 0.628},
 }
-CEILINGS = {"contradicted": 14, "assumed_headlines": 1, "strawman": 3, "first_words_p90": 122, "refused": 2}
+CEILINGS = {"contradicted": 2, "assumed_headlines": 1, "strawman": 0, "first_words_p90": 121, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # Since stop 29: blind4-zh/-en.yaml (89; one thread also mined into the dev set was removed), blind5-zh/-en.yaml (50)
@@ -41,13 +43,14 @@ CEILINGS = {"contradicted": 14, "assumed_headlines": 1, "strawman": 3, "first_wo
 # 0.660 / 0.619 -> 0.691 / 0.639, values used 0.909 / 0.845 both, 20 contradicted both, hit@3 0.598 / 0.717 ->
 # 0.573 / 0.739, hit@1 0.366 / 0.467 -> 0.317 / 0.467 (the six new cards of stop 29 displace expected ones on fresh
 # Chinese questions), 0 headlines, 0 strawman, 1 refusal.
-# Stop 31 start: held-out is blind6 + blind7 (102): act 0.780 / 0.731, fidelity 0.898 / 0.836, 10 contradicted,
-# 1 headline, hit@3 0.636 / 0.812.
+# Stop 31: held-out is blind6 + blind7 + blind8 (154; blind8 = 25 zh + 27 en, mined blind in stop 31 and scored on its
+# start engine, tag s13start). End of stop 31: act 0.813 / 0.684, fidelity 0.906 / 0.842, 24 contradicted (blind8-en
+# 10 of them), 3 headlines, 0 strawman, hit@3 0.725 / 0.770.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.77, "fidelity": 0.895, "hit3": 0.63},
-    "en": {"act_accuracy": 0.72, "fidelity": 0.83, "hit3": 0.80},
+    "zh": {"act_accuracy": 0.80, "fidelity": 0.90, "hit3": 0.72},
+    "en": {"act_accuracy": 0.68, "fidelity": 0.84, "hit3": 0.76},
 }
-HELDOUT_CEILINGS = {"contradicted": 10, "assumed_headlines": 1, "strawman": 0, "refused": 1}
+HELDOUT_CEILINGS = {"contradicted": 24, "assumed_headlines": 3, "strawman": 0, "refused": 0}
 
 
 @pytest.fixture(scope="module")
