@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from measured import TINY_LLAMA  # noqa: E402  (bench/ is the script's folder, on sys.path)
+
 MiB = 2**20
 TINY = {
     "model_type": "llama",
@@ -65,18 +67,9 @@ TINY_MOE = {
     "num_experts_per_tok": 2,
     "tie_word_embeddings": False,
 }
-#: TinyLlama-1.1B's shape (github.com/jzhang38/TinyLlama, config.json): GB-sized figures, where fixed overheads
-#: no longer hide a wrong per-token or per-parameter term. Run on CUDA only (too slow for the CPU dry run).
-MID = {
-    "model_type": "llama",
-    "hidden_size": 2048,
-    "num_hidden_layers": 22,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 4,
-    "intermediate_size": 5632,
-    "vocab_size": 32000,
-    "tie_word_embeddings": False,
-}
+#: TinyLlama-1.1B's shape (bench/measured.py, from its config.json): GB-sized figures, where fixed overheads no longer
+#: hide a wrong per-token or per-parameter term. Run on CUDA only (too slow for the CPU dry run).
+MID = TINY_LLAMA
 SEQ = 512
 
 
