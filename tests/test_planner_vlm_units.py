@@ -3,7 +3,7 @@
 A VL preset (Qwen2-VL, Qwen2.5-VL, LLaVA-1.5, InternVL2-8B: calculators/vision.py) counts its vision encoder, frozen
 as LLaMA-Factory and ms-swift leave it by default; the images' visual tokens are counted only when the number and size
 of the images are stated, so an answer without them says their per-image rule and that they are not in the sequence.
-A VL model with no preset (MiniCPM-V, GLM-4V) is estimated as its language model, with that caveat.
+A VL model with no preset (MiniCPM-V, DeepSeek-VL) is estimated as its language model, with that caveat.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def test_a_vl_preset_counts_its_vision_encoder_and_says_the_image_tokens_are_not
 def test_a_vl_model_without_a_preset_is_estimated_as_its_language_model_with_a_caveat(
     bot_without_retrieval: Any,
 ) -> None:
-    text = bot_without_retrieval.ask("Qwen3-VL-8B LoRA on one RTX 4090, will it fit?").text
+    # (Qwen3-VL-8B was this example until stop 31 gave Qwen3-VL its presets: tests/test_vlm13_units.py)
+    text = bot_without_retrieval.ask("deepseek-vl-7b-chat LoRA on one RTX 4090, will it fit?").text
     assert "the language model only" in text and "28×28" in text, text[:800]
 
 
