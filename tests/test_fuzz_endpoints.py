@@ -298,6 +298,32 @@ def test_a_rating_sent_twice_within_a_second_is_stored_once(feedback_chat: Any, 
     assert len(after[len(before) :].splitlines()) == 1
 
 
+def test_a_rating_sent_twice_at_once_is_stored_once(feedback_chat: Any, monkeypatch_module: Any) -> None:
+    """The two sends of one click arrive together (seen in CI): the duplicate check and the write are one step."""
+    import threading
+
+    chat, path = feedback_chat
+    request = SimpleNamespace(session_hash="s1")
+    evt = SimpleNamespace(index=1, value="served answer", liked="Wrong number")
+    for _ in range(20):
+        chat._last_rating.clear()
+        before = path.read_bytes() if path.exists() else b""
+        start = threading.Barrier(2)
+        ids: list[Any] = []
+
+        def click(start: threading.Barrier, ids: list[Any]) -> None:
+            start.wait()
+            ids.append(chat.on_like([], "en", evt, request)[0])
+
+        threads = [threading.Thread(target=click, args=(start, ids)) for _ in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert ids[0] is not None and ids[0] == ids[1]
+        assert len(path.read_bytes()[len(before) :].splitlines()) == 1
+
+
 @fuzz_settings(1000)
 @given(questions(), lang)
 def test_guard_question(q: Any, lng: Any) -> None:

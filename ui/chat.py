@@ -119,6 +119,8 @@ class ChatController:
         self._busy: dict[str, object] = {}  # session → token of its answer in progress (a second Enter waits)
         self._busy_lock = threading.Lock()
         self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}  # (session, message, rating) → id
+        # Held from the duplicate check to the write: the two events of one click arrive together.
+        self._rating_lock = threading.Lock()
 
     # ------------------------------------------------------------ shared
     def ask(self, question: str, history: list[dict[str, Any]] | None, lang_hint: str | None = None) -> Any:
@@ -322,10 +324,22 @@ class ChatController:
             "ui_lang": ui_lang,
         }
         # Gradio 6.31 sends a reason picked from the 👎 menu twice within milliseconds: one record per click.
-        key = (session or "", idx, feedback)
+        with self._rating_lock:
+            return self._store_rating(record, (session or "", idx, feedback), ui_lang)
+
+    def _store_rating(
+        self, record: dict[str, Any], key: tuple[str, int, str], ui_lang: Lang
+    ) -> tuple[str | None, str, dict[str, Any]]:
+        """Append one rating unless this session rated this message the same way a moment ago.
+
+        Gradio 6.31 fires the like event twice for one click on a reason in the 👎 menu (its option
+        handler calls ``handle_action`` twice); the two requests run concurrently, so the caller holds
+        ``_rating_lock`` across this check and the write.
+        """
+        hidden = gr.update(visible=False)
         with self._busy_lock:
             last = self._last_rating.get(key)
-        if session and last is not None and time.monotonic() - last[1] < DUPLICATE_RATING_S:
+        if key[0] and last is not None and time.monotonic() - last[1] < DUPLICATE_RATING_S:
             return last[0], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
         try:
             rec = append_feedback(record)
