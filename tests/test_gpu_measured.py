@@ -1,0 +1,71 @@
+"""estimate_memory against the peaks measured on a real GPU (bench/results/gpu_check_h200.json).
+
+The figures were measured once, on an H200 lent to this project (``bench/gpu_check.py --skip-embedding``);
+the estimates are recomputed here from today's calculators, so a change to a memory term that moves the
+estimate away from what a GPU did fails this test. Bands: the allocated peak within -10 % / +5 % of
+``torch.cuda.max_memory_allocated`` (the estimate leaves out small temporaries: cuBLAS workspaces, the
+loss's scratch), and the GA=1 → GA=8 step within 2 % at 1.1B parameters, where it is one fp32 gradient
+buffer (4.1 GiB) — the product's central claim, measured.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))  # gpu_check imports its neighbour ``measured``
+
+import gpu_check  # noqa: E402
+
+MEASURED = json.loads((ROOT / "bench" / "results" / "gpu_check_h200.json").read_text(encoding="utf-8"))
+ROWS = {r["case"]: r for r in MEASURED["memory"]}
+CASES = {c.name: c for c in gpu_check.CASES + gpu_check.CASES_MID}
+MiB = 2**20
+
+
+def _estimate(name: str) -> Any:
+    row = ROWS[name]
+    return gpu_check.estimate(CASES[name], row["seq"], MEASURED["context"] / 2**30)
+
+
+def test_every_case_was_measured() -> None:
+    assert set(ROWS) == set(CASES)
+    assert all(r["measured_allocated"] for r in ROWS.values())
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_the_allocated_peak_is_within_the_band(name: str) -> None:
+    est = _estimate(name)
+    ratio = est.peak_allocated / ROWS[name]["measured_allocated"]
+    assert 0.90 <= ratio <= 1.05, f"{name}: estimate {est.peak_allocated / MiB:.0f} MiB, measured ratio {ratio:.3f}"
+
+
+@pytest.mark.parametrize(
+    ("ga8", "ga1", "tolerance_mib"),
+    [
+        ("1.1B amp mb4 ga8", "1.1B amp mb4 ga1", 0.02),
+        ("amp mb4 ga8", "amp mb4 ga1", 0.10),
+    ],
+)
+def test_accumulation_adds_one_gradient_buffer(ga8: str, ga1: str, tolerance_mib: float) -> None:
+    measured = ROWS[ga8]["measured_allocated"] - ROWS[ga1]["measured_allocated"]
+    est = _estimate(ga8)
+    assert abs(est.ga_extra_over_ga1 - measured) <= tolerance_mib * measured, (est.ga_extra_over_ga1, measured)
+
+
+def test_accumulation_adds_nothing_with_frozen_weights() -> None:
+    """LoRA: the frozen base has no gradient; the adapters' buffer is a fraction of a MiB."""
+    measured = ROWS["bf16 LoRA q,v mb4 ga8"]["measured_allocated"] - ROWS["bf16 LoRA q,v mb4 ga1"]["measured_allocated"]
+    assert abs(measured) < MiB and _estimate("bf16 LoRA q,v mb4 ga8").ga_extra_over_ga1 < MiB
+
+
+def test_what_nvidia_smi_shows_is_within_the_band() -> None:
+    """reserved + CUDA context against ``nvidia_smi`` (slack assumed 10 %; measured 3-29 %)."""
+    for name, row in ROWS.items():
+        ratio = _estimate(name).nvidia_smi / row["measured_nvidia_smi"]
+        assert 0.85 <= ratio <= 1.10, (name, ratio)
