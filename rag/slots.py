@@ -374,7 +374,7 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             if mine
             else 0
         ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) or _GPU_LACKED.search(before) else 0)
-        out.append((score, -i, m.group(1).strip(), float(cap.group(1)) if cap else None))
+        out.append((score, -i, m.group(1).strip(), _one_card(text, m, float(cap.group(1))) if cap else None))
         theirs = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or _NOT_THEIRS_BEFORE.search(before))
         counts.append(0 if theirs else _count_at_mention(text, m))
     if len(out) > 1 and any(c > 1 for c in counts):
@@ -389,6 +389,21 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
         out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
+
+
+def _one_card(text: str, m: re.Match[str], gb: float) -> float | None:
+    """One card's memory from a size written next to its name: "8xA100(640G)" writes the cards added up.
+
+    A size no card of that name has, which the count at the mention divides into one that it has, is the total;
+    any other size above the largest card is no card's size at all. Two GeForce cards at twice their size stay
+    as written: "2张4090 48G" are the 48 GB cards modded in China."""
+    if _gpu_preset(m.group(1), gb) is not None:
+        return gb
+    n = _count_at_mention(text, m)
+    modded = n == 2 and re.search(r"(?:rtx|gtx|\b[1-5]0[6-9]0)", m.group(1), re.I)
+    if n > 1 and not modded and _gpu_preset(m.group(1), gb / n) is not None:
+        return gb / n
+    return gb if gb <= max(_CARD_SIZES) * 1.08 else None
 
 
 _SINGLE_BEFORE = re.compile(
@@ -450,7 +465,8 @@ _CARDS_TIMES_GB = re.compile(
     r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:g|gb|gib)\s*[*x×]\s*\d{1,2}(?![\d.%])(?!\s*=)",
     re.I,
 )
-_CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 64, 80, 94, 96, 141, 192}
+# (49: how a 48 GB card is written from nvidia-smi's "49140MiB", "a 49GB*4 machine")
+_CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 49, 64, 80, 94, 96, 141, 192}
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|needs?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
@@ -541,7 +557,12 @@ _GA_VALUE_FOR = re.compile(
 )
 # "can I use loss.backward twice then optim.step?": accumulation, written as what it does.
 _GA_BACKWARD = re.compile(r"backward(?:\(\))?\s+(twice|(\d+)\s*times)\b[^?!\n]{0,30}\bstep", re.I)
-_GA_AFTER = re.compile(NUM + r"\s*(?:步|steps?)\s*(?:的)?\s*(?:梯度)?(?:累[积加计]|accumulation)", re.I)
+# ("4步梯度累积", "8 steps of accumulation", "16 grad accum steps": the value before the name)
+_GA_AFTER = re.compile(
+    NUM + r"\s*(?:(?:步|steps?)\s*(?:的|of)?\s*(?:梯度)?(?:累[积加计]|accumulation)|"
+    r"(?:grad(?:ient)?[-_ ]?)?accum(?:ulation)?[-_ ]?steps?\b)",
+    re.I,
+)
 _TRAIN_BATCH = re.compile(
     r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
     r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|总\s*(?:的)?\s*batch[-_ ]?size|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
@@ -600,8 +621,8 @@ _GPUS_WORD = re.compile(
     re.I,
 )
 _NODES = re.compile(
-    # "2 nodes", "4xnode", "a 4-node cluster", "2台机器"
-    r"(?<![A-Za-z0-9.])("
+    # "2 nodes", "4xnode", "a 4-node cluster", "2台机器" (not "a 49GB*4 machine": four cards in one machine)
+    r"(?<![A-Za-z0-9.])(?<!g[*x×])(?<!gb[*x×])(?<!gb\s[*x×])(?<!gb[*x×]\s)(?<!gb\s[*x×]\s)("
     + NUM[1:-1]
     + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:nodes?|machines?|servers?)\b))"
     + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|machines?\b(?!\s+learning)|节点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
@@ -669,11 +690,13 @@ _OFFLOAD_PARAM = re.compile(
 )
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
-    r"max[-_ ]?len(?![A-Za-z])|"  # "训练maxlen为32768", "max_len=4096"
+    r"max[-_ ]?len(?:gth)?(?![A-Za-z])|max[-_ ]?seq(?:uence)?[-_ ]?size|"  # "训练maxlen为32768", "max length=1024"
     r"context(?:\s*len(?:gth)?)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
     # run_clm's `--block_size 512`, "block开到512": the training sequence length
     r"block[-_ ]?size|block(?=\s*(?:开到|开成|设为|设置为|设成|调到|改成|改为|=|:|：)))\s*(?:已经?|都|也)?"
     + SEP
+    # "the context length is large(32k)": the value in brackets after how the user calls it
+    + r"(?:(?:very\s+|quite\s+|so\s+)?(?:large|long|big|huge|很长|较长|比较长)\s*[(（]\s*)?"
     + r"(\d+(?:\.\d+)?)\s*(k)?",
     re.I,
 )
@@ -702,7 +725,13 @@ _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b",
 _EAGER = re.compile(r"\beager\b", re.I)
 # The value after the name turns it off: "flash_attn: disabled" (LLaMA-Factory >= 0.8.3), "flash_attn: off"
 # (0.7.0-0.8.2), "use_flash_attn=False", "flash_attention disabled".
-_FLASH_OFF = re.compile(r"[`'\"]?\s*(?:[:=]\s*|\s+(?:is\s+|was\s+)?)[`'\"]?(?:false|off|disabled?|none|no)\b", re.I)
+# So does a package that is not installed: "flash_att 暂时还未安装成功", "flash-attn is not installed".
+_FLASH_OFF = re.compile(
+    r"[`'\"]?\s*(?:[:=]\s*|\s+(?:is\s+|was\s+)?)[`'\"]?(?:false|off|disabled?|none|no)\b"
+    r"|[^,，。.;；\n]{0,8}?(?:(?:未|没有?)(?:能)?(?:安装|装)|安装(?:失败|不上|不了)|装不上|"
+    r"(?:is|was)?\s*(?:not|n't)\s+(?:been\s+)?installed|fail(?:s|ed)?\s+to\s+(?:install|build)|can(?:no|')?t\s+(?:install|build))",
+    re.I,
+)
 _TP = re.compile(
     r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|(?<![A-Za-z0-9_])tp)" + SEP + r"(\d+)",
     re.I,
@@ -1121,6 +1150,9 @@ def _gpu(text: str, slots: Slots) -> None:
                 gb = float(lead)  # "8 v100, totally I got 32 *8 G": the factor the count matches is the count
             if gb in _CARD_SIZES and not any(a < m.end() and m.start() < b for a, b in used_spans):
                 slots.gpu_memory_gb = gb
+                count = int(re.findall(r"\d+", m.group(0))[0 if m.group(1) is not None else -1])
+                if slots.world_size is None and 1 <= count <= 64 and count != gb:
+                    slots.world_size = count  # "4*80GB", "a 49GB*4 machine": that many cards of that size
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
                 break
