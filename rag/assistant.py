@@ -358,15 +358,22 @@ class Assistant:
         )
 
     def _diagnose(self, parts: list[Part], setup: Setup, lang: Lang) -> tuple[Any, ToolCall | None]:
-        """Errors, logs, launch commands and nvidia-smi tables go to the diagnosis readers."""
+        """Errors, logs, launch commands and nvidia-smi tables go to the diagnosis readers.
+
+        So does the user's sentence or stray log line that says the process was killed ("返回值是-9", a wrapped
+        launcher line "] exits with return code = -9" split off from its log): that is the error itself."""
         pasted = [p for p in parts if p.kind in ("traceback", "error", "log", "command", "nvidia_smi")]
-        if not pasted:
-            return None, None
         try:
             from calculators.diagnose import diagnose
+            from calculators.diagnose.host_kill import read as read_host_kill
         except ImportError:
             return None, None
         text = "\n\n".join(p.text for p in pasted)[:MAX_CONFIG_CHARS]
+        if not read_host_kill(text):
+            killed = [p.text for p in parts if p.kind == "prose" and read_host_kill(p.text[:MAX_CONFIG_CHARS])]
+            text = "\n\n".join([text, *killed] if text else killed)[:MAX_CONFIG_CHARS]
+        if not text:
+            return None, None
         try:
             context = prose_of(parts)[:MAX_CONFIG_CHARS]
             result = diagnose(text, lang=lang, setup=setup.known(), context=context)

@@ -62,3 +62,13 @@ def test_accumulation_steps_counted_before_the_name() -> None:
 def test_max_length_written_with_a_space_and_max_seq_size() -> None:
     assert extract_slots("can't run while batch size=1,max length=1024", prose=True).seq_len == 1024
     assert extract_slots("Currently, I cap the max_seq size = 800, but", prose=True).seq_len == 800
+
+
+def test_a_kill_said_in_words_is_read_as_the_host_killing_the_process() -> None:
+    # VisualGLM-6B #263 "训练报错，返回值是-9", ChatGLM-6B #736 "返回错误码-9 啥意思": the user's words for SIGKILL.
+    from calculators.diagnose.host_kill import read
+
+    for text in ("训练报错，返回值是-9，请问如何处理", "用deepspeed方式返回错误码-9 啥意思", "the exit code is -9"):
+        assert [a.kind for a in read(text)] == ["host_oom_kill"], text
+    for text in ("exit code -90", "the loss returned 9", "exit code 1"):
+        assert read(text) == [], text

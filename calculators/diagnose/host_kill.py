@@ -27,6 +27,15 @@ PATTERNS = [
     (re.compile(r"Signals\.SIGKILL"), "pytorch"),
     (re.compile(r"^\s*Killed\s*$", re.MULTILINE), "shell"),
     (re.compile(r"Out of memory: Kill(?:ed)? process \d+"), "kernel"),
+    # the user's own words for it: "训练报错，返回值是-9", "用deepspeed方式返回错误码-9", "the exit code is -9"
+    (
+        re.compile(
+            r"(?:返回值|返回码|错误码|退出码|exit\s*(?:code|status)|return\s*code|returncode|error\s*code)"
+            r"\s*(?:是|为|了|is|was|of|:|：|=)?\s*-9(?![\d.])",
+            re.IGNORECASE,
+        ),
+        "prose",
+    ),
 ]
 _OFFLOAD = re.compile(
     r"offload_(?:optimizer|param)[\"'\s:]*\{?[^{}]{0,80}?[\"']?device[\"']?\s*[:=]\s*[\"']?(cpu|nvme)"
