@@ -41,7 +41,7 @@ _CN_DIGITS = {
 }
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
+SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|设置的|设置了|设的|设了|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
 # ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
 _NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
 
@@ -1455,7 +1455,9 @@ _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\
 # "current default recipe requires 4 gpus", "官方说需要8卡", "if you do not have 4 gpus": a count someone else set or
 # one the user lacks, right before the count (a "需要" further back is about something else).
 _NOT_THEIRS_BEFORE = re.compile(
-    r"(?:requires?|required|needs?|recommends?|recommended|default|official|官方\S{0,4}|需要|要求|推荐|默认|"
+    # ("配置文件里面的学习率都是默认对应八卡嘛？…我单卡训练": the configs' count, not the user's)
+    r"(?:requires?|required|needs?|recommends?|recommended|default|official|官方\S{0,4}|需要|要求|推荐|"
+    r"默认(?:对应|使用|用的?|是|为|都是)?|"
     r"(?:do|does|don't|doesn't) not have|don't have|without|没有)\s*(?:at least|至少)?\s*$",
     re.I,
 )
@@ -1617,6 +1619,8 @@ def _parallel(text: str, slots: Slots) -> None:
             r"[*x×]\s*\d{1,3}\s*(?:g|gb|gib)\b", m.group(0), re.I
         ):
             continue  # "32 *8 G GPU memory": the memory, sized per card times the cards, not a count of 32
+        if m.group(1) in ("一", "1") and re.match(r"['’]", text[m.end() : m.end() + 1]):
+            continue  # "on 8 a100, I find 1 gpu'memory is 93%": one of the cards' memory, not a count of one
         if _SHARED_AFTER.match(text, m.end()):
             continue  # "( 24 GPU and 3.9 Shared )": Windows' dedicated and shared GPU memory in GB
         n = _num(m.group(1))

@@ -72,3 +72,22 @@ def test_a_kill_said_in_words_is_read_as_the_host_killing_the_process() -> None:
         assert [a.kind for a in read(text)] == ["host_oom_kill"], text
     for text in ("exit code -90", "the loss returned 9", "exit code 1"):
         assert read(text) == [], text
+
+
+def test_a_setting_said_with_she_zhi_de() -> None:
+    # Qwen #465: "参数model_max_length 设置的1024."
+    assert extract_slots("显卡一张3090 24G的。参数model_max_length 设置的1024.", prose=True).seq_len == 1024
+    assert extract_slots("batch_size设置了4", prose=True).train_micro_batch_size_per_gpu == 4
+
+
+def test_one_gpus_memory_is_no_count_of_one() -> None:
+    # METER #8: "When I run METER on 8 a100, I find 1 gpu'memory is 93%"
+    text = "When I run METER on 8 a100, I find  1 gpu'memory is 93% and others are 61%."
+    assert extract_slots(text, prose=True).world_size == 8
+
+
+def test_the_configs_default_count_is_not_the_users() -> None:
+    # PaddleDetection #5871: the configs are for eight cards; the user trains on one.
+    text = "请问所有配置文件里面的学习率设置都是默认对应八卡嘛？在bs不动的情况下我单卡训练的话是不是只需要将初始学习率除以8即可？"
+    assert extract_slots(text, prose=True).world_size == 1
+    assert extract_slots("默认8卡，我用4卡跑", prose=True).world_size == 4
