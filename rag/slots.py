@@ -200,7 +200,8 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 # Model names people write, beyond the presets: family + optional version + size ("Qwen-14B", "baichuan2-13b-chat").
 _MODEL_NAME = re.compile(
-    r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
+    # a vision-language variant is one word with its family whatever the separator: "qwen3vl", "Qwen3 VL", "glm4v"
+    r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?(?:[-_ ]?vl(?![A-Za-z]))?|chatglm[23]?|glm-?4(?:v(?![A-Za-z]))?|baichuan[2]?|internlm[23]?(?:\.5)?|"
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"

@@ -213,3 +213,31 @@ def test_a_glm4v_9b_answer_counts_1602_tokens_per_image(bot_without_retrieval: A
     text = bot_without_retrieval.ask("Can I LoRA fine-tune glm-4v-9b on one A100 80GB? 2 images per sample.").text
     # the size does not matter: every image is 1120 x 1120, 1600 merged patches + boi + eoi
     assert "3,204" in text and "4,292M" in text, text[:900]
+
+
+@pytest.mark.parametrize(
+    ("message", "preset"),
+    [
+        ("Can I LoRA fine-tune qwen3vl 8b on a 24GB 4090?", "qwen3-vl-8b"),
+        ("Full fine-tune Qwen3VL-8B on 8 A100", "qwen3-vl-8b"),
+        ("微调 Qwen3 VL 8B 显存不够", "qwen3-vl-8b"),
+        ("qwen2.5 vl 7b lora", "qwen2.5-vl-7b"),
+        ("GLM4v-9b lora微调，fp16一直grad_norm显示nan", "glm-4v-9b"),
+        ("glm4v 9b lora", "glm-4v-9b"),
+        ("glm4.1v 微调要多少显存", "glm-4.1v-9b"),
+        # the text models and a serving engine glued to the family stay what they were
+        ("Qwen3-8B lora on one 4090", "qwen3-8b"),
+        ("glm4 9b lora", "glm-4-9b"),
+    ],
+)
+def test_a_vl_name_written_with_any_separator_is_read_as_the_vl_model(message: str, preset: str) -> None:
+    from rag.slots import extract_slots
+
+    assert extract_slots(message).model == preset
+
+
+def test_vllm_after_a_qwen_name_is_no_vl_segment() -> None:
+    from rag.slots import extract_slots
+
+    slots = extract_slots("Serving Qwen2-7B-Instruct with vLLM on 2 GPUs")
+    assert slots.model_text is not None and "vl" not in slots.model_text.lower()
