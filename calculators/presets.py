@@ -1633,6 +1633,31 @@ def _eva2clip_e() -> VisionTower:
     )
 
 
+# MiniCPM-V 2.6 (openbmb/MiniCPM-V-2_6, remote code; config.json as mirrored on the Hub, e.g. CTW-g123/MiniCPM
+# "_name_or_path": "openbmb/MiniCPM-V-2_6", version 2.6): the LM is Qwen2-7B's shape (3584, 28 layers, 28 heads, 4 KV
+# heads, 18944, qkv bias) with vocab_size 151666, untied; vision_config SigLIP (hidden 1152, 27 layers, 16 heads, 4304,
+# patch 14, image_size 980), drop_vision_last_layer false; query_num 64, slice_config max_slice_nums 9, image_size
+# (scale resolution) 448. Modules as vLLM's MiniCPMV2_6 builds them (vllm/model_executor/models/minicpmv.py: the
+# SigLIP transformer and Resampler2_5 with num_heads = 3584 // 128). Total 8,099,175,152: the model card's "8B"
+# (OpenBMB/MiniCPM-V docs/minicpm_v2dot6.md: "SigLip-400M and Qwen2-7B with a total of 8B parameters").
+def _siglip_400m_resampler(out: int) -> VisionTower:
+    return VisionTower(
+        family="minicpm-v",
+        hidden_size=1152,
+        num_layers=27,
+        num_heads=16,
+        intermediate_size=4304,
+        patch_bias=True,
+        position_rows=4900,
+        post_norm=True,
+        projector="resampler",
+        queries=64,
+        out_hidden_size=out,
+        image_size=448,
+        activation="gelu",
+    )
+
+
 _QWEN_LM = {"qkv_bias": True}
 _QWEN3_LM: dict[str, Any] = {"head_dim": 128, "qk_norm": True}
 VLM_PRESETS: dict[str, ModelShape] = {
@@ -1689,6 +1714,7 @@ VLM_PRESETS: dict[str, ModelShape] = {
         _llama("internvl2-8b", 4096, 32, 32, 8, 14336, 92553, vision=_internvit_300m(4096)),
         _llama("glm-4.1v-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True, norms_per_layer=4, vision=_glm41v_vit()),
         _llama("glm-4v-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True, vision=_eva2clip_e()),
+        _llama("minicpm-v-2.6", 3584, 28, 28, 4, 18944, 151666, vision=_siglip_400m_resampler(3584), **_QWEN_LM),
     ]
 }
 MODEL_PRESETS.update(VLM_PRESETS)
@@ -1710,6 +1736,7 @@ _PRESET_SOURCES.update(
         "internvl2-8b": "OpenGVLab/InternVL2-8B",
         "glm-4.1v-9b": "zai-org/GLM-4.1V-9B-Thinking",
         "glm-4v-9b": "THUDM/glm-4v-9b",
+        "minicpm-v-2.6": "openbmb/MiniCPM-V-2_6",
     }
 )
 # Model cards' sizes (the Hub's safetensors parameter count): Qwen2-VL 2.21B / 8.29B / 73.4B, Qwen2.5-VL 3.75B / 8.29B
@@ -1733,6 +1760,7 @@ PUBLISHED_PARAMS.update(
         # GLM-4.1V-9B: the Hub's "10B" (10.3B counted); GLM-4V-9B: the model card's 13.9B
         "glm-4.1v-9b": 10.3e9,
         "glm-4v-9b": 13.9e9,
+        "minicpm-v-2.6": 8.1e9,  # the Hub's safetensors size; the model card says "8B"
     }
 )
 _ALIASES.update(
@@ -1769,5 +1797,13 @@ _ALIASES.update(
         "glm4v-9b": "glm-4v-9b",
         "glm-4v-9b-chat": "glm-4v-9b",
         "glm4v-9b-chat": "glm-4v-9b",
+        # MiniCPM-V 2.6 as people write it ("MiniCPM-V-2_6", "minicpm-v2.6", "MiniCPM-V 2.6"); MiniCPM-o 2.6 and
+        # MiniCPM-Llama3-V 2.5 are other models (audio / Llama-3 LM) and stay unresolved
+        "minicpm-v-2-6": "minicpm-v-2.6",
+        "minicpm-v2.6": "minicpm-v-2.6",
+        "minicpm-v2-6": "minicpm-v-2.6",
+        "minicpmv-2.6": "minicpm-v-2.6",
+        "minicpmv2.6": "minicpm-v-2.6",
+        "minicpm-v-26": "minicpm-v-2.6",
     }
 )

@@ -95,7 +95,8 @@ _CANONICAL = (
 )
 
 
-#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b) counts
+#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b,
+#: glm-4.1v-9b, glm-4v-9b, minicpm-v-2.6) counts
 #: its vision encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
 #: each image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in it.
 _VLM_NAME = re.compile(
@@ -117,6 +118,10 @@ _IMAGE_TOKEN_RULE = {
     ),
     "glm-4.1v": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
     "glm-4v": ("每张图缩放到 1120×1120，1,602 个", "1,602 per image, resized to 1120×1120"),
+    "minicpm-v": (
+        "整图和每个约 448×448 的切片各 64 个，最多 9 片",
+        "64 for the whole image and for each slice of about 448×448, up to 9 slices",
+    ),
 }
 
 

@@ -205,7 +205,8 @@ _MODEL_NAME = re.compile(
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
+    # ("MiniCPM-V 2.6", "minicpm-v2_6": the V and its version joined by any separator)
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm(?:[-_ ]?v(?:[-_ ]?\d(?:[._]\d)?)?(?![A-Za-z0-9]))?|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
     # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
     r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"

@@ -241,3 +241,124 @@ def test_vllm_after_a_qwen_name_is_no_vl_segment() -> None:
 
     slots = extract_slots("Serving Qwen2-7B-Instruct with vLLM on 2 GPUs")
     assert slots.model_text is not None and "vl" not in slots.model_text.lower()
+
+
+# --- MiniCPM-V 2.6 (remote code): each part against the transformers / torch modules vLLM's MiniCPMV2_6 is built of.
+
+
+def test_minicpm_v26_parts_equal_transformers_modules_and_the_total_is_the_published_8b() -> None:
+    from transformers.models.idefics2.configuration_idefics2 import Idefics2VisionConfig
+    from transformers.models.idefics2.modeling_idefics2 import Idefics2VisionTransformer
+
+    shape = MODEL_PRESETS["minicpm-v-2.6"]
+    tower = shape.vision
+    assert tower is not None and tower.family == "minicpm-v"
+    siglip = Idefics2VisionConfig(
+        hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16, patch_size=14,
+        image_size=980,
+    )  # fmt: skip
+    qwen2 = T.Qwen2Config(
+        hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+        num_key_value_heads=4, vocab_size=151666, tie_word_embeddings=False,
+    )  # fmt: skip
+    with torch.device("meta"):
+        vpm = Idefics2VisionTransformer(siglip)
+        llm = T.Qwen2ForCausalLM(qwen2)
+        kv_proj = torch.nn.Linear(1152, 3584, bias=False)
+        attn = torch.nn.MultiheadAttention(3584, 3584 // 128)
+        norms = [torch.nn.LayerNorm(3584) for _ in range(3)]  # ln_q, ln_kv, ln_post
+    assert vision_encoder_params(tower) == sum(p.numel() for p in vpm.parameters())
+    query, proj = 64 * 3584, 3584 * 3584
+    resampler = query + proj + sum(p.numel() for m in [kv_proj, attn, *norms] for p in m.parameters())
+    assert projector_params(tower) == resampler
+    assert count_params(shape) - vision_params(tower) == sum(p.numel() for p in llm.parameters())
+    assert count_params(shape) == 8_099_175_152
+    # the model card's "a total of 8B parameters"; the Hub's safetensors size 8.1B
+    assert count_params(shape) == pytest.approx(8e9, rel=0.02)
+    assert count_params(shape) == pytest.approx(PUBLISHED_PARAMS["minicpm-v-2.6"], rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("height", "width"), [(1344, 1344), (1080, 1920), (100, 3000), (448, 448), (300, 400), (900, 700), (2000, 500)]
+)
+def test_minicpm_slices_equal_the_sliced_grid_of_the_minicpm_image_processor(height: int, width: int) -> None:
+    from calculators.vision import minicpm_slice_grid
+
+    # transformers' MiniCPM-V 4.6 processor keeps MiniCPM-V's get_sliced_grid (max 9 slices of 448 px)
+    processor = T.MiniCPMV4_6ImageProcessor()
+    theirs = processor.get_sliced_grid((height, width), 9, 448)  # [rows, cols] or None
+    ours = minicpm_slice_grid(height, width)  # (cols, rows) or None
+    assert (ours is None) == (theirs is None)
+    tower = MODEL_PRESETS["minicpm-v-2.6"].vision
+    assert tower is not None
+    slices = 0 if ours is None else ours[0] * ours[1]
+    assert image_tokens(tower, height, width).llm_tokens == 64 * (1 + slices)
+    if theirs is not None and ours is not None:
+        assert slices == theirs[0] * theirs[1]
+
+
+def test_minicpm_v26_takes_640_tokens_for_a_1344_px_image() -> None:
+    # the model card: images up to 1.8M pixels (1344 x 1344), 9 slices + the whole image, 64 tokens each
+    tower = MODEL_PRESETS["minicpm-v-2.6"].vision
+    assert tower is not None
+    one = image_tokens(tower, 1344, 1344)
+    assert one.llm_tokens == 640 and one.vit_tokens == 10 * 32 * 32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_siglip_vit_activations_match_saved_tensors_of_a_trained_idefics2_vision_transformer(
+    dtype: torch.dtype,
+) -> None:
+    from transformers.models.idefics2.configuration_idefics2 import Idefics2VisionConfig
+    from transformers.models.idefics2.modeling_idefics2 import Idefics2VisionTransformer
+
+    torch.manual_seed(0)
+    h, i, depth, side = 96, 192, 3, 16
+    config = Idefics2VisionConfig(
+        hidden_size=h, intermediate_size=i, num_hidden_layers=depth, num_attention_heads=4, patch_size=14,
+        image_size=side * 14, hidden_act="gelu_pytorch_tanh",
+    )  # fmt: skip
+    config._attn_implementation = "sdpa"
+    model = Idefics2VisionTransformer(config).to(dtype).train()
+    tower = VisionTower(
+        family="minicpm-v",
+        hidden_size=h,
+        num_layers=depth,
+        num_heads=4,
+        intermediate_size=i,
+        patch_bias=True,
+        position_rows=side * side,
+        post_norm=True,
+        projector="mlp2x",  # the ViT alone: no resampler term
+        out_hidden_size=32,
+    )
+    assert vision_encoder_params(tower) == sum(p.numel() for p in model.parameters())
+    inputs: dict[str, Any] = {
+        "pixel_values": torch.randn(1, 3, side * 14, side * 14, dtype=dtype),
+        "patch_attention_mask": torch.ones(1, side, side, dtype=torch.bool),
+    }
+    measured = measure(model, inputs).saved_bytes
+    predicted = vit_activation_bytes(tower, side * side, 4 if dtype == torch.float32 else 2)
+    assert predicted == pytest.approx(measured, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    ("message", "preset"),
+    [
+        ("fine-tune MiniCPM-V 2.6 on 2 4090", "minicpm-v-2.6"),
+        ('MODEL="/root/MiniCPM-V/pretrained_weights/MiniCPM-V-2_6"', "minicpm-v-2.6"),
+        ("minicpm v 2.6 lora", "minicpm-v-2.6"),
+        ("MiniCPM-V2.6 lora", "minicpm-v-2.6"),
+    ],
+)
+def test_minicpm_v_written_with_any_separator_is_read_as_the_vl_model(message: str, preset: str) -> None:
+    from rag.slots import extract_slots
+
+    assert extract_slots(message).model == preset
+
+
+def test_other_minicpm_models_get_no_minicpm_v26_shape() -> None:
+    from rag.slots import extract_slots
+
+    for message in ["miniCPM-V2.5全量微调", "MiniCPM-Llama3-V 2.5 full", "MiniCPM-o 2.6 lora", "MiniCPM-V 2 lora"]:
+        assert extract_slots(message).model is None, message
