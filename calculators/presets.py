@@ -684,6 +684,8 @@ def preset_for_name(name: str) -> str | None:
     """
     # "Meta-Llama-3-70B-Instruct", "Llama3-70B": the organisation word and the missing hyphen are spelling
     key = re.sub(r"^llama(\d)", r"llama-\1", re.sub(r"^meta-(?=llama)", "", _key(name)))
+    # "Qwen2.5VL7B", "qwen3vl-8b": the VL segment between version and size, with or without its hyphens
+    key = re.sub(r"(?<=[\d.])-?vl-?(?=\d)", "-vl-", key)
     while True:
         key = _ALIASES.get(key, key)
         if key in MODEL_PRESETS:

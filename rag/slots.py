@@ -946,6 +946,14 @@ def _size_binds(text: str, name: str | None, m: re.Match[str]) -> bool:
     return False
 
 
+_HAS_SIZE = re.compile(r"\d(?:\.\d+)?\s?[bBmM](?![A-Za-z])")
+
+
+def _letters(name: str) -> str:
+    """The family word a model name starts with ("Qwen2.5Vl7B" → "qwen", "Qwenvl" → "qwenvl")."""
+    return re.match(r"[a-z]*", name.lower()).group(0) or name.lower()  # type: ignore[union-attr]
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -967,6 +975,20 @@ def _model_named(text: str, slots: Slots) -> None:
         (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,
     )
+    if m is not None and not _HAS_SIZE.search(_whole_name(text, m)[:60]):
+        # "Qwenvl2.5VL-7B … Qwen2.5Vl7B", "InternVL2 … InternVL2-2B": a name without its size, written again with one
+        # in the same family, is that sized model (the first one; another family never replaces it)
+        word = _letters(m.group(1))
+        m = next(
+            (
+                f
+                for f in found
+                if f is not m
+                and (_letters(f.group(1)).startswith(word) or word.startswith(_letters(f.group(1))))
+                and _HAS_SIZE.search(_whole_name(text, f)[:60])
+            ),
+            m,
+        )
     if m is None and (zh := _QWEN_ZH.search(text)):
         # "千问2.5-32B", "通义千问 14B": Qwen written in Chinese, kept as the user wrote it
         slots.model_text = zh.group(0)

@@ -362,3 +362,36 @@ def test_other_minicpm_models_get_no_minicpm_v26_shape() -> None:
 
     for message in ["miniCPM-V2.5全量微调", "MiniCPM-Llama3-V 2.5 full", "MiniCPM-o 2.6 lora", "MiniCPM-V 2 lora"]:
         assert extract_slots(message).model is None, message
+
+
+def test_a_vl_segment_glued_between_version_and_size_names_the_vl_preset() -> None:
+    assert preset_for_name("Qwen2.5Vl7B") == "qwen2.5-vl-7b"
+    assert preset_for_name("qwen3vl8b") == "qwen3-vl-8b"
+    assert preset_for_name("Qwen2.5-7B") == "qwen2.5-7b"  # no VL segment: the text model
+
+
+def test_the_same_family_written_again_in_full_is_the_model_but_another_family_never_replaces_it() -> None:
+    from rag.slots import extract_slots
+
+    typo_then_full = "请问Qwenvl2.5VL-7B大概需要多少显存。我在一张24G的A100上lora微调Qwen2.5Vl7B，均OOM"
+    assert extract_slots(typo_then_full).model == "qwen2.5-vl-7b"
+    other_family = extract_slots("I fine-tune Baichuan-13B, similar to qwen-7b")
+    assert other_family.model is None and other_family.model_text == "Baichuan-13B"
+    assert extract_slots("InternVL fine-tune, its LLM is internlm2-chat-7b").model is None
+
+
+def test_a_sized_name_is_not_replaced_by_another_size_of_its_family() -> None:
+    from rag.slots import extract_slots
+
+    two_sizes = "全参数微调InternVL2-2B就已经八卡全部都消耗了约78G的显存，微调InternVL2-8B就直接OOM了"
+    assert extract_slots(two_sizes).model_text == "InternVL2-2B"
+
+
+def test_a_family_named_without_size_is_the_sized_name_that_follows() -> None:
+    from rag.slots import extract_slots
+
+    title_then_sizes = (
+        "微调InternVL2特别占显存\n全参数微调InternVL2-2B就已经八卡全部都消耗了约78G的显存，微调InternVL2-8B就直接OOM了"
+    )
+    slots = extract_slots(title_then_sizes)
+    assert slots.model_text == "InternVL2-2B" and slots.num_params == 2e9
