@@ -170,7 +170,8 @@ class MemoryConfig(BaseModel):
         ge=0,
         le=10_000,
         description=(
-            "Vision-language presets (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b): images in each "
+            "Vision-language presets (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b, glm-4.1v-9b, "
+            "glm-4v-9b, minicpm-v-2.6): images in each "
             "sample. Their visual tokens are added to seq_len (the text tokens) in the language model's activations; 0 counts none."
         ),
     )
@@ -187,8 +188,9 @@ class MemoryConfig(BaseModel):
     image_max_pixels: int | None = Field(
         None,
         description=(
-            "Qwen2-VL / Qwen2.5-VL / Qwen3-VL resize bound (the processor's max_pixels; None: the default, 28·28·1280 "
-            "for Qwen2-VL / Qwen2.5-VL, 4096·4096 for Qwen3-VL). "
+            "Qwen2-VL / Qwen2.5-VL / Qwen3-VL / GLM-4.1V resize bound (the processor's max_pixels; None: the default, "
+            "28·28·1280 for Qwen2-VL / Qwen2.5-VL, 4096·4096 for Qwen3-VL, 28·28·15000 / 2 for GLM-4.1V, whose processor "
+            "counts an image as two frames). "
             f"LLaMA-Factory passes its own image_max_pixels, default {LLAMAFACTORY_MAX_PIXELS:,} (768·768)."
         ),
     )

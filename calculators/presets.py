@@ -684,6 +684,8 @@ def preset_for_name(name: str) -> str | None:
     """
     # "Meta-Llama-3-70B-Instruct", "Llama3-70B": the organisation word and the missing hyphen are spelling
     key = re.sub(r"^llama(\d)", r"llama-\1", re.sub(r"^meta-(?=llama)", "", _key(name)))
+    # "Qwen2.5VL7B", "qwen3vl-8b": the VL segment between version and size, with or without its hyphens
+    key = re.sub(r"(?<=[\d.])-?vl-?(?=\d)", "-vl-", key)
     while True:
         key = _ALIASES.get(key, key)
         if key in MODEL_PRESETS:
@@ -1572,6 +1574,92 @@ def _internvit_300m(out: int) -> VisionTower:
     )
 
 
+# GLM-4.1V-9B (zai-org/GLM-4.1V-9B-Thinking and -Base; transformers Glm4vForConditionalGeneration, whose
+# Glm4vConfig defaults are that checkpoint's: docs "auto_docstring(checkpoint='zai-org/GLM-4.1V-9B-Thinking')" in
+# models/glm4v/configuration_glm4v.py, transformers 5.23). text_config (model_type glm4v_text): 4096 wide, 40 layers, 32
+# heads, 2 KV heads, 13696, vocab 151552, attention_bias true (q/k/v only; o_proj without), four RMSNorms per layer
+# (input, post_self_attn, post_attention, post_mlp), untied; vision_config: depth 24, hidden_size 1536, 12 heads,
+# attention_bias false, patch 14, temporal 2, spatial_merge 2, image_size 336, out_hidden_size 4096,
+# intermediate_size 13696, silu. The same values appear in GLM-4.1V fine-tunes' config.json on the Hub (e.g.
+# luli2949/glyph_dim4, Glm4vForConditionalGeneration) and in MindSpore MindSpeed-MM's examples/glm4.1v/model_9b.json
+# (ViT 24 layers, 1536, ffn 4096, no bias, RMSNorm, 336 px); the official config.json itself was not in the corpora.
+# Total 10.29B: the Hub lists the checkpoint as "10B" (safetensors); "9B" in the name is the language model.
+def _glm41v_vit() -> VisionTower:
+    return VisionTower(
+        family="glm-4.1v",
+        hidden_size=1536,
+        num_layers=24,
+        num_heads=12,
+        intermediate_size=4096,  # Glm4VisionMlp's width is out_hidden_size, not intermediate_size
+        mlp="gated",
+        block_bias=False,
+        norm="rmsnorm",
+        temporal_patch_size=2,
+        patch_bias=True,
+        position_rows=576,
+        pre_norm=True,  # post_conv_layernorm
+        post_norm=True,
+        merge=2,
+        projector="glm-merger",
+        projector_intermediate_size=13696,
+        out_hidden_size=4096,
+        activation="silu",
+    )
+
+
+# GLM-4V-9B (THUDM/glm-4v-9b, remote code: config.json https://huggingface.co/THUDM/glm-4v-9b/blob/main/config.json,
+# visual.py EVA2CLIPModel): the language model is GLM-4-9B's (ChatGLM: 4096, 40 layers, 32 heads, multi_query_group_num
+# 2, ffn_hidden_size 13696, padded_vocab_size 151552, add_qkv_bias, no other bias); vision_config EVA2-CLIP-E:
+# num_hidden_layers 63, hidden_size 1792, 16 heads, intermediate_size 15360, gelu, patch 14, image_size 1120,
+# num_positions 6401; then Conv2d(1792, 4096, 2, 2) and the GLU projector of ffn_hidden_size 13696, boi / eoi. The
+# remote code does not run here (no trust_remote_code offline): the total, 13,906,320,896, is checked against the
+# published 13.9B (the model card's safetensors size) in tests/test_vlm14_units.py, and its blocks against the same
+# layers in transformers' CLIP.
+def _eva2clip_e() -> VisionTower:
+    return VisionTower(
+        family="glm-4v",
+        hidden_size=1792,
+        num_layers=63,
+        num_heads=16,
+        intermediate_size=15360,
+        patch_bias=True,
+        class_token=True,
+        position_rows=6401,
+        merge=2,
+        projector="glm-merger",
+        projector_intermediate_size=13696,
+        boundary_tokens=2,
+        out_hidden_size=4096,
+        image_size=1120,
+        activation="gelu",
+    )
+
+
+# MiniCPM-V 2.6 (openbmb/MiniCPM-V-2_6, remote code; config.json as mirrored on the Hub, e.g. CTW-g123/MiniCPM
+# "_name_or_path": "openbmb/MiniCPM-V-2_6", version 2.6): the LM is Qwen2-7B's shape (3584, 28 layers, 28 heads, 4 KV
+# heads, 18944, qkv bias) with vocab_size 151666, untied; vision_config SigLIP (hidden 1152, 27 layers, 16 heads, 4304,
+# patch 14, image_size 980), drop_vision_last_layer false; query_num 64, slice_config max_slice_nums 9, image_size
+# (scale resolution) 448. Modules as vLLM's MiniCPMV2_6 builds them (vllm/model_executor/models/minicpmv.py: the
+# SigLIP transformer and Resampler2_5 with num_heads = 3584 // 128). Total 8,099,175,152: the model card's "8B"
+# (OpenBMB/MiniCPM-V docs/minicpm_v2dot6.md: "SigLip-400M and Qwen2-7B with a total of 8B parameters").
+def _siglip_400m_resampler(out: int) -> VisionTower:
+    return VisionTower(
+        family="minicpm-v",
+        hidden_size=1152,
+        num_layers=27,
+        num_heads=16,
+        intermediate_size=4304,
+        patch_bias=True,
+        position_rows=4900,
+        post_norm=True,
+        projector="resampler",
+        queries=64,
+        out_hidden_size=out,
+        image_size=448,
+        activation="gelu",
+    )
+
+
 _QWEN_LM = {"qkv_bias": True}
 _QWEN3_LM: dict[str, Any] = {"head_dim": 128, "qk_norm": True}
 VLM_PRESETS: dict[str, ModelShape] = {
@@ -1626,6 +1714,9 @@ VLM_PRESETS: dict[str, ModelShape] = {
         _llama("llava-1.5-7b", 4096, 32, 32, 32, 11008, 32064, vision=_clip_l336(4096)),
         _llama("llava-1.5-13b", 5120, 40, 40, 40, 13824, 32064, vision=_clip_l336(5120)),
         _llama("internvl2-8b", 4096, 32, 32, 8, 14336, 92553, vision=_internvit_300m(4096)),
+        _llama("glm-4.1v-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True, norms_per_layer=4, vision=_glm41v_vit()),
+        _llama("glm-4v-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True, vision=_eva2clip_e()),
+        _llama("minicpm-v-2.6", 3584, 28, 28, 4, 18944, 151666, vision=_siglip_400m_resampler(3584), **_QWEN_LM),
     ]
 }
 MODEL_PRESETS.update(VLM_PRESETS)
@@ -1645,6 +1736,9 @@ _PRESET_SOURCES.update(
         "llava-1.5-7b": "llava-hf/llava-1.5-7b-hf",
         "llava-1.5-13b": "llava-hf/llava-1.5-13b-hf",
         "internvl2-8b": "OpenGVLab/InternVL2-8B",
+        "glm-4.1v-9b": "zai-org/GLM-4.1V-9B-Thinking",
+        "glm-4v-9b": "THUDM/glm-4v-9b",
+        "minicpm-v-2.6": "openbmb/MiniCPM-V-2_6",
     }
 )
 # Model cards' sizes (the Hub's safetensors parameter count): Qwen2-VL 2.21B / 8.29B / 73.4B, Qwen2.5-VL 3.75B / 8.29B
@@ -1665,6 +1759,10 @@ PUBLISHED_PARAMS.update(
         "llava-1.5-7b": 7.06e9,
         "llava-1.5-13b": 13.4e9,
         "internvl2-8b": 8.08e9,
+        # GLM-4.1V-9B: the Hub's "10B" (10.3B counted); GLM-4V-9B: the model card's 13.9B
+        "glm-4.1v-9b": 10.3e9,
+        "glm-4v-9b": 13.9e9,
+        "minicpm-v-2.6": 8.1e9,  # the Hub's safetensors size; the model card says "8B"
     }
 )
 _ALIASES.update(
@@ -1691,5 +1789,23 @@ _ALIASES.update(
         # InternVL2.5-8B: InternViT-300M-448px-V2_5 (the same shape) + internlm2_5-7b-chat, as InternVL2-8B.
         "internvl2.5-8b": "internvl2-8b",
         "internvl2-5-8b": "internvl2-8b",
+        # GLM-4.1V-9B-Thinking / -Base: one architecture and shape (Glm4vForConditionalGeneration)
+        "glm-4.1v-9b-thinking": "glm-4.1v-9b",
+        "glm4.1v-9b": "glm-4.1v-9b",
+        "glm4.1v-9b-thinking": "glm-4.1v-9b",
+        "glm-4.1v": "glm-4.1v-9b",
+        "glm4.1v": "glm-4.1v-9b",
+        "glm-4.1v-thinking": "glm-4.1v-9b",
+        "glm4v-9b": "glm-4v-9b",
+        "glm-4v-9b-chat": "glm-4v-9b",
+        "glm4v-9b-chat": "glm-4v-9b",
+        # MiniCPM-V 2.6 as people write it ("MiniCPM-V-2_6", "minicpm-v2.6", "MiniCPM-V 2.6"); MiniCPM-o 2.6 and
+        # MiniCPM-Llama3-V 2.5 are other models (audio / Llama-3 LM) and stay unresolved
+        "minicpm-v-2-6": "minicpm-v-2.6",
+        "minicpm-v2.6": "minicpm-v-2.6",
+        "minicpm-v2-6": "minicpm-v-2.6",
+        "minicpmv-2.6": "minicpm-v-2.6",
+        "minicpmv2.6": "minicpm-v-2.6",
+        "minicpm-v-26": "minicpm-v-2.6",
     }
 )

@@ -95,7 +95,8 @@ _CANONICAL = (
 )
 
 
-#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b) counts
+#: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b,
+#: glm-4.1v-9b, glm-4v-9b, minicpm-v-2.6) counts
 #: its vision encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
 #: each image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in it.
 _VLM_NAME = re.compile(
@@ -115,6 +116,12 @@ _IMAGE_TOKEN_RULE = {
         "每个 448×448 切片 256 个，最多 12 片加缩略图",
         "256 per 448×448 tile, up to 12 tiles and a thumbnail",
     ),
+    "glm-4.1v": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
+    "glm-4v": ("每张图缩放到 1120×1120，1,602 个", "1,602 per image, resized to 1120×1120"),
+    "minicpm-v": (
+        "整图和每个约 448×448 的切片各 64 个，最多 9 片",
+        "64 for the whole image and for each slice of about 448×448, up to 9 slices",
+    ),
 }
 
 
@@ -126,16 +133,16 @@ def _vision_config(s: dict[str, Any], tower: VisionTower, cfg: dict[str, Any], p
     count = s.get("images_per_sample")
     if "freeze_vision_tower" in s:
         cfg["freeze_vision_tower"] = s["freeze_vision_tower"]
-    if "image_max_pixels" in s and tower.family in ("qwen2-vl", "qwen2.5-vl", "qwen3-vl"):
+    if "image_max_pixels" in s and tower.family in ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "glm-4.1v"):
         cfg["image_max_pixels"] = s["image_max_pixels"]
-    if size or tower.family == "llava":
+    if size or tower.family in ("llava", "glm-4v"):
         if size:
             cfg["image_width"], cfg["image_height"] = s["image_width"], s["image_height"]
         if count is None and size:
             count = 1
             plan.assume("images_per_sample", "每个样本按 1 张图", "one image per sample")
     tokens = None
-    if count and (size or tower.family == "llava"):
+    if count and (size or tower.family in ("llava", "glm-4v")):
         cfg["images_per_sample"] = count
         one = image_tokens(tower, cfg.get("image_height"), cfg.get("image_width"), cfg.get("image_max_pixels"))
         tokens = count * one.llm_tokens

@@ -200,11 +200,13 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 # Model names people write, beyond the presets: family + optional version + size ("Qwen-14B", "baichuan2-13b-chat").
 _MODEL_NAME = re.compile(
-    r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?|chatglm[23]?|glm-?4|baichuan[2]?|internlm[23]?(?:\.5)?|"
+    # a vision-language variant is one word with its family whatever the separator: "qwen3vl", "Qwen3 VL", "glm4v"
+    r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?(?:[-_ ]?vl(?![A-Za-z]))?|chatglm[23]?|glm-?4(?:v(?![A-Za-z]))?|baichuan[2]?|internlm[23]?(?:\.5)?|"
     # "llama factory" / LLaMA-Factory is the framework, not a model
     r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
-    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
+    # ("MiniCPM-V 2.6", "minicpm-v2_6": the V and its version joined by any separator)
+    r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm(?:[-_ ]?v(?:[-_ ]?\d(?:[._]\d)?)?(?![A-Za-z0-9]))?|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
     # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
     r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
@@ -973,6 +975,14 @@ def _size_binds(text: str, name: str | None, m: re.Match[str]) -> bool:
     return False
 
 
+_HAS_SIZE = re.compile(r"\d(?:\.\d+)?\s?[bBmM](?![A-Za-z])")
+
+
+def _letters(name: str) -> str:
+    """The family word a model name starts with ("Qwen2.5Vl7B" → "qwen", "Qwenvl" → "qwenvl")."""
+    return re.match(r"[a-z]*", name.lower()).group(0) or name.lower()  # type: ignore[union-attr]
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -994,6 +1004,20 @@ def _model_named(text: str, slots: Slots) -> None:
         (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
         found[0] if found else None,
     )
+    if m is not None and not _HAS_SIZE.search(_whole_name(text, m)[:60]):
+        # "Qwenvl2.5VL-7B … Qwen2.5Vl7B", "InternVL2 … InternVL2-2B": a name without its size, written again with one
+        # in the same family, is that sized model (the first one; another family never replaces it)
+        word = _letters(m.group(1))
+        m = next(
+            (
+                f
+                for f in found
+                if f is not m
+                and (_letters(f.group(1)).startswith(word) or word.startswith(_letters(f.group(1))))
+                and _HAS_SIZE.search(_whole_name(text, f)[:60])
+            ),
+            m,
+        )
     if m is None and (zh := _QWEN_ZH.search(text)):
         # "千问2.5-32B", "通义千问 14B": Qwen written in Chinese, kept as the user wrote it
         slots.model_text = zh.group(0)
