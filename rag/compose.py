@@ -54,6 +54,7 @@ _SHOWN = (
     "ga_from",
     "train_batch_size",
     "zero_stage",
+    "fsdp",
     "offload_optimizer",
     "offload_param",
     "precision",
@@ -117,6 +118,8 @@ def _show_value(key: str, value: Any, lang: Lang) -> str:
         return f"{value:g} GB"
     if key == "zero_stage":
         return f"ZeRO-{value}"
+    if key == "fsdp":
+        return f"FSDP {value.upper()}"
     if key == "finetune" and value == "ptuning":
         return "P-Tuning"
     if isinstance(value, bool):
@@ -144,7 +147,8 @@ def setup_line(setup: Setup, lang: Lang) -> str:
         shown = _show_value(key, v.value, lang)
         item = (
             shown
-            if key in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "num_params", "finetune", "precision")
+            if key
+            in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "fsdp", "num_params", "finetune", "precision")
             else f"{key_name(key, lang)} {shown}"
         )
         groups.setdefault(v.source, []).append(_with_other_runs(item, key, alternatives, lang))
@@ -218,6 +222,11 @@ def _with_other_runs(item: str, key: str, alternatives: dict[str, tuple[list[str
     return item + t("also_runs", lang, b=b)
 
 
+def _where(source: str, lang: Lang) -> str:
+    """Where a value was read, for the conflict note: "in your message", "from the error", …"""
+    return t("in_message", lang) if source in ("message", "history", "assumed") else t(f"from_{source}", lang)
+
+
 def conflicts_line(setup: Setup, lang: Lang) -> str:
     lines = []
     for key, all_others in setup.conflicts.items():
@@ -230,18 +239,15 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
         if key == "model_text" and setup.has("model") and "model" not in setup.conflicts:
             continue  # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice
         for other in others[:1]:
-            src_b = t(f"from_{other.source}", lang) if other.source not in ("message", "history", "assumed") else ""
             lines.append(
                 t(
                     "conflict",
                     lang,
                     name=key_name(key, lang),
                     a=_show_value(key, mine.value, lang),
-                    src_a=t(f"from_{mine.source}", lang)
-                    if mine.source not in ("message", "history")
-                    else t("as_written", lang),
+                    src_a=_where(mine.source, lang),
                     b=_show_value(key, other.value, lang),
-                    src_b=src_b,
+                    src_b=_where(other.source, lang),
                 )
             )
     return "\n".join(lines)

@@ -20,6 +20,8 @@ _NAMES = {
     "qlora": ("改用 QLoRA", "QLoRA instead of LoRA"),
     "zero3": ("ZeRO-3", "ZeRO-3"),
     "offload": ("优化器 offload 到 CPU", "optimizer offload to CPU"),
+    "fsdp_full": ("FSDP FULL_SHARD", "FSDP FULL_SHARD"),
+    "fsdp_offload": ("FSDP 参数 offload 到 CPU", "FSDP CPU offload"),
 }
 
 
@@ -33,6 +35,12 @@ def _changes(cfg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         out.append(("lora", {"finetune": "lora"}))
     elif cfg.get("finetune") == "lora":
         out.append(("qlora", {"finetune": "qlora"}))
+    if cfg.get("fsdp", "none") != "none":  # an FSDP run's way out is FSDP's own sharding and offload, not ZeRO
+        if cfg.get("world_size", 1) > 1 and cfg["fsdp"] != "full_shard":
+            out.append(("fsdp_full", {"fsdp": "full_shard"}))
+        if not cfg.get("fsdp_cpu_offload") and cfg.get("finetune", "full") == "full":
+            out.append(("fsdp_offload", {"fsdp_cpu_offload": True}))
+        return out
     if cfg.get("world_size", 1) > 1 and cfg.get("zero_stage", 0) < 3:
         out.append(("zero3", {"zero_stage": 3}))
     if not cfg.get("offload_optimizer") and cfg.get("finetune", "full") == "full":

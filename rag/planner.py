@@ -251,6 +251,11 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     ):
         if key in s and not (key == "finetune" and s[key] not in CALCULATOR_METHODS):
             cfg[key] = s[key]
+    if "fsdp" in s and not cfg.get("zero_stage") and not cfg.get("pipeline_parallel_size", 1) > 1:
+        # FSDP instead of ZeRO (the calculator takes one or the other); its offload is FSDP's own, not DeepSpeed's
+        cfg["fsdp"] = s["fsdp"]
+        cfg.pop("offload_optimizer", None)
+        cfg.pop("offload_param", None)
     if "finetune" not in cfg:
         cfg["finetune"] = "full"
         plan.assume("finetune", "未说明微调方式，按全量微调", "method not given: full fine-tune")
@@ -481,7 +486,7 @@ def plan_calls(
             )
         )
     if "more_gpus_pool_memory" in keys or intents.compare_zero:
-        multi = {k: v for k, v in cfg.items() if k not in ("offload_param", "offload_optimizer", "num_nodes")}
+        multi = {k: v for k, v in cfg.items() if k not in ("offload_param", "offload_optimizer", "num_nodes", "fsdp")}
         if multi.get("world_size", 1) == 1:
             multi["world_size"] = 8 if intents.compare_zero else 2
             plan.assume(

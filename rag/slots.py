@@ -72,6 +72,9 @@ class Slots(BaseModel):
     world_size: int | None = None
     num_nodes: int | None = None
     zero_stage: int | None = None
+    #: PyTorch FSDP's sharding strategy ("full_shard", "shard_grad_op", "hybrid_shard", "no_shard"): the alternative
+    #: to ZeRO that HF Trainer / Accelerate / torchtune users run.
+    fsdp: str | None = None
     offload_optimizer: bool | None = None
     offload_param: bool | None = None
     precision: str | None = None
@@ -617,7 +620,7 @@ _GPUS_EN = re.compile(
 _TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
 _GPUS_WORD = re.compile(
     # (not a factor of a product, "micro*GA*num_gpus = 128", nor a phrase's count, "8 GPUs = 491,520")
-    r"(?<![\w)][*×])(?<![\w)]\s[*×])(?:world_size|nproc_per_node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
+    r"(?<![\w)][*×])(?<![\w)]\s[*×])(?:world_size|nproc[-_]per[-_]node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
     + SEP
     + r"(\d+)",
     re.I,
@@ -2050,6 +2053,73 @@ _LORA_REJECTED = re.compile(
 _OUTPUT_DIR = re.compile(r"(?<![\w-])-{0,2}(?:output_dir|save_dir|logging_dir|save_path)[\"']?\s*[:= ]\s*\S+", re.I)
 
 
+_WORKED = re.compile(
+    r"\b(?:everything (?:is|was|went) (?:ok|okay|fine|well)|works? (?:fine|well)|worked(?: fine| well)?|ran fine|runs fine|"
+    r"no problems?)\b|没问题|都正常|运行正常|能跑|可以跑|跑通",
+    re.I,
+)
+_FAILED = re.compile(r"\booms?\b|out[- ]of[- ]memory|爆显存|显存不足|报错|\berror\b|\bfail", re.I)
+# clauses: "lora没问题，全量微调就爆显存", "LoRA works fine, but full fine-tuning OOMs"
+_SENTENCE_END = re.compile(r"[.。;；!！?？\n，,]|\s(?=but\b)")
+
+
+def _sentence_at(text: str, i: int) -> str:
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, i)), default=0)
+    end = _SENTENCE_END.search(text, i)
+    return text[start : end.start() if end else len(text)]
+
+
+def _in_worked_sentence(text: str, i: int) -> bool:
+    sentence = _sentence_at(text, i)
+    return bool(_WORKED.search(sentence)) and not _FAILED.search(sentence)
+
+
+def _failing_sentences(text: str) -> list[str]:
+    """The sentences that report the failure ("but I met the OOM problem"); none when nothing failed."""
+    return [s for s in _SENTENCE_END.split(text) if _FAILED.search(s)]
+
+
+# Accelerate's `fsdp_sharding_strategy: FULL_SHARD` (or its number, 1-5), HF Trainer's `--fsdp "full_shard auto_wrap"`,
+# `sharding_strategy=ShardingStrategy.SHARD_GRAD_OP`: the strategy written.
+_FSDP_STRATEGY = re.compile(
+    r"(?:fsdp_sharding_strategy|sharding_strategy)[\"']?\s*[:=]\s*[\"']?(?:ShardingStrategy\.)?"
+    r"(full_shard|shard_grad_op|no_shard|hybrid_shard(?:_zero2)?|_hybrid_shard_zero2|[1-5])\b"
+    r"|(?:--fsdp|\bfsdp)[\"']?\s*[=:]?\s*[\"'\[]?\s*[\"']?(full_shard|shard_grad_op|no_shard|hybrid_shard(?:_zero2)?)\b",
+    re.I,
+)
+_FSDP_NUMBERED = {"1": "full_shard", "2": "shard_grad_op", "3": "no_shard", "4": "hybrid_shard", "5": "hybrid_shard"}
+# FSDP named: "fsdp", "FSDP2", "fully_shard(", "FullyShardedDataParallel" (FULL_SHARD is the default of both APIs)
+_FSDP_NAMED = re.compile(r"(?<![A-Za-z_])fsdp2?(?![A-Za-z])|FullyShardedDataParallel|\bfully_shard\b", re.I)
+# ... but not as one choice of several or a proposal ("FSDP or DeepSpeed?", "instead of FSDP", "should I use FSDP")
+_FSDP_NOT_USED_BEFORE = re.compile(
+    r"(?:instead of|rather than|compared? (?:to|with)|\bvs\.?|versus|\bor|should i (?:use|try)|whether|"
+    r"是否|要不要|还是|或者|而不是|比)\s*(?:pytorch\s*)?$",
+    re.I,
+)
+_FSDP_NOT_USED_AFTER = re.compile(r"\s*(?:or|vs\.?|versus|还是|或者|和\s*deepspeed|and deepspeed)\b", re.I)
+
+
+def _fsdp(text: str, slots: Slots) -> None:
+    """The FSDP strategy of the run: the one written, or FULL_SHARD (the default) when FSDP is named as what the run
+    uses. Never next to a ZeRO stage (the two are alternatives: which one ran is not clear) or when offered as a choice."""
+    if slots.zero_stage:
+        return
+    if (m := _FSDP_STRATEGY.search(text)) and not _quoted(text, m.start()):
+        raw = (m.group(1) or m.group(2)).lower().lstrip("_")
+        slots.fsdp = _FSDP_NUMBERED.get(raw, "hybrid_shard" if raw.startswith("hybrid") else raw)
+        return
+    for m in _FSDP_NAMED.finditer(text):
+        if (
+            _negated(text, m.start())
+            or _quoted(text, m.start())
+            or _FSDP_NOT_USED_BEFORE.search(text[max(0, m.start() - 24) : m.start()])
+            or _FSDP_NOT_USED_AFTER.match(text, m.end())
+        ):
+            continue
+        slots.fsdp = "full_shard"
+        return
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     text = _PACKAGE_LINE.sub("", text)
@@ -2064,6 +2134,14 @@ def _finetune(text: str, slots: Slots) -> None:
         if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])
         and not any(a <= m.start() < b for a, b in off)
     ]
+    if lora and (failing := _failing_sentences(text)):
+        # "I used this script to fine-tune codellama with Lora and everything is ok … I want to fine-tune with fsdp and
+        # bf16, but I met the OOM problem": the method of the run that worked is not the failing run's
+        lora = (
+            [m for m in lora if not _in_worked_sentence(text, m.start())]
+            if not any(_LORA.search(s) for s in failing)
+            else lora
+        )
     if _FULL.search(text):
         # "全量微调72B遇到OOM … 还是说72B只能lora方式微调？", "(full parameter)? … so lora is not the best option": next to a
         # stated full fine-tune, LoRA named as the alternative asked about or ruled out is not the method used.
@@ -2234,6 +2312,7 @@ _SEQ_KEYS = {
     "max_words",
     "max_tokens_per_sample",
     "max_position",
+    "override_max_seq_length",  # LitGPT's finetune scripts
 }
 
 
@@ -2607,12 +2686,21 @@ _PROPOSED = re.compile(r"如果|假如|要是|\bif\b|可以吗|能否|行吗|sho
 _SO = re.compile(r"\bso\b|那么|所以|是不是|应该是|也就是", re.I)
 
 
+# "… However, when I set --nproc-per-node to 2": a new try introduced as one, with or without its outcome yet
+_NEW_TRY = re.compile(
+    r"\b(?:however|but|then|now|next)\b,?\s+(?:when|if|after|once)\s+I\s+"
+    r"(?:set|change|changed|use|used|increase|increased|decrease|decreased|tried|try|switch|switched)\b"
+    r"|(?:但是|可是|然后|后来)\s*(?:当|在)?\s*我(?:把|将|设|改|用)",
+    re.I,
+)
+
+
 def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bool:
     """Whether the ``later`` mention is a new try that replaces the ``earlier`` one (see _latest_in_prose)."""
     between = text[earlier[0] : later[0]]
     line_start = max(text.rfind(c, 0, later[0]) for c in "\n。？！?!") + 1
     return (
-        bool(_OUTCOME.search(between))
+        bool(_OUTCOME.search(between) or _NEW_TRY.search(between))
         and not _COMPARED.search(between)
         and not _PROPOSED.search(text[line_start : later[0] + 40])
         and not _quoted(text, later[0])
@@ -2754,6 +2842,9 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     if (m := _MICRO_FROM_TO.search(text)) and not _TOTAL_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         asked_or_fixed = _change_asked(text, m) or _change_fixed(text, m)
         slots.train_micro_batch_size_per_gpu = int(m.group(1)) if asked_or_fixed else int(m.group(2))
+    # "I set --nproc-per-node to 1 … However, when I set --nproc-per-node to 2": the later launch is the one asked about
+    if latest := _latest(text, _mentions(text, _GPUS_WORD, "world_size")):
+        slots.world_size = latest[1]
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
@@ -2923,6 +3014,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     if prose:
         _latest_in_prose(text, slots)
     _batch_in_own_formula(text, slots)
+    _fsdp(text, slots)  # last: a ZeRO stage read anywhere above rules it out
     return slots
 
 

@@ -91,3 +91,100 @@ def test_the_configs_default_count_is_not_the_users() -> None:
     text = "请问所有配置文件里面的学习率设置都是默认对应八卡嘛？在bs不动的情况下我单卡训练的话是不是只需要将初始学习率除以8即可？"
     assert extract_slots(text, prose=True).world_size == 1
     assert extract_slots("默认8卡，我用4卡跑", prose=True).world_size == 4
+
+
+def test_the_method_of_the_run_that_worked_is_not_the_failing_runs() -> None:
+    # transformers #27121: LoRA "everything is ok"; the OOM is the FSDP + bf16 run (method not said).
+    text = (
+        "- I used this script to fine-tune codellama with Lora and everything is ok, and I got the expected results.\n"
+        "- I want to fine-tune codellama with fsdp and bf16, but I met the OOM problem although I set the batch size to 1."
+    )
+    assert extract_slots(text, prose=True).finetune is None
+    assert extract_slots("LoRA works fine but full fine-tuning OOMs", prose=True).finetune == "full"
+    assert extract_slots("lora没问题，全量微调就爆显存", prose=True).finetune == "full"
+    # the failing run names LoRA too, or nothing failed: LoRA stays
+    assert (
+        extract_slots("I used lora, everything is ok. Then with lora rank 64 I got OOM", prose=True).finetune == "lora"
+    )
+    assert extract_slots("qlora可以跑，但是速度很慢", prose=True).finetune == "qlora"
+
+
+# ---- FSDP: the run's sharding, read and computed (46 dev messages name FSDP; none was read before stop 32)
+def test_fsdp_strategy_as_frameworks_write_it() -> None:
+    assert extract_slots("I want to fine-tune codellama with fsdp and bf16, but OOM", prose=True).fsdp == "full_shard"
+    assert extract_slots("fsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n").fsdp == "shard_grad_op"
+    assert extract_slots("fsdp_sharding_strategy: 4").fsdp == "hybrid_shard"  # Accelerate's numbers
+    assert extract_slots('torchrun train.py --fsdp "full_shard auto_wrap" --bf16 True').fsdp == "full_shard"
+
+
+def test_fsdp_offered_as_a_choice_or_beside_zero_is_not_read() -> None:
+    for text in (
+        "Should I use FSDP or DeepSpeed?",
+        "I use deepspeed zero3 instead of FSDP",
+        "ZeRO-3 vs FSDP memory",
+        "training with zero stage 3 and fsdp",
+        "no fsdp here",
+    ):
+        assert extract_slots(text, prose=True).fsdp is None, text
+
+
+def test_an_fsdp_run_is_computed_as_fsdp_and_its_way_out_is_fsdps_own() -> None:
+    from calculators import estimate_memory
+    from rag.levers import candidates
+    from rag.planner import plan_calls
+
+    text = "Full fine-tuning llama-2-7b on 4 A100 40GB with FSDP (full_shard), micro batch 1, OOM. Why?"
+    setup = setup_of(text)
+    assert setup.get("fsdp") == "full_shard"
+    assert "FSDP FULL_SHARD" in setup_line(setup, "en")
+    from rag.intents import detect_intents
+
+    plan = plan_calls(setup, "diagnose", detect_intents(text), [], text, reported_oom=True)
+    main = next(c for c in plan.calls if c.name == "memory")
+    assert main.arguments["fsdp"] == "full_shard"
+    sharded = estimate_memory(main.arguments).peak_allocated
+    unsharded = estimate_memory({**main.arguments, "fsdp": "none"}).peak_allocated
+    assert sharded < unsharded / 2  # the states are split over the 4 GPUs
+    names = [n for names, _ in candidates(main.arguments) for n in names]
+    assert "zero3" not in names and "offload" not in names and "fsdp_offload" in names
+
+
+def test_a_conflict_names_where_each_value_was_read() -> None:
+    # "single A100 8G0GB" (a typo) in the prose, 80 GiB in the pasted error: each value with its own source.
+    text = (
+        "Getting this error on a single A100 8GB\n\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 774.00 MiB (GPU 0; 80.00 GiB total "
+        "capacity; 71.96 GiB already allocated; 791.50 MiB free; 72.18 GiB reserved in total by PyTorch)"
+    )
+    line = conflicts_line(setup_of(text), "en")
+    assert line in ("", "Note: GPU memory is 80 GB from the error but 8 GB in your message.") or (
+        "in your message" in line and "from the error" in line and "in your message (" not in line
+    ), line
+
+
+def setup_of(text: str):  # noqa: ANN201
+    from rag.parts import split_message
+    from rag.setup import read_setup
+
+    return read_setup(split_message(text))[0]
+
+
+from rag.compose import conflicts_line, setup_line  # noqa: E402
+
+
+def test_lightning_and_litgpt_settings() -> None:
+    # LitGPT #291: `override_max_seq_length = 1024` in the finetune script's settings. (`devices = 4` is not read as
+    # the run's count: lit-llama #381 pastes the documentation's `devices = 4` while running on 8 GPUs.)
+    s = extract_slots("devices = 8\noverride_max_seq_length = 1024\nmicro_batch_size = 1\n")
+    assert (s.seq_len, s.train_micro_batch_size_per_gpu) == (1024, 1)
+
+
+def test_the_launch_tried_last_with_its_outcome_is_the_run() -> None:
+    assert extract_slots("--nproc-per-node 2 is what I use", prose=True).world_size == 2
+    assert extract_slots("nproc_per_node=8 works but nproc_per_node=4 OOMs", prose=True).world_size == 4
+    # OpenVLA #125: the second launch, introduced as a new try, is the one asked about
+    text = (
+        "I set ----nproc-per-node to 1, and found the total number of batches processed by one process was 6506. "
+        "However, when I set ----nproc-per-node to 2, I found that each process still processed 6506 batches."
+    )
+    assert extract_slots(text, prose=True).world_size == 2

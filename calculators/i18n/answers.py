@@ -50,9 +50,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "why_fails": {"zh": "出错的那次", "en": "failing run"},
     "why_peak": {"zh": "峰值", "en": "peak"},
     "conflict": {
-        "zh": "注意：{name} 在你的消息里是 {a}（{src_a}），但{src_b}是 {b}。",
-        "en": "Note: {name} is {a} in your message ({src_a}) but {b} {src_b}.",
+        "zh": "注意：{name}{src_a}是 {a}，但{src_b}是 {b}。",
+        "en": "Note: {name} is {a} {src_a} but {b} {src_b}.",
     },
+    "in_message": {"zh": "在你的消息里", "en": "in your message"},
     "need_for_memory": {
         "zh": "要算你这套配置的显存，还需要：{missing}。",
         "en": "To compute memory for your run I still need: {missing}.",
@@ -341,7 +342,6 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "enum_sep": {"zh": "、", "en": "; "},
     "then": {"zh": "{a}{b}", "en": "{a} {b}"},
     "with_source": {"zh": "{items}（{source}）", "en": "{items} ({source})"},
-    "as_written": {"zh": "原文", "en": "as written"},
     "on": {"zh": "开", "en": "on"},
     "off": {"zh": "关", "en": "off"},
     "a_gpu": {"zh": "显卡", "en": "GPU"},
@@ -369,6 +369,7 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "base_batch_size": {"zh": "原 batch", "en": "earlier batch"},
     "base_learning_rate": {"zh": "学习率", "en": "LR"},
     "zero_stage": {"zh": "ZeRO", "en": "ZeRO"},
+    "fsdp": {"zh": "FSDP", "en": "FSDP"},
     "offload_optimizer": {"zh": "优化器 offload", "en": "optimizer offload"},
     "offload_param": {"zh": "参数 offload", "en": "param offload"},
     "precision": {"zh": "精度", "en": "precision"},

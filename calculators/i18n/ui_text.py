@@ -231,7 +231,7 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
     "reduce_bucket_size": {"zh": "reduce_bucket_size（元素数）", "en": "reduce_bucket_size (elements)"},
     "allgather_bucket_size": {"zh": "allgather_bucket_size（元素数）", "en": "allgather_bucket_size (elements)"},
     "overlap_comm": {"zh": "overlap_comm", "en": "overlap_comm"},
-    "fsdp": {"zh": "FSDP 分片策略", "en": "FSDP sharding strategy"},
+    "fsdp": {"zh": "{name} 分片策略", "en": "{name} sharding strategy"},
     "fsdp_cpu_offload": {"zh": "FSDP CPU offload", "en": "FSDP CPU offload"},
     "fsdp_sync_each_batch": {"zh": "FSDP 每个微批次同步梯度", "en": "FSDP sync gradients every micro-batch"},
     "fsdp_frozen_in_trainable_units": {
