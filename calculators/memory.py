@@ -171,7 +171,7 @@ class MemoryConfig(BaseModel):
         le=10_000,
         description=(
             "Vision-language presets (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b, glm-4.1v-9b, "
-            "glm-4v-9b, minicpm-v-2.6): images in each "
+            "glm-4v-9b, minicpm-v-2.6, minicpm-llama3-v-2.5): images in each "
             "sample. Their visual tokens are added to seq_len (the text tokens) in the language model's activations; 0 counts none."
         ),
     )

@@ -1642,7 +1642,16 @@ def _eva2clip_e() -> VisionTower:
 # (scale resolution) 448. Modules as vLLM's MiniCPMV2_6 builds them (vllm/model_executor/models/minicpmv.py: the
 # SigLIP transformer and Resampler2_5 with num_heads = 3584 // 128). Total 8,099,175,152: the model card's "8B"
 # (OpenBMB/MiniCPM-V docs/minicpm_v2dot6.md: "SigLip-400M and Qwen2-7B with a total of 8B parameters").
-def _siglip_400m_resampler(out: int) -> VisionTower:
+#
+# MiniCPM-Llama3-V 2.5 (openbmb/MiniCPM-Llama3-V-2_5, remote code; config.json
+# https://huggingface.co/openbmb/MiniCPM-Llama3-V-2_5/blob/main/config.json, version 2.5): the LM is Llama-3-8B's
+# shape (4096, 32 layers, 32 heads, 8 KV heads, 14336, vocab_size 128256, untied, no bias); the same SigLIP
+# vision_config (idefics2: hidden 1152, 27 layers, 16 heads, 4304, patch 14, image_size 980), drop_vision_last_layer
+# false; query_num 96, slice_config max_slice_nums 9, image_size 448. vLLM's MiniCPMV2_5 builds the SigLIP as
+# transformers' Idefics2VisionTransformer and the same Resampler2_5 (num_heads = 4096 // 128). Total 8,537,092,336:
+# the model card's "SigLip-400M and Llama3-8B-Instruct with a total of 8B parameters"; its seven fp16 safetensors
+# shards hold 2.44 + 2.42 + 2.5 + 2.5 + 2.42 + 2.5 + 2.3 = 17.08 GB, 8.54B parameters at 2 bytes.
+def _siglip_400m_resampler(out: int, queries: int = 64) -> VisionTower:
     return VisionTower(
         family="minicpm-v",
         hidden_size=1152,
@@ -1653,7 +1662,7 @@ def _siglip_400m_resampler(out: int) -> VisionTower:
         position_rows=4900,
         post_norm=True,
         projector="resampler",
-        queries=64,
+        queries=queries,
         out_hidden_size=out,
         image_size=448,
         activation="gelu",
@@ -1717,6 +1726,7 @@ VLM_PRESETS: dict[str, ModelShape] = {
         _llama("glm-4.1v-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True, norms_per_layer=4, vision=_glm41v_vit()),
         _llama("glm-4v-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True, vision=_eva2clip_e()),
         _llama("minicpm-v-2.6", 3584, 28, 28, 4, 18944, 151666, vision=_siglip_400m_resampler(3584), **_QWEN_LM),
+        _llama("minicpm-llama3-v-2.5", 4096, 32, 32, 8, 14336, 128256, vision=_siglip_400m_resampler(4096, 96)),
     ]
 }
 MODEL_PRESETS.update(VLM_PRESETS)
@@ -1739,6 +1749,7 @@ _PRESET_SOURCES.update(
         "glm-4.1v-9b": "zai-org/GLM-4.1V-9B-Thinking",
         "glm-4v-9b": "THUDM/glm-4v-9b",
         "minicpm-v-2.6": "openbmb/MiniCPM-V-2_6",
+        "minicpm-llama3-v-2.5": "openbmb/MiniCPM-Llama3-V-2_5",
     }
 )
 # Model cards' sizes (the Hub's safetensors parameter count): Qwen2-VL 2.21B / 8.29B / 73.4B, Qwen2.5-VL 3.75B / 8.29B
@@ -1763,6 +1774,7 @@ PUBLISHED_PARAMS.update(
         "glm-4.1v-9b": 10.3e9,
         "glm-4v-9b": 13.9e9,
         "minicpm-v-2.6": 8.1e9,  # the Hub's safetensors size; the model card says "8B"
+        "minicpm-llama3-v-2.5": 8.54e9,  # its fp16 safetensors shards, 17.08 GB; the model card says "8B"
     }
 )
 _ALIASES.update(
@@ -1799,13 +1811,26 @@ _ALIASES.update(
         "glm4v-9b": "glm-4v-9b",
         "glm-4v-9b-chat": "glm-4v-9b",
         "glm4v-9b-chat": "glm-4v-9b",
-        # MiniCPM-V 2.6 as people write it ("MiniCPM-V-2_6", "minicpm-v2.6", "MiniCPM-V 2.6"); MiniCPM-o 2.6 and
-        # MiniCPM-Llama3-V 2.5 are other models (audio / Llama-3 LM) and stay unresolved
+        # MiniCPM-V 2.6 as people write it ("MiniCPM-V-2_6", "minicpm-v2.6", "MiniCPM-V 2.6"); MiniCPM-o 2.6 is
+        # another model (audio) and stays unresolved
         "minicpm-v-2-6": "minicpm-v-2.6",
         "minicpm-v2.6": "minicpm-v-2.6",
         "minicpm-v2-6": "minicpm-v-2.6",
         "minicpmv-2.6": "minicpm-v-2.6",
         "minicpmv2.6": "minicpm-v-2.6",
         "minicpm-v-26": "minicpm-v-2.6",
+        # MiniCPM-Llama3-V 2.5 as people write it ("MiniCPM-Llama3-V-2_5", "MiniCPM-Llama3-V 2.5", "MiniCPM-V 2.5",
+        # "minicpmv2-5"): the only MiniCPM-V 2.5
+        "minicpm-llama3-v-2-5": "minicpm-llama3-v-2.5",
+        "minicpm-llama3-v2.5": "minicpm-llama3-v-2.5",
+        "minicpm-llama3-v2-5": "minicpm-llama3-v-2.5",
+        "minicpm-v-2.5": "minicpm-llama3-v-2.5",
+        "minicpm-v-2-5": "minicpm-llama3-v-2.5",
+        "minicpm-v2.5": "minicpm-llama3-v-2.5",
+        "minicpm-v2-5": "minicpm-llama3-v-2.5",
+        "minicpmv-2.5": "minicpm-llama3-v-2.5",
+        "minicpmv2.5": "minicpm-llama3-v-2.5",
+        "minicpmv2-5": "minicpm-llama3-v-2.5",
+        "minicpm-v-25": "minicpm-llama3-v-2.5",
     }
 )

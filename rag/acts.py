@@ -17,6 +17,7 @@ import re
 from typing import Literal
 
 from .parts import Part, prose_of
+from .slots import extract_gpu, extract_slots
 
 Act = Literal["diagnose", "is_normal", "yes_no", "fit", "batch_arithmetic", "configure", "explain"]
 ACTS: tuple[Act, ...] = ("diagnose", "is_normal", "yes_no", "fit", "batch_arithmetic", "configure", "explain")
@@ -270,6 +271,24 @@ _FIT_CAN = _rx(
     r"^\W*(?:\d+[.)]\s*)?(?:can|could|will|would|is|are|does|dose|do)\b(?! there\b)[^?？\n]{0,100}\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|"
     r"finetun\w*|sft|be done|enough (?:to|for))\b[^?？\n]{0,80}[?？]"
 )
+# "Full fine-tune llama-2-13b on 8x V100 32GB, possible?": the training run first, the verdict asked after a comma
+# (the asked clause alone, "possible?", names no run: the whole sentence is read).
+_FIT_VERDICT_AFTER = _rx(
+    r"\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|finetun\w*|sft)\b[^?？\n]{0,100}[,，]\s*(?:is (?:it|this|that) )?"
+    r"(?:possible|feasible|doable)\s*[?？]"
+)
+
+
+def _model_on_named_gpu(sentence: str) -> bool:
+    """ "fully fine-tune Phi-3 mini on an RTX 3090": a named model on a named GPU states the sizes a fit question needs
+    (the card's memory, the model's count) as "7B" or "24G" would; a GPU alone ("bf16 训练的模型能在V100上跑吗") asks
+    whether the card supports something, not whether a run fits."""
+    if extract_gpu(sentence).gpu is None:
+        return False
+    named = extract_slots(sentence, prose=True)
+    return named.model is not None or named.num_params is not None
+
+
 _SIZE = _rx(
     r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡|\b\d+\s*[-x×*]?\s*(?:cards?|gpus?)\b|"
     r"\b\d+\s*[x×*]?\s*(?:a|h|v|rtx ?)\d{2,4}\b"
@@ -532,14 +551,23 @@ def rule_act(
     # ("是因为显存不够吗？", "is it because the memory is not enough?" ask about the cause of what happened.)
     # ("Does mixed precision halve GPU memory for a full fine-tune of llama-2-7b?" asks about a belief the message
     # touches, not whether the run fits: a yes/no question, answered with the belief's verdict.)
+    verdict_after = [
+        w.strip() for w in asked_whole if _FIT_VERDICT_AFTER.search(w) and (_SIZE.search(w) or _model_on_named_gpu(w))
+    ]
     fit_asks = [
         a
-        for a in title_ask + asks
+        for a in title_ask + verdict_after + asks
         if not (has_misconception and _YES_NO.search(a) and not _FIT_QUANTITY.search(a))
         and (
-            _CAUSE_ASK.search(a) is None
+            a in verdict_after
+            or _CAUSE_ASK.search(a) is None
             and _FIT.search(a)
-            or (_CAUSE_ASK.search(a) is None and _FIT_CAN.search(a) and _SIZE.search(a) and not _WH.search(a))
+            or (
+                _CAUSE_ASK.search(a) is None
+                and _FIT_CAN.search(a)
+                and (_SIZE.search(a) or _model_on_named_gpu(a))
+                and not _WH.search(a)
+            )
             or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
         )
     ]

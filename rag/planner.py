@@ -96,7 +96,7 @@ _CANONICAL = (
 
 
 #: Vision-language model names. A VL preset (qwen2-vl-*, qwen2.5-vl-*, qwen3-vl-*, llava-1.5-*, internvl2-8b,
-#: glm-4.1v-9b, glm-4v-9b, minicpm-v-2.6) counts
+#: glm-4.1v-9b, glm-4v-9b, minicpm-v-2.6, minicpm-llama3-v-2.5) counts
 #: its vision encoder; any other VL name is estimated as its language model, and the answer says the vision encoder's weights and
 #: each image's visual tokens (Qwen2-VL: about one per 28×28 pixels; card vlm-image-tokens-memory) are not in it.
 _VLM_NAME = re.compile(
@@ -119,8 +119,9 @@ _IMAGE_TOKEN_RULE = {
     "glm-4.1v": ("约每 28×28 像素一个", "about one per 28×28 pixels"),
     "glm-4v": ("每张图缩放到 1120×1120，1,602 个", "1,602 per image, resized to 1120×1120"),
     "minicpm-v": (
-        "整图和每个约 448×448 的切片各 64 个，最多 9 片",
-        "64 for the whole image and for each slice of about 448×448, up to 9 slices",
+        # the resampler's queries: 64 (MiniCPM-V 2.6), 96 (MiniCPM-Llama3-V 2.5)
+        "整图和每个约 448×448 的切片各 {queries} 个，最多 9 片",
+        "{queries} for the whole image and for each slice of about 448×448, up to 9 slices",
     ),
 }
 
@@ -161,7 +162,7 @@ def _vision_config(s: dict[str, Any], tower: VisionTower, cfg: dict[str, Any], p
         if trained
         else "frozen (LLaMA-Factory freeze_vision_tower and ms-swift freeze_vit default to frozen)"
     )
-    zh_rule, en_rule = _IMAGE_TOKEN_RULE[tower.family]
+    zh_rule, en_rule = (rule.format(queries=tower.queries) for rule in _IMAGE_TOKEN_RULE[tower.family])
     if tokens is not None and cfg.get("visual_tokens_in_seq_len"):
         over_zh = "，超过了整个序列长度" if tokens > cfg["seq_len"] else ""
         over_en = ", more than the whole sequence length" if tokens > cfg["seq_len"] else ""
@@ -439,6 +440,9 @@ def plan_calls(
         or "more_gpus_pool_memory" in keys
         or (intents.memory and act in ("diagnose", "is_normal", "yes_no", "configure"))
         or (reported_oom and act in ("diagnose", "is_normal"))
+        # "I want to full fine-tune Qwen2-7B on a single H100. Will this work?": a verdict on a run whose model, method
+        # and GPU the user states is answered with its estimate, whatever card (or none) explains it
+        or (act == "yes_no" and enough and "finetune" in s and "gpu" in s)
     )
     if not memory_wanted:
         return plan

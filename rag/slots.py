@@ -778,6 +778,26 @@ def _negated(text: str, start: int) -> bool:
 _NAME_SIZE = re.compile(
     r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB]$|(?<![0-9.])(\d+(?:\.\d+)?)\s?[bB](?=[-_ ](?:chat|instruct|base|it|hf))", re.I
 )
+# a size in millions ending a model's name: "BLOOM 560M", "bloom-560m", "pythia-410m-deduped" is no size (not at the end)
+_NAME_SIZE_M = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s?[mM]$")
+
+
+# A size word or version after a model's name, set apart by a space: "Phi-3 mini", "bert large",
+# "MiniCPM-Llama3-V 2.5" (a preset must confirm it).
+_SIZE_WORD_AFTER = re.compile(
+    r"[ \t]+(mini|small|medium|large|base|tiny|xl|xxl|\d{1,2}(?:[._]\d)?)(?![A-Za-z0-9])", re.I
+)
+
+
+def _name_size(name: str) -> float | None:
+    """The parameter count a model's name carries ("Qwen-14B-Chat" → 14e9, "BLOOM 560M" → 560e6), else None."""
+    if size := _NAME_SIZE.search(name):
+        if re.search(r"[-_ ]a$", name[: size.start()], re.I):
+            return None  # "Qwen3-VL-30B-A3B-Instruct": A3B is a mixture of experts' active count, not its size
+        return float(next(g for g in size.groups() if g is not None)) * 1e9
+    if size := _NAME_SIZE_M.search(name):
+        return float(size.group(1)) * 1e6
+    return None
 
 
 # A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
@@ -1036,12 +1056,21 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = _whole_name(text, m)[:60]
         if size := _NAME_SIZE.search(slots.model_text):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+        slots.num_params = _name_size(slots.model_text) or slots.num_params
     if slots.model_text and (moe := _MOE_NAME.search(slots.model_text)):
         # "mixtral_8x7b_instruct_full_oasst1_e3": experts x expert size is no dense size ("7b" alone is wrong)
         slots.num_params = None
         if preset := preset_for_name(f"{moe.group(1)}-{moe.group(2)}x{moe.group(3)}b"):
             slots.model = preset
             return
+    if (
+        slots.model_text
+        and not preset_for_name(slots.model_text)
+        and (at := text.find(slots.model_text)) >= 0
+        and (after := _SIZE_WORD_AFTER.match(text, at + len(slots.model_text)))
+        and preset_for_name(f"{slots.model_text}-{after.group(1)}")
+    ):
+        slots.model_text = text[at : after.end()][:60]  # "Phi-3 mini": the word a space sets apart is the name's
     if slots.model_text and (preset := preset_for_name(slots.model_text)):
         slots.model, slots.num_params = preset, None  # a preset's exact shape (MoE total/active too), not its size
         return
@@ -1050,8 +1079,11 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = slots.model_text or big.group(0)
         slots.num_params = 774e6 if big.group(1).lower() == "large" else 1.5e9
         return
+    own_size = slots.model_text if slots.model_text and _name_size(slots.model_text) else None
     for pattern, name in _MODEL_PATTERNS:
-        if family := pattern.search(text):
+        if (family := pattern.search(text)) and own_size and family.group(0).lower() not in own_size.lower():
+            continue  # "Ziya-LLaMA-13B … 另外在ChatGLM-6B上": another family's preset is not the sized model named
+        if family:
             slots.model, slots.num_params = name, None  # the preset carries its size
             if (said := _SIZE_SAID.search(text)) and name in PUBLISHED_PARAMS:
                 amount, unit = [g for g in said.groups() if g is not None]
@@ -1076,7 +1108,9 @@ def _model_named(text: str, slots: Slots) -> None:
         *_PARAMS_YI.finditer(text),
         *_PARAMS_M.finditer(text),
     ]
-    if m := next((m for m in sizes if _size_binds(text, slots.model_text, m)), None):
+    if own_size:
+        pass  # "BLOOM 560M & BLOOM 1.1B": the named model's own size is its count, never another size in the message
+    elif m := next((m for m in sizes if _size_binds(text, slots.model_text, m)), None):
         slots.num_params = float(m.group(1)) * {"亿": 1e8}.get(m.group(0)[-1], 1e9 if m.re is _PARAMS_B else 1e6)
     if slots.num_params:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:

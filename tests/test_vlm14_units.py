@@ -360,8 +360,11 @@ def test_minicpm_v_written_with_any_separator_is_read_as_the_vl_model(message: s
 def test_other_minicpm_models_get_no_minicpm_v26_shape() -> None:
     from rag.slots import extract_slots
 
-    for message in ["miniCPM-V2.5全量微调", "MiniCPM-Llama3-V 2.5 full", "MiniCPM-o 2.6 lora", "MiniCPM-V 2 lora"]:
+    for message in ["MiniCPM-o 2.6 lora", "MiniCPM-V 2 lora"]:
         assert extract_slots(message).model is None, message
+    # MiniCPM-Llama3-V 2.5 has its own preset (Llama-3-8B LM, 96 queries; tests/test_minicpm25_units.py)
+    for message in ["miniCPM-V2.5全量微调", "MiniCPM-Llama3-V 2.5 full"]:
+        assert extract_slots(message).model == "minicpm-llama3-v-2.5", message
 
 
 def test_a_vl_segment_glued_between_version_and_size_names_the_vl_preset() -> None:
