@@ -318,13 +318,17 @@ def guide_act_conflict(card: Card, act: Act | None) -> str:
     return f"the card is a setup guide for {'/'.join(sorted(card_topic(card).title_stacks))}, the question is {act}"
 
 
+#: A ZeRO stage named in a title ("ZeRO-2", "ZeRO3").
+_ZERO_STAGE = re.compile(r"\bZeRO-?([0-3])\b")
+
+
 def sharding_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
     """Why a card whose title's subject is a sharding framework ("HF Trainer + DeepSpeed: use 'auto' …", "ZeRO-3 GPU
     memory spikes while loading …", "FSDP + gradient accumulation OOMs …") does not answer a message that never names
     that framework, its config keys or a stack that runs on it (:data:`rag.opening.SHARDING`; '' otherwise; a title
     naming two, "FSDP vs DeepSpeed ZeRO", answers a message naming either). The cards on the stages as a remedy ("How
-    much ZeRO-1/2/3 save", ZeRO-Offload) are not such cards, and a card about one quoted error answers whoever pastes it
-    (:func:`error_title_conflict`).
+    much ZeRO-1/2/3 save", "ZeRO-2 or ZeRO-3 for LoRA", ZeRO-Offload) are not such cards, and a card about one quoted
+    error answers whoever pastes it (:func:`error_title_conflict`).
 
     FSDP runs only when configured, so its users name it (or verl, torchtitan); DeepSpeed is what many repositories'
     scripts launch by default (LLaMA-Factory's examples, MiniCPM-V's ``finetune_ds.sh``, DeepSpeed-Chat), and their
@@ -335,6 +339,8 @@ def sharding_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
     expected for 9 (gating those lost 6 questions' only expected card)."""
     subject = card_topic(card).title_subject
     mine = {f for f, rx in SHARDING_IN_TITLE.items() if rx.search(subject)}
+    if len(set(_ZERO_STAGE.findall(subject))) > 1 and not re.search(r"\bDeepSpeed\b", subject):
+        mine.discard("deepspeed")  # a choice between stages is the stages as a remedy ("ZeRO-2 or ZeRO-3 for LoRA")
     if not mine or mine & set(asked.sharding) or card_topic(card).error_grams:
         return ""
     if act == "diagnose" and "deepspeed" in mine:

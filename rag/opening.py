@@ -186,14 +186,19 @@ SHARDING: dict[str, re.Pattern[str]] = {
         r"(?<![A-Za-z])(?-i:ZeRO)(?![a-z])|open[-_ ]?rlhf",
         re.I,
     ),
-    # verl and torchtitan shard with FSDP by default
+    # verl and torchtitan shard with FSDP by default; its sharded checkpoints are named by it too: PyTorch DCP's
+    # ``.distcp`` files, verl's FSDP checkpoint manager's ``model_world_size_8_rank_0.pt``
+    # (https://github.com/volcengine/verl verl/utils/checkpoint/fsdp_checkpoint_manager.py)
     "fsdp": re.compile(
-        r"fsdp|fully[-_ ]?shard|(?<![A-Za-z0-9])(?:verl|actor_rollout_ref|torchtitan)(?![A-Za-z0-9])", re.I
+        r"fsdp|fully[-_ ]?shard|(?<![A-Za-z0-9])(?:verl|actor_rollout_ref|torchtitan)(?![A-Za-z0-9])|\.distcp\b|"
+        r"world_size_\d+_rank_\d+",
+        re.I,
     ),
 }
 #: How a card's title subject names them ("HF Trainer + DeepSpeed", "ZeRO-3 hangs when …", "FSDP1 vs FSDP2").
 SHARDING_IN_TITLE: dict[str, re.Pattern[str]] = {
-    # one stage as the subject ("ZeRO-3 hangs …"), not the stages as a remedy ("How much ZeRO-1/2/3 save")
+    # one stage as the subject ("ZeRO-3 hangs …"), not the stages as a remedy ("How much ZeRO-1/2/3 save", "ZeRO-2
+    # or ZeRO-3 for LoRA"): see rag.citing.sharding_conflict
     "deepspeed": re.compile(r"\bDeepSpeed\b|\bZeRO-?[0-3]\b(?!/)"),
     "fsdp": re.compile(r"\bFSDP\d?\b"),
 }

@@ -42,6 +42,9 @@ def test_an_fsdp_card_is_not_cited_for_a_run_that_never_names_fsdp_in_any_act() 
         "用 accelerate 的 fully_shard 训练，梯度累积后显存变大",
         # verl shards with FSDP by default
         "verl PPO: actor_rollout_ref.actor.ppo_mini_batch_size=16, memory grows with accumulation",
+        # the sharded checkpoints it writes: verl's FSDP checkpoint manager, PyTorch DCP
+        "the actor directory contains many shards like model_world_size_8_rank_0.pt, how to convert them?",
+        "my checkpoint folder only has __0_0.distcp files",
     ],
 )
 def test_an_fsdp_card_answers_a_message_that_names_fsdp_or_a_stack_on_it(text: str) -> None:
@@ -81,7 +84,12 @@ def test_zero_as_a_word_or_the_trainer_batch_size_does_not_name_deepspeed() -> N
 
 def test_cards_on_the_stages_as_a_remedy_or_on_a_quoted_error_are_not_held_to_the_framework() -> None:
     asked, _ = _read(UNNAMED)
-    for cid in ("zero-stages-memory-savings", "zero-offload-cpu", "multi-gpu-oom-single-gpu-fits"):
+    for cid in (
+        "zero-stages-memory-savings",
+        "zero-offload-cpu",
+        "multi-gpu-oom-single-gpu-fits",
+        "lora-zero-stage-choice",
+    ):
         assert not sharding_conflict(CARDS[cid], asked, "fit"), cid
     quoting = [c for c in CARDS.values() if c.id.startswith("fsdp-auto-wrap")]
     assert quoting and not sharding_conflict(quoting[0], asked, "diagnose")
