@@ -48,7 +48,7 @@ from calculators.presets import get_gpu
 
 from .acts import Act
 from .cards import Card
-from .opening import SHARDING_IN_TITLE, AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
+from .opening import SHARDING_IN_TITLE, STAGES_IN_TITLE, AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -363,6 +363,20 @@ def mixed_gpu_conflict(card: Card, asked: AskedQuestion) -> str:
     return "the card is about GPUs of different models, the message names one model at most"
 
 
+def stage_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card whose title's subject is a training stage after SFT ("Why PPO needs so much memory", "GRPO batches
+    count completions", "What the DPO reference model costs") does not answer a message that never names that stage
+    nor what only it has (:data:`rag.opening.STAGES`; '' otherwise). Like P-Tuning, these stages are never a
+    default: a run that uses one names it (or its critic, reward model, generations, chosen/rejected pairs). Measured
+    on the dev set (main at f688145 with this branch's earlier changes): such cards were cited in the first three for
+    38 messages that never name their stage ("sft 7B model_max_length=90000 OOM" got the PPO card first) and expected
+    for none of them."""
+    mine = {st for st, rx in STAGES_IN_TITLE.items() if rx.search(card_topic(card).title_subject)}
+    if not mine or mine & set(asked.stages):
+        return ""
+    return f"the card is about {'/'.join(sorted(mine))}, the message never names it"
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: Act | None = None) -> str:
     """Why ``card`` is about another setup than the message states, or does not answer its kind of question ('' when
     nothing contradicts it; ``act`` None: the act is not held against any card)."""
@@ -387,4 +401,5 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or guide_act_conflict(card, act)
         or sharding_conflict(card, asked, act)
         or mixed_gpu_conflict(card, asked)
+        or stage_conflict(card, asked)
     )

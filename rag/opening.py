@@ -203,6 +203,25 @@ SHARDING_IN_TITLE: dict[str, re.Pattern[str]] = {
     "fsdp": re.compile(r"\bFSDP\d?\b"),
 }
 
+#: Training stages after SFT a card's title can be about (RL from human feedback, preference optimisation), and how a
+#: whole message names each: the stage, its algorithm's own settings and parts (PPO's critic and reward model, GRPO's
+#: generations per prompt, DPO's chosen/rejected pairs), in either language. ASCII boundaries: "用ppo训练".
+STAGES: dict[str, re.Pattern[str]] = {
+    "ppo": re.compile(
+        r"(?<![A-Za-z])(?:ppo|rlhf|critic|reward[_ ]model|rm_model|value[_ ]model)|奖励模型|强化学习|人类反馈", re.I
+    ),
+    "dpo": re.compile(r"(?<![A-Za-z])(?:dpo|orpo|simpo|kto|preference|chosen|rejected)|偏好", re.I),
+    "grpo": re.compile(
+        r"(?<![A-Za-z])(?:grpo|num_generations|generations? per prompt|completions?|rollout|dapo|gspo)|强化学习", re.I
+    ),
+}
+#: How a card's title subject names them ("Why PPO needs so much memory", "GRPO batches count completions").
+STAGES_IN_TITLE: dict[str, re.Pattern[str]] = {
+    "ppo": re.compile(r"\bPPO\b|\bRLHF\b"),
+    "dpo": re.compile(r"\bDPO\b"),
+    "grpo": re.compile(r"\bGRPO\b"),
+}
+
 #: The GPU models a message can name (data-centre and RTX/GTX cards, AMD Instinct, Ascend 910), to tell a message
 #: about several models from one about several cards of one model.
 _GPU_MODEL = re.compile(
@@ -281,6 +300,9 @@ class AskedQuestion(BaseModel):
     mixed_gpus: bool = Field(
         False, description="The whole message names GPUs of two or more models or says they differ (names_mixed_gpus)."
     )
+    stages: list[str] = Field(
+        default_factory=list, description="Training stages after SFT the whole message names anywhere (STAGES)."
+    )
     sharding: list[str] = Field(
         default_factory=list, description="Sharding frameworks the whole message names anywhere (SHARDING)."
     )
@@ -328,6 +350,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         platforms=sorted(p for p, rx in PLATFORMS.items() if rx.search(text)),
         several_nodes=bool(SEVERAL_NODES.search(text)),
         mixed_gpus=names_mixed_gpus(text),
+        stages=sorted(st for st, rx in STAGES.items() if rx.search(text)),
         sharding=sorted(f for f, rx in SHARDING.items() if rx.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),

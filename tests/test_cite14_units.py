@@ -111,3 +111,74 @@ def test_a_message_about_gpus_of_different_models(text: str, mixed: bool) -> Non
     assert names_mixed_gpus(text) is mixed
     asked, _ = _read(text)
     assert bool(mixed_gpu_conflict(CARDS["hw-mixed-gpu-models"], asked)) is not mixed
+
+
+class _Ranked:
+    """A retriever that ranked the given cards in this order (the real ranking is tested elsewhere)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.cards = [CARDS[i] for i in ids]
+
+    def retrieve(self, query: str, k: int = 3) -> list[object]:
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(card=c, dense_score=0.75, bm25_rank=i + 1) for i, c in enumerate(self.cards[:k])]
+
+
+def test_cards_dropped_for_another_setup_leave_room_for_a_later_retrieved_card_that_answers() -> None:
+    """Six retrieved cards about setups the message does not state (P-Tuning, AMD, Ascend, Windows, FSDP, GPUs of
+    different models) are all dropped; the seventh, about where LoRA's memory goes, is still looked at and cited."""
+    from rag import Assistant
+    from rag.assistant import RETRIEVE_K
+
+    dropped = [
+        "ptuning-v2-chatglm-memory",
+        "hw-amd-rocm-training",
+        "fsdp-ga-no-sync-memory",
+        "hw-mixed-gpu-models",
+        *[c.id for c in CARDS.values() if "ascend" in c.id or "windows" in c.id][:2],
+    ]
+    assert len(dropped) == 6 and len(dropped) < RETRIEVE_K
+    bot = Assistant(cards=list(CARDS.values()), retriever=_Ranked([*dropped, "lora-memory-breakdown"]))
+    text = "LoRA fine-tuning Llama-2-7B on 4 V100 32GB GPUs, batch size 1, still CUDA out of memory. Why?"
+    cited = [s.card_id for s in bot.ask(text).sources]
+    assert "lora-memory-breakdown" in cited
+    assert not set(dropped) & set(cited)
+
+
+@pytest.mark.parametrize(
+    ("cid", "text"),
+    [
+        ("ppo-four-models-memory", "sft 7B model_max_length=90000 24 A100 OOM，请问是配置问题吗"),
+        (
+            "trl-grpo-batch-counts-completions",
+            "per_device_train_batch_size 4, GA 8 on 8 GPUs: what is my effective batch?",
+        ),
+        ("trl-dpo-batch-memory", "Full fine-tune of Llama-2-7B on 8 A100s OOMs at batch 2"),
+    ],
+)
+def test_a_card_about_an_rl_or_preference_stage_is_not_cited_for_a_message_that_never_names_it(
+    cid: str, text: str
+) -> None:
+    from rag.citing import stage_conflict
+
+    asked, setup = _read(text)
+    assert stage_conflict(CARDS[cid], asked)
+    assert answers_another_setup(CARDS[cid], asked, setup, "diagnose")
+
+
+@pytest.mark.parametrize(
+    ("cid", "text"),
+    [
+        ("ppo-four-models-memory", "用 ppo 训练 7B，actor 和 critic 都放不下"),
+        ("ppo-four-models-memory", "RLHF with a 7B reward model runs out of memory"),
+        ("trl-grpo-batch-counts-completions", "GRPOTrainer with num_generations=8: how many prompts per step?"),
+        ("trl-dpo-batch-memory", "DPO 训练比 SFT 多用了很多显存"),
+        ("trl-dpo-batch-memory", "training on chosen/rejected pairs doubles my memory"),
+    ],
+)
+def test_a_stage_card_answers_a_message_that_names_its_stage(cid: str, text: str) -> None:
+    from rag.citing import stage_conflict
+
+    asked, _ = _read(text)
+    assert not stage_conflict(CARDS[cid], asked)
