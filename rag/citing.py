@@ -48,7 +48,7 @@ from calculators.presets import get_gpu
 
 from .acts import Act
 from .cards import Card
-from .opening import AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
+from .opening import SHARDING_IN_TITLE, STAGES_IN_TITLE, AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -318,6 +318,65 @@ def guide_act_conflict(card: Card, act: Act | None) -> str:
     return f"the card is a setup guide for {'/'.join(sorted(card_topic(card).title_stacks))}, the question is {act}"
 
 
+#: A ZeRO stage named in a title ("ZeRO-2", "ZeRO3").
+_ZERO_STAGE = re.compile(r"\bZeRO-?([0-3])\b")
+
+
+def sharding_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
+    """Why a card whose title's subject is a sharding framework ("HF Trainer + DeepSpeed: use 'auto' …", "ZeRO-3 GPU
+    memory spikes while loading …", "FSDP + gradient accumulation OOMs …") does not answer a message that never names
+    that framework, its config keys or a stack that runs on it (:data:`rag.opening.SHARDING`; '' otherwise; a title
+    naming two, "FSDP vs DeepSpeed ZeRO", answers a message naming either). The cards on the stages as a remedy ("How
+    much ZeRO-1/2/3 save", "ZeRO-2 or ZeRO-3 for LoRA", ZeRO-Offload) are not such cards, and a card about one quoted
+    error answers whoever pastes it (:func:`error_title_conflict`).
+
+    FSDP runs only when configured, so its users name it (or verl, torchtitan); DeepSpeed is what many repositories'
+    scripts launch by default (LLaMA-Factory's examples, MiniCPM-V's ``finetune_ds.sh``, DeepSpeed-Chat), and their
+    users report a symptom (a tiny saved model, a hang) without naming it: a DeepSpeed card may still explain a
+    diagnosis, while a question how to set, fit or read something names the framework it is about. Measured on the
+    dev set (main at f688145): cited in the first three where the message never names the framework, FSDP cards 12
+    times, expected for none; DeepSpeed cards outside diagnoses 58 times, expected for 2; in diagnoses 59 times,
+    expected for 9 (gating those lost 6 questions' only expected card)."""
+    subject = card_topic(card).title_subject
+    mine = {f for f, rx in SHARDING_IN_TITLE.items() if rx.search(subject)}
+    if len(set(_ZERO_STAGE.findall(subject))) > 1 and not re.search(r"\bDeepSpeed\b", subject):
+        mine.discard("deepspeed")  # a choice between stages is the stages as a remedy ("ZeRO-2 or ZeRO-3 for LoRA")
+    if not mine or mine & set(asked.sharding) or card_topic(card).error_grams:
+        return ""
+    if act == "diagnose" and "deepspeed" in mine:
+        return ""
+    return f"the card is about {'/'.join(sorted(mine))}, the message never names it"
+
+
+#: A title whose subject is GPUs of different models training together.
+_MIXED_GPUS_TITLE = re.compile(r"\bdifferent GPU (?:models|types)\b|\bmixed GPUs?\b", re.I)
+
+
+def mixed_gpu_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about GPUs of different models in one run does not answer a message that names one model at most
+    and never says its GPUs differ ('' otherwise): the card answers "a 3090 and a 4090 together", not every message
+    that names a GPU and data parallelism. Measured on the dev set (main at f688145): it was cited in the first three
+    for 30 messages where it was not expected, 26 of them naming one GPU model at most; both messages that expect it
+    name two models."""
+    if asked.mixed_gpus or not _MIXED_GPUS_TITLE.search(card_topic(card).title_subject):
+        return ""
+    return "the card is about GPUs of different models, the message names one model at most"
+
+
+def stage_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card whose title's subject is a training stage after SFT ("Why PPO needs so much memory", "GRPO batches
+    count completions", "What the DPO reference model costs") does not answer a message that never names that stage
+    nor what only it has (:data:`rag.opening.STAGES`; '' otherwise). Like P-Tuning, these stages are never a
+    default: a run that uses one names it (or its critic, reward model, generations, chosen/rejected pairs). Measured
+    on the dev set (main at f688145 with this branch's earlier changes): such cards were cited in the first three for
+    38 messages that never name their stage ("sft 7B model_max_length=90000 OOM" got the PPO card first) and expected
+    for none of them."""
+    mine = {st for st, rx in STAGES_IN_TITLE.items() if rx.search(card_topic(card).title_subject)}
+    if not mine or mine & set(asked.stages):
+        return ""
+    return f"the card is about {'/'.join(sorted(mine))}, the message never names it"
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: Act | None = None) -> str:
     """Why ``card`` is about another setup than the message states, or does not answer its kind of question ('' when
     nothing contradicts it; ``act`` None: the act is not held against any card)."""
@@ -340,4 +399,7 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or gpu_count_conflict(card, setup, asked)
         or platform_conflict(card, setup, asked)
         or guide_act_conflict(card, act)
+        or sharding_conflict(card, asked, act)
+        or mixed_gpu_conflict(card, asked)
+        or stage_conflict(card, asked)
     )

@@ -171,6 +171,81 @@ NAMES_ADAPTER = re.compile(
     re.I,
 )
 
+#: Sharding frameworks a card's title can be about, and how a whole message names them (ASCII boundaries: Chinese
+#: users glue names to the text, "用deepspeed训练"). DeepSpeed is also named by its config's own keys
+#: (``zero_optimization``, ``train_micro_batch_size_per_gpu``, the ``train_batch_size`` its assertion quotes), a ZeRO
+#: stage ("ZeRO-3", "zero2", "stage3_gather_16bit_weights_on_model_save"), the usual config file names
+#: (``ds_config.json``, ``ds_z3_config.json``, ``finetune_lora_ds.sh``) and the stacks that run only on it (OpenRLHF
+#: and its ``micro_train_batch_size``, GPT-NeoX); FSDP by its names, PyTorch's class and function and the stacks that
+#: shard with it by default (verl, torchtitan).
+SHARDING: dict[str, re.Pattern[str]] = {
+    "deepspeed": re.compile(
+        r"deepspeed|(?<![A-Za-z0-9_])(?:ds[-_]?(?:z\d|zero|stage|config)|zero[-_ ]?(?:[0-3]|stage|offload|init|\+\+)|"
+        r"zero_optimization|zero_stage|stage ?[23](?![0-9])|stage3_\w+|train_micro_batch_size_per_gpu|"
+        r"micro_batch_per_gpu|offload_(?:optimizer|param)|micro_train_batch_size|gpt-?neox)|_ds(?:_\w+)?\.(?:sh|json|py)\b|"
+        r"(?<![A-Za-z])(?-i:ZeRO)(?![a-z])|open[-_ ]?rlhf",
+        re.I,
+    ),
+    # verl and torchtitan shard with FSDP by default; its sharded checkpoints are named by it too: PyTorch DCP's
+    # ``.distcp`` files, verl's FSDP checkpoint manager's ``model_world_size_8_rank_0.pt``
+    # (https://github.com/volcengine/verl verl/utils/checkpoint/fsdp_checkpoint_manager.py)
+    "fsdp": re.compile(
+        r"fsdp|fully[-_ ]?shard|(?<![A-Za-z0-9])(?:verl|actor_rollout_ref|torchtitan)(?![A-Za-z0-9])|\.distcp\b|"
+        r"world_size_\d+_rank_\d+",
+        re.I,
+    ),
+}
+#: How a card's title subject names them ("HF Trainer + DeepSpeed", "ZeRO-3 hangs when …", "FSDP1 vs FSDP2").
+SHARDING_IN_TITLE: dict[str, re.Pattern[str]] = {
+    # one stage as the subject ("ZeRO-3 hangs …"), not the stages as a remedy ("How much ZeRO-1/2/3 save", "ZeRO-2
+    # or ZeRO-3 for LoRA"): see rag.citing.sharding_conflict
+    "deepspeed": re.compile(r"\bDeepSpeed\b|\bZeRO-?[0-3]\b(?!/)"),
+    "fsdp": re.compile(r"\bFSDP\d?\b"),
+}
+
+#: Training stages after SFT a card's title can be about (RL from human feedback, preference optimisation), and how a
+#: whole message names each: the stage, its algorithm's own settings and parts (PPO's critic and reward model, GRPO's
+#: generations per prompt, DPO's chosen/rejected pairs), in either language. ASCII boundaries: "用ppo训练".
+STAGES: dict[str, re.Pattern[str]] = {
+    "ppo": re.compile(
+        r"(?<![A-Za-z])(?:ppo|rlhf|critic|reward[_ ]model|rm_model|value[_ ]model)|奖励模型|强化学习|人类反馈", re.I
+    ),
+    "dpo": re.compile(r"(?<![A-Za-z])(?:dpo|orpo|simpo|kto|preference|chosen|rejected)|偏好", re.I),
+    "grpo": re.compile(
+        r"(?<![A-Za-z])(?:grpo|num_generations|generations? per prompt|completions?|rollout|dapo|gspo)|强化学习", re.I
+    ),
+}
+#: How a card's title subject names them ("Why PPO needs so much memory", "GRPO batches count completions").
+STAGES_IN_TITLE: dict[str, re.Pattern[str]] = {
+    "ppo": re.compile(r"\bPPO\b|\bRLHF\b"),
+    "dpo": re.compile(r"\bDPO\b"),
+    "grpo": re.compile(r"\bGRPO\b"),
+}
+
+#: The GPU models a message can name (data-centre and RTX/GTX cards, AMD Instinct, Ascend 910), to tell a message
+#: about several models from one about several cards of one model.
+_GPU_MODEL = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?:RTX|GTX) ?)?(A100|A800|H100|H800|H200|H20|V100|P100|P40|T4|L4|L40S?|A10G?|A30|A40|A[456]000|"
+    r"[1-5]0[5-9]0(?: ?Ti)?|MI\d{3}X?|910B)s?(?![A-Za-z0-9])",
+    re.I,
+)
+#: ... and how it says that its GPUs are of different models without naming two ("不同型号的卡", "mixed GPUs", "do the
+#: cards have to be the same").
+_MIXED_GPUS = re.compile(
+    r"不同型号|型号不同|不同的?(?:显卡|gpu)|(?:卡|显卡|gpu)\S{0,2}混用|混合\S{0,4}(?:卡|gpu)|异构|"
+    r"different (?:gpu|card)s?|(?:different|mixed|heterogeneous) (?:\w+ )?(?:gpus|cards|gpu models|gpu types)|"
+    r"(?:gpus|cards) (?:have to|must|need to) be the same|same (?:gpu|card) models?",
+    re.I,
+)
+
+
+def names_mixed_gpus(text: str) -> bool:
+    """Whether ``text`` names GPUs of two or more models ("一张3090一张4090", "A6000 and A100") or says its GPUs
+    differ."""
+    models = {re.sub(r"\s", "", m).upper() for m in _GPU_MODEL.findall(text)}
+    return len(models) >= 2 or bool(_MIXED_GPUS.search(text))
+
+
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
 
 
@@ -222,6 +297,15 @@ class AskedQuestion(BaseModel):
         False,
         description="The whole message names more than one machine ('两台机器', '2 nodes', NODE_RANK, a hostfile).",
     )
+    mixed_gpus: bool = Field(
+        False, description="The whole message names GPUs of two or more models or says they differ (names_mixed_gpus)."
+    )
+    stages: list[str] = Field(
+        default_factory=list, description="Training stages after SFT the whole message names anywhere (STAGES)."
+    )
+    sharding: list[str] = Field(
+        default_factory=list, description="Sharding frameworks the whole message names anywhere (SHARDING)."
+    )
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -265,6 +349,9 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         several_gpus=bool(re.search(MULTI_GPU, text, re.I)),
         platforms=sorted(p for p, rx in PLATFORMS.items() if rx.search(text)),
         several_nodes=bool(SEVERAL_NODES.search(text)),
+        mixed_gpus=names_mixed_gpus(text),
+        stages=sorted(st for st, rx in STAGES.items() if rx.search(text)),
+        sharding=sorted(f for f, rx in SHARDING.items() if rx.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),
         message_words=" ".join(re.findall(r"[a-z0-9_]+", text.lower())),
