@@ -30,11 +30,15 @@ pytestmark = pytest.mark.slow
 # hit@1 0.572 / 0.624, p90 108 / 121, 2 refusals.
 # Stop 31 end (merged engine, 1080): act 0.834 / 0.821, fidelity 0.959 / 0.940, 2 contradicted, 1 headline, 0 strawman,
 # hit@3 0.825 / 0.843, hit@1 0.589 / 0.632, p90 108 / 120, 0 refusals.
+# Stop 32 start: blind6 and blind7 (102) moved into the dev set (ho-blind6-*, ho-blind7-*). With blind6 (1132) on the
+# start engine: act 0.835 / 0.818, fidelity 0.958 / 0.936, 2 + 4 contradicted, 1 headline, hit@3 0.816 / 0.843; blind7
+# (50) brought 6 more contradicted and 1 headline (act model retrained on 1182: no change — the rules decide). Stop 32 end (merged engine, 1182): act 0.830 / 0.813, fidelity 0.957 /
+# 0.938, 4 contradicted, 2 headlines, 0 strawman, hit@3 0.828 / 0.844, hit@1 0.589 / 0.624, p90 108 / 121, 0 refusals.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.82, "hit1": 0.585},
-    "en": {"act_accuracy": 0.815, "fidelity": 0.936, "hit3": 0.84, "hit1": 0.628},
+    "zh": {"act_accuracy": 0.825, "fidelity": 0.954, "hit3": 0.825, "hit1": 0.585},
+    "en": {"act_accuracy": 0.81, "fidelity": 0.935, "hit3": 0.84, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 2, "assumed_headlines": 1, "strawman": 0, "first_words_p90": 121, "refused": 0}
+CEILINGS = {"contradicted": 4, "assumed_headlines": 2, "strawman": 0, "first_words_p90": 121, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # Since stop 29: blind4-zh/-en.yaml (89; one thread also mined into the dev set was removed), blind5-zh/-en.yaml (50)
@@ -46,11 +50,14 @@ CEILINGS = {"contradicted": 2, "assumed_headlines": 1, "strawman": 0, "first_wor
 # Stop 31: held-out is blind6 + blind7 + blind8 (154; blind8 = 25 zh + 27 en, mined blind in stop 31 and scored on its
 # start engine, tag s13start). End of stop 31: act 0.813 / 0.684, fidelity 0.906 / 0.842, 24 contradicted (blind8-en
 # 10 of them), 3 headlines, 0 strawman, hit@3 0.725 / 0.770.
+# Stop 32: held-out is blind8 + blind9 (104; blind9 = 25 zh + 27 en, mined blind at the start of stop 32 and scored on
+# its start engine, tag s14start). Start -> end of stop 32 on these 104: act 0.740 / 0.611 both, fidelity 0.895 / 0.868
+# both, 23 contradicted both, 2 headlines both, hit@3 0.776 -> 0.796 / 0.788 -> 0.808.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.80, "fidelity": 0.90, "hit3": 0.72},
-    "en": {"act_accuracy": 0.68, "fidelity": 0.84, "hit3": 0.76},
+    "zh": {"act_accuracy": 0.73, "fidelity": 0.89, "hit3": 0.79},
+    "en": {"act_accuracy": 0.60, "fidelity": 0.86, "hit3": 0.80},
 }
-HELDOUT_CEILINGS = {"contradicted": 24, "assumed_headlines": 3, "strawman": 0, "refused": 0}
+HELDOUT_CEILINGS = {"contradicted": 23, "assumed_headlines": 2, "strawman": 0, "refused": 0}
 
 
 @pytest.fixture(scope="module")
