@@ -4,6 +4,8 @@ A card whose title is about a named model or size (Mixtral 8x7B, ChatGLM, 7B on 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rag.cards import MODEL_SIZE, load_cards
@@ -21,6 +23,20 @@ def test_a_lead_names_no_model_size_its_title_does_not(card) -> None:
         title_sized = bool(MODEL_SIZE.search(title)) or "ChatGLM" in title
         sizes = MODEL_SIZE.findall(_lead(body))
         assert title_sized or not sizes, f"{card.id}: lead names {sizes}; move the example after the lead"
+
+
+_GPU_COUNT = re.compile(r"\b(?:on|with|across)\s+\d+\s+GPUs\b|用\s*\d+\s*张卡")
+_EXAMPLE = re.compile(r"\be\.g\.|for example|例如|比如")
+
+
+@pytest.mark.parametrize("card", _CARDS, ids=[c.id for c in _CARDS])
+def test_a_lead_names_no_gpu_count_unless_as_an_example(card) -> None:
+    """ "On 4 GPUs one step() moves the LR 4 steps" opened an answer to a user on 8 GPUs (accelerate #1382): a count
+    in the lead is the user's only when it is labelled as an example."""
+    for body in (card.body_en, card.body_zh):
+        lead = _lead(body)
+        for m in _GPU_COUNT.finditer(lead):
+            assert _EXAMPLE.search(lead[: m.start()]), f"{card.id}: lead states {m.group(0)!r} as if it were the user's"
 
 
 class _Ranked:
