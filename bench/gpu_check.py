@@ -88,9 +88,10 @@ class Case:
     moe: bool = False
     seq: int | None = None  # None: --seq
     mid: bool = False  # the 1.1B shape (MID) instead of TINY
+    big: bool = False  # Llama-2-7B's shape (BIG), built on the GPU itself (``--big``)
 
     def config(self) -> dict[str, Any]:
-        return dict(TINY_MOE if self.moe else MID if self.mid else TINY)
+        return dict(TINY_MOE if self.moe else BIG if self.big else MID if self.mid else TINY)
 
 
 CASES = [
@@ -114,6 +115,43 @@ CASES_MID = [
     Case("1.1B amp mb4 ga8", micro=4, ga=8, seq=2048, mid=True),
     Case("1.1B amp mb4 ga1 checkpointing", micro=4, seq=2048, checkpointing=True, mid=True),
     Case("1.1B bf16 LoRA q,v mb4 ga1", micro=4, seq=2048, precision="bf16", lora=True, mid=True),
+]
+
+
+#: Llama-2-7B's shape (meta-llama/Llama-2-7b-hf config.json) for LoRA in pure bf16, the setup users ask about most
+#: (``--big``, about 3 minutes on an H200; the 7B is initialised on the GPU).
+BIG = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 11008,
+    "vocab_size": 32000,
+    "tie_word_embeddings": False,
+}
+CASES_BIG = [
+    Case("7B bf16 LoRA q,v mb1 ga1", seq=2048, precision="bf16", lora=True, big=True),
+    Case("7B bf16 LoRA q,v mb4 ga1", micro=4, seq=2048, precision="bf16", lora=True, big=True),
+    Case("7B bf16 LoRA q,v mb4 ga4", micro=4, ga=4, seq=2048, precision="bf16", lora=True, big=True),
+    Case(
+        "7B bf16 LoRA q,v mb4 ga1 checkpointing",
+        micro=4,
+        seq=2048,
+        precision="bf16",
+        lora=True,
+        big=True,
+        checkpointing=True,
+    ),
+    Case(
+        "7B bf16 LoRA q,v mb8 ga1 checkpointing",
+        micro=8,
+        seq=2048,
+        precision="bf16",
+        lora=True,
+        big=True,
+        checkpointing=True,
+    ),
 ]
 
 
@@ -162,7 +200,11 @@ def build(case: Case, device: str) -> Any:
     cfg_dict = case.config()
     cfg = AutoConfig.for_model(cfg_dict.pop("model_type"), **cfg_dict)
     dtype = torch.bfloat16 if case.precision == "bf16" else torch.float32
-    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=dtype).to(device).train()
+    if case.big:  # 7B: initialised where it runs (minutes on the CPU)
+        with torch.device(device):
+            model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=dtype).train()
+    else:
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=dtype).to(device).train()
     if case.checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if case.lora:
@@ -226,9 +268,10 @@ def cuda_context_bytes() -> int:
     return total - free - torch.cuda.memory_reserved()
 
 
-def memory_table(device: str, seq: int, context: int = 0) -> list[dict[str, Any]]:
+def memory_table(device: str, seq: int, context: int = 0, big: bool = False) -> list[dict[str, Any]]:
     rows = []
-    for case in CASES + (CASES_MID if device.startswith("cuda") else []):
+    cases = CASES_BIG if big else CASES + (CASES_MID if device.startswith("cuda") else [])
+    for case in cases:
         t0 = time.perf_counter()
         s = case.seq or seq
         got = train_step(case, s, device)  # the model and optimizer are gone when it returns
@@ -308,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the memory cases (a GPU machine without llama-index and the bundled embedding model)",
     )
+    ap.add_argument("--big", action="store_true", help="only the Llama-2-7B LoRA cases (CUDA only)")
     args = ap.parse_args(argv)
 
     import torch
@@ -326,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     context = cuda_context_bytes()
     print(f"GPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; CUDA {torch.version.cuda}\n")
     emb: list[dict[str, Any]] = []
-    if args.skip_embedding:
+    if args.skip_embedding or args.big:
         print("embedding throughput: skipped (--skip-embedding)\n")
     else:
         from embedding_throughput import measure, table
@@ -339,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
 
     gc.collect()
     torch.cuda.empty_cache()  # the embedding model's cached blocks must not count as the first case's reserve
-    rows = memory_table("cuda", args.seq, context)
+    rows = memory_table("cuda", args.seq, context, big=args.big)
     print_memory(rows, context)
     if args.json:
         Path(args.json).write_text(
@@ -351,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                     "shape": TINY,
                     "moe_shape": TINY_MOE,
                     "mid_shape": MID,
+                    "big_shape": BIG,
                     "seq": args.seq,
                 },
                 indent=2,
