@@ -118,18 +118,26 @@ CASES_MID = [
 ]
 
 
-#: Llama-2-7B's shape (meta-llama/Llama-2-7b-hf config.json) for LoRA in pure bf16, the setup users ask about most
+def _llama_config(preset: str) -> dict[str, Any]:
+    """The transformers config of a LLaMA-family preset: the model measured is the shape the calculator knows."""
+    from calculators.presets import MODEL_PRESETS
+
+    s = MODEL_PRESETS[preset]
+    return {
+        "model_type": "llama",
+        "hidden_size": s.hidden_size,
+        "num_hidden_layers": s.num_layers,
+        "num_attention_heads": s.num_attention_heads,
+        "num_key_value_heads": s.num_key_value_heads,
+        "intermediate_size": s.intermediate_size,
+        "vocab_size": s.vocab_size,
+        "tie_word_embeddings": s.tie_word_embeddings,
+    }
+
+
+#: Llama-2-7B's shape (the llama-2-7b preset) for LoRA in pure bf16, the setup users ask about most
 #: (``--big``, about 3 minutes on an H200; the 7B is initialised on the GPU).
-BIG = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 32,
-    "intermediate_size": 11008,
-    "vocab_size": 32000,
-    "tie_word_embeddings": False,
-}
+BIG = _llama_config("llama-2-7b")
 CASES_BIG = [
     Case("7B bf16 LoRA q,v mb1 ga1", seq=2048, precision="bf16", lora=True, big=True),
     Case("7B bf16 LoRA q,v mb4 ga1", micro=4, seq=2048, precision="bf16", lora=True, big=True),
