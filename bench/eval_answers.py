@@ -164,23 +164,12 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
                 notes.append(f"unused {key}={value!r}")
             continue
         vals = _answer_values(answer, key)
-        if key == "finetune" and str(value).lower() == "lora" and str(stated.get("precision", "")).lower() == "int4":
-            # LoRA stated on 4-bit weights ("8G显存 int4可以lora微调吗") is QLoRA's run: the mirror of the int4 rule above.
+        # LoRA stated on 4-bit weights ("8G显存 int4可以lora微调吗") is QLoRA's run: the mirror of the int4 rule above.
+        lora_on_int4 = (
+            key == "finetune" and str(value).lower() == "lora" and str(stated.get("precision", "")).lower() == "int4"
+        )
+        if lora_on_int4:
             vals = ["lora" if v == "qlora" else v for v in vals]
-            value_ok = {"qlora", "lora"}
-            bad_args = [
-                f"{c.name}.finetune={c.arguments['finetune']!r}"
-                for c in answer.tool_calls
-                if c.label in _OWN_SETUP_LABELS and c.arguments.get("finetune") not in (None, *value_ok)
-            ]
-            if any(v == "lora" for v in vals):
-                used += 1
-            else:
-                notes.append(f"unused {key}={value!r} (answer: {vals!r})")
-            if bad_args:
-                contradicted += 1
-                notes.append(f"CONTRADICTED {key}={value!r}: {bad_args!r}")
-            continue
         ok = any(same_value(key, value, v) for v in vals)
         if ok:
             used += 1
@@ -195,7 +184,7 @@ def score_fidelity(q: dict[str, Any], answer: Any) -> tuple[int, int, int, list[
                 key in args
                 and isinstance(args[key], (int, float, str, bool))
                 and key not in ("model", "gpu")
-                and not same_value(key, value, args[key])
+                and not same_value(key, value, "lora" if lora_on_int4 and args[key] == "qlora" else args[key])
             ):
                 bad.append(f"{call.name}.{key}={args[key]!r}")
         if bad and key not in ("model", "model_text", "gpu"):
