@@ -170,6 +170,7 @@ def estimate(case: Case, seq: int, context_gb: float = 0.0) -> Any:
         "hf_config": case.config(),
         "precision": case.precision,
         "optimizer": "adamw",
+        "adamw_kernel": "foreach",  # torch.optim.AdamW without fused=True, as train_step builds it
         "train_micro_batch_size_per_gpu": case.micro,
         "gradient_accumulation_steps": case.ga,
         "seq_len": seq,

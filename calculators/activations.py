@@ -113,6 +113,7 @@ class ActivationBreakdown(BaseModel):
     total: int
     formula: str
     terms: dict[str, int] = {}
+    recompute: int = 0  # full checkpointing: the one block re-materialised in backward (part of ``layers``)
 
 
 @dataclass(frozen=True)
@@ -621,9 +622,11 @@ def activation_bytes(
 
     n_dense = shape.first_dense_layers if shape.is_moe else 0  # DeepSeek's leading dense blocks
     dense_layer = sum(layer(False, True, dense=True)[0].values()) if n_dense else 0
+    recompute = 0
     if ckpt == "full":
         layer_input = B * sb * h
-        layers = (n_enc + n_dec) * layer_input + max(per_layer, dense_layer)
+        recompute = max(per_layer, dense_layer)
+        layers = (n_enc + n_dec) * layer_input + recompute
         how = f"full recompute: {n_enc + n_dec} x B*s*b*h layer inputs + one layer re-materialised"
     elif n_dense:
         layers = n_dense * dense_layer + (n_enc - n_dense) * enc_layer
@@ -685,6 +688,7 @@ def activation_bytes(
         total=total,
         formula=formula,
         terms=per_layer_terms,
+        recompute=recompute,
     )
 
 

@@ -88,6 +88,17 @@ class MemoryConfig(BaseModel):
 
     precision: Precision = "bf16-mixed"
     optimizer: Optimizer = "adamw"
+    adamw_kernel: Literal["fused", "foreach"] = Field(
+        "fused",
+        description=(
+            "How torch.optim.AdamW runs its step. 'fused' updates every state in place: fused=True, HF Trainer's "
+            "default optim with torch >= 2.8 ('adamw_torch_fused'), DeepSpeed's FusedAdam / CPUAdam under ZeRO. "
+            "'foreach' (torch.optim.AdamW's default on CUDA without fused=True: plain PyTorch and Accelerate "
+            "scripts, HF Trainer optim='adamw_torch') builds sqrt(exp_avg_sq) for all parameters at once: one more "
+            "buffer the size of the second moment, alive beside the gradients during the step (torch/optim/adam.py "
+            "_multi_tensor_adam; measured on an H200, tests/test_gpu_measured.py)."
+        ),
+    )
     zero_stage: int = 0
     world_size: int = 1
     num_nodes: int = 1
@@ -741,13 +752,37 @@ def _gradients_live_in_forward(cfg: MemoryConfig) -> bool:
     return cfg.zero_stage == 0 and not cfg.zero_grad_set_to_none
 
 
-def _peak(fixed_without_grads: int, grads: int, act: int, grads_live: bool) -> int:
+def _peak(fixed_without_grads: int, grads: int, act: int, grads_live: bool, step_extra: int = 0) -> int:
     """Peak of model states + activations: gradients and activations coexist only when ``grads_live``.
 
     Otherwise backward creates gradients as it frees activations, and the peak is the larger of
     the two (measured: the GA=1 peak is the forward's or the optimizer step's, never their sum).
+    ``step_extra``: what the optimizer step holds beside the gradients, relative to ``fixed``
+    (foreach AdamW's sqrt(exp_avg_sq), less autocast's 16-bit weight copies, gone by then); no
+    activation is alive at the step.
     """
-    return fixed_without_grads + (grads + act if grads_live else max(grads, act))
+    return fixed_without_grads + max((grads if grads_live else 0) + act, grads + step_extra)
+
+
+def _step_extra(cfg: MemoryConfig, bpp: dict[str, float], optim: float, trainable: float) -> tuple[int, int]:
+    """(allocated by, freed before) the optimizer step, relative to the forward's model states beside the gradients.
+
+    + torch.optim.AdamW's foreach step builds sqrt(exp_avg_sq) for all parameters at once: one copy of the
+      second moment (its share of ``optim``, the per-GPU optimizer bytes, which also hold the fp32 master
+      weights under mixed precision). DeepSpeed steps with its own fused kernels under ZeRO; offloaded states
+      step on the CPU (``optim`` is 0).
+    - autocast's 16-bit weight copies (counted in the weights for the forward) are saved by each linear for its
+      backward and freed with it: none is alive at the step (measured on an H200, 1.1B: fp32 weights, gradients,
+      Adam states and the foreach buffer, 20 B per parameter; tests/test_gpu_measured.py).
+    """
+    foreach = copies = 0.0
+    if cfg.optimizer == "adamw" and cfg.adamw_kernel == "foreach" and not cfg.zero_stage and bpp["optimizer_states"]:
+        full_bf16 = cfg.precision == "bf16" and cfg.finetune == "full"
+        v_bytes = (_OPTIMIZER_STATE_BYTES_BF16 if full_bf16 else _OPTIMIZER_STATE_BYTES)["adamw"] / 2
+        foreach = optim * v_bytes / bpp["optimizer_states"]
+    if cfg.precision.startswith("amp-") and cfg.finetune == "full" and cfg.fsdp == "none":
+        copies = 2 * trainable / (cfg.world_size if cfg.zero_stage == 3 else 1)
+    return int(foreach), int(copies)
 
 
 def _validate_numbers(cfg: MemoryConfig) -> None:
@@ -778,6 +813,9 @@ def _visual_tokens(cfg: MemoryConfig, shape: ModelShape | None) -> tuple[int, in
 
 def _vision_trained(cfg: MemoryConfig, shape: ModelShape | None) -> bool:
     return shape is not None and shape.vision is not None and cfg.finetune == "full" and not cfg.freeze_vision_tower
+
+
+RECOMPUTE_OVERLAP = "_recompute_overlap"
 
 
 def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tuple[int | None, dict[str, int]]:
@@ -869,6 +907,15 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         details["activations_offloaded_to_cpu"] = layers - on_gpu
         details["activations_layers"] = on_gpu
         total -= layers - on_gpu
+    if act.recompute:
+        # Full checkpointing re-materialises one block during its backward, which runs after the loss's and the LM
+        # head's backward have freed the logits and their gradients: the two are never alive together, so the peak
+        # holds the larger (measured on an H200, Llama-2-7B shape, LoRA bf16 seq 2048: checkpointed layer inputs +
+        # 12 B per logit, exactly; bench/results/gpu_check_h200_7b.json, tests/test_gpu_measured.py).
+        overlap = min(act.recompute + amp_per_layer, details["activations_layers"], logits)
+        details["activations_layers"] -= overlap
+        details[RECOMPUTE_OVERLAP] = overlap  # popped by estimate_memory into an assumption line
+        total -= overlap
     if vit_tokens and _vision_trained(cfg, shape) and shape.vision is not None:
         vit = vit_activation_bytes(shape.vision, micro * vit_tokens, bpv, cfg.gradient_checkpointing)
         details["activations_vision_tower"] = vit
@@ -1062,28 +1109,56 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
 
     fixed = int(weights) + int(optim) + other  # everything but gradients and activations
     grads_live = _gradients_live_in_forward(cfg)
-    total = None if act is None else _peak(fixed, int(grads), act, grads_live)
+    step_alloc, step_freed = _step_extra(cfg, bpp, optim, trainable_stage)
+    if step_alloc:
+        details["optimizer_step_temporary"] = step_alloc
+    step = step_alloc - step_freed
+    total = None if act is None else _peak(fixed, int(grads), act, grads_live, step)
     # What going from GA=1 to GA>=2 adds at peak (0 when the gradients are alive at GA=1 anyway).
     ga1 = cfg.model_copy(update={"gradient_accumulation_steps": 1})
     ga_extra = (
         None
         if act is None
         else (
-            _peak(fixed, int(grads_ga_n), act, True)
-            - _peak(fixed, int(grads_ga1), act, _gradients_live_in_forward(ga1))
+            _peak(fixed, int(grads_ga_n), act, True, step)
+            - _peak(fixed, int(grads_ga1), act, _gradients_live_in_forward(ga1), step)
         )
     )
     fits = headroom = max_micro = None
     if capacity is not None and total is not None:
         headroom = capacity - total
         fits = headroom >= 0
-        max_micro = _max_micro_batch(cfg, shape, fixed, int(grads), grads_live, capacity)
+        max_micro = _max_micro_batch(cfg, shape, fixed, int(grads), grads_live, capacity, step)
     if act is None:
         notes_en.append(
             "Activations unknown: only num_params was given. Add hidden_size and num_layers (or a preset / config.json) to estimate them."
         )
         notes_zh.append(
             "激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。"
+        )
+    overlap = details.pop(RECOMPUTE_OVERLAP, 0)
+    if overlap:
+        a_en.append(
+            "full checkpointing: the block re-materialised in backward is never alive together with the loss's logits, "
+            f"so the peak counts the larger of the two ({format_gib(overlap)} less than their sum; measured on an H200)"
+        )
+        a_zh.append(
+            f"完全重计算：反向时重算的那一层激活与损失的 logits 不会同时存在，峰值只计两者中较大者（比两者之和少 {format_gib(overlap)}；H200 实测）"
+        )
+    if step_alloc:
+        at_step = act is not None and grads + step > (grads if grads_live else 0) + act
+        a_en.append(
+            f"torch.optim.AdamW foreach step: sqrt(exp_avg_sq) for every parameter at once, {format_gib(step_alloc)} "
+            "beside the gradients during the step"
+            + (
+                " (this step is the peak here; fused=True or HF Trainer's adamw_torch_fused avoids it)"
+                if at_step
+                else ""
+            )
+        )
+        a_zh.append(
+            f"torch.optim.AdamW foreach 步：一次为所有参数算 sqrt(exp_avg_sq)，优化器步期间在梯度之外多占 {format_gib(step_alloc)}"
+            + ("（此处峰值就在这一步；fused=True 或 HF Trainer 的 adamw_torch_fused 可避免）" if at_step else "")
         )
     if cfg.optimizer_in_backward:
         a_en.append(
@@ -1255,13 +1330,19 @@ def _ga_notes(cfg: MemoryConfig, ga_extra: int | None, grads: int) -> tuple[str,
 
 
 def _max_micro_batch(
-    cfg: MemoryConfig, shape: ModelShape | None, fixed: int, grads: int, grads_live: bool, capacity: int
+    cfg: MemoryConfig,
+    shape: ModelShape | None,
+    fixed: int,
+    grads: int,
+    grads_live: bool,
+    capacity: int,
+    step_extra: int = 0,
 ) -> int:
     """Largest micro batch whose total fits (0 if even 1 does not); activations grow with the micro batch."""
 
     def fits(m: int) -> bool:
         act, _ = _activations(cfg, shape, m)
-        return _peak(fixed, grads, act or 0, grads_live) <= capacity
+        return _peak(fixed, grads, act or 0, grads_live, step_extra) <= capacity
 
     if not fits(1):
         return 0

@@ -337,6 +337,7 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "gpu_memory_gb": st.floats(1e-3, 1e5),
     "precision": st.sampled_from(["fp32", "amp-fp16", "amp-bf16", "fp16-mixed", "bf16-mixed", "bf16"]),
     "optimizer": st.sampled_from(["adamw", "adamw-8bit", "sgd-momentum", "adafactor"]),
+    "adamw_kernel": st.sampled_from(["fused", "foreach"]),
     "zero_stage": st.integers(0, 3),
     "world_size": st.integers(1, 64),
     "num_nodes": st.integers(1, 8),

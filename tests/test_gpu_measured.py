@@ -88,11 +88,22 @@ def test_every_7b_case_was_measured() -> None:
 
 @pytest.mark.parametrize("name", sorted(BIG_ROWS))
 def test_the_7b_lora_peak_is_within_the_band(name: str) -> None:
-    """Within 2 % without checkpointing; with full checkpointing the estimate is high by 7-11 % (it errs on the safe
-    side: measured 17.7 / 22.8 GiB at micro 4 / 8, estimated 18.9 / 25.2 GiB)."""
+    """Within 2 %, with and without full checkpointing. With it, the measured activations are the checkpointed layer
+    inputs plus the loss's 12 B per logit: the block re-materialised in backward is not alive with the logits (the
+    estimate summed them until stop 33 and was 7 / 11 % high at micro 4 / 8)."""
     ratio = _big_estimate(name).peak_allocated / BIG_ROWS[name]["measured_allocated"]
-    low, high = (1.0, 1.12) if "checkpointing" in name else (0.98, 1.02)
-    assert low <= ratio <= high, f"{name}: ratio {ratio:.3f}"
+    assert 0.98 <= ratio <= 1.02, f"{name}: ratio {ratio:.3f}"
+
+
+@pytest.mark.parametrize("name", ["1.1B amp mb1 ga1", "1.1B amp mb4 ga1 checkpointing"])
+def test_where_activations_are_small_the_peak_is_the_optimizer_step(name: str) -> None:
+    """1.1B under autocast with few activations: the peak is foreach AdamW's step — fp32 weights, gradients, both
+    moments and sqrt(exp_avg_sq) for every parameter at once (20 B per parameter), with autocast's 16-bit weight
+    copies gone. Within 1 %; the forward-side estimate alone was 4.5 % low."""
+    est = _estimate(name)
+    ratio = est.peak_allocated / ROWS[name]["measured_allocated"]
+    assert 0.99 <= ratio <= 1.01, f"{name}: ratio {ratio:.3f}"
+    assert est.details["optimizer_step_temporary"] == pytest.approx(4 * est.trainable_params, rel=1e-6)
 
 
 def test_accumulation_adds_the_adapters_gradient_to_the_byte_at_7b() -> None:

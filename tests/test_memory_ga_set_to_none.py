@@ -32,6 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from calculators import estimate_memory
+from calculators.units import format_gib
 from tests import activation_probe as P
 
 
@@ -186,7 +187,8 @@ def test_zero3_keeps_its_gradient_partition_buffer():
 
 def test_notes_state_the_difference_in_both_languages():
     e = estimate_memory(dict(model="llama-2-7b", precision="amp-bf16", seq_len=1024, gradient_accumulation_steps=8))
-    extra = e.ga_extra_over_ga1 / 2**30
-    assert f"{extra:.2f} GiB" in e.gradient_accumulation_note_en
-    assert f"{extra:.2f} GiB" in e.gradient_accumulation_note_zh
+    extra = format_gib(e.ga_extra_over_ga1)
+    assert 0 < e.ga_extra_over_ga1 <= e.gradients
+    assert extra in e.gradient_accumulation_note_en
+    assert extra in e.gradient_accumulation_note_zh
     assert "set_to_none=True" in e.gradient_accumulation_note_en

@@ -44,6 +44,7 @@ MEMORY_FIELDS = (
     "gpu_memory_gb",
     "precision",
     "optimizer",
+    "adamw_kernel",
     "zero_stage",
     "world_size",
     "num_nodes",
@@ -100,6 +101,7 @@ DEFAULTS: dict[str, Any] = {
         "gpu",
         "precision",
         "optimizer",
+        "adamw_kernel",
         "zero_stage",
         "world_size",
         "num_nodes",
@@ -414,6 +416,15 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                     value=DEFAULTS["optimizer"],
                     label=F("optimizer"),
                     elem_id="m_optimizer",
+                ),
+            )
+            reg(
+                "adamw_kernel",
+                gr.Radio(
+                    _literal_choices("adamw_kernel"),
+                    value=DEFAULTS["adamw_kernel"],
+                    label=F("adamw_kernel"),
+                    elem_id="m_adamw_kernel",
                 ),
             )
         with gr.Column(min_width=240):
