@@ -339,6 +339,39 @@ def _refused_estimate(r: Results) -> ToolCall | None:
     return None
 
 
+def _zero_stage_verdict(r: Results, res: dict[str, Any], gpu: str) -> str | None:
+    """A DeepSpeed run whose ZeRO stage the message does not show: each stage's per-GPU total, and from which stage
+    on it fits, instead of a verdict on an unsharded run the user may not have. None when the stage decides nothing
+    (it fits unsharded already: the usual verdict then says why a run that should fit did not)."""
+    sweep = r.call("zero_sweep")
+    if not r.plan.zero_stage_unknown or sweep is None or not sweep.result:
+        return None
+    lang = r.lang
+    points = {p["value"]: p["estimate"] for p in sweep.result["points"]}
+    totals = t("zero_totals_sep", lang).join(
+        t("zero_stage_total", lang, stage=k, total=gib(points[k]["total_per_gpu"], lang))
+        for k in sorted(points)
+        if points[k].get("total_per_gpu") is not None
+    )
+    if not res.get("gpu_capacity"):
+        return "**" + t("zero_stage_totals", lang, totals=totals) + "**"
+    first = next((k for k in sorted(points) if points[k].get("fits")), None)
+    if first == 0:
+        return None
+    cap = gib(res["gpu_capacity"], lang)
+    if first is not None:
+        tail = t("zero_fits_from_but_oom" if r.reported_oom else "zero_fits_from", lang, stage=first)
+        return "**" + t("zero_stage_unknown", lang, totals=totals, gpu=gpu, cap=cap, tail=tail) + "**"
+    text = "**" + t("zero_fits_none", lang, totals=totals, gpu=gpu, cap=cap) + "**"
+    fits = [(what, call.result) for what, call in r.nearest_fits if call.result]
+    if not fits:
+        return text
+    options = t("clause_sep", lang).join(
+        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
+    )
+    return t("then", lang, a=text, b=t("nearest_fits", lang, options=options))
+
+
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
     if (refused := _refused_estimate(r)) is not None:
@@ -353,6 +386,8 @@ def _memory_verdict(r: Results) -> str:
     if res.get("fits") is None:
         return f"**{t('per_gpu', lang, total=total)}**"
     gpu = _gpu_name(r, res)
+    if (by_stage := _zero_stage_verdict(r, res, gpu)) is not None:
+        return by_stage
     if res["fits"] and r.reported_oom:
         # The estimate fits but the user's run did not: the run used more than computed, and the headline says so
         # instead of contradicting what they saw.

@@ -246,8 +246,11 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             line = lines[i]
         kind = _line_kind(line, first=offset == 0 and pos == 0)
         if kind is None and (cut := _command_inside(line)):
-            # "如果设置fp16: true，llamafactory-cli train --fp16 True …": the sentence, then the command it introduces
-            lines[i : i + 1] = [line[:cut], line[cut:]]
+            # "如果设置fp16: true，llamafactory-cli train --fp16 True …": the sentence, then the command it introduces;
+            # "… with `deepspeed --num_gpus 4 train.py`: how much memory?": an inline code span ends the command there
+            close = line.find("`", cut) if line[cut - 1] == "`" else -1
+            pieces = [line[:cut], line[cut:close], line[close:]] if close > cut else [line[:cut], line[cut:]]
+            lines[i : i + 1] = pieces
             line = lines[i]
         if kind is not None:
             start = pos

@@ -72,6 +72,9 @@ class Plan:
     memory_config: dict[str, Any] | None = None
     #: True when the memory numbers are an example (not the user's setup) — shown after the explanation.
     example: bool = False
+    #: The run uses DeepSpeed on several GPUs and its ZeRO stage is not shown: the verdict depends on it, and the
+    #: ``zero_sweep`` call holds every stage.
+    zero_stage_unknown: bool = False
 
     def assume(self, key: str, zh: str, en: str) -> None:
         if all(a.zh != zh for a in self.assumptions):
@@ -384,6 +387,16 @@ def _back_solve_args(counts: StepCounts, plan: Plan) -> dict[str, Any] | None:
     }
 
 
+#: The message runs (or names) DeepSpeed: its launcher or `--deepspeed` flag, a ds_config, a `zero_optimization` block.
+_DEEPSPEED = re.compile(r"deepspeed|\bds_config|zero_optimization|\bds_z[0-3]", re.I)
+
+
+def names_deepspeed(text: str) -> bool:
+    """Whether the message names DeepSpeed, so that a memory estimate without its ZeRO stage says the stage is
+    unknown instead of silently computing an unsharded (ZeRO-0) run."""
+    return bool(_DEEPSPEED.search(text))
+
+
 def plan_calls(
     setup: Setup,
     act: Act,
@@ -393,12 +406,14 @@ def plan_calls(
     *,
     reported_oom: bool = False,
     step_counts: StepCounts | None = None,
+    deepspeed: bool = False,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
     in the prose or only in a pasted error, and the estimate for the stated setup is then the first thing to check;
     ``step_counts``: samples, epochs and the step count the run showed, read from the whole message, so a step count
-    the user reports is checked against the arithmetic on their numbers)."""
+    the user reports is checked against the arithmetic on their numbers; ``deepspeed``: the message runs DeepSpeed,
+    so a multi-GPU estimate without its ZeRO stage shows every stage instead of assuming none)."""
     plan = Plan()
     keys = {m.key for m in misconceptions}
     s = setup.known()
@@ -489,7 +504,23 @@ def plan_calls(
                 "precision_sweep",
             )
         )
-    if "more_gpus_pool_memory" in keys or intents.compare_zero:
+    stage_unknown = (
+        deepspeed
+        and not plan.example
+        and "zero_stage" not in cfg
+        and "fsdp" not in cfg
+        and cfg.get("world_size", 1) > 1
+        and cfg.get("pipeline_parallel_size", 1) == 1
+    )
+    if stage_unknown:
+        plan.zero_stage_unknown = True
+        plan.assume(
+            "zero_stage",
+            "用了 DeepSpeed，但没给出 ZeRO stage：按不分片（ZeRO-0）估算，各 stage 的每卡显存见对比表",
+            "DeepSpeed is used but its ZeRO stage is not shown: estimated unsharded (ZeRO-0); the comparison gives "
+            "each stage's per-GPU memory",
+        )
+    if "more_gpus_pool_memory" in keys or intents.compare_zero or stage_unknown:
         multi = {k: v for k, v in cfg.items() if k not in ("offload_param", "offload_optimizer", "num_nodes", "fsdp")}
         if multi.get("world_size", 1) == 1:
             multi["world_size"] = 8 if intents.compare_zero else 2

@@ -182,6 +182,27 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "放不下：每卡约 {total}，超出 {gpu} 的 {cap}（多 {over}），最大的一项是{part} {size}。",
         "en": "It does not fit: about {total} per GPU, {over} over the {cap} of {gpu}; the largest part is {part}, {size}.",
     },
+    "zero_stage_unknown": {
+        "zh": "结论取决于 ZeRO stage，而消息里没有给出：每卡约 {totals}，{gpu} 有 {cap}；{tail}。",
+        "en": "It depends on the ZeRO stage, which the message does not show: about {totals} per GPU, and {gpu} has "
+        "{cap}; {tail}.",
+    },
+    "zero_stage_total": {"zh": "{total}（ZeRO-{stage}）", "en": "{total} (ZeRO-{stage})"},
+    "zero_fits_from": {"zh": "ZeRO-{stage} 起能放下", "en": "it fits from ZeRO-{stage} on"},
+    "zero_fits_from_but_oom": {
+        "zh": "ZeRO-{stage} 起能放下；你遇到了 OOM，先确认 DeepSpeed 配置里的 stage",
+        "en": "it fits from ZeRO-{stage} on; you hit an OOM, so check first which stage your DeepSpeed config sets",
+    },
+    "zero_fits_none": {
+        "zh": "不论 ZeRO stage 是几都放不下（消息里没有给出 stage）：每卡约 {totals}，{gpu} 只有 {cap}。",
+        "en": "It does not fit at any ZeRO stage (the message does not show which): about {totals} per GPU, and {gpu} "
+        "has {cap}.",
+    },
+    "zero_stage_totals": {
+        "zh": "每卡显存取决于 ZeRO stage，而消息里没有给出：约 {totals}。",
+        "en": "The per-GPU memory depends on the ZeRO stage, which the message does not show: about {totals}.",
+    },
+    "zero_totals_sep": {"zh": "、", "en": ", "},
     "states_no_fit": {
         "zh": "放不下：仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，超过 {gpu} 的 {cap}；激活还要另算。",
         "en": "It does not fit: the model states alone (weights, gradients, optimizer states) take about {states} per GPU, more than the {cap} of {gpu}; activations come on top.",

@@ -1,0 +1,92 @@
+"""Fixed by the lead in stop 33: a DeepSpeed run whose ZeRO stage the message does not show.
+
+Before, such a run was estimated unsharded (ZeRO-0) without a word, and the answer opened with "It does not fit:
+about 1,159 GiB per GPU" to a user whose config may well shard the states 16 ways. The stage decides the verdict, so
+the answer now gives each stage's per-GPU total and from which stage on it fits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rag.intents import detect_intents
+from rag.parts import split_message
+from rag.planner import names_deepspeed, plan_calls
+from rag.setup import read_setup
+
+LAUNCH = (
+    "full fine-tune of Llama-2-13B on 4 A800 80G, it OOMs:\n"
+    "```\ndeepspeed --num_gpus 4 src/train_bash.py --deepspeed {ds} --stage sft --finetuning_type full "
+    "--model_name_or_path meta-llama/Llama-2-13b-hf --per_device_train_batch_size 1 --bf16\n```"
+)
+
+
+def _plan(text: str) -> Any:
+    setup = read_setup(split_message(text))[0]
+    return plan_calls(setup, "fit", detect_intents(text), [], text, deepspeed=names_deepspeed(text))
+
+
+def test_deepspeed_is_named_by_its_launcher_flag_config_or_block() -> None:
+    assert names_deepspeed("--deepspeed ds_config.json")
+    assert names_deepspeed('{"zero_optimization": {"stage": 2}}')
+    assert names_deepspeed("我用 DeepSpeed 训练")
+    assert not names_deepspeed("torchrun --nproc_per_node 4 train.py --fsdp full_shard")
+
+
+def test_an_unknown_stage_is_said_and_every_stage_is_computed() -> None:
+    plan = _plan(LAUNCH.format(ds="ds_config.json"))
+    assert plan.zero_stage_unknown
+    assert any(a.key == "zero_stage" and "not shown" in a.en for a in plan.assumptions)
+    sweep = plan.by_label("zero_sweep")
+    assert sweep is not None and sweep.arguments["values"] == [0, 1, 2, 3]
+    assert sweep.arguments["config"]["world_size"] == 4  # the user's GPUs, not the comparison's default 8
+
+
+def test_a_stated_stage_or_one_gpu_needs_no_comparison() -> None:
+    assert not _plan(LAUNCH.format(ds="ds_z3_config.json") + "\nZeRO-3 is on").zero_stage_unknown
+    one = LAUNCH.replace("4 A800", "one A800").replace("--num_gpus 4", "--num_gpus 1").format(ds="ds.json")
+    assert not _plan(one).zero_stage_unknown  # nothing to shard: the stage does not change the estimate
+    assert not _plan(
+        LAUNCH.replace("--deepspeed {ds} ", "").replace("deepspeed --num_gpus 4", "torchrun")
+    ).zero_stage_unknown
+
+
+def test_the_verdict_gives_each_stage_and_where_it_starts_to_fit(bot_without_retrieval: Any) -> None:
+    ans = bot_without_retrieval.ask(LAUNCH.format(ds="ds_config.json"))
+    head = ans.text.split("\n\n")[0]
+    assert head.startswith("**It depends on the ZeRO stage")
+    totals = [float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) GiB \(ZeRO-[0-3]\)", head)]
+    assert len(totals) == 4 and totals[0] > totals[3]  # ZeRO-3 shards the weights too
+    assert "you hit an OOM" in head and "it fits from ZeRO-" in head
+
+    zh = bot_without_retrieval.ask(
+        "4张A800 80G全参微调Llama-2-13B，用 deepspeed --num_gpus 4 train.py --deepspeed ds.json 启动，需要多少显存？"
+    )
+    assert zh.text.startswith("**结论取决于 ZeRO stage")
+
+
+def test_when_the_stage_decides_nothing_the_verdict_says_so(bot_without_retrieval: Any) -> None:
+    # 70B full fine-tune on 4 x 24 GB: no stage fits; LoRA on a 1.5B model: every stage fits (the usual verdict).
+    none = bot_without_retrieval.ask(
+        "Full fine-tune of Llama-2-70B on 4 RTX 4090: how much memory per GPU?\n"
+        "```\ndeepspeed --num_gpus 4 train.py --deepspeed ds.json --model_name_or_path meta-llama/Llama-2-70b-hf\n```"
+    )
+    assert none.text.startswith("**It does not fit at any ZeRO stage")
+    small = bot_without_retrieval.ask(
+        "LoRA on Qwen2.5-1.5B on 4 A100 80GB: how much memory per GPU?\n"
+        "```\ndeepspeed --num_gpus 4 train.py --deepspeed ds.json --model_name_or_path Qwen/Qwen2.5-1.5B\n```"
+    )
+    assert small.text.startswith("**It fits")
+
+
+def test_a_command_in_an_inline_code_span_ends_at_its_closing_backtick(bot_without_retrieval: Any) -> None:
+    # Before, the command swallowed the rest of the line, question included: no setup, no act, "no problem found".
+    text = (
+        "Full fine-tune Llama-2-70B on 4 RTX 4090 with `deepspeed --num_gpus 4 train.py --deepspeed ds.json`: "
+        "how much memory per GPU?"
+    )
+    kinds = [(p.kind, p.text) for p in split_message(text)]
+    assert ("command", "deepspeed --num_gpus 4 train.py --deepspeed ds.json") in kinds
+    assert kinds[-1] == ("prose", "`: how much memory per GPU?")
+    assert bot_without_retrieval.ask(text).text.startswith("**It does not fit at any ZeRO stage")
