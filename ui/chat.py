@@ -118,7 +118,8 @@ class ChatController:
         self.served = ServedAnswers()  # what a like/dislike may refer to, per session
         self._busy: dict[str, object] = {}  # session → token of its answer in progress (a second Enter waits)
         self._busy_lock = threading.Lock()
-        self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}  # (session, message, rating) → id
+        # (session, message, rating) → (id, when); read and written only under _rating_lock
+        self._last_rating: dict[tuple[str, int, str], tuple[str, float]] = {}
         # Held from the duplicate check to the write: the two events of one click arrive together.
         self._rating_lock = threading.Lock()
 
@@ -337,8 +338,7 @@ class ChatController:
         ``_rating_lock`` across this check and the write.
         """
         hidden = gr.update(visible=False)
-        with self._busy_lock:
-            last = self._last_rating.get(key)
+        last = self._last_rating.get(key)  # only read and written under _rating_lock
         if key[0] and last is not None and time.monotonic() - last[1] < DUPLICATE_RATING_S:
             return last[0], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
         try:
@@ -352,10 +352,9 @@ class ChatController:
                 "✘ " + t("feedback_unwritable", ui_lang, path=str(feedback_path()), err=exc.strerror or exc),
                 hidden,
             )
-        with self._busy_lock:
-            if len(self._last_rating) > 10_000:
-                self._last_rating.clear()
-            self._last_rating[key] = (rec["id"], time.monotonic())
+        if len(self._last_rating) > 10_000:
+            self._last_rating.clear()
+        self._last_rating[key] = (rec["id"], time.monotonic())
         return rec["id"], "✔ " + t("feedback_thanks", ui_lang), gr.update(visible=True)
 
     def on_reason(self, feedback_id: str | None, reason: str, ui_lang: Lang) -> tuple[str, str]:
