@@ -624,6 +624,17 @@ def card_cause(card: Card, lang: Lang) -> str:
     return _after_colon(_title(card, lang))
 
 
+def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
+    """A diagnosis whose message reports a remedy tried for memory that cannot work ("gradient_accumulation_steps 已经
+    调到2，还是OOM", "I already use 4 GPUs and still OOM"): why it did not help opens the answer, with the card's
+    correction (what to change instead), not "no known cause". None when the top card is not that belief's card."""
+    rule = next((m for m in r.misconceptions[:2] if m.card_id == card.id and m.key in _CAUSE_BELIEFS), None)
+    if rule is None or not card.misconceptions or not (rule.key in r.held or _belief_only_reported(r)):
+        return None
+    fix = card.misconceptions[0]
+    return f"**{t('tried_remedy', r.lang)}** {fix.correction_zh if r.lang == 'zh' else fix.correction_en}"
+
+
 def _card_cause_verdict(card: Card, lang: Lang) -> str:
     """A diagnosis from a retrieved card alone: its cause when the title names one, never the title of a topic
     as if it were a cause; otherwise what the card says that bears on it, and what to paste to narrow it down."""
@@ -1079,6 +1090,8 @@ def verdict(r: Results) -> str:
     if r.cards:
         card = r.cards[0]
         if r.act == "diagnose":
+            if (tried := _tried_remedy_verdict(r, card)) is not None:
+                return tried
             if opens_with_usual_causes(r):
                 return _usual_causes_verdict(r)
             return _card_cause_verdict(card, lang)

@@ -95,6 +95,16 @@ class MisconceptionRule:
         return _MATCHERS[self.key](text)
 
 
+# GA set to a value to get out of an OOM that stayed: "gradient_accumulation_steps 已经调到2，还是OOM", "a smaller
+# gradient_accumulate_step=5 仍然会有OOM", "per_device_gradient_accumulation_steps=2 … but it still gives … OOM": the run
+# presupposes that GA moves the peak.
+_GA_SET_STILL_OOM = (
+    GA
+    + r"[^。.!?？！\n]{0,25}?(?:调到|改到|改成|改为|设为|设成|设置为|设到|降到|\bset (?:it )?to|\bchanged? (?:it )?to|\bto\b|=)\s*\d+"
+    r"[^。!?？！\n]{0,60}?(?:还是|仍然|依然|仍|\bstill\b)[^。!?？！\n]{0,40}?"
+    r"(?:oom|out of memory|爆显存|显存不足|显存不够|memory)"
+)
+
 _MATCHERS = {
     # GA + memory + "more/increase/affect" near GA: "GA 增大会增大显存吗", "does GA affect memory" — not every
     # question that names GA and memory ("bs=2 ga 4，显存够吗？" asks whether it fits).
@@ -108,10 +118,13 @@ _MATCHERS = {
     "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
     "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
     "lower_ga_saves_memory": lambda t: (
-        # a saving of memory, not any "reduce" ("gradient accumulation can reduce the number of backward ops")
-        _has(GA, t)
-        and _has(MEM + r"|省|节省|节约|save\w*", t)
-        and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
+        (
+            # a saving of memory, not any "reduce" ("gradient accumulation can reduce the number of backward ops")
+            _has(GA, t)
+            and _has(MEM + r"|省|节省|节约|save\w*", t)
+            and _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
+        )
+        or _has(_GA_SET_STILL_OOM, t)
     ),
     "mixed_precision_halves": lambda t: (
         _has(PREC, t) and (_has(MEM, t) and _has(HALF, t) or _precision_left_memory_unchanged(t))

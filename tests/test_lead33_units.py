@@ -90,3 +90,35 @@ def test_a_command_in_an_inline_code_span_ends_at_its_closing_backtick(bot_witho
     assert ("command", "deepspeed --num_gpus 4 train.py --deepspeed ds.json") in kinds
     assert kinds[-1] == ("prose", "`: how much memory per GPU?")
     assert bot_without_retrieval.ask(text).text.startswith("**It does not fit at any ZeRO stage")
+
+
+def test_accumulation_set_to_a_value_while_the_oom_stays_presupposes_ga_moves_the_peak() -> None:
+    from rag.intents import RULES
+
+    rule = next(r for r in RULES if r.key == "lower_ga_saves_memory")
+    for text in (
+        "梯度累积已经改成4了，还是爆显存",
+        "gradient_accumulation_steps 设为 1 之后依然显存不足",
+        "I set gradient_accumulation_steps to 1 and it still runs out of memory",
+        "grad_accum=2 but I still get CUDA OOM",
+    ):
+        assert rule.matches(text), text
+    for text in (
+        "gradient_accumulation_steps=8, per_device_train_batch_size=4, training is fine",
+        "gradient_accumulation_steps=8 and the loss still goes up",
+        "梯度累积设为8，显存占用 20G",
+    ):
+        assert not rule.matches(text), text
+
+
+def test_a_remedy_tried_that_cannot_work_opens_the_diagnosis(bot_without_retrieval: Any) -> None:
+    # What the user already tried is why the OOM stayed: the answer says so first, and what to change instead.
+    ans = bot_without_retrieval.ask(
+        "Llama-2-7b LoRA on one RTX 3090. I set gradient_accumulation_steps to 1 and it still runs out of memory. "
+        "What else can I do?"
+    )
+    assert ans.sources[0].card_id == "myth-lower-ga-saves-memory"
+    assert ans.text.startswith("**What you tried does not lower memory the way you expected:**")
+    assert "micro batch" in ans.first_screen
+    zh = bot_without_retrieval.ask("qwen 7b 全参微调，4张 A100，梯度累积已经改成4了，还是爆显存，怎么办")
+    assert zh.text.startswith("**你试过的这一项不会像预期那样降低显存：**")

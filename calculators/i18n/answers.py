@@ -73,6 +73,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     # verdict openers by act
     "likely_cause": {"zh": "最可能的原因：{title}。", "en": "Most likely cause: {title}."},
     "expected_because": {"zh": "是的，这是预期的：{why}。", "en": "Yes, this is expected: {why}."},
+    "tried_remedy": {
+        "zh": "你试过的这一项不会像预期那样降低显存：",
+        "en": "What you tried does not lower memory the way you expected:",
+    },
     "known_related": {
         "zh": "知识库里没有能直接对上的已知原因。最相关的已知事实：",
         "en": "No known cause in the knowledge base matches this directly. The closest known fact:",
