@@ -45,7 +45,7 @@ from .intents import (
 )
 from .opening import AskedQuestion, lead_answers, read_asked
 from .parts import Part, prose_of, retrieval_query, split_message
-from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, names_deepspeed, plan_calls
+from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, names_deepspeed, plan_calls, rl_stage_named
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
 from .step_counts import read_step_counts
 
@@ -232,6 +232,7 @@ class Assistant:
             reported_oom=reported_oom,
             step_counts=read_step_counts(text),
             deepspeed=names_deepspeed(text),
+            rl_stage=rl_stage_named(text),
         )
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)

@@ -399,6 +399,14 @@ def _memory_verdict(r: Results) -> str:
         )
         cap = gib(res["gpu_capacity"], lang)
         return "**" + t("fits_but_oom", lang, total=total, gpu=gpu, cap=cap) + "** " + why
+    if res["fits"] and r.plan.rl_stage:
+        # PPO / DPO / GRPO hold more models than the one estimated: "it fits" would promise what was not computed.
+        stage = r.plan.rl_stage.upper()
+        return (
+            "**"
+            + t("fits_trained_only", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), stage=stage)
+            + "**"
+        )
     if res["fits"]:
         return (
             "**"

@@ -75,6 +75,8 @@ class Plan:
     #: The run uses DeepSpeed on several GPUs and its ZeRO stage is not shown: the verdict depends on it, and the
     #: ``zero_sweep`` call holds every stage.
     zero_stage_unknown: bool = False
+    #: The RL / preference stage the run is (ppo, dpo, grpo): the estimate counts the trained model only.
+    rl_stage: str | None = None
 
     def assume(self, key: str, zh: str, en: str) -> None:
         if all(a.zh != zh for a in self.assumptions):
@@ -397,6 +399,40 @@ def names_deepspeed(text: str) -> bool:
     return bool(_DEEPSPEED.search(text))
 
 
+#: RL / preference stages whose run holds models beside the one trained, and what the one-model estimate leaves out
+#: (cards ppo-four-models-memory, dpo-reference-model-memory-bytes, grpo-vllm-colocate-memory and their sources).
+_OTHER_MODELS: dict[str, tuple[str, str]] = {
+    "ppo": (
+        "PPO 还有参考、奖励和价值（critic）模型，这里只算了策略模型",
+        "PPO also holds reference, reward and value (critic) models: only the policy is counted here",
+    ),
+    "dpo": (
+        "DPO/KTO 的参考模型没有计入（全量微调时多一份 16 位权重，TRL 仅在 ZeRO-3 下切分它；LoRA 时不另占）",
+        "DPO/KTO's reference model is not counted (a full fine-tune adds a 16-bit copy of the weights, sharded by TRL "
+        "only under ZeRO-3; none with LoRA)",
+    ),
+    "grpo": (
+        "GRPO 的参考模型（beta>0 时）和生成显存（vLLM 共置时先占 gpu_memory_utilization 的比例）没有计入",
+        "GRPO's reference model (beta > 0) and generation memory (colocated vLLM takes its gpu_memory_utilization "
+        "share first) are not counted",
+    ),
+}
+
+
+#: How a message names the stage it runs (ASCII boundaries: "用ppo训练"; TRL's trainer classes; LLaMA-Factory's
+#: `--stage ppo` and old `train_ppo.py`). Only the names: "chosen/rejected" or "reward" alone do not make a run RL.
+_RL_NAMED = (
+    ("ppo", re.compile(r"(?<![A-Za-z])(?:ppo|rlhf)(?:_?trainer)?(?![A-Za-z])", re.I)),
+    ("grpo", re.compile(r"(?<![A-Za-z])grpo(?:_?trainer)?(?![A-Za-z])", re.I)),
+    ("dpo", re.compile(r"(?<![A-Za-z])(?:dpo|kto)(?:_?trainer)?(?![A-Za-z])", re.I)),
+)
+
+
+def rl_stage_named(text: str) -> str | None:
+    """The RL / preference stage the message names first in this order (PPO, GRPO, DPO/KTO), or None."""
+    return next((stage for stage, pattern in _RL_NAMED if pattern.search(text)), None)
+
+
 def plan_calls(
     setup: Setup,
     act: Act,
@@ -407,13 +443,15 @@ def plan_calls(
     reported_oom: bool = False,
     step_counts: StepCounts | None = None,
     deepspeed: bool = False,
+    rl_stage: str | None = None,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
     in the prose or only in a pasted error, and the estimate for the stated setup is then the first thing to check;
     ``step_counts``: samples, epochs and the step count the run showed, read from the whole message, so a step count
     the user reports is checked against the arithmetic on their numbers; ``deepspeed``: the message runs DeepSpeed,
-    so a multi-GPU estimate without its ZeRO stage shows every stage instead of assuming none)."""
+    so a multi-GPU estimate without its ZeRO stage shows every stage instead of assuming none; ``rl_stage``: the
+    RL / preference stage the message runs (ppo, dpo, grpo), whose other models the one-model estimate leaves out)."""
     plan = Plan()
     keys = {m.key for m in misconceptions}
     s = setup.known()
@@ -512,6 +550,9 @@ def plan_calls(
         and cfg.get("world_size", 1) > 1
         and cfg.get("pipeline_parallel_size", 1) == 1
     )
+    if rl_stage in _OTHER_MODELS and not plan.example:
+        plan.rl_stage = rl_stage
+        plan.assume("rl_stage", *_OTHER_MODELS[rl_stage])
     if stage_unknown:
         plan.zero_stage_unknown = True
         plan.assume(

@@ -122,3 +122,24 @@ def test_a_remedy_tried_that_cannot_work_opens_the_diagnosis(bot_without_retriev
     assert "micro batch" in ans.first_screen
     zh = bot_without_retrieval.ask("qwen 7b 全参微调，4张 A100，梯度累积已经改成4了，还是爆显存，怎么办")
     assert zh.text.startswith("**你试过的这一项不会像预期那样降低显存：**")
+
+
+def test_an_rl_stage_is_named_by_its_own_names_only() -> None:
+    from rag.planner import rl_stage_named
+
+    assert rl_stage_named("用ppo训练 baichuan-7B") == "ppo"
+    assert rl_stage_named("trainer = DPOTrainer(model, ref_model=None, args=args)") == "dpo"
+    assert rl_stage_named("llamafactory-cli train --stage kto --do_train") == "dpo"
+    assert rl_stage_named("GRPO with vLLM colocate on 8 H100") == "grpo"
+    assert rl_stage_named("SFT on chosen responses only, my preference is bf16") is None
+    assert rl_stage_named("we are opposed to a larger GA") is None
+    assert rl_stage_named("PPOConfig(ppo_epochs=4)") == "ppo"
+
+
+def test_an_rl_run_is_not_told_it_fits_on_the_trained_model_alone(bot_without_retrieval: Any) -> None:
+    # PPO keeps a reference, a reward and a critic beside the policy: "it fits" would promise what was not computed.
+    ans = bot_without_retrieval.ask("LoRA PPO of Llama-2-7b on 4 A100 80GB with OpenRLHF: how much memory per GPU?")
+    assert ans.text.startswith("**The trained model alone takes about")
+    assert "PPO also holds reference, reward and value (critic) models" in ans.first_screen
+    sft = bot_without_retrieval.ask("LoRA SFT of Llama-2-7b on 4 A100 80GB: how much memory per GPU?")
+    assert sft.text.startswith("**It fits")

@@ -170,6 +170,11 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "能放下：每卡约 {total}，{gpu} 有 {cap}；按这些设置最大 micro batch = {mm}。",
         "en": "It fits: about {total} per GPU on {gpu} with {cap}; the largest micro batch with these settings is {mm}.",
     },
+    "fits_trained_only": {
+        "zh": "只算被训练的模型，每卡约 {total}，{gpu} 有 {cap}；{stage} 的其他模型还要另加，能否放下取决于它们放在哪几张卡上。",
+        "en": "The trained model alone takes about {total} per GPU of the {cap} on {gpu}; {stage}'s other models come on "
+        "top, so whether it fits depends on which GPUs they share.",
+    },
     "fits_but_oom": {
         "zh": "按这些设置估算每卡约 {total}，{gpu} 有 {cap}，应能放下；你却遇到了 OOM，说明实际占用比这里算的大。",
         "en": "By these settings it needs about {total} per GPU and {gpu} has {cap}, so it should fit; you hit an OOM, so the run uses more than this.",
