@@ -363,13 +363,7 @@ def _zero_stage_verdict(r: Results, res: dict[str, Any], gpu: str) -> str | None
         tail = t("zero_fits_from_but_oom" if r.reported_oom else "zero_fits_from", lang, stage=first)
         return "**" + t("zero_stage_unknown", lang, totals=totals, gpu=gpu, cap=cap, tail=tail) + "**"
     text = "**" + t("zero_fits_none", lang, totals=totals, gpu=gpu, cap=cap) + "**"
-    fits = [(what, call.result) for what, call in r.nearest_fits if call.result]
-    if not fits:
-        return text
-    options = t("clause_sep", lang).join(
-        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
-    )
-    return t("then", lang, a=text, b=t("nearest_fits", lang, options=options))
+    return _then_nearest(r, text) if r.nearest_fits else text
 
 
 def _memory_verdict(r: Results) -> str:
@@ -431,15 +425,22 @@ def _memory_verdict(r: Results) -> str:
         )
         + "**"
     )
+    if any(call.result for _, call in r.nearest_fits) and (
+        res.get("max_micro_batch") == 0 and main.arguments.get("train_micro_batch_size_per_gpu", 1) > 1
+    ):
+        text = t("then", lang, a=text, b=t("micro1_no_fit", lang))
+    return _then_nearest(r, text)
+
+
+def _then_nearest(r: Results, text: str) -> str:
+    """A does-not-fit verdict, then the two nearest settings that fit (or that none does)."""
     fits = [(what, call.result) for what, call in r.nearest_fits if call.result]
     if not fits:
-        return t("then", lang, a=text, b=t("nothing_fits", lang))
-    if res.get("max_micro_batch") == 0 and main.arguments.get("train_micro_batch_size_per_gpu", 1) > 1:
-        text = t("then", lang, a=text, b=t("micro1_no_fit", lang))
-    options = t("clause_sep", lang).join(
-        t("nearest_option", lang, what=what, total=gib(fit["total_per_gpu"], lang)) for what, fit in fits[:2]
+        return t("then", r.lang, a=text, b=t("nothing_fits", r.lang))
+    options = t("clause_sep", r.lang).join(
+        t("nearest_option", r.lang, what=what, total=gib(fit["total_per_gpu"], r.lang)) for what, fit in fits[:2]
     )
-    return t("then", lang, a=text, b=t("nearest_fits", lang, options=options))
+    return t("then", r.lang, a=text, b=t("nearest_fits", r.lang, options=options))
 
 
 def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
