@@ -266,7 +266,7 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
-    r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
+    r"[ah]-?100s?|[ah]800|h200|h20|v-?100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
     r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
@@ -432,6 +432,7 @@ def _count_at_mention(text: str, m: re.Match[str]) -> int:
 def _gpu_preset(name: str, capacity: float | None) -> str | None:
     """The preset a GPU name means; with a capacity, the preset variant of that size, or None when none has it."""
     name = re.sub(r"(?<=\d)s$", "", name.strip())  # "A100s", "RTX-3090s"
+    name = re.sub(r"(?<=^[AHVahv])-(?=\d)", "", name)  # "A-100", "V-100"
     for pattern, preset in _GPU_PATTERNS:
         if pattern.search(name):
             if capacity is None or abs(GPU_PRESETS[preset].memory_gib - capacity) <= 0.08 * capacity:
@@ -592,12 +593,25 @@ _LR = re.compile(
     r"(\d+(?:\.\d+)?(?:e-?\d+)?)",
     re.I,
 )
+# A GPU as a count's noun: its vendor words, then a model ("NVIDIA RTX A6000", "A-100", "Tesla V100s", "4090D").
+_GPU_BRAND = r"(?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
+_GPU_MODEL = (
+    r"(?:(?:rtx|gtx)[\s-]*)?(?:[ahvplk]-?\d{2,3}[gs]?|[tlp]4|[ah]800s?|h20s?|a\d{4}s?|mi\d{2,3}x?|910b\d?|"
+    r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?s?)(?![A-Za-z0-9])"
+)
+# A card's size between the count and the noun: "4张24GB显存的4090", "5个24G的P4090", "2 16G A4000".
+_COUNT_MEM = r"\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*"
+_COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
     + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
-    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[234]0[6-9]0|[ahv]100|[ah]800|h200|a10|l40s)",
+    # the noun: "卡", "GPUs", a GPU's name with its vendor words ("8 NVIDIA RTX A6000 GPUs", "8 A-100"); after a card's
+    # size any model-like word ("5个24G的P4090": the size makes it a card)
+    r"(?:(?:" + _COUNT_MEM + r")?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|" + _GPU_BRAND + _GPU_MODEL + r")|"
+    + _COUNT_MEM
+    + r"[A-Za-z]{0,2}\d{2,4}[A-Za-z]{0,2}(?![A-Za-z0-9]))",
     re.I,
 )
 _EN_NUM = {
@@ -1236,6 +1250,13 @@ def _gpu(text: str, slots: Slots) -> None:
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
                 break
+    if slots.gpu_memory_gb is None:
+        # "5个24G的P4090", "2 16G A4000": the size written between a count and its card is one card's
+        for m in _GPUS.finditer(text):
+            size = _COUNT_SIZE.search(m.group(0), len(m.group(1)))
+            if size and float(size.group(1)) in _CARD_SIZES and not _quoted(text, m.start()):
+                slots.gpu_memory_gb = float(size.group(1))
+                break
 
 
 def _count_elsewhere(text: str, n: int, span: tuple[int, int]) -> bool:
@@ -1395,12 +1416,21 @@ _GPU_CHANGE = re.compile(
 )
 # "1 8xH100 node": nodes, then GPUs per node.
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
-# "3*8*A100 (40G)", "2x8xH100", "4 × 8 × A800": nodes × GPUs per node × the GPU, written as one product.
+# "3*8*A100 (40G)", "2x8xH100", "4 × 8 × A800", "2*8 v100", "2x8 GPUs", "2*8卡": nodes × GPUs per node × the GPU,
+# written as one product (not a factor of a batch formula, "bs 2*8 GPUs = 16", see _nodes_times_gpus).
 _NODES_TIMES_GPUS = re.compile(
-    r"(?<![\w.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})\s*\\?[x×*]\s*(?:nvidia\s*)?(?:rtx\s*)?"  # "3\*8*A100": Markdown-escaped
-    r"(?:[ahvlt]\d{2,3}|h20|[34]090|a[456]000|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))",
+    r"(?<![\w.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})(?:\s*\\?[x×*]\s*|\s*)"  # "3\*8*A100": Markdown-escaped
+    r"(?:" + _GPU_BRAND + _GPU_MODEL + r"|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|显?卡)(?!\s*[*x×=])",
     re.I,
 )
+_FORMULA_BEFORE = re.compile(r"(?:batch|bs|size|accum\w*|ga|steps?)\s*[:=]?\s*$|[*×=]\s*$", re.I)
+
+
+def _nodes_times_gpus(text: str) -> re.Match[str] | None:
+    return next(
+        (m for m in _NODES_TIMES_GPUS.finditer(text) if not _FORMULA_BEFORE.search(text[max(0, m.start() - 16) : m.start()])),
+        None,
+    )
 # "单机16卡*32G显存 * 4机", "每台8卡 x 2台": the GPUs of one node, then times the nodes.
 _PER_NODE_TIMES_NODES = re.compile(
     r"(?:单机|单台|单节点|每台(?:机器)?|每机|每个?节点)\s*(\d{1,2})\s*(?:张|块)?\s*(?:[A-Za-z]{0,4}\d{0,4}\s*)?(?:卡|显卡|gpus?)"
@@ -1720,7 +1750,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
     if m := _PER_NODE_TIMES_NODES.search(text):
         slots.num_nodes, slots.world_size = int(m.group(2)), int(m.group(1)) * int(m.group(2))
-    elif m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
+    elif m := _NODES_OF_GPUS.search(text) or _nodes_times_gpus(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
     elif (m := _PRODUCT_COUNT.search(text)) and (
         m.group(3) is None or int(m.group(3)) == int(m.group(1)) * int(m.group(2))
@@ -2523,8 +2553,9 @@ def _assignments(text: str, slots: Slots) -> None:
         setattr(slots, key, value)
         if key == "world_size" and {"per", "node"} <= set(_key_words(m.group(1))):
             per_node_key = True
-    # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total.
-    if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1 and "num_nodes" in seen:
+    # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total;
+    # so is `GPUS_PER_NODE=8` under "2台8卡" (nodes read from the sentences, `NNODES` left to a variable).
+    if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1:
         slots.world_size *= slots.num_nodes
 
 
