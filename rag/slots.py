@@ -624,20 +624,25 @@ _GPU_MODEL = (
 _COUNT_MEM = r"\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*"
 _COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
 _GPUS = re.compile(
-    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
     + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
     # the noun: "卡", "GPUs", a GPU's name with its vendor words ("8 NVIDIA RTX A6000 GPUs", "8 A-100"); after a card's
     # size any model-like word ("5个24G的P4090": the size makes it a card)
+    # ("8 nvidia GPUs with 40GB memory each": vendor words before the noun; "两个16G显存": cards counted by their memory)
     r"(?:(?:"
     + _COUNT_MEM
-    + r")?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|"
+    + r")?(?:"
+    + _GPU_BRAND
+    + r"(?:"
+    + _GPU_MODEL
+    + r"\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))|"
     + _GPU_BRAND
     + _GPU_MODEL
     + r")|"
     + _COUNT_MEM
-    + r"[A-Za-z]{0,2}\d{2,4}[A-Za-z]{0,2}(?![A-Za-z0-9]))",
+    + r"(?:[A-Za-z]{0,2}\d{2,4}[A-Za-z]{0,2}(?![A-Za-z0-9])|(?<=显存)))",
     re.I,
 )
 _EN_NUM = {
@@ -1446,7 +1451,7 @@ _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]
 # "3*8*A100 (40G)", "2x8xH100", "4 × 8 × A800", "2*8 v100", "2x8 GPUs", "2*8卡": nodes × GPUs per node × the GPU,
 # written as one product (not a factor of a batch formula, "bs 2*8 GPUs = 16", see _nodes_times_gpus).
 _NODES_TIMES_GPUS = re.compile(
-    r"(?<![\w.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})(?:\s*\\?[x×*]\s*|\s*)"  # "3\*8*A100": Markdown-escaped
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})(?:\s*\\?[x×*]\s*|\s*)"  # "3\*8*A100": Markdown-escaped
     r"(?:" + _GPU_BRAND + _GPU_MODEL + r"|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|显?卡)(?!\s*[*x×=])",
     re.I,
 )
@@ -1498,7 +1503,8 @@ _COUNT_BEFORE = re.compile(
     re.I,
 )
 _COUNT_AFTER = re.compile(
-    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
+    # ("3090显卡x2", "A40（46G，4张）": the noun, or the size and a comma, between the card and its count)
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*[)）,，]?\s*)?(?:(?:gpus?|显卡|cards?)\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
     # "A100两张", "3090 4块": the Chinese count after the card
     r"(?:显卡|卡)?\s*(\d{1,2}|[一两二三四五六七八九十])\s*(?:张|块))",
     re.I,
