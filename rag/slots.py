@@ -468,7 +468,7 @@ _GPU_MEM = re.compile(
     + _GB
     + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
-    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*"
+    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡(?:大小|显存|内存)?)\s*"
     r"(?:只有|是|为|有|:|：|=|of)?\s*"
     + _GB
     + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
@@ -504,16 +504,22 @@ _GPU_MEM_EACH = re.compile(
 # ("用了30多G": "多" after the number, more than it)
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
+    # ("突然增到60GB+", "逐渐增加到20G左右", "飙升到37GiB": grown to)
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used(?:\s+(?:is|was|are|were))?|shows?|showing|"
     # "after backward pass happens it's at 61 GB": a reading at a point of the run
     r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
+    # "the GPU memory is still 9G": a reading that did not move; "bumps from ~22000MB to ~44000MB": the one it reached
+    r"\bmemory (?:is|was|stays?|stayed|remains?|remained) still|"
+    r"\bfrom\s*~?\s*\d+(?:\.\d+)?\s*(?:mb|mib|gb|gib|g)?\s+to|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
     r"peak (?:gpu )?mem(?:ory)?(?: usage)?(?: is| was| of|:)?|max(?:imum)? memory allocated(?: is| was|:)?|"
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
-    r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
+    # ("the mem-usage of GPU is around 34G", "the memory usage of per GPU is about 8.4 GB")
+    r"(?:gpu\s+)?mem(?:ory)?[-_\s]usage(?:\s+(?:per|of|of each|on each|of per|on)\s+(?:the\s+)?(?:gpu|card|device)s?)?"
+    r"\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
     # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
     + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"

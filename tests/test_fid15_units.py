@@ -205,3 +205,35 @@ def test_more_ways_to_count_cards(text: str, world: int) -> None:
 def test_numbers_after_a_colon_without_a_card_are_no_count() -> None:
     assert _prose("batch：8，epoch：2，lr：1e-4").world_size is None
     assert _prose("model: llama 7b, steps: 8 x 100").world_size is None
+
+
+# ---- observed memory: usage phrases, growth verbs, a reading that did not move ---------------------------------------
+@pytest.mark.parametrize(
+    ("text", "gb"),
+    [
+        ("训练时显存占用8G，到了保存时突然增到30GB+", 30.0),
+        ("显存会慢慢增加到18G左右", 18.0),
+        ("显存一下飙升到70GiB", 70.0),
+        ("the mem-usage of GPU is around 21G", 21.0),
+        ("the memory usage of each GPU is about 6.5 GB.", 6.5),
+        ("I doubled the batch but the GPU memory is still 12G?", 12.0),
+        ("the memory jumps from ~10000MB to ~20480MB", 20.0),
+    ],
+)
+def test_observed_memory_phrasings(text: str, gb: float) -> None:
+    s = _prose(text)
+    assert s.observed_memory_gb == pytest.approx(gb, rel=0.01) and s.gpu_memory_gb is None
+
+
+@pytest.mark.parametrize(
+    ("text", "gb"),
+    [("但是显卡只有12G，没法跑", 12.0), ("on a single GPU(11GB) without DDP", 11.0), ("显卡为 24G", 24.0)],
+)
+def test_capacity_phrasings(text: str, gb: float) -> None:
+    s = _prose(text)
+    assert s.gpu_memory_gb == gb and s.observed_memory_gb is None
+
+
+def test_a_capacity_is_no_reading_and_a_change_of_other_settings_is_no_memory() -> None:
+    assert _prose("my GPU memory is 24GB").observed_memory_gb is None
+    assert _prose("I changed the learning rate from 1e-4 to 2e-4").observed_memory_gb is None
