@@ -530,6 +530,9 @@ _OBSERVED = re.compile(
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
+    # "I get 33300-33700 MiB GPU VRAM used per GPU": an amount in MB, then that it is in use
+    r"(?<![\d.])(\d{4,6})(?:\s*[-~]\s*(\d{4,6}))?\s*(?:MB|MiB)\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory)?\s*"
+    r"(?:already allocated|allocated|reserved|in use|used)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
     r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)|"
     # a step-by-step trace of memory: "load_model(67g)-->梯度累计（100G）>trainer.train(OOM)", "init (20GB) -> step (75GB)"
@@ -541,7 +544,11 @@ _OBSERVED = re.compile(
 def _observed_gb(m: re.Match[str]) -> float:
     """The amount an observation names; the top of a range ("占35-39G" → 39); MB in GB."""
     gb = max(float(g) for g in m.groups() if g is not None)
-    return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
+    in_mb = m.group(0).lower().endswith(("mb", "mib")) or _MB_AMOUNT.match(m.group(0))
+    return round(gb / 1024, 2) if in_mb else gb
+
+
+_MB_AMOUNT = re.compile(r"\d{4,6}(?:\s*[-~]\s*\d{4,6})?\s*(?:MB|MiB)\b", re.I)
 
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".

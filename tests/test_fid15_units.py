@@ -218,6 +218,8 @@ def test_numbers_after_a_colon_without_a_card_are_no_count() -> None:
         ("the memory usage of each GPU is about 6.5 GB.", 6.5),
         ("I doubled the batch but the GPU memory is still 12G?", 12.0),
         ("the memory jumps from ~10000MB to ~20480MB", 20.0),
+        ("with 2 GPUs I get 20480-21504 MiB GPU VRAM used per GPU", 21.0),
+        ("12288MB in use", 12.0),
     ],
 )
 def test_observed_memory_phrasings(text: str, gb: float) -> None:
