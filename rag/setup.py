@@ -707,6 +707,7 @@ _CAPABILITY = re.compile(
     r"\bcan (?:fine-?tune|train|run)\b",
     re.I,
 )
+_OWN_ESTIMATE = re.compile(r"估计|估算|计算|算下来|\bestimat\w*|\bcalculat\w*", re.I)
 # "默认deepspeed的配置使用的是stage2吗？", "is the default stage 2?": a question about a default, not the run's value.
 _DEFAULT_ASKED = re.compile(
     r"默认[^。？?！!\n，,]{0,20}(?:是|用的是|使用的是|为)\s*[^。？?！!\n，,]{1,15}吗\s*[？?]|"
@@ -738,8 +739,10 @@ def own_prose(prose: str) -> str:
         while doc := _DOC_CLAIM.search(sentence, pos):
             clause_end = re.search(r"[，,;；]|$", sentence[doc.end() :])
             cut = doc.end() + (clause_end.start() if clause_end else len(sentence))
-            if not _CAPABILITY.search(sentence, doc.end(), cut):
-                pos = doc.end()  # "论文里提到的batch_size=19200": a value the user asks about, kept
+            if not _CAPABILITY.search(sentence, doc.end(), cut) or _OWN_ESTIMATE.search(sentence, doc.end(), cut):
+                # "论文里提到的batch_size=19200": a value the user asks about, kept; "根据文档估计的显卡资源70B模型大概需要
+                # 600G": the user's own estimate for their run, made with the document's rule
+                pos = doc.end()
                 continue
             sentence = sentence[: doc.start()] + " " + sentence[cut:]
         if m := _HEARSAY.search(sentence):

@@ -523,10 +523,12 @@ _OBSERVED = re.compile(
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
     # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
     + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"
-    # "the memory used is 4*16GB": the cards times what each one uses
-    + r"(?:\d{1,2}\s*[*x×]\s*)?"
     + _USE_GB
     + ")|"
+    # "the memory used is 4*16GB": the cards times what each one uses ("使用4*32g的单机多卡" is the cards' size)
+    + r"\bmemory\s+used\s+(?:is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?\d{1,2}\s*[*x×]\s*"
+    + _USE_GB
+    + "|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"

@@ -239,3 +239,15 @@ def test_capacity_phrasings(text: str, gb: float) -> None:
 def test_a_capacity_is_no_reading_and_a_change_of_other_settings_is_no_memory() -> None:
     assert _prose("my GPU memory is 24GB").observed_memory_gb is None
     assert _prose("I changed the learning rate from 1e-4 to 2e-4").observed_memory_gb is None
+
+
+def test_cards_times_their_size_after_use_is_the_capacity() -> None:
+    s = _prose("使用2*24g的单机多卡微调直接oom")
+    assert s.gpu_memory_gb == 24.0 and s.observed_memory_gb is None
+
+
+def test_a_documents_rule_the_user_estimates_with_keeps_the_size() -> None:
+    setup = _setup(
+        "根据文档估计的显卡资源34B 模型大概需要300G，目前已经使用了双机 A100 80G总共16卡，但是每张卡仍然会OOM"
+    )
+    assert setup.get("num_params") == 34e9
