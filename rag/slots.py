@@ -2908,6 +2908,17 @@ _NAMED_FACTORS = re.compile(
 _FORMULA_BATCH = re.compile(r"^(?:\w*batch\w*|bs|mbs|micro\w*|bsz)$", re.I)
 
 
+def _factor_key(name: str) -> str:
+    """The setup key a factor of a batch formula names ("" for none)."""
+    if _FORMULA_GA.match(name):
+        return "gradient_accumulation_steps"
+    if _FORMULA_DEVICES.match(name):
+        return "world_size"
+    if _FORMULA_BATCH.match(name) or _FORMULA_PER_DEVICE.match(name):
+        return "train_micro_batch_size_per_gpu"
+    return ""
+
+
 def _named_factors(text: str, slots: Slots) -> bool:
     """Binds each named factor to its number; whether a formula was read."""
     for m in _NAMED_FACTORS.finditer(text):
@@ -2915,17 +2926,8 @@ def _named_factors(text: str, slots: Slots) -> bool:
         nums = [int(n) for n in re.split(r"\s*[*×x]\s*", m.group(2).strip())]
         if len(names) != len(nums) or _quoted(text, m.start()):
             continue
-        keys = [
-            "gradient_accumulation_steps"
-            if _FORMULA_GA.match(n)
-            else "world_size"
-            if _FORMULA_DEVICES.match(n)
-            else "train_micro_batch_size_per_gpu"
-            if _FORMULA_BATCH.match(n) or _FORMULA_PER_DEVICE.match(n)
-            else None
-            for n in names
-        ]
-        if None in keys or len(set(keys)) != len(keys) or "gradient_accumulation_steps" not in keys:
+        keys = [_factor_key(n) for n in names]
+        if "" in keys or len(set(keys)) != len(keys) or "gradient_accumulation_steps" not in keys:
             continue  # every factor one setting, the accumulation steps among them: a batch formula
         product = math.prod(nums)
         if m.group(3) is not None and int(m.group(3)) != product:
