@@ -373,7 +373,7 @@ def _reconcile_per_node(setup: Setup) -> None:
 #: length in the prose is usually the data's ("每个长度在3000tokens左右" next to `cutoff_len: 4096`), a method the model
 #: it starts from ("其中sft model是full parameter" next to `finetuning_type: lora`), a precision the one tried before or
 #: asked about ("是否用fp16感觉没咋影响" next to `--fp32`, "设置bf16: true 报错 … 设置fp16: true，<command> --fp16 True").
-_RUN_SETTINGS = ("seq_len", "finetune", "precision")
+_RUN_SETTINGS = ("seq_len", "finetune", "precision", "zero_stage")
 
 
 def _run_settings_over_prose(setup: Setup) -> None:
@@ -696,13 +696,18 @@ _HEARSAY = re.compile(
 _DOC_CLAIM = re.compile(
     r"(?:里面|文档(?:里|中)?|官方|readme|论文(?:里|中)?|教程(?:里|中)?)\s*(?:有)?(?:提到|说|写着|写道)|"
     r"(?:the\s+)?(?:docs?|documentation|readme|paper|tutorial)\s+(?:says?|said|mentions?|claims?)\b|"
-    r"according to (?:the\s+)?(?:docs?|documentation|readme|paper)",
+    r"according to (?:the\s+)?(?:docs?|documentation|readme|paper|guide|best practices?)|"
+    # "[按照最佳实践](…) 20G可以微调7B模型": a guide's claim, introduced by "following / according to"
+    r"(?:按照|根据|依照)\s*\[?\s*(?:官方)?(?:的)?\s*(?:最佳实践|文档|readme|教程|说明|指南)",
     re.I,
 )
 # … when what it claims is what a setup needs or supports ("最多可以支持13B", "7B needs 80GB"), not a value asked about.
 _CAPABILITY = re.compile(
-    r"最多|至少|最少|需要|支持|足够|够用|能跑|可以跑|requires?|needs?|supports?|enough|fits?\b", re.I
+    r"最多|至少|最少|需要|支持|足够|够用|(?:能|可以)(?:跑|微调|训练)|requires?|needs?|supports?|enough|fits?\b|"
+    r"\bcan (?:fine-?tune|train|run)\b",
+    re.I,
 )
+_OWN_ESTIMATE = re.compile(r"估计|估算|计算|算下来|\bestimat\w*|\bcalculat\w*", re.I)
 # "默认deepspeed的配置使用的是stage2吗？", "is the default stage 2?": a question about a default, not the run's value.
 _DEFAULT_ASKED = re.compile(
     r"默认[^。？?！!\n，,]{0,20}(?:是|用的是|使用的是|为)\s*[^。？?！!\n，,]{1,15}吗\s*[？?]|"
@@ -734,8 +739,10 @@ def own_prose(prose: str) -> str:
         while doc := _DOC_CLAIM.search(sentence, pos):
             clause_end = re.search(r"[，,;；]|$", sentence[doc.end() :])
             cut = doc.end() + (clause_end.start() if clause_end else len(sentence))
-            if not _CAPABILITY.search(sentence, doc.end(), cut):
-                pos = doc.end()  # "论文里提到的batch_size=19200": a value the user asks about, kept
+            if not _CAPABILITY.search(sentence, doc.end(), cut) or _OWN_ESTIMATE.search(sentence, doc.end(), cut):
+                # "论文里提到的batch_size=19200": a value the user asks about, kept; "根据文档估计的显卡资源70B模型大概需要
+                # 600G": the user's own estimate for their run, made with the document's rule
+                pos = doc.end()
                 continue
             sentence = sentence[: doc.start()] + " " + sentence[cut:]
         if m := _HEARSAY.search(sentence):

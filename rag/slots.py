@@ -266,7 +266,7 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
-    r"[ah]100s?|[ah]800|h200|h20|v100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
+    r"[ah]-?100s?|[ah]800|h200|h20|v-?100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
     r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
@@ -325,7 +325,20 @@ def _quoted(text: str, pos: int, lines: bool = True) -> bool:
     if _BLOCK_QUOTE_INTRO.search(text, paragraph + 1 if paragraph >= 0 else 0, line_start):
         return True  # "the guide mentions the following:\n…16x80GB GPUs…": the lines under it are the guide's
     tick = text.rfind("`", 0, pos)
-    return tick >= 0 and text.count("`", 0, pos) % 2 == 1 and bool(_QUOTE_INTRO.search(text[max(0, tick - 30) : tick]))
+    if tick < 0 or text.count("`", 0, pos) % 2 == 0:
+        return False
+    if _QUOTE_INTRO.search(text[max(0, tick - 30) : tick]):
+        return True
+    # "from `allowing users to fine-tune … up to 20B parameters` in the README": a sentence in backticks that the words
+    # after it say is a document's
+    close = text.find("`", pos)
+    return close > 0 and len(text[tick + 1 : close].split()) >= 4 and bool(_QUOTE_SOURCE_AFTER.match(text, close + 1))
+
+
+_QUOTE_SOURCE_AFTER = re.compile(
+    r"\s*(?:in|from|of|on)\s+(?:the\s+|your\s+|their\s+)?(?:readme|docs?|documentation|paper|blog|model card|wiki)\b",
+    re.I,
+)
 
 
 def extract_gpu(text: str) -> Slots:
@@ -432,6 +445,7 @@ def _count_at_mention(text: str, m: re.Match[str]) -> int:
 def _gpu_preset(name: str, capacity: float | None) -> str | None:
     """The preset a GPU name means; with a capacity, the preset variant of that size, or None when none has it."""
     name = re.sub(r"(?<=\d)s$", "", name.strip())  # "A100s", "RTX-3090s"
+    name = re.sub(r"(?<=^[AHVahv])-(?=\d)", "", name)  # "A-100", "V-100"
     for pattern, preset in _GPU_PATTERNS:
         if pattern.search(name):
             if capacity is None or abs(GPU_PRESETS[preset].memory_gib - capacity) <= 0.08 * capacity:
@@ -454,13 +468,17 @@ _GPU_MEM = re.compile(
     + _GB
     + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
-    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡大小|显卡显存|显卡内存)\s*"
+    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡(?:大小|显存|内存)?)\s*"
     r"(?:只有|是|为|有|:|：|=|of)?\s*"
     + _GB
     + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
     # an environment report's device name with its size: "CUDA device(s): NVIDIA vGPU-32GB"
     + r"|(?<![A-Za-z])v?gpu-"
-    + _GB,
+    + _GB
+    # the size in brackets after the card: "单卡（32G）", "one GPU (24GB)"
+    + r"|(?:卡|显卡|gpus?|cards?)\s*[(（]\s*"
+    + _GB
+    + r"\s*(?:显存|vram|memory)?\s*[)）]",
     re.I,
 )
 # Cards times their size, or the size times the cards: "单机双卡 2*24GB", "4张卡，12G*4" (one card's size, whatever
@@ -486,24 +504,37 @@ _GPU_MEM_EACH = re.compile(
 # ("用了30多G": "多" after the number, more than it)
 _USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
 _OBSERVED = re.compile(
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|涨到|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
-    r"uses?|using|used|shows?|showing|"
+    # ("突然增到60GB+", "逐渐增加到20G左右", "飙升到37GiB": grown to)
+    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
+    r"uses?|using|used(?:\s+(?:is|was|are|were))?|shows?|showing|"
     # "after backward pass happens it's at 61 GB": a reading at a point of the run
     r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
+    # "the GPU memory is still 9G": a reading that did not move; "bumps from ~22000MB to ~44000MB": the one it reached
+    r"\bmemory (?:is|was|stays?|stayed|remains?|remained) still|"
+    r"\bfrom\s*~?\s*\d+(?:\.\d+)?\s*(?:mb|mib|gb|gib|g)?\s+to|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
     r"peak (?:gpu )?mem(?:ory)?(?: usage)?(?: is| was| of|:)?|max(?:imum)? memory allocated(?: is| was|:)?|"
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
-    r"(?:gpu\s+)?mem(?:ory)?\s+usage(?:\s+(?:per|of each|on each)\s+(?:gpu|card|device))?\s*(?:is|was|of|:|：)?)\s*"
+    # ("the mem-usage of GPU is around 34G", "the memory usage of per GPU is about 8.4 GB")
+    r"(?:gpu\s+)?mem(?:ory)?[-_\s]usage(?:\s+(?:per|of|of each|on each|of per|on)\s+(?:the\s+)?(?:gpu|card|device)s?)?"
+    r"\s*(?:is|was|of|:|：)?)\s*"
     r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
     # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
     + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"
     + _USE_GB
     + ")|"
+    # "the memory used is 4*16GB": the cards times what each one uses ("使用4*32g的单机多卡" is the cards' size)
+    + r"\bmemory\s+used\s+(?:is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?\d{1,2}\s*[*x×]\s*"
+    + _USE_GB
+    + "|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
     r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
+    # "I get 33300-33700 MiB GPU VRAM used per GPU": an amount in MB, then that it is in use
+    r"(?<![\d.])(\d{4,6})(?:\s*[-~]\s*(\d{4,6}))?\s*(?:MB|MiB)\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory)?\s*"
+    r"(?:already allocated|allocated|reserved|in use|used)|"
     # "显存39825MB" next to a run's settings: a measurement, in MB
     r"(?:显存|显存占用|memory usage)\s*[:：]?\s*(\d{4,6})\s*(?:MB|MiB)|"
     # a step-by-step trace of memory: "load_model(67g)-->梯度累计（100G）>trainer.train(OOM)", "init (20GB) -> step (75GB)"
@@ -515,7 +546,11 @@ _OBSERVED = re.compile(
 def _observed_gb(m: re.Match[str]) -> float:
     """The amount an observation names; the top of a range ("占35-39G" → 39); MB in GB."""
     gb = max(float(g) for g in m.groups() if g is not None)
-    return round(gb / 1024, 2) if m.group(0).lower().endswith(("mb", "mib")) else gb
+    in_mb = m.group(0).lower().endswith(("mb", "mib")) or _MB_AMOUNT.match(m.group(0))
+    return round(gb / 1024, 2) if in_mb else gb
+
+
+_MB_AMOUNT = re.compile(r"\d{4,6}(?:\s*[-~]\s*\d{4,6})?\s*(?:MB|MiB)\b", re.I)
 
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
@@ -571,8 +606,9 @@ _GA_AFTER = re.compile(
 _TRAIN_BATCH = re.compile(
     r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
     r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|总\s*(?:的)?\s*batch[-_ ]?size|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
-    # "train_batch_size(global batch size)=64": a note in brackets between the key and its value
-    + r"(?:\s*[(（][^()（）\n]{1,30}[)）])?"
+    # "train_batch_size(global batch size)=64", "Global Batch Size (per_device_train_batch_size *
+    # gradient_accumulation_steps) should be 128": a note in brackets between the key and its value
+    + r"(?:\s*[(（][^()（）\n]{1,80}[)）])?(?:\s*(?:should|would|must|will)\s+be)?"
     + SEP
     + r"(\d+)",
     re.I,
@@ -592,12 +628,36 @@ _LR = re.compile(
     r"(\d+(?:\.\d+)?(?:e-?\d+)?)",
     re.I,
 )
+# A GPU as a count's noun: its vendor words, then a model ("NVIDIA RTX A6000", "A-100", "Tesla V100s", "4090D").
+_GPU_BRAND = r"(?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
+_GPU_MODEL = (
+    r"(?:(?:rtx|gtx)[\s-]*)?(?:[ahvplk]-?\d{2,3}[gs]?|[tlp]4|[ah]800s?|h20s?|a\d{4}s?|mi\d{2,3}x?|910b\d?|"
+    r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?s?)"
+    r"(?:(?![A-Za-z0-9])|(?=\d{2,3}\s*(?:g|gb)(?![A-Za-z])))"  # "4张A10040G的卡": the size glued to the name
+)
+# A card's size between the count and the noun: "4张24GB显存的4090", "5个24G的P4090", "2 16G A4000".
+_COUNT_MEM = r"\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*"
+_COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
 _GPUS = re.compile(
-    r"(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
     + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
-    r"(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|(?:rtx\s*)?[234]0[6-9]0|[ahv]100|[ah]800|h200|a10|l40s)",
+    # the noun: "卡", "GPUs", a GPU's name with its vendor words ("8 NVIDIA RTX A6000 GPUs", "8 A-100"); after a card's
+    # size any model-like word ("5个24G的P4090": the size makes it a card)
+    # ("8 nvidia GPUs with 40GB memory each": vendor words before the noun; "两个16G显存": cards counted by their memory)
+    r"(?:(?:"
+    + _COUNT_MEM
+    + r")?(?:"
+    + _GPU_BRAND
+    + r"(?:"
+    + _GPU_MODEL
+    + r"\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))|"
+    + _GPU_BRAND
+    + _GPU_MODEL
+    + r")|"
+    + _COUNT_MEM
+    + r"(?:[A-Za-z]{0,2}\d{2,4}[A-Za-z]{0,2}(?![A-Za-z0-9])|(?<=显存)))",
     re.I,
 )
 _EN_NUM = {
@@ -696,7 +756,7 @@ _OFFLOAD_PARAM = re.compile(
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?:gth)?(?![A-Za-z])|max[-_ ]?seq(?:uence)?[-_ ]?size|"  # "训练maxlen为32768", "max length=1024"
-    r"context(?:\s*len(?:gth)?)?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
+    r"context(?:\s*(?:len(?:gth)?|size))?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
     # run_clm's `--block_size 512`, "block开到512": the training sequence length
     r"block[-_ ]?size|block(?=\s*(?:开到|开成|设为|设置为|设成|调到|改成|改为|=|:|：)))\s*(?:已经?|都|也)?"
     + SEP
@@ -1103,7 +1163,9 @@ def _model_named(text: str, slots: Slots) -> None:
         *(
             m
             for m in _PARAMS_B.finditer(text)
-            if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I) and not _DATA_AMOUNT.match(text, m.end())
+            if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I)
+            and not _DATA_AMOUNT.match(text, m.end())
+            and not _quoted(text, m.start(), lines=False)  # "`… models of up to 20B parameters` in the README"
         ),
         *_PARAMS_YI.finditer(text),
         *_PARAMS_M.finditer(text),
@@ -1235,6 +1297,13 @@ def _gpu(text: str, slots: Slots) -> None:
                 slots.gpu_memory_gb = gb
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
                     slots.gpu = _gpu_preset(slots.gpu_text or slots.gpu, gb)
+                break
+    if slots.gpu_memory_gb is None:
+        # "5个24G的P4090", "2 16G A4000": the size written between a count and its card is one card's
+        for m in _GPUS.finditer(text):
+            size = _COUNT_SIZE.search(m.group(0), len(m.group(1)))
+            if size and float(size.group(1)) in _CARD_SIZES and not _quoted(text, m.start()):
+                slots.gpu_memory_gb = float(size.group(1))
                 break
 
 
@@ -1374,11 +1443,10 @@ def _batch(text: str, slots: Slots) -> None:
     _apply_each(_BATCH_RULES, text, slots)
 
 
-# "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4".
+# "GPU num is 8", "number of GPUs: 8", "GPU数量为8", "显卡数 4", "device number = 8".
 _GPU_NUM = re.compile(
-    r"(?:gpu\s*(?:num|count|number)|num(?:ber)?\s*of\s*(?:gpus?|cards?)|(?:gpu|显卡|卡)\s*(?:数量|个数|数))"
-    + SEP
-    + r"(\d+)",
+    r"(?:(?:gpu|device)s?\s*(?:num|count|number)|num(?:ber)?\s*of\s*(?:gpus?|cards?|devices)|"
+    r"(?:gpu|显卡|卡|设备)\s*(?:数量|个数|数))" + SEP + r"(\d+)",
     re.I,
 )
 # "3 groups with 8 A100 graphics cards (total of 24 ...)", "共 16 张卡", "总共8卡": the total, whatever else was said.
@@ -1395,12 +1463,27 @@ _GPU_CHANGE = re.compile(
 )
 # "1 8xH100 node": nodes, then GPUs per node.
 _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]*\d*\s*nodes?(?![A-Za-z])", re.I)
-# "3*8*A100 (40G)", "2x8xH100", "4 × 8 × A800": nodes × GPUs per node × the GPU, written as one product.
+# "3*8*A100 (40G)", "2x8xH100", "4 × 8 × A800", "2*8 v100", "2x8 GPUs", "2*8卡": nodes × GPUs per node × the GPU,
+# written as one product (not a factor of a batch formula, "bs 2*8 GPUs = 16", see _nodes_times_gpus).
 _NODES_TIMES_GPUS = re.compile(
-    r"(?<![\w.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})\s*\\?[x×*]\s*(?:nvidia\s*)?(?:rtx\s*)?"  # "3\*8*A100": Markdown-escaped
-    r"(?:[ahvlt]\d{2,3}|h20|[34]090|a[456]000|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))",
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})(?:\s*\\?[x×*]\s*|\s*)"  # "3\*8*A100": Markdown-escaped
+    r"(?:" + _GPU_BRAND + _GPU_MODEL + r"|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|显?卡)(?!\s*[*x×=])",
     re.I,
 )
+_FORMULA_BEFORE = re.compile(r"(?:batch|bs|size|accum\w*|ga|steps?)\s*[:=]?\s*$|[*×=]\s*$", re.I)
+
+
+def _nodes_times_gpus(text: str) -> re.Match[str] | None:
+    return next(
+        (
+            m
+            for m in _NODES_TIMES_GPUS.finditer(text)
+            if not _FORMULA_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+        ),
+        None,
+    )
+
+
 # "单机16卡*32G显存 * 4机", "每台8卡 x 2台": the GPUs of one node, then times the nodes.
 _PER_NODE_TIMES_NODES = re.compile(
     r"(?:单机|单台|单节点|每台(?:机器)?|每机|每个?节点)\s*(\d{1,2})\s*(?:张|块)?\s*(?:[A-Za-z]{0,4}\d{0,4}\s*)?(?:卡|显卡|gpus?)"
@@ -1435,7 +1518,8 @@ _COUNT_BEFORE = re.compile(
     re.I,
 )
 _COUNT_AFTER = re.compile(
-    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*\)?\s*)?(?:gpus?\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
+    # ("3090显卡x2", "A40（46G，4张）": the noun, or the size and a comma, between the card and its count)
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*[)）,，]?\s*)?(?:(?:gpus?|显卡|cards?)\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
     # "A100两张", "3090 4块": the Chinese count after the card
     r"(?:显卡|卡)?\s*(\d{1,2}|[一两二三四五六七八九十])\s*(?:张|块))",
     re.I,
@@ -1479,6 +1563,10 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
 _COUNT_PROPOSED = re.compile(
     r"(?:\b(?:can|could|should|shall) (?:i|we) (?:use|train with|run on|use a|have)|"
     r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$",
+    re.I,
+)
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:\be\.?g\.?|\bfor (?:example|instance)|\bsuch as|比如|例如|譬如)\s*[,，:：]?\s*(?:(?:on|with|用|使用)\s*)?$",
     re.I,
 )
 _COMPARED_BEFORE = re.compile(
@@ -1663,6 +1751,7 @@ def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
     counts: list[tuple[re.Match[str], int]] = []
+    examples: list[int] = []
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
@@ -1674,6 +1763,9 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "我的一张显卡大小是8g", "一个卡是22g，其余都是10g": one card's size or use, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
+        if _EXAMPLE_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
+            examples.append(_num(m.group(1)))  # "would a larger cluster help, eg 8xV100?": only if nothing else is
+            continue
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
             continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
         if re.match(r"\s*(?:memory|mem\b|vram|显存|内存)", text[m.end() :], re.I) and re.search(
@@ -1688,6 +1780,10 @@ def _parallel(text: str, slots: Slots) -> None:
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
             counts.append((m, n))
+    if any(n > 1 for _, n in counts):
+        # "在一张V-100上存1.3B … 在 64卡上batch最大为512": one card named by its model beside several is what one card
+        # holds, not the run's count (as at the names, _count_at_gpu_names)
+        counts = [(m, n) for m, n in counts if n != 1 or not re.search(_GPU_MODEL + r"\s*$", m.group(0), re.I)]
     if counts:
         # "the recipe requires 4 gpus … If I only have one gpu": the count the user marks as theirs wins over one a
         # recipe or README requires; otherwise the first.
@@ -1713,14 +1809,15 @@ def _parallel(text: str, slots: Slots) -> None:
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
-    if slots.world_size is None and counts:
-        slots.world_size = counts[0][1]  # only a required count was written: still the one to compute with
+    if slots.world_size is None and (counts or examples):
+        # only a required count, or one given as an example, was written: still the one to compute with
+        slots.world_size = counts[0][1] if counts else examples[0]
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
     if m := _PER_NODE_TIMES_NODES.search(text):
         slots.num_nodes, slots.world_size = int(m.group(2)), int(m.group(1)) * int(m.group(2))
-    elif m := _NODES_OF_GPUS.search(text) or _NODES_TIMES_GPUS.search(text):
+    elif m := _NODES_OF_GPUS.search(text) or _nodes_times_gpus(text):
         slots.num_nodes, slots.world_size = int(m.group(1)), int(m.group(1)) * int(m.group(2))
     elif (m := _PRODUCT_COUNT.search(text)) and (
         m.group(3) is None or int(m.group(3)) == int(m.group(1)) * int(m.group(2))
@@ -1920,9 +2017,22 @@ _SIZE_THEN_CONTEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*[bB]\s+(\d+)()\s*[kK
 _TRAIN_AT_K = re.compile(r"训(?:练)?(?:到|在)?\s*(\d+(?:\.\d+)?)\s*([kK])(?![A-Za-z0-9])")
 
 
+# "context size: 256 input, 256 target = 512 total", "256 prompt + 256 response tokens": a length told as its input and
+# its target part, which one training sequence holds together.
+_LENGTH_PARTS_AFTER = re.compile(
+    r"\s*(?:tokens?\s*)?(?:of\s+)?(?:input|source|prompt|输入)s?\s*(?:\+|,|，|and|和)\s*(\d{1,6})\s*(?:tokens?\s*)?"
+    r"(?:of\s+)?(?:target|output|answer|response|completion|label|输出)s?(?:\s*=\s*(\d{1,7}))?",
+    re.I,
+)
+
+
 def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
     """ "2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
     value = float(m.group(1)) * (1024 if m.group(2) else 1)
+    if (parts := _LENGTH_PARTS_AFTER.match(text, m.end())) and not m.group(2):
+        total = value + int(parts.group(1))
+        if parts.group(2) is None or int(parts.group(2)) == total:
+            value = total
     return (int(value) if 1 <= value <= 10**7 else None,)
 
 
@@ -2523,8 +2633,9 @@ def _assignments(text: str, slots: Slots) -> None:
         setattr(slots, key, value)
         if key == "world_size" and {"per", "node"} <= set(_key_words(m.group(1))):
             per_node_key = True
-    # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total.
-    if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1 and "num_nodes" in seen:
+    # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total;
+    # so is `GPUS_PER_NODE=8` under "2台8卡" (nodes read from the sentences, `NNODES` left to a variable).
+    if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1:
         slots.world_size *= slots.num_nodes
 
 
@@ -2782,8 +2893,50 @@ _BATCH_WITH_GPUS = re.compile(
 # per_device_train_batch_size*num_gpus = 128", "总batch_size=train_batch_size * gradient_accumulation_steps * devices = 2".
 _NAMED_PRODUCT = re.compile(
     r"(?<![\w.])([A-Za-z_][\w.]{0,50}(?:\s*[*×]\s*[A-Za-z_][\w.]{0,50}){1,4})\s*=\s*(\d{1,7})(?![\d.])"
+    r"(?!\s*[*×x]\s*\d)"  # "= 12*40 = 480": the factors' own numbers, read by _named_factors
 )
 _DEVICE_FACTOR = re.compile(r"^(?:devices?|device_num|num_devices|n_devices|gpus|gpu_num|num_gpus?|world_size)$", re.I)
+
+
+# A formula written out with its numbers: "batch_size*gradient_accumulation_steps = 12*40 = 480", "bs x GA x gpus =
+# 4 x 8 x 2 = 64": each name takes the number in its place, the result is the total.
+_NAMED_FACTORS = re.compile(
+    r"(?<![\w.])([A-Za-z_][\w.]*(?:(?:\s*[*×]\s*|\s+x\s+)[A-Za-z_][\w.]*){1,3})\s*\)?\s*(?:=|is|equals)\s*"
+    r"(\d{1,6}(?:(?:\s*[*×]\s*|\s*x\s*)\d{1,6}){1,3})(?![\d.])(?:\s*=\s*(\d{1,7})(?![\d.]))?",
+    re.I,
+)
+_FORMULA_BATCH = re.compile(r"^(?:\w*batch\w*|bs|mbs|micro\w*|bsz)$", re.I)
+
+
+def _factor_key(name: str) -> str:
+    """The setup key a factor of a batch formula names ("" for none)."""
+    if _FORMULA_GA.match(name):
+        return "gradient_accumulation_steps"
+    if _FORMULA_DEVICES.match(name):
+        return "world_size"
+    if _FORMULA_BATCH.match(name) or _FORMULA_PER_DEVICE.match(name):
+        return "train_micro_batch_size_per_gpu"
+    return ""
+
+
+def _named_factors(text: str, slots: Slots) -> bool:
+    """Binds each named factor to its number; whether a formula was read."""
+    for m in _NAMED_FACTORS.finditer(text):
+        names = [f.strip() for f in re.split(r"\s*[*×]\s*|\s+x\s+", m.group(1))]
+        nums = [int(n) for n in re.split(r"\s*[*×x]\s*", m.group(2).strip())]
+        if len(names) != len(nums) or _quoted(text, m.start()):
+            continue
+        keys = [_factor_key(n) for n in names]
+        if "" in keys or len(set(keys)) != len(keys) or "gradient_accumulation_steps" not in keys:
+            continue  # every factor one setting, the accumulation steps among them: a batch formula
+        product = math.prod(nums)
+        if m.group(3) is not None and int(m.group(3)) != product:
+            continue
+        for key, n in zip(keys, nums, strict=True):
+            setattr(slots, key, n)
+        slots.train_batch_size = product
+        return True
+    return False
 
 
 def _named_product(text: str) -> tuple[int, str] | None:
@@ -2804,7 +2957,7 @@ def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
     for pattern, key in _BANNER:
         if getattr(slots, key) is None and (m := pattern.search(text)):
             setattr(slots, key, int(m.group(1)))
-    if (product := _named_product(text)) is not None:
+    if not _named_factors(text, slots) and (product := _named_product(text)) is not None:
         total, factor = product
         if factor == "train_batch_size" and slots.train_batch_size not in (None, total):
             # the repo's `train_batch_size` is a factor of the total: the per-device batch the user set
