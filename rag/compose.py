@@ -63,6 +63,7 @@ _SHOWN = (
     "lora_rank",
     "gradient_checkpointing",
     "flash_attention",
+    "adamw_kernel",
     "pipeline_parallel_size",
     "tensor_parallel_size",
     "sequence_parallel_size",

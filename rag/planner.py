@@ -249,6 +249,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         "offload_param",
         "gradient_checkpointing",
         "flash_attention",
+        "adamw_kernel",
         "pipeline_parallel_size",
         "precision",
         "seq_len",

@@ -83,6 +83,9 @@ class Slots(BaseModel):
     lora_rank: int | None = None
     gradient_checkpointing: str | None = None
     flash_attention: bool | None = None
+    #: How torch.optim.AdamW steps: "fused" (adamw_torch_fused, fused=True) or "foreach" (HF Trainer's
+    #: optim adamw_torch, a plain torch.optim.AdamW): the foreach step holds one more second-moment-sized buffer.
+    adamw_kernel: str | None = None
     pipeline_parallel_size: int | None = None
     tensor_parallel_size: int | None = None
     sequence_parallel_size: int | None = None
@@ -2382,9 +2385,23 @@ _ATTENTION_RULES = (
 )
 
 
+# HF Trainer's `--optim adamw_torch_fused` / `optim: adamw_torch` and a plain `torch.optim.AdamW(…)` (foreach on CUDA
+# unless `fused=True`).
+_ADAMW_FUSED = re.compile(r"adamw_torch_fused|(?:torch\.optim\.)?AdamW\([^\n]{0,200}?fused\s*=\s*True", re.I)
+_ADAMW_FOREACH = re.compile(
+    r"(?:--optim\b|\boptim\s*[:=])\s*[\"']?adamw_torch(?![\w])|torch\.optim\.AdamW\((?![^\n]{0,200}?fused\s*=\s*True)",
+    re.I,
+)
+_OPTIMIZER_RULES = (
+    SlotRule(("adamw_kernel",), (_ADAMW_FUSED,), _constant("fused")),
+    SlotRule(("adamw_kernel",), (_ADAMW_FOREACH,), _constant("foreach")),
+)
+
+
 def _memory_features(text: str, slots: Slots) -> None:
     _CKPT_RULE.apply(text, slots)
     _apply_first(_ATTENTION_RULES, text, slots)
+    _apply_first(_OPTIMIZER_RULES, text, slots)
 
 
 # ---- named settings: `PER_DEVICE_BATCH_SIZE=1`, `--per_gpu_train_batch_size=8`, `"gradient_accumulation_steps": 8`,

@@ -143,3 +143,24 @@ def test_an_rl_run_is_not_told_it_fits_on_the_trained_model_alone(bot_without_re
     assert "PPO also holds reference, reward and value (critic) models" in ans.first_screen
     sft = bot_without_retrieval.ask("LoRA SFT of Llama-2-7b on 4 A100 80GB: how much memory per GPU?")
     assert sft.text.startswith("**It fits")
+
+
+def test_the_adamw_kernel_is_read_and_reaches_the_estimate(bot_without_retrieval: Any) -> None:
+    from rag.slots import extract_slots
+
+    assert extract_slots("--optim adamw_torch --bf16", prose=True).adamw_kernel == "foreach"
+    assert extract_slots("optim: adamw_torch_fused").adamw_kernel == "fused"
+    assert extract_slots("opt = torch.optim.AdamW(model.parameters(), lr=1e-4)").adamw_kernel == "foreach"
+    assert extract_slots("torch.optim.AdamW(params, lr=1e-4, fused=True)").adamw_kernel == "fused"
+    assert extract_slots("--optim adamw_8bit").adamw_kernel is None
+    q = (
+        "Full fine-tune of Qwen2.5-1.5B on one A100 80GB with bf16 autocast, micro batch 1, seq 512. I build the "
+        "optimizer as `opt = torch.optim.AdamW(model.parameters(), lr=1e-5)`. How much memory?"
+    )
+    foreach = bot_without_retrieval.ask(q)
+    fused = bot_without_retrieval.ask(q.replace("lr=1e-5)", "lr=1e-5, fused=True)"))
+    assert "AdamW kernel foreach" in foreach.first_screen
+    est = {a.tool_calls[0].arguments.get("adamw_kernel") for a in (foreach, fused) if a.tool_calls}
+    assert est == {"foreach", "fused"}
+    totals = [next(c.result["total_per_gpu"] for c in a.tool_calls if c.name == "memory") for a in (foreach, fused)]
+    assert totals[0] > totals[1]  # the foreach step's second-moment buffer, at a micro batch this small the peak

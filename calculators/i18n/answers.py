@@ -409,6 +409,7 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "lora_rank": {"zh": "LoRA rank", "en": "LoRA rank"},
     "gradient_checkpointing": {"zh": "梯度检查点", "en": "checkpointing"},
     "flash_attention": {"zh": "FlashAttention", "en": "FlashAttention"},
+    "adamw_kernel": {"zh": "AdamW 实现", "en": "AdamW kernel"},
     "pipeline_parallel_size": {"zh": "PP", "en": "PP"},
     "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "sequence_parallel_size": {"zh": "序列并行", "en": "SP"},
