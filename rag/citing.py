@@ -377,6 +377,36 @@ def stage_conflict(card: Card, asked: AskedQuestion) -> str:
     return f"the card is about {'/'.join(sorted(mine))}, the message never names it"
 
 
+#: A title whose subject is one process driving several GPUs: nn.DataParallel, or a model split over GPUs with
+#: ``device_map`` in one process.
+_ONE_PROCESS_TITLE = re.compile(r"^(?:nn\.)?DataParallel\b|\bone process\b", re.I)
+
+
+def launch_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about one process driving several GPUs (nn.DataParallel, a model split with ``device_map``) does not
+    answer a message that launches one process per GPU (torchrun, ``accelerate launch``, the ``deepspeed`` launcher;
+    :data:`rag.opening.PER_PROCESS_LAUNCH`) and never names DataParallel or ``device_map`` ('' otherwise): under such a
+    launch each process drives one GPU, so neither is what runs. Measured on the dev set (main at f19242c): the two
+    cards were cited in the first three for 12 messages with such a launch command, expected for none of them."""
+    if not asked.one_process_per_gpu or not _ONE_PROCESS_TITLE.search(card_topic(card).title_subject):
+        return ""
+    return "the card is about one process driving several GPUs, the message launches one process per GPU"
+
+
+#: A title whose subject is PEFT's preparation of a quantized base.
+_KBIT_TITLE = re.compile(r"prepare_model_for_kbit_training", re.I)
+
+
+def kbit_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about ``prepare_model_for_kbit_training`` (it freezes a quantized base and upcasts the rest to fp32)
+    does not answer a message that names neither a quantized base nor an fp32 upcast ('' otherwise). Measured on the
+    dev set (main at f19242c): cited in the first three for 27 messages, 14 of them naming neither, expected for none
+    of those 14."""
+    if asked.names_quantized_or_upcast or not _KBIT_TITLE.search(card_topic(card).title_subject):
+        return ""
+    return "the card is about preparing a quantized base, the message names no quantization"
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: Act | None = None) -> str:
     """Why ``card`` is about another setup than the message states, or does not answer its kind of question ('' when
     nothing contradicts it; ``act`` None: the act is not held against any card)."""
@@ -402,4 +432,6 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or sharding_conflict(card, asked, act)
         or mixed_gpu_conflict(card, asked)
         or stage_conflict(card, asked)
+        or launch_conflict(card, asked)
+        or kbit_conflict(card, asked)
     )

@@ -248,6 +248,27 @@ def names_mixed_gpus(text: str) -> bool:
 
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
 
+#: A launch of one process per GPU: torchrun and ``python -m torch.distributed.launch/run`` (``--nproc_per_node``),
+#: ``accelerate launch``, the ``deepspeed`` launcher with its own flags or a script, ``FORCE_TORCHRUN``. Under such a
+#: launch every process drives its own GPU, so nn.DataParallel (what the HF Trainer falls back to when several GPUs are
+#: visible to one ``python`` process) is not in use (transformers ``TrainingArguments.n_gpu`` is 1 per process under
+#: distributed launch; PyTorch docs "torchrun (Elastic Launch)").
+PER_PROCESS_LAUNCH = re.compile(
+    r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b|nproc_per_node|\baccelerate\s+launch\b|FORCE_TORCHRUN|"
+    r"(?:^|[\s;&|`$(])deepspeed\s+(?:--(?:num_gpus|num_nodes|include|exclude|hostfile|master_port|master_addr|"
+    r"launcher|module)\b|(?!--)\S+\.py\b)",
+    re.I | re.M,
+)
+#: How a message names single-process data or model parallelism itself (not DistributedDataParallel).
+NAMES_ONE_PROCESS = re.compile(r"(?<![A-Za-z])DataParallel|\bDP\b|device_map|单进程", re.I)
+#: A message about a quantized base or the fp32 upcast PEFT's ``prepare_model_for_kbit_training`` does: what a card on
+#: that function answers.
+NAMES_QUANTIZED_OR_UPCAST = re.compile(
+    r"bitsandbytes|(?<![A-Za-z0-9])(?:bnb|int[48]|nf4|[48][- ]?bit|kbit|k-bit|qlora|gptq|awq)(?![A-Za-z0-9])|"
+    r"load_in_[48]bit|quantiz|量化|prepare_model_for|upcast|\bfloat32\b|\bfp32\b|\.float\(\)|转\s*fp32",
+    re.I,
+)
+
 
 def own_stacks(text: str) -> frozenset[str]:
     """The training stacks ``text`` names, without those they are built on."""
@@ -306,6 +327,14 @@ class AskedQuestion(BaseModel):
     sharding: list[str] = Field(
         default_factory=list, description="Sharding frameworks the whole message names anywhere (SHARDING)."
     )
+    one_process_per_gpu: bool = Field(
+        False,
+        description="The whole message launches one process per GPU (PER_PROCESS_LAUNCH) and never names DataParallel "
+        "or device_map (NAMES_ONE_PROCESS).",
+    )
+    names_quantized_or_upcast: bool = Field(
+        False, description="The whole message names a quantized base or an fp32 upcast (NAMES_QUANTIZED_OR_UPCAST)."
+    )
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -354,6 +383,8 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         sharding=sorted(f for f, rx in SHARDING.items() if rx.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),
+        one_process_per_gpu=bool(PER_PROCESS_LAUNCH.search(text)) and not NAMES_ONE_PROCESS.search(text),
+        names_quantized_or_upcast=bool(NAMES_QUANTIZED_OR_UPCAST.search(text)),
         message_words=" ".join(re.findall(r"[a-z0-9_]+", text.lower())),
     )
 
