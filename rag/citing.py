@@ -254,14 +254,27 @@ def error_title_conflict(card: Card, asked: AskedQuestion) -> str:
     'train_batch_size is not equal to …'"), not a log line or a warning (:func:`rag.opening.error_grams`). Measured
     on the dev set (main at d8b8186) for the second form: such cards were cited in the first three for 90 messages
     that quote no 4 words of their error where they were not expected, and for 11 where they were (9 of them with
-    another expected card beside them)."""
+    another expected card beside them).
+
+    The same error reads differently across versions (DeepSpeed's "OVERFLOW! Rank 0 Skipping step" and its later
+    "[Rank 0] Overflow detected. Skipping step. Attempted loss scale"), and a card lists the wordings it explains as
+    its English symptoms: four consecutive words of any of them count too (:func:`_symptom_grams`)."""
     grams = card_topic(card).error_grams
     if not grams:
         return ""
     text = f" {asked.message_words} "
-    if any(f" {g} " in text for g in grams):
+    if any(f" {g} " in text for g in grams | _symptom_grams(card)):
         return ""
     return "the card explains an error message the message does not quote"
+
+
+def _symptom_grams(card: Card) -> frozenset[str]:
+    """Every four consecutive words (lower-cased, punctuation aside) of each of the card's English symptoms."""
+    out: set[str] = set()
+    for symptom in card.symptoms_en:
+        words = re.findall(r"[a-z0-9_]+", symptom.lower())
+        out.update(" ".join(words[i : i + 4]) for i in range(len(words) - 3))
+    return frozenset(out)
 
 
 #: The platforms a card's title subject can be about (the keys of :data:`rag.opening.PLATFORMS`).
