@@ -87,4 +87,3 @@ def test_an_error_card_answers_the_wording_another_version_prints() -> None:
     assert not error_title_conflict(card, later)
     unrelated, _ = _read("Is fp16 training less stable than bf16 for a 7B model?")
     assert error_title_conflict(card, unrelated)
-
