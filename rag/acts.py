@@ -73,6 +73,9 @@ _FIT = _rx(
     _FIT_MORE
     + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
     r"能不能放下|能不能装下|塞得下|"
+    # whether the hardware cannot carry it, asked as a verdict: "是不是单卡训不了", "难道8卡还跑不动34B吗", "应该带得动吧？"
+    r"(?:是不是|是否|难道|是因为)[^。？?！!\n]{0,24}(?:训不了|跑不了|训不动|跑不动|带不动|放不下|装不下|(?:训练|微调|运行)不了)|"
+    r"(?:带|跑|训)[得的]动(?:吗|么|吧)|"
     r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
     r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
     # "这个有没有配置要求？", "需要什么配置", "GPU、系统内存有配置参考吗": the hardware a run needs
@@ -102,7 +105,8 @@ _SYMPTOM = _rx(
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
     r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
-    r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
+    r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t (?:\w+ )?(?:work|help|reduce|decrease|drop|go down|fit|run|start|converge|improve|finish|take effect|"
+    r"seem|resolve|solve|fix|free|release|save|load|update|learn|affect|speed|change (?!anything|any\b))|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
     r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
     r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
     r"没有?(?:被)?更新|不更新|\b(?:layers?|weights?|params?|parameters|adapters?|modules?) (?:are |is |were |was )?not (?:being )?(?:trained|updated)\b|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
@@ -638,6 +642,8 @@ def rule_act(
             any(_FIT_QUANTITY.search(a) for a in fit_asks)
             or not (error_in_prose or observed)
             or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+            # every question asks whether it fits ("单卡训练内存爆了，是不是单卡训不了" + the error): the error is the motive
+            or (bool(asks) and all(a in fit_asks for a in asks))
         )
         and not why_failed
     ):

@@ -145,3 +145,32 @@ def test_a_preamble_before_a_fit_question_next_to_an_oom() -> None:
 )
 def test_a_denied_failure_is_no_symptom(text: str) -> None:
     assert act(text) == "batch_arithmetic"
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # "didn't" alone is no symptom: what the user did not do or notice
+        (
+            "I didn't change anything in the config. How is the global batch computed from micro batch and GA?",
+            "explain",
+        ),
+        ("I didn't notice it in the docs. Why does DeepSpeed require train_batch_size at all?", "explain"),
+        # what did not happen is one
+        ("I set gradient_accumulation_steps 8 but it didn't reduce the memory at all. Why?", "diagnose"),
+    ],
+)
+def test_didnt_is_a_symptom_only_with_what_did_not_happen(text: str, expected: str) -> None:
+    assert act(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a verdict that the hardware cannot carry the run, every question a fit question, the error pasted
+        "双卡 3090 全参微调 13b 报错了：\ntorch.OutOfMemoryError: CUDA out of memory.\n是不是两张 3090 跑不动 13b？",
+        "8 张 V100 跑 34B 全量预训练一直 OOM，难道 8 卡还训不动 34B 吗？",
+    ],
+)
+def test_a_cannot_carry_verdict_is_fit(text: str) -> None:
+    assert act(text) == "fit"
