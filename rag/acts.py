@@ -30,7 +30,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(
-    r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"正常(?:来讲|来说|情况下)[^。？?\n，,]{0,30}(?:吗|么)|不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
     r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"
@@ -98,12 +98,14 @@ _SYMPTOM = _rx(
     # ("… 均不管用", "加载数据时直接被kill", "NCCL超时", "反而占用更多显存", "显存占用没有很明显的减少", "corrupted weights")
     r"不管用|超时|被\s*kill|反而|没有?(?:很|太)?明显的?(?:减少|降低|下降|变化|提升)|\bcorrupt\w*|"
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
-    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|(?<![a-z])nan(?![a-z])|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+    r"越来越|持续(?:增长|增加|上升|上涨|升高)|(?:逐渐|逐步|突然)(?:增加|增长|上升|升高|变大)|崩溃|不完整|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|(?<![a-z])nan(?![a-z])|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
     r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
     r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong(?:ly)?\b|\bincorrectly\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
-    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+    r"\bkeeps? (?:growing|increasing)\b|\b(?:increas|grow|ris)\w* (?:so |very |too )?(?:fast|quickly|rapidly)\b|"
+    r"\b(?:never|not|doesn'?t|does not|won'?t) (?:get )?releas\w*|"
+    r"\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
     r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t (?:\w+ )?(?:work|help|reduce|decrease|drop|go down|fit|run|start|converge|improve|finish|take effect|"
     r"seem|resolve|solve|fix|free|release|save|load|update|learn|affect|speed|change (?!anything|any\b))|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
@@ -140,6 +142,8 @@ _WHY = WHY_ASK = _rx(
 )
 _BATCH = _rx(
     r"多少步|几步|(?:多少|几)\s*个\s*(?:steps?|iter\w*|步)|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
+    r"\bhow (?:is|are|was|were) (?:the )?[\w'\"` -]{0,30}(?:batch|steps?|epochs?|tokens?|iterations?)\w*['\"`]? (?:calculated|computed|determined|derived)\b|"
+    r"\b(?:batch|steps?|epochs?|tokens?|iterations?)\w*['\"`]? (?:is|are|was|were) (?:calculated|computed) (?:like|as|this)\b|"
     r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
     # what one step holds: "how many samples does each optimizer step see?", "一个 step 是多少条样本？"
     r"\bhow many (?:\w+ ){0,2}(?:samples|examples|sequences|tokens|images|rows)\b[^?\n]{0,40}\b(?:per|each|one|every|a single)\s+"
@@ -271,6 +275,8 @@ _TAG = re.compile(r"^\s*\[[^\]\n]{1,24}\]\s*:?", re.M)
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
 _ERROR_IN_PROSE = re.compile(
     r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
+    # the fp16 loss scaler's messages ("Gradient overflow. Skipping step", "OVERFLOW! Rank 0 Skipping step")
+    r"(?i:gradient overflow|\boverflow!|skipping step|loss scale already at minimum)|"
     r"torch\.Size\(\[0\]\)|报错|"
     r"\bassert\s+[\w.\[\]()]+\s*(?:[<>=!]=?|%)|"
     r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"

@@ -152,7 +152,7 @@ def test_a_denied_failure_is_no_symptom(text: str) -> None:
     [
         # "didn't" alone is no symptom: what the user did not do or notice
         (
-            "I didn't change anything in the config. How is the global batch computed from micro batch and GA?",
+            "I didn't change anything in the config. What does gradient_accumulation_steps do exactly?",
             "explain",
         ),
         ("I didn't notice it in the docs. Why does DeepSpeed require train_batch_size at all?", "explain"),
@@ -174,3 +174,44 @@ def test_didnt_is_a_symptom_only_with_what_did_not_happen(text: str, expected: s
 )
 def test_a_cannot_carry_verdict_is_fit(text: str) -> None:
     assert act(text) == "fit"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # symptoms in other words: memory that keeps rising, a crash (崩溃), weights saved incomplete, memory never freed
+        "请问为什么推理过程中内存占用逐渐增加？",
+        "用 4 卡训练时第二张卡显存突然增加很多，然后进程崩溃。",
+        "多机训练结束后保存的 checkpoint 不完整，这是怎么回事？",
+        "Why does host memory grow so quickly and never get released between epochs?",
+        # the fp16 loss scaler's messages quoted in the prose
+        "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 16384. What causes this?",
+        "OVERFLOW! Rank 3 Skipping step. How can this be solved?",
+    ],
+)
+def test_symptoms_in_other_words_are_diagnosed(text: str) -> None:
+    assert act(text) == "diagnose"
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("单卡和四卡训练出来的 loss 曲线不一样，正常来说会这样吗？", True),
+        ("Loss 曲线和单卡的差很多，正常情况下多卡会有这么大的差距吗？", True),
+        # "正常情况下" as the user's expectation, then another question: not an is-normal question
+        ("显存随着 step 增加而增加，正常情况下不会越来越大，请问有人遇到过这种情况吗", False),
+    ],
+)
+def test_normally_asked(text: str, expected: bool) -> None:
+    assert (act(text) == "is_normal") is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How is the number of update steps calculated when I use 3 GPUs and GA 4?",
+        "How are max_steps computed from num_train_epochs in the Trainer?",
+    ],
+)
+def test_how_is_a_count_calculated_is_arithmetic(text: str) -> None:
+    assert act(text) == "batch_arithmetic"
