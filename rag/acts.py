@@ -76,7 +76,9 @@ _FIT = _rx(
     # whether the hardware cannot carry it, asked as a verdict: "是不是单卡训不了", "难道8卡还跑不动34B吗", "应该带得动吧？"
     r"(?:是不是|是否|难道|是因为)[^。？?！!\n]{0,24}(?:训不了|跑不了|训不动|跑不动|带不动|放不下|装不下|(?:训练|微调|运行)不了)|"
     r"(?:带|跑|训)[得的]动(?:吗|么|吧)|"
-    r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
+    r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|"
+    # "需要使用至少多大的显卡", "最少要多大的卡": the size of card a run needs
+    r"(?:需要|要|得)(?:使用|用)?\s*(?:至少|最少|最低)?\s*多大的?(?:显卡|卡|gpu|GPU|显存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
     r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
     # "这个有没有配置要求？", "需要什么配置", "GPU、系统内存有配置参考吗": the hardware a run needs
     r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
@@ -177,7 +179,9 @@ _CONFIGURE = _rx(
     r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
     r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
     r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bwhat (?:[\w-]+ ){0,2}(?:should|shall) be (?:used|set)\b|"
+    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bwhat (?:[\w-]+ ){0,2}(?:should|shall|needs? to|has to|must) be (?:used|set|modified|changed|adjusted|tuned)\b|"
+    # "what should the learning rate set?", "what should my batch size be?": the value of a named setting
+    r"\bwhat (?:should|shall|would) (?:the |my |our )?[\w-]+(?: [\w-]+)? (?:be set|be|set)\s*(?:to\s*)?[?？]|"
     r"\bwhich (?:[\w-]+ ){0,2}to use\b|\bhow (?:i|we) (?:should|can|could) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
     r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
     r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
@@ -295,7 +299,7 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|完成|sft)[^。？?！!\n]{0,16}(?:吗|么|呢|[?？])|"
     # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
     r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
     r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"

@@ -215,3 +215,20 @@ def test_normally_asked(text: str, expected: bool) -> None:
 )
 def test_how_is_a_count_calculated_is_arithmetic(text: str) -> None:
     assert act(text) == "batch_arithmetic"
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # the size of card a run needs
+        ("请问全参微调 7b 最少要多大的显卡？", "fit"),
+        ("做 LoRA 微调需要用至少多大的卡呢？", "fit"),
+        # whether it can be done (完成) on a stated card, with 呢
+        ("这个 13b 的 LoRA 微调能否在两张 3090 24GB 上完成呢？", "fit"),
+        # the value of a named setting, or what must change for a setup
+        ("I train on 2 GPUs instead of 8. What should my warmup ratio be?", "configure"),
+        ("What needs to be changed in the launch script if I only have 4 GPUs?", "configure"),
+    ],
+)
+def test_setting_and_size_questions(text: str, expected: str) -> None:
+    assert act(text) == expected
