@@ -889,20 +889,6 @@ def _belief_verdict(r: Results) -> str:
     return f"**{head}**"
 
 
-def _rl_run(r: Results) -> bool:
-    """The message is about a PPO/GRPO/DPO run: it holds more models than the one-model memory estimate, so that
-    estimate is not their run's memory and does not open the answer (an OOM's cause, or a fit verdict)."""
-    return r.evidence is not None and bool(RL_STAGES & set(r.evidence.concepts))
-
-
-def _rl_fit_understated(r: Results) -> bool:
-    """A PPO/GRPO/DPO run whose one-model estimate fits: "it fits" would understate a run that holds several models
-    (a "does not fit" stays true — the run needs at least that much)."""
-    main = r.call("main")
-    fits = bool(main is not None and main.result and main.result.get("fits"))
-    return fits and _rl_run(r)
-
-
 def _oom_estimate_verdict(r: Results) -> str:
     """A reported OOM whose setup the message states well enough for the calculator: when the estimate does not fit,
     that is the cause ("needs ~152 GiB per GPU on an 80 GiB card; the nearest setting that fits: …"), ahead of a
@@ -912,7 +898,7 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""
     if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]) and not _belief_only_reported(r):
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
-    if _rl_run(r):
+    if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
         return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
@@ -989,7 +975,7 @@ def _before_cards(r: Results) -> str:
         return back
     if _belief_opens(r):
         return _belief_verdict(r)
-    if r.act in ("fit", "configure") and not _rl_fit_understated(r):
+    if r.act in ("fit", "configure"):
         mv = _memory_verdict(r)
         if mv:
             return mv
@@ -1029,7 +1015,7 @@ def _no_lead_verdict(r: Results) -> str:
     """No retrieved card answers this question: what the act can say from the user's own values — the figure or
     the arithmetic when a calculator ran on them, what a memory figure depends on — else the closest cards by name,
     never one's lead as if it were the answer."""
-    own = _batch_verdict(r) or ("" if _rl_fit_understated(r) else _memory_verdict(r))
+    own = _batch_verdict(r) or _memory_verdict(r)
     if own:
         return own
     titles = t("clause_sep", r.lang).join(_title(c, r.lang).rstrip("。.?？") for c in r.cards[:2])

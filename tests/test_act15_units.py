@@ -7,8 +7,6 @@ hardware question stays a fit question next to an OOM, ...), not one message.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from rag.acts import asked_sentences, reports_symptom, rule_act
@@ -234,16 +232,3 @@ def test_how_is_a_count_calculated_is_arithmetic(text: str) -> None:
 )
 def test_setting_and_size_questions(text: str, expected: str) -> None:
     assert act(text) == expected
-
-
-def test_an_rl_fit_question_does_not_open_with_a_one_model_fits(bot_without_retrieval: Any) -> None:
-    # A PPO run holds the policy, value, reference and reward models: the one-model estimate fitting says nothing of it.
-    ppo = bot_without_retrieval.ask(
-        "I want to run PPO on a Llama 2 7B policy with LoRA on 4x A100 80GB. Do I need 8 GPUs for PPO or will 4 be enough?"
-    )
-    assert ppo.act == "fit"
-    assert "It fits" not in ppo.first_screen.split("\n")[0]
-    # a one-model estimate that does not fit stays true for the RL run (it needs at least that much)
-    dpo = bot_without_retrieval.ask("全量 DPO 训练 llama2 13b，fp32 精度，单张 A100 40G 能跑吗？")
-    assert dpo.act == "fit"
-    assert "放不下" in dpo.first_screen.split("\n")[0]
