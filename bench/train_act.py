@@ -85,6 +85,16 @@ THRESHOLDS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 #:   asking sentence and the prose) as features lift the model alone to 0.759 / 0.767 out of file, but the
 #:   combination stays 0.833 / 0.835 and the model then mostly imitates the rules (overrides at 0.9: 3).
 #:   The rule readings are dev-tuned, so "rules" out of file is the dev figure itself: it measures nothing new.
+#: 2026-12 (act15), 1234 questions, leave-one-file-out, zh / en (before -> after the act15 readers: a concession is no
+#: question, a preamble joins the clause it announces, "whether <noun> is expected", fit as GPU counts / the authors'
+#: hardware / 所需内存, symptoms in other words; the model retrained on the new asking sentences, labels unchanged):
+#:   rules alone                              0.820 / 0.797  ->  0.840 / 0.817
+#:   model alone, text only, C=1              0.711 / 0.666  ->  0.714 / 0.666
+#:   rules, overridden at >= 0.9, C=1         0.825 / 0.802  ->  0.845 / 0.822   <- ships
+#:   per ho-* file (shipped), before -> after: blind4-en 0.622 -> 0.667, blind4-zh 0.659 -> 0.795, blind5-en 0.720 ->
+#:   0.800, blind5-zh 0.720 -> 0.760, blind6-en 0.741 -> 0.778, blind6-zh 0.840 -> 0.880, blind8-en 0.593 -> 0.852,
+#:   blind8-zh 0.880 -> 0.960; the others unchanged. Every reader was written from a dev miss (most in blind4-8), so
+#:   these files are no longer blind: tests/data/heldout_real/ says whether the readers carry over.
 SHIP_C = 1.0
 SHIP_OVERRIDE = 0.9
 SHIP_WITH_RULE = False

@@ -30,12 +30,16 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(
-    r"不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"正常(?:来讲|来说|情况下)[^。？?\n，,]{0,30}(?:吗|么)|不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the )?(?:normal|natural|expected|intended|reasonable)\b|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
     r"\bisn'?t (?:it|this|that) (?:normal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"
     # "I wonder if this normal case?", "Just not sure if this is normal since …", "so I just wonder if this is normal"
-    r"\b(?:if|whether)\s+(?:this|that|it)(?:\s+is|\s+was|'s)?\s+(?:a\s+|the\s+)?(?:normal|expected|intended)\b"
+    r"\b(?:if|whether)\s+(?:this|that|it)(?:\s+is|\s+was|'s)?\s+(?:a\s+|the\s+)?(?:normal|expected|intended)\b|"
+    # "whether this variation is expected behavior", "if the slowdown we see is normal", "does that sound reasonable?"
+    r"\b(?:if|whether)\s+(?:this|that|the|these|such|our|my)\s+(?:[\w-]+\s+){1,3}(?:is|are|was|were)\s+(?:an?\s+|the\s+)?"
+    r"(?:normal|expected|intended|reasonable)\b|"
+    r"\b(?:does|do) (?:that|this|it|these|those)(?: numbers?| results?| figures?)? sounds? (?:reasonable|normal|right|about right|ok(?:ay)?)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.
@@ -48,16 +52,33 @@ _TAG_CHECK = _rx(
 # The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
 # needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
 _FIT_MORE = (
-    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|(?:显存|内存)\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?显存(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
+    r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|(?:显存|内存)\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?(?:显存|内存)(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
     r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
-    r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b"
+    r"\bwhat (?:\w+ )?(?:resources?|hardware|gpus?) (?:is |are )?(?:needed|required)\b|"
+    # the GPU count a run needs, asked as a verdict: "do I actually need 8 gpus for PPO?", "does it require 2 nodes?",
+    # "是否需要8张卡", "一定要80g的?"
+    r"\b(?:do|does|would|will) (?:i|we|you|it|this|one) (?:\w+ )?(?:need|require) (?:at least |more than |\d+ or )?\d+ "
+    r"(?:[\w-]+ )?(?:gpus|cards|nodes|devices)\b|(?:是否|是不是|一定|必须)(?:需要|要)\s*(?:至少)?\s*\d+\s*(?:张|块|台)?\s*(?:卡|显卡|gpu|机器)|"
+    # the hardware the authors trained on: "Any information on the exact hardware used when training Zephyr?", "what GPUs
+    # did you use to train it?", "你们训练用的什么显卡"
+    r"\b(?:hardware|gpus?|machines?|resources|devices)\s+(?:that\s+)?(?:was\s+|were\s+|you\s+)?used\s+(?:to|for|when|in|during)\s+"
+    r"(?:the\s+)?(?:train|fine|pre|reproduc|sft)|\bwhat (?:\w+ ){0,2}(?:hardware|gpus?|machines?) (?:did|do) you (?:use|train)\b|"
+    r"(?:用|使用)(?:了)?(?:什么|哪些|哪种|多少张?)(?:样的)?(?:显卡|硬件|gpu|卡)(?:训练|微调|跑)|"
+    # a choice of hardware by what it runs: "which option can run PPO model?", "哪个配置能跑"
+    r"\bwhich (?:option|setup|gpu|card|machine|configuration|config|one)\s+(?:can|could|will|would)\s+(?:run|train|fit|handle|hold)\b|"
+    r"哪(?:个|种)(?:配置|方案|显卡|卡|选项)(?:能|可以|才能)(?:跑|训练|微调|运行|放下)"
 )
 # Asking for a quantity of memory / hardware (not "why did memory not drop by much").
 _FIT = _rx(
     _FIT_MORE
     + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起|能否跑|放得下吗|装得下吗|能放下|放不放得下|能装下|装不装得下|"
     r"能不能放下|能不能装下|塞得下|"
-    r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
+    # whether the hardware cannot carry it, asked as a verdict: "是不是单卡训不了", "难道8卡还跑不动34B吗", "应该带得动吧？"
+    r"(?:是不是|是否|难道|是因为)[^。？?！!\n]{0,24}(?:训不了|跑不了|训不动|跑不动|带不动|放不下|装不下|(?:训练|微调|运行)不了)|"
+    r"(?:带|跑|训)[得的]动(?:吗|么|吧)|"
+    r"需要多少(?:显存|内存|卡|gpu|GPU)|需要多大(?:显存|内存)|"
+    # "需要使用至少多大的显卡", "最少要多大的卡": the size of card a run needs
+    r"(?:需要|要|得)(?:使用|用)?\s*(?:至少|最少|最低)?\s*多大的?(?:显卡|卡|gpu|GPU|显存)|要多少(?:显存|内存)|要多大显存|多少显存(?:才|能|可以)|"
     r"显存需求|显存要求|最低配置|最低硬件|最少需要|至少需要|最少要|需要几张|几张卡|最低.{0,6}显存|资源要求|"
     # "这个有没有配置要求？", "需要什么配置", "GPU、系统内存有配置参考吗": the hardware a run needs
     r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
@@ -79,14 +100,17 @@ _SYMPTOM = _rx(
     # ("… 均不管用", "加载数据时直接被kill", "NCCL超时", "反而占用更多显存", "显存占用没有很明显的减少", "corrupted weights")
     r"不管用|超时|被\s*kill|反而|没有?(?:很|太)?明显的?(?:减少|降低|下降|变化|提升)|\bcorrupt\w*|"
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
-    r"越来越|持续增长|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|nan|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
+    r"越来越|持续(?:增长|增加|上升|上涨|升高)|(?:逐渐|逐步|突然)(?:增加|增长|上升|升高|变大)|崩溃|不完整|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|(?<![a-z])nan(?![a-z])|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
     r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
     r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong(?:ly)?\b|\bincorrectly\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
-    r"\bkeeps? (?:growing|increasing)\b|\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
+    r"\bkeeps? (?:growing|increasing)\b|\b(?:increas|grow|ris)\w* (?:so |very |too )?(?:fast|quickly|rapidly)\b|"
+    r"\b(?:never|not|doesn'?t|does not|won'?t) (?:get )?releas\w*|"
+    r"\bleak\w*|\bout[- ]of[- ]memory\b|\bbroke\b|\bbroken\b|\bOOMs?\b|\boutof ?memory\b|\bslow\w*\b|\bdiverg\w*|\bspike\w*|"
     r"\bexplod\w*|\bnan\b|\bworse\b|\bno (?:effect|difference|change)\b|\bignor\w*|"
-    r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t\b|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
+    r"\bdoesn'?t (?:change|reduce|decrease|help|seem)\b|\bdon'?t see\b|\bdid ?n[o']t (?:\w+ )?(?:work|help|reduce|decrease|drop|go down|fit|run|start|converge|improve|finish|take effect|"
+    r"seem|resolve|solve|fix|free|release|save|load|update|learn|affect|speed|change (?!anything|any\b))|\bunable\b|\bdoes not (?:work|fit|run|start|train|converge|decrease|reduce|change|help)\b|"
     r"\bsame (?:memory|loss|amount)\b|\bhigher than\b|\bmore memory than\b|\bused up\b|\bhigh loss\b|"
     r"\bshouldn'?t (?:it|this|that|they) (?:be|use|take|have)\b|\b(?:will|would|are|is|were|was|does|do|did) ?n[o']t (?:be |being )?(?:updated|trained|saved|loaded|used)\b|"
     r"没有?(?:被)?更新|不更新|\b(?:layers?|weights?|params?|parameters|adapters?|modules?) (?:are |is |were |was )?not (?:being )?(?:trained|updated)\b|\binsufficient\b|\bexceed\w*|\blower (?:accuracy|performance)\b|\bslower\b|\bshows? \"?out of memory|"
@@ -101,7 +125,8 @@ _SYMPTOM = _rx(
     r"\b(?:gradual|steady|continuous|constant)\w* (?:increase|growth|rise)\b|\b(?:rises?|rising|grows?|growing|increas\w*) "
     r"(?:continuously|steadily|gradually|constantly)\b|\bincrease in (?:\w+ ){0,2}(?:memory|usage|loss)\b|"
     r"\b(?:high|low) (?:[\w-]+ ){0,3}(?:usage|util\w*)\b|"
-    r"\b(?:speed|throughput|time|memory|loss)\b[^.?\n]{0,40}\b(?:is|are|was|were|stays?) (?:the )?same\b|"
+    r"\b(?:speed|throughput|time|memory|loss)\b[^.?\n]{0,40}\b(?:is|are|was|were|stays?|remains?) (?:(?:almost|nearly|roughly|basically|about|"
+    r"exactly|still|pretty much|essentially|virtually|practically) )?(?:the )?same\b|"
     r"\b(?:takes?|uses?|using|consum\w*|occup\w*|needs?|requires?)\s+(?:(?:much|way|far|a lot|significantly)\s+)?(?:more|less)\s+"
     r"(?:\w+\s+){0,2}?(?:memory|vram|time)\b|\bwon'?t (?:change|decrease|reduce|drop|help|work)\b|\bimpossible\b|\bplum+et\w*|\b(?:similar|same) (?:issue|problem|error)\b|\bnothing to do with\b|\bstill (?:\d|the same|OOMs?\b|uses?|using)|还是\s*(?:oom|OOM|爆|不够|不行|\d)"
 )
@@ -119,7 +144,13 @@ _WHY = WHY_ASK = _rx(
 )
 _BATCH = _rx(
     r"多少步|几步|(?:多少|几)\s*个\s*(?:steps?|iter\w*|步)|步数\s*(?:是|为|有|会是)?\s*(?:多少|几)|(?:怎么|如何)(?:算|计算).{0,8}步数|steps? per epoch|how many steps|number of (?:training |optimi[sz]ation )?(?:steps|iterations)|\biterations? (?:per|for|in) (?:one |an |each )?epoch|total (?:optimi[sz]ation )?steps|"
+    r"\bhow (?:is|are|was|were) (?:the )?[\w'\"` -]{0,30}(?:batch|steps?|epochs?|tokens?|iterations?)\w*['\"`]? (?:calculated|computed|determined|derived)\b|"
+    r"\b(?:batch|steps?|epochs?|tokens?|iterations?)\w*['\"`]? (?:is|are|was|were) (?:calculated|computed) (?:like|as|this)\b|"
     r"一个\s*epoch.{0,10}(?:多少|几)|每个\s*epoch.{0,10}(?:多少|几)|tokens? per (?:step|batch)|每步.{0,4}token|"
+    # what one step holds: "how many samples does each optimizer step see?", "一个 step 是多少条样本？"
+    r"\bhow many (?:\w+ ){0,2}(?:samples|examples|sequences|tokens|images|rows)\b[^?\n]{0,40}\b(?:per|each|one|every|a single)\s+"
+    r"(?:optimi[sz](?:er|ation)\s+)?(?:step|update|iteration)s?\b|"
+    r"(?:一个|每个?|每一)\s*(?:step|步|iteration|迭代)[^？?\n]{0,12}(?:多少|几)\s*(?:条|个)?\s*(?:样本|数据|token|sample)|"
     r"(?:总|全局|有效|实际|global|effective|total|actual|real)\s*(?:的)?\s*(?:train(?:ing)?\s*)?(?:batch|批次?)(?:[-_ ]?size)?[`']?\s*(?:大小)?\s*(?:是|为|=|is|will be)?\s*(?:多少|几|what|\?)|"
     r"\bwhat (?:is|will be) the (?:\w+ )?[\"'`]?(?:global|effective|total|final)[-_ ]batch|"
     r"\bwhat the (?:actual |real )?(?:effective |global |total )?batch[-_ ]?size (?:is|was|will be)\b|"
@@ -148,7 +179,9 @@ _CONFIGURE = _rx(
     r"指南|教程|\bguide\b|\btutorial\b|怎么设置|如何设置|怎么设|如何设|怎么配置|如何配置|怎么配|该怎么|应该怎么|应该设|设多少|设置多少|设成多少|推荐|建议|"
     r"最佳|最优|怎样设置|怎么改|如何修改|怎么调|如何调|参数怎么|如何编写|怎么写|选哪个|用哪个|"
     r"\bhow (?:do|should|can) (?:i|we) (?:set|configure|choose|pick|specify|use|enable|change|adjust|write)\b|"
-    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bwhat (?:[\w-]+ ){0,2}(?:should|shall) be (?:used|set)\b|"
+    r"\bwhat (?:\w+ )?(?:should|shall) (?:i|we) (?:set|use|choose)\b|\bwhat (?:[\w-]+ ){0,2}(?:should|shall|needs? to|has to|must) be (?:used|set|modified|changed|adjusted|tuned)\b|"
+    # "what should the learning rate set?", "what should my batch size be?": the value of a named setting
+    r"\bwhat (?:should|shall|would) (?:the |my |our )?[\w-]+(?: [\w-]+)? (?:be set|be|set)\s*(?:to\s*)?[?？]|"
     r"\bwhich (?:[\w-]+ ){0,2}to use\b|\bhow (?:i|we) (?:should|can|could) (?!fix|solve|avoid|resolve|understand|interpret|calculate|compute)\w+|\brecommend\w*\b|\bbest (?:way|setting|practice|value)\w*\b|"
     r"\bhow to (?:set|configure|choose|enable|use|specify|change)\b|\bhow should\b|"
     r"\bwhich (?:one|stage|setting|value|option) (?:should|to)\b|\bsuggest\w*\b|\bproper (?:way|setting|value)\b|"
@@ -222,7 +255,9 @@ _EFFECT_ASK = _rx(
 )
 _FIRST_PERSON = _rx(
     r"我(?:的|们|在|用|跑|训练|这边|遇到|发现|尝试|试了|设置|使用|运行|测试|微调)|我|"
-    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b"
+    r"\bI(?:'m| am| have| get| got| see| tried| use| set| ran| run| noticed| found| did| trained|'ve| want| follow\w*| simply| just| added| changed| load\w*| launch\w*| start\w*)\b|\bmy\b|\bwe\b|\bour\b|"
+    # what the user could not do or did not get ("I can't understand why …", "I don't see any speedup")
+    r"\bI (?:can'?t|cannot|couldn'?t|don'?t|do not|didn'?t|did not|was|saw|observed|encounter\w*|hit|met|meet|face\w*)\b"
 )
 # (A Markdown heading, with or without the template's emoji: "### 🐛 Describe the bug".)
 _TEMPLATE = re.compile(
@@ -244,6 +279,8 @@ _TAG = re.compile(r"^\s*\[[^\]\n]{1,24}\]\s*:?", re.M)
 # An error quoted inline in the prose (issue titles: "RuntimeError: FlashAttention only supports Ampere GPUs").
 _ERROR_IN_PROSE = re.compile(
     r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b|Traceback|Watchdog caught|Overflow detected|"
+    # the fp16 loss scaler's messages ("Gradient overflow. Skipping step", "OVERFLOW! Rank 0 Skipping step")
+    r"(?i:gradient overflow|\boverflow!|skipping step|loss scale already at minimum)|"
     r"torch\.Size\(\[0\]\)|报错|"
     r"\bassert\s+[\w.\[\]()]+\s*(?:[<>=!]=?|%)|"
     r"(?i:\btimed? ?out\b|killed|exit code|-9\b|\bis not supported\b|\b(?:could|can) ?not (?:find|load|save|be)\b|"
@@ -262,7 +299,7 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|sft)[^。？?！!\n]{0,16}(?:吗|么|[?？])|"
+    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|完成|sft)[^。？?！!\n]{0,16}(?:吗|么|呢|[?？])|"
     # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
     r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
     r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"
@@ -316,15 +353,20 @@ _VALUE_CHOICE = _rx(
     r"\d[\d.eE-]*\s*(?:[a-z_]+\s+){0,3}or\s+(?:[a-z_]+\s+){0,3}\d|\d[\d.eE-]*[^。？?]{0,12}还是[^。？?]{0,10}\d"
 )
 _COUNT_WORD = _rx(r"batch|steps?\b|epochs?|samples?|examples?|tokens?|样本|条|步|批|iterations?|迭代")
+# "无论我如何设置max-seq，始终都会OOM", "不管怎么调都…", "无论多大的batch": a concession (whatever I set), not a question —
+# the question word may follow the conjunction after a pronoun or an adverb.
+_NOT_CONCESSIVE = "".join(f"(?<!{c}{'.' * n})" for c in ("无论", "不管", "不论") for n in range(3))
 # A sentence that asks (rather than describes): a question mark, a sentence-final particle, or an opening
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
 _ASK_SENTENCE = _rx(
     r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
-    r"(?<!不管)(?<!无论)怎么|(?<!无论)如何|为什么|为啥|为何|什么原因|啥原因|多少|多大|哪个|哪些|"
+    rf"{_NOT_CONCESSIVE}(?:怎么|如何|多少|多大)|为什么|为啥|为何|什么原因|啥原因|哪个|哪些|"
     # (a clause after a comma that opens "does not …" / "is not …" describes: "…, a Titan GPU, does not support bf16")
     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b(?!\s+not\b)|"
     r"\b(?:I wonder|wondering|(?:like|want) to ask (?:if|whether)|I'?d like to (?:know|understand)|want to (?:know|understand)|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
-    r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b"
+    r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b|"
+    # "I can't understand why is it.", "I don't get why …", "不明白为什么": a why asked as what the user cannot explain
+    r"\b(?:can'?t|cannot|couldn'?t|don'?t|do not|didn'?t|fail to)\s+(?:really\s+)?(?:understand|get|see|figure out)\s+(?:why|how)\b"
 )
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n，,；;])|(?<=[.])\s+")
 _WHOLE_SENTENCE_END = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
@@ -355,9 +397,32 @@ _WH_ASK = _rx(r"^\W*(?:how|what|why|which)\b|怎么|如何|为什么|为啥|什�
 _CHANGE = _rx(r"修改|改动|设置|调整|\bchange|\bset\b|\bmodify")
 
 
+# A clause that only announces a question ("请教一下，", "请问：", "想问一下，", "Hi, I have a question:"): the question
+# follows it; on its own it asks nothing and must not stand as the first question.
+_ASK_PREAMBLE = _rx(
+    r"^[\s,，:：、.。!！~～]*(?:(?:你好|您好|大佬们?|各位)[\s,，:：、.。!！~～]*)?(?:请教|请问|想问|想请教|求助|求教|问一下|打扰)(?:一下|下)?"
+    r"(?:各位|大家|大佬们?)?[\s,，:：、.。!！~～]*$|"
+    r"^[\s,.:!-]*(?:(?:hi|hello|hey)[\s,.:!-]*)?(?:i have|got|quick) (?:a |one |some )?(?:(?:quick|small|simple) )?questions?[\s,.:!-]*$"
+)
+
+
 def asked_sentences(prose: str) -> list[str]:
-    """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order."""
-    return [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and _ASK_SENTENCE.search(s.strip())]
+    """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order; a clause that only announces
+    a question ("请教一下，") is read with the clause it announces."""
+    clauses = [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip()]
+    asks: list[str] = []
+    carry = ""
+    for clause in clauses:
+        # (the preamble carries over a condition before the question: "请教一下，如果不开 offload，两张卡是否支持…？")
+        if _ASK_PREAMBLE.search(clause) or (
+            carry and not _ASK_SENTENCE.search(clause) and not clause.endswith(("。", "？", "?", "!", "！", "."))
+        ):
+            carry += clause
+            continue
+        if carry or _ASK_SENTENCE.search(clause):
+            asks.append(carry + clause)
+        carry = ""
+    return asks + ([carry] if carry else [])
 
 
 # "Why we force recompute_granularity='selective' when …?", "why do we need to divide the loss by GA?": the generic "we"
@@ -379,7 +444,7 @@ _SO_MUCH = _rx(r"这么(?:高|大|多)|那么(?:高|大|多)|\bso (?:much|high|l
 _REASON_ASK = _rx(r"什么原因|啥原因|怎么回事|\bwhat(?:'s| is| was) (?:the )?(?:reason|cause)\b")
 # "… lr_scheduler steps 4 times on 4 GPUs, why?": a description that ends in "why" asks about what it described.
 _TRAILING_WHY = _rx(r"(?:\bwhy|为啥|为什么|为何)\s*[?？]?\s*$")
-_ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|(?<!不管)(?<!无论)怎么|(?<!无论)如何|\bhow\b|\bwhat\b|\bwhich\b")
+_ASK_WORD = _rx(r"[?？]|[吗么呢嘛]|" + _NOT_CONCESSIVE + r"(?:怎么|如何)|\bhow\b|\bwhat\b|\bwhich\b")
 _KNOB = _rx(
     r"batch|学习率|learning[-_ ]rate|\blr\b|超参|hyper-?param\w*|gradient[-_ ]accumulation|梯度累[积加]|\bzero\b|offload|"
     r"配置|\bconfig\w*|参数|脚本|\bscript\b|\bsettings?\b|设置"
@@ -418,7 +483,9 @@ _SUPPOSING = _rx(
 _AVOIDING = _rx(
     r"(?:防止|避免|以免|免得|不至于|可能会?(?:导致|造成|引起))\s*[^\s，,。？?]{0,6}$|"
     r"\b(?:may|might|could)\s+(?:cause|lead to|result in|introduce)\s+(?:\w+\s+)?$|"
-    r"\b(?:prevent(?:ing)?|avoid(?:ing)?|without|(?:so as |in order )?not to(?: \w+)?)\s+(?:\w+\s+)?$"
+    r"\b(?:prevent(?:ing)?|avoid(?:ing)?|without|(?:so as |in order )?not to(?: \w+)?)\s+(?:\w+\s+)?$|"
+    # a failure denied for a setting ("knowing that the current configuration won't OOM", "这样就不会爆显存")
+    r"\b(?:won'?t|wouldn'?t|will not|would not)\s+$|(?<!会)不会\s*$"
 )
 
 
@@ -585,6 +652,8 @@ def rule_act(
             any(_FIT_QUANTITY.search(a) for a in fit_asks)
             or not (error_in_prose or observed)
             or (fit_asks and fit_asks[0] == asks[0] and not error_pasted)
+            # every question asks whether it fits ("单卡训练内存爆了，是不是单卡训不了" + the error): the error is the motive
+            or (bool(asks) and all(a in fit_asks for a in asks))
         )
         and not why_failed
     ):
