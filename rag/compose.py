@@ -383,6 +383,15 @@ def _memory_verdict(r: Results) -> str:
     gpu = _gpu_name(r, res)
     if (by_stage := _zero_stage_verdict(r, res, gpu)) is not None:
         return by_stage
+    if res["fits"] and r.plan.rl_stage:
+        # PPO / DPO / GRPO hold more models than the one estimated: "it fits" (or "it should have fit, so the run used
+        # more") would promise what was not computed; the models left out are also the first suspect for an OOM.
+        stage = r.plan.rl_stage.upper()
+        return (
+            "**"
+            + t("fits_trained_only", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), stage=stage)
+            + "**"
+        )
     if res["fits"] and r.reported_oom:
         # The estimate fits but the user's run did not: the run used more than computed, and the headline says so
         # instead of contradicting what they saw.
@@ -394,14 +403,6 @@ def _memory_verdict(r: Results) -> str:
         )
         cap = gib(res["gpu_capacity"], lang)
         return "**" + t("fits_but_oom", lang, total=total, gpu=gpu, cap=cap) + "** " + why
-    if res["fits"] and r.plan.rl_stage:
-        # PPO / DPO / GRPO hold more models than the one estimated: "it fits" would promise what was not computed.
-        stage = r.plan.rl_stage.upper()
-        return (
-            "**"
-            + t("fits_trained_only", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), stage=stage)
-            + "**"
-        )
     if res["fits"]:
         return (
             "**"
