@@ -34,11 +34,16 @@ pytestmark = pytest.mark.slow
 # start engine: act 0.835 / 0.818, fidelity 0.958 / 0.936, 2 + 4 contradicted, 1 headline, hit@3 0.816 / 0.843; blind7
 # (50) brought 6 more contradicted and 1 headline (act model retrained on 1182: no change — the rules decide). Stop 32 end (merged engine, 1182): act 0.830 / 0.813, fidelity 0.957 /
 # 0.938, 4 contradicted, 2 headlines, 0 strawman, hit@3 0.828 / 0.844, hit@1 0.589 / 0.624, p90 108 / 121, 0 refusals.
+# Stop 33 start: blind8 (52) moved into the dev set (ho-blind8-*), 1234 questions on the start engine (tag s15start):
+# act 0.832 / 0.804, fidelity 0.954 / 0.932, 5 + 13 contradicted (blind8 brought 4 + 10), 1 + 3 headlines, hit@3
+# 0.829 / 0.839, hit@1 0.585 / 0.622, p90 108 / 121. Stop 33 end (merged engine): act 0.850 / 0.825, fidelity 0.960 /
+# 0.942, 1 + 2 contradicted, 1 + 3 headlines, 0 strawman, hit@3 0.830 / 0.841, hit@1 0.583 / 0.624, p90 110 / 121
+# (117 all), 0 refusals.
 FLOORS = {
-    "zh": {"act_accuracy": 0.825, "fidelity": 0.954, "hit3": 0.825, "hit1": 0.585},
-    "en": {"act_accuracy": 0.81, "fidelity": 0.935, "hit3": 0.84, "hit1": 0.62},
+    "zh": {"act_accuracy": 0.845, "fidelity": 0.957, "hit3": 0.825, "hit1": 0.58},
+    "en": {"act_accuracy": 0.82, "fidelity": 0.938, "hit3": 0.838, "hit1": 0.62},
 }
-CEILINGS = {"contradicted": 4, "assumed_headlines": 2, "strawman": 0, "first_words_p90": 121, "refused": 0}
+CEILINGS = {"contradicted": 3, "assumed_headlines": 4, "strawman": 0, "first_words_p90": 121, "refused": 0}
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
 # Since stop 29: blind4-zh/-en.yaml (89; one thread also mined into the dev set was removed), blind5-zh/-en.yaml (50)
@@ -53,11 +58,15 @@ CEILINGS = {"contradicted": 4, "assumed_headlines": 2, "strawman": 0, "first_wor
 # Stop 32: held-out is blind8 + blind9 (104; blind9 = 25 zh + 27 en, mined blind at the start of stop 32 and scored on
 # its start engine, tag s14start). Start -> end of stop 32 on these 104: act 0.740 / 0.611 both, fidelity 0.895 / 0.868
 # both, 23 contradicted both, 2 headlines both, hit@3 0.776 -> 0.796 / 0.788 -> 0.808.
+# Stop 33: blind8 moved into the dev set; held-out is blind9 + blind10 (104; blind10 = 25 zh + 27 en, mined blind at
+# the start of stop 33 and scored on its start engine, tag s15start). Start -> end of stop 33 on these 104: act 0.640
+# both / 0.574 -> 0.593, fidelity 0.858 / 0.794 both, 7 + 7 -> 7 + 8 contradicted, 0 headlines, 0 strawman, hit@3
+# 0.721 / 0.827 both, hit@1 0.349 / 0.558 both.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.73, "fidelity": 0.89, "hit3": 0.79},
-    "en": {"act_accuracy": 0.60, "fidelity": 0.86, "hit3": 0.80},
+    "zh": {"act_accuracy": 0.63, "fidelity": 0.85, "hit3": 0.71},
+    "en": {"act_accuracy": 0.58, "fidelity": 0.79, "hit3": 0.82},
 }
-HELDOUT_CEILINGS = {"contradicted": 23, "assumed_headlines": 2, "strawman": 0, "refused": 0}
+HELDOUT_CEILINGS = {"contradicted": 15, "assumed_headlines": 0, "strawman": 0, "refused": 0}
 
 
 @pytest.fixture(scope="module")
