@@ -551,7 +551,8 @@ def plan_calls(
         and cfg.get("world_size", 1) > 1
         and cfg.get("pipeline_parallel_size", 1) == 1
     )
-    if rl_stage in _OTHER_MODELS and not plan.example:
+    # (a LoRA DPO run's reference is its own base with the adapter disabled: nothing is left out)
+    if rl_stage in _OTHER_MODELS and not plan.example and not (rl_stage == "dpo" and cfg.get("finetune") != "full"):
         plan.rl_stage = rl_stage
         plan.assume("rl_stage", *_OTHER_MODELS[rl_stage])
     if stage_unknown:

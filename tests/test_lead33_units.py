@@ -164,3 +164,10 @@ def test_the_adamw_kernel_is_read_and_reaches_the_estimate(bot_without_retrieval
     assert est == {"foreach", "fused"}
     totals = [next(c.result["total_per_gpu"] for c in a.tool_calls if c.name == "memory") for a in (foreach, fused)]
     assert totals[0] > totals[1]  # the foreach step's second-moment buffer, at a micro batch this small the peak
+
+
+def test_a_lora_dpo_run_leaves_no_model_out(bot_without_retrieval: Any) -> None:
+    full = bot_without_retrieval.ask("DPO full fine-tune of Llama-2-7b on 8 A100 80GB with ZeRO-3: memory per GPU?")
+    lora = bot_without_retrieval.ask("DPO LoRA of Llama-2-7b on 8 A100 80GB with ZeRO-3: memory per GPU?")
+    assert "reference model is not counted" in full.first_screen
+    assert "reference model" not in lora.first_screen
