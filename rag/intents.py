@@ -98,11 +98,22 @@ class MisconceptionRule:
 # GA set to a value to get out of an OOM that stayed: "gradient_accumulation_steps 已经调到2，还是OOM", "a smaller
 # gradient_accumulate_step=5 仍然会有OOM", "per_device_gradient_accumulation_steps=2 … but it still gives … OOM": the run
 # presupposes that GA moves the peak.
-_GA_SET_STILL_OOM = (
-    GA
-    + r"[^。.!?？！\n]{0,25}?(?:调到|改到|改成|改为|设为|设成|设置为|设到|降到|\bset (?:it )?to|\bchanged? (?:it )?to|\bto\b|=)\s*\d+"
+_STILL_OOM = (
     r"[^。!?？！\n]{0,60}?(?:还是|仍然|依然|仍|\bstill\b)[^。!?？！\n]{0,40}?"
     r"(?:oom|out of memory|爆显存|显存不足|显存不够|memory)"
+)
+_GA_SET_STILL_OOM = (
+    # GA, then the change made to it: "gradient_accumulation_steps 已经调到2，还是OOM", "set GA to 1 … still OOMs"
+    GA
+    + r"[^。.!?？！\n]{0,25}?(?:调到|改到|改成|改为|设为|设成|设置为|设到|降到|\bset (?:it )?to|\bchanged? (?:it )?to|\bto\b)\s*\d+"
+    + _STILL_OOM
+    # the change, then GA and its value: "一个更小的gradient_accumulate_step=5，仍然会有OOM", "reduced to even the smallest
+    # possible value for `gradient_accumulation_steps=2` … still". Not "batch size 1 with accumulation_steps=4 still
+    # crashed": there the GA value is only part of the run that still failed.
+    + r"|(?:更小|更少|最小|减小|减少|降低|调小|smaller|smallest|fewer|reduc\w*|lower\w*|decreas\w*)[^。!?？！\n]{0,60}?"
+    + GA
+    + r"\w*`?\s*[=:]?\s*\d+"
+    + _STILL_OOM
 )
 
 _MATCHERS = {

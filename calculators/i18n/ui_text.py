@@ -202,8 +202,8 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
     "precision": {"zh": "{name} precision", "en": "{name}"},
     "optimizer": {"zh": "优化器 optimizer", "en": "optimizer"},
     "adamw_kernel": {
-        "zh": "AdamW 实现（fused：HF Trainer 在 torch ≥ 2.8 的默认、DeepSpeed；foreach：torch.optim.AdamW 默认，优化器步多一份二阶矩大小的临时缓冲）",
-        "en": "AdamW kernel (fused: HF Trainer's default on torch ≥ 2.8, DeepSpeed; foreach: torch.optim.AdamW's default, "
+        "zh": "{name}（fused：HF Trainer 在 torch ≥ 2.8 的默认、DeepSpeed；foreach：torch.optim.AdamW 默认，优化器步多一份二阶矩大小的临时缓冲）",
+        "en": "{name} (fused: HF Trainer's default on torch ≥ 2.8, DeepSpeed; foreach: torch.optim.AdamW's default, "
         "one more second-moment-sized buffer at the step)",
     },
     "zero_stage": {"zh": "{name} 阶段 zero_stage", "en": "zero_stage ({name} stage)"},
