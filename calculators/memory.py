@@ -815,12 +815,11 @@ def _vision_trained(cfg: MemoryConfig, shape: ModelShape | None) -> bool:
     return shape is not None and shape.vision is not None and cfg.finetune == "full" and not cfg.freeze_vision_tower
 
 
-RECOMPUTE_OVERLAP = "_recompute_overlap"
-
-
-def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tuple[int | None, dict[str, int]]:
+def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tuple[int | None, dict[str, int], int]:
+    """(activation bytes at peak, their parts, what full checkpointing's re-materialised block and the logits would
+    have added had they been alive together: the assumptions say it)."""
     if shape is None:
-        return None, {}
+        return None, {}, 0
     llm_extra, vit_tokens, _, _ = _visual_tokens(cfg, shape)
     if llm_extra and not cfg.visual_tokens_in_seq_len:  # the visual tokens stand in the sequence beside the text
         cfg = cfg.model_copy(update={"seq_len": cfg.seq_len + llm_extra})
@@ -907,6 +906,7 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         details["activations_offloaded_to_cpu"] = layers - on_gpu
         details["activations_layers"] = on_gpu
         total -= layers - on_gpu
+    overlap = 0
     if act.recompute:
         # Full checkpointing re-materialises one block during its backward, which runs after the loss's and the LM
         # head's backward have freed the logits and their gradients: the two are never alive together, so the peak
@@ -914,13 +914,12 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         # 12 B per logit, exactly; bench/results/gpu_check_h200_7b.json, tests/test_gpu_measured.py).
         overlap = min(act.recompute + amp_per_layer, details["activations_layers"], logits)
         details["activations_layers"] -= overlap
-        details[RECOMPUTE_OVERLAP] = overlap  # popped by estimate_memory into an assumption line
         total -= overlap
     if vit_tokens and _vision_trained(cfg, shape) and shape.vision is not None:
         vit = vit_activation_bytes(shape.vision, micro * vit_tokens, bpv, cfg.gradient_checkpointing)
         details["activations_vision_tower"] = vit
         total += vit
-    return total, details
+    return total, details, overlap
 
 
 def _vision_states(
@@ -1085,7 +1084,7 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
     if cfg.gradient_accumulation_steps >= 2:
         grads = grads_ga_n
 
-    act, details = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
+    act, details, overlap = _activations(cfg, shape, cfg.train_micro_batch_size_per_gpu)
     cpu_per_gpu += details.get("activations_offloaded_to_cpu", 0)
     comm = _comm_buffers(cfg, int(grads_full), largest_layer) if cfg.fsdp == "none" else fsdp_buffers
     details.update(comm)
@@ -1136,7 +1135,6 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
         notes_zh.append(
             "激活显存未知：只给了参数量。补充 hidden_size 和 num_layers（或预设名 / config.json）即可估算。"
         )
-    overlap = details.pop(RECOMPUTE_OVERLAP, 0)
     if overlap:
         a_en.append(
             "full checkpointing: the block re-materialised in backward is never alive together with the loss's logits, "
@@ -1341,7 +1339,7 @@ def _max_micro_batch(
     """Largest micro batch whose total fits (0 if even 1 does not); activations grow with the micro batch."""
 
     def fits(m: int) -> bool:
-        act, _ = _activations(cfg, shape, m)
+        act, _, _ = _activations(cfg, shape, m)
         return _peak(fixed, grads, act or 0, grads_live, step_extra) <= capacity
 
     if not fits(1):
