@@ -863,12 +863,80 @@ def _fit_depends_verdict(r: Results) -> str:
     names = t("enum_sep", r.lang).join(
         t(f"need.{k}", r.lang) if f"need.{k}" in CATALOGUE else key_name(k, r.lang) for k in missing
     )
+    by_method = _method_verdict(r, names)
+    if by_method:
+        return by_method
     head = t("fit_depends", r.lang, missing=names)
     general = breakdown_card(r)
     if general is None:  # no card says what memory is made of: the question alone, never a colon with nothing after it
         return f"**{head}**"
     sep = "" if r.lang == "zh" else " "
     return f"**{head}{sep}{t('fit_depends_breakdown', r.lang)}** {_direct(general, r.lang).strip('*').strip()}"
+
+
+def _states(estimate: dict[str, Any]) -> float | None:
+    """Weights + gradients + optimizer states of one estimate (per GPU), None when a part is unknown."""
+    parts = [estimate.get(k) for k in ("weights", "gradients", "optimizer_states")]
+    return None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None))
+
+
+def _method_verdict(r: Results, missing: str) -> str:
+    """A fit question that names the model but not the method (``Plan.method_unknown``): each method's model states
+    on the stated GPUs and whether they leave room for activations — the part of the answer that needs no assumed
+    micro batch or sequence length — then what the whole peak still needs. "" without the sweep's result."""
+    sweep = r.call("method_sweep")
+    if not r.plan.method_unknown or sweep is None or not sweep.result:
+        return ""
+    lang = r.lang
+    cap = sweep.result.get("gpu_capacity")
+    sharded = r.call("full_sharded")
+    clauses = []
+    for point in sweep.result["points"]:
+        states = _states(point["estimate"])
+        if states is None:
+            return ""
+        clause = t(f"method.{point['value']}", lang) + " " + gib(states, lang)
+        sharded_states = (
+            _states(sharded.result) if point["value"] == "full" and sharded is not None and sharded.result else None
+        )
+        if sharded_states is not None:
+            n = sharded.arguments.get("world_size") if sharded is not None else None
+            clause += t("method_sharded", lang, states=gib(sharded_states, lang), n=n)
+        if cap:
+            if states < cap:
+                clause += t("method_fits", lang, free=gib(cap - states, lang))
+            elif sharded_states is not None and sharded_states < cap:
+                clause += t("method_fits_sharded", lang, free=gib(cap - sharded_states, lang))
+            elif sharded_states is not None:
+                clause += t("method_no_fit_sharded", lang)
+            else:
+                clause += t("method_no_fit", lang)
+        clauses.append(clause)
+    first = sweep.result["points"][0]["estimate"]
+    where = t("method_where", lang, gpu=_gpu_name(r, first), cap=gib(cap, lang)) if cap else ""
+    head = t("method_unknown", lang, where=where, clauses=t("clause_sep", lang).join(clauses))
+    sep = "" if lang == "zh" else " "
+    return f"**{head}**{sep}{t('method_unknown_tail', lang, missing=missing)}"
+
+
+def _method_table(r: Results) -> str:
+    """The model states of each method (``method_sweep``) as a table: the numbers the opening quotes."""
+    sweep = r.call("method_sweep")
+    if sweep is None or not sweep.result:
+        return ""
+    lang = r.lang
+    rows = [t("method_table_head", lang), "|---|---:|---:|---:|---:|"]
+    for point in sweep.result["points"]:
+        e = point["estimate"]
+        cells = [gib(e.get(k), lang) for k in ("weights", "gradients", "optimizer_states")]
+        rows.append(f"| {t('method.' + point['value'], lang)} | " + " | ".join(cells) + f" | {gib(_states(e), lang)} |")
+    sharded = r.call("full_sharded")
+    if sharded is not None and sharded.result:
+        e = sharded.result
+        cells = [gib(e.get(k), lang) for k in ("weights", "gradients", "optimizer_states")]
+        name = t("method.full", lang) + ("（ZeRO-3）" if lang == "zh" else " (ZeRO-3)")
+        rows.append(f"| {name} | " + " | ".join(cells) + f" | {gib(_states(e), lang)} |")
+    return t("method_table_heading", lang) + "\n\n" + "\n".join(rows)
 
 
 #: The yes/no word a belief's verdict opens with ("不会。", "No."), dropped when the verdict is given as a cause.
@@ -1032,6 +1100,8 @@ def _before_cards(r: Results) -> str:
         return back
     if _belief_opens(r):
         return _belief_verdict(r)
+    if r.plan.method_unknown and r.act == "yes_no":  # "8 X A100 (80GB) for 13B finetune is sufficient?"
+        return _fit_depends_verdict(r)
     if r.act in ("fit", "configure"):
         mv = _memory_verdict(r)
         if mv:
@@ -1142,6 +1212,8 @@ def numbers_section(r: Results) -> str:
             out.append(t("observed", lang, seen=f"{observed:g} GB", est=f"{est:.1f} GiB", why=why))
     if r.nearest_fits:
         out.append(_nearest_table(r))
+    if r.plan.method_unknown:
+        out.append(_method_table(r))
     for label, heading, name in (
         ("precision_sweep", "precision", "{}"),
         ("zero_sweep", "zero", "ZeRO-{}"),

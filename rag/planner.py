@@ -45,6 +45,8 @@ Label = Literal[
     "zero_sweep",
     "checkpointing_sweep",
     "finetune_sweep",
+    "method_sweep",
+    "full_sharded",
     "fact_check",
 ]
 
@@ -77,6 +79,10 @@ class Plan:
     zero_stage_unknown: bool = False
     #: The RL / preference stage the run is (ppo, dpo, grpo): the estimate counts the trained model only.
     rl_stage: str | None = None
+    #: A fit question that names the model (or its size) but not the method or precision: no total is computed (it
+    #: would be a number for a setup the user did not state); the ``method_sweep`` call holds each method's model
+    #: states instead, and ``full_sharded`` a full fine-tune's under ZeRO-3 when several GPUs are stated unsharded.
+    method_unknown: bool = False
 
     def assume(self, key: str, zh: str, en: str) -> None:
         if all(a.zh != zh for a in self.assumptions):
@@ -394,6 +400,43 @@ def _back_solve_args(counts: StepCounts, plan: Plan) -> dict[str, Any] | None:
 _DEEPSPEED = re.compile(r"deepspeed|\bds_config|zero_optimization|\bds_z[0-3]", re.I)
 
 
+def _method_alone_missing(setup: Setup) -> bool:
+    """The model (or its size) is known and what a figure still lacks is the method: neither the method, the
+    precision nor a ZeRO stage is stated."""
+    return (setup.has("model") or setup.has("num_params")) and not (
+        setup.has("finetune") or setup.has("precision") or setup.has("zero_stage")
+    )
+
+
+#: The methods a fit question without one is answered for, as the calculator names them.
+METHODS_COMPARED = ["full", "lora", "qlora"]
+
+
+def _method_plan(setup: Setup, plan: Plan) -> Plan:
+    """A fit question naming the model but no method ("8 X A100 (80GB) for 13B finetune is sufficient?"): each
+    method's model states for that model on the stated GPUs (they depend on nothing else), not a total whose micro
+    batch, sequence length and method would all be assumed. A full fine-tune on several GPUs with no sharding stated
+    is also computed under ZeRO-3: whether it fits depends on it."""
+    cfg = memory_config(setup, plan)
+    # Only what the model states rest on stays assumed: the micro batch and sequence length defaults are not used.
+    plan.assumptions = [a for a in plan.assumptions if a.key in ("model", "vision")]
+    plan.assume(
+        "finetune",
+        "未说明微调方式：分别给出各方式的模型状态（全量 = 混合精度 AdamW，16 字节/参数；LoRA = 16-bit 基座；QLoRA = 4-bit 基座）",
+        "method not given: each method's model states (full = mixed-precision AdamW, 16 bytes/param; LoRA = 16-bit "
+        "base; QLoRA = 4-bit base)",
+    )
+    base = {k: v for k, v in cfg.items() if k != "finetune"}
+    plan.method_unknown = True
+    plan.calls.append(
+        PlannedCall("sweep", {"config": base, "field": "finetune", "values": METHODS_COMPARED}, "method_sweep")
+    )
+    unsharded = not base.get("zero_stage") and "fsdp" not in base and base.get("pipeline_parallel_size", 1) == 1
+    if base.get("world_size", 1) > 1 and unsharded:
+        plan.calls.append(PlannedCall("memory", {**base, "finetune": "full", "zero_stage": 3}, "full_sharded"))
+    return plan
+
+
 def names_deepspeed(text: str) -> bool:
     """Whether the message names DeepSpeed, so that a memory estimate without its ZeRO stage says the stage is
     unknown instead of silently computing an unsharded (ZeRO-0) run."""
@@ -497,10 +540,16 @@ def plan_calls(
         # "I want to full fine-tune Qwen2-7B on a single H100. Will this work?": a verdict on a run whose model, method
         # and GPU the user states is answered with its estimate, whatever card (or none) explains it
         or (act == "yes_no" and enough and "finetune" in s and "gpu" in s)
+        # "8 X A100 (80GB) for 13B finetune is sufficient?": the same question without the method
+        or (act == "yes_no" and not keys and "gpu" in s and _method_alone_missing(setup))
     )
     if not memory_wanted:
         return plan
     if not enough:
+        # (a yes/no question naming the model and the GPU, and no wrong belief, asks whether it fits)
+        will_fit = act == "fit" or (act == "yes_no" and not keys and "gpu" in s)
+        if will_fit and not ga_memory and rl_stage is None and _method_alone_missing(setup):
+            return _method_plan(setup, plan)
         if not ga_memory:
             return plan
         plan.example = True  # the belief is wrong on any setup: show it on a labelled example

@@ -164,6 +164,40 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "在那之前，显存由这几部分组成：",
         "en": "Until then, this is what the memory is made of:",
     },
+    # a fit question naming the model but not the method: each method's model states (rag/planner._method_plan)
+    "method_unknown": {
+        "zh": "取决于微调方式，而你没有说明。仅模型状态（权重、梯度、优化器状态）每卡{where}：{clauses}。",
+        "en": "It depends on the method, which you did not state. Model states alone (weights, gradients, optimizer "
+        "states) per GPU{where}: {clauses}.",
+    },
+    "method_where": {"zh": "（{gpu}，{cap}）", "en": " ({gpu}, {cap})"},
+    "method_unknown_tail": {
+        "zh": "激活另算，随 micro batch × 序列长度增长。要算完整峰值，请告诉我：{missing}。",
+        "en": "Activations come on top and grow with micro batch × sequence length. For the whole peak, tell me: "
+        "{missing}.",
+    },
+    "method.full": {"zh": "全量微调", "en": "full fine-tune"},
+    "method.lora": {"zh": "LoRA", "en": "LoRA"},
+    "method.qlora": {"zh": "QLoRA", "en": "QLoRA"},
+    "method_sharded": {
+        "zh": "（{n} 卡 ZeRO-3 / FSDP 切分后 {states}）",
+        "en": " ({states} with ZeRO-3 / FSDP over {n} GPUs)",
+    },
+    "method_fits": {"zh": "，剩 {free} 给激活", "en": ", leaving {free} for activations"},
+    "method_no_fit": {"zh": "，放不下", "en": ", does not fit"},
+    "method_fits_sharded": {
+        "zh": "，只有切分后能放下（剩 {free} 给激活）",
+        "en": ", fits only sharded (leaving {free} for activations)",
+    },
+    "method_no_fit_sharded": {"zh": "，切分后也放不下", "en": ", does not fit even sharded"},
+    "method_table_heading": {
+        "zh": "**各微调方式的模型状态（每卡；激活另算）**",
+        "en": "**Model states by method (per GPU; activations not included)**",
+    },
+    "method_table_head": {
+        "zh": "| 方式 | 权重 | 梯度 | 优化器状态 | 模型状态合计 |",
+        "en": "| method | weights | gradients | optimizer states | model states |",
+    },
     "need.model": {"zh": "模型或参数量", "en": "the model or its size"},
     "need.finetune": {"zh": "微调方式", "en": "the method"},
     "fits": {

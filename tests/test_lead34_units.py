@@ -1,0 +1,84 @@
+"""Fixed by the lead in stop 34: a fit question that names the model but not the method.
+
+"8 X A100 (80GB) for 13B finetune is sufficient ?" (lm-sys/FastChat#464) was answered "How much memory it needs
+depends on … Tell me: the method; precision; …" and a card's general lead — no answer at all, in 47 of the 164 fit
+questions of the real-question sets. The model states depend on nothing the user left out but the method, so the
+answer now gives them for each method on the stated GPUs (a full fine-tune also sharded with ZeRO-3 when several
+GPUs are stated without a sharding), says which leave room for activations, and still computes no total: the micro
+batch and sequence length that would need are not assumed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from calculators.presets import MODEL_PRESETS, count_params
+from rag.intents import detect_intents, detect_misconceptions
+from rag.parts import split_message
+from rag.planner import plan_calls
+from rag.setup import read_setup
+
+FASTCHAT_464 = "8 X A100 (80GB) for 13B finetune is sufficient ?"
+
+
+def _plan(text: str, act: str = "fit") -> Any:
+    setup = read_setup(split_message(text))[0]
+    return plan_calls(setup, act, detect_intents(text), detect_misconceptions(text), text)  # type: ignore[arg-type]
+
+
+def _gib_values(text: str) -> list[float]:
+    return [float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) GiB", text)]
+
+
+def test_the_model_without_a_method_plans_each_methods_states_and_no_total() -> None:
+    plan = _plan(FASTCHAT_464)
+    assert plan.method_unknown
+    sweep = plan.by_label("method_sweep")
+    assert sweep is not None and sweep.arguments["values"] == ["full", "lora", "qlora"]
+    assert plan.by_label("main") is None  # no total: micro batch and sequence length are not stated
+    sharded = plan.by_label("full_sharded")
+    assert sharded is not None and sharded.arguments["zero_stage"] == 3 and sharded.arguments["world_size"] == 8
+    keys = {a.key for a in plan.assumptions}
+    assert "seq_len" not in keys and "train_micro_batch_size_per_gpu" not in keys and "finetune" in keys
+
+
+def test_a_stated_method_precision_or_sharding_keeps_the_usual_estimate() -> None:
+    assert not _plan("8 X A100 (80GB) for a 13B LoRA finetune is sufficient ?").method_unknown
+    assert not _plan("8 X A100 (80GB) for 13B bf16 finetune is sufficient ?").method_unknown
+    one = _plan("Can I fine-tune llama-2-7b on a single RTX 3090?")
+    assert one.method_unknown and one.by_label("full_sharded") is None  # one GPU: nothing to shard
+
+
+def test_a_yes_no_about_a_named_gpu_is_a_fit_question_but_a_wrong_belief_is_not() -> None:
+    assert _plan(FASTCHAT_464, act="yes_no").method_unknown
+    pooled = "I have 8 A100s, 640 GB in total, so a 13B model should fit since the memory adds up, right?"
+    assert not _plan(pooled, act="yes_no").method_unknown
+
+
+def test_the_opening_gives_each_methods_states_from_the_same_calls_as_the_table(bot_without_retrieval: Any) -> None:
+    ans = bot_without_retrieval.ask(FASTCHAT_464)
+    head = ans.text.split("\n\n")[0]
+    assert head.startswith("**It depends on the method")
+    calls = {c.label: c for c in ans.tool_calls}
+    assert "main" not in calls  # no total per GPU anywhere on the first screen
+    points = {p["value"]: p["estimate"] for p in calls["method_sweep"].result["points"]}
+    params = count_params(MODEL_PRESETS["llama-2-13b"])
+    full = sum(points["full"][k] for k in ("weights", "gradients", "optimizer_states"))
+    assert abs(full / params - 16.0) < 0.01  # mixed-precision AdamW: 2 + 2 + 12 bytes per parameter (ZeRO paper)
+    sharded = calls["full_sharded"].result
+    assert abs(sum(sharded[k] for k in ("weights", "gradients", "optimizer_states")) * 8 - full) / full < 0.001
+    shown = _gib_values(head)
+    assert round(full / 2**30, 1) in shown and round(full / 8 / 2**30, 1) in shown
+    assert "fits only sharded" in head  # 194 GiB per GPU unsharded, 24.2 GiB with ZeRO-3 over 8
+    table = ans.text.split("Model states by method", 1)[1]
+    assert f"{full / 2**30:,.1f} GiB" in table
+
+
+def test_in_chinese_a_24_gb_card_fits_only_qlora(bot_without_retrieval: Any) -> None:
+    ans = bot_without_retrieval.ask("想在单张 4090 上微调 llama2-13b，显存够吗？")
+    head = ans.text.split("\n\n")[0]
+    assert head.startswith("**取决于微调方式")
+    clauses = dict(re.findall(r"(全量微调|LoRA|QLoRA) [\d,.]+ GiB([^；。]*)", head))
+    assert "放不下" in clauses["全量微调"] and "放不下" in clauses["LoRA"]
+    assert "给激活" in clauses["QLoRA"]
