@@ -9,6 +9,8 @@ Per language it prints:
   strawman            answers with a "what the question gets wrong" correction where the user held no wrong belief
   card hit@1 / hit@3  an expected card among the answer's cited cards (questions that have expected cards)
   first screen        median and 90th percentile length in words (Chinese: 2 characters = 1 word)
+  fit without figure  fit questions (by label) whose first screen gives no memory figure at all (GiB): a "tell me
+                      more" that answers nothing yet
 
     .venv/bin/python bench/eval_answers.py                 # the table
     .venv/bin/python bench/eval_answers.py --show zh-llamafactory-493   # one answer in full, with its scoring
@@ -36,6 +38,8 @@ import yaml  # noqa: E402
 
 DEV_DIR = ROOT / "tests" / "data" / "real_questions"
 _CJK = re.compile(r"[\u3400-\u9fff]")
+#: A memory figure on a first screen ("24.2 GiB"), computed or read back.
+_GIB_FIGURE = re.compile(r"\d\s*GiB")
 #: Labels of the calls that carry the user's own setup (comparisons and levers change values on purpose).
 _OWN_SETUP_LABELS = {"main", "effective_batch", "config_check"}
 _ALIASES = {"learning_rate": "base_learning_rate"}
@@ -242,6 +246,7 @@ def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
                 "hit3": bool(expected) and any(c in expected for c in cited[:3]),
                 "first_words": first_screen_words(answer.first_screen),
                 "refused": answer.refused,
+                "fit_no_figure": q.get("act") == "fit" and not _GIB_FIGURE.search(answer.first_screen),
                 "first_screen": answer.first_screen,
                 "seconds": elapsed,
             }
@@ -272,6 +277,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             "first_words_median": statistics.median(words),
             "first_words_p90": words[min(len(words) - 1, int(0.9 * len(words)))],
             "refused": sum(r["refused"] for r in sel),
+            "fit_no_figure": sum(r["fit_no_figure"] for r in sel),
         }
     return out
 
@@ -291,6 +297,7 @@ def print_table(summary: dict[str, dict[str, float]]) -> None:
         ("first_words_median", "{:.0f}"),
         ("first_words_p90", "{:.0f}"),
         ("refused", "{:.0f}"),
+        ("fit_no_figure", "{:.0f}"),
     ]
     print("| lang | " + " | ".join(c for c, _ in cols) + " |")
     print("|---|" + "---:|" * len(cols))

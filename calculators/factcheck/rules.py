@@ -82,7 +82,9 @@ HALF2 = (
 )
 PREC_NUANCE = (
     r"(?:激活|activation|推理|inference|部署|deploy|lora|冻结|frozen|权重|weights?\b|master|主权重|optimizer stat|"
-    r"优化器状态|速度|speed)"
+    r"优化器状态|速度|speed|"
+    # the dtype weights are loaded in (host RAM halves from fp32 to bf16: zh-moss-rlhf-12), not mixed-precision training
+    r"\bload(?:ing|ed)?\b|加载|host (?:ram|memory))"
 )
 IMPROVE = r"(?:提高|提升|改善|更好|增强|improv\w*|better|boost\w*|enhanc\w*)"
 WORSE = r"(?:worse|hurt\w*|\bgap\b|更差|变差|下降|sharp|尖锐)"
