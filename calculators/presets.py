@@ -607,6 +607,9 @@ GPU_PRESETS: dict[str, GPU] = {
         # capability 6.1: no bf16) — nvidia.com/en-us/titan/titan-xp and techgage.com/news/nvidia-reveals-new-top-end-titan-xp
         GPU(name="a40", memory_gib=48, bf16=True),
         GPU(name="titan-xp", memory_gib=12, bf16=False),
+        # NVIDIA RTX 6000 Ada Generation 48GB GDDR6 ECC, Ada Lovelace AD102 (compute capability 8.9: bf16) — NVIDIA RTX
+        # 6000 Ada Generation data sheet (nvidia.com/en-us/design-visualization/rtx-6000); users write "A6000 Ada"
+        GPU(name="rtx-6000-ada", memory_gib=48, bf16=True),
     ]
 }
 
@@ -637,6 +640,13 @@ _GPU_ALIASES = {
     "titanxp": "titan-xp",
     "titan-xp-12gb": "titan-xp",
     "rtxa6000": "rtx-a6000",
+    "rtx6000ada": "rtx-6000-ada",
+    "rtx-6000ada": "rtx-6000-ada",
+    "6000-ada": "rtx-6000-ada",
+    "a6000ada": "rtx-6000-ada",
+    "a6000-ada": "rtx-6000-ada",
+    "rtx-a6000-ada": "rtx-6000-ada",
+    "rtx-a6000ada": "rtx-6000-ada",
     "l20-48gb": "l20",
     "l4-24gb": "l4",
     "2080ti": "rtx-2080ti",

@@ -288,6 +288,7 @@ _GPU_DISPLAY = {
     "ascend-910b": "Ascend 910B",
     "mi300x": "MI300X",
     "titan-xp": "TITAN Xp",
+    "rtx-6000-ada": "RTX 6000 Ada",
 }
 #: Letters whose English name starts with a vowel sound ("an A100", "an H100", "an L40S", "an RTX 3090").
 _AN_LETTERS = set("AEFHILMNORSX")

@@ -190,6 +190,31 @@ def _line_kind(line: str, first: bool = False) -> PartKind | None:
     return None
 
 
+# A TOML / INI file pasted without a fence (torchtitan's and others' train configs): its section headers, `key = value`
+# lines and `#` comments. "# NOTE: this toml config is a preset for 64 A100 GPUs." is the file's, not the user's setup.
+_TOML_SECTION = re.compile(r"^\s*\[\[?[A-Za-z_][\w.\-]*\]\]?\s*(?:#.*)?$")
+_TOML_KEY = re.compile(r"^\s*[A-Za-z_][\w.\-]*\s*=\s*\S")
+_TOML_COMMENT = re.compile(r"^\s*#")
+
+
+def _toml_run(lines: list[str], i: int) -> int:
+    """How many lines from ``i`` on form a pasted TOML file (0 when they do not): section headers, keys and comments
+    (blank lines between them), at least one header and two keys, so a prose line "bs = 2" stays prose."""
+    j, headers, keys, last = i, 0, 0, i
+    while j < len(lines):
+        ln = lines[j]
+        if _TOML_SECTION.match(ln):
+            headers += 1
+        elif _TOML_KEY.match(ln):
+            keys += 1
+        elif not (_TOML_COMMENT.match(ln) or not ln.strip()):
+            break
+        if ln.strip():
+            last = j + 1
+        j += 1
+    return last - i if headers and keys >= 2 and (_TOML_SECTION.match(lines[i]) or _TOML_COMMENT.match(lines[i])) else 0
+
+
 def _unfenced_parts(text: str, offset: int) -> list[Part]:
     """Parts of text outside code fences: tracebacks, error/log/command/smi runs, configs, prose."""
     parts: list[Part] = []
@@ -244,6 +269,12 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             # "运行34b模型时torch.cuda.OutOfMemoryError: …": the title's words, then the error pasted onto the same line
             lines[i : i + 1] = [line[: glued.end()], line[glued.end() :]]
             line = lines[i]
+        if n_toml := _toml_run(lines, i):
+            start, end = pos, pos + sum(len(ln) for ln in lines[i : i + n_toml])
+            flush_prose(start)
+            parts.append(Part(kind="code", text=text[start:end].rstrip("\n"), start=offset + start, end=offset + end))
+            pos, i = end, i + n_toml
+            continue
         kind = _line_kind(line, first=offset == 0 and pos == 0)
         if kind is None and (cut := _command_inside(line)):
             # "如果设置fp16: true，llamafactory-cli train --fp16 True …": the sentence, then the command it introduces;

@@ -244,6 +244,7 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"(?:rtx\s*)?4090"), "rtx-4090"),
     (_word(r"(?:rtx\s*)?4080(?:\s*super)?"), "rtx-4080"),
     (_word(r"(?:rtx\s*)?2080\s*ti"), "rtx-2080ti"),
+    (_word(r"(?:rtx\s*)?a?6000[\s-]*ada"), "rtx-6000-ada"),
     (_word(r"(?:rtx\s*)?a6000"), "rtx-a6000"),
     (_word(r"a800"), "a800-80gb"),
     (_word(r"h800"), "h800-80gb"),
@@ -268,7 +269,8 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 #: "AMD MI250", "tpu v3-8". Bare numbers only for the consumer series (1060 … 5090), never any 4-digit number.
 _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
-    r"(?:(?:(?:rtx|gtx)[\s-]*(?:a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
+    r"(?:(?:(?:rtx|gtx)[\s-]*(?:a?6000[\s-]*ada|a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
+    r"a6000[\s-]*ada|"
     r"[ah]-?100s?|[ah]800|h200|h20|v-?100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
     r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
@@ -703,7 +705,7 @@ _NODES = re.compile(
 _NODES_X_GPUS = re.compile(
     NUM
     + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
-    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|每台|每个|每个节点|每台服务器|每台机器)?\s*"
+    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个节点|每台服务器|每台机器)?\s*"
     + NUM
     + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
     r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
@@ -718,7 +720,9 @@ _PER_NODE_COUNT = re.compile(
     # "two nodes with 8 GPUs each", "two machines x 8 H100"
     r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)|"
     # "4 nodes, each 4 A100 gpu", "2 machines, each with 8 GPUs"
-    r"(?:nodes?|machines?|servers?)\s*[,，]?\s*each\s+(?:with\s+|has\s+)?(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)",
+    # ("two machines, each with 8x H100": the card's name in place of the noun)
+    r"(?:nodes?|machines?|servers?)\s*[,，]?\s*each\s+(?:with\s+|has\s+)?(\d+)\s*(?:x\s*)?"
+    r"(?:(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)|" + _GPU_BRAND + _GPU_MODEL + ")",
     re.I,
 )
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
@@ -820,7 +824,9 @@ _PP = re.compile(
 # "怎样使用 DeepSpeed 的 offload 功能", "how do I enable CPU offload": a feature asked how to turn on is not on.
 _ASKED_HOW_TO = re.compile(
     r"(?:怎样|怎么|如何|how\s+(?:do\s+I|can\s+I|should\s+I|to|would\s+I))\s*"
-    r"(?:使用|开启|启用|打开|配置|设置|加上|用|use|enable|turn\s+on|set\s+up|configure|add|activate)[^。.?？!！\n]{0,24}$",
+    r"(?:使用|开启|启用|打开|配置|设置|加上|用|use|enable|turn\s+on|set\s+up|configure|add|activate)[^。.?？!！\n]{0,24}$|"
+    # "Is there way to offload training memory to DRAM?", "how can I offload …": the offload asked for, not on
+    r"(?:is\s+there\s+(?:a\s+|any\s+)?ways?\s+to|how\s+(?:do\s+I|can\s+I|to)|can\s+I)\s*$",
     re.I,
 )
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
@@ -1481,7 +1487,8 @@ def _nodes_times_gpus(text: str) -> re.Match[str] | None:
         (
             m
             for m in _NODES_TIMES_GPUS.finditer(text)
-            if not _FORMULA_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+            # ("I have **2*2 T4-15GB GPU**": Markdown bold is no multiplication)
+            if not _FORMULA_BEFORE.search(re.sub(r"\*\*|__", "", text[max(0, m.start() - 16) : m.start()]))
         ),
         None,
     )
@@ -1726,7 +1733,7 @@ def _gpu_count_fixes(text: str, slots: Slots) -> None:
             return
 
 
-_RUN_FAILED = re.compile(r"\boom\b|out of memory|爆|报错|\berror|\bfail|crash|raised|崩", re.I)
+_RUN_FAILED = re.compile(r"\boom(?:s|ed|ing)?\b|out of memory|爆|报错|\berror|\bfail|crash|raised|崩", re.I)
 _RUN_WORKED = re.compile(
     r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|no problem|succeed|正常|没问题|可以(?:跑|运行|训练)?|能跑|跑通", re.I
 )
@@ -1741,7 +1748,7 @@ def _failing_count(text: str, counts: list[tuple[re.Match[str], int]]) -> int | 
     for i, (m, n) in enumerate(counts):
         end = counts[i + 1][0].start() if i + 1 < len(counts) else len(text)
         clause = text[m.end() : min(end, m.end() + 60)]
-        clause = re.split(r"[.。!！?？\n]", clause)[0]
+        clause = re.split(r"[.。!！?？;；\n]", clause)[0]
         failed, worked = _RUN_FAILED.search(clause), _RUN_WORKED.search(clause)
         outcomes.append((n, bool(failed) and not worked, bool(worked) and not failed))
     failing = [n for n, f, _ in outcomes if f]
@@ -1798,6 +1805,11 @@ def _parallel(text: str, slots: Slots) -> None:
             and not _INCREASED_TO.search(text[max(0, m.start() - 64) : m.start()])
         ]
         slots.world_size = next(iter(own or others), None)
+        several = [n for n in others if n > 1]
+        if not own and slots.world_size == 1 and several and not _OWN_SINGLE.search(text):
+            # "each epoch takes 21 seconds with 1 GPU. When using 2 GPUs, it also takes 21 seconds": one GPU beside
+            # several is the baseline the multi-GPU run is compared with, as "单卡" is below
+            slots.world_size = several[0]
         if (failing := _failing_count(text, counts)) is not None:
             slots.world_size = failing
     if slots.world_size is None and (at_names := _count_at_gpu_names(text)) and 1 <= at_names <= 4096:

@@ -285,16 +285,19 @@ def test_a_tool_report_inside_an_answer_section_does_not_repeat_or_outrank_its_h
 
 def test_a_fit_question_without_the_method_opens_with_what_the_figure_needs(bot):
     # EasyLM #87 shape ("how to train <model> on <gpu>?"): the model and the GPU are named, the method is not, so no
-    # figure is computed; the opening says what is needed, not a retrieved card's general lead.
+    # total is computed; the opening gives each method's model states (they need nothing else) and says what the
+    # whole peak needs, not a retrieved card's general lead (stop 34; before, only what was needed).
     ans = bot.ask("Can I fine-tune llama2-7b on one A100 80GB? How much memory does it need?")
     assert ans.act == "fit"
-    assert "GiB" not in ans.first_screen
-    head = TEXT["fit_depends"]["en"].split("{")[0]
+    assert not any(c.label == "main" for c in ans.tool_calls)
+    head = TEXT["method_unknown"]["en"].split("{")[0]
     assert ans.first_screen.startswith("**" + head)
     first = ans.first_screen.split("\n", 1)[0]
+    assert "full fine-tune" in first and "QLoRA" in first
     assert "the method" in first and "the model or its size" not in first
     zh = bot.ask("llama2-7b 用一张 A100 80G 能训练吗？需要多少显存？")
-    assert zh.act == "fit" and zh.first_screen.startswith("**" + TEXT["fit_depends"]["zh"].split("{")[0])
+    assert zh.act == "fit" and zh.first_screen.startswith("**" + TEXT["method_unknown"]["zh"].split("{")[0])
+    assert "全量微调 100.4 GiB，放不下" in zh.first_screen  # 16 bytes/param × 6.74B > 80 GiB of one A100
 
 
 def test_a_failure_report_opens_with_no_correction_of_a_belief_it_does_not_hold(bot):
