@@ -98,9 +98,9 @@ def test_gpu_counts_written_as_servers_of_machines_each_with_and_bold_products()
 
 
 def test_one_gpu_beside_several_is_the_baseline_unless_it_is_the_failing_run() -> None:
-    assert _known("each epoch takes 21 seconds with 1 GPU. When using 2 GPUs, it also takes 21 seconds")[
-        "world_size"
-    ] == 2  # accelerate#71
+    assert (
+        _known("each epoch takes 21 seconds with 1 GPU. When using 2 GPUs, it also takes 21 seconds")["world_size"] == 2
+    )  # accelerate#71
     assert _known("step time is smaller if you use 1 GPU instead of 4 GPUs")["world_size"] == 4
     assert _known("On 1 GPU it OOMs; with 4 GPUs it works fine")["world_size"] == 1
     assert _known("I only have 1 GPU, the recipe needs 8 GPUs")["world_size"] == 1
@@ -118,7 +118,7 @@ def test_rtx_6000_ada_as_users_write_it() -> None:
 def test_a_pasted_toml_file_is_code_and_its_comments_are_not_the_users_setup() -> None:
     text = (
         "I am training Llama3-8B using 2 RTX A6000ada 48GB, but got OOM. Is there way to offload training memory to "
-        'DRAM (using FSDP2?)\n\n# torchtitan Config.toml\n# NOTE: this toml config is a preset for 64 A100 GPUs.\n\n'
+        "DRAM (using FSDP2?)\n\n# torchtitan Config.toml\n# NOTE: this toml config is a preset for 64 A100 GPUs.\n\n"
         '[job]\ndump_folder = "./outputs"\n\n[model]\nname = "llama3"\nflavor = "8B"\n'
     )
     kinds = [p.kind for p in split_message(text)]
