@@ -394,6 +394,22 @@ def _run_settings_over_prose(setup: Setup) -> None:
         setup.conflicts[key] = [mine] + rest
 
 
+def _trainer_flag_over_accelerate_default(setup: Setup, parts: list[Part]) -> None:
+    """Accelerate's `mixed_precision: 'no'` (fp32) beside a launch command's `--fp16` / `--bf16`: the HF Trainer's
+    flag decides the run's precision (TrainingArguments set Accelerate's mixed precision), so the command's value is
+    the setup's and the config's the conflict (LLaMA-Factory #713: `accelerate launch … --fp16`)."""
+    mine = setup.values.get("precision")
+    if mine is None or mine.source != "config" or mine.value != "fp32":
+        return
+    if not any(p.kind == "config" and re.search(r"mixed_precision\W{0,3}\s*[:=]", p.text) for p in parts):
+        return
+    theirs = next((v for v in setup.conflicts.get("precision", []) if v.source == "command"), None)
+    if theirs is not None and _half_kind(theirs.value) in ("bf16", "fp16"):
+        setup.values["precision"] = theirs
+        rest = [v for v in setup.conflicts["precision"] if _half_kind(v.value) != _half_kind(theirs.value)]
+        setup.conflicts["precision"] = [mine] + [v for v in rest if v.value != mine.value]
+
+
 def _prose_batch_is_the_configs_global(setup: Setup) -> None:
     """ "OOM with batchsize 6" over a pasted `batch_size = 6` / `micro_batch_size = 2` (lit-llama, alpaca-lora): the
     prose's bare batch is the config's global batch, and the micro batch is the config's."""
@@ -915,6 +931,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _printed_capacity_over_prose(setup)
     _printed_batch_over_config(setup, parts)
     _run_settings_over_prose(setup)
+    _trainer_flag_over_accelerate_default(setup, parts)
     _prose_batch_is_the_configs_global(setup)
     _lora_on_4bit_is_qlora(setup)
     _train_batch_per_device_in_formula(setup, prose)

@@ -2018,9 +2018,16 @@ def _precision(text: str, slots: Slots) -> None:
         else:
             slots.precision = "fp32"
         return
-    if re.search(r"混合精度|mixed[-_ ]precision", low):
+    # (Accelerate's `mixed_precision: 'no'` turns it off: fp32, as `--mixed_precision no` does)
+    off = re.compile(r"[\"']?\s*[:=\s]\s*[\"']?no\b")
+    named = [
+        m
+        for m in re.finditer(r"混合精度|mixed[-_ ]precision", low)
+        if not (_PRECISION_OFF_AFTER.match(low[m.end() : m.end() + 40]) or off.match(low, m.end()))
+    ]
+    if named:
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
-    elif switched_off:
+    elif switched_off or re.search(r"mixed[-_]precision" + off.pattern, low):
         slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
 
 
@@ -2214,10 +2221,10 @@ _OUTPUT_DIR = re.compile(r"(?<![\w-])-{0,2}(?:output_dir|save_dir|logging_dir|sa
 
 _WORKED = re.compile(
     r"\b(?:everything (?:is|was|went) (?:ok|okay|fine|well)|works? (?:fine|well)|worked(?: fine| well)?|ran fine|runs fine|"
-    r"no problems?)\b|没问题|都正常|运行正常|能跑|可以跑|跑通",
+    r"no problems?)\b|没问题|都正常|运行正常|能跑|可以跑|跑通|(?:可以|能)(?:稳定|正常)训练|训练正常",
     re.I,
 )
-_FAILED = re.compile(r"\booms?\b|out[- ]of[- ]memory|爆显存|显存不足|报错|\berror\b|\bfail", re.I)
+_FAILED = re.compile(r"\booms?\b|out[- ]of[- ]memory|爆显存|显存不足|显存溢出|训崩|报错|\berror\b|\bfail", re.I)
 # clauses: "lora没问题，全量微调就爆显存", "LoRA works fine, but full fine-tuning OOMs"
 _SENTENCE_END = re.compile(r"[.。;；!！?？\n，,]|\s(?=but\b)")
 
@@ -2230,6 +2237,9 @@ def _sentence_at(text: str, i: int) -> str:
 
 def _in_worked_sentence(text: str, i: int) -> bool:
     sentence = _sentence_at(text, i)
+    if not (_WORKED.search(sentence) or _FAILED.search(sentence)) and (end := _SENTENCE_END.search(text, i)):
+        # "我尝试了用lora方法进行sft，模型可以稳定训练": the outcome in the clause right after the method's
+        sentence = _sentence_at(text, end.end())
     return bool(_WORKED.search(sentence)) and not _FAILED.search(sentence)
 
 

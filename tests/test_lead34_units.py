@@ -127,3 +127,29 @@ def test_a_pasted_toml_file_is_code_and_its_comments_are_not_the_users_setup() -
     assert s["world_size"] == 2 and s["gpu"] == "rtx-6000-ada"
     assert "offload_optimizer" not in s  # asked for ("Is there way to offload"), not on
     assert [p.kind for p in split_message("I set bs = 2 and\nga = 4 on one GPU")] == ["prose"]
+
+
+def test_accelerate_mixed_precision_no_is_fp32_and_the_trainer_flag_decides() -> None:
+    from rag.slots import extract_slots
+
+    assert extract_slots("mixed_precision: 'no'").precision == "fp32"
+    assert extract_slots("--mixed_precision no").precision == "fp32"
+    assert extract_slots("mixed_precision: fp16").precision == "amp-fp16"
+    assert extract_slots("mixed precision training OOM").precision == "amp-bf16"
+    llamafactory_713 = (
+        "使用八卡A800对Baichuan13B模型进行sft微调，全参数微调会显存溢出。\n"
+        "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\ndowncast_bf16: 'no'\n"
+        "mixed_precision: 'no'\nnum_machines: 1\nnum_processes: 8\n\n训练程序：\n"
+        "accelerate launch src/train_bash.py --stage sft --finetuning_type full --per_device_train_batch_size 1 --fp16\n"
+    )
+    setup = read_setup(split_message(llamafactory_713))[0]
+    assert setup.get("precision") == "amp-fp16" and setup.source("precision") == "command"
+    assert [v.value for v in setup.conflicts["precision"]] == ["fp32"]  # the config's, shown as the conflict
+
+
+def test_the_method_that_worked_is_not_the_failing_runs() -> None:
+    # LLaMA-Factory #6109: LoRA trained stably, the full SFT collapsed
+    text = "我尝试了用lora方法进行sft，模型可以稳定训练，但是全量sft就会训崩。"
+    assert _known(text)["finetune"] == "full"
+    assert _known("用lora可以跑起来，全参数微调会显存溢出")["finetune"] == "full"
+    assert _known("我用lora微调，显存溢出")["finetune"] == "lora"
