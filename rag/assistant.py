@@ -578,9 +578,13 @@ class Assistant:
         if act not in _ESTIMATE_CARD_ACTS:
             return cards
         memory = next((c for c in calls if c.name == "memory" and c.result and not c.error), None)
-        if memory is None or memory.result is None:
+        if memory is not None and memory.result is not None:
+            cid = largest_part_card(memory.result, dict(memory.arguments), setup)
+        elif (by_method := _full_point(calls)) is not None:
+            # each method's model states (no method stated): the full fine-tune's is the figure that decides
+            cid = largest_part_card(by_method, {"finetune": "full"}, setup)
+        else:
             return cards
-        cid = largest_part_card(memory.result, dict(memory.arguments), setup)
         card = self._by_id.get(cid) if cid else None
         if card is None or card in cards or answers_another_setup(card, asked, setup, act):
             return cards
@@ -612,6 +616,13 @@ class Assistant:
             Turn(role="assistant", content=message, language=lang).model_dump(),
         ]
         return Answer(text=message, language=lang, refused=True, first_screen=message, history=new_history)
+
+
+def _full_point(calls: list[ToolCall]) -> dict[str, Any] | None:
+    """The full fine-tune's estimate in the comparison of methods (the ``method_sweep`` call), if one was made."""
+    sweep = next((c for c in calls if c.label == "method_sweep" and c.result), None)
+    points = (sweep.result or {}).get("points", []) if sweep is not None else []
+    return next((p["estimate"] for p in points if p.get("value") == "full"), None)
 
 
 #: Planner defaults recorded in ``Answer.setup`` as ``assumed`` (so API clients see every value used).

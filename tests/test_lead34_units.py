@@ -153,3 +153,12 @@ def test_the_method_that_worked_is_not_the_failing_runs() -> None:
     assert _known(text)["finetune"] == "full"
     assert _known("用lora可以跑起来，全参数微调会显存溢出")["finetune"] == "full"
     assert _known("我用lora微调，显存溢出")["finetune"] == "lora"
+
+
+def test_the_card_that_explains_the_deciding_figure_is_cited(assistant: Any) -> None:
+    """The full fine-tune's states decide such a question: the card on bytes per parameter explains them on one GPU,
+    the one on ZeRO sharding on several (rag.estimate_card), with the real retriever."""
+    one = assistant.ask("Can I fine-tune llama-2-7b on a single RTX 3090?")
+    assert "mixed-precision-bytes-per-param" in [s.card_id for s in one.sources]
+    several = assistant.ask(FASTCHAT_464)
+    assert "zero-stages-memory-savings" in [s.card_id for s in several.sources]
