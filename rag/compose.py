@@ -1133,6 +1133,11 @@ def opening_order(r: Results) -> list[Card]:
     if r.cards and opens_with_fit_depends(r):  # the breakdown the opening quotes is the explanation's first card
         shown = breakdown_card(r)
         return r.cards if shown is None else [shown, *[c for c in r.cards if c is not shown]]
+    if r.act == "diagnose" and r.reported_oom and r.cards and not card_in_family(r.cards[0], "memory"):
+        # An out-of-memory run is not explained first by a card that never speaks of memory (litgpt #781: an OOM in a
+        # LoRA example opened with "ZeRO-3 saves empty weights", ranked first on the words of a pasted command)
+        about = next((c for c in r.cards[1:] if card_in_family(c, "memory")), None)
+        return r.cards if about is None else [about, *[c for c in r.cards if c is not about]]
     if not r.cards or not (card_lead_opens(r) or _steps_back_solved(r)) or lead_fits(r, r.cards[0]):
         return r.cards
     fit = next((c for c in r.cards[1:] if lead_fits(r, c)), None)

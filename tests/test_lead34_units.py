@@ -162,3 +162,18 @@ def test_the_card_that_explains_the_deciding_figure_is_cited(assistant: Any) -> 
     assert "mixed-precision-bytes-per-param" in [s.card_id for s in one.sources]
     several = assistant.ask(FASTCHAT_464)
     assert "zero-stages-memory-savings" in [s.card_id for s in several.sources]
+
+
+def test_an_oom_diagnosis_opens_with_a_card_that_speaks_of_memory() -> None:
+    """CogVLM #450 (8 × A800, OOM): retrieval ranked "ZeRO-3 saves empty weights" first on a pasted command's words."""
+    from rag.cards import load_cards
+    from rag.compose import Results, opening_order
+    from rag.planner import Plan
+    from rag.setup import Setup
+
+    by_id = {c.id: c for c in load_cards()}
+    cards = [by_id[i] for i in ("zero3-saved-weights-empty", "oom-memory-budget-breakdown")]
+    r = Results(lang="en", act="diagnose", setup=Setup(), plan=Plan(), calls=[], cards=cards, reported_oom=True)
+    assert [c.id for c in opening_order(r)] == ["oom-memory-budget-breakdown", "zero3-saved-weights-empty"]
+    r.reported_oom = False  # no OOM reported: retrieval's order stands
+    assert [c.id for c in opening_order(r)] == ["zero3-saved-weights-empty", "oom-memory-budget-breakdown"]
