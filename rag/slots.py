@@ -880,6 +880,13 @@ _DATA_FLAG = re.compile(
     r"(?:--|^[ \t]*)(?:data_path|dataset|dataset_name|train_file|data_dir)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?[\w./,-]{1,200}[\"']?",
     re.I | re.M,
 )
+# and the other models an RL / distillation run loads (OpenRLHF's `--reward_pretrain`, TRL's `reward_model_path`,
+# `--ref_model`, a teacher): "我现在使用16B模型训练 … --reward_pretrain …/Meta-Llama-3-8B-Instruct" trains the 16B one
+_OTHER_MODEL_FLAG = re.compile(
+    r"(?:--|^[ \t]*)(?:reward|critic|ref|reference|teacher|judge|rm|value)_?(?:pretrain|model|model_path|"
+    r"model_name_or_path|path)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?[\w./-]{1,200}[\"']?",
+    re.I | re.M,
+)
 _FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
 _SIZE_CHANGE = re.compile(
@@ -911,6 +918,9 @@ def _model(text: str, slots: Slots) -> None:
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
     # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
     named = _DATA_FLAG.sub(lambda f: " " * len(f.group(0)), named)
+    named = _OTHER_MODEL_FLAG.sub(lambda f: " " * len(f.group(0)), named)
+    # where the run saves ("--save_path …/checkpoint/llama3-8b-rlhf", a name copied from a recipe) names no model
+    named = _OUTPUT_DIR.sub(lambda f: " " * len(f.group(0)), named)
     if flag := _MODEL_FLAG.search(named):
         # `--base_model 'mosaicml/mpt-7b-instruct'`: the launch names the model; no family word elsewhere replaces it
         name = _path_model_name(flag.group(1))

@@ -177,3 +177,21 @@ def test_an_oom_diagnosis_opens_with_a_card_that_speaks_of_memory() -> None:
     assert [c.id for c in opening_order(r)] == ["oom-memory-budget-breakdown", "zero3-saved-weights-empty"]
     r.reported_oom = False  # no OOM reported: retrieval's order stands
     assert [c.id for c in opening_order(r)] == ["zero3-saved-weights-empty", "oom-memory-budget-breakdown"]
+
+
+def test_the_other_models_of_an_rl_run_and_its_save_path_name_no_model() -> None:
+    # OpenRLHF #392: "我现在使用16B模型训练" with `--reward_pretrain …/Meta-Llama-3-8B-Instruct` and
+    # `--save_path …/llama3-8b-rlhf` (copied from the recipe): the trained model is the 16B one
+    text = (
+        "我现在使用16B模型训练,请问为什么在训练的第一个step就CUDA out of memory？\n"
+        "   --pretrain /share/checkpoints/models/deepseek \\\n"
+        "   --reward_pretrain /share/checkpoints/Meta-Llama-3-8B-Instruct \\\n"
+        "   --save_path /openrlhf/examples/checkpoint/llama3-8b-rlhf \\\n"
+        "   --micro_train_batch_size 4 \\\n"
+    )
+    s = _known(text)
+    assert s.get("num_params") == 16e9 and "model" not in s
+    dpo = _known(
+        "python train_dpo.py --model_name_or_path meta-llama/Llama-2-13b-hf --ref_model meta-llama/Llama-2-7b-hf"
+    )
+    assert dpo["model"] == "llama-2-13b"
