@@ -396,10 +396,6 @@ def _back_solve_args(counts: StepCounts, plan: Plan) -> dict[str, Any] | None:
     }
 
 
-#: The message runs (or names) DeepSpeed: its launcher or `--deepspeed` flag, a ds_config, a `zero_optimization` block.
-_DEEPSPEED = re.compile(r"deepspeed|\bds_config|zero_optimization|\bds_z[0-3]", re.I)
-
-
 def _method_alone_missing(setup: Setup) -> bool:
     """The model (or its size) is known and what a figure still lacks is the method: neither the method, the
     precision nor a ZeRO stage is stated."""
@@ -438,9 +434,12 @@ def _method_plan(setup: Setup, plan: Plan) -> Plan:
 
 
 def names_deepspeed(text: str) -> bool:
-    """Whether the message names DeepSpeed, so that a memory estimate without its ZeRO stage says the stage is
-    unknown instead of silently computing an unsharded (ZeRO-0) run."""
-    return bool(_DEEPSPEED.search(text))
+    """Whether the message names DeepSpeed (or a stack that runs on it, rag.opening.SHARDING), so that a memory
+    estimate without its ZeRO stage says the stage is unknown instead of silently computing an unsharded (ZeRO-0)
+    run."""
+    from .opening import SHARDING
+
+    return bool(SHARDING["deepspeed"].search(text))
 
 
 #: RL / preference stages whose run holds models beside the one trained, and what the one-model estimate leaves out
