@@ -192,10 +192,16 @@ def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
+# "[rank6]:[E ProcessGroupNCCL.cpp:523] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(…)": an error
+# logged by a C++ or Python logger (its "[E …]" / "ERROR" level), the message after the bracketed prefixes.
+_LOGGED_ERROR = re.compile(r"(?:\[E\s[^\]\n]*\]|\bERROR\b\s*[:\]-]?)\s*(?:\[[^\]\n]*\]\s*)*([A-Za-z][^\n]*)")
+
+
 def error_messages(text: str) -> list[str]:
-    """The messages of the exception lines in ``text`` (lower-cased, spaces collapsed), long enough to name an error
-    (a bare "CUDA out of memory." or a file path is not one)."""
-    out = [_normal(m.group(1)) for m in _EXCEPTION_LINE.finditer(text)]
+    """The messages of the exception lines and logged errors in ``text`` (lower-cased, spaces collapsed), long enough
+    to name an error (a bare "CUDA out of memory." or a file path is not one)."""
+    found = list(_EXCEPTION_LINE.finditer(text)) + list(_LOGGED_ERROR.finditer(text))
+    out = [_normal(m.group(1)) for m in found]
     return list(dict.fromkeys(m for m in out if len(m) >= 20))
 
 

@@ -351,6 +351,20 @@ def _squash(key: str) -> str:
     return re.sub(r"[_\s]", "", key.lower())
 
 
+#: An asking sentence that points back at what was reported ("Is this phenomenon normal?", "这正常吗", "why does that
+#: happen?") instead of naming it.
+_POINTS_BACK = re.compile(r"\b(?:this|that|it)\b|这(?:个|种|样)?|此|该", re.I)
+
+
+def _asked_family(asked: list[str], title: str) -> str:
+    """The symptom family the asking sentences name; when they name none but point back at what was reported, the
+    title's (an issue's title says what was observed)."""
+    family = symptom_family("\n".join(asked))
+    if family == "generic" and asked and all(_POINTS_BACK.search(a) for a in asked):
+        return symptom_family(title)
+    return family
+
+
 def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
     """The asking sentences of a message and what they name (see the module docstring)."""
     prose = prose_of(parts)
@@ -367,8 +381,9 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         keys=_keys(region_text),
         prose_concepts=topic_concepts(prose),
         asks_why=bool(_WHY.search(region_text)),
-        # The asked clause itself ("…训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate, not speed).
-        family=symptom_family("\n".join(asked)),
+        # The asked clause itself ("…训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate, not speed),
+        # or what it points back to: "The loss has always been 0 … Is this phenomenon normal?" asks about the title's.
+        family=_asked_family(asked, title),
         asks_whether=any(_POLAR.search(a) for a in asked),
         reports=reports_symptom(prose),
         stacks=sorted(stacks_named(text)),

@@ -195,3 +195,21 @@ def test_the_other_models_of_an_rl_run_and_its_save_path_name_no_model() -> None
         "python train_dpo.py --model_name_or_path meta-llama/Llama-2-13b-hf --ref_model meta-llama/Llama-2-7b-hf"
     )
     assert dpo["model"] == "llama-2-13b"
+
+
+def test_a_logged_nccl_error_is_an_error_message_a_card_can_quote() -> None:
+    from rag.evidence import error_messages
+
+    line = (
+        "[rank6]:[E ProcessGroupNCCL.cpp:523] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)"
+    )
+    assert error_messages(line)[0].startswith("watchdog caught collective operation timeout")
+
+
+def test_a_question_that_points_back_asks_about_the_titles_symptom() -> None:
+    from rag.opening import read_asked
+
+    text = "The loss has always been 0\n\nAfter 300 steps with the default GRPO recipe the loss was still 0. Is this normal?"
+    assert read_asked(text, split_message(text)).family == "loss"
+    lr = "训练太慢\n\n如果把 batch 增大到16，学习率需要调整吗？"  # asks about the learning rate, not the slowdown
+    assert read_asked(lr, split_message(lr)).family == "generic"
