@@ -43,13 +43,13 @@ _EPOCHS = re.compile(
 )
 # The step count the run showed: "进度条显示是193steps", "step数却有3500", "I had 241700 steps",
 # "Total optimization steps=196", "each epoch has 10009 steps", "5 steps per Epoch".
-_SHOWN = r"(?:也(?:是|有)|需要训练|显示需要|显示(?:的|是|为)?|实际(?:上)?(?:是|有|为)?|却(?:有|是)|总共(?:有|是)?|一共(?:有|是)?|变成了?|只有|shows?|showing|got|gets?|getting|see|seeing|saw|had|has|is|are|was|were|=|：|:|是|为|有)"
+_SHOWN = r"(?:也(?:是|有)|需要训练|显示需要|显示(?:的|是|为)?|实际(?:上)?(?:是|有|为)?|却(?:有|是)|总共(?:有|是)?|一共(?:有|是)?|变成了?|只有|shows?|showing|says?|said|got|gets?|getting|see|seeing|saw|had|has|is|are|was|were|=|：|:|是|为|有)"
 _OBSERVED = re.compile(
-    r"(?<![A-Za-z_])(?:steps?|step数|(?<!累计)(?<!累积)(?<!更新)步数|进度条)\s*(?:数)?\s*"
+    r"(?<![A-Za-z_])(?:steps?|step数|(?<!累计)(?<!累积)(?<!更新)步数|进度条|progress[- ]?bar)\s*(?:数)?\s*"
     + _SHOWN
     + r"\s*(?:约|大约|about|around|~)?\s*(\d[\d,]*)(?!\s*[.\d]*\s*(?:%|s\b|秒|it/s|epochs?))"
     r"|" + _SHOWN + r"\s*(?:约|大约|about|around|only|just|~)?\s*(\d[\d,]*(?:\.\d+)?)\s*(w|万|k)?\s*(?:个\s*)?"
-    r"(?:optimi[sz]ation\s+)?(?:steps?\b|步(?!长))",
+    r"(?:total\s+)?(?:optimi[sz]ation\s+)?(?:steps?\b|步(?!长))",
     re.I,
 )
 # An issue title or a line that starts with the count: "5 steps per Epoch with 20 image dataset".

@@ -213,3 +213,15 @@ def test_a_question_that_points_back_asks_about_the_titles_symptom() -> None:
     assert read_asked(text, split_message(text)).family == "loss"
     lr = "训练太慢\n\n如果把 batch 增大到16，学习率需要调整吗？"  # asks about the learning rate, not the slowdown
     assert read_asked(lr, split_message(lr)).family == "generic"
+
+
+def test_a_step_count_the_progress_bar_says_is_read() -> None:
+    from rag.step_counts import read_step_counts
+
+    # TRL #455: "The progress bar says 489 total steps. But the training set contains 8861 samples … 3 epochs"
+    counts = read_step_counts(
+        "The progress bar says 489 total steps. But the training set contains 8861 samples, 3 epochs"
+    )
+    assert (counts.observed_steps, counts.samples, counts.epochs) == (489, 8861, 3.0)
+    assert read_step_counts("after 300 steps the loss is 0").observed_steps is None
+    assert read_step_counts("it should be 500 steps").observed_steps is None
