@@ -856,14 +856,18 @@ def breakdown_card(r: Results) -> Card | None:
     )
 
 
+def _fit_missing_names(r: Results) -> str:
+    """What a memory figure still needs, each by its one name ("precision", "序列长度") or how to ask for it where that
+    differs ("the model or its size")."""
+    return t("enum_sep", r.lang).join(
+        t(f"need.{k}", r.lang) if f"need.{k}" in CATALOGUE else key_name(k, r.lang) for k in _fit_missing(r)
+    )
+
+
 def _fit_depends_verdict(r: Results) -> str:
     """A fit question without a figure (a number for a setup the user did not state is wrong): instead,
     what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
-    missing = _fit_missing(r)
-    # The field's one name ("precision", "序列长度"), or how to ask for it where that differs ("the model or its size")
-    names = t("enum_sep", r.lang).join(
-        t(f"need.{k}", r.lang) if f"need.{k}" in CATALOGUE else key_name(k, r.lang) for k in missing
-    )
+    names = _fit_missing_names(r)
     by_method = _method_verdict(r, names)
     if by_method:
         return by_method
@@ -1002,8 +1006,10 @@ def _belief_verdict(r: Results) -> str:
             for m in r.misconceptions[:2]
         ]
         return "**" + t("likely_cause", lang, title=t("clause_sep", lang).join(causes)) + "**"
-    if r.act == "fit":
-        mv = _memory_verdict(r)
+    if r.act == "fit" or r.plan.method_unknown:
+        # "Would 2 servers of 8 A100s be sufficient? … 1280GB in total": the belief's verdict, then what each method
+        # takes per GPU (sharded, it fits)
+        mv = _memory_verdict(r) or _method_verdict(r, _fit_missing_names(r))
         return f"**{head}**" + (f"\n\n{mv}" if mv else "")
     if r.act == "is_normal" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
         # "多卡训练显存翻倍，是否正常？": the belief's correction is why what they saw is expected — "Yes", not "No".

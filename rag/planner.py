@@ -540,13 +540,14 @@ def plan_calls(
         # and GPU the user states is answered with its estimate, whatever card (or none) explains it
         or (act == "yes_no" and enough and "finetune" in s and "gpu" in s)
         # "8 X A100 (80GB) for 13B finetune is sufficient?": the same question without the method
-        or (act == "yes_no" and not keys and "gpu" in s and _method_alone_missing(setup))
+        or (act == "yes_no" and keys <= {"more_gpus_pool_memory"} and "gpu" in s and _method_alone_missing(setup))
     )
     if not memory_wanted:
         return plan
     if not enough:
         # (a yes/no question naming the model and the GPU, and no wrong belief, asks whether it fits)
-        will_fit = act == "fit" or (act == "yes_no" and not keys and "gpu" in s)
+        # ("GPUs pool their memory" held: each method's states per GPU, unsharded and sharded, answer it)
+        will_fit = act == "fit" or (act == "yes_no" and keys <= {"more_gpus_pool_memory"} and "gpu" in s)
         if will_fit and not ga_memory and rl_stage is None and _method_alone_missing(setup):
             return _method_plan(setup, plan)
         if not ga_memory:

@@ -50,10 +50,10 @@ def test_a_stated_method_precision_or_sharding_keeps_the_usual_estimate() -> Non
     assert one.method_unknown and one.by_label("full_sharded") is None  # one GPU: nothing to shard
 
 
-def test_a_yes_no_about_a_named_gpu_is_a_fit_question_but_a_wrong_belief_is_not() -> None:
+def test_a_yes_no_about_a_named_gpu_is_a_fit_question_but_another_belief_is_not() -> None:
     assert _plan(FASTCHAT_464, act="yes_no").method_unknown
-    pooled = "I have 8 A100s, 640 GB in total, so a 13B model should fit since the memory adds up, right?"
-    assert not _plan(pooled, act="yes_no").method_unknown
+    halves = "Mixed precision halves the memory, so a 13B model fits on one A100 80GB, right?"
+    assert detect_misconceptions(halves) and not _plan(halves, act="yes_no").method_unknown
 
 
 def test_the_opening_gives_each_methods_states_from_the_same_calls_as_the_table(bot_without_retrieval: Any) -> None:
@@ -225,3 +225,15 @@ def test_a_step_count_the_progress_bar_says_is_read() -> None:
     assert (counts.observed_steps, counts.samples, counts.epochs) == (489, 8861, 3.0)
     assert read_step_counts("after 300 steps the loss is 0").observed_steps is None
     assert read_step_counts("it should be 500 steps").observed_steps is None
+
+
+def test_gpus_pooling_memory_held_gets_its_verdict_and_each_methods_states(bot_without_retrieval: Any) -> None:
+    # gpt-neox #707: "Would 2 servers of 8 A100s GPU be sufficient? … a total memory of 1280GB"
+    text = (
+        "Would 2 servers of 8 A100s GPU be sufficient for fine-tuning GPT-NeoX-20B? Since 2 servers of 8 A100 GPUs "
+        "has a total memory of 1280GB, it should be more than enough."
+    )
+    assert _plan(text, act="yes_no").method_unknown
+    ans = bot_without_retrieval.ask(text)
+    assert ans.first_screen.startswith("**No. More GPUs do not pool their memory")
+    assert "over 16 GPUs), fits only sharded" in ans.first_screen
