@@ -451,9 +451,12 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     exceed the card, and otherwise say how much of it they take."""
     lang = r.lang
     parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
-    if any(p is None for p in parts) or not res.get("gpu_capacity"):
+    if any(p is None for p in parts):
         return ""
     states = sum(p for p in parts if p is not None)
+    if not res.get("gpu_capacity"):
+        # "全量微调 Qwen-14B 需要多少显存": the states of the stated size and method are the answer's floor
+        return "**" + t("states_only_no_gpu", lang, states=gib(states, lang)) + "**"
     cap = res["gpu_capacity"]
     key = "states_no_fit" if states > cap else "states_only"
     return "**" + t(key, lang, states=gib(states, lang), gpu=_gpu_name(r, res), cap=gib(cap, lang)) + "**"

@@ -237,3 +237,12 @@ def test_gpus_pooling_memory_held_gets_its_verdict_and_each_methods_states(bot_w
     ans = bot_without_retrieval.ask(text)
     assert ans.first_screen.startswith("**No. More GPUs do not pool their memory")
     assert "over 16 GPUs), fits only sharded" in ans.first_screen
+
+
+def test_a_size_and_method_without_a_gpu_or_preset_open_with_the_model_states(bot_without_retrieval: Any) -> None:
+    # Qwen #504: "全量微调 Qwen-14B 需要多少显存" — no preset architecture, no GPU: the states are still the answer's floor
+    ans = bot_without_retrieval.ask("全量微调 Qwen-14B 需要多少显存？")
+    head = ans.first_screen.split("\n", 1)[0]
+    assert head.startswith("**仅模型状态")
+    states = _gib_values(head)[0]
+    assert abs(states - 14e9 * 16 / 2**30) < 0.2  # 16 bytes per parameter, mixed-precision AdamW

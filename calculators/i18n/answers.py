@@ -250,6 +250,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "放不下：仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，超过 {gpu} 的 {cap}；激活还要另算。",
         "en": "It does not fit: the model states alone (weights, gradients, optimizer states) take about {states} per GPU, more than the {cap} of {gpu}; activations come on top.",
     },
+    "states_only_no_gpu": {
+        "zh": "仅模型状态（权重、梯度、优化器状态）每卡就约 {states}；这个模型没有预设结构，激活算不出来，所以不给总数，激活和 CUDA 上下文还要另加。",
+        "en": "The model states alone (weights, gradients, optimizer states) take about {states} per GPU; this model has no preset architecture, so activations and the total are not computed, and they and the CUDA context come on top.",
+    },
     "states_only": {
         "zh": "模型状态（权重、梯度、优化器状态）每卡约 {states}，{gpu} 有 {cap}；这个模型没有预设结构，激活算不出来，所以不给总数。",
         "en": "The model states (weights, gradients, optimizer states) take about {states} per GPU of the {cap} on {gpu}; this model has no preset architecture, so activations and the total are not computed.",
