@@ -262,7 +262,7 @@ class Assistant:
             cards = [*[c for c in cards if c is not kept][:2], kept]
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
-        cards = self._estimate_card_first(cards, calls, asked, setup, act)
+        cards = self._estimate_card_first(cards, calls, asked, setup, act, rl=plan.rl_stage is not None)
         held = [m for m in misconceptions if holds_belief(prose, m)]
         if act == "is_normal" and not states_expectation(prose):
             held = []  # "显存翻倍，是否正常？" asks about what they saw; the opening answers it, no belief to correct
@@ -569,7 +569,7 @@ class Assistant:
         return kept[:CITABLE_RANKED] + later
 
     def _estimate_card_first(
-        self, cards: list[Card], calls: list[ToolCall], asked: AskedQuestion, setup: Setup, act: Act
+        self, cards: list[Card], calls: list[ToolCall], asked: AskedQuestion, setup: Setup, act: Act, rl: bool = False
     ) -> list[Card]:
         """The card that explains the largest part of the memory estimate for the user's setup
         (rag.estimate_card) is cited, second after the card that opens (first when none is cited), unless it is about
@@ -577,10 +577,14 @@ class Assistant:
         batch arithmetic), where the estimate is a side figure."""
         if act not in _ESTIMATE_CARD_ACTS:
             return cards
-        memory = next((c for c in calls if c.name == "memory" and c.result and not c.error), None)
+        # (the comparison of methods' ZeRO-3 point is not the user's estimate: the sweep's full point stands for it)
+        memory = next(
+            (c for c in calls if c.name == "memory" and c.label != "full_sharded" and c.result and not c.error), None
+        )
         if memory is not None and memory.result is not None:
             cid = largest_part_card(memory.result, dict(memory.arguments), setup)
-        elif (by_method := _full_point(calls)) is not None:
+        elif not rl and (by_method := _full_point(calls)) is not None:
+            # (an RL run's memory is explained by its other models' card, which retrieval found, not bytes per param)
             # each method's model states (no method stated): the full fine-tune's is the figure that decides
             cid = largest_part_card(by_method, {"finetune": "full"}, setup)
         else:

@@ -896,7 +896,8 @@ def _method_verdict(r: Results, missing: str) -> str:
     if not r.plan.method_unknown or sweep is None or not sweep.result:
         return ""
     lang = r.lang
-    cap = sweep.result.get("gpu_capacity")
+    # (an RL run's other models are not in these states: whether they leave room is not said, rag.planner._OTHER_MODELS)
+    cap = None if r.plan.rl_stage else sweep.result.get("gpu_capacity")
     sharded = r.call("full_sharded")
     clauses = []
     for point in sweep.result["points"]:

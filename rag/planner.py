@@ -408,7 +408,7 @@ def _method_alone_missing(setup: Setup) -> bool:
 METHODS_COMPARED = ["full", "lora", "qlora"]
 
 
-def _method_plan(setup: Setup, plan: Plan) -> Plan:
+def _method_plan(setup: Setup, plan: Plan, rl_stage: str | None = None) -> Plan:
     """A fit question naming the model but no method ("8 X A100 (80GB) for 13B finetune is sufficient?"): each
     method's model states for that model on the stated GPUs (they depend on nothing else), not a total whose micro
     batch, sequence length and method would all be assumed. A full fine-tune on several GPUs with no sharding stated
@@ -422,6 +422,10 @@ def _method_plan(setup: Setup, plan: Plan) -> Plan:
         "method not given: each method's model states (full = mixed-precision AdamW, 16 bytes/param; LoRA = 16-bit "
         "base; QLoRA = 4-bit base)",
     )
+    if rl_stage in _OTHER_MODELS:
+        # PPO / GRPO / DPO hold more models than the one trained: the states are the trained model's, no verdict
+        plan.rl_stage = rl_stage
+        plan.assume("rl_stage", *_OTHER_MODELS[rl_stage])
     base = {k: v for k, v in cfg.items() if k != "finetune"}
     plan.method_unknown = True
     plan.calls.append(
@@ -548,8 +552,8 @@ def plan_calls(
         # (a yes/no question naming the model and the GPU, and no wrong belief, asks whether it fits)
         # ("GPUs pool their memory" held: each method's states per GPU, unsharded and sharded, answer it)
         will_fit = act == "fit" or (act == "yes_no" and keys <= {"more_gpus_pool_memory"} and "gpu" in s)
-        if will_fit and not ga_memory and rl_stage is None and _method_alone_missing(setup):
-            return _method_plan(setup, plan)
+        if will_fit and not ga_memory and _method_alone_missing(setup):
+            return _method_plan(setup, plan, rl_stage)
         if not ga_memory:
             return plan
         plan.example = True  # the belief is wrong on any setup: show it on a labelled example

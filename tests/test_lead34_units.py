@@ -246,3 +246,12 @@ def test_a_size_and_method_without_a_gpu_or_preset_open_with_the_model_states(bo
     assert head.startswith("**仅模型状态")
     states = _gib_values(head)[0]
     assert abs(states - 14e9 * 16 / 2**30) < 0.2  # 16 bytes per parameter, mixed-precision AdamW
+
+
+def test_an_rl_run_without_its_method_gets_the_trained_models_states_and_no_verdict(bot_without_retrieval: Any) -> None:
+    # ChatBLOOM #4: "sft and ppo on a 3b llama model on 4xA100 (40g)": PPO's other models are not in the states
+    text = "I tried to perform sft and ppo on a 3b llama model on 4xA100 (40g). How much GPU memory does ppo need?"
+    ans = bot_without_retrieval.ask(text)
+    head = ans.first_screen.split("\n", 1)[0]
+    assert head.startswith("**It depends on the method") and "leaving" not in head and "fit" not in head
+    assert any(a.startswith("PPO also holds") for a in ans.assumptions)
