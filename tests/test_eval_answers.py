@@ -40,20 +40,21 @@ pytestmark = pytest.mark.slow
 # 0.942, 1 + 2 contradicted, 1 + 3 headlines, 0 strawman, hit@3 0.830 / 0.841, hit@1 0.583 / 0.624, p90 110 / 121
 # (117 all), 0 refusals.
 # Stop 34: blind9 (52) moved into the dev set (ho-blind9-*; act model retrained), 1286 questions. Blind9 brought 5 + 5
-# contradicted values (on the start engine it scored act 0.60 / 0.667). End of stop 34: act 0.843 / 0.820, fidelity
-# 0.957 / 0.939, 6 + 7 contradicted, 1 + 3 headlines, 0 strawman, hit@3 0.829 / 0.844, hit@1 0.575 / 0.619, p90 112 /
-# 121; fit questions whose first screen has no memory figure 59 + 50 -> 47 + 31 (the method comparison, stop 34).
+# contradicted values (on the start engine it scored act 0.60 / 0.667); with it, on the start engine: act 0.843 / 0.820,
+# fidelity 0.957 / 0.939, 6 + 7 contradicted, hit@3 0.829 / 0.844, hit@1 0.575 / 0.619. End of stop 34: act 0.843 /
+# 0.820, fidelity 0.957 / 0.942, 3 + 2 contradicted, 1 + 3 headlines, 0 strawman, hit@3 0.829 / 0.847, hit@1 0.578 /
+# 0.627, p90 112 / 121 (117 all); fit questions whose first screen has no memory figure 59 + 50 -> 41 + 28.
 FLOORS = {
-    "zh": {"act_accuracy": 0.84, "fidelity": 0.955, "hit3": 0.825, "hit1": 0.57},
-    "en": {"act_accuracy": 0.815, "fidelity": 0.935, "hit3": 0.84, "hit1": 0.615},
+    "zh": {"act_accuracy": 0.84, "fidelity": 0.955, "hit3": 0.825, "hit1": 0.575},
+    "en": {"act_accuracy": 0.815, "fidelity": 0.94, "hit3": 0.845, "hit1": 0.62},
 }
 CEILINGS = {
-    "contradicted": 13,
+    "contradicted": 5,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 121,
     "refused": 0,
-    "fit_no_figure": 78,
+    "fit_no_figure": 69,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -76,10 +77,10 @@ CEILINGS = {
 # Stop 34: blind9 moved into the dev set; held-out is blind10 + blind11 (104; blind11 = 25 zh + 27 en, mined blind at
 # the start of stop 34 and scored on its start engine, tag s16start). Start -> end of stop 34 on these 104: act 0.800 /
 # 0.593 both, fidelity 0.908 / 0.809 both, 3 + 8 contradicted both, 0 headlines, 0 strawman, hit@3 0.674 / 0.774 both,
-# hit@1 0.372 / 0.547 both; fit questions with no memory figure on the first screen 4 + 1 -> 2 + 1.
+# hit@1 0.372 -> 0.395 / 0.547 -> 0.566; fit questions with no memory figure on the first screen 4 + 1 -> 2 + 1.
 HELDOUT_FLOORS = {
     "zh": {"act_accuracy": 0.79, "fidelity": 0.90, "hit3": 0.67},
-    "en": {"act_accuracy": 0.58, "fidelity": 0.80, "hit3": 0.77},
+    "en": {"act_accuracy": 0.59, "fidelity": 0.80, "hit3": 0.77},
 }
 HELDOUT_CEILINGS = {"contradicted": 11, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 3}
 
