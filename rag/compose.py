@@ -922,7 +922,11 @@ def _method_verdict(r: Results, missing: str) -> str:
                 clause += t("method_no_fit", lang)
         clauses.append(clause)
     first = sweep.result["points"][0]["estimate"]
-    where = t("method_where", lang, gpu=_gpu_name(r, first), cap=gib(cap, lang)) if cap else ""
+    gpu = _gpu_name(r, first)
+    if re.search(r"\d\s*gi?b\b", gpu, re.I):  # only a capacity was given ("a 14.56 GiB GPU"): say it once
+        where = t("method_where_cap", lang, cap=gib(cap, lang)) if cap else ""
+    else:
+        where = t("method_where", lang, gpu=gpu, cap=gib(cap, lang)) if cap else ""
     head = t("method_unknown", lang, where=where, clauses=t("clause_sep", lang).join(clauses))
     sep = "" if lang == "zh" else " "
     return f"**{head}**{sep}{t('method_unknown_tail', lang, missing=missing)}"

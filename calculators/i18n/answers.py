@@ -171,6 +171,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "states) per GPU{where}: {clauses}.",
     },
     "method_where": {"zh": "（{gpu}，{cap}）", "en": " ({gpu}, {cap})"},
+    "method_where_cap": {"zh": "（{cap}）", "en": " (of {cap})"},
     "method_unknown_tail": {
         "zh": "激活另算，随 micro batch × 序列长度增长。要算完整峰值，请告诉我：{missing}。",
         "en": "Activations come on top and grow with micro batch × sequence length. For the whole peak, tell me: "
