@@ -446,6 +446,11 @@ def _then_nearest(r: Results, text: str) -> str:
     return t("then", r.lang, a=text, b=t("nearest_fits", r.lang, options=options))
 
 
+#: Host memory named ("内存", "RAM", "CPU memory") and GPU memory not ("显存", "GPU", "VRAM", "CUDA").
+_HOST_RAM_ONLY = re.compile(r"内存|\bRAM\b|\bCPU memory|\bhost memory", re.I)
+_GPU_MEMORY_WORD = re.compile(r"显存|\bgpu|\bvram\b|\bcuda\b", re.I)
+
+
 def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     """No preset architecture, so no activations: the model states still settle 'does not fit' when they alone
     exceed the card, and otherwise say how much of it they take."""
@@ -455,7 +460,10 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
         return ""
     states = sum(p for p in parts if p is not None)
     if not res.get("gpu_capacity"):
-        # "全量微调 Qwen-14B 需要多少显存": the states of the stated size and method are the answer's floor
+        # "全量微调 Qwen-14B 需要多少显存": the states of the stated size and method are the answer's floor; not for a
+        # question about host RAM ("34b lora加载模型的时候需要多少内存 … 机器有314G内存"), which GPU states do not answer
+        if _HOST_RAM_ONLY.search(r.prose) and not _GPU_MEMORY_WORD.search(r.prose):
+            return ""
         return "**" + t("states_only_no_gpu", lang, states=gib(states, lang)) + "**"
     cap = res["gpu_capacity"]
     key = "states_no_fit" if states > cap else "states_only"

@@ -255,3 +255,11 @@ def test_an_rl_run_without_its_method_gets_the_trained_models_states_and_no_verd
     head = ans.first_screen.split("\n", 1)[0]
     assert head.startswith("**It depends on the method") and "leaving" not in head and "fit" not in head
     assert any(a.startswith("PPO also holds") for a in ans.assumptions)
+
+
+def test_a_question_about_host_ram_gets_no_gpu_states(bot_without_retrieval: Any) -> None:
+    # Yi #255: "34b lora加载模型的时候需要多少内存 … 机器有314G内存": host RAM, which GPU model states do not answer
+    ans = bot_without_retrieval.ask(
+        "请问34b lora加载模型的时候需要多少内存？机器有314G内存，在载入模型那一步就内存不够了"
+    )
+    assert "每卡就约" not in ans.first_screen
