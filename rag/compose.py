@@ -446,6 +446,12 @@ def _then_nearest(r: Results, text: str) -> str:
     return t("then", r.lang, a=text, b=t("nearest_fits", r.lang, options=options))
 
 
+def _states(estimate: dict[str, Any]) -> float | None:
+    """Weights + gradients + optimizer states of one estimate (per GPU), None when a part is unknown."""
+    parts = [estimate.get(k) for k in ("weights", "gradients", "optimizer_states")]
+    return None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None))
+
+
 #: Host memory named ("内存", "RAM", "CPU memory") and GPU memory not ("显存", "GPU", "VRAM", "CUDA").
 _HOST_RAM_ONLY = re.compile(r"内存|\bRAM\b|\bCPU memory|\bhost memory", re.I)
 _GPU_MEMORY_WORD = re.compile(r"显存|\bgpu|\bvram\b|\bcuda\b", re.I)
@@ -455,10 +461,9 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     """No preset architecture, so no activations: the model states still settle 'does not fit' when they alone
     exceed the card, and otherwise say how much of it they take."""
     lang = r.lang
-    parts = [res.get(k) for k in ("weights", "gradients", "optimizer_states")]
-    if any(p is None for p in parts):
+    states = _states(res)
+    if states is None:
         return ""
-    states = sum(p for p in parts if p is not None)
     if not res.get("gpu_capacity"):
         # "全量微调 Qwen-14B 需要多少显存": the states of the stated size and method are the answer's floor; not for a
         # question about host RAM ("34b lora加载模型的时候需要多少内存 … 机器有314G内存"), which GPU states do not answer
@@ -890,12 +895,6 @@ def _fit_depends_verdict(r: Results) -> str:
     return f"**{head}{sep}{t('fit_depends_breakdown', r.lang)}** {_direct(general, r.lang).strip('*').strip()}"
 
 
-def _states(estimate: dict[str, Any]) -> float | None:
-    """Weights + gradients + optimizer states of one estimate (per GPU), None when a part is unknown."""
-    parts = [estimate.get(k) for k in ("weights", "gradients", "optimizer_states")]
-    return None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None))
-
-
 def _method_verdict(r: Results, missing: str) -> str:
     """A fit question that names the model but not the method (``Plan.method_unknown``): each method's model states
     on the stated GPUs and whether they leave room for activations — the part of the answer that needs no assumed
@@ -916,8 +915,8 @@ def _method_verdict(r: Results, missing: str) -> str:
         sharded_states = (
             _states(sharded.result) if point["value"] == "full" and sharded is not None and sharded.result else None
         )
-        if sharded_states is not None:
-            n = sharded.arguments.get("world_size") if sharded is not None else None
+        if sharded is not None and sharded_states is not None:
+            n = sharded.arguments.get("world_size")
             clause += t("method_sharded", lang, states=gib(sharded_states, lang), n=n)
         if cap:
             if states < cap:
