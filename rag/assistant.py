@@ -584,8 +584,8 @@ class Assistant:
         if memory is not None and memory.result is not None:
             cid = largest_part_card(memory.result, dict(memory.arguments), setup)
         elif not rl and (by_method := _full_point(calls)) is not None:
-            # (an RL run's memory is explained by its other models' card, which retrieval found, not bytes per param)
-            # each method's model states (no method stated): the full fine-tune's is the figure that decides
+            # no method stated: of each method's model states the full fine-tune's decides (not for an RL run, whose
+            # memory the card on its other models explains)
             cid = largest_part_card(by_method, {"finetune": "full"}, setup)
         else:
             return cards

@@ -446,10 +446,13 @@ def _then_nearest(r: Results, text: str) -> str:
     return t("then", r.lang, a=text, b=t("nearest_fits", r.lang, options=options))
 
 
-def _states(estimate: dict[str, Any]) -> float | None:
-    """Weights + gradients + optimizer states of one estimate (per GPU), None when a part is unknown."""
-    parts = [estimate.get(k) for k in ("weights", "gradients", "optimizer_states")]
-    return None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None))
+#: The parts of the model states, as a memory estimate names them (calculators.memory.MemoryEstimate.model_states).
+_STATE_PARTS = ("weights", "gradients", "optimizer_states")
+
+
+def _states(estimate: dict[str, Any]) -> int:
+    """Weights + gradients + optimizer states of one memory result (per GPU)."""
+    return MemoryEstimate(**estimate).model_states
 
 
 #: Host memory named ("内存", "RAM", "CPU memory") and GPU memory not ("显存", "GPU", "VRAM", "CUDA").
@@ -462,8 +465,6 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     exceed the card, and otherwise say how much of it they take."""
     lang = r.lang
     states = _states(res)
-    if states is None:
-        return ""
     if not res.get("gpu_capacity"):
         # "全量微调 Qwen-14B 需要多少显存": the states of the stated size and method are the answer's floor; not for a
         # question about host RAM ("34b lora加载模型的时候需要多少内存 … 机器有314G内存"), which GPU states do not answer
@@ -909,8 +910,6 @@ def _method_verdict(r: Results, missing: str) -> str:
     clauses = []
     for point in sweep.result["points"]:
         states = _states(point["estimate"])
-        if states is None:
-            return ""
         clause = t(f"method.{point['value']}", lang) + " " + gib(states, lang)
         sharded_states = (
             _states(sharded.result) if point["value"] == "full" and sharded is not None and sharded.result else None
@@ -945,17 +944,15 @@ def _method_table(r: Results) -> str:
     if sweep is None or not sweep.result:
         return ""
     lang = r.lang
-    rows = [t("method_table_head", lang), "|---|---:|---:|---:|---:|"]
-    for point in sweep.result["points"]:
-        e = point["estimate"]
-        cells = [gib(e.get(k), lang) for k in ("weights", "gradients", "optimizer_states")]
-        rows.append(f"| {t('method.' + point['value'], lang)} | " + " | ".join(cells) + f" | {gib(_states(e), lang)} |")
+    named = [(t("method." + p["value"], lang), p["estimate"]) for p in sweep.result["points"]]
     sharded = r.call("full_sharded")
     if sharded is not None and sharded.result:
-        e = sharded.result
-        cells = [gib(e.get(k), lang) for k in ("weights", "gradients", "optimizer_states")]
-        name = t("method.full", lang) + ("（ZeRO-3）" if lang == "zh" else " (ZeRO-3)")
-        rows.append(f"| {name} | " + " | ".join(cells) + f" | {gib(_states(e), lang)} |")
+        named.append((t("method.full", lang) + ("（ZeRO-3）" if lang == "zh" else " (ZeRO-3)"), sharded.result))
+    head = [t("method_col", lang), *(row_name(k, lang) for k in _STATE_PARTS), t("model_states_col", lang)]
+    rows = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|---:|"]
+    for name, e in named:
+        cells = [gib(e[k], lang) for k in _STATE_PARTS] + [gib(_states(e), lang)]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return t("method_table_heading", lang) + "\n\n" + "\n".join(rows)
 
 
