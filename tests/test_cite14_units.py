@@ -10,17 +10,10 @@ import pytest
 
 from rag.cards import load_cards
 from rag.citing import answers_another_setup, mixed_gpu_conflict, sharding_conflict
-from rag.opening import names_mixed_gpus, read_asked
-from rag.parts import split_message
-from rag.setup import read_setup
+from rag.opening import names_mixed_gpus
+from tests.message_reading import read_message
 
 CARDS = {c.id: c for c in load_cards()}
-
-
-def _read(text: str):
-    parts = split_message(text)
-    setup, _ = read_setup(parts)
-    return read_asked(text, parts), setup
 
 
 # a LoRA run on four V100s that names no sharding framework (the shape of the MiniCPM-V question)
@@ -28,7 +21,7 @@ UNNAMED = "Lora 微调 minicpm-v，单机多卡 V100，4卡都报 OOM。batch_si
 
 
 def test_an_fsdp_card_is_not_cited_for_a_run_that_never_names_fsdp_in_any_act() -> None:
-    asked, setup = _read(UNNAMED)
+    asked, setup = read_message(UNNAMED)
     card = CARDS["fsdp-ga-no-sync-memory"]
     for act in ("diagnose", "configure", "explain"):
         assert sharding_conflict(card, asked, act)
@@ -48,13 +41,13 @@ def test_an_fsdp_card_is_not_cited_for_a_run_that_never_names_fsdp_in_any_act() 
     ],
 )
 def test_an_fsdp_card_answers_a_message_that_names_fsdp_or_a_stack_on_it(text: str) -> None:
-    asked, _ = _read(text)
+    asked, _ = read_message(text)
     assert "fsdp" in asked.sharding
     assert not sharding_conflict(CARDS["fsdp-ga-no-sync-memory"], asked, "diagnose")
 
 
 def test_a_deepspeed_card_is_held_to_the_framework_outside_diagnoses_only() -> None:
-    asked, _ = _read(UNNAMED)
+    asked, _ = read_message(UNNAMED)
     card = CARDS["deepspeed-hf-auto-values"]
     assert sharding_conflict(card, asked, "configure")
     assert sharding_conflict(CARDS["zero3-load-time-memory-peak"], asked, "explain")
@@ -72,18 +65,20 @@ def test_a_deepspeed_card_is_held_to_the_framework_outside_diagnoses_only() -> N
     ],
 )
 def test_a_deepspeed_card_answers_a_message_that_names_deepspeed_its_keys_or_a_stack_on_it(text: str) -> None:
-    asked, _ = _read(text)
+    asked, _ = read_message(text)
     assert "deepspeed" in asked.sharding
     assert not sharding_conflict(CARDS["deepspeed-batch-derivation"], asked, "configure")
 
 
 def test_zero_as_a_word_or_the_trainer_batch_size_does_not_name_deepspeed() -> None:
-    asked, _ = _read("loss goes to zero after optimizer.zero_grad(); per_device_train_batch_size 8, what is wrong?")
+    asked, _ = read_message(
+        "loss goes to zero after optimizer.zero_grad(); per_device_train_batch_size 8, what is wrong?"
+    )
     assert asked.sharding == []
 
 
 def test_cards_on_the_stages_as_a_remedy_or_on_a_quoted_error_are_not_held_to_the_framework() -> None:
-    asked, _ = _read(UNNAMED)
+    asked, _ = read_message(UNNAMED)
     for cid in (
         "zero-stages-memory-savings",
         "zero-offload-cpu",
@@ -109,7 +104,7 @@ def test_cards_on_the_stages_as_a_remedy_or_on_a_quoted_error_are_not_held_to_th
 )
 def test_a_message_about_gpus_of_different_models(text: str, mixed: bool) -> None:
     assert names_mixed_gpus(text) is mixed
-    asked, _ = _read(text)
+    asked, _ = read_message(text)
     assert bool(mixed_gpu_conflict(CARDS["hw-mixed-gpu-models"], asked)) is not mixed
 
 
@@ -162,7 +157,7 @@ def test_a_card_about_an_rl_or_preference_stage_is_not_cited_for_a_message_that_
 ) -> None:
     from rag.citing import stage_conflict
 
-    asked, setup = _read(text)
+    asked, setup = read_message(text)
     assert stage_conflict(CARDS[cid], asked)
     assert answers_another_setup(CARDS[cid], asked, setup, "diagnose")
 
@@ -180,5 +175,5 @@ def test_a_card_about_an_rl_or_preference_stage_is_not_cited_for_a_message_that_
 def test_a_stage_card_answers_a_message_that_names_its_stage(cid: str, text: str) -> None:
     from rag.citing import stage_conflict
 
-    asked, _ = _read(text)
+    asked, _ = read_message(text)
     assert not stage_conflict(CARDS[cid], asked)

@@ -10,18 +10,10 @@ import pytest
 
 from rag.cards import load_cards
 from rag.citing import answers_another_setup, error_title_conflict, kbit_conflict, launch_conflict
-from rag.opening import read_asked
-from rag.parts import split_message
-from rag.setup import read_setup
+from tests.message_reading import read_message
 
 CARDS = {c.id: c for c in load_cards()}
 ONE_PROCESS_CARDS = ("dataparallel-single-process-trainer", "device-map-uneven-memory")
-
-
-def _read(text: str):
-    parts = split_message(text)
-    setup, _ = read_setup(parts)
-    return read_asked(text, parts), setup
 
 
 @pytest.mark.parametrize(
@@ -34,7 +26,7 @@ def _read(text: str):
     ],
 )
 def test_a_single_process_card_is_not_cited_for_a_per_process_launch(text: str) -> None:
-    asked, setup = _read(text)
+    asked, setup = read_message(text)
     assert asked.one_process_per_gpu
     for cid in ONE_PROCESS_CARDS:
         assert launch_conflict(CARDS[cid], asked)
@@ -54,13 +46,15 @@ def test_a_single_process_card_is_not_cited_for_a_per_process_launch(text: str) 
     ],
 )
 def test_a_single_process_card_still_answers_when_one_process_may_drive_several_gpus(text: str) -> None:
-    asked, _ = _read(text)
+    asked, _ = read_message(text)
     for cid in ONE_PROCESS_CARDS:
         assert not launch_conflict(CARDS[cid], asked)
 
 
 def test_the_gate_leaves_the_distributed_device_map_error_card_alone() -> None:
-    asked, _ = _read("torchrun --nproc_per_node 2 train.py fails: You can't train a model loaded with device_map")
+    asked, _ = read_message(
+        "torchrun --nproc_per_node 2 train.py fails: You can't train a model loaded with device_map"
+    )
     assert not launch_conflict(CARDS["device-map-auto-distributed-error"], asked)
 
 
@@ -76,14 +70,14 @@ def test_the_gate_leaves_the_distributed_device_map_error_card_alone() -> None:
     ],
 )
 def test_the_kbit_card_needs_a_quantized_base_or_an_fp32_upcast(text: str, conflict: bool) -> None:
-    asked, _ = _read(text)
+    asked, _ = read_message(text)
     assert bool(kbit_conflict(CARDS["peft-prepare-kbit-training-upcast"], asked)) is conflict
 
 
 def test_an_error_card_answers_the_wording_another_version_prints() -> None:
     card = CARDS["deepspeed-fp16-overflow-skipped-steps"]
     # the card's title quotes "OVERFLOW! Rank 0 Skipping step"; a later wording drops "OVERFLOW!" before the rank
-    later, _ = _read("fp16 run never learns: [Rank 0] Overflow detected. Skipping step. Attempted loss scale: 1")
+    later, _ = read_message("fp16 run never learns: [Rank 0] Overflow detected. Skipping step. Attempted loss scale: 1")
     assert not error_title_conflict(card, later)
-    unrelated, _ = _read("Is fp16 training less stable than bf16 for a 7B model?")
+    unrelated, _ = read_message("Is fp16 training less stable than bf16 for a 7B model?")
     assert error_title_conflict(card, unrelated)

@@ -11,9 +11,8 @@ import pytest
 
 from rag.cards import load_cards
 from rag.citing import answers_another_setup, node_count_conflict, title_stack_conflict
-from rag.opening import SEVERAL_NODES, read_asked, stacks_named
-from rag.parts import split_message
-from rag.setup import read_setup
+from rag.opening import SEVERAL_NODES, stacks_named
+from tests.message_reading import read_message
 
 CARDS = {c.id: c for c in load_cards()}
 
@@ -33,12 +32,6 @@ PLAIN_TRAINER = (
     "4 GPUs. What is my effective batch size?"
 )
 TWO_MACHINES = "两台8卡机器用 llamafactory-cli train 多机训练，第二台机器的 NODE_RANK 怎么设？"
-
-
-def _read(text: str):
-    parts = split_message(text)
-    setup, _ = read_setup(parts)
-    return read_asked(text, parts), setup
 
 
 @pytest.mark.parametrize(
@@ -83,19 +76,19 @@ def test_one_machine_is_not_several(text: str) -> None:
 
 
 def test_the_multi_node_card_is_not_cited_for_a_one_machine_oom() -> None:
-    asked, setup = _read(ONE_MACHINE_OOM)
+    asked, setup = read_message(ONE_MACHINE_OOM)
     card = CARDS["llamafactory-multi-node-launch"]
     assert node_count_conflict(card, asked)
     assert answers_another_setup(card, asked, setup)
 
 
 def test_the_multi_node_card_answers_a_two_machine_question() -> None:
-    asked, setup = _read(TWO_MACHINES)
+    asked, setup = read_message(TWO_MACHINES)
     assert answers_another_setup(CARDS["llamafactory-multi-node-launch"], asked, setup) == ""
 
 
 def test_a_llamafactory_card_is_not_cited_for_a_plain_trainer_script() -> None:
-    asked, setup = _read(PLAIN_TRAINER)
+    asked, setup = read_message(PLAIN_TRAINER)
     assert {"hf-trainer", "accelerate"} <= set(asked.stacks)
     assert title_stack_conflict(CARDS["llamafactory-batch-settings"], asked)
     # The HF Trainer's own card still answers it.
@@ -103,7 +96,7 @@ def test_a_llamafactory_card_is_not_cited_for_a_plain_trainer_script() -> None:
 
 
 def test_an_unnamed_llamafactory_run_keeps_the_llamafactory_card() -> None:
-    asked, setup = _read(OLD_LLAMAFACTORY)
+    asked, setup = read_message(OLD_LLAMAFACTORY)
     assert "llamafactory" in asked.stacks
     assert title_stack_conflict(CARDS["llamafactory-batch-settings"], asked) == ""
     # A card about the stack LLaMA-Factory is built on answers a LLaMA-Factory user.
@@ -113,11 +106,11 @@ def test_an_unnamed_llamafactory_run_keeps_the_llamafactory_card() -> None:
 def test_a_message_that_names_no_stack_keeps_the_general_cards_but_not_one_stacks_own() -> None:
     """A card whose title is about one script family (LLaMA-Factory's batch settings) answers its users, who name it or
     paste its settings; a generic question gets the general cards (stop 29: dev hit@3 +0.009 / +0.005)."""
-    asked, _ = _read("batch size 和梯度累积怎么设？")
+    asked, _ = read_message("batch size 和梯度累积怎么设？")
     assert not asked.stacks
     assert title_stack_conflict(CARDS["hf-trainer-step-counts-optimizer-updates"], asked) == ""
     assert "names no training stack" in title_stack_conflict(CARDS["llamafactory-batch-settings"], asked)
-    theirs, _ = _read(
+    theirs, _ = read_message(
         "per_device_train_batch_size 2, cutoff_len 4096, finetuning_type lora: batch size 和梯度累积怎么设？"
     )
     assert title_stack_conflict(CARDS["llamafactory-batch-settings"], theirs) == ""
@@ -158,10 +151,12 @@ def test_the_full_fine_tune_card_is_not_cited_for_a_lora_run() -> None:
 
     full = CARDS["oom-7b-full-finetune-24gb"]
     assert card_methods(full) == {"full"}
-    _, lora = _read("4090 24G 用 LoRA 微调 llama 7B，--finetuning_type lora，per_device_train_batch_size 4 还是 OOM")
+    _, lora = read_message(
+        "4090 24G 用 LoRA 微调 llama 7B，--finetuning_type lora，per_device_train_batch_size 4 还是 OOM"
+    )
     assert lora.get("finetune") == "lora"
     assert method_conflict(full, lora)
-    _, whole = _read("单张 3090 全量微调 7B，--finetuning_type full，batch 1 也 OOM")
+    _, whole = read_message("单张 3090 全量微调 7B，--finetuning_type full，batch 1 也 OOM")
     assert whole.get("finetune") == "full"
     assert not method_conflict(full, whole)
     # A title that compares LoRA with a full fine-tune is the LoRA card, as before.
@@ -202,14 +197,14 @@ def test_the_evaluation_oom_card_needs_a_message_that_names_evaluation() -> None
     from rag.citing import phase_conflict
 
     card = CARDS["mem-eval-oom-accumulated-logits"]
-    training, _ = _read("用 4090 做 LoRA 微调，训练到第 3 步就 CUDA out of memory，batch 已经是 1 了")
+    training, _ = read_message("用 4090 做 LoRA 微调，训练到第 3 步就 CUDA out of memory，batch 已经是 1 了")
     assert phase_conflict(card, training)
     for text in (
         "训练正常，一到评估阶段就显存溢出",
         "Training runs fine but it OOMs when evaluation starts",
         "--do_eval --per_device_eval_batch_size 8 ... CUDA out of memory",
     ):
-        asked, _ = _read(text)
+        asked, _ = read_message(text)
         assert phase_conflict(card, asked) == "", text
     # Cards about training are not touched.
     assert phase_conflict(CARDS["oom-memory-budget-breakdown"], training) == ""
@@ -218,9 +213,9 @@ def test_the_evaluation_oom_card_needs_a_message_that_names_evaluation() -> None
 def test_openrlhf_is_named_by_its_name_or_its_own_batch_flags() -> None:
     """OpenRLHF's batch card is for OpenRLHF runs: named, or pasted with its per-GPU flags (micro_train_batch_size,
     micro_rollout_batch_size), not for any RL batch question."""
-    generic, _ = _read("PPO 训练时 batch size 应该怎么设？显存不够")
+    generic, _ = read_message("PPO 训练时 batch size 应该怎么设？显存不够")
     assert "names no training stack" in title_stack_conflict(CARDS["openrlhf-ppo-batch-sizes"], generic)
-    flags, _ = _read(
+    flags, _ = read_message(
         "--micro_train_batch_size 2 --train_batch_size 128 --micro_rollout_batch_size 4, how many updates?"
     )
     assert "openrlhf" in flags.stacks
@@ -233,8 +228,8 @@ def test_a_card_about_one_error_message_is_cited_only_when_the_message_quotes_it
     from rag.citing import error_title_conflict
 
     card = CARDS["flash-attention-fp16-bf16-only"]
-    general, _ = _read("fp16 和 bf16 训练哪个更好？我的卡是 A100")
+    general, _ = read_message("fp16 和 bf16 训练哪个更好？我的卡是 A100")
     assert error_title_conflict(card, general)
-    pasted, _ = _read("训练报错 RuntimeError: FlashAttention only support fp16 and bf16 data type，怎么办？")
+    pasted, _ = read_message("训练报错 RuntimeError: FlashAttention only support fp16 and bf16 data type，怎么办？")
     assert error_title_conflict(card, pasted) == ""
     assert error_title_conflict(CARDS["zero-stages-memory-savings"], general) == ""  # no error in its title

@@ -8,9 +8,8 @@ import pytest
 
 from rag.cards import load_cards
 from rag.citing import answers_another_setup, guide_act_conflict, unnamed_method_conflict
-from rag.opening import card_topic, error_grams, first_sentence, lead_en, read_asked, title_subject
-from rag.parts import split_message
-from rag.setup import read_setup
+from rag.opening import card_topic, error_grams, first_sentence, lead_en, title_subject
+from tests.message_reading import read_message
 
 CARDS = {c.id: c for c in load_cards()}
 
@@ -35,12 +34,6 @@ def test_error_grams_are_read_from_a_quoted_error_title_only() -> None:
     assert quoting and all(card_topic(c).error_grams for c in quoting)
 
 
-def _read(text: str):
-    parts = split_message(text)
-    setup, _ = read_setup(parts)
-    return read_asked(text, parts), setup
-
-
 PTUNING = CARDS["ptuning-v2-chatglm-memory"]
 
 
@@ -55,7 +48,7 @@ PTUNING = CARDS["ptuning-v2-chatglm-memory"]
     ],
 )
 def test_the_p_tuning_card_is_not_cited_for_a_message_that_never_names_p_tuning(text: str) -> None:
-    asked, setup = _read(text)
+    asked, setup = read_message(text)
     assert unnamed_method_conflict(PTUNING, setup, asked)
     assert answers_another_setup(PTUNING, asked, setup)
 
@@ -70,13 +63,13 @@ def test_the_p_tuning_card_is_not_cited_for_a_message_that_never_names_p_tuning(
     ],
 )
 def test_the_p_tuning_card_answers_a_message_that_names_it_or_its_settings(text: str) -> None:
-    asked, setup = _read(text)
+    asked, setup = read_message(text)
     assert unnamed_method_conflict(PTUNING, setup, asked) == ""
 
 
 def test_a_lora_card_is_not_held_to_the_method_being_named() -> None:
     # LoRA is many scripts' default: an unnamed method may be LoRA, so its cards are not dropped for that
-    asked, setup = _read("chatglm2-6b 多卡训练显存占用很高，batch size 设成 1 还是爆显存")
+    asked, setup = read_message("chatglm2-6b 多卡训练显存占用很高，batch size 设成 1 还是爆显存")
     assert unnamed_method_conflict(CARDS["lora-memory-breakdown"], setup, asked) == ""
 
 
@@ -124,10 +117,10 @@ def test_the_batch_assertion_card_is_cited_for_the_pasted_assertion_only() -> No
         "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
         "gradient_acc_step * world_size 16 != 2 * 1 * 4"
     )
-    asked, setup = _read(pasted)
+    asked, setup = read_message(pasted)
     assert answers_another_setup(ERROR_CARD, asked, setup) == ""
     oom = "两张4090训练 7B lora，per_device_train_batch_size 2，deepspeed zero2，CUDA out of memory，内存不够还是我参数有问题？"
-    asked, setup = _read(oom)
+    asked, setup = read_message(oom)
     assert "error message" in answers_another_setup(ERROR_CARD, asked, setup)
 
 
@@ -138,7 +131,7 @@ GUIDE = CARDS["llamafactory-batch-settings"]
 def test_a_stacks_setup_guide_does_not_answer_other_kinds_of_question(act: str) -> None:
     # the shape of the LLaMA-Factory OOM reports it was cited for: the stack and a batch setting, asking why
     text = "llamafactory-cli train qwen 7B lora，per_device_train_batch_size 2，gradient_accumulation_steps 8，8卡 A800 还是 OOM，为什么？"
-    asked, setup = _read(text)
+    asked, setup = read_message(text)
     assert guide_act_conflict(GUIDE, act)
     assert answers_another_setup(GUIDE, asked, setup, act)  # type: ignore[arg-type]
 
@@ -146,7 +139,7 @@ def test_a_stacks_setup_guide_does_not_answer_other_kinds_of_question(act: str) 
 @pytest.mark.parametrize("act", ["configure", "batch_arithmetic", None])
 def test_a_stacks_setup_guide_answers_how_to_set_it(act: str | None) -> None:
     text = "LLaMA-Factory 里 per_device_train_batch_size 和 gradient_accumulation_steps 怎么设置？deepspeed 配置放哪？"
-    asked, setup = _read(text)
+    asked, setup = read_message(text)
     assert answers_another_setup(GUIDE, asked, setup, act) == ""  # type: ignore[arg-type]
 
 
