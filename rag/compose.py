@@ -948,7 +948,7 @@ def _method_table(r: Results) -> str:
     sharded = r.call("full_sharded")
     if sharded is not None and sharded.result:
         named.append((t("method.full", lang) + ("（ZeRO-3）" if lang == "zh" else " (ZeRO-3)"), sharded.result))
-    head = [t("method_col", lang), *(row_name(k, lang) for k in _STATE_PARTS), t("model_states_col", lang)]
+    head = [key_name("finetune", lang), *(row_name(k, lang) for k in _STATE_PARTS), t("model_states_col", lang)]
     rows = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|---:|"]
     for name, e in named:
         cells = [gib(e[k], lang) for k in _STATE_PARTS] + [gib(_states(e), lang)]

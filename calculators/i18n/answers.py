@@ -195,8 +195,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "**各微调方式的模型状态（每卡；激活另算）**",
         "en": "**Model states by method (per GPU; activations not included)**",
     },
-    # (the parts' column names are calculators.memory_table's row names)
-    "method_col": {"zh": "方式", "en": "method"},
+    # (the method column is KEY_NAMES["finetune"], the parts' columns calculators.memory_table's row names)
     "model_states_col": {"zh": "模型状态合计", "en": "model states"},
     "need.model": {"zh": "模型或参数量", "en": "the model or its size"},
     "need.finetune": {"zh": "微调方式", "en": "the method"},
