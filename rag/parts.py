@@ -68,11 +68,19 @@ _LOG_LINE = re.compile(
     # a log collector's prefix before the framework's own stamp: "1622513061366 localhost info [2021-06-01 05:04:21,527] [INFO]"
     r".{0,60}\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d+\]\s*\[(?:INFO|WARNING|ERROR|DEBUG)\]|"
     # Megatron / GPT-NeoX print_rank_0 lines: " > loading doc-idx mapping from …", " > building train, validation …"
-    r"\s*> (?:loading|building|finished|dataset split|setting|initializ|compiling|padded vocab|number of)\b)",
+    r"\s*> (?:loading|building|finished|dataset split|setting|initializ|compiling|padded vocab|number of)\b|"
+    # what Megatron-LM / GPT-NeoX / DeepSpeed print of their arguments at start-up: "using world size: 16 and
+    # model-parallel size: 2", "------------------------ arguments ------------------------", and each argument as
+    # "  micro_batch_size ................ 8" (megatron/training/arguments.py _print_args, DeepSpeedConfig.print)
+    r"using world size:\s*\d|using torch\.(?:float16|bfloat16|float32) for parameters|-{4,}\s*arguments\s*-{4,}|"
+    r"\s+[A-Za-z_][\w.]*\s\.{3,}\s*\S)",
     re.I,
 )
+# A traceback's frame pasted without its "Traceback (most recent call last):" header (trimmed by the user).
+_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _COMMAND = re.compile(
-    r"^\s*(?:\$\s+|#\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun|deepspeed|accelerate\s+launch|python3?\s|"
+    # (not a YAML key: "deepspeed: examples/deepspeed/ds_z2_config.json" is a line of LLaMA-Factory's config)
+    r"^\s*(?:\$\s+|#\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun(?![\w:-])|deepspeed(?![\w:-])|accelerate\s+launch|python3?\s|"
     r"python3?\s+-m\s|llamafactory-cli|llamafactory|bash\s+\S+\.sh|sh\s+\S+\.sh|srun|mpirun|tune\s+run|"
     r"CUDA_VISIBLE_DEVICES=)",
     re.I,
@@ -170,6 +178,8 @@ _GLUED_ERROR = re.compile(
 
 
 def _line_kind(line: str, first: bool = False) -> PartKind | None:
+    if _FRAME.match(line):
+        return "traceback"
     if _is_command(line):
         return "command"
     if _LOG_LINE.match(line):
@@ -291,9 +301,15 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
                 ln = lines[j]
                 nk = _line_kind(ln)
                 cont = kind == "command" and (lines[j - 1].rstrip().endswith("\\") or ln.lstrip().startswith("--"))
-                if nk == kind or cont or (kind == "nvidia_smi" and _SMI_LINE.match(ln) and ln.strip()):
+                # a frame's source line, and the exception line that ends the traceback
+                frame = kind == "traceback" and bool(ln.strip()) and (_TB_BODY.match(ln) or nk == "error")
+                # "..." where the user cut lines out of a printed argument list
+                cont = cont or (kind == "log" and bool(re.match(r"^\s*(?:\.{3}|…)\s*$", ln)))
+                if nk == kind or cont or frame or (kind == "nvidia_smi" and _SMI_LINE.match(ln) and ln.strip()):
                     end += len(ln)
                     j += 1
+                    if frame and nk == "error" and not _TB_BODY.match(ln):
+                        break
                     continue
                 break
             flush_prose(start)
@@ -312,6 +328,9 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
     return parts
 
 
+_LEADING_COMMENTS = re.compile(r"(?:^[ \t]*#[^\n]*\n)+\Z", re.M)
+
+
 def _split_config_out(text: str, offset: int) -> list[Part]:
     """Prose that may contain a bare JSON/YAML config: the config becomes its own part."""
     try:
@@ -323,6 +342,10 @@ def _split_config_out(text: str, offset: int) -> list[Part]:
     if snippet and snippet.strip():
         at = text.find(snippet)
         if at >= 0 and _looks_like_config(snippet):
+            # the file's own `#` comment lines right above it ("# Config for 16 nodes of 8 H100s with FSDP1" heading
+            # a recipe) belong to the file, not to the user's sentences
+            if lead := _LEADING_COMMENTS.search(text[:at]):
+                snippet, at = text[lead.start() : at] + snippet, lead.start()
             out: list[Part] = []
             before, after = text[:at], text[at + len(snippet) :]
             if before.strip():

@@ -35,6 +35,7 @@ RUN_KEYS: tuple[str, ...] = (
     "pipeline_parallel_size",
     "tensor_parallel_size",
     "zero_stage",
+    "seq_len",
 )
 MODEL_KEYS: tuple[str, ...] = ("model_text", "model", "num_params")
 
@@ -49,7 +50,7 @@ _FAILS = re.compile(
 )
 _WORKS = re.compile(
     r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
-    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)",
+    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)",
     re.I,
 )
 # A value the user proposes or works out, not a run they ran.

@@ -292,11 +292,20 @@ _COMMENTED_LINE = re.compile(
 )
 
 
+# Values that only name something (a host, a job, a run): "--master_addr=qwen2-5vl-3b-…-bs-zero3-52zfi-master-0" names a
+# pod, not the ZeRO stage the run uses (`--deepspeed zero2` in the same command, ms-swift #3327).
+_NAME_ONLY_VALUE = re.compile(
+    r"((?:--?|\b)(?:master[_-]addr(?:ess)?|MASTER_ADDR|hostname|host|job[_-]name|run[_-]name|wandb[_-]run[_-]name|"
+    r"exp(?:eriment)?[_-]name)\s*[=: ]\s*)[\"']?[^\s\"'\\]+[\"']?",
+    re.I,
+)
+
+
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     """Values a pasted config or command states, read by the config doctor's own parser; then whatever the
     text itself states (`GRPOConfig(per_device_train_batch_size=1, …)`, `--micro_batch_size 4`), without the
     lines it comments out."""
-    live_text = _COMMENTED_LINE.sub("", part.text)
+    live_text = _NAME_ONLY_VALUE.sub(r"\1", _COMMENTED_LINE.sub("", part.text))
     try:
         from calculators import configs
 
@@ -324,6 +333,8 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
             continue  # the reader's framework default, not a value the config states
         if key == "lora_rank" and text_slots.lora_rank not in (None, value):
             continue  # alpaca-lora's `--lora_r=16` read as LLaMA-Factory (default rank 8): the flag as written wins
+        if key == "seq_len" and text_slots.seq_len not in (None, value):
+            continue  # ms-swift's `--max_length 1024` read as LLaMA-Factory (default cutoff_len 2048): as written wins
         if key == "finetune" and re.search(r"(?:finetuning|train|sft)_type\W{0,4}freeze", part.text, re.I):
             continue  # freeze tuning (some layers trained): neither full nor LoRA, so no method rather than a wrong one
         if key == "finetune" and text_slots.finetune == "ptuning":
@@ -622,6 +633,27 @@ def _printed_capacity_over_prose(setup: Setup) -> None:
     setup.conflicts["gpu_memory_gb"] = [mine] + [v for v in setup.conflicts["gpu_memory_gb"] if v is not printed]
 
 
+#: Counts a framework prints of the run it launched (Megatron-LM's "using world size: 16 and model-parallel size: 2",
+#: DeepSpeed's config print): what ran, whatever a sentence said ("64*V100" in a title, Megatron-LM #60).
+_PRINTED_LAYOUT = ("world_size", "tensor_parallel_size", "pipeline_parallel_size")
+
+
+def _printed_layout_over_prose(setup: Setup) -> None:
+    """The GPU count and parallel degrees a log or error prints beat the prose's; the prose's stay as conflicts."""
+    for key in _PRINTED_LAYOUT:
+        mine = setup.values.get(key)
+        if mine is None or mine.source != "message":
+            continue
+        others = setup.conflicts.get(key, [])
+        printed = next(
+            (v for v in others if v.source in ("log", "error", "traceback") and v.evidence == "printed"), None
+        )
+        if printed is None:
+            continue
+        setup.values[key] = printed
+        setup.conflicts[key] = [mine] + [v for v in others if v is not printed]
+
+
 def _printed_batch_over_config(setup: Setup, parts: list[Part]) -> None:
     """`per_device_train_batch_size = 1` in the config, "Batch size per device = 8" in the banner the framework printed
     at start (Unsloth raises it to `num_generations`): the printed batch is the one that ran; the config's stays as
@@ -706,7 +738,10 @@ _NOW_CLAUSE = re.compile(
 # marker to the end of the sentence is someone else's setup.
 _HEARSAY = re.compile(
     r"听别人(?:讲|说)|听说|据说|别人说|和别人沟通后得知|(?:someone|others?|people) (?:said|told me|say)|"
-    r"\bI(?:'ve)? heard\b",
+    r"\bI(?:'ve)? heard\b|"
+    # another thread's report: "#29 提到使用了一张40G的A100" (mPLUG-Owl #143, the user runs on an 80G one), "#12 中说",
+    # "issue #29 mentions/says"
+    r"(?<![\w#])#\d{1,6}\s*(?:中|里)?\s*(?:提到|说|讲|写)|\b(?:issue|thread|PR)\s*#?\d{1,6}\s+(?:says|said|mentions?|mentioned)\b",
     re.I,
 )
 # "deepspeed里面提到32g最多可以支持13B", "the README says 7B needs 80GB": what a document claims, up to the clause's
@@ -929,6 +964,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _named_model_over_bare_size(setup)
     _loaded_model_over_prose(setup, parts)
     _printed_capacity_over_prose(setup)
+    _printed_layout_over_prose(setup)
     _printed_batch_over_config(setup, parts)
     _run_settings_over_prose(setup)
     _trainer_flag_over_accelerate_default(setup, parts)

@@ -524,12 +524,15 @@ _OBSERVED = re.compile(
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
     # ("the mem-usage of GPU is around 34G", "the memory usage of per GPU is about 8.4 GB")
     r"(?:gpu\s+)?mem(?:ory)?[-_\s]usage(?:\s+(?:per|of|of each|on each|of per|on)\s+(?:the\s+)?(?:gpu|card|device)s?)?"
-    r"\s*(?:is|was|of|:|：)?)\s*"
-    r"(?:about|around|~|约|大约|大概|近|接近)?\s*"
+    # ("huge memory usage (160GB VRAM)": the reading in brackets)
+    r"\s*(?:is|was|of|:|：|[(（])?)\s*"
+    # ("consuming about ~51GB")
+    r"(?:(?:about|around|~|约|大约|大概|近|接近)\s*){0,2}"
     # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
     + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"
     + _USE_GB
-    + ")|"
+    # (not "I am using 80GB H100s": the card's size)
+    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b|cards?\b|显卡|卡|的卡)))|"
     # "the memory used is 4*16GB": the cards times what each one uses ("使用4*32g的单机多卡" is the cards' size)
     + r"\bmemory\s+used\s+(?:is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?\d{1,2}\s*[*x×]\s*"
     + _USE_GB
@@ -560,11 +563,16 @@ _MB_AMOUNT = re.compile(r"\d{4,6}(?:\s*[-~]\s*\d{4,6})?\s*(?:MB|MiB)\b", re.I)
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
 _SET_WORDS = (
-    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设置到|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
     r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 )
 # ("batch size已经调到非常小的3了": a word on how small between the setting and its value)
-_SET = r"\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*" + _SET_WORDS + r"\s*(?:(?:非常|很|最|极)?小的\s*)?"
+# ("batch size最大只能设置到16": two such words)
+_SET = (
+    r"\s*(?:(?:最多|最大|可以|默认|只能|要|也|都|就|只|已经)\s*){0,2}"
+    + _SET_WORDS
+    + r"\s*(?:(?:非常|很|最|极)?小的\s*)?"
+)
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
     r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
@@ -766,7 +774,10 @@ _SEQ = re.compile(
     r"context(?:\s*(?:len(?:gth)?|size))?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
     # run_clm's `--block_size 512`, "block开到512": the training sequence length
     r"block[-_ ]?size|block(?=\s*(?:开到|开成|设为|设置为|设成|调到|改成|改为|=|:|：)))\s*(?:已经?|都|也)?"
+    # ("For sequence length > 8192 … OOM", "max_length超过4096就OOM": the length from which it fails)
+    + r"(?:\s*(?:>=?|≥|超过|大于|\bover\b|\babove\b)\s*|"
     + SEP
+    + ")"
     # "the context length is large(32k)": the value in brackets after how the user calls it
     + r"(?:(?:very\s+|quite\s+|so\s+)?(?:large|long|big|huge|很长|较长|比较长)\s*[(（]\s*)?"
     + r"(\d+(?:\.\d+)?)\s*(k)?",
@@ -1052,6 +1063,10 @@ _SIZE_SAID = re.compile(
 )
 
 
+# A size written right after a family's name: "gpt2(2.6B)", "GPT-2 (1.5B)" (Megatron-LM #60 trains a 2.6B GPT-2).
+_SIZE_ATTACHED = re.compile(r"\s*[(（]?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])", re.I)
+
+
 _YOURS_BEFORE = re.compile(r"\byou(?:'ve)?\b[^.?!。？！\n]{0,24}$|\byour\s+$", re.I)
 
 
@@ -1164,7 +1179,8 @@ def _model_named(text: str, slots: Slots) -> None:
             continue  # "Ziya-LLaMA-13B … 另外在ChatGLM-6B上": another family's preset is not the sized model named
         if family:
             slots.model, slots.num_params = name, None  # the preset carries its size
-            if (said := _SIZE_SAID.search(text)) and name in PUBLISHED_PARAMS:
+            said = _SIZE_ATTACHED.match(text, family.end()) or _SIZE_SAID.search(text)
+            if said and name in PUBLISHED_PARAMS:
                 amount, unit = [g for g in said.groups() if g is not None]
                 n = float(amount) * (1e9 if unit.lower() == "b" else 1e6)
                 if abs(n - PUBLISHED_PARAMS[name]) / PUBLISHED_PARAMS[name] > 0.1:
@@ -1392,9 +1408,11 @@ def _change_asked(text: str, m: re.Match[str]) -> bool:
 # "I changed the batch_size from 16 to 8, and it works", "从16改成8就可以跑了": the change is told as the fix, so
 # the run the question is about (the one that failed) is the value changed from.
 _FIXED_AFTER = re.compile(
-    r"\s*[,，]?\s*(?:and|then|so)?\s*(?:now\s+)?(?:it|that|this|training)?\s*(?:now\s+)?"
+    # (each run of spaces is taken whole, `\s*+`: read with search() over a pasted progress bar's thousands of spaces,
+    # optional words between plain `\s*` would try every split of the run)
+    r"\s*+(?:[,，]\s*+)?(?:(?:and|then|so)\s*+)?(?:now\s++)?(?:(?:it|that|this|training)\s*+)?(?:now\s++)?"
     r"(?:works?|worked|runs?\b|ran\b|fits?\b|is fine|was fine|succeeded|no longer (?:oom|crash))(?!\s*(?:out|into|oom|slow|fail|crash))|"
-    r"\s*[,，]?\s*(?:之后|以后|后)?\s*(?:就|才)\s*(?:可以|能|正常|不会|没有?(?:问题|报错)|跑通)",
+    r"\s*+(?:[,，]\s*+)?(?:(?:之后|以后|后)\s*+)?(?:就|才)\s*(?:可以|能|正常|不会|没有?(?:问题|报错)|跑通)",
     re.I,
 )
 
@@ -1967,6 +1985,9 @@ _HALF_VS_FP32 = re.compile(
 )
 
 
+_SWITCHED_ON = re.compile(r"[\"']?\s*(?:[:=]\s*|\s+)[\"']?(?:true|1)\b", re.I)
+
+
 def _precision(text: str, slots: Slots) -> None:
     """The first precision the text names for training, skipping ones it turns off or names for something else."""
     low = text.lower()
@@ -1989,8 +2010,13 @@ def _precision(text: str, slots: Slots) -> None:
     both = {kind for (kind, _), values in flags.items() if values == {True, False}}
     if both:
         mentions = [m for m in mentions if m.lastgroup not in both]
+    # (a key switched on, "fp16: true", "--bf16 True", is set too: over "…_bf16_0524/…" in an output path beside it)
     set_to = [
-        m for m in mentions if _SET_TO.search(m.group(0)) or _SET_TO.search(text[max(0, m.start() - 14) : m.start()])
+        m
+        for m in mentions
+        if _SET_TO.search(m.group(0))
+        or _SET_TO.search(text[max(0, m.start() - 14) : m.start()])
+        or _SWITCHED_ON.match(text, m.end())
     ]
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
@@ -2632,6 +2658,15 @@ _PAPER_VALUE_BEFORE = re.compile(
 _ASKED_AFTER = re.compile(r"[^.。;；!！\n]{0,80}?(?:\?|？|吗)")
 
 
+def _counts_per_node(key: str) -> bool:
+    """A GPU count set under this name counts one node's GPUs when a node count is set beside it: `nproc_per_node`,
+    `n_gpus_per_node`, and the launchers' and Lightning's `num_gpus` / `gpus` (DeepSpeed's `--num_gpus` and
+    Lightning's `gpus`/`devices` are per node; METER #30 `num_gpus=4 num_nodes=8` trains on 32). `world_size` and
+    Accelerate's `num_processes` are the total."""
+    words = set(_key_words(key))
+    return {"per", "node"} <= words or (bool(words & {"gpu", "gpus", "ngpus"}) and not words & {"world", "processes"})
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
@@ -2658,6 +2693,8 @@ def _assignments(text: str, slots: Slots) -> None:
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
             continue
+        if key == "num_nodes" and re.search(r"\sof\s", m.group(0)):
+            continue  # "16 nodes of 8 H100s": the count after "of" is each node's
         if _PAPER_VALUE_BEFORE.search(text[max(0, m.start() - 40) : m.start()]) and not _ASKED_AFTER.match(
             text, m.end()
         ):
@@ -2680,7 +2717,7 @@ def _assignments(text: str, slots: Slots) -> None:
             continue
         seen.add(key)
         setattr(slots, key, value)
-        if key == "world_size" and {"per", "node"} <= set(_key_words(m.group(1))):
+        if key == "world_size" and _counts_per_node(m.group(1)):
             per_node_key = True
     # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total;
     # so is `GPUS_PER_NODE=8` under "2台8卡" (nodes read from the sentences, `NNODES` left to a variable).
@@ -2719,6 +2756,30 @@ _DS_PRINTED_HALF = re.compile(
     r"^[^\n]*?\s(fp16_enabled|bfloat16_enabled|float16_config|bfloat16_config)\s+\.*\s*(?:enabled=)?True\b", re.M
 )
 _DS_PRINTED_KEYS = {"zero_optimization_stage": "zero_stage"}
+# Megatron-LM's (and GPT-NeoX's) argument print at start-up (megatron/training/arguments.py _print_args:
+# "  {arg} {dots} {value}"): the same layout, always with dots; `batch_size` is the per-GPU batch of old Megatron
+# releases, `model_parallel_size` their tensor-parallel degree.
+_MEGATRON_PRINTED = re.compile(
+    r"^\s+(micro_batch_size|global_batch_size|batch_size|tensor_model_parallel_size|pipeline_model_parallel_size|"
+    r"model_parallel_size|seq_length|world_size)\s\.{3,}\s*(\d{1,7})\s*$",
+    re.M,
+)
+_MEGATRON_PRINTED_KEYS = {
+    "micro_batch_size": "train_micro_batch_size_per_gpu",
+    "batch_size": "train_micro_batch_size_per_gpu",
+    "global_batch_size": "train_batch_size",
+    "tensor_model_parallel_size": "tensor_parallel_size",
+    "model_parallel_size": "tensor_parallel_size",
+    "pipeline_model_parallel_size": "pipeline_parallel_size",
+    "seq_length": "seq_len",
+    "world_size": "world_size",
+}
+_MEGATRON_RECOMPUTE = re.compile(r"^\s+(?:checkpoint_activations|recompute_activations)\s\.{3,}\s*True\s*$", re.M)
+# … and its parallel layout: "using world size: 16, data-parallel size: 8, …, tensor-model-parallel size: 2,
+# pipeline-model-parallel size: 1" (older releases: "using world size: 16 and model-parallel size: 2").
+_MEGATRON_LAYOUT = re.compile(r"using world size:\s*(\d+)([^\n]*)")
+_MEGATRON_TP = re.compile(r"(?<!pipeline-)(?:tensor-)?model-parallel[- ]size:\s*(\d+)")
+_MEGATRON_PP = re.compile(r"pipeline-model-parallel size:\s*(\d+)")
 
 
 def _deepspeed_printed(text: str, slots: Slots) -> None:
@@ -2727,6 +2788,18 @@ def _deepspeed_printed(text: str, slots: Slots) -> None:
         value = int(m.group(2))
         if getattr(slots, key) is None and value > 0 and not (key == "zero_stage" and value > 3):
             setattr(slots, key, value)
+    for m in _MEGATRON_PRINTED.finditer(text):
+        key, value = _MEGATRON_PRINTED_KEYS[m.group(1)], int(m.group(2))
+        if getattr(slots, key) is None and value > 0:
+            setattr(slots, key, value)
+    if slots.gradient_checkpointing is None and _MEGATRON_RECOMPUTE.search(text):
+        slots.gradient_checkpointing = "full"
+    if layout := _MEGATRON_LAYOUT.search(text):
+        slots.world_size = int(layout.group(1))  # what the launched run has, whatever the configs said
+        if (tp := _MEGATRON_TP.search(layout.group(2))) and slots.tensor_parallel_size is None:
+            slots.tensor_parallel_size = int(tp.group(1))
+        if (pp := _MEGATRON_PP.search(layout.group(2))) and slots.pipeline_parallel_size is None:
+            slots.pipeline_parallel_size = int(pp.group(1))
     if slots.precision is None and (half := _DS_PRINTED_HALF.search(text)):
         slots.precision = "bf16-mixed" if half.group(1).startswith("bfloat16") else "fp16-mixed"
 
@@ -2747,7 +2820,25 @@ def extract_printed(text: str) -> Slots:
     _apply_each(_PRINTED_RULES, text, slots)
     _deepspeed_printed(text, slots)
     _apply_first(_PRINTED_PRECISION_RULES, text, slots)
+    _traceback_paths(text, slots)
     return slots
+
+
+# What a traceback's frame paths show of the run: the model whose remote code runs (transformers copies it to
+# "transformers_modules/<model folder>/modeling_….py") and PEFT's adapter code ("peft/tuners/lora/…").
+_REMOTE_CODE_FOLDER = re.compile(r"transformers_modules[/\\]([^/\\\s\"']{2,80})[/\\]")
+_PEFT_FRAME = re.compile(
+    r"[/\\]peft[/\\](?:tuners[/\\](lora|prefix_tuning|p_tuning|prompt_tuning|ia3)\b|peft_model\.py|mapping\.py)"
+)
+
+
+def _traceback_paths(text: str, slots: Slots) -> None:
+    if slots.model is None and slots.num_params is None and (folder := _REMOTE_CODE_FOLDER.search(text)):
+        named = extract_slots(folder.group(1).replace("_", "-"))
+        if named.model or named.num_params:
+            slots.model, slots.num_params, slots.model_text = named.model, named.num_params, named.model_text
+    if slots.finetune is None and (peft := _PEFT_FRAME.search(text)) and peft.group(1) in (None, "lora"):
+        slots.finetune = "lora"  # PEFT's own frames (LoRA, its common method, unless another tuner's are shown)
 
 
 def _trainable_params(m: re.Match[str], text: str) -> tuple[Any, ...]:

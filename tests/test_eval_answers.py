@@ -44,17 +44,20 @@ pytestmark = pytest.mark.slow
 # fidelity 0.957 / 0.939, 6 + 7 contradicted, hit@3 0.827 / 0.843, hit@1 0.574 / 0.619. End of stop 34: act 0.843 /
 # 0.820, fidelity 0.957 / 0.942, 3 + 2 contradicted, 1 + 3 headlines, 0 strawman, hit@3 0.829 / 0.847, hit@1 0.578 /
 # 0.627, p90 112 / 121 (117 all); fit questions whose first screen has no memory figure 59 + 50 -> 42 + 28.
+# Stop 35: blind10 (52) moved into the dev set (1338). Start engine on the 1338: act 0.837 / 0.808, fidelity 0.955 /
+# 0.931, 5 + 5 contradicted (blind10 brought 2 + 3), 1 + 3 headlines, hit@3 0.824 / 0.844, hit@1 0.572 / 0.626.
+# Then 60 number-rich questions mined for stated-value fidelity (dev-mine35-*.yaml) -> 1398.
 FLOORS = {
-    "zh": {"act_accuracy": 0.84, "fidelity": 0.955, "hit3": 0.825, "hit1": 0.575},
-    "en": {"act_accuracy": 0.815, "fidelity": 0.94, "hit3": 0.845, "hit1": 0.62},
+    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.815, "hit1": 0.56},
+    "en": {"act_accuracy": 0.795, "fidelity": 0.925, "hit3": 0.845, "hit1": 0.62},
 }
 CEILINGS = {
-    "contradicted": 5,
+    "contradicted": 13,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 121,
     "refused": 0,
-    "fit_no_figure": 70,
+    "fit_no_figure": 74,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -78,11 +81,15 @@ CEILINGS = {
 # the start of stop 34 and scored on its start engine, tag s16start). Start -> end of stop 34 on these 104: act 0.800 /
 # 0.593 both, fidelity 0.908 / 0.809 both, 3 + 8 contradicted both, 0 headlines, 0 strawman, hit@3 0.674 / 0.774 both,
 # hit@1 0.372 -> 0.395 / 0.547 -> 0.566; fit questions with no memory figure on the first screen 4 + 1 -> 2 + 1.
+# Stop 35: blind10 moved into the dev set; held-out is blind11 + blind12 (104; blind12 = 25 zh + 27 en, mined blind at
+# the start of stop 35 and scored on its start engine, tag s17start: act 0.60 / 0.593, 5 + 9 contradicted). Start of
+# stop 35 on these 104: act 0.760 / 0.630, fidelity 0.940 / 0.845, 6 + 14 contradicted, 0 headlines, 0 strawman,
+# hit@3 0.681 / 0.796, hit@1 0.426 / 0.519, fit questions with no memory figure 2 + 0.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.79, "fidelity": 0.90, "hit3": 0.67},
-    "en": {"act_accuracy": 0.59, "fidelity": 0.80, "hit3": 0.77},
+    "zh": {"act_accuracy": 0.75, "fidelity": 0.93, "hit3": 0.67},
+    "en": {"act_accuracy": 0.62, "fidelity": 0.84, "hit3": 0.79},
 }
-HELDOUT_CEILINGS = {"contradicted": 11, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 3}
+HELDOUT_CEILINGS = {"contradicted": 20, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 2}
 
 
 @pytest.fixture(scope="module")

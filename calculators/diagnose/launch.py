@@ -45,7 +45,8 @@ _ARGS = {
 
 
 def _logical_lines(text: str) -> list[tuple[int, int, str]]:
-    """Lines with backslash continuations joined: (start, end, joined text)."""
+    """Lines with backslash continuations joined: (start, end, joined text). A line that starts with an option
+    ("--nproc_per_node=8" on its own line, a command pasted without its backslashes) continues the one before."""
     out: list[tuple[int, int, str]] = []
     start = 0
     buf: list[str] = []
@@ -59,7 +60,11 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
             buf.append(stripped.rstrip()[:-1])
             continue
         buf.append(stripped)
-        out.append((start, pos, " ".join(s.strip() for s in buf)))
+        if out and not buf[0].strip().startswith("--") or not out:
+            out.append((start, pos, " ".join(s.strip() for s in buf)))
+        else:
+            first, _, joined = out[-1]
+            out[-1] = (first, pos, joined + " " + " ".join(s.strip() for s in buf))
         buf = []
     if buf:
         out.append((start, pos, " ".join(s.strip() for s in buf)))
