@@ -2567,8 +2567,8 @@ def _classify_words(key: str) -> str | None:
             return None  # eval_accumulation_steps
         # Caffe's accum_batch_size is the batch gradients are accumulated to, not a number of steps
         return "train_batch_size" if "batch" in joined and "batches" not in ws else "gradient_accumulation_steps"
-    if joined in _SEQ_KEYS:
-        return "seq_len"
+    if joined in _SEQ_KEYS or joined.replace("lenght", "length") in _SEQ_KEYS:
+        return "seq_len"  # ("--model_max_lenght=1638": the common misspelling, Qwen #634)
     if ws & _NOT_TRAIN:
         return None
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":

@@ -148,6 +148,27 @@ def test_traceback_paths_name_the_remote_code_model_and_peft() -> None:
 def test_a_launch_command_pasted_without_backslashes_is_one_command() -> None:
     from calculators.diagnose import diagnose
 
-    text = "我们运行了8台8卡A100的任务，OOM\ntorchrun --nnodes=8\n --node_rank=0 \n--nproc_per_node=8\n swift/cli/sft.py\n"
+    text = (
+        "我们运行了8台8卡A100的任务，OOM\ntorchrun --nnodes=8\n --node_rank=0 \n--nproc_per_node=8\n swift/cli/sft.py\n"
+    )
     launches = [a for a in diagnose(text).artifacts if a.kind == "launch_command"]
     assert launches and launches[0].fields["world_size"] == 64
+
+
+def test_the_misspelt_max_length_flag_is_read() -> None:
+    # QwenLM/Qwen#634
+    assert extract_slots("deepspeed --hostfile=./hostfile --model_max_lenght=1638").seq_len == 1638
+
+
+def test_asking_for_the_minimum_hardware_is_a_fit_question_even_after_an_oom() -> None:
+    from rag.acts import rule_act
+
+    for text in (
+        "[BUG/Help] 请问运行bash train.sh需要的显卡最小资源是多少\n我有两块K80卡各自11G显存，报 CUDA out of memory",
+        "4.3指令微调 7B模型 显存不够\n请问微调7b chinese-alpaca硬件最低要求是多少？",
+        "oom错误\n8b模型究竟使用多少张卡比较稳呢，4张80g的A100进行全量参数微调的时候跑着跑着还是会oom。",
+    ):
+        assert rule_act(split_message(text)) == "fit", text
+    # how to make it run with model parallelism is a setting, not a fit question
+    asks_setting = "我是16G的显卡，报错 OOM，我想着能否模型并行减少单张显卡的显存使用来训练，不知改怎么配置参数"
+    assert rule_act(split_message(asks_setting)) != "fit"
