@@ -1440,14 +1440,18 @@ def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 # "8 for each GPU", "2 GPUs with 8 Batch per GPU", "16 samples per device": a per-device batch written after its number.
 _MICRO_AFTER = re.compile(
-    r"(?<![\d.])(\d{1,4})\s*(?:batch(?:es)?|samples?|images?|sequences?|examples?)?\s*"
+    r"(?<![\d.])(\d{1,4})\s*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|sequences?|examples?)?\s*"
     r"(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b",
     re.I,
 )
+# "600000 iterations times batches of 12": the batch each step takes, as people say it (not "a batch of 1800 samples",
+# a chunk of the data, nor "batches of 4 GPUs").
+_BATCH_OF = re.compile(r"\bbatches of (\d{1,4})(?![\d.,])(?!\s*(?:gpus?|nodes?|steps?|epochs?)\b)", re.I)
 _MICRO_RULES = (
     SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_AFTER,), _group_int(), accept=_own_micro),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_BATCH_OF,), _group_int(), accept=_own_micro),
 )
 _GA_RULES = (
     SlotRule(
@@ -2469,7 +2473,8 @@ _ASSIGN = re.compile(
     # (not a factor of a product written out, "micro*GA*num_gpus = 128"; a Markdown "**key**" is still a key)
     r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
     # (a Chinese verb needs no space around it: "micro_train_batch_size设置为2")
-    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成)\s*|"
+    # (a key never ends a sentence: "an unchangeable batchsize. 31995 steps …" sets nothing)
+    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)(?<![.\-])[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成)\s*|"
     r"\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
@@ -3152,7 +3157,13 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     if _MICRO_NAMED.search(text):
         # "I set the micro batch size to 1 … a batch size of 1 … the batch size to 384 and the micro batch size to 6":
         # where the prose names the micro batch, a bare "batch size" is the global one, not another micro value
+        bare = [m for m in micro if _BARE_BATCH_AT.match(text, m[0])]
         micro = [m for m in micro if not _BARE_BATCH_AT.match(text, m[0])]
+        named = {v for _, v in micro}
+        if len(named) == 1 and bare and slots.train_micro_batch_size_per_gpu in {v for _, v in bare} - named:
+            # "… is a batchsize of 1600 and micro batch size of 200 (with 8 GPUs)": the one micro batch named as such
+            slots.train_batch_size = slots.train_batch_size or slots.train_micro_batch_size_per_gpu
+            slots.train_micro_batch_size_per_gpu = next(iter(named))
     if latest := _latest(text, micro):
         slots.train_micro_batch_size_per_gpu = latest[1]
     elif len({v for _, v in micro}) > 1 and (paired := _paired_with_ga(text, micro)) is not None:

@@ -172,3 +172,16 @@ def test_asking_for_the_minimum_hardware_is_a_fit_question_even_after_an_oom() -
     # how to make it run with model parallelism is a setting, not a fit question
     asks_setting = "我是16G的显卡，报错 OOM，我想着能否模型并行减少单张显卡的显存使用来训练，不知改怎么配置参数"
     assert rule_act(split_message(asks_setting)) != "fit"
+
+
+def test_batches_as_people_write_them() -> None:
+    assert extract_slots("max 600000 iterations times batches of 12", prose=True).train_micro_batch_size_per_gpu == 12
+    assert extract_slots("batches of 4 GPUs", prose=True).train_micro_batch_size_per_gpu is None
+    assert extract_slots("using 200 batchsize per GPU * 8", prose=True).train_micro_batch_size_per_gpu == 200
+    # axolotl#2688: a key never ends a sentence, and beside a micro batch named as such a bare batch is the global one
+    slots = extract_slots(
+        "why it is forcing an unchangeable batchsize. 31995 steps and 51192496 samples is a batchsize of 1600 and "
+        "micro batch size of 200 (with 8 GPUs)",
+        prose=True,
+    )
+    assert (slots.train_micro_batch_size_per_gpu, slots.train_batch_size) == (200, 1600)
