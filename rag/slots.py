@@ -717,7 +717,9 @@ _NODES_X_GPUS = re.compile(
     + NUM
     + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
     r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
-    + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)",
+    + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)|"
+    # "4台A800*8的机器", "2台 H100x8": nodes, then the GPU times its count per node
+    + r"(\d{1,3})\s*台\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3})\s*[*x×]\s*(\d{1,2})(?![\d.])",
     re.I,
 )
 # A GPU count said to be per node: "每台机器都是8卡", "每个节点8张", "8 GPUs per node", "each node has 8 GPUs".
@@ -1874,14 +1876,14 @@ def _parallel(text: str, slots: Slots) -> None:
         if second <= 8 < first * second:
             slots.num_nodes = first  # "16*8": 16 nodes of 8
     elif m := _own_mention(text, _NODES_X_GPUS):
-        a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        a, b = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
         if per_node > 8 and per_node % nodes == 0 and not _PER_NODE_MARK.search(m.group(0)):
             # "双机16卡", "4机32卡": a count above a node's usual 8 with no "each/每/x" is the total
             # (LLaMA-Factory #4916 "单机八卡和双机16卡"); "2机8卡" stays 2 × 8 (LLaMA-Factory #7066: 16 shards).
             slots.world_size = per_node
-    elif m := _NODES.search(text):
+    elif (m := _NODES.search(text)) and _num(m.group(1)) <= 1024:  # ("四卡3090机器": a card's model number)
         slots.num_nodes = _num(m.group(1))
         per_node_m = _PER_NODE_COUNT.search(text)
         if slots.world_size and (

@@ -46,16 +46,19 @@ pytestmark = pytest.mark.slow
 # 0.627, p90 112 / 121 (117 all); fit questions whose first screen has no memory figure 59 + 50 -> 42 + 28.
 # Stop 35: blind10 (52) moved into the dev set (1338). Start engine on the 1338: act 0.837 / 0.808, fidelity 0.955 /
 # 0.931, 5 + 5 contradicted (blind10 brought 2 + 3), 1 + 3 headlines, hit@3 0.824 / 0.844, hit@1 0.572 / 0.626.
-# Then 60 number-rich questions mined for stated-value fidelity (dev-mine35-*.yaml) -> 1398.
+# Then 120 questions mined for stated-value fidelity (dev-mine35-*.yaml: number-rich; dev-mine35b-*.yaml: GPU counts
+# and methods) -> 1458. End of stop 35 (act model overrides at >= 0.8): act 0.852 / 0.817, fidelity 0.956 / 0.921,
+# 8 + 15 contradicted (mostly the new files: two runs with different GPU counts in one message), 1 + 3 headlines,
+# hit@3 0.806 / 0.843, hit@1 0.556 / 0.612, p90 114 / 122.
 FLOORS = {
-    "zh": {"act_accuracy": 0.83, "fidelity": 0.955, "hit3": 0.815, "hit1": 0.56},
-    "en": {"act_accuracy": 0.795, "fidelity": 0.925, "hit3": 0.845, "hit1": 0.62},
+    "zh": {"act_accuracy": 0.845, "fidelity": 0.955, "hit3": 0.805, "hit1": 0.55},
+    "en": {"act_accuracy": 0.81, "fidelity": 0.92, "hit3": 0.84, "hit1": 0.61},
 }
 CEILINGS = {
-    "contradicted": 13,
+    "contradicted": 23,
     "assumed_headlines": 4,
     "strawman": 0,
-    "first_words_p90": 121,
+    "first_words_p90": 122,
     "refused": 0,
     "fit_no_figure": 74,
 }
@@ -85,11 +88,13 @@ CEILINGS = {
 # the start of stop 35 and scored on its start engine, tag s17start: act 0.60 / 0.593, 5 + 9 contradicted). Start of
 # stop 35 on these 104: act 0.760 / 0.630, fidelity 0.940 / 0.845, 6 + 14 contradicted, 0 headlines, 0 strawman,
 # hit@3 0.681 / 0.796, hit@1 0.426 / 0.519, fit questions with no memory figure 2 + 0.
+# End of stop 35: act 0.800 / 0.630, fidelity 0.940 / 0.845, 5 + 14 contradicted, hit@3 0.681 / 0.796, hit@1 0.447 /
+# 0.519.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.75, "fidelity": 0.93, "hit3": 0.67},
+    "zh": {"act_accuracy": 0.79, "fidelity": 0.935, "hit3": 0.67},
     "en": {"act_accuracy": 0.62, "fidelity": 0.84, "hit3": 0.79},
 }
-HELDOUT_CEILINGS = {"contradicted": 20, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 2}
+HELDOUT_CEILINGS = {"contradicted": 19, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 2}
 
 
 @pytest.fixture(scope="module")

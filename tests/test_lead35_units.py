@@ -185,3 +185,11 @@ def test_batches_as_people_write_them() -> None:
         prose=True,
     )
     assert (slots.train_micro_batch_size_per_gpu, slots.train_batch_size) == (200, 1600)
+
+
+def test_a_cards_model_number_is_no_node_count_and_nodes_of_a_gpu_times_n() -> None:
+    # shibing624/MedicalGPT#410: "四卡3090机器" is four RTX 3090 in one machine, not 3090 machines
+    assert extract_slots("我使用的是windows四卡3090机器，每张显卡24G显存", prose=True).world_size == 4
+    # modelscope/ms-swift#3923: four machines of eight A800
+    slots = extract_slots("我在4台A800*8的机器上进行lora微调", prose=True)
+    assert (slots.world_size, slots.num_nodes) == (32, 4)
