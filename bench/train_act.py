@@ -99,10 +99,12 @@ THRESHOLDS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 #:   rules, overridden at >= 0.9, C=1 0.835 / 0.815 <- ships; at >= 0.8 0.837 / 0.818 (4 questions of 1286: not
 #:   changed); blind9 out of file 0.600 / 0.630 (rules) -> 0.600 / 0.667 (shipped).
 SHIP_C = 1.0
-SHIP_OVERRIDE = 0.8
-#: 2026-12 (stop 35), 1398 questions: the model's overrides at >= 0.8 beat >= 0.9 in both CVs, for the first time in
-#:   both: leave-one-file-out 0.829 / 0.796 -> 0.832 / 0.800 (rules alone 0.821 / 0.790), grouped 5-fold 0.829 / 0.796 ->
-#:   0.835 / 0.802. Small (about 5 questions of 1398) but consistent, so the threshold moved to 0.8.
+SHIP_OVERRIDE = 0.9
+#: 2026-12 (stop 35), 1398 questions: the model's overrides at >= 0.8 beat >= 0.9 in both CVs (leave-one-file-out
+#:   0.829 / 0.796 -> 0.832 / 0.800, rules alone 0.821 / 0.790; grouped 5-fold 0.829 / 0.796 -> 0.835 / 0.802: about 5
+#:   questions of 1398), but at 0.8 the model overrode the rules on two hand-written cases that are not dev questions:
+#:   an issue form's checklist above a message changed its act (tests/test_engine_act_units.py, the invariance the
+#:   rules keep), and a short follow-up lost its memory call. Not shipped: 0.9 stays.
 SHIP_WITH_RULE = False
 
 
