@@ -26,7 +26,8 @@ from typing import Any
 from .slots import Slots, extract_slots
 
 #: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. (Not the GPU count: read
-#: clause by clause, "单卡24G" and "one GPU each" are per-GPU wording, not a run on one GPU.)
+#: clause by clause, "单卡24G" and "one GPU each" are per-GPU wording, not a run on one GPU. The sequence length since
+#: stop 35: "max_length=2048时运行正常，当max_length=256时，报错" asks about 256.)
 RUN_KEYS: tuple[str, ...] = (
     "train_micro_batch_size_per_gpu",
     "gradient_accumulation_steps",

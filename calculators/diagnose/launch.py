@@ -60,11 +60,11 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
             buf.append(stripped.rstrip()[:-1])
             continue
         buf.append(stripped)
-        if out and not buf[0].strip().startswith("--") or not out:
-            out.append((start, pos, " ".join(s.strip() for s in buf)))
-        else:
+        if out and buf[0].strip().startswith("--"):
             first, _, joined = out[-1]
             out[-1] = (first, pos, joined + " " + " ".join(s.strip() for s in buf))
+        else:
+            out.append((start, pos, " ".join(s.strip() for s in buf)))
         buf = []
     if buf:
         out.append((start, pos, " ".join(s.strip() for s in buf)))
