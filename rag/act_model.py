@@ -20,7 +20,6 @@ Since 2026-12 (637 questions) the first and the last asking sentence are feature
 alone went from 0.658 / 0.594 to 0.681 / 0.633 in grouped CV (an ask-only variant without the prose block, and
 one without the in-word character n-grams, both scored lower than before).
 
-
 At answer time this is pure Python + numpy: the artifact (``rag/act_model.json``: hashed feature weights,
 float16, base64) is read once. Without it the rules' verdict stands and one warning is logged.
 """

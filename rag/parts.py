@@ -76,6 +76,8 @@ _LOG_LINE = re.compile(
     r"\s+[A-Za-z_][\w.]*\s\.{3,}\s*\S)",
     re.I,
 )
+# A line that is only "..." or "…": where the user cut lines out of a paste.
+_ELLIPSIS_LINE = re.compile(r"^\s*(?:\.{3}|…)\s*$")
 # A traceback's frame pasted without its "Traceback (most recent call last):" header (trimmed by the user).
 _FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _COMMAND = re.compile(
@@ -304,7 +306,7 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
                 # a frame's source line, and the exception line that ends the traceback
                 frame = kind == "traceback" and bool(ln.strip()) and (_TB_BODY.match(ln) or nk == "error")
                 # "..." where the user cut lines out of a printed argument list
-                cont = cont or (kind == "log" and bool(re.match(r"^\s*(?:\.{3}|…)\s*$", ln)))
+                cont = cont or (kind == "log" and bool(_ELLIPSIS_LINE.match(ln)))
                 if nk == kind or cont or frame or (kind == "nvidia_smi" and _SMI_LINE.match(ln) and ln.strip()):
                     end += len(ln)
                     j += 1

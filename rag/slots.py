@@ -2779,7 +2779,6 @@ _MEGATRON_PRINTED_KEYS = {
     "model_parallel_size": "tensor_parallel_size",
     "pipeline_model_parallel_size": "pipeline_parallel_size",
     "seq_length": "seq_len",
-    "world_size": "world_size",
 }
 _MEGATRON_RECOMPUTE = re.compile(r"^\s+(?:checkpoint_activations|recompute_activations)\s\.{3,}\s*True\s*$", re.M)
 # … and its parallel layout: "using world size: 16, data-parallel size: 8, …, tensor-model-parallel size: 2,
@@ -2789,16 +2788,14 @@ _MEGATRON_TP = re.compile(r"(?<!pipeline-)(?:tensor-)?model-parallel[- ]size:\s*
 _MEGATRON_PP = re.compile(r"pipeline-model-parallel size:\s*(\d+)")
 
 
-def _deepspeed_printed(text: str, slots: Slots) -> None:
-    for m in _DS_PRINTED.finditer(text):
-        key = _DS_PRINTED_KEYS.get(m.group(1), m.group(1))
-        value = int(m.group(2))
-        if getattr(slots, key) is None and value > 0 and not (key == "zero_stage" and value > 3):
-            setattr(slots, key, value)
-    for m in _MEGATRON_PRINTED.finditer(text):
-        key, value = _MEGATRON_PRINTED_KEYS[m.group(1)], int(m.group(2))
-        if getattr(slots, key) is None and value > 0:
-            setattr(slots, key, value)
+def _printed_arguments(text: str, slots: Slots) -> None:
+    """What DeepSpeed and Megatron-LM print of their arguments at start-up (one "  {arg} {dots} {value}" layout), the
+    first value of each setting; then Megatron's parallel layout line and DeepSpeed's precision switch."""
+    for pattern, names in ((_DS_PRINTED, _DS_PRINTED_KEYS), (_MEGATRON_PRINTED, _MEGATRON_PRINTED_KEYS)):
+        for m in pattern.finditer(text):
+            key, value = names.get(m.group(1), m.group(1)), int(m.group(2))
+            if getattr(slots, key) is None and value > 0 and not (key == "zero_stage" and value > 3):
+                setattr(slots, key, value)
     if slots.gradient_checkpointing is None and _MEGATRON_RECOMPUTE.search(text):
         slots.gradient_checkpointing = "full"
     if layout := _MEGATRON_LAYOUT.search(text):
@@ -2825,7 +2822,7 @@ def extract_printed(text: str) -> Slots:
     the framework; never the free-text patterns, which would read step counts and timings as a setup."""
     slots = Slots()
     _apply_each(_PRINTED_RULES, text, slots)
-    _deepspeed_printed(text, slots)
+    _printed_arguments(text, slots)
     _apply_first(_PRINTED_PRECISION_RULES, text, slots)
     _traceback_paths(text, slots)
     return slots
