@@ -82,8 +82,11 @@ _ELLIPSIS_LINE = re.compile(r"^\s*(?:\.{3}|…)\s*$")
 _FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _COMMAND = re.compile(
     # (not a YAML key: "deepspeed: examples/deepspeed/ds_z2_config.json" is a line of LLaMA-Factory's config)
-    r"^\s*(?:\$\s+|#\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun(?![\w:-])|deepspeed(?![\w:-])|accelerate\s+launch|python3?\s|"
+    # (Windows batch files: `call python train.py ^`)
+    r"^\s*(?:\$\s+|#\s+)?(?:call\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun(?![\w:-])|deepspeed(?![\w:-])|accelerate\s+launch|python3?\s|"
     r"python3?\s+-m\s|llamafactory-cli|llamafactory|bash\s+\S+\.sh|sh\s+\S+\.sh|srun|mpirun|tune\s+run|"
+    # ms-swift's command lines: `swift sft …`, `megatron sft …`
+    r"(?:swift|megatron)\s+(?:sft|pt|rlhf|export|infer)\b|"
     r"CUDA_VISIBLE_DEVICES=)",
     re.I,
 )
@@ -141,10 +144,17 @@ def _is_command(line: str) -> bool:
     """A launch command, not prose that starts with a launcher's name ("deepspeed 报错：…")."""
     if not _COMMAND.match(line) or len(_CJK.findall(line)) > 3:
         return False
-    return bool(re.search(r"\s--?\w|\.py\b|\.sh\b|\.ya?ml\b|\.json\b|\s-m\s|\\\s*$|\btrain\b", line))
+    return bool(re.search(r"\s--?\w|\.py\b|\.sh\b|\.ya?ml\b|\.json\b|\s-m\s|\\\s*$|\s\^\s*$|\btrain\b", line))
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _continued(line: str) -> bool:
+    """A command line that goes on in the next: a shell's trailing backslash, or Windows cmd's " ^"."""
+    end = line.rstrip()
+    return end.endswith("\\") or end.endswith(" ^")
+
 
 # A launch command that starts inside a line of prose, after the sentence that introduces it ("…，torchrun --nproc…",
 # "I run: deepspeed train.py --deepspeed ds.json").
@@ -227,6 +237,29 @@ def _toml_run(lines: list[str], i: int) -> int:
     return last - i if headers and keys >= 2 and (_TOML_SECTION.match(lines[i]) or _TOML_COMMENT.match(lines[i])) else 0
 
 
+# A shell script pasted without a fence starts with its shebang ("#!/bin/bash") and runs while its lines are shell:
+# comments, blank lines, assignments, `if … fi`, commands. A line of prose (six Chinese characters in a row outside a
+# comment or a quoted string, or an English sentence ending in "?") ends it.
+_SHEBANG = re.compile(r"^\s*#!\s*/\S*(?:env\s+)?(?:ba|z)?sh\b")
+_QUOTED_OR_COMMENT = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|(?:^|\s)#.*$")
+_SENTENCE_LINE = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s[^=${}|<>]*[.?!]\s*$")
+
+
+def _script_run(lines: list[str], i: int) -> int:
+    """How many lines from ``i`` on form a pasted shell script (0 unless line ``i`` is a shebang)."""
+    if not _SHEBANG.match(lines[i]):
+        return 0
+    j, last = i + 1, i + 1
+    while j < len(lines):
+        bare = _QUOTED_OR_COMMENT.sub("", lines[j])
+        if re.search(r"[\u4e00-\u9fff]{6,}", bare) or _SENTENCE_LINE.match(lines[j]):
+            break
+        if lines[j].strip():
+            last = j + 1
+        j += 1
+    return last - i
+
+
 def _unfenced_parts(text: str, offset: int) -> list[Part]:
     """Parts of text outside code fences: tracebacks, error/log/command/smi runs, configs, prose."""
     parts: list[Part] = []
@@ -281,7 +314,7 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             # "运行34b模型时torch.cuda.OutOfMemoryError: …": the title's words, then the error pasted onto the same line
             lines[i : i + 1] = [line[: glued.end()], line[glued.end() :]]
             line = lines[i]
-        if n_toml := _toml_run(lines, i):
+        if n_toml := _toml_run(lines, i) or _script_run(lines, i):
             start, end = pos, pos + sum(len(ln) for ln in lines[i : i + n_toml])
             flush_prose(start)
             parts.append(Part(kind="code", text=text[start:end].rstrip("\n"), start=offset + start, end=offset + end))
@@ -302,7 +335,7 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             while j < len(lines):
                 ln = lines[j]
                 nk = _line_kind(ln)
-                cont = kind == "command" and (lines[j - 1].rstrip().endswith("\\") or ln.lstrip().startswith("--"))
+                cont = kind == "command" and (_continued(lines[j - 1]) or ln.lstrip().startswith("--"))
                 # a frame's source line, and the exception line that ends the traceback
                 frame = kind == "traceback" and bool(ln.strip()) and (_TB_BODY.match(ln) or nk == "error")
                 # "..." where the user cut lines out of a printed argument list

@@ -128,7 +128,7 @@ def clean_query(text: str) -> str:
     for line in out:
         # a pasted launch command spans lines (``\`` continuations, one flag a line): every line of it is a command
         in_command = _is_command(line) or (in_command and (continued or bool(_CONTINUATION.search(line))))
-        continued = line.endswith("\\")
+        continued = line.endswith(("\\", " ^"))  # (Windows cmd continues a line with " ^")
         cleaned.append(_command_words(line) if in_command else _split_inline_command(line))
     return "\n".join(x for x in cleaned if x.strip(" \\"))
 

@@ -39,6 +39,10 @@ RUN_KEYS: tuple[str, ...] = (
     "seq_len",
 )
 MODEL_KEYS: tuple[str, ...] = ("model_text", "model", "num_params")
+#: The GPU layout of a run, read only from clauses that count nodes ("trains on 1 node 8xA100 but hits OOM in 4 nodes
+#: 8xA100", "4机共32张H100 … 正常，16机共128张H100 … 卡在保存断点"): (nodes, GPUs in all). A node count is never
+#: per-GPU wording, so two of them are two runs.
+LAYOUT_KEY = "layout"
 
 # Where a sentence ends, and where a clause inside it ends (a comma, a semicolon, "but"/"但是").
 _SENTENCE = re.compile(r"[。！？!?]+|\n|(?<=[A-Za-z0-9\u4e00-\u9fff）)`])\.(?=\s|$|[\u4e00-\u9fff])")
@@ -46,12 +50,14 @@ _CLAUSE = re.compile(r"[，,;；]\s*|\s+(?:but|while|whereas|however)\s+|(?:但�
 
 # What a clause says of the run it describes.
 _FAILS = re.compile(
-    r"\boom\b|out of memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行",
+    r"\boom\b|out of memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行|失败|"
+    r"卡住|卡在|卡死|卡主|\bhang(?:s|ing)?\b|\bstuck\b",
     re.I,
 )
 _WORKS = re.compile(
     r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
-    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)",
+    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
+    r"\btrains (?:on|fine)\b",
     re.I,
 )
 # A value the user proposes or works out, not a run they ran.
@@ -116,6 +122,31 @@ def _model_bundle(slots: Slots) -> tuple[tuple[str, Any], ...]:
     return tuple((k, getattr(slots, k)) for k in MODEL_KEYS if getattr(slots, k) is not None)
 
 
+def _value_of(slots: Slots, key: str) -> Any:
+    """The value a clause's reading gives for one candidate key (the model: its bundle)."""
+    if key == "model":
+        return _model_bundle(slots)
+    if key == LAYOUT_KEY:
+        return (slots.num_nodes, slots.world_size) if slots.num_nodes is not None else None
+    return getattr(slots, key, None)
+
+
+def _layout(clauses: list[tuple[int, int, str]], read: list[Slots], i: int) -> tuple[int, int] | None:
+    """(nodes, GPUs in all) of clause ``i``; a clause that only counts nodes reads on into the next clause of its
+    sentence when that one counts the GPUs ("2个节点，8张卡（每个节点4卡）也跑不动")."""
+    slots = read[i]
+    if slots.num_nodes is None:
+        return None
+    if slots.world_size is not None:
+        return (slots.num_nodes, slots.world_size)
+    j = i + 1
+    if j < len(clauses) and clauses[j][0] == clauses[i][0] and read[j].num_nodes is None and read[j].world_size:
+        both = extract_slots(clauses[i][2] + "，" + clauses[j][2], prose=True)
+        if both.num_nodes == slots.num_nodes and both.world_size is not None:
+            return (both.num_nodes, both.world_size)
+    return None
+
+
 def candidates(prose: str) -> dict[str, list[Candidate]]:
     """Every value each clause of ``prose`` states for :data:`RUN_KEYS` and the model, in reading order. A clause
     that states no outcome takes the outcome of the next clauses of its sentence, up to one that states another value
@@ -132,11 +163,13 @@ def candidates(prose: str) -> dict[str, list[Candidate]]:
         ]
         if bundle := _model_bundle(slots):
             values.append(("model", bundle[0][1], bundle))
+        if (layout := _layout(clauses, read, i)) is not None:
+            values.append((LAYOUT_KEY, layout, ()))
         for key, value, bun in values:
             outcome = outcomes[i]
             j = i + 1
             while outcome is None and j < len(clauses) and clauses[j][0] == sentence:
-                other = getattr(read[j], key, None) if key != "model" else _model_bundle(read[j])
+                other = _value_of(read[j], key)
                 if other and other != (value if key != "model" else bun):
                     break
                 outcome = outcomes[j]
@@ -167,7 +200,8 @@ def choose(found: list[Candidate]) -> Choice | None:
         return None
     fails = [c for c in found if c.outcome == "fails"]
     rest = [c for c in found if c.outcome != "fails"]
-    if fails and all(_same(f, fails[-1]) for f in fails) and not any(_same(f, r) for f in fails for r in rest):
+    works = [c for c in rest if c.outcome == "works"]
+    if fails and all(_same(f, fails[-1]) for f in fails) and not any(_same(f, w) for f in fails for w in works):
         chosen, why = fails[-1], "fails"
     elif found[0].key == "observed_memory_gb":
         chosen, why = max(found, key=lambda c: float(c.value)), "peak"  # several readings of one run: its peak

@@ -368,13 +368,27 @@ def _model_only(name: str) -> Slots:
 _ARTIFACT_KEYS = {"ds_world_size_seen": "world_size"}
 
 
-def _reconcile_per_node(setup: Setup) -> None:
+#: A launch that counts nodes: torchrun's `--nnodes`, ms-swift's and LLaMA-Factory's `NNODES=`, DeepSpeed's `--num_nodes`,
+#: Slurm's `--nodes=2`.
+#: (A number: `NNODES="${WORLD_SIZE}"` leaves the count to the platform, and the launch's count is per node.)
+_NODE_COUNT_FLAG = re.compile(r"(?:--nnodes|\bNNODES|--num_nodes|--num_machines|--nodes)\s*[= ]\s*[\"']?\d", re.I)
+
+
+def _launch_counts_nodes(parts: list[Part]) -> bool:
+    return any(p.kind == "command" and _NODE_COUNT_FLAG.search(p.text) for p in parts)
+
+
+def _reconcile_per_node(setup: Setup, parts: list[Part]) -> None:
     """ "8 A100s" in the prose and `--num_gpus 8 --num_nodes 3` in the command: the prose counted one node."""
     mine, nodes = setup.values.get("world_size"), setup.get("num_nodes")
     if mine is None or not nodes or nodes < 2:
         return
     others = setup.conflicts.get("world_size", [])
     total = next((o for o in others if o.value == mine.value * nodes and o.source in ("config", "command")), None)
+    if total is None and mine.source == "message" and mine.value % nodes == 0 and _launch_counts_nodes(parts):
+        # "2台服务器4张4090" read as 4 per node, and `NNODES=2 NPROC_PER_NODE=2` launches 4 in all: the prose's count
+        # was the total (the words allow both; a launch that counts the nodes settles it)
+        total = next((o for o in others if o.value == mine.value // nodes and o.source == "command"), None)
     if total is not None:
         setup.values["world_size"] = total
         setup.conflicts["world_size"] = [o for o in others if o is not total and o.value != total.value]
@@ -514,8 +528,10 @@ def _launch_count_over_prose(setup: Setup, parts: list[Part]) -> None:
 _HOSTFILE_LINE = re.compile(r"^[ \t]*[\w.-]+[ \t]+slots[ \t]*=[ \t]*(\d{1,3})[ \t]*$", re.M)
 # `CUDA_VISIBLE_DEVICES=0,1,2,3` (also written in a sentence), or a bracketed device list ("with GPU [0,1,2,3]",
 # `gpu_ids: [0, 1]`, `gpus=[0,1]`): the GPUs the user gave the run.
+# (Unsloth's warning "'CUDA_VISIBLE_DEVICES' is currently 0,1,2,3 but we require 'CUDA_VISIBLE_DEVICES=0'": the
+# current list is the user's, the required one the library's, see _visible_counts)
 _VISIBLE = re.compile(
-    r"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?(\d+(?:\s*,\s*\d+)*)|"
+    r"CUDA_VISIBLE_DEVICES['\"]?\s*(?:=|\bis currently\b)\s*[\"']?(\d+(?:\s*,\s*\d+)*)|"
     r"(?i:\bgpu(?:s|_?ids?)?)\s*[=:]?\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 )
 
@@ -523,6 +539,18 @@ _VISIBLE = re.compile(
 def _devices(m: re.Match[str]) -> int:
     """How many devices a :data:`_VISIBLE` match lists."""
     return len((m.group(1) or m.group(2)).split(","))
+
+
+_REQUIRED_BEFORE = re.compile(r"requir\w*\s*['\"`]?$", re.I)
+
+
+def _visible_counts(text: str) -> list[int]:
+    """The device counts the text gives runs, in order (not a list a library says it requires)."""
+    return [
+        _devices(m)
+        for m in _VISIBLE.finditer(text)
+        if not _REQUIRED_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+    ]
 
 
 def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
@@ -537,7 +565,7 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
         if not setup.has("num_nodes"):
             setup.put("num_nodes", len(slots), "config", "hostfile lines")
         return
-    visible = {_devices(m) for m in _VISIBLE.finditer(text)}
+    visible = set(_visible_counts(text))
     if len(visible) == 1:
         setup.put("world_size", visible.pop(), "message", "CUDA_VISIBLE_DEVICES")
 
@@ -566,7 +594,7 @@ def _visible_over_owned(setup: Setup, text: str) -> None:
     }
     if mine.value not in owned:
         return
-    visible = [_devices(m) for m in _VISIBLE.finditer(text)]
+    visible = _visible_counts(text)
     if visible and 1 < max(visible) < mine.value:
         setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
 
@@ -741,7 +769,11 @@ _HEARSAY = re.compile(
     r"\bI(?:'ve)? heard\b|"
     # another thread's report: "#29 提到使用了一张40G的A100" (mPLUG-Owl #143, the user runs on an 80G one), "#12 中说",
     # "issue #29 mentions/says"
-    r"(?<![\w#])#\d{1,6}\s*(?:中|里)?\s*(?:提到|说|讲|写)|\b(?:issue|thread|PR)\s*#?\d{1,6}\s+(?:says|said|mentions?|mentioned)\b",
+    r"(?<![\w#])#\d{1,6}\s*(?:中|里)?\s*(?:提到|说|讲|写)|\b(?:issue|thread|PR)\s*#?\d{1,6}\s+(?:says|said|mentions?|mentioned)\b|"
+    # a project's published result: "I saw that in your README, the throughput for 70B … on 768GPUs was 420.5
+    # TFLOPs/s/GPU" (Megatron-LM #1031, the user's run is on 128), "看到官方README里…"
+    r"\bI (?:saw|see|read|noticed) (?:that )?(?:in|on) (?:your|the|their) (?:README|paper|docs?|documentation|blog|"
+    r"benchmarks?|table)\b|看到(?:你们|官方)?的?(?:README|readme|文档|论文|博客)(?:里|中|上)",
     re.I,
 )
 # "deepspeed里面提到32g最多可以支持13B", "the README says 7B needs 80GB": what a document claims, up to the clause's
@@ -866,6 +898,9 @@ def _runs_in_prose(setup: Setup, prose: str, launched: bool = False) -> None:
             if not launched:  # a pasted launch or config names the model the run loads (_loaded_model_over_prose)
                 _model_runs(setup, choice)
             continue
+        if key == runs.LAYOUT_KEY:
+            _layout_runs(setup, choice)
+            continue
         mine = setup.values.get(key)
         if mine is None or mine.source != "message":
             continue
@@ -888,6 +923,28 @@ def _runs_in_prose(setup: Setup, prose: str, launched: bool = False) -> None:
                 setup.conflicts.setdefault(key, []).append(
                     SetupValue(value=value, source="message", evidence=OTHER_RUN_EVIDENCE)
                 )
+
+
+def _layout_runs(setup: Setup, choice: runs.Choice) -> None:
+    """Two GPU layouts counted in nodes, one reported to fail ("trains on 1 node 8xA100 but hits OOM in 4 nodes
+    8xA100", "4机共32张 … 正常，16机共128张 … 卡在保存断点"): the failing one's nodes and GPU count are the setup's, the
+    other run's are shown next to them."""
+    if choice.why != "fails":
+        return
+    nodes, total = choice.chosen.value
+    for key, value in (("num_nodes", nodes), ("world_size", total)):
+        mine = setup.values.get(key)
+        setup.why[key] = choice.why
+        if mine is not None and mine.value == value:
+            continue
+        setup.values[key] = SetupValue(value=value, source="message", evidence=choice.why)
+        if mine is not None:
+            setup.conflicts.setdefault(key, []).insert(
+                0, SetupValue(value=mine.value, source="message", evidence=OTHER_RUN_EVIDENCE)
+            )
+        setup.conflicts[key] = [c for c in setup.conflicts.get(key, []) if c.value != value]
+        if not setup.conflicts[key]:
+            del setup.conflicts[key]
 
 
 def _model_runs(setup: Setup, choice: runs.Choice) -> None:
@@ -957,7 +1014,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
             _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
     _source_plus_target(setup, parts)
-    _reconcile_per_node(setup)
+    _reconcile_per_node(setup, parts)
     _launch_count_over_prose(setup, parts)
     _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
     _visible_over_owned(setup, "\n".join(p.text for p in parts))

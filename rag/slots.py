@@ -41,7 +41,7 @@ _CN_DIGITS = {
 }
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|设置的|设置了|设的|设了|开到|开成|调到|调成|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
+SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|设置的|设置了|设的|设了|开到|开成|调到|调成|调整到|调整为|调整成|增加到|增大到|提高到|降到|降低到|减小到|减少到|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
 # ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
 _NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
 
@@ -539,7 +539,8 @@ _OBSERVED = re.compile(
     + "|"
     + _GB
     + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
-    r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用)|"
+    # ("constant ~15gb usage", "15GB VRAM usage": the amount, then that it is the usage)
+    r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用|(?:vram\s+|gpu\s+|memory\s+)?usage\b(?!\s*(?:limit|cap|budget)))|"
     # "I get 33300-33700 MiB GPU VRAM used per GPU": an amount in MB, then that it is in use
     r"(?<![\d.])(\d{4,6})(?:\s*[-~]\s*(\d{4,6}))?\s*(?:MB|MiB)\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory)?\s*"
     r"(?:already allocated|allocated|reserved|in use|used)|"
@@ -563,7 +564,7 @@ _MB_AMOUNT = re.compile(r"\d{4,6}(?:\s*[-~]\s*\d{4,6})?\s*(?:MB|MiB)\b", re.I)
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
 _SET_WORDS = (
-    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设置到|设成|设到|开到|开成|调到|调成|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设置到|设成|设到|开到|开成|调到|调成|调整到|调整为|调整成|增加到|增大到|提高到|降到|降低到|减小到|减少到|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
     r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 )
 # ("batch size已经调到非常小的3了": a word on how small between the setting and its value)
@@ -713,9 +714,10 @@ _NODES = re.compile(
 _NODES_X_GPUS = re.compile(
     NUM
     + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
-    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个节点|每台服务器|每台机器)?\s*"
+    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个节点|每台服务器|每台机器|共计|总共|一共|共|(?:with )?(?:totally|in total))?\s*"
     + NUM
-    + r"\s*(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
+    # ("4 nodes 8xA100": the per-node count written as a product with the card's name)
+    + r"\s*(?:[x×*]\s*(?=[A-Za-z]))?(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
     r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)|"
     # "4台A800*8的机器", "2台 H100x8": nodes, then the GPU times its count per node
@@ -737,6 +739,8 @@ _PER_NODE_COUNT = re.compile(
 )
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
 _PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
+# Words that make it the total: "4机共32张", "4 nodes with totally 32 gpus".
+_TOTAL_MARK = re.compile(r"共|total", re.I)
 _ZERO = re.compile(
     # "zero stage = 3", "ZeRO stage: 2" as well as "zero3", "zero-stage-2"
     r"zero[-_ ]?(?:stage)?(?:\s*(?:==?|:|：|is)\s*|[-_ ]?)([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
@@ -1879,7 +1883,13 @@ def _parallel(text: str, slots: Slots) -> None:
         a, b = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
         nodes, per_node = _num(a), _num(b)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
-        if per_node > 8 and per_node % nodes == 0 and not _PER_NODE_MARK.search(m.group(0)):
+        each = _PER_NODE_COUNT.search(text)
+        if _TOTAL_MARK.search(m.group(0)) or (
+            each is not None and nodes * _num(next(g for g in each.groups() if g)) == per_node
+        ):
+            # "4机共32张H100", "4 nodes with totally 32 gpus", "2个节点，8张卡（每个节点4卡）": the total
+            slots.world_size = per_node
+        elif per_node > 8 and per_node % nodes == 0 and not _PER_NODE_MARK.search(m.group(0)):
             # "双机16卡", "4机32卡": a count above a node's usual 8 with no "each/每/x" is the total
             # (LLaMA-Factory #4916 "单机八卡和双机16卡"); "2机8卡" stays 2 × 8 (LLaMA-Factory #7066: 16 shards).
             slots.world_size = per_node
@@ -2674,6 +2684,10 @@ def _counts_per_node(key: str) -> bool:
     return {"per", "node"} <= words or (bool(words & {"gpu", "gpus", "ngpus"}) and not words & {"world", "processes"})
 
 
+# Slurm's generic resource request: `--gres=gpu:4`, `#SBATCH --gres=gpu:a100:8` (GPUs per node).
+_GRES_GPUS = re.compile(r"--gres[= ]gpu:(?:[A-Za-z][\w-]*:)?(\d{1,2})\b")
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
@@ -2726,6 +2740,9 @@ def _assignments(text: str, slots: Slots) -> None:
         setattr(slots, key, value)
         if key == "world_size" and _counts_per_node(m.group(1)):
             per_node_key = True
+    if gres := _GRES_GPUS.search(text):
+        # Slurm's `--gres=gpu:4` is each node's GPUs, whatever `--ntasks-per-node=1` says (one task that runs a launcher)
+        slots.world_size, per_node_key = int(gres.group(1)), True
     # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total;
     # so is `GPUS_PER_NODE=8` under "2台8卡" (nodes read from the sentences, `NNODES` left to a variable).
     if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1:

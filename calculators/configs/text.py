@@ -102,7 +102,8 @@ class FlagsRead(NamedTuple):
 
 def _parse_flags(text: str) -> FlagsRead:
     """A launch command → its arguments, world size, notes and the program it runs."""
-    clean = re.sub(r"\\\r?\n", " ", text)
+    # (a shell's backslash continuations, Windows cmd's " ^"; a batch file's `call` before the program)
+    clean = re.sub(r"^\s*call\s+", "", re.sub(r"\\\r?\n|(?<=\s)\^\r?\n", " ", text), flags=re.I)
     try:
         tokens = shlex.split(clean, comments=True)
     except ValueError as exc:

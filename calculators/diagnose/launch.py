@@ -56,7 +56,7 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
             start = pos
         pos += len(line)
         stripped = line.rstrip("\r\n")
-        if stripped.rstrip().endswith("\\"):
+        if stripped.rstrip().endswith("\\") or stripped.rstrip().endswith(" ^"):  # (Windows cmd: " ^")
             buf.append(stripped.rstrip()[:-1])
             continue
         buf.append(stripped)
