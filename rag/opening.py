@@ -247,6 +247,12 @@ def names_mixed_gpus(text: str) -> bool:
 
 
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
+#: A message that names speed or time anywhere: how fast, how long, throughput, utilisation.
+NAMES_SPEED = re.compile(
+    r"slow|(?<!deep)speed|fast(?!chat)|quick|throughput|\bit/s|\bs/it|/s\b|tflops|\bmfu\b|utili[sz]|\bidle\b|\btime\b|\btakes?\b|\btook\b|"
+    r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b|\beta\b|耗时|速度|慢|快|时间|时长|效率|利用率|小时|分钟|秒|加速|吞吐",
+    re.I,
+)
 
 #: A launch of one process per GPU: torchrun and ``python -m torch.distributed.launch/run`` (``--nproc_per_node``),
 #: ``accelerate launch``, the ``deepspeed`` launcher with its own flags or a script, ``FORCE_TORCHRUN``. Under such a
@@ -313,6 +319,9 @@ class AskedQuestion(BaseModel):
     )
     names_evaluation: bool = Field(
         False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
+    )
+    names_speed: bool = Field(
+        False, description="The whole message names speed or time (slow, it/s, throughput, 耗时, 速度; NAMES_SPEED)."
     )
     several_nodes: bool = Field(
         False,
@@ -397,6 +406,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         stages=sorted(st for st, rx in STAGES.items() if rx.search(text)),
         sharding=sorted(f for f, rx in SHARDING.items() if rx.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
+        names_speed=bool(NAMES_SPEED.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),
         one_process_per_gpu=bool(PER_PROCESS_LAUNCH.search(text)) and not NAMES_ONE_PROCESS.search(text),
         names_quantized_or_upcast=bool(NAMES_QUANTIZED_OR_UPCAST.search(text)),
