@@ -291,6 +291,8 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _llama("chatglm3-6b", 4096, 28, 32, 2, 13696, 65024, qkv_bias=True),
         _gpt2("gpt2", 768, 12, 12),
         _gpt2("gpt2-medium", 1024, 24, 16),
+        _gpt2("gpt2-large", 1280, 36, 20),
+        _gpt2("gpt2-xl", 1600, 48, 25),
         _bert("bert-base", 768, 12, 12),
         _bert("bert-large", 1024, 24, 16),
         ModelShape(
@@ -405,6 +407,8 @@ _PRESET_SOURCES: dict[str, str] = {
     "glm-4-9b": "THUDM/glm-4-9b",
     "yi-6b": "01-ai/Yi-6B",
     "yi-34b": "01-ai/Yi-34B",
+    "gpt2-large": "openai-community/gpt2-large (n_embd 1280, n_layer 36, n_head 20)",
+    "gpt2-xl": "openai-community/gpt2-xl (n_embd 1600, n_layer 48, n_head 25)",
 }
 
 #: Names people ask about that no dense preset can stand for: the reason, in en and zh.
@@ -430,6 +434,9 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "chatglm3-6b": 6.24e9,
     "gpt2": 124e6,
     "gpt2-medium": 355e6,
+    # the GPT-2 model cards (openai-community/gpt2-large, gpt2-xl): "774M parameters", "1.5B parameters"
+    "gpt2-large": 774e6,
+    "gpt2-xl": 1.56e9,
     "bert-base": 110e6,
     "bert-large": 340e6,
     "t5-3b": 2.85e9,

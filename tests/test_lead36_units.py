@@ -200,3 +200,17 @@ def test_the_config_doctor_reads_a_caret_continued_command() -> None:
         "call python train.py ^\n    --per_device_train_batch_size 4 ^\n    --fp16 ^\n    --use_peft True"
     )
     assert read.args["per_device_train_batch_size"] == 4 and read.args["fp16"] is True and read.args["use_peft"] is True
+
+
+def test_gpt2_large_and_xl_are_presets_with_their_published_shapes() -> None:
+    # huggingface/transformers#14878 fine-tunes gpt2-large: before, "no preset … activations unknown"
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from calculators.presets import MODEL_PRESETS, count_params
+
+    for name, (h, layers, heads) in {"gpt2-large": (1280, 36, 20), "gpt2-xl": (1600, 48, 25)}.items():
+        with torch.device("meta"):  # the real model's parameters, no memory
+            model = GPT2LMHeadModel(GPT2Config(n_embd=h, n_layer=layers, n_head=heads))
+        assert count_params(MODEL_PRESETS[name]) == sum(p.numel() for p in model.parameters())
+    assert extract_slots("--model_name_or_path gpt2-large").model == "gpt2-large"
