@@ -1209,11 +1209,13 @@ def estimate_memory(config: MemoryConfig | dict[str, Any]) -> MemoryEstimate:
             "模型状态按 ZeRO 论文计算（2 + 2 + 12 字节/参数）。DeepSpeed 自带的估算器（calculators.deepspeed）"
             "还计入一份 fp32 梯度分片：ZeRO-2 为 2Ψ + 18Ψ/N。"
         )
-    if ws > 1 and stage < 3:
+    if ws > 1 and stage < 3 and cfg.fsdp in ("none", "no_shard"):
+        # (FSDP's other strategies shard the weights the table shows: the note would contradict them)
+        scheme = f"ZeRO-{stage}" if cfg.fsdp == "none" else f"FSDP {cfg.fsdp.upper()}"
         notes_en.append(
-            f"ZeRO-{stage}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory."
+            f"{scheme}: every one of the {ws} GPUs still holds the full weights; adding GPUs does not pool their memory."
         )
-        notes_zh.append(f"ZeRO-{stage}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
+        notes_zh.append(f"{scheme}：{ws} 张卡每张都保存完整权重；加卡不会把显存合并成一个大池子。")
 
     ga_en, ga_zh = _ga_notes(cfg, ga_extra, int(grads))
     if fsdp_nosync:

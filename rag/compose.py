@@ -36,7 +36,7 @@ from .opening import (
     symptom_fits,
 )
 from .planner import Plan
-from .setup import OTHER_RUN_EVIDENCE, Setup, unsupported_method
+from .setup import OTHER_RUN_EVIDENCE, PER_NODE_EVIDENCE, Setup, unsupported_method
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -239,6 +239,20 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
             continue
         if key == "model_text" and setup.has("model") and "model" not in setup.conflicts:
             continue  # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice
+        if mine.evidence == PER_NODE_EVIDENCE and setup.get("num_nodes"):
+            nodes = int(setup.get("num_nodes"))
+            lines.append(
+                t(
+                    "conflict_per_node",
+                    lang,
+                    name=key_name(key, lang),
+                    a=mine.value,
+                    per=int(mine.value) // nodes,
+                    nodes=nodes,
+                    b=others[0].value,
+                )
+            )
+            continue
         for other in others[:1]:
             lines.append(
                 t(

@@ -189,10 +189,14 @@ _GLUED_ERROR = re.compile(
 )
 
 
+# A variable exported for the commands after it: `export CUDA_VISIBLE_DEVICES=0,1,2,3` (Windows cmd: `set …`).
+_EXPORT_LINE = re.compile(r"^\s*(?:export|set)\s+[A-Z_][A-Z0-9_]*=\S*\s*$")
+
+
 def _line_kind(line: str, first: bool = False) -> PartKind | None:
     if _FRAME.match(line):
         return "traceback"
-    if _is_command(line):
+    if _is_command(line) or _EXPORT_LINE.match(line):
         return "command"
     if _LOG_LINE.match(line):
         return "log"
@@ -459,8 +463,14 @@ def prose_of(parts: list[Part]) -> str:
 
 
 def retrieval_query(parts: list[Part]) -> str:
-    """What retrieval sees: the prose plus the key line of each error (never whole logs or configs)."""
-    prose = prose_of(parts)
+    """What retrieval sees: the prose plus the key line of each error (never whole logs or configs), and the
+    variables a launch exports on lines of their own (`export CUDA_VISIBLE_DEVICES=0,1,2,3`: what the user set up,
+    read as prose before such lines joined the command after them)."""
+    words = [
+        p.text if p.kind == "prose" else "\n".join(ln for ln in p.text.splitlines() if _EXPORT_LINE.match(ln))
+        for p in parts
+        if p.kind in ("prose", "command")
+    ]
     keys = [p.key_line for p in parts if p.key_line]
-    query = "\n".join([prose, *dict.fromkeys(keys)]).strip()
+    query = "\n".join([*(w for w in words if w), *dict.fromkeys(keys)]).strip()
     return query[:MAX_QUERY_CHARS]

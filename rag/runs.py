@@ -51,11 +51,12 @@ _CLAUSE = re.compile(r"[，,;；]\s*|\s+(?:but|while|whereas|however)\s+|(?:但�
 # What a clause says of the run it describes.
 _FAILS = re.compile(
     r"\boom\b|out of memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行|失败|"
-    r"卡住|卡在|卡死|卡主|\bhang(?:s|ing)?\b|\bstuck\b",
+    r"卡住|卡在|卡死|卡主|\bhang(?:s|ing)?\b|\bstuck\b|\bproblems?\b|有问题|出问题|出现问题|"
+    r"\b(?:not|doesn'?t|didn'?t|does not|did not|won'?t) work",
     re.I,
 )
 _WORKS = re.compile(
-    r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
+    r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
     r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
     r"\btrains (?:on|fine)\b",
     re.I,

@@ -374,6 +374,25 @@ _ARTIFACT_KEYS = {"ds_world_size_seen": "world_size"}
 _NODE_COUNT_FLAG = re.compile(r"(?:--nnodes|\bNNODES|--num_nodes|--num_machines|--nodes)\s*[= ]\s*[\"']?\d", re.I)
 
 
+#: The evidence of a GPU count worked out as a pasted config's GPUs per node times the nodes the prose states.
+PER_NODE_EVIDENCE = "config per node × stated nodes"
+
+
+def _config_layout_on_stated_nodes(setup: Setup) -> None:
+    """ "with a single node" in the prose, "# Config for 16 nodes of 8 H100s" above a pasted recipe: the recipe's GPU
+    count is for its own node count, so the run's is the recipe's GPUs per node times the nodes the user states
+    (open-r1 #579: 128 → 8); the recipe's total stays as the conflict shown next to it."""
+    mine, ws = setup.values.get("num_nodes"), setup.values.get("world_size")
+    if mine is None or ws is None or mine.source != "message" or ws.source not in ("config", "command"):
+        return
+    theirs = next((c for c in setup.conflicts.get("num_nodes", []) if c.source == ws.source), None)
+    if theirs is None or theirs.value == mine.value or ws.value % theirs.value:
+        return
+    per_node = ws.value // theirs.value
+    setup.values["world_size"] = SetupValue(value=per_node * mine.value, source=ws.source, evidence=PER_NODE_EVIDENCE)
+    setup.conflicts.setdefault("world_size", []).insert(0, ws)
+
+
 def _launch_counts_nodes(parts: list[Part]) -> bool:
     return any(p.kind == "command" and _NODE_COUNT_FLAG.search(p.text) for p in parts)
 
@@ -572,7 +591,7 @@ def _counts_from_hostfile_and_visible(setup: Setup, text: str) -> None:
 
 # "我有三张22g的2080TI", "I have 4 GPUs", "our server has 8 cards": the GPUs the user owns, not those a run is given.
 _OWNED_COUNT = re.compile(
-    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共|only\s+)?\s*(?:有|have|has|got)\s*"
+    r"(?:我|我们|服务器|机器|\bI\b|\bwe\b|server|machine)\s*(?:这边|上)?\s*(?:只|总共|一共|共|only\s+)?\s*(?:有|是|have|has|got)\s*"
     r"(?:only\s+)?(\d{1,2}|[一二两三四五六七八九十]|two|three|four|five|six|seven|eight)\s*(?:张|块|个)?",
     re.I,
 )
@@ -595,7 +614,8 @@ def _visible_over_owned(setup: Setup, text: str) -> None:
     if mine.value not in owned:
         return
     visible = _visible_counts(text)
-    if visible and 1 < max(visible) < mine.value:
+    # (a one-device list alone is the run: "只是先指定使用第二块gpu，因为我这边是4块A100" with CUDA_VISIBLE_DEVICES=1)
+    if visible and max(visible) < mine.value and (max(visible) > 1 or len(set(visible)) == 1):
         setup.values["world_size"] = SetupValue(value=max(visible), source="message", evidence="CUDA_VISIBLE_DEVICES")
 
 
@@ -1015,6 +1035,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     artifacts = _put_artifacts(setup, parts)
     _source_plus_target(setup, parts)
     _reconcile_per_node(setup, parts)
+    _config_layout_on_stated_nodes(setup)
     _launch_count_over_prose(setup, parts)
     _counts_from_hostfile_and_visible(setup, "\n".join(p.text for p in parts))
     _visible_over_owned(setup, "\n".join(p.text for p in parts))

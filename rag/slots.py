@@ -703,8 +703,9 @@ _NODES = re.compile(
     # "2 nodes", "4xnode", "a 4-node cluster", "2台机器" (not "a 49GB*4 machine": four cards in one machine)
     r"(?<![A-Za-z0-9.])(?<!g[*x×])(?<!gb[*x×])(?<!gb\s[*x×])(?<!gb[*x×]\s)(?<!gb\s[*x×]\s)("
     + NUM[1:-1]
-    + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:nodes?|machines?|servers?)\b))"
-    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:nodes?\b|machines?\b(?!\s+learning)|节点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
+    + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:\w+\s+)?(?:nodes?|machines?|servers?)\b))"
+    + r"\s*(?:个|台|[x×-]\s*)?\s*(?:(?i:computational|compute|physical|worker|training|gpu|separate)\s+)?"
+    + r"(?:nodes?\b|machines?\b(?!\s+learning)|[节结]点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
     + r"机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
     r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
@@ -713,22 +714,24 @@ _NODES = re.compile(
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(
     NUM
-    + r"\s*(?:(?:个|台)?\s*(?:nodes?|节点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
-    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个节点|每台服务器|每台机器|共计|总共|一共|共|(?:with )?(?:totally|in total))?\s*"
+    + r"\s*(?:(?:个|台)?\s*(?:nodes?|[节结]点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
+    r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个[节结]点|每台服务器|每台机器|共计|总共|一共|共|(?:with )?(?:totally|in total))?\s*"
     + NUM
     # ("4 nodes 8xA100": the per-node count written as a product with the card's name)
     + r"\s*(?:[x×*]\s*(?=[A-Za-z]))?(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
     r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
-    + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|节点)|"
+    + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|[节结]点)|"
     # "4台A800*8的机器", "2台 H100x8": nodes, then the GPU times its count per node
     + r"(\d{1,3})\s*台\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3})\s*[*x×]\s*(\d{1,2})(?![\d.])",
     re.I,
 )
 # A GPU count said to be per node: "每台机器都是8卡", "每个节点8张", "8 GPUs per node", "each node has 8 GPUs".
 _PER_NODE_COUNT = re.compile(
-    r"每(?:一)?(?:台|个)?(?:机器|节点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
+    r"每(?:一)?(?:台|个)?(?:机器|[节结]点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
-    r"each (?:node|machine|server|host) (?:has|with) (\d+)|"
+    r"each (?:node|machine|server|host)s? (?:has|have|with|contains?) (\d+)|"
+    # "两个节点，一个节点4 GPU": a count for one node beside a node count
+    r"(?:一个|单个)(?:[节结]点|机器|服务器)\s*(?:上)?\s*(?:有|是)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     # "two nodes with 8 GPUs each", "two machines x 8 H100"
     r"(\d+)\s*(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s+each\b|(?:nodes?|machines?|servers?)\s*[x×*]\s*(\d+)|"
     # "4 nodes, each 4 A100 gpu", "2 machines, each with 8 GPUs"
@@ -1534,8 +1537,8 @@ def _nodes_times_gpus(text: str) -> re.Match[str] | None:
 
 # "单机16卡*32G显存 * 4机", "每台8卡 x 2台": the GPUs of one node, then times the nodes.
 _PER_NODE_TIMES_NODES = re.compile(
-    r"(?:单机|单台|单节点|每台(?:机器)?|每机|每个?节点)\s*(\d{1,2})\s*(?:张|块)?\s*(?:[A-Za-z]{0,4}\d{0,4}\s*)?(?:卡|显卡|gpus?)"
-    r"[^\n。；;,，]{0,24}?[*x×]\s*(\d{1,3})\s*(?:台|个)?\s*(?:机器?|节点|nodes?|machines?)",
+    r"(?:单机|单台|单[节结]点|每台(?:机器)?|每机|每个?[节结]点)\s*(\d{1,2})\s*(?:张|块)?\s*(?:[A-Za-z]{0,4}\d{0,4}\s*)?(?:卡|显卡|gpus?)"
+    r"[^\n。；;,，]{0,24}?[*x×]\s*(\d{1,3})\s*(?:台|个)?\s*(?:机器?|[节结]点|nodes?|machines?)",
     re.I,
 )
 # "使用了 16 *8=128 张 A800", "用了2*8张卡": nodes × GPUs per node written as a product (its result, when written,
@@ -1626,7 +1629,9 @@ _ONE_CARD_AMOUNT = re.compile(
     re.I,
 )
 _EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
-_MULTI_GPU = re.compile(r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机", re.I)
+_MULTI_GPU = re.compile(
+    r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机|multi[-_ ]?nodes?\b|multiple nodes", re.I
+)
 # … unless the user says the single GPU is theirs: "我才有单卡", "I only have one GPU".
 _OWN_SINGLE = re.compile(
     r"我\S{0,3}(?:只有|才有|有|用|使用)\s*(?:一张|一块|单卡|单张)|\bI (?:only )?(?:have|use|own) (?:a single|one|1) gpu",
@@ -1882,7 +1887,13 @@ def _parallel(text: str, slots: Slots) -> None:
     elif m := _own_mention(text, _NODES_X_GPUS):
         a, b = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
         nodes, per_node = _num(a), _num(b)
+        if nodes == 1 and re.match(r"[一单]个", m.group(0)):
+            # "两个节点，一个节点4 GPU": one node's GPUs, beside the node count of the run
+            nodes = max((n for x in _NODES.finditer(text) if (n := _num(x.group(1))) <= 1024), default=1)
         slots.num_nodes, slots.world_size = nodes, nodes * per_node
+        if b == "单" and _MULTI_GPU.search(text) and not _OWN_SINGLE.search(text):
+            # "单机多卡sft训练报错，单机单卡正常": the single card is the working run the multi-GPU one is compared with
+            slots.world_size = None
         each = _PER_NODE_COUNT.search(text)
         if _TOTAL_MARK.search(m.group(0)) or (
             each is not None and nodes * _num(next(g for g in each.groups() if g)) == per_node
@@ -2684,8 +2695,8 @@ def _counts_per_node(key: str) -> bool:
     return {"per", "node"} <= words or (bool(words & {"gpu", "gpus", "ngpus"}) and not words & {"world", "processes"})
 
 
-# Slurm's generic resource request: `--gres=gpu:4`, `#SBATCH --gres=gpu:a100:8` (GPUs per node).
-_GRES_GPUS = re.compile(r"--gres[= ]gpu:(?:[A-Za-z][\w-]*:)?(\d{1,2})\b")
+# Slurm's generic resource request: `--gres=gpu:4`, `#SBATCH --gres=gpu:a100:8`, `--gpus-per-node=8` (GPUs per node).
+_GRES_GPUS = re.compile(r"--gres[= ]gpu:(?:[A-Za-z][\w-]*:)?(\d{1,2})\b|--gpus-per-node[= ](\d{1,2})\b")
 
 
 def _assignments(text: str, slots: Slots) -> None:
@@ -2742,7 +2753,7 @@ def _assignments(text: str, slots: Slots) -> None:
             per_node_key = True
     if gres := _GRES_GPUS.search(text):
         # Slurm's `--gres=gpu:4` is each node's GPUs, whatever `--ntasks-per-node=1` says (one task that runs a launcher)
-        slots.world_size, per_node_key = int(gres.group(1)), True
+        slots.world_size, per_node_key = int(gres.group(1) or gres.group(2)), True
     # `trainer.nnodes=2 trainer.n_gpus_per_node=8`: a count set per node, times the nodes set beside it, is the total;
     # so is `GPUS_PER_NODE=8` under "2台8卡" (nodes read from the sentences, `NNODES` left to a variable).
     if per_node_key and slots.world_size and slots.num_nodes and slots.num_nodes > 1:

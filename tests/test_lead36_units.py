@@ -183,7 +183,8 @@ def test_a_windows_cmd_launch_with_caret_continuations_is_one_command() -> None:
     # computed a full fine-tune in fp32 for a LoRA run with --fp16
     parts = split_message(BAT_410)
     commands = [p for p in parts if p.kind == "command"]
-    assert len(commands) == 1 and commands[0].text.startswith("call python") and "--device_map auto" in commands[0].text
+    assert len(commands) == 1 and "--device_map auto" in commands[0].text
+    assert commands[0].text.startswith("set CUDA_VISIBLE_DEVICES=0,1,2,3\ncall python")  # the variable it exports too
     known = read_setup(parts)[0].known()
     assert (known["finetune"], known["precision"], known["seq_len"], known["world_size"]) == (
         "lora",
@@ -214,3 +215,106 @@ def test_gpt2_large_and_xl_are_presets_with_their_published_shapes() -> None:
             model = GPT2LMHeadModel(GPT2Config(n_embd=h, n_layer=layers, n_head=heads))
         assert count_params(MODEL_PRESETS[name]) == sum(p.numel() for p in model.parameters())
     assert extract_slots("--model_name_or_path gpt2-large").model == "gpt2-large"
+
+
+def test_the_full_weights_note_is_not_given_for_fsdp_that_shards_them() -> None:
+    # open-r1#579's answer said "ZeRO-0: every one of the 128 GPUs still holds the full weights" beside FULL_SHARD's
+    # 0.95 GiB of weights per GPU
+    from calculators.memory import estimate_memory
+
+    def notes(fsdp: str) -> list[str]:
+        est = estimate_memory(
+            {"model": "qwen2.5-7b", "gpu": "h100-80gb", "world_size": 8, "fsdp": fsdp, "finetune": "full"}
+        )
+        return [n for n in est.notes_en if "full weights" in n]
+
+    assert notes("full_shard") == [] and notes("hybrid_shard") == []
+    assert notes("no_shard") and notes("no_shard")[0].startswith("FSDP NO_SHARD")
+    assert notes("none") and notes("none")[0].startswith("ZeRO-0")
+
+
+RECIPE_579 = """I tried to run context 20k (32B) in the recipe with a single node and OOM got an error.
+
+# Config for 16 nodes of 8 H100s with FSDP1
+# Model arguments
+model_name_or_path: Qwen/Qwen2.5-32B-Instruct
+torch_dtype: bfloat16
+bf16: true
+gradient_accumulation_steps: 8
+max_seq_length: 20480
+"""
+
+
+def test_a_recipes_gpu_count_is_scaled_to_the_nodes_the_user_states() -> None:
+    # huggingface/open-r1#579: the recipe's header is for 16 nodes of 8; the user runs it on one node
+    from rag.compose import conflicts_line
+    from rag.setup import PER_NODE_EVIDENCE
+
+    setup = _setup(RECIPE_579)
+    assert (setup.get("num_nodes"), setup.get("world_size")) == (1, 8)
+    assert setup.values["world_size"].evidence == PER_NODE_EVIDENCE
+    assert "8 per node × the 1 node(s) you state (the config itself says 128)" in conflicts_line(setup, "en")
+    # stated in the prose, the count is the user's and nothing is scaled
+    assert _known("I run it on 1 node with 4 GPUs.\n\n" + RECIPE_579.split("\n\n", 1)[1])["world_size"] == 4
+
+
+def test_single_gpu_beside_multi_node_is_per_gpu_wording() -> None:
+    # open-r1#579: "multi-node and single-node on a single GPU should, occupancy does not seem to be different"
+    text = (
+        "under data parallelism, multi-node and single-node on a single GPU should, occupancy does not seem to differ"
+    )
+    assert extract_slots(text, prose=True).world_size is None
+    assert extract_slots("I only have a single GPU", prose=True).world_size == 1
+
+
+def test_an_exported_visible_devices_line_belongs_to_the_launch_after_it() -> None:
+    # hiyouga/LLaMA-Factory#140: `export CUDA_VISIBLE_DEVICES=0,…,7` then `python src/train_sft.py …` (one process,
+    # the eight GPUs the user gave it); "单机单卡正常" is the working run it is compared with
+    text = (
+        "单机多卡sft训练报错\n\n单机单卡正常\n\n单机多卡，设置CUDA_VISIBLE_DEVICES后训练报错：\n\n"
+        "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\npython src/train_sft.py \\\n    --finetuning_type lora \\\n"
+        "    --per_device_train_batch_size 4\n"
+    )
+    parts = split_message(text)
+    assert [p.kind for p in parts][-1] == "command" and parts[-1].text.startswith("export CUDA_VISIBLE_DEVICES")
+    assert read_setup(parts)[0].get("world_size") == 8
+    assert extract_slots("单机多卡sft训练报错，单机单卡正常", prose=True).world_size is None
+    assert extract_slots("单机单卡能跑", prose=True).world_size == 1
+
+
+def test_per_node_counts_beside_a_node_count() -> None:
+    # EleutherAI/gpt-neox#734, hiyouga/LLaMA-Factory#406, volcengine/verl#3358, QwenLM/Qwen-VL#204, OpenRLHF#812
+    assert (
+        extract_slots("I want train a 13B model with 4 nodes, each node have 8*A100 GPUs", prose=True).world_size == 32
+    )
+    slots = extract_slots("10结点，每个结点8张卡", prose=True)
+    assert (slots.num_nodes, slots.world_size) == (10, 80)
+    assert extract_slots("When I use two nodes and each nodes with 16 GPUs", prose=True).world_size == 32
+    assert extract_slots("两个节点，一个节点4 GPU，正常训练。", prose=True).world_size == 8
+    assert extract_slots("training with two computational nodes. each node has 8 gpus.", prose=True).world_size == 16
+    assert extract_slots("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8").world_size == 16
+
+
+def test_problem_and_not_work_report_a_failing_run() -> None:
+    # meta-llama/llama-cookbook#223 (title): "problem with 8 gpus one node but it's ok with 4 gpus one node"
+    setup = _setup("Run finetuning.py problem with 8 gpus one node but it's ok with 4 gpus one node")
+    assert setup.get("world_size") == 8
+    assert runs._outcome("It not work") == "fails" and runs._outcome("it does not work") == "fails"
+    assert runs._outcome("It works") == "works" and runs._outcome("8卡有问题") == "fails"
+
+
+def test_one_visible_device_beside_the_gpus_the_user_owns_is_the_run() -> None:
+    # 01-ai/Yi#392: "只是先指定使用第二块gpu,因为我这边是4块A100" with `CUDA_VISIBLE_DEVICES=1 bash run_sft.sh`
+    text = "运行官网代码进行微调，只是先指定使用底二块gpu,因为我这边是4块A100,代码如下:\n```\nCUDA_VISIBLE_DEVICES=1 bash run.sh\n```"
+    assert _known(text)["world_size"] == 1
+
+
+def test_retrieval_still_sees_the_exported_variables_where_they_were() -> None:
+    from rag.parts import retrieval_query
+
+    parts = split_message(
+        "单机多卡，设置CUDA_VISIBLE_DEVICES后训练报错：\n\nexport CUDA_VISIBLE_DEVICES=0,1\npython train.py --bf16\n\n为什么？"
+    )
+    query = retrieval_query(parts)
+    assert "export CUDA_VISIBLE_DEVICES=0,1" in query and "--bf16" not in query
+    assert query.index("报错") < query.index("export") < query.index("为什么")

@@ -102,8 +102,11 @@ class FlagsRead(NamedTuple):
 
 def _parse_flags(text: str) -> FlagsRead:
     """A launch command → its arguments, world size, notes and the program it runs."""
-    # (a shell's backslash continuations, Windows cmd's " ^"; a batch file's `call` before the program)
-    clean = re.sub(r"^\s*call\s+", "", re.sub(r"\\\r?\n|(?<=\s)\^\r?\n", " ", text), flags=re.I)
+    # (a shell's backslash continuations, Windows cmd's " ^"; variables exported on lines before the command, as
+    # assignments in front of it; a batch file's `call` before the program)
+    clean = re.sub(r"\\\r?\n|(?<=\s)\^\r?\n", " ", text)
+    clean = re.sub(r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*=\S*)\s*\n", r"\1 ", clean, flags=re.M)
+    clean = re.sub(r"^((?:[A-Z_][A-Z0-9_]*=\S*\s+)*)call\s+", r"\1", clean.lstrip(), flags=re.I)
     try:
         tokens = shlex.split(clean, comments=True)
     except ValueError as exc:

@@ -28,8 +28,10 @@ _LAUNCHER = re.compile(
     r"|accelerate\s+launch|llamafactory-cli\s+train)(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
     r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))"
 )
+#: A variable exported on a line of its own (`export CUDA_VISIBLE_DEVICES=0,1,2,3`; Windows cmd's `set`).
+_EXPORT = re.compile(r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*)=(\S+)\s*$")
 #: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
-_COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*$")
+_COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*(?:call\s+)?$")  # (Windows cmd: `call python …`)
 _ARGS = {
     "per_device_train_batch_size": "train_micro_batch_size_per_gpu",
     "gradient_accumulation_steps": "gradient_accumulation_steps",
@@ -143,8 +145,12 @@ def _launcher_logs(text: str) -> list[Artifact]:
 def read(text: str) -> list[Artifact]:
     """Every launch command line in ``text``, and the deepspeed launcher's own log lines."""
     out: list[Artifact] = _launcher_logs(text)
+    exported: dict[str, str] = {}  # `export CUDA_VISIBLE_DEVICES=0,1` on a line of its own applies to later commands
     for start, end, line in _logical_lines(text):
         if len(line) > 20_000:
+            continue
+        if x := _EXPORT.match(line):
+            exported[x.group(1)] = x.group(2).strip("\"'")
             continue
         m = _LAUNCHER.search(line)
         if not m or not _COMMAND_START.search(line[: m.start()]) or line.lstrip().startswith("#"):
@@ -154,7 +160,7 @@ def read(text: str) -> list[Artifact]:
             tokens = shlex.split(line[m.end() :], posix=True)
         except ValueError:
             tokens = line[m.end() :].split()
-        env = dict(kv.split("=", 1) for kv in m.group("env").split())
+        env = {**exported, **dict(kv.split("=", 1) for kv in m.group("env").split())}
         opts = _opts(tokens)
         f: dict[str, Any] = {}
         if "CUDA_VISIBLE_DEVICES" in env:

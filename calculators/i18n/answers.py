@@ -53,6 +53,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "注意：{name}{src_a}是 {a}，但{src_b}是 {b}。",
         "en": "Note: {name} is {a} {src_a} but {b} {src_b}.",
     },
+    "conflict_per_node": {
+        "zh": "注意：{name}按 {a} 算：你贴的配置每节点 {per} 张 × 你说的 {nodes} 个节点（配置本身写的是 {b}）。",
+        "en": "Note: {name} is {a}: your config's {per} per node × the {nodes} node(s) you state (the config itself says {b}).",
+    },
     "in_message": {"zh": "在你的消息里", "en": "in your message"},
     "need_for_memory": {
         "zh": "要算你这套配置的显存，还需要：{missing}。",
