@@ -318,3 +318,16 @@ def test_retrieval_still_sees_the_exported_variables_where_they_were() -> None:
     query = retrieval_query(parts)
     assert "export CUDA_VISIBLE_DEVICES=0,1" in query and "--bf16" not in query
     assert query.index("报错") < query.index("export") < query.index("为什么")
+
+
+def test_is_it_normal_wordings() -> None:
+    # bitsandbytes#465, tablemaster-mmocr#32, pai-megatron-patch#382
+    from rag.acts import rule_act
+
+    for text in (
+        "When shifting from fp16 to fp4 I have an immediate x2 performance drop. Is it an expected behaviour or I have "
+        "a problem on my side?",
+        "at first step of 100, grad_norm is nan. isn't it nomal?",
+        "8卡的时候每张卡跑4个microbatch，16卡每张卡跑2个microbatch，loss对不上，sft的代码存在问题吗，还是本身就该是这样？",
+    ):
+        assert rule_act(split_message(text)) == "is_normal", text
