@@ -6,11 +6,13 @@ uses 8417MB, with DDP on 2 GPUs 13849MB", "QLoRA fits in 24G but plain LoRA does
 PP=2"). The slot readers read the whole prose and keep one value per setting (some the first, some the last). This
 module reads the prose again clause by clause with the same readers, so every reader feeds it without knowing, and
 collects every value each clause states with its position and the outcome its clause reports (the run fails, the run
-works). :func:`choose` then picks one value per setting by one rule:
+works). The GPU layout is one of them only where a clause counts nodes (:data:`LAYOUT_KEY`). :func:`choose` then
+picks one value per setting by one rule:
 
 1. a value proposed or inferred ("what if I set bs 8?", "so per gpu batch size is 512?") is not a run;
-2. when one value is the run reported to fail (OOM, 爆显存, an error) and the others are not, the failing one: that
-   is what the user asks about ("bs 4 OOMs, the most I can set is 3" is about 4);
+2. when one value is the run reported to fail (OOM, 爆显存, an error, a hang) and no run reported to work has it, the
+   failing one: that is what the user asks about ("bs 4 OOMs, the most I can set is 3" is about 4; the failing value
+   mentioned again without an outcome is the same run);
 3. otherwise, for observed memory, the largest reading (the peak: "67G after loading … 100G … OOM");
 4. otherwise the latest run.
 

@@ -374,26 +374,8 @@ _ARTIFACT_KEYS = {"ds_world_size_seen": "world_size"}
 _NODE_COUNT_FLAG = re.compile(r"(?:--nnodes|\bNNODES|--num_nodes|--num_machines|--nodes)\s*[= ]\s*[\"']?\d", re.I)
 
 
-#: The evidence of a GPU count worked out as a pasted config's GPUs per node times the nodes the prose states.
-PER_NODE_EVIDENCE = "config per node × stated nodes"
-
-
-def _config_layout_on_stated_nodes(setup: Setup) -> None:
-    """ "with a single node" in the prose, "# Config for 16 nodes of 8 H100s" above a pasted recipe: the recipe's GPU
-    count is for its own node count, so the run's is the recipe's GPUs per node times the nodes the user states
-    (open-r1 #579: 128 → 8); the recipe's total stays as the conflict shown next to it."""
-    mine, ws = setup.values.get("num_nodes"), setup.values.get("world_size")
-    if mine is None or ws is None or mine.source != "message" or ws.source not in ("config", "command"):
-        return
-    theirs = next((c for c in setup.conflicts.get("num_nodes", []) if c.source == ws.source), None)
-    if theirs is None or theirs.value == mine.value or ws.value % theirs.value:
-        return
-    per_node = ws.value // theirs.value
-    setup.values["world_size"] = SetupValue(value=per_node * mine.value, source=ws.source, evidence=PER_NODE_EVIDENCE)
-    setup.conflicts.setdefault("world_size", []).insert(0, ws)
-
-
 def _launch_counts_nodes(parts: list[Part]) -> bool:
+    """Whether a pasted launch command writes its node count as a number (:data:`_NODE_COUNT_FLAG`)."""
     return any(p.kind == "command" and _NODE_COUNT_FLAG.search(p.text) for p in parts)
 
 
@@ -413,6 +395,25 @@ def _reconcile_per_node(setup: Setup, parts: list[Part]) -> None:
         setup.conflicts["world_size"] = [o for o in others if o is not total and o.value != total.value]
         if not setup.conflicts["world_size"]:
             del setup.conflicts["world_size"]
+
+
+#: The evidence of a GPU count worked out as a pasted config's GPUs per node times the nodes the prose states.
+PER_NODE_EVIDENCE = "config per node × stated nodes"
+
+
+def _config_layout_on_stated_nodes(setup: Setup) -> None:
+    """ "with a single node" in the prose, "# Config for 16 nodes of 8 H100s" above a pasted recipe: the recipe's GPU
+    count is for its own node count, so the run's is the recipe's GPUs per node times the nodes the user states
+    (open-r1 #579: 128 → 8); the recipe's total stays as the conflict shown next to it."""
+    mine, ws = setup.values.get("num_nodes"), setup.values.get("world_size")
+    if mine is None or ws is None or mine.source != "message" or ws.source not in ("config", "command"):
+        return
+    theirs = next((c for c in setup.conflicts.get("num_nodes", []) if c.source == ws.source), None)
+    if theirs is None or theirs.value == mine.value or ws.value % theirs.value:
+        return
+    per_node = ws.value // theirs.value
+    setup.values["world_size"] = SetupValue(value=per_node * mine.value, source=ws.source, evidence=PER_NODE_EVIDENCE)
+    setup.conflicts.setdefault("world_size", []).insert(0, ws)
 
 
 #: Settings a pasted config or launch command fixes for the run, where a sentence often describes something else: a
