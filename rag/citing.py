@@ -25,7 +25,8 @@ contradicts what the card is about, read from structure, never from one question
 * **phase** — a card whose title's subject is the evaluation phase does not answer a message that never names
   evaluation (validation, prediction, an eval setting);
 * **speed** — a card whose title's subject is how fast training runs (and not also its memory) does not answer a
-  message that never names speed or time (:func:`speed_conflict`);
+  message that never names speed or time (:func:`speed_conflict`), nor one whose subject is a hang a message that names
+  no hang, timeout or failed connection (:func:`hang_conflict`);
 * **machine count** — a card whose title's subject is several machines ("multi-node") does not answer a message that
   never names more than one;
 * **GPU count** — a card whose title's subject is several GPUs (DataParallel, "GPU 0 uses more than the others",
@@ -143,7 +144,26 @@ def speed_conflict(card: Card, asked: AskedQuestion) -> str:
     subject = card_topic(card).title_subject
     if asked.names_speed or not _SPEED_TITLE.search(subject) or _MEMORY_TITLE.search(subject):
         return ""
+    if asked.names_hang and _HANG_TITLE.search(subject):
+        return ""  # "ZeRO-3 much slower …, generate() very slow or hanging" answers a hang too
     return "the card is about training speed, the message never names speed or time"
+
+
+#: A title whose subject is a run that hangs ("… generate() very slow or hanging" answers a hang too).
+_HANG_TITLE = re.compile(r"\bhangs?\b|\bhanging\b", re.I)
+#: A title whose subject is a launch that hangs before training starts ("Multi-node launch hangs at start-up").
+_START_HANG_TITLE = re.compile(r"\blaunch\b.*\bhangs?\b.*\bstart", re.I)
+
+
+def hang_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about a launch that hangs at start-up does not answer a message that never names a hang, a timeout or
+    a failed connection or launch (:data:`rag.opening.NAMES_HANG`; '' otherwise): it shares a multi-node setup's
+    words with out-of-memory and learning-rate questions about one. (Measured on the dev set: the same gate on every
+    card whose subject is a hang lost questions about ZeRO-3 + MoE and mixed-modality hangs worded in ways the
+    pattern misses, so it stays on start-up hangs.)"""
+    if asked.names_hang or not _START_HANG_TITLE.search(card_topic(card).title_subject):
+        return ""
+    return "the card is about a launch that hangs at start-up, the message never names a hang"
 
 
 def title_stack_conflict(card: Card, asked: AskedQuestion) -> str:
@@ -458,6 +478,7 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or node_count_conflict(card, asked)
         or phase_conflict(card, asked)
         or speed_conflict(card, asked)
+        or hang_conflict(card, asked)
         or hardware_conflict(card, setup, asked)
         or error_title_conflict(card, asked)
         or gpu_count_conflict(card, setup, asked)

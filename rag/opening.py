@@ -247,6 +247,14 @@ def names_mixed_gpus(text: str) -> bool:
 
 
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
+#: A message that names a hang or a run that never gets going: stuck, frozen, a timeout, a failed connection or
+#: launch, an NCCL error, a Ray cluster.
+NAMES_HANG = re.compile(
+    r"\bhang|\bstuck\b|freez|frozen|\btime[ds]? ?out|timeout|connect|rendezvous|nccl|\bray\b|\bnot (?:start|launch|respond)|"
+    r"doesn'?t (?:start|launch)|\bno (?:output|progress|log)|\bwait(?:s|ing)\b|\bhostfile|master_addr|desired gpus|"
+    r"卡住|卡在|卡死|卡主|不动|没反应|无响应|超时|连接|连不上|启动失败|无法启动|起不来|没有输出|没有日志",
+    re.I,
+)
 #: A message that names speed or time anywhere: how fast, how long, throughput, utilisation.
 NAMES_SPEED = re.compile(
     r"slow|(?<!deep)speed|fast(?!chat)|quick|throughput|\bit/s|\bs/it|/s\b|tflops|\bmfu\b|utili[sz]|\bidle\b|\btime\b|\btakes?\b|\btook\b|"
@@ -322,6 +330,9 @@ class AskedQuestion(BaseModel):
     )
     names_speed: bool = Field(
         False, description="The whole message names speed or time (slow, it/s, throughput, 耗时, 速度; NAMES_SPEED)."
+    )
+    names_hang: bool = Field(
+        False, description="The whole message names a hang, a timeout or a failed connection or launch (NAMES_HANG)."
     )
     several_nodes: bool = Field(
         False,
@@ -407,6 +418,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         sharding=sorted(f for f, rx in SHARDING.items() if rx.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
         names_speed=bool(NAMES_SPEED.search(text)),
+        names_hang=bool(NAMES_HANG.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),
         one_process_per_gpu=bool(PER_PROCESS_LAUNCH.search(text)) and not NAMES_ONE_PROCESS.search(text),
         names_quantized_or_upcast=bool(NAMES_QUANTIZED_OR_UPCAST.search(text)),
