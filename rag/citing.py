@@ -129,10 +129,14 @@ def phase_conflict(card: Card, asked: AskedQuestion) -> str:
     return "the card is about evaluation, the message never names it"
 
 
-#: A title whose subject is how fast training runs ("Multi-node training slower than one node", "Tiny micro batches
-#: underuse the GPU"), not also its memory ("DoRA is slower and uses more memory than LoRA").
-_SPEED_TITLE = re.compile(r"\bslow(?:er|est)?\b|\bfaster\b|\bspeed\b|\bthroughput\b|\bunderuse\b", re.I)
+#: A title about memory ("Where LoRA memory goes", "QLoRA memory: …"): a LoRA card about an error (DDP, fp16 unscale,
+#: missing target modules) answers whoever pastes that error, named method or not.
 _MEMORY_TITLE = re.compile(r"\bmemory\b", re.I)
+#: A title whose subject is how fast training runs ("Multi-node training slower than one node", "Tiny micro batches
+#: underuse the GPU"), not also its memory ("DoRA is slower and uses more memory than LoRA": :data:`_MEMORY_TITLE`).
+_SPEED_TITLE = re.compile(r"\bslow(?:er|est)?\b|\bfaster\b|\bspeed\b|\bthroughput\b|\bunderuse\b", re.I)
+#: A title whose subject is a run that hangs ("… generate() very slow or hanging" answers a hang too).
+_HANG_TITLE = re.compile(r"\bhangs?\b|\bhanging\b", re.I)
 
 
 def speed_conflict(card: Card, asked: AskedQuestion) -> str:
@@ -149,8 +153,6 @@ def speed_conflict(card: Card, asked: AskedQuestion) -> str:
     return "the card is about training speed, the message never names speed or time"
 
 
-#: A title whose subject is a run that hangs ("… generate() very slow or hanging" answers a hang too).
-_HANG_TITLE = re.compile(r"\bhangs?\b|\bhanging\b", re.I)
 #: A title whose subject is a launch that hangs before training starts ("Multi-node launch hangs at start-up").
 _START_HANG_TITLE = re.compile(r"\blaunch\b.*\bhangs?\b.*\bstart", re.I)
 
@@ -215,11 +217,6 @@ def unnamed_method_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> s
     if _NAMES_PTUNING.search(asked.message_words):
         return ""
     return "the card is about P-Tuning, the message never names it"
-
-
-#: A title about memory ("Where LoRA memory goes", "QLoRA memory: …"): a LoRA card about an error (DDP, fp16 unscale,
-#: missing target modules) answers whoever pastes that error, named method or not.
-_MEMORY_TITLE = re.compile(r"\bmemory\b", re.I)
 
 
 def unnamed_adapter_conflict(card: Card, setup: Setup, asked: AskedQuestion, act: Act | None) -> str:

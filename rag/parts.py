@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from calculators.shell import EXPORT_LINE, continued
+
 PartKind = Literal["prose", "config", "traceback", "error", "log", "command", "nvidia_smi", "code"]
 
 #: What retrieval sees of a long message (the prose first, then key error lines).
@@ -150,12 +152,6 @@ def _is_command(line: str) -> bool:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def _continued(line: str) -> bool:
-    """A command line that goes on in the next: a shell's trailing backslash, or Windows cmd's " ^"."""
-    end = line.rstrip()
-    return end.endswith("\\") or end.endswith(" ^")
-
-
 # A launch command that starts inside a line of prose, after the sentence that introduces it ("…，torchrun --nproc…",
 # "I run: deepspeed train.py --deepspeed ds.json").
 _COMMAND_INSIDE = re.compile(
@@ -189,14 +185,10 @@ _GLUED_ERROR = re.compile(
 )
 
 
-# A variable exported for the commands after it: `export CUDA_VISIBLE_DEVICES=0,1,2,3` (Windows cmd: `set …`).
-_EXPORT_LINE = re.compile(r"^\s*(?:export|set)\s+[A-Z_][A-Z0-9_]*=\S*\s*$")
-
-
 def _line_kind(line: str, first: bool = False) -> PartKind | None:
     if _FRAME.match(line):
         return "traceback"
-    if _is_command(line) or _EXPORT_LINE.match(line):
+    if _is_command(line) or EXPORT_LINE.match(line):
         return "command"
     if _LOG_LINE.match(line):
         return "log"
@@ -339,7 +331,7 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             while j < len(lines):
                 ln = lines[j]
                 nk = _line_kind(ln)
-                cont = kind == "command" and (_continued(lines[j - 1]) or ln.lstrip().startswith("--"))
+                cont = kind == "command" and (continued(lines[j - 1]) or ln.lstrip().startswith("--"))
                 # a frame's source line, and the exception line that ends the traceback
                 frame = kind == "traceback" and bool(ln.strip()) and (_TB_BODY.match(ln) or nk == "error")
                 # "..." where the user cut lines out of a printed argument list
@@ -467,7 +459,7 @@ def retrieval_query(parts: list[Part]) -> str:
     variables a launch exports on lines of their own (`export CUDA_VISIBLE_DEVICES=0,1,2,3`: what the user set up,
     read as prose before such lines joined the command after them)."""
     words = [
-        p.text if p.kind == "prose" else "\n".join(ln for ln in p.text.splitlines() if _EXPORT_LINE.match(ln))
+        p.text if p.kind == "prose" else "\n".join(ln for ln in p.text.splitlines() if EXPORT_LINE.match(ln))
         for p in parts
         if p.kind in ("prose", "command")
     ]

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import re
 
+from calculators.shell import continued
+
 #: Reserved-but-unallocated memory (GiB) over total capacity from which an OOM message reads as fragmentation.
 #: PyTorch's own advice says "if reserved memory is >> allocated memory"; a tenth of the card is a conservative
 #: reading of ">>" at the moment of the failure (allocated ≈ the whole card), and the fragmentation card's
@@ -124,11 +126,11 @@ def clean_query(text: str) -> str:
     if frag:
         out.append(FRAGMENTED_WORDS)
     cleaned: list[str] = []
-    in_command = continued = False
+    in_command = goes_on = False
     for line in out:
         # a pasted launch command spans lines (``\`` continuations, one flag a line): every line of it is a command
-        in_command = _is_command(line) or (in_command and (continued or bool(_CONTINUATION.search(line))))
-        continued = line.endswith(("\\", " ^"))  # (Windows cmd continues a line with " ^")
+        in_command = _is_command(line) or (in_command and (goes_on or bool(_CONTINUATION.search(line))))
+        goes_on = continued(line)
         cleaned.append(_command_words(line) if in_command else _split_inline_command(line))
     return "\n".join(x for x in cleaned if x.strip(" \\"))
 

@@ -40,8 +40,14 @@ _CN_DIGITS = {
     "六十四": 64,
 }
 NUM = r"(\d+|十六|三十二|六十四|[一两二三四五六七八九十单双])"
+# Verbs of changing a setting to a value: "seq_len调整到 32k", "batch size增加到16", "bs降到2".
+_CHANGED_TO = r"调整到|调整为|调整成|增加到|增大到|提高到|降到|降低到|减小到|减少到"
 # Separators between a key and its value: "bs=2", "bs 2", "micro batch 设为 2", "ga开到16".
-SEP = r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|设置的|设置了|设的|设了|开到|开成|调到|调成|调整到|调整为|调整成|增加到|增大到|提高到|降到|降低到|减小到|减少到|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
+SEP = (
+    r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|设置的|设置了|设的|设了|开到|开成|调到|调成|"
+    + _CHANGED_TO
+    + r"|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
+)
 # ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
 _NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
 
@@ -564,7 +570,9 @@ _MB_AMOUNT = re.compile(r"\d{4,6}(?:\s*[-~]\s*\d{4,6})?\s*(?:MB|MiB)\b", re.I)
 
 # How people set a batch in a sentence: "batchsize最多设置为2", "batch_size默认使用1", "batch_size==4", "batch 为1".
 _SET_WORDS = (
-    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设置到|设成|设到|开到|开成|调到|调成|调整到|调整为|调整成|增加到|增大到|提高到|降到|降低到|减小到|减少到|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设置到|设成|设到|开到|开成|调到|调成|"
+    + _CHANGED_TO
+    + r"|改成|改为|使用|用|也只有|只有|只开|才|仅|都是|of|to|is|set to|"
     r"(?:only\s+)?can\s+(?:only\s+)?be\s+set(?:\s+to)?|only)"
 )
 # ("batch size已经调到非常小的3了": a word on how small between the setting and its value)
@@ -740,6 +748,14 @@ _PER_NODE_COUNT = re.compile(
     r"(?:(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)|" + _GPU_BRAND + _GPU_MODEL + ")",
     re.I,
 )
+
+
+def _stated_per_node(text: str) -> int | None:
+    """The GPU count the text says one node has (:data:`_PER_NODE_COUNT`), or None."""
+    m = _PER_NODE_COUNT.search(text)
+    return _num(next(g for g in m.groups() if g)) if m else None
+
+
 # Words that make the second number of "N nodes … M GPUs" a per-node count.
 _PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
 # Words that make it the total: "4机共32张", "4 nodes with totally 32 gpus".
@@ -1894,10 +1910,8 @@ def _parallel(text: str, slots: Slots) -> None:
         if b == "单" and _MULTI_GPU.search(text) and not _OWN_SINGLE.search(text):
             # "单机多卡sft训练报错，单机单卡正常": the single card is the working run the multi-GPU one is compared with
             slots.world_size = None
-        each = _PER_NODE_COUNT.search(text)
-        if _TOTAL_MARK.search(m.group(0)) or (
-            each is not None and nodes * _num(next(g for g in each.groups() if g)) == per_node
-        ):
+        each = _stated_per_node(text)
+        if _TOTAL_MARK.search(m.group(0)) or (each is not None and nodes * each == per_node):
             # "4机共32张H100", "4 nodes with totally 32 gpus", "2个节点，8张卡（每个节点4卡）": the total
             slots.world_size = per_node
         elif per_node > 8 and per_node % nodes == 0 and not _PER_NODE_MARK.search(m.group(0)):
@@ -1906,11 +1920,7 @@ def _parallel(text: str, slots: Slots) -> None:
             slots.world_size = per_node
     elif (m := _NODES.search(text)) and _num(m.group(1)) <= 1024:  # ("四卡3090机器": a card's model number)
         slots.num_nodes = _num(m.group(1))
-        per_node_m = _PER_NODE_COUNT.search(text)
-        if slots.world_size and (
-            slots.world_size < slots.num_nodes
-            or (per_node_m is not None and _num(next(g for g in per_node_m.groups() if g)) == slots.world_size)
-        ):
+        if slots.world_size and (slots.world_size < slots.num_nodes or _stated_per_node(text) == slots.world_size):
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
     _apply_each(_COUNT_LAST_RULES, text, slots)

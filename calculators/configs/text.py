@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from .. import safe_yaml
+from ..shell import exports_as_assignments
 from .models import MAX_TEXT, ConfigParseError, SourceFormat
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
@@ -105,7 +106,7 @@ def _parse_flags(text: str) -> FlagsRead:
     # (a shell's backslash continuations, Windows cmd's " ^"; variables exported on lines before the command, as
     # assignments in front of it; a batch file's `call` before the program)
     clean = re.sub(r"\\\r?\n|(?<=\s)\^\r?\n", " ", text)
-    clean = re.sub(r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*=\S*)\s*\n", r"\1 ", clean, flags=re.M)
+    clean = exports_as_assignments(clean)
     clean = re.sub(r"^((?:[A-Z_][A-Z0-9_]*=\S*\s+)*)call\s+", r"\1", clean.lstrip(), flags=re.I)
     try:
         tokens = shlex.split(clean, comments=True)

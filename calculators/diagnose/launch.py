@@ -20,6 +20,7 @@ import re
 import shlex
 from typing import Any
 
+from ..shell import EXPORT_LINE, continued
 from ._text import line_at, safe
 from .models import Artifact, Cause
 
@@ -28,8 +29,6 @@ _LAUNCHER = re.compile(
     r"|accelerate\s+launch|llamafactory-cli\s+train)(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
     r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))"
 )
-#: A variable exported on a line of its own (`export CUDA_VISIBLE_DEVICES=0,1,2,3`; Windows cmd's `set`).
-_EXPORT = re.compile(r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*)=(\S+)\s*$")
 #: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
 _COMMAND_START = re.compile(r"(?:^|[$#>`'\"(]|&&|;|^\s*[-*]|\|)\s*(?:call\s+)?$")  # (Windows cmd: `call python …`)
 _ARGS = {
@@ -58,7 +57,7 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
             start = pos
         pos += len(line)
         stripped = line.rstrip("\r\n")
-        if stripped.rstrip().endswith("\\") or stripped.rstrip().endswith(" ^"):  # (Windows cmd: " ^")
+        if continued(stripped):
             buf.append(stripped.rstrip()[:-1])
             continue
         buf.append(stripped)
@@ -149,8 +148,9 @@ def read(text: str) -> list[Artifact]:
     for start, end, line in _logical_lines(text):
         if len(line) > 20_000:
             continue
-        if x := _EXPORT.match(line):
-            exported[x.group(1)] = x.group(2).strip("\"'")
+        if x := EXPORT_LINE.match(line):
+            if x.group(2):
+                exported[x.group(1)] = x.group(2).strip("\"'")
             continue
         m = _LAUNCHER.search(line)
         if not m or not _COMMAND_START.search(line[: m.start()]) or line.lstrip().startswith("#"):

@@ -1,0 +1,28 @@
+"""How a pasted shell (or Windows cmd) launch spreads over lines: one place for the readers of commands.
+
+The message splitter (``rag.parts``), the retrieval query cleaner (``rag.query_clean``), the launch-command reader
+(``calculators.diagnose.launch``) and the config doctor's flag parser (``calculators.configs.text``) all need to know
+when a command goes on in the next line and which lines export a variable to the commands after them.
+"""
+
+from __future__ import annotations
+
+import re
+
+_EXPORT = r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*)=(\S*)"
+#: A variable exported on a line of its own for the commands after it: `export CUDA_VISIBLE_DEVICES=0,1,2,3`
+#: (Windows cmd: `set …`); groups: the name, the value.
+EXPORT_LINE = re.compile(_EXPORT + r"\s*$")
+_EXPORT_BEFORE_COMMAND = re.compile(_EXPORT + r"\s*\n", re.M)
+
+
+def continued(line: str) -> bool:
+    """A command line that goes on in the next: a shell's trailing backslash, or Windows cmd's " ^"."""
+    end = line.rstrip()
+    return end.endswith("\\") or end.endswith(" ^")
+
+
+def exports_as_assignments(text: str) -> str:
+    """``text`` with each exported variable's line turned into an assignment in front of what follows it
+    (`export A=1` / `python t.py` → `A=1 python t.py`), the form a command line's own environment takes."""
+    return _EXPORT_BEFORE_COMMAND.sub(r"\1=\2 ", text)
