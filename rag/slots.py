@@ -1090,6 +1090,9 @@ _SIZE_SAID = re.compile(
 
 # A size written right after a family's name: "gpt2(2.6B)", "GPT-2 (1.5B)" (Megatron-LM #60 trains a 2.6B GPT-2).
 _SIZE_ATTACHED = re.compile(r"\s*[(（]?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])", re.I)
+# ... or written just before the family's name: "a 4B gpt2 model", "a 3.5B GPT-2 model" (a size the family's base preset
+# does not have is the user's model, built on that architecture)
+_SIZE_BEFORE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])[-\s]?$", re.I)
 
 
 _YOURS_BEFORE = re.compile(r"\byou(?:'ve)?\b[^.?!。？！\n]{0,24}$|\byour\s+$", re.I)
@@ -1204,7 +1207,11 @@ def _model_named(text: str, slots: Slots) -> None:
             continue  # "Ziya-LLaMA-13B … 另外在ChatGLM-6B上": another family's preset is not the sized model named
         if family:
             slots.model, slots.num_params = name, None  # the preset carries its size
-            said = _SIZE_ATTACHED.match(text, family.end()) or _SIZE_SAID.search(text)
+            said = (
+                _SIZE_ATTACHED.match(text, family.end())
+                or _SIZE_BEFORE.search(text, max(0, family.start() - 12), family.start())
+                or _SIZE_SAID.search(text)
+            )
             if said and name in PUBLISHED_PARAMS:
                 amount, unit = [g for g in said.groups() if g is not None]
                 n = float(amount) * (1e9 if unit.lower() == "b" else 1e6)

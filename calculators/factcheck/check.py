@@ -35,11 +35,12 @@ _ANSWER_MARKERS = re.compile(
     r"Let me explain|Key (?:points|takeaways)",
     re.I,
 )
-# How users write: a question, a log, their own setup. A user's message is a question to answer, not a text to check.
+# How users write: a question, a log, their own setup, what they did to their run ("I applied LoRA and DoRA to a
+# ResNet-50 and noticed …": a report, though it says "Here are some profiling results"). A user's message is a question to answer, not a text to check.
 _USER_MARKERS = re.compile(
     r"Traceback|Error:|error:|CUDA out of memory|^\s*(?:\$ |>>> )|\b(?:I'm|I am|I have|I've|I tried|"
     r"I use|my (?:model|config|script|training|gpu)|we are|we're|we've|when we|we (?:load|train|run|resume|use|want)|"
-    r"(?:I|we) (?:noticed|observed|encountered|found|got|saw))\b|"
+    r"(?:I|we) (?:noticed|observed|encountered|found|got|saw|ran|set|[a-z]+ed))\b|"
     r"我(?:的|用|在|想|试|跑|是)|请问|求助|为什么",
     re.I | re.M,
 )

@@ -246,7 +246,15 @@ def _formula_without_gpus(s: str, unit: str, ans: str) -> bool:
         has(EFFX, c) and has(MICRO + r"|batch[_ ]size|批大小|批次大小", c) and has(GA, c) and has(PRODUCT, c)
         for c in re.split(r"[;；]", s)
     )
-    return in_one_clause and not has(GPU_TERM, cleaned) and not has(SINGLE_GPU, ans) and not has(NEG, s)
+    # "train_batch_size = 16 x 2 x 8 = 256": a product of three numbers has the third factor, though it names no GPU
+    three_factors = re.search(r"\d\s*[x×*]\s*\d+\s*[x×*]\s*\d", s)
+    return (
+        in_one_clause
+        and not three_factors
+        and not has(GPU_TERM, cleaned)
+        and not has(SINGLE_GPU, ans)
+        and not has(NEG, s)
+    )
 
 
 def _ga_memory_unchanged(s: str, unit: str, ans: str) -> bool:
