@@ -76,6 +76,12 @@ CLOSE_TO_BEST = 0.08
 #: inputs): 1 → hit@3 0.656 zh / 0.768 en (2.40 cards an answer); 2 → 0.662 / 0.774 (2.57); 3 → 0.675 / 0.774
 #: (2.72); citing the fused top 3 always → 0.682 / 0.780 (3.00). Before: 0.623 / 0.763 (2.32).
 BM25_TOP = 2
+#: ... or when the card model (rag.card_model) ranks it this high. Measured with the card model cross-validated
+#: (bench/eval_answers_cv.py: each dev file answered by a model that never saw it; hit@1 / hit@3 zh, en; cards cited an
+#: answer; share of cited cards that were expected): not a reason → 0.610 / 0.831, 0.647 / 0.868 (2.63, 0.416); 1 →
+#: 0.609 / 0.839, 0.648 / 0.876 (2.68, 0.418); 2 → 0.612 / 0.847, 0.648 / 0.881 (2.82, 0.412: more cards, each less
+#: often the one that answers).
+LEARNED_TOP = 1
 #: Retrieved cards the citing rule looks at: more than it cites, so that a card dropped for answering another setup
 #: (rag.citing) leaves room for the next one; the ones after the first CITABLE_RANKED kept pass the opening gate.
 #: Measured on the dev set (main at f688145 + the sharding/mixed-GPU conflicts of cite14, 1182 questions): 6 →
@@ -103,6 +109,17 @@ _FOLLOW_UP = re.compile(
 
 #: The acts a follow-up carries over from the previous turn ("and with 8 GPUs?" after a fit question is a fit question).
 _CARRIED_ACTS: tuple[Act, ...] = ("fit", "configure", "batch_arithmetic", "diagnose")
+
+
+def message_query(parts: list[Part], artifacts: list[Any]) -> str:
+    """What retrieval reads of a message: its prose and the key lines of what was pasted (rag.parts), then the key
+    line of each pasted artifact the setup reader recognised. One function, because the card model's trainer
+    (bench/train_cards.py) must read a message exactly as the assistant does."""
+    query = retrieval_query(parts)
+    extra = [getattr(a, "key_line", "") for a in artifacts]
+    if extra:
+        query = (query + "\n" + "\n".join(dict.fromkeys(x for x in extra if x)))[:1500]
+    return query
 
 
 class Assistant:
@@ -181,10 +198,7 @@ class Assistant:
             pipeline_card = None
         diagnosis, diagnosis_call = self._diagnose(parts, setup, lang)
         config_calls = self._check_configs(parts, setup, lang)
-        query = retrieval_query(parts)
-        extra = [getattr(a, "key_line", "") for a in artifacts]
-        if extra:
-            query = (query + "\n" + "\n".join(dict.fromkeys(x for x in extra if x)))[:1500]
+        query = message_query(parts, artifacts)
         hits = self.retrieve(query, k=RETRIEVE_K) if query.strip() else []
         pasted = any(p.kind != "prose" for p in parts)
         on_topic = bool(
@@ -511,14 +525,15 @@ class Assistant:
                     i == 0
                     or (hit.dense_score or 0.0) >= best - CLOSE_TO_BEST
                     or (getattr(hit, "bm25_rank", None) or BM25_TOP + 1) <= BM25_TOP
-                    or (getattr(hit, "prose_rank", None) or BM25_TOP + 1) <= BM25_TOP
-                )  # BM25 on the prose alone
+                    or (getattr(hit, "prose_rank", None) or BM25_TOP + 1) <= BM25_TOP  # BM25 on the prose alone
+                    or (getattr(hit, "learned_rank", None) or LEARNED_TOP + 1) <= LEARNED_TOP
+                )
                 if close and hit.card not in chosen:
                     chosen.append(hit.card)
         if (
             intents.small_batch
             and SMALL_BATCH_CARD in self._by_id
-            and not any("small_batch_effects" in c.topics for c in chosen[:2])
+            and not any("small_batch_effects" in c.topics for c in chosen[:1])
         ):
             chosen = [c for c in chosen if c.id != SMALL_BATCH_CARD]
             chosen.insert(0, self._by_id[SMALL_BATCH_CARD])

@@ -950,6 +950,21 @@ def _path_model_name(path: str) -> str:
     return segments[-1] if segments else path
 
 
+# A model's hub id under an organisation that publishes models ("bigscience/mt0-xxl"); data sets some of them publish
+# too ("HuggingFaceH4/ultrachat_200k", "allenai/c4") are left out by their names.
+_HUB_MODEL = re.compile(
+    r"(?<![\w./-])(meta-llama|mistralai|Qwen|bigscience|EleutherAI|tiiuae|microsoft|google|google-t5|google-bert|"
+    r"facebook|FacebookAI|THUDM|zai-org|baichuan-inc|01-ai|deepseek-ai|internlm|openchat|HuggingFaceH4|"
+    r"HuggingFaceTB|TinyLlama|stabilityai|CompVis|runwayml|openai|allenai|mosaicml|bigcode|NousResearch|lmsys|"
+    r"huggyllama|decapoda-research|openlm-research|togethercomputer|Salesforce|nvidia|OpenGVLab|llava-hf|liuhaotian|"
+    r"unsloth|TheBloke|openbmb|BAAI|intfloat|hfl|IDEA-CCNL|fnlp|Skywork|xverse|moonshotai|ibm-granite|"
+    r"OpenAssistant|WizardLM|codellama|upstage|cerebras|databricks|state-spaces|tencent|apple)/"
+    r"(?!\S*(?:data|ultrachat|ultrafeedback|\bc4\b|gsm8k|mmlu|sharegpt|helpsteer|orca|wiki|pile\b|[-_]\d+k\b))"
+    r"([A-Za-z0-9][\w.-]{1,95})(?![\w/-])",
+    re.I,
+)
+
+
 def _model(text: str, slots: Slots) -> None:
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
     # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
@@ -973,6 +988,15 @@ def _model(text: str, slots: Slots) -> None:
                 slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
             return
     _model_named(named, slots)
+    if slots.model is None and slots.model_text is None and (hub := _HUB_MODEL.search(named)):
+        # "bigscience/mt0-xxl", "CompVis/stable-diffusion-v1-4": a hub id of a model publisher names the model, though
+        # its family is none of the above (its size only when the name carries one)
+        slots.model_text = hub.group(2)[:60]
+        if preset := preset_for_name(hub.group(2)):
+            slots.model = preset
+        else:
+            slots.num_params = _name_size(hub.group(2)) or slots.num_params
+        return
     if slots.model is None and slots.num_params is None and slots.model_text is None:
         _model_named(_DATA_FLAG.sub(lambda f: " " * len(f.group(0)), text), slots)  # only a file name names it
         # ("internvl2_2b_finetune.sh"): better than none

@@ -56,17 +56,24 @@ pytestmark = pytest.mark.slow
 # headlines, 0 strawman, hit@3 0.802 / 0.838, hit@1 0.553 / 0.604, p90 114 / 122 (118 all), fit questions without a
 # memory figure 46 + 30; with the card multi-node-startup-hang (labelled on the 11 dev questions it answers, 9 of
 # which had no card): hit@3 0.799 / 0.837, hit@1 0.551 / 0.604 (8 questions gained, 3 zh lost).
+# Stop 37: blind12 (52) moved into the dev set (1612; start engine, act model retrained: act 0.837 / 0.798, fidelity
+# 0.955 / 0.915, 10 + 24 contradicted, 1 + 3 headlines, hit@3 0.796 / 0.837, hit@1 0.548 / 0.601). With the card model
+# (rag/card_model.py, trained on this folder, so its dev hit figures are optimistic — grouped CV of the fused ranking is
+# in bench/train_cards.py's report and the README): hit@3 0.916 / 0.952, hit@1 0.791 / 0.848; the rest unchanged. With
+# a card the model ranks first also citable (rag.assistant.LEARNED_TOP): hit@3 0.962 / 0.980, hit@1 0.797 / 0.852.
+# The honest dev figure is bench/eval_answers_cv.py (each file answered by a card model that never saw it): hit@3
+# 0.839 / 0.876, hit@1 0.609 / 0.648.
 FLOORS = {
-    "zh": {"act_accuracy": 0.84, "fidelity": 0.955, "hit3": 0.795, "hit1": 0.55},
-    "en": {"act_accuracy": 0.80, "fidelity": 0.92, "hit3": 0.835, "hit1": 0.60},
+    "zh": {"act_accuracy": 0.835, "fidelity": 0.955, "hit3": 0.955, "hit1": 0.79},
+    "en": {"act_accuracy": 0.795, "fidelity": 0.91, "hit3": 0.975, "hit1": 0.845},
 }
 CEILINGS = {
-    "contradicted": 20,
+    "contradicted": 34,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 122,
     "refused": 0,
-    "fit_no_figure": 76,
+    "fit_no_figure": 77,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -101,11 +108,17 @@ CEILINGS = {
 # blind12. Start = end of stop 36 on these 104 (blind12 + blind13): act 0.660 / 0.611, fidelity 0.919 / 0.827, 12 + 10
 # contradicted, 0 headlines, 2 strawman (en), hit@3 0.708 / 0.863, hit@1 0.417 / 0.588, fit without a figure 2 + 0.
 # With the card multi-node-startup-hang: zh hit@3 0.688 (one question lost; held-out labels predate the card).
+# Stop 37: blind12 moved into the dev set; blind14 (52 = 26 zh + 26 en, mined blind at the start of stop 37 and scored
+# on its start engine, tag s19start: act 0.846 / 0.577, 3 + 4 contradicted, hit@3 0.885 / 0.826) joined blind13. Start
+# of stop 37 on these 104 (blind13 + blind14): act 0.765 / 0.604, fidelity 0.898 / 0.840, 10 + 5 contradicted, 0
+# headlines, 2 strawman (en), hit@3 0.784 / 0.872, hit@1 0.529 / 0.596, fit without a figure 1 + 2. With the card model
+# (never trained on these): hit@3 0.824 / 0.894, hit@1 0.529 / 0.638; the rest unchanged. With LEARNED_TOP: hit@3
+# 0.863 / 0.872, hit@1 0.549 / 0.638.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.65, "fidelity": 0.915, "hit3": 0.68},
-    "en": {"act_accuracy": 0.60, "fidelity": 0.82, "hit3": 0.86},
+    "zh": {"act_accuracy": 0.76, "fidelity": 0.895, "hit3": 0.86},
+    "en": {"act_accuracy": 0.60, "fidelity": 0.835, "hit3": 0.87},
 }
-HELDOUT_CEILINGS = {"contradicted": 22, "assumed_headlines": 0, "strawman": 2, "refused": 0, "fit_no_figure": 2}
+HELDOUT_CEILINGS = {"contradicted": 15, "assumed_headlines": 0, "strawman": 2, "refused": 0, "fit_no_figure": 3}
 
 
 @pytest.fixture(scope="module")

@@ -47,3 +47,20 @@ def test_a_product_of_three_numbers_has_the_gpu_factor():
     assert not _formula_without_gpus(fact, fact, fact)
     bare = "The effective batch size = micro batch size x gradient accumulation steps"
     assert _formula_without_gpus(bare, bare, bare)
+
+
+@pytest.mark.parametrize(
+    "text,name,size",
+    [
+        ("fine-tuning bigscience/mt0-xxl with deepspeed zero3 OOM", "mt0-xxl", None),
+        ("I use CompVis/stable-diffusion-v1-4 and bs 4", "stable-diffusion-v1-4", None),
+        ("load openchat/openchat-3.6-8b-20240522 and it OOMs", "openchat-3.6-8b-20240522", 8e9),
+    ],
+)
+def test_a_model_publishers_hub_id_names_the_model(text, name, size):
+    slots = extract_slots(text, prose=True)
+    assert slots.model_text == name and slots.num_params == size
+
+
+def test_a_data_set_under_a_model_publisher_names_no_model():
+    assert extract_slots("training on HuggingFaceH4/ultrachat_200k", prose=True).model_text is None
