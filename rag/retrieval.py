@@ -1,4 +1,4 @@
-"""Hybrid card retrieval: dense (sentence embeddings) + BM25 (jieba-aware), fused with RRF.
+"""Hybrid card retrieval: dense (sentence embeddings) + BM25 (jieba-aware) + a learned card ranking, fused with RRF.
 
 Pipeline for a question ``q``:
 
@@ -17,7 +17,9 @@ Pipeline for a question ``q``:
    tokenizer (:mod:`rag.tokenize`) instead of its English token pattern. Cards with BM25
    score 0 get no BM25 rank.
 4. Reciprocal rank fusion over the per-card rankings: ``sum 1/(RRF_K + rank)`` (see :data:`RRF_K`); for a Chinese
-   message with pasted configs, commands or logs a third ranking joins: BM25 on its prose lines (:data:`PROSE_MODE`).
+   message with pasted configs, commands or logs a third ranking joins: BM25 on its prose lines (:data:`PROSE_MODE`);
+   and the card model's ranking (:mod:`rag.card_model`, learned from the real-question dev set) with weight
+   :data:`LEARNED_WEIGHT`.
 5. Rejection: the question is "not about our topics" when its relevance (best dense cosine
    of the expanded query) is below :data:`DEFAULT_THRESHOLD`; then :meth:`Retriever.retrieve`
    returns ``[]``. The number was calibrated with ``bench/eval_retrieval.py`` on the
@@ -166,7 +168,8 @@ class Rankings:
     def fused_order(self, learned: dict[str, int] | None = None) -> list[str]:
         """Card ids by fused score (ties: the dense rank, then the id)."""
         fused = self.fused(learned)
-        return sorted(fused, key=lambda cid: (-fused[cid], self.dense_rank[cid], cid))
+        last = len(self.dense_rank) + 1
+        return sorted(fused, key=lambda cid: (-fused[cid], self.dense_rank.get(cid, last), cid))
 
 
 def _chunks(text: str, limit: int) -> list[str]:
