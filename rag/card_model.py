@@ -75,7 +75,9 @@ class CardModel:
 
     def scores(self, text: str) -> dict[str, float]:
         """Card id → linear score (higher = more likely the card that answers ``text``)."""
-        row = tfidf(term_counts(text), self.vocab, self.idf)
+        return self._scores(tfidf(term_counts(text), self.vocab, self.idf))
+
+    def _scores(self, row: dict[int, float]) -> dict[str, float]:
         s = self.bias.copy()
         for j, v in row.items():
             s += v * self.weights[j]
@@ -83,10 +85,11 @@ class CardModel:
 
     def ranks(self, text: str, known: Iterable[str] | None = None) -> dict[str, int]:
         """Card id → 1-based rank for ``text``; only cards in ``known`` when given. {} when no term of the text is in
-        the vocabulary (the model would only repeat its prior)."""
-        if not tfidf(term_counts(text), self.vocab, self.idf):
+        the vocabulary (the model would only repeat its prior). The text is tokenized once (jieba is the cost)."""
+        row = tfidf(term_counts(text), self.vocab, self.idf)
+        if not row:
             return {}
-        scores = self.scores(text)
+        scores = self._scores(row)
         keep = set(known) if known is not None else set(scores)
         order = sorted((c for c in scores if c in keep), key=lambda c: (-scores[c], c))
         return {c: r for r, c in enumerate(order, 1)}

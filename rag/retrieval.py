@@ -167,7 +167,10 @@ class Rankings:
 
     def fused_order(self, learned: dict[str, int] | None = None) -> list[str]:
         """Card ids by fused score (ties: the dense rank, then the id)."""
-        fused = self.fused(learned)
+        return self.order_of(self.fused(learned))
+
+    def order_of(self, fused: dict[str, float]) -> list[str]:
+        """The card ids of a fusion's scores, best first (ties: the dense rank, then the id)."""
         last = len(self.dense_rank) + 1
         return sorted(fused, key=lambda cid: (-fused[cid], self.dense_rank.get(cid, last), cid))
 
@@ -470,8 +473,8 @@ class Retriever:
                 learned_rank=rk.learned_rank.get(cid),
             )
 
-        order = rk.fused_order()
         fused = rk.fused()
+        order = rk.order_of(fused)
         hits = [hit(cid, fused[cid]) for cid in order[:k]]
         relevance = max(rk.dense.values())
         dense_top = sorted(rk.dense_rank, key=rk.dense_rank.__getitem__)[:k]
