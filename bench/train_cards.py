@@ -4,6 +4,7 @@
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_cards --cv-only # CV report only
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_cards --no-cv   # write the artifact only (~1 min)
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_cards --cv-only --by-file  # folds of whole files
+    HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python -m bench.train_cards --cv-only --c 3,10,30 --weights 1,2,3  # sweep
 
 The figure that counts is grouped 5-fold cross-validation (folds split by source thread, bench.train_act's folds):
 for each fold a model is fitted on the other four and the fused ranking (rag.retrieval.Rankings) of each held-back
@@ -31,11 +32,13 @@ from bench.train_act import folds, load_questions, thread_key
 from rag.card_model import ARTIFACT, CardModel, idf_of, model_to_json, term_counts, tfidf
 from rag.cards import Card, load_cards
 
-#: Regularisation (scikit-learn's C). Grouped CV on the dev set (1612 questions, fused hit@3 zh / en): C=10
-#: 0.835 / 0.873 (C=1 and C=100 tried in the prototype, lower).
+#: Regularisation (scikit-learn's C). Grouped CV on the dev set (1612 questions, 139 cards; ``--cv-only --c 3,10,30
+#: --weights 1,2,3``), the model alone hit@3 zh / en: C=3 0.790 / 0.843, C=10 0.818 / 0.854, C=30 0.821 / 0.855; fused
+#: at weight 2: 0.825 / 0.881, 0.834 / 0.884, 0.829 / 0.881 — C=10.
 SHIP_C = 10.0
-#: A term must occur in at least this many examples to be in the vocabulary (min_df=1 scored the same, 0.834 / 0.871
-#: vs 0.835 / 0.873, with twice the vocabulary).
+#: A term must occur in at least this many examples to be in the vocabulary (``--cv-only --min-df 1``: fused hit@1 /
+#: hit@3 zh 0.630 / 0.835, en 0.672 / 0.883 against 0.625 / 0.834, 0.674 / 0.884 at 2 — the same, with about twice the
+#: vocabulary).
 MIN_DF = 2
 #: Weights smaller than this (absolute) are dropped from the artifact; see the CV report's "pruned" line.
 PRUNE = 0.05
@@ -70,14 +73,14 @@ def examples(items: list[dict[str, Any]], texts: list[str], card_ids: set[str]) 
     return [(t, c) for q, t in zip(items, texts, strict=True) for c in q.get("cards") or [] if c in card_ids]
 
 
-def fit(pairs: list[tuple[str, str]], c: float = SHIP_C, prune: float = PRUNE) -> CardModel:
+def fit(pairs: list[tuple[str, str]], c: float = SHIP_C, prune: float = PRUNE, min_df: int = MIN_DF) -> CardModel:
     """TF-IDF (rag.card_model.tfidf, so training reads text as answering does) + multinomial logistic regression."""
     counts = [term_counts(t) for t, _ in pairs]
     df: dict[str, int] = {}
     for cnt in counts:
         for term in cnt:
             df[term] = df.get(term, 0) + 1
-    terms = sorted(t for t, n in df.items() if n >= MIN_DF)
+    terms = sorted(t for t, n in df.items() if n >= min_df)
     vocab = {t: i for i, t in enumerate(terms)}
     idf = idf_of(np.array([df[t] for t in terms], dtype=np.float64), len(pairs)).astype(np.float32)
     rows, cols, vals = [], [], []
@@ -101,11 +104,19 @@ def _hits(order: list[str], expected: list[str]) -> tuple[bool, bool]:
 
 
 def cross_validate(
-    items: list[dict[str, Any]], texts: list[str], cards: list[Card], k: int = 5, by_file: bool = False
+    items: list[dict[str, Any]],
+    texts: list[str],
+    cards: list[Card],
+    k: int = 5,
+    by_file: bool = False,
+    cs: tuple[float, ...] = (SHIP_C,),
+    weights: tuple[float | None, ...] = (None,),
+    min_df: int = MIN_DF,
 ) -> None:
     """Print grouped k-fold hit@1 / hit@3 of the fused ranking without and with the fold's model, per language.
     ``by_file``: folds of whole dev files (each file was mined and labelled in one batch, so a held-back file shares
-    neither its sources nor its labeller's habits with the training folds: the stricter figure)."""
+    neither its sources nor its labeller's habits with the training folds: the stricter figure). ``cs`` and
+    ``weights`` sweep the regularisation and the model's weight in the fusion (None: rag.retrieval.LEARNED_WEIGHT)."""
     from rag.retrieval import Retriever
 
     retriever = Retriever(cards=cards, progress=False, card_model=False)
@@ -116,23 +127,30 @@ def cross_validate(
     table: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
     for f in range(k):
         train = [i for i in range(len(items)) if fold[i] != f]
-        model = fit(examples([items[i] for i in train], [texts[i] for i in train], ids) + own)
+        pairs = examples([items[i] for i in train], [texts[i] for i in train], ids) + own
+        models = {c: fit(pairs, c=c, min_df=min_df) for c in cs}
         for i in (i for i in range(len(items)) if fold[i] == f):
             expected = [c for c in items[i].get("cards") or [] if c in ids]
             if not expected:
                 continue
-            learned = model.ranks(texts[i], ids)
-            row = table.setdefault(items[i]["lang"], {"base": [], "model alone": [], "fused": []})
-            row["base"].append(_hits(ranks[i].fused_order({}), expected))
-            row["model alone"].append(_hits(sorted(learned, key=learned.__getitem__), expected))
-            row["fused"].append(_hits(ranks[i].fused_order(learned), expected))
+            row = table.setdefault(items[i]["lang"], {})
+            row.setdefault("base", []).append(_hits(ranks[i].fused_order({}), expected))
+            for c, model in models.items():
+                learned = model.ranks(texts[i], ids)
+                tag = "" if cs == (SHIP_C,) else f" C={c:g}"
+                row.setdefault(f"model alone{tag}", []).append(
+                    _hits(sorted(learned, key=learned.__getitem__), expected)
+                )
+                for w in weights:
+                    wtag = "" if w is None else f" w={w:g}"
+                    row.setdefault(f"fused{tag}{wtag}", []).append(_hits(ranks[i].fused_order(learned, w), expected))
     print(
         f"grouped {k}-fold CV ({'whole files' if by_file else 'threads'}), fused top cards before citing rules (hit@1 / hit@3):"
     )
     for lang, row in sorted(table.items()):
         for name, hits in row.items():
             n = len(hits)
-            print(f"  {lang} {name:12s} n={n}  {sum(h[0] for h in hits) / n:.3f} / {sum(h[1] for h in hits) / n:.3f}")
+            print(f"  {lang} {name:20s} n={n}  {sum(h[0] for h in hits) / n:.3f} / {sum(h[1] for h in hits) / n:.3f}")
 
 
 def train_and_write(
@@ -154,12 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv-only", action="store_true")
     ap.add_argument("--no-cv", action="store_true")
     ap.add_argument("--by-file", action="store_true", help="CV folds of whole dev files instead of threads")
+    ap.add_argument("--min-df", type=int, default=MIN_DF, help="CV only: a term must occur in this many examples")
+    ap.add_argument("--c", default="", help="CV sweep of the regularisation, e.g. 3,10,30 (default: SHIP_C)")
+    ap.add_argument("--weights", default="", help="CV sweep of the fusion weight, e.g. 1,2,3 (default: LEARNED_WEIGHT)")
     args = ap.parse_args(argv)
     items = load_questions()
     cards = load_cards()
     texts = [retrieval_text(q["question"]) for q in items]
     if not args.no_cv:
-        cross_validate(items, texts, cards, by_file=args.by_file)
+        cs = tuple(float(x) for x in args.c.split(",") if x) or (SHIP_C,)
+        weights = tuple(float(x) for x in args.weights.split(",") if x) or (None,)
+        cross_validate(items, texts, cards, by_file=args.by_file, cs=cs, weights=weights, min_df=args.min_df)
     if not args.cv_only:
         train_and_write(items, texts, cards)
     return 0

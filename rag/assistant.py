@@ -77,10 +77,10 @@ CLOSE_TO_BEST = 0.08
 #: (2.72); citing the fused top 3 always → 0.682 / 0.780 (3.00). Before: 0.623 / 0.763 (2.32).
 BM25_TOP = 2
 #: ... or when the card model (rag.card_model) ranks it this high. Measured with the card model cross-validated
-#: (bench/eval_answers_cv.py: each dev file answered by a model that never saw it; hit@1 / hit@3 zh, en; cards cited an
-#: answer; share of cited cards that were expected): not a reason → 0.610 / 0.831, 0.647 / 0.868 (2.63, 0.416); 1 →
-#: 0.609 / 0.839, 0.648 / 0.876 (2.68, 0.418); 2 → 0.612 / 0.847, 0.648 / 0.881 (2.82, 0.412: more cards, each less
-#: often the one that answers).
+#: (bench/eval_answers_cv.py --json: each dev file answered by a model that never saw it; hit@1 / hit@3 zh, en; then
+#: bench/eval_citations.py over two such runs: cards cited an answer, share of cited cards that were expected): not a
+#: reason → 0.610 / 0.831, 0.647 / 0.868 (2.63, 0.416); 1 → 0.609 / 0.839, 0.648 / 0.876 (2.67, 0.418); 2 → 0.612 /
+#: 0.847, 0.648 / 0.881 (2.81, 0.412: more cards, each less often the one that answers).
 LEARNED_TOP = 1
 #: Retrieved cards the citing rule looks at: more than it cites, so that a card dropped for answering another setup
 #: (rag.citing) leaves room for the next one; the ones after the first CITABLE_RANKED kept pass the opening gate.

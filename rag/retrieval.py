@@ -101,8 +101,10 @@ DEFAULT_THRESHOLD = 0.40
 ENV_THRESHOLD = "BATCHBOT_RELEVANCE_THRESHOLD"
 
 #: Weight of the card model's ranking (rag.card_model) in the fusion, beside weight 1 for each retriever's. Chosen on
-#: grouped 5-fold cross-validation of the dev set (bench/train_cards.py; the fused top 3 before any citing rule,
-#: zh / en hit@3): without it 0.701 / 0.758; weight 1 0.804 / 0.852; 2 0.835 / 0.873; 3 0.831 / 0.868.
+#: grouped 5-fold cross-validation of the dev set (`python -m bench.train_cards --cv-only --c 3,10,30 --weights 1,2,3`;
+#: 1612 questions, 139 cards; the fused top 3 before any citing rule, hit@1 / hit@3 zh, en, at C=10): without it
+#: 0.442 / 0.713, 0.532 / 0.769; weight 1 0.587 / 0.803, 0.653 / 0.860; 2 0.625 / 0.834, 0.674 / 0.884; 3 0.618 /
+#: 0.848, 0.673 / 0.883 (a trade within a few questions: 2 keeps the better hit@1).
 LEARNED_WEIGHT = 2.0
 
 _MAX_CHUNK_CHARS = {"en": 700, "zh": 220}
@@ -154,20 +156,21 @@ class Rankings:
     prose_rank: dict[str, int]
     learned_rank: dict[str, int]
 
-    def fused(self, learned: dict[str, int] | None = None) -> dict[str, float]:
+    def fused(self, learned: dict[str, int] | None = None, weight: float | None = None) -> dict[str, float]:
         """RRF over the retrievers' rankings and the card model's (``learned`` replaces it, e.g. a fold's model in
-        cross-validation; ``{}`` leaves it out), the card model weighted by :data:`LEARNED_WEIGHT`."""
+        cross-validation; ``{}`` leaves it out), the card model weighted by ``weight`` (default
+        :data:`LEARNED_WEIGHT`; other weights for bench/train_cards.py's sweep)."""
         learned = self.learned_rank if learned is None else learned
         rankings = [self.dense_rank, self.bm25_rank] + ([self.prose_rank] if self.prose_rank else [])
         weights = [1.0] * len(rankings)
         if learned:
             rankings.append(learned)
-            weights.append(LEARNED_WEIGHT)
+            weights.append(LEARNED_WEIGHT if weight is None else weight)
         return fuse_ranks(*rankings, weights=weights)
 
-    def fused_order(self, learned: dict[str, int] | None = None) -> list[str]:
+    def fused_order(self, learned: dict[str, int] | None = None, weight: float | None = None) -> list[str]:
         """Card ids by fused score (ties: the dense rank, then the id)."""
-        return self.order_of(self.fused(learned))
+        return self.order_of(self.fused(learned, weight))
 
     def order_of(self, fused: dict[str, float]) -> list[str]:
         """The card ids of a fusion's scores, best first (ties: the dense rank, then the id)."""
