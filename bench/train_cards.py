@@ -35,6 +35,9 @@ from rag.cards import Card, load_cards
 #: Regularisation (scikit-learn's C). Grouped CV on the dev set (1612 questions, 139 cards; ``--cv-only --c 3,10,30
 #: --weights 1,2,3``), the model alone hit@3 zh / en: C=3 0.790 / 0.843, C=10 0.818 / 0.854, C=30 0.821 / 0.855; fused
 #: at weight 2: 0.825 / 0.881, 0.834 / 0.884, 0.829 / 0.881 — C=10.
+#: Stop 38 (1664 questions, 144 cards, with the Chinese character bigrams of rag.card_model.term_counts): C=10 fused
+#: hit@1 / hit@3 zh 0.644 / 0.842, en 0.664 / 0.869; C=30 at weight 2 0.640 / 0.842, 0.665 / 0.861, at weight 3 0.644 /
+#: 0.843, 0.653 / 0.867 — C=10 and weight 2 stay.
 SHIP_C = 10.0
 #: A term must occur in at least this many examples to be in the vocabulary (``--cv-only --min-df 1``: fused hit@1 /
 #: hit@3 zh 0.630 / 0.835, en 0.672 / 0.883 against 0.625 / 0.834, 0.674 / 0.884 at 2 — the same, with about twice the

@@ -17,6 +17,7 @@ from .batch import (
     resolve_hf_batch,
 )
 from .errors import CalculatorError
+from .host_ram import HostRamLoad, host_ram_at_load
 from .memory import GiB, MemoryConfig, MemoryEstimate, estimate_memory, make_config
 from .presets import (
     GPU_PRESETS,
@@ -39,6 +40,8 @@ __all__ = [
     "back_solve_steps",
     "learning_rate_guidance",
     "CalculatorError",
+    "HostRamLoad",
+    "host_ram_at_load",
     "GiB",
     "MemoryConfig",
     "MemoryEstimate",

@@ -16,6 +16,7 @@ from .batch import back_solve_steps, resolve_batch
 from .configs import config_check_tool
 from .deepspeed import estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs
 from .errors import CalculatorError
+from .host_ram import host_ram_at_load
 from .memory import estimate_memory
 from .sweep import sweep
 
@@ -59,6 +60,7 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "effective_batch": lambda args: resolve_batch(**args),
     "steps_back_solve": lambda args: back_solve_steps(**args),
     "memory": _memory,
+    "host_ram_load": lambda args: host_ram_at_load(**args),
     "sweep": _sweep,
     "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),
     "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),

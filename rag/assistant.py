@@ -36,6 +36,7 @@ from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import (
     Intents,
+    about_host_ram_at_load,
     detect_intents,
     detect_misconceptions,
     holds_belief,
@@ -54,6 +55,8 @@ MAX_HISTORY_TURNS = 20
 MAX_CONFIG_PARTS = 2
 SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
 SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
+#: The card behind the load-time host-RAM figure (calculators.host_ram): every process's own copy, and the ways down.
+HOST_RAM_CARD = "host-ram-load-scales-with-processes"
 #: What a user can report seeing that already narrows the causes to one card's (glossary concept → card): "一个卡是22g，
 #: 其余都是10g左右", "第一张卡显存占满了，其他卡不高" report uneven memory across GPUs, whose causes (DataParallel, a CUDA
 #: context per rank on GPU 0, extra work on rank 0) the GPU-0 imbalance card ranks.
@@ -247,6 +250,7 @@ class Assistant:
             step_counts=read_step_counts(text),
             deepspeed=names_deepspeed(text),
             rl_stage=rl_stage_named(text),
+            host_ram=about_host_ram_at_load(text, host_ram_stated=setup.has("host_ram_gb")),
         )
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)
@@ -277,6 +281,10 @@ class Assistant:
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         cards = self._estimate_card_first(cards, calls, asked, setup, act, rl=plan.rl_stage is not None)
+        if any(c.name == "host_ram_load" and c.result for c in calls) and HOST_RAM_CARD in self._by_id:
+            # the load-time host-RAM figure opens: the card that explains it (and the ways down) is cited first
+            host = self._by_id[HOST_RAM_CARD]
+            cards = [host, *[c for c in cards if c is not host]][:3]
         held = [m for m in misconceptions if holds_belief(prose, m)]
         if act == "is_normal" and not states_expectation(prose):
             held = []  # "显存翻倍，是否正常？" asks about what they saw; the opening answers it, no belief to correct

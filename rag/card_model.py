@@ -25,6 +25,7 @@ import json
 import logging
 import math
 import os
+import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable
@@ -45,9 +46,20 @@ ENV_SWITCH = "BATCHBOT_CARD_MODEL"
 MAX_CHARS = 3000
 
 
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
 def term_counts(text: str) -> Counter[str]:
-    """The BM25 tokenizer's tokens of ``text`` (jieba words, ASCII words, config keys), counted."""
-    return Counter(tokenize(text[:MAX_CHARS]))
+    """The BM25 tokenizer's tokens of ``text`` (jieba words, ASCII words, config keys) and the character bigrams of its
+    Chinese runs ("§显存", "§存爆"), counted. The bigrams reach wordings jieba cuts differently ("爆显存" / "显存爆了");
+    grouped CV on 1664 dev questions (``python -m bench.train_cards --cv-only``, fused hit@1 / hit@3): zh 0.627 / 0.839
+    without them, 0.644 / 0.842 with them; en 0.665 / 0.860 → 0.664 / 0.869 (0.642 / 0.842, 0.663 / 0.867 after the
+    stop's later reader changes)."""
+    head = text[:MAX_CHARS]
+    counts = Counter(tokenize(head))
+    for run in _CJK_RUN.findall(head):
+        counts.update("§" + run[i : i + 2] for i in range(len(run) - 1))
+    return counts
 
 
 def tfidf(counts: Counter[str], vocab: dict[str, int], idf: np.ndarray) -> dict[int, float]:

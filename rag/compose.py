@@ -68,6 +68,7 @@ _SHOWN = (
     "tensor_parallel_size",
     "sequence_parallel_size",
     "observed_memory_gb",
+    "host_ram_gb",
     "images_per_sample",
     "image_width",
     "image_height",
@@ -115,7 +116,7 @@ class Results:
 def _show_value(key: str, value: Any, lang: Lang) -> str:
     if key == "num_params":
         return f"{value / 1e9:g}B"
-    if key in ("gpu_memory_gb", "observed_memory_gb"):
+    if key in ("gpu_memory_gb", "observed_memory_gb", "host_ram_gb"):
         return f"{value:g} GB"
     if key == "zero_stage":
         return f"ZeRO-{value}"
@@ -674,6 +675,9 @@ def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
     rule = next((m for m in r.misconceptions[:2] if m.card_id == card.id and m.key in _CAUSE_BELIEFS), None)
     if rule is None or not card.misconceptions or not (rule.key in r.held or _belief_only_reported(r)):
         return None
+    if rule.key == "mixed_precision_halves" and rule.key not in r.held and not r.reported_oom:
+        # AMP named in a report without an OOM ("memory usage is half of the normal mode"): no remedy that failed
+        return None
     fix = card.misconceptions[0]
     return f"**{t('tried_remedy', r.lang)}** {fix.correction_zh if r.lang == 'zh' else fix.correction_en}"
 
@@ -1117,9 +1121,21 @@ def _ga_growth_verdict(r: Results) -> str:
     return ""
 
 
+def _host_ram_verdict(r: Results) -> str:
+    """The message reports or asks about the host's RAM and states the model and several GPUs per node: the load-time
+    figure per node (calculators.host_ram) and the ways down, before any GPU-memory figure."""
+    call = r.call("host_ram_load")
+    if call is None or not call.result:
+        return ""
+    return f"**{call.summary_md}** " + t("host_ram_fix", r.lang)
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
+    host = _host_ram_verdict(r)
+    if host:
+        return host
     if r.act == "diagnose":
         v = _oom_estimate_verdict(r) or _diagnosis_verdict(r) or _ga_growth_verdict(r)
         if v:

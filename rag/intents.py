@@ -339,6 +339,7 @@ _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|�
 _OBSERVATION = re.compile(
     r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
     r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示|"
+    r"\bmemory usage (?:is|was|becomes|became|dropped|drops)\b|显存占用(?:是|为|只有|降到|变成)|"
     # what followed in the user's run ("…成正比，导致显存占用过大无法训练"; not "会导致", a claim) or what they already
     # did ("train_batch_size 我已经改到最小了", "I already reduced the batch"): a report of the run, not a claim
     r"(?<![会能])导致[^，,。.;；?？]{0,12}(?:无法|不能|跑不|训练不|oom|爆|溢出|不足|不够|过大)|无法训练|训练不了|跑不起来|我已经|已经(?:改|调|设|试|把)|"
@@ -367,6 +368,9 @@ def states_expectation(text: str) -> bool:
 
 
 _GA_MEMORY_RULES = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
+#: Beliefs a sentence may name only as what the user saw or already did: "the GPU memory usage is half of the normal
+#: mode" with AMP (fairchem #397, measured), "To reduce activation memory I already use … +amp" (DeepSpeed #3652).
+_REPORTABLE_RULES = _GA_MEMORY_RULES | {"mixed_precision_halves"}
 
 
 def holds_belief(text: str, rule: MisconceptionRule) -> bool:
@@ -379,7 +383,7 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     for sentence in sentences:
         if not rule.matches(sentence) or _DENIAL.search(sentence):
             continue
-        if rule.key in _GA_MEMORY_RULES and _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
+        if rule.key in _REPORTABLE_RULES and _OBSERVATION.search(sentence) and not _STRONG_BELIEF.search(sentence):
             continue
         if rule.key in _GA_MEMORY_RULES and sentence.strip() == title and not _STRONG_BELIEF.search(sentence):
             continue  # an issue title names what was seen ("VRAM usage increase with more gradient accumulation steps")
@@ -391,7 +395,7 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
 def belief_reported(text: str, rule: MisconceptionRule) -> bool:
     """Whether ``text`` names what ``rule`` is about only as a report of the user's run (what they saw, what followed,
     what they already tried), never asserting the belief: "显存开始不够了，train_batch_size 我已经改到最小了"."""
-    if rule.key not in _GA_MEMORY_RULES or holds_belief(text, rule):
+    if rule.key not in _REPORTABLE_RULES or holds_belief(text, rule):
         return False
     sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
     return any(rule.matches(s) and _OBSERVATION.search(s) for s in sentences)
@@ -409,6 +413,53 @@ _GPU_RAM_SHORT = re.compile(
     r"(?:显存|显卡|gpu|cuda|\d\s*卡|卡\s*\d|双卡|单卡|多卡).{0,40}内存不足|内存不足.{0,20}(?:显存|显卡|gpu)", re.I
 )
 _HOST_RAM = re.compile(r"被杀|kill|-9\b|cpu|主机内存|系统内存|物理内存|swap|dataloader|num_workers", re.I)
+
+
+# The host's RAM as the subject of a problem or a question, not a spec in passing ("64GB RAM, 2x3090, CUDA OOM"). In
+# Chinese threads "内存" is as often the GPU's memory ("需要多大内存的GPU", "2张卡跑不动报内存不够"), so it counts only
+# beside an explicit host word, a host RAM size the message states ("内存1T … 报内存不足"), or "显存和内存" (both asked).
+# In English a bare "RAM" is the GPU's as often ("8 A100s with 80GB of RAM each"): only host/system/CPU RAM, or RAM
+# usage / running out of RAM.
+_HOST_KILL = re.compile(r"\bKilled\b|exit\s*code:?\s*-9|return code\s*=\s*-9|SIGKILL|被\s*kill|被杀", re.I)
+_HOST_RAM_NOUN = re.compile(
+    r"(?:host|system|CPU|cpu) (?:RAM|memory)|(?<![Vv])\bRAM (?:usage|use|consumption|OOM|runs? out|ran out|is full|explod\w*)|"
+    r"out of (?:host |system |CPU )?RAM\b|主机内存|系统内存|物理内存|CPU\s*内存|cpu\s*内存|内存条",
+    re.I,
+)
+_HOST_RAM_TROUBLE = re.compile(
+    r"runs? out|ran out|out of|\bOOM|full|exceed\w*|\bgrow\w*|increas\w*|spik\w*|explod\w*|\busage\b|\bused\b|"
+    r"how much|enough|不足|不够|爆|溢出|满|耗尽|占用|暴涨|上涨|增长|需要多少|多大|够不够|够吗",
+    re.I,
+)
+_RAM_SHORT = re.compile(r"(?<!显卡)内存(?:不足|不够|爆|溢出|满了|耗尽|被占满|OOM)|爆内存", re.I)
+_BOTH_ASKED = re.compile(r"显存(?:和|与|、|跟|以及)(?:主机)?内存|内存(?:和|与|、|跟|以及)显存")
+_RAM_OVER_TIME = re.compile(
+    r"dataloader|num_workers|\bworkers?\b|逐渐|慢慢|一直.{0,2}(?:增长|上涨|涨|增加)|越来越|keeps? (?:growing|increasing|rising)|"
+    r"over time|memory leak|泄漏|泄露|每个?\s*(?:epoch|step)|every (?:epoch|step)|跑到.{0,12}(?:step|步)|"
+    r"(?:while|during) (?:the )?training|训练(?:过程)?中",
+    re.I,
+)
+
+
+# "尽可能使用CPU内存来防止CUDA OOM": the GPU ran out, host RAM is the remedy asked about.
+_GPU_IS_THE_PROBLEM = re.compile(r"CUDA|显存|\bGPU memory|\bVRAM", re.I)
+
+
+def about_host_ram_at_load(text: str, host_ram_stated: bool = False) -> bool:
+    """Whether the message reports a problem with, or asks about, the host's RAM (not the GPU's memory): what the
+    load-time host RAM figure (calculators.host_ram) answers. ``host_ram_stated``: the message states the host's RAM
+    ("内存1T"), which makes a bare "内存不足" the host's. RAM that creeps up while training (data-loader workers, a leak)
+    is another cause (cards mem-dataloader-workers-host-ram, mem-creeping-growth-over-steps)."""
+    if _RAM_OVER_TIME.search(text):
+        return False
+    if _HOST_KILL.search(text) or _BOTH_ASKED.search(text):
+        return True
+    for s in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text):
+        if _HOST_RAM_NOUN.search(s) and _HOST_RAM_TROUBLE.search(s) and not _GPU_IS_THE_PROBLEM.search(s):
+            return True
+        if host_ram_stated and _RAM_SHORT.search(s) and not _GPU_RAM_SHORT.search(s):
+            return True
+    return False
 
 
 def reports_oom(text: str) -> bool:

@@ -59,7 +59,10 @@ _ERROR_CONT = re.compile(
     r"PYTORCH_CUDA_ALLOC_CONF|GiB memory in use|is allocated by PyTorch|reserved by PyTorch but "
     r"unallocated|total capac\w* of [\d.]+ GiB"
 )
-_TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.)")
+_TB_BODY = re.compile(r"^(?:\s+|File \"|During handling|The above exception|\^|~|\s*\.\.\.|\s*[│╭╰])")
+# Rich's boxed traceback (accelerate, typer and LLaMA-Factory CLIs): "╭───── Traceback (most recent call last) ─────╮",
+# "│ /opt/conda/…/config.py:891 in _batch_assertion │", "╰──────╯".
+_RICH_FRAME = re.compile(r"^\s*(?:╭─+\s*Traceback|│.{2,}│\s*$|╰─{3,})")
 _LOG_LINE = re.compile(
     r"^\s*(?:\{'(?:loss|train_loss|eval_loss|learning_rate|epoch|grad_norm)'|\[(?:INFO|WARNING|ERROR|DEBUG)|"
     r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[rank\d+\]|\d\d/\d\d/\d{4} \d\d:\d\d|\d\d:\d\d:\d\d[ ,.-]|"
@@ -74,10 +77,25 @@ _LOG_LINE = re.compile(
     # what Megatron-LM / GPT-NeoX / DeepSpeed print of their arguments at start-up: "using world size: 16 and
     # model-parallel size: 2", "------------------------ arguments ------------------------", and each argument as
     # "  micro_batch_size ................ 8" (megatron/training/arguments.py _print_args, DeepSpeedConfig.print)
+    # Lightning's start-up lines: "GPU available: True, used: True", "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4",
+    # "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]", "All distributed processes registered. Starting with 1 processes"
+    r"(?:GPU|TPU|IPU|HPU) available: |initializing (?:ddp|distributed): GLOBAL_RANK|LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES|"
+    r"All distributed processes registered|distributed_backend=|"
     r"using world size:\s*\d|using torch\.(?:float16|bfloat16|float32) for parameters|-{4,}\s*arguments\s*-{4,}|"
     r"\s+[A-Za-z_][\w.]*\s\.{3,}\s*\S)",
     re.I,
 )
+# An error line that ends on an operator: the terminal wrapped the expression, the next line finishes it.
+_WRAPPED_MID_EXPRESSION = re.compile(r"(?:[*+/=×,]|!=|==|<|>)\s*$")
+# … or mid-sentence, on a word an error message never ends with ("train_batch_size is not" / "equal to …").
+_WRAPPED_MID_SENTENCE = re.compile(r"\b(?:is|are|not|to|of|the|a|an|and|or|with|for|than|be)\s*$", re.I)
+
+
+def _wrapped(line: str) -> bool:
+    """Whether an error ``line`` stops mid-expression or mid-sentence: the next line is its rest."""
+    return bool(_WRAPPED_MID_EXPRESSION.search(line) or _WRAPPED_MID_SENTENCE.search(line))
+
+
 # A line that is only "..." or "…": where the user cut lines out of a paste.
 _ELLIPSIS_LINE = re.compile(r"^\s*(?:\.{3}|…)\s*$")
 # A traceback's frame pasted without its "Traceback (most recent call last):" header (trimmed by the user).
@@ -186,7 +204,7 @@ _GLUED_ERROR = re.compile(
 
 
 def _line_kind(line: str, first: bool = False) -> PartKind | None:
-    if _FRAME.match(line):
+    if _FRAME.match(line) or _RICH_FRAME.match(line):
         return "traceback"
     if _is_command(line) or EXPORT_LINE.match(line):
         return "command"
@@ -288,8 +306,11 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
                 if _TB_BODY.match(ln) or _ERROR_LINE.search(ln) or re.match(r"^[\w.]+:\s", ln):
                     end += len(ln)
                     j += 1
-                    # the exception line ends the traceback
+                    # the exception line ends the traceback, with the rest of it when the terminal wrapped it
                     if not _TB_BODY.match(ln) and _ERROR_LINE.search(ln):
+                        while j < len(lines) and lines[j].strip() and _wrapped(lines[j - 1]):
+                            end += len(lines[j])
+                            j += 1
                         break
                     continue
                 break
@@ -328,19 +349,28 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             start = pos
             end = pos + len(line)
             j = i + 1
+            exception_seen = False  # a traceback's exception line is in: only its wrapped rest may follow
             while j < len(lines):
                 ln = lines[j]
                 nk = _line_kind(ln)
                 cont = kind == "command" and (continued(lines[j - 1]) or ln.lstrip().startswith("--"))
                 # a frame's source line, and the exception line that ends the traceback
-                frame = kind == "traceback" and bool(ln.strip()) and (_TB_BODY.match(ln) or nk == "error")
+                frame = (
+                    kind == "traceback"
+                    and not exception_seen
+                    and bool(ln.strip())
+                    and bool(_TB_BODY.match(ln) or nk == "error")
+                )
                 # "..." where the user cut lines out of a printed argument list
                 cont = cont or (kind == "log" and bool(_ELLIPSIS_LINE.match(ln)))
+                # an error message wrapped by the terminal mid-expression ("… world_size 64 != 4 *" / "8 * 1") or
+                # mid-sentence ("train_batch_size is not" / "equal to …"), also after a traceback's exception line
+                cont = cont or ((kind == "error" or exception_seen) and bool(ln.strip()) and _wrapped(lines[j - 1]))
                 if nk == kind or cont or frame or (kind == "nvidia_smi" and _SMI_LINE.match(ln) and ln.strip()):
                     end += len(ln)
                     j += 1
                     if frame and nk == "error" and not _TB_BODY.match(ln):
-                        break
+                        exception_seen = True
                     continue
                 break
             flush_prose(start)

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS
+from calculators.errors import CalculatorError
+from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS, count_params, get_model_shape
 from calculators.text_safety import escape_md
 from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 
@@ -48,6 +49,7 @@ Label = Literal[
     "method_sweep",
     "full_sharded",
     "fact_check",
+    "host_ram_load",
 ]
 
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
@@ -480,6 +482,36 @@ def rl_stage_named(text: str) -> str | None:
     return next((stage for stage, pattern in _RL_NAMED if pattern.search(text)), None)
 
 
+#: CPU offload holds optimizer states (and parameters) in host RAM all through training: a different figure (DeepSpeed's
+#: estimators, calculators.diagnose.host_kill), so the load-time one is not planned beside it.
+_OFFLOAD_KEYS = ("offload_optimizer", "offload_param")
+#: Sharded loading: under ZeRO-3 transformers loads through zero.Init and never assigns whole tensors per process, and
+#: FSDP's rank-0 loading (accelerate fsdp_cpu_ram_efficient_loading) reads the weights once: the per-process figure does
+#: not describe them (card host-ram-load-scales-with-processes, zero3-load-time-memory-peak).
+
+
+def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
+    """The load-time host-RAM call's arguments from what the message states: the model's size (or a preset it names),
+    and several processes per node (the GPU count over the stated nodes); None when either is not stated, or the run
+    offloads to the CPU or loads sharded (ZeRO-3, FSDP)."""
+    s = setup.known()
+    if any(s.get(k) for k in _OFFLOAD_KEYS) or s.get("zero_stage") == 3 or s.get("fsdp"):
+        return None
+    params = s.get("num_params")
+    if params is None and s.get("model"):
+        try:
+            params = count_params(get_model_shape(str(s["model"])))
+        except CalculatorError:
+            return None
+    world, nodes = s.get("world_size"), s.get("num_nodes") or 1
+    if not params or not isinstance(world, int) or world % nodes or world // nodes < 2:
+        return None
+    args: dict[str, Any] = {"num_params": float(params), "processes_per_node": world // nodes}
+    if s.get("host_ram_gb"):
+        args["host_ram_gb"] = float(s["host_ram_gb"])
+    return args
+
+
 def plan_calls(
     setup: Setup,
     act: Act,
@@ -491,6 +523,7 @@ def plan_calls(
     step_counts: StepCounts | None = None,
     deepspeed: bool = False,
     rl_stage: str | None = None,
+    host_ram: bool = False,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
@@ -498,8 +531,12 @@ def plan_calls(
     ``step_counts``: samples, epochs and the step count the run showed, read from the whole message, so a step count
     the user reports is checked against the arithmetic on their numbers; ``deepspeed``: the message runs DeepSpeed,
     so a multi-GPU estimate without its ZeRO stage shows every stage instead of assuming none; ``rl_stage``: the
-    RL / preference stage the message runs (ppo, dpo, grpo), whose other models the one-model estimate leaves out)."""
+    RL / preference stage the message runs (ppo, dpo, grpo), whose other models the one-model estimate leaves out;
+    ``host_ram``: the message reports or asks about the host's RAM, answered by the load-time figure per node)."""
     plan = Plan()
+    # (an RL or preference run loads more than one model per process: the one-model figure would understate it)
+    if host_ram and rl_stage is None and (args := _host_ram_args(setup)) is not None:
+        plan.calls.append(PlannedCall("host_ram_load", args, "host_ram_load"))
     keys = {m.key for m in misconceptions}
     s = setup.known()
     ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)

@@ -52,17 +52,20 @@ _CLAUSE = re.compile(r"[，,;；]\s*|\s+(?:but|while|whereas|however)\s+|(?:但�
 
 # What a clause says of the run it describes.
 _FAILS = re.compile(
-    r"\boom\b|out of memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行|失败|"
+    r"\boom\b|out[- ]of[- ]memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行|失败|"
     r"卡住|卡在|卡死|卡主|\bhang(?:s|ing)?\b|\bstuck\b|\bproblems?\b|有问题|出问题|出现问题|"
     r"\b(?:not|doesn'?t|didn'?t|does not|did not|won'?t) work",
     re.I,
 )
 _WORKS = re.compile(
-    r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
+    r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b(?![-_ ]?tun)|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
     r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
-    r"\btrains (?:on|fine)\b",
+    r"\btrains (?:on|fine)\b|(?<!not )(?<!n't )\bas expected\b|\b(?:I|we) (?:can|could|was able to|were able to) (?:fine-?tune|train|run)\b",
     re.I,
 )
+# A clause that extends the one before it: "it always raises out-of-memory errors, even in batch size 1" (FastChat
+# #3310), "显存溢出，即使 batch size 设为 1": the value belongs to the run the previous clause reports.
+_EVEN = re.compile(r"^\s*(?:even|即使|哪怕|就算|甚至|连)", re.I)
 # A value the user proposes or works out, not a run they ran.
 _NOT_A_RUN = re.compile(
     r"如果|假如|要是|可以吗|能否|行吗|\bshould I\b|\bcan I\b|\bcould I\b|\bwhat if\b|\bso\b[^.?!]*\?$|是不是|应该是",
@@ -153,7 +156,8 @@ def _layout(clauses: list[tuple[int, int, str]], read: list[Slots], i: int) -> t
 def candidates(prose: str) -> dict[str, list[Candidate]]:
     """Every value each clause of ``prose`` states for :data:`RUN_KEYS` and the model, in reading order. A clause
     that states no outcome takes the outcome of the next clauses of its sentence, up to one that states another value
-    of the same setting ("with `bs==2` on 2 GPUs, OOM occurs early")."""
+    of the same setting ("with `bs==2` on 2 GPUs, OOM occurs early"), or, when it begins "even …", of the clause
+    before it ("it raises out-of-memory errors, even in batch size 1")."""
     clauses = _clauses(prose)
     read = [extract_slots(text, prose=True) for _, _, text in clauses]
     outcomes = [_outcome(text) for _, _, text in clauses]
@@ -177,6 +181,8 @@ def candidates(prose: str) -> dict[str, list[Candidate]]:
                     break
                 outcome = outcomes[j]
                 j += 1
+            if outcome is None and i > 0 and clauses[i - 1][0] == sentence and _EVEN.match(text):
+                outcome = outcomes[i - 1]
             out.setdefault(key, []).append(Candidate(key, value, pos, outcome, bun))
     return out
 

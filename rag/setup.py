@@ -112,6 +112,7 @@ VALIDATORS: dict[str, Any] = {
     "tensor_parallel_size": _int(1, 100_000),
     "sequence_parallel_size": _int(1, 100_000),
     "observed_memory_gb": _float(0.001, 100_000),
+    "host_ram_gb": _float(1, 100_000),
     "images_per_sample": _int(1, 10_000),
     "image_width": _int(14, 100_000),
     "image_height": _int(14, 100_000),
@@ -301,10 +302,24 @@ _NAME_ONLY_VALUE = re.compile(
 )
 
 
+# A unified diff of a config (GPT-NeoX #1354: `-    "stage": 1,` then `+    "stage": 3,`): the removed lines are the
+# old setting, the added ones the run's.
+_DIFF_REMOVED = re.compile(r"^-(?!-)[ \t]+\S.*$\n?", re.M)
+_DIFF_ADDED = re.compile(r"^\+(?!\+)(?=[ \t]+\S)", re.M)
+
+
+def _after_diff(text: str) -> str:
+    """``text`` as it reads after a pasted diff is applied, when it holds both removed and added lines."""
+    if _DIFF_REMOVED.search(text) and _DIFF_ADDED.search(text):
+        return _DIFF_ADDED.sub(" ", _DIFF_REMOVED.sub("", text))
+    return text
+
+
 def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
     """Values a pasted config or command states, read by the config doctor's own parser; then whatever the
     text itself states (`GRPOConfig(per_device_train_batch_size=1, …)`, `--micro_batch_size 4`), without the
-    lines it comments out."""
+    lines it comments out, and as it reads after a pasted diff is applied."""
+    part = part.model_copy(update={"text": _after_diff(part.text)})
     live_text = _NAME_ONLY_VALUE.sub(r"\1", _COMMENTED_LINE.sub("", part.text))
     try:
         from calculators import configs

@@ -101,6 +101,8 @@ class Slots(BaseModel):
     gpu_text: str | None = None
     #: Memory the user saw in use (nvidia-smi, "already allocated", "占用 17.9G"): never the GPU's capacity.
     observed_memory_gb: float | None = None
+    #: The node's host RAM (CPU memory) the user states ("内存1T", "64GB of RAM"): never a GPU's memory.
+    host_ram_gb: float | None = None
     #: "GA 从 1 调到 2" / "GA 1 -> 32": the earlier GA of a change the user describes.
     ga_from: int | None = None
     #: Base weights loaded in 8 or 4 bits ("load_in_8bit=True", "--quantization_bit 4", "int8"): "int8" / "int4".
@@ -738,6 +740,8 @@ _PER_NODE_COUNT = re.compile(
     r"每(?:一)?(?:台|个)?(?:机器|[节结]点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
     r"each (?:node|machine|server|host)s? (?:has|have|with|contains?) (\d+)|"
+    # "two nodes: node-A and node-B, each has 4gpus" (discuss.pytorch #72769): "each has" after the nodes are named
+    r"\bnodes?\b[^.\n]{0,60}?,\s*each (?:one )?(?:has|have|with) (\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)|"
     # "两个节点，一个节点4 GPU": a count for one node beside a node count
     r"(?:一个|单个)(?:[节结]点|机器|服务器)\s*(?:上)?\s*(?:有|是)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     # "two nodes with 8 GPUs each", "two machines x 8 H100"
@@ -1639,6 +1643,9 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
             continue
         window = text[max(0, m.start() - 24) : m.start()]
         before = _COUNT_BEFORE.search(window)
+        after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
+        if before and before.group(2) and before.group(2).lower() in ("a", "an") and after:
+            before = None  # "I used an A6000 (48GiB) * 8 device" (axolotl #1108): the article names the card
         if before:
             d, w, c = before.groups()
             if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
@@ -1651,7 +1658,6 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
             )
             out.append((int(d) if d else _COUNT_WORD[w.lower()] if w else _num(c), theirs))
             continue
-        after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
         if after:
             out.append((_num(after.group(1) or after.group(2)), bool(_GPU_OTHERS.search(window))))
     return out
@@ -1675,7 +1681,10 @@ _ONE_CARD_AMOUNT = re.compile(
     r"\s*(?:的显存)?\s*(?:是|占用?了?|用了|到了?)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)\b[^。.!?？\n]{0,12}(?:其余|其他|其它|另外|别的)",
     re.I,
 )
-_EACH_CARD = re.compile(r"\s*(?:的)?\s*(?:大小|显存|内存|容量)")
+_EACH_CARD = re.compile(
+    r"\s*(?:的)?\s*(?:大小|显存|内存|容量)|\s*(?:已经|已)?\s*被(?:别的|其他|其它)?\s*(?:程序|进程|任务)?\s*占"
+)
+# ("我有一张卡已经被占用了15G显存" (LLaMA-Factory #24): one of the cards is occupied, not a count of one)
 _MULTI_GPU = re.compile(
     r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机|multi[-_ ]?nodes?\b|multiple nodes", re.I
 )
@@ -1691,13 +1700,19 @@ _SUPPOSED_BEFORE = re.compile(
     r"(?:如果|假如|要是|若是?|换成|\bif\b|\bthan\b|instead of|compared (?:to|with)|相比|比)\s*(?:用|是|只用|使用|在|on|with|a)?\s*$",
     re.I,
 )
-_PROBLEM = re.compile(r"oom|out of memory|爆|报错|error|fail|crash|hang|卡住", re.I)
+_PROBLEM = re.compile(r"oom|out[- ]of[- ]memory|爆|报错|error|fail|crash|hang|卡住", re.I)
 _SWITCHED = re.compile(
     r"(?:改用|换成|换用|改成|改为|切换到|switch(?:ed)? to|moved to|then (?:used|tried))\s*(?:deepspeed\s*)?$", re.I
 )
 
 
 # "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
+# The cards a run uses, said after the machine's ("有4张卡 … 我配置了3张", "I have 8 GPUs but only use 4").
+_USED_OF_OWNED = re.compile(
+    r"(?:配置了|只用了?|用了|使用了|选了|指定了)\s*(\d{1,3}|[一两二三四五六七八九十])\s*(?:张|块|个\s*(?=卡|显卡|gpu|GPU))|"
+    r"\bbut (?:I )?(?:only )?(?:use|used|using|run on|ran on) (\d{1,3}|one|two|three|four|six)\b",
+    re.I,
+)
 _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,8}$", re.I)
 
 
@@ -1823,7 +1838,7 @@ def _gpu_count_fixes(text: str, slots: Slots) -> None:
             return
 
 
-_RUN_FAILED = re.compile(r"\boom(?:s|ed|ing)?\b|out of memory|爆|报错|\berror|\bfail|crash|raised|崩", re.I)
+_RUN_FAILED = re.compile(r"\boom(?:s|ed|ing)?\b|out[- ]of[- ]memory|爆|报错|\berror|\bfail|crash|raised|崩", re.I)
 _RUN_WORKED = re.compile(
     r"\bworks?\b|\bworked\b|\bfine\b|\bok\b|no problem|succeed|正常|没问题|可以(?:跑|运行|训练)?|能跑|跑通", re.I
 )
@@ -1902,6 +1917,11 @@ def _parallel(text: str, slots: Slots) -> None:
             slots.world_size = several[0]
         if (failing := _failing_count(text, counts)) is not None:
             slots.world_size = failing
+        elif slots.world_size and (used := _USED_OF_OWNED.search(text)):
+            # "有4张卡,单张是32G，我配置了3张" (Chinese-Vicuna #202): the cards the run uses, of those the machine has
+            n_used = _COUNT_WORD.get((used.group(2) or "").lower()) or _num(used.group(1) or used.group(2))
+            if 1 <= n_used < slots.world_size:
+                slots.world_size = n_used
     if slots.world_size is None and (at_names := _count_at_gpu_names(text)) and 1 <= at_names <= 4096:
         slots.world_size = at_names
     # "单卡" last: people contrast it with their multi-GPU run ("单卡能跑，用3个12G的卡就爆了").
@@ -2944,6 +2964,29 @@ def _nccl_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (max(int(n.group(1)) for n in _NCCL_NRANKS.finditer(text)),)
 
 
+# Lightning's process-group line, "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/4" (Lightning <= 1.x; 2.x prints
+# "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/1"), and Fabric's "All distributed processes registered.
+# Starting with 1 processes" (lightning/fabric/strategies/ddp.py, _setup_distributed → _init_dist_connection): the
+# world size the launched run has, whatever `devices=8` said.
+_LIGHTNING_MEMBER = re.compile(
+    r"initializing (?:ddp|distributed):\s*GLOBAL_RANK:\s*\d+,\s*MEMBER:\s*\d+/(\d{1,5})", re.I
+)
+_LIGHTNING_STARTING = re.compile(r"All distributed processes registered\.\s*Starting with (\d{1,5}) processes")
+# The deepspeed launcher's start-up lines (deepspeed/launcher/launch.py main): "WORLD INFO DICT: {'localhost': [0, 3]}"
+# lists the GPU ids used on every host, so their count is the world size (the ids are physical ones, not a count).
+_DS_WORLD_INFO = re.compile(r"WORLD INFO DICT:\s*(\{[^{}\n]{1,2000}\})")
+
+
+def _lightning_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    return (max(int(n.group(1)) for n in m.re.finditer(text)),)
+
+
+def _ds_world_info(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    hosts = re.findall(r"\[([\d,\s]*)\]", m.group(1))
+    count = sum(len(re.findall(r"\d+", ids)) for ids in hosts)
+    return (count if count > 0 else None,)
+
+
 #: What frameworks print (read from logs and errors only, by extract_printed).
 # PyTorch's OOM message (torch >= 2.1) pasted without its "Tried to allocate" head: "GPU 0 has a total capacity of
 # 23.64 GiB of which 1.61 GiB is free. Process 1624541 has 22.02 GiB memory in use." — the card's size and, when one
@@ -2967,6 +3010,9 @@ def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
 _INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
 _PRINTED_RULES = (
     SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
+    SlotRule(("world_size",), (_LIGHTNING_MEMBER,), _lightning_world),
+    SlotRule(("world_size",), (_LIGHTNING_STARTING,), _group_int()),
+    SlotRule(("world_size",), (_DS_WORLD_INFO,), _ds_world_info),
     SlotRule(("seq_len",), (_INDEXMAP_SEQ,), _group_int()),
     # accelerate's DeepSpeed prepare: "`is_train_batch_min` (here True will decide the `train_batch_size` (16)." — the
     # per-device batch it fills `train_micro_batch_size_per_gpu` with (accelerator.py, _prepare_deepspeed)
@@ -3027,7 +3073,7 @@ _MICRO_CHANGE = re.compile(
 
 # Between two tried values, what makes the later one the run in question: an outcome ("OOM", "正常", "才能运行").
 _OUTCOME = re.compile(
-    r"oom|out of memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I
+    r"oom|out[- ]of[- ]memory|爆|报错|error|fail|crash|normal|正常|才能|才不会|works?\b|fine\b|ok\b|可以运行|跑通", re.I
 )
 # … and what makes the two a side-by-side comparison instead ("A vs B", "设置1 … 设置2", "B: …").
 # ("It's worth noting that when training X with another repo, I was able to …", "以前/之前 …": an earlier or other run
@@ -3385,6 +3431,42 @@ _IMAGE_RULES = (
 )
 
 
+# The host's RAM as people write it: "内存1T", "内存 512G", "机器内存 256GB", "64GB of RAM", "RAM: 128 GB", "system memory
+# is 256GB". Not GPU memory: "显存", "显卡内存", "GPU memory", "VRAM" never match ("内存" right after 显卡/GPU/卡 is the
+# card's).
+_HOST_RAM_SIZE = re.compile(
+    r"(?<!显卡)(?<!GPU)(?<!gpu)(?<!卡)(?:主机|系统|物理|机器|CPU\s*|cpu\s*)?内存\s*(?:大小)?\s*(?:是|为|有|只有|共|总共|:|：)?\s*"
+    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)(?![A-Za-z])|"
+    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:的)?\s*(?:主机|系统|物理|CPU\s*)?内存|"
+    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:of\s+)?(?:system\s+|host\s+|CPU\s+|cpu\s+|DDR\d\s+)?(?<![Vv])RAM\b|"
+    r"(?<![Vv])\b(?:RAM|system memory|host memory|CPU memory|CPU RAM)\s*(?:is|of|:|=)?\s*(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\b"
+)
+
+
+# A card's name or count just before the size: "3090 24G内存" is the card's memory in loose wording.
+_GPU_JUST_BEFORE = re.compile(r"(?:[AHVLT]\d{2,3}|\d{4}|[卡显]|gpu)s?\s*(?:with\s*|[(（]\s*)?$", re.I)
+# "8 A100s with 80GB of RAM each": the size is each card's.
+_EACH_AFTER = re.compile(r"\s*(?:each|per (?:GPU|card|device)|apiece|每张|每卡|每块)", re.I)
+
+
+def _host_ram(text: str, slots: Slots) -> None:
+    m = next(
+        (
+            x
+            for x in _HOST_RAM_SIZE.finditer(text)
+            if not _GPU_JUST_BEFORE.search(text[max(0, x.start() - 16) : x.start()])
+            and not _EACH_AFTER.match(text, x.end())
+        ),
+        None,
+    )
+    if m is None:
+        return
+    value, unit = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5, 7) if m.group(i))
+    gb = float(value) * (1024 if unit.upper().startswith("T") else 1)
+    if 1 <= gb <= 100_000:
+        slots.host_ram_gb = gb
+
+
 def _images(text: str, slots: Slots) -> None:
     for rule in _IMAGE_RULES:
         rule.apply(text, slots)
@@ -3415,6 +3497,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
         _assignments,
         _batch_as_frameworks_write_it,
         _images,
+        _host_ram,
     ):
         step(text, slots)
     if prose:

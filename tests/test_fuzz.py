@@ -603,6 +603,13 @@ TOOL_ARGS = {
             "per_epoch": st.one_of(st.booleans(), weird),
         },
     ),
+    "host_ram_load": st.fixed_dictionaries(
+        {
+            "num_params": st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**14), weird),
+            "processes_per_node": st.one_of(st.integers(-5, 5000), weird),
+        },
+        optional={"host_ram_gb": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird)},
+    ),
     "deepspeed_zero2": st.fixed_dictionaries(
         {"total_params": ds_params},
         optional={

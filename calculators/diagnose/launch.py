@@ -104,9 +104,45 @@ _DS_PROCS = re.compile(r"nnodes=(\d{1,5}), num_local_procs=(\d{1,5}), node_rank=
 _DS_IGNORED = re.compile(r"Detected (?:CUDA_|NPU_|ASCEND_RT_)?VISIBLE_DEVICES=(\S{1,200}) but ignoring it because")
 
 
+# Lightning's line per process (lightning/fabric/utilities/distributed.py, _init_dist_connection: "Initializing
+# distributed: GLOBAL_RANK: {rank}, MEMBER: {rank + 1}/{world_size}"; "initializing ddp: …" before 1.6).
+_LIGHTNING_RANK = re.compile(
+    r"initializing (?:ddp|distributed):\s*GLOBAL_RANK:\s*(\d{1,5}),\s*MEMBER:\s*\d{1,5}/(\d{1,5})", re.I
+)
+
+
+def _lightning_ranks(text: str) -> list[Artifact]:
+    """Lightning's rank lines when one global rank is printed by more than one process: each node believes it is
+    node 0 (SLURM started fewer tasks than devices × num_nodes, or NODE_RANK never reached the other nodes), so the
+    group can never form and the run hangs at start."""
+    seen: dict[int, int] = {}
+    first = None
+    world = 0
+    for m in _LIGHTNING_RANK.finditer(text):
+        first = first or m
+        rank = int(m.group(1))
+        seen[rank] = seen.get(rank, 0) + 1
+        world = max(world, int(m.group(2)))
+    repeated = sorted(r for r, n in seen.items() if n > 1)
+    if first is None or not repeated:
+        return []
+    return [
+        Artifact(
+            kind="launch_command",
+            start=text.rfind("\n", 0, first.start()) + 1,
+            end=first.end(),
+            key_line=line_at(text, first.start()),
+            fields={"launcher": "lightning", "lightning_repeated_ranks": repeated, "lightning_world": world},
+            framework="pytorch-lightning",
+            version_hint="Lightning process-group log (_init_dist_connection)",
+        )
+    ]
+
+
 def _launcher_logs(text: str) -> list[Artifact]:
-    """What the deepspeed launcher itself printed: the processes it started, and an ignored CUDA_VISIBLE_DEVICES."""
-    out: list[Artifact] = []
+    """What the deepspeed launcher itself printed: the processes it started, and an ignored CUDA_VISIBLE_DEVICES;
+    Lightning's rank lines when a rank repeats."""
+    out: list[Artifact] = _lightning_ranks(text)
     m = _DS_PROCS.search(text)
     if m:
         nodes, procs = int(m.group(1)), int(m.group(2))
@@ -309,6 +345,29 @@ def causes(a: Artifact) -> list[Cause]:
                     card_ids=[],
                 )
             )
+    if repeated := f.get("lightning_repeated_ranks"):
+        ranks = ", ".join(str(r) for r in repeated[:4])
+        world_n = f.get("lightning_world") or 0
+        out.append(
+            Cause(
+                id="launch.lightning_ranks_repeated",
+                likelihood="likely",
+                title_en="Every node thinks it is node 0: Lightning's ranks repeat",
+                title_zh="每个节点都以为自己是 0 号节点：Lightning 的 rank 重复了",
+                because_en=f"The log prints GLOBAL_RANK {ranks} more than once (of {world_n} expected): processes on different "
+                "nodes took the same ranks, so the process group never forms and the run waits at start. Under SLURM the "
+                "task count must be devices × num_nodes: Lightning ≥ 1.8 takes the ranks from the SLURM tasks, and ≤ 1.7 "
+                "spawned its own processes when the count differed, every node then taking NODE_RANK's default, 0.",
+                because_zh=f"日志里 GLOBAL_RANK {ranks} 出现了不止一次（预期 {world_n} 个进程）：不同节点上的进程拿到了相同的 rank，"
+                "进程组永远建不起来，训练卡在启动。SLURM 下任务数必须等于 devices × num_nodes：Lightning ≥ 1.8 按 SLURM "
+                "任务分配 rank；≤ 1.7 在任务数不符时自己起进程，每个节点都取 NODE_RANK 的默认值 0。",
+                fix_en="In the sbatch script set `#SBATCH --nodes` = num_nodes and `#SBATCH --ntasks-per-node` = devices and "
+                "launch with `srun python train.py`; without SLURM, give each node its own NODE_RANK.",
+                fix_zh="sbatch 脚本里写 `#SBATCH --nodes` = num_nodes、`#SBATCH --ntasks-per-node` = devices，并用 "
+                "`srun python train.py` 启动；不用 SLURM 时给每个节点设置各自的 NODE_RANK。",
+                card_ids=["slurm-tasks-per-gpu-launch"],
+            )
+        )
     if f.get("launcher") == "python" and (
         f.get("python_visible_unused") or f.get("uses_deepspeed") or f.get("ds_config_file")
     ):

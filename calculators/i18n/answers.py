@@ -325,6 +325,12 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "你的运行显示 {observed} 步：{samples} × {epochs} ÷ {observed} ≈ 每步 {per} 个样本{factor}，而你的设置每步是 {total} 个。",
         "en": "Your run shows {observed} steps: {samples} × {epochs} ÷ {observed} ≈ {per} samples per step{factor}, while your settings give {total}.",
     },
+    "host_ram_fix": {
+        "zh": "降低办法：transformers ≥ 4.43 并用 16 位 `torch_dtype` 加载；ZeRO-3 `zero.Init` 或 FSDP "
+        "`fsdp_cpu_ram_efficient_loading` 在加载时分片；或减少每节点进程数。",
+        "en": "Ways down: transformers ≥ 4.43 with a 16-bit `torch_dtype`; ZeRO-3 `zero.Init` or FSDP "
+        "`fsdp_cpu_ram_efficient_loading`, which shard at load; or fewer processes per node.",
+    },
     "steps_backsolve_total": {
         "zh": "你的运行显示 {observed} 步：{samples} 个样本 × {epochs} 个 epoch ÷ {observed} 步 ≈ 每步 {per} 个样本。",
         "en": "Your run shows {observed} steps: {samples} samples × {epochs} epochs ÷ {observed} steps ≈ {per} samples per step.",
@@ -455,6 +461,7 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "tensor_parallel_size": {"zh": "TP", "en": "TP"},
     "sequence_parallel_size": {"zh": "序列并行", "en": "SP"},
     "observed_memory_gb": {"zh": "观察到的占用", "en": "observed use"},
+    "host_ram_gb": {"zh": "主机内存", "en": "host RAM"},
     "images_per_sample": {"zh": "每样本图像数", "en": "images per sample"},
     "image_width": {"zh": "图像宽", "en": "image width"},
     "image_height": {"zh": "图像高", "en": "image height"},

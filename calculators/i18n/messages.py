@@ -4,7 +4,19 @@ catalogue (calculators.i18n), looked up with ``t("key", lang, **values)``.
 
 from __future__ import annotations
 
-MESSAGES: dict[str, dict[str, str]] = {}
+MESSAGES: dict[str, dict[str, str]] = {
+    # calculators/host_ram.py HostRamLoad.to_markdown
+    "host_ram_load": {
+        "zh": "加载时主机内存，每节点 {procs} 个进程 × {params} 参数：fp32 加载（transformers 4.x 不指定 `torch_dtype`）"
+        "每进程一份 {c32} GiB，每节点 {n32} GiB{cap32}；16 位加载在 transformers < 4.43 为 {n16} GiB{cap16}；"
+        "≥ 4.43 时 16 位加载整个节点共享一份映射的权重文件（{c16} GiB）。",
+        "en": "Host RAM at load, {procs} processes per node × {params} parameters: {n32} GiB per node in fp32 (each "
+        "process its own {c32} GiB copy; transformers 4.x without `torch_dtype`){cap32}; {n16} GiB in 16-bit before "
+        "transformers 4.43{cap16}; from 4.43 a 16-bit load maps the checkpoint once per node ({c16} GiB, shared).",
+    },
+    "host_ram_over": {"zh": "（超过你的 {cap} GB）", "en": " (over your {cap} GB)"},
+    "host_ram_within": {"zh": "（在你的 {cap} GB 之内）", "en": " (within your {cap} GB)"},
+}
 
 #: The config doctor's report (calculators/configs/models.py ConfigReport.to_markdown): "doctor.<key>".
 DOCTOR: dict[str, dict[str, str]] = {
