@@ -57,6 +57,16 @@ SMALL_BATCH_MYTH = "myth-small-batch-smaller-updates"
 SMALL_BATCH_CARD = "small-micro-batch-and-small-ga"
 #: The card behind the load-time host-RAM figure (calculators.host_ram): every process's own copy, and the ways down.
 HOST_RAM_CARD = "host-ram-load-scales-with-processes"
+#: The card on a vision-language model's memory (visual tokens per image, the vision tower): cited in the top three for
+#: a memory question or report about a VL model, where retrieval reads the framework's words (ms-swift, NCCL) instead.
+VLM_CARD = "vlm-image-tokens-memory"
+# A VL model or its image settings named in the message: "Qwen2-VL-7B", "InternVL2", "llava", "MiniCPM-V", "CogVLM",
+# "glm-4v", "MAX_PIXELS=602112", "多模态".
+_VL_NAMED = re.compile(
+    r"qwen[\d.]*[-_ ]?vl|internvl|llava|minicpm[-_ ]?v\b|minicpm[-_ ]?v\d|cogvlm|cogagent|glm-?4v|glm-?4\.1v|visualglm|"
+    r"\bmax_pixels\b|多模态|multi-?modal",
+    re.I,
+)
 #: What a user can report seeing that already narrows the causes to one card's (glossary concept → card): "一个卡是22g，
 #: 其余都是10g左右", "第一张卡显存占满了，其他卡不高" report uneven memory across GPUs, whose causes (DataParallel, a CUDA
 #: context per rank on GPU 0, extra work on rank 0) the GPU-0 imbalance card ranks.
@@ -281,6 +291,17 @@ class Assistant:
         if pipeline_card is not None:
             cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
         cards = self._estimate_card_first(cards, calls, asked, setup, act, rl=plan.rl_stage is not None)
+        if (
+            VLM_CARD in self._by_id
+            and act in ("diagnose", "fit", "is_normal")
+            and (reported_oom or intents.memory)
+            and _VL_NAMED.search(text)
+            and self._by_id[VLM_CARD] not in cards[:3]
+            and not answers_another_setup(self._by_id[VLM_CARD], asked, setup, act)
+        ):
+            # a VL model's memory: its visual tokens are what retrieval over the framework's words misses
+            vlm = self._by_id[VLM_CARD]
+            cards = [*cards[:1], vlm, *cards[1:]][:3]
         if any(c.name == "host_ram_load" and c.result for c in calls) and HOST_RAM_CARD in self._by_id:
             # the load-time host-RAM figure opens: the card that explains it (and the ways down) is cited first
             host = self._by_id[HOST_RAM_CARD]

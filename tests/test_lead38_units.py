@@ -234,3 +234,18 @@ def test_a_plain_traceback_keeps_its_wrapped_exception_line():
     )
     tb = split_message(message)[0]
     assert tb.kind == "traceback" and tb.text.endswith("256 != 4 * 8 * 1")
+
+
+def test_a_vl_models_oom_cites_the_visual_tokens_card(assistant):
+    # ms-swift #3285 (dev): Qwen2-VL-7B OOM on one GPU in a multi-node ms-swift run; retrieval read NCCL and launch words
+    text = (
+        "swift 3.x 多模态模型训练多机多卡 OOM，2.x 正常\n\n在多节点训练 Qwen2-VL-7B 的时候，swift 3.x 环境多机多卡训练 OOM，"
+        "主节点显示 GPU 4 OOM，而且其他的GPU显存占用非常低10个g都不到\n\n切换到 2.x 环境后训练正常"
+    )
+    cited = [s.card_id for s in assistant.ask(text).sources]
+    assert "vlm-image-tokens-memory" in cited[:3]
+
+
+def test_a_text_model_oom_does_not_cite_it(assistant):
+    cited = [s.card_id for s in assistant.ask("llama-2-7b 全参微调 8 张 A100 OOM，怎么办？").sources]
+    assert "vlm-image-tokens-memory" not in cited
