@@ -249,3 +249,15 @@ def test_a_vl_models_oom_cites_the_visual_tokens_card(assistant):
 def test_a_text_model_oom_does_not_cite_it(assistant):
     cited = [s.card_id for s in assistant.ask("llama-2-7b 全参微调 8 张 A100 OOM，怎么办？").sources]
     assert "vlm-image-tokens-memory" not in cited
+
+
+def test_a_grpo_loss_of_zero_opens_with_the_grpo_card(assistant):
+    # Tina #1 (dev): a TRL-based GRPO recipe whose message names no stack; the card's lead must not be kept from it
+    text = (
+        "The loss has always been 0\n\nHello, I would like to ask that during the process of training and reproducing "
+        "with the default configuration of recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/model_curated_deepscaler.yaml, I "
+        "found that the loss was still 0 after 300 steps. Is this phenomenon normal?"
+    )
+    answer = assistant.ask(text)
+    assert answer.sources[0].card_id == "trl-grpo-loss-near-zero"
+    assert answer.first_screen.startswith("**A logged GRPO loss of 0.0")
