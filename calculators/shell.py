@@ -2,7 +2,9 @@
 
 The message splitter (``rag.parts``), the retrieval query cleaner (``rag.query_clean``), the launch-command reader
 (``calculators.diagnose.launch``) and the config doctor's flag parser (``calculators.configs.text``) all need to know
-when a command goes on in the next line and which lines export a variable to the commands after them.
+when a command goes on in the next line and which lines export a variable to the commands after them. The line a
+launched process prints of its rank (Lightning's) is here too: the setup reader (``rag.slots``) takes the world size
+from it and the launch reader diagnoses a rank printed twice, so both read one wording.
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ _EXPORT = r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*)=(\S*)"
 #: (Windows cmd: `set …`); groups: the name, the value.
 EXPORT_LINE = re.compile(_EXPORT + r"\s*$")
 _EXPORT_BEFORE_COMMAND = re.compile(_EXPORT + r"\s*\n", re.M)
+
+
+#: Lightning's line per process (lightning/fabric/utilities/distributed.py, _init_dist_connection: "Initializing
+#: distributed: GLOBAL_RANK: {rank}, MEMBER: {rank + 1}/{world_size}"; "initializing ddp: …" before 1.6); groups: the
+#: global rank, the world size.
+LIGHTNING_RANK = re.compile(
+    r"initializing (?:ddp|distributed):\s*GLOBAL_RANK:\s*(\d{1,5}),\s*MEMBER:\s*\d{1,5}/(\d{1,5})", re.I
+)
 
 
 def continued(line: str) -> bool:

@@ -283,13 +283,12 @@ class Assistant:
                     None,
                 )
             if seen is not None and (not cards or cards[0] is not seen):
-                cards = [seen, *[c for c in cards if c is not seen]][:3]
+                cards = _cite_at(cards, seen, 0)
         if act == "diagnose" and reports_ga_growth(prose, misconceptions) and GRAPH_KEPT_CARD in self._by_id:
             # The opening names a graph kept alive across steps as the likely cause: cite the card that shows it.
-            kept = self._by_id[GRAPH_KEPT_CARD]
-            cards = [*[c for c in cards if c is not kept][:2], kept]
+            cards = _cite_at(cards, self._by_id[GRAPH_KEPT_CARD], 2)
         if pipeline_card is not None:
-            cards = [pipeline_card] + [c for c in cards if c is not pipeline_card][:2]
+            cards = _cite_at(cards, pipeline_card, 0)
         cards = self._estimate_card_first(cards, calls, asked, setup, act, rl=plan.rl_stage is not None)
         if (
             VLM_CARD in self._by_id
@@ -300,12 +299,10 @@ class Assistant:
             and not answers_another_setup(self._by_id[VLM_CARD], asked, setup, act)
         ):
             # a VL model's memory: its visual tokens are what retrieval over the framework's words misses
-            vlm = self._by_id[VLM_CARD]
-            cards = [*cards[:1], vlm, *cards[1:]][:3]
+            cards = _cite_at(cards, self._by_id[VLM_CARD], 1)
         if any(c.name == "host_ram_load" and c.result for c in calls) and HOST_RAM_CARD in self._by_id:
             # the load-time host-RAM figure opens: the card that explains it (and the ways down) is cited first
-            host = self._by_id[HOST_RAM_CARD]
-            cards = [host, *[c for c in cards if c is not host]][:3]
+            cards = _cite_at(cards, self._by_id[HOST_RAM_CARD], 0)
         held = [m for m in misconceptions if holds_belief(prose, m)]
         if act == "is_normal" and not states_expectation(prose):
             held = []  # "显存翻倍，是否正常？" asks about what they saw; the opening answers it, no belief to correct
@@ -591,7 +588,7 @@ class Assistant:
             return cards
         pool = cards + [h.card for h in self._citable(hits, asked, setup, act)]
         card = next((c for c in pool if c in quoting), None)
-        return cards if card is None else [card, *[c for c in cards if c is not card]][:3]
+        return cards if card is None else _cite_at(cards, card, 0)
 
     def _unheld_myth(self, card: Card, corrected: set[str], asked: AskedQuestion | None, act: Act) -> bool:
         """A myth card (its title "Myth: …") that retrieval found for a message that neither holds its belief (no
@@ -636,7 +633,7 @@ class Assistant:
         card = self._by_id.get(cid) if cid else None
         if card is None or card in cards or answers_another_setup(card, asked, setup, act):
             return cards
-        return [*cards[:1], card, *cards[1:]][:3]
+        return _cite_at(cards, card, 1)
 
     def _correction(self, rule: Any, lang: Lang) -> Correction:
         card = self._by_id[rule.card_id]
@@ -664,6 +661,14 @@ class Assistant:
             Turn(role="assistant", content=message, language=lang).model_dump(),
         ]
         return Answer(text=message, language=lang, refused=True, first_screen=message, history=new_history)
+
+
+def _cite_at(cards: list[Card], card: Card, index: int) -> list[Card]:
+    """``card`` at ``index`` of the cited cards (at most three), the others in their order around it: the one place the
+    answer's own reasons (a quoted error, a reported symptom, the estimate's largest part, a VL model, the host-RAM
+    figure) move a card into the citations."""
+    rest = [c for c in cards if c is not card]
+    return [*rest[:index], card, *rest[index:]][:3]
 
 
 def _full_point(calls: list[ToolCall]) -> dict[str, Any] | None:

@@ -485,9 +485,6 @@ def rl_stage_named(text: str) -> str | None:
 #: CPU offload holds optimizer states (and parameters) in host RAM all through training: a different figure (DeepSpeed's
 #: estimators, calculators.diagnose.host_kill), so the load-time one is not planned beside it.
 _OFFLOAD_KEYS = ("offload_optimizer", "offload_param")
-#: Sharded loading: under ZeRO-3 transformers loads through zero.Init and never assigns whole tensors per process, and
-#: FSDP's rank-0 loading (accelerate fsdp_cpu_ram_efficient_loading) reads the weights once: the per-process figure does
-#: not describe them (card host-ram-load-scales-with-processes, zero3-load-time-memory-peak).
 
 
 def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
@@ -495,6 +492,9 @@ def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
     and several processes per node (the GPU count over the stated nodes); None when either is not stated, or the run
     offloads to the CPU or loads sharded (ZeRO-3, FSDP)."""
     s = setup.known()
+    # Sharded loading: under ZeRO-3 transformers loads through zero.Init and never assigns whole tensors per process,
+    # and FSDP's rank-0 loading (accelerate fsdp_cpu_ram_efficient_loading) reads the weights once: the per-process
+    # figure does not describe them (cards host-ram-load-scales-with-processes, zero3-load-time-memory-peak).
     if any(s.get(k) for k in _OFFLOAD_KEYS) or s.get("zero_stage") == 3 or s.get("fsdp"):
         return None
     params = s.get("num_params")

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS, preset_for_name
+from calculators.shell import LIGHTNING_RANK
 
 from .regex_literals import could_match
 
@@ -1681,10 +1682,11 @@ _ONE_CARD_AMOUNT = re.compile(
     r"\s*(?:的显存)?\s*(?:是|占用?了?|用了|到了?)\s*\d+(?:\.\d+)?\s*(?:g|gb|gib)\b[^。.!?？\n]{0,12}(?:其余|其他|其它|另外|别的)",
     re.I,
 )
+# What follows "一张卡" when it is one of the cards, not a count of one: its size ("我的一张显卡大小是8g"), or that it is
+# occupied ("我有一张卡已经被占用了15G显存", LLaMA-Factory #24).
 _EACH_CARD = re.compile(
     r"\s*(?:的)?\s*(?:大小|显存|内存|容量)|\s*(?:已经|已)?\s*被(?:别的|其他|其它)?\s*(?:程序|进程|任务)?\s*占"
 )
-# ("我有一张卡已经被占用了15G显存" (LLaMA-Factory #24): one of the cards is occupied, not a count of one)
 _MULTI_GPU = re.compile(
     r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机|multi[-_ ]?nodes?\b|multiple nodes", re.I
 )
@@ -1706,13 +1708,13 @@ _SWITCHED = re.compile(
 )
 
 
-# "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
 # The cards a run uses, said after the machine's ("有4张卡 … 我配置了3张", "I have 8 GPUs but only use 4").
 _USED_OF_OWNED = re.compile(
     r"(?:配置了|只用了?|用了|使用了|选了|指定了)\s*(\d{1,3}|[一两二三四五六七八九十])\s*(?:张|块|个\s*(?=卡|显卡|gpu|GPU))|"
     r"\bbut (?:I )?(?:only )?(?:use|used|using|run on|ran on) (\d{1,3}|one|two|three|four|six)\b",
     re.I,
 )
+# "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
 _MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,8}$", re.I)
 
 
@@ -2960,25 +2962,18 @@ _HALF_UNSUPPORTED = re.compile(r"Your setup doesn't support (bf16|fp16)/(?:gpu|c
 _NCCL_NRANKS = re.compile(r"NCCL INFO.{0,80}?\bnranks (\d{1,5})\b")
 
 
-def _nccl_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
-    return (max(int(n.group(1)) for n in _NCCL_NRANKS.finditer(text)),)
+def _largest(group: int) -> Convert:
+    """The largest count any match of the rule's pattern prints (every process prints its line)."""
+    return lambda m, text: (max(int(n.group(group)) for n in m.re.finditer(text)),)
 
 
-# Lightning's process-group line, "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/4" (Lightning <= 1.x; 2.x prints
-# "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/1"), and Fabric's "All distributed processes registered.
-# Starting with 1 processes" (lightning/fabric/strategies/ddp.py, _setup_distributed → _init_dist_connection): the
-# world size the launched run has, whatever `devices=8` said.
-_LIGHTNING_MEMBER = re.compile(
-    r"initializing (?:ddp|distributed):\s*GLOBAL_RANK:\s*\d+,\s*MEMBER:\s*\d+/(\d{1,5})", re.I
-)
+# Lightning's process-group line (calculators.shell.LIGHTNING_RANK: "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/4"),
+# and Fabric's "All distributed processes registered. Starting with 1 processes" (lightning/fabric/strategies/ddp.py,
+# _setup_distributed → _init_dist_connection): the world size the launched run has, whatever `devices=8` said.
 _LIGHTNING_STARTING = re.compile(r"All distributed processes registered\.\s*Starting with (\d{1,5}) processes")
 # The deepspeed launcher's start-up lines (deepspeed/launcher/launch.py main): "WORLD INFO DICT: {'localhost': [0, 3]}"
 # lists the GPU ids used on every host, so their count is the world size (the ids are physical ones, not a count).
 _DS_WORLD_INFO = re.compile(r"WORLD INFO DICT:\s*(\{[^{}\n]{1,2000}\})")
-
-
-def _lightning_world(m: re.Match[str], text: str) -> tuple[Any, ...]:
-    return (max(int(n.group(1)) for n in m.re.finditer(text)),)
 
 
 def _ds_world_info(m: re.Match[str], text: str) -> tuple[Any, ...]:
@@ -3009,8 +3004,8 @@ def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
 # "…_train_indexmap_24000000ns_2048sl_1234s_doc_idx.npy" (megatron/data/gpt_dataset.py, _build_index_mappings).
 _INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
 _PRINTED_RULES = (
-    SlotRule(("world_size",), (_NCCL_NRANKS,), _nccl_world),
-    SlotRule(("world_size",), (_LIGHTNING_MEMBER,), _lightning_world),
+    SlotRule(("world_size",), (_NCCL_NRANKS,), _largest(1)),
+    SlotRule(("world_size",), (LIGHTNING_RANK,), _largest(2)),
     SlotRule(("world_size",), (_LIGHTNING_STARTING,), _group_int()),
     SlotRule(("world_size",), (_DS_WORLD_INFO,), _ds_world_info),
     SlotRule(("seq_len",), (_INDEXMAP_SEQ,), _group_int()),

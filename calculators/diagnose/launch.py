@@ -20,7 +20,7 @@ import re
 import shlex
 from typing import Any
 
-from ..shell import EXPORT_LINE, continued
+from ..shell import EXPORT_LINE, LIGHTNING_RANK, continued
 from ._text import line_at, safe
 from .models import Artifact, Cause
 
@@ -104,13 +104,6 @@ _DS_PROCS = re.compile(r"nnodes=(\d{1,5}), num_local_procs=(\d{1,5}), node_rank=
 _DS_IGNORED = re.compile(r"Detected (?:CUDA_|NPU_|ASCEND_RT_)?VISIBLE_DEVICES=(\S{1,200}) but ignoring it because")
 
 
-# Lightning's line per process (lightning/fabric/utilities/distributed.py, _init_dist_connection: "Initializing
-# distributed: GLOBAL_RANK: {rank}, MEMBER: {rank + 1}/{world_size}"; "initializing ddp: …" before 1.6).
-_LIGHTNING_RANK = re.compile(
-    r"initializing (?:ddp|distributed):\s*GLOBAL_RANK:\s*(\d{1,5}),\s*MEMBER:\s*\d{1,5}/(\d{1,5})", re.I
-)
-
-
 def _lightning_ranks(text: str) -> list[Artifact]:
     """Lightning's rank lines when one global rank is printed by more than one process: each node believes it is
     node 0 (SLURM started fewer tasks than devices × num_nodes, or NODE_RANK never reached the other nodes), so the
@@ -118,7 +111,7 @@ def _lightning_ranks(text: str) -> list[Artifact]:
     seen: dict[int, int] = {}
     first = None
     world = 0
-    for m in _LIGHTNING_RANK.finditer(text):
+    for m in LIGHTNING_RANK.finditer(text):
         first = first or m
         rank = int(m.group(1))
         seen[rank] = seen.get(rank, 0) + 1
