@@ -103,7 +103,8 @@ _FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _COMMAND = re.compile(
     # (not a YAML key: "deepspeed: examples/deepspeed/ds_z2_config.json" is a line of LLaMA-Factory's config)
     # (Windows batch files: `call python train.py ^`)
-    r"^\s*(?:\$\s+|#\s+)?(?:call\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun(?![\w:-])|deepspeed(?![\w:-])|accelerate\s+launch|python3?\s|"
+    # (`nohup torchrun … &`, GLM-4#468: a launch kept running in the background)
+    r"^\s*(?:\$\s+|#\s+)?(?:call\s+|nohup\s+)?(?:(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(?:torchrun(?![\w:-])|deepspeed(?![\w:-])|accelerate\s+launch|python3?\s|"
     r"python3?\s+-m\s|llamafactory-cli|llamafactory|bash\s+\S+\.sh|sh\s+\S+\.sh|srun|mpirun|tune\s+run|"
     # ms-swift's command lines: `swift sft …`, `megatron sft …`
     r"(?:swift|megatron)\s+(?:sft|pt|rlhf|export|infer)\b|"

@@ -27,10 +27,13 @@ from typing import Any
 
 from .slots import Slots, extract_slots
 
-#: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. (Not the GPU count: read
-#: clause by clause, "单卡24G" and "one GPU each" are per-GPU wording, not a run on one GPU. The sequence length since
-#: stop 35: "max_length=2048时运行正常，当max_length=256时，报错" asks about 256.)
+#: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. The GPU count only from a
+#: clause without per-GPU wording (:data:`_PER_GPU`: "单卡24G" and "one GPU each" are no run on one GPU), and, as every
+#: key, it replaces the whole reading only for a run reported to fail beside one reported to work ("2 V100 … can run
+#: successfully … on 4*V100 … CUDA out of memory", DeepSpeed #4005). The sequence length since stop 35:
+#: "max_length=2048时运行正常，当max_length=256时，报错" asks about 256.
 RUN_KEYS: tuple[str, ...] = (
+    "world_size",
     "train_micro_batch_size_per_gpu",
     "gradient_accumulation_steps",
     "observed_memory_gb",
@@ -59,13 +62,15 @@ _FAILS = re.compile(
 )
 _WORKS = re.compile(
     r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b(?![-_ ]?tun)|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
-    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
+    r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\bsuccessful(?:ly)?\b|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
     r"\btrains (?:on|fine)\b|(?<!not )(?<!n't )\bas expected\b|\b(?:I|we) (?:can|could|was able to|were able to) (?:fine-?tune|train|run)\b",
     re.I,
 )
 # A clause that extends the one before it: "it always raises out-of-memory errors, even in batch size 1" (FastChat
 # #3310), "显存溢出，即使 batch size 设为 1": the value belongs to the run the previous clause reports.
 _EVEN = re.compile(r"^\s*(?:even|即使|哪怕|就算|甚至|连)", re.I)
+# Wording about one GPU of several, not a run's GPU count.
+_PER_GPU = re.compile(r"单卡|每卡|每张|单张|每个GPU|\beach\b|\bper[- ](?:gpu|card|device)|\bsingle[- ]gpu memory", re.I)
 # A value the user proposes or works out, not a run they ran.
 _NOT_A_RUN = re.compile(
     r"如果|假如|要是|可以吗|能否|行吗|\bshould I\b|\bcan I\b|\bcould I\b|\bwhat if\b|\bso\b[^.?!]*\?$|是不是|应该是",
@@ -166,7 +171,9 @@ def candidates(prose: str) -> dict[str, list[Candidate]]:
         if _NOT_A_RUN.search(text) and outcomes[i] is None:
             continue  # "what if I set bs 8?" (but "如果用13B直接爆显存了" reports a run)
         values: list[tuple[str, Any, tuple[tuple[str, Any], ...]]] = [
-            (k, getattr(slots, k), ()) for k in RUN_KEYS if getattr(slots, k) is not None
+            (k, getattr(slots, k), ())
+            for k in RUN_KEYS
+            if getattr(slots, k) is not None and not (k == "world_size" and _PER_GPU.search(text))
         ]
         if bundle := _model_bundle(slots):
             values.append(("model", bundle[0][1], bundle))

@@ -502,16 +502,24 @@ _TARGET_LEN = re.compile(
 )
 
 
+def _line_start(text: str, pos: int) -> bool:
+    """Whether only spaces stand between ``pos`` and the start of its line (a config's key, not a word in a sentence)."""
+    return not text[text.rfind("\n", 0, pos) + 1 : pos].strip()
+
+
 def _source_plus_target(setup: Setup, parts: list[Part]) -> None:
-    """seq_len = source + target length when a pasted config or command sets both; a length the run sets under its
-    own name (`cutoff_len`, `max_seq_length`) stays."""
+    """seq_len = source + target length when a pasted config or command sets both, or prose has both as lines of a
+    config pasted without a fence (GLM-4#468: "lora.yaml\ncombine: True\nmax_input_length: 8192\n…"); a length the
+    run sets under its own name (`cutoff_len`, `max_seq_length`) stays."""
     for part in parts:
-        if part.kind not in ("config", "command", "code"):
+        if part.kind not in ("config", "command", "code", "prose"):
             continue
         src, tgt = _SOURCE_LEN.search(part.text), _TARGET_LEN.search(part.text)
         if not (src and tgt) or _OWN_LENGTH_KEY.search(part.text):
             continue
-        source, total = _PART_SOURCE[part.kind], int(src.group(1)) + int(tgt.group(1))
+        if part.kind == "prose" and not all(_line_start(part.text, m.start()) for m in (src, tgt)):
+            continue
+        source, total = _PART_SOURCE.get(part.kind, "message"), int(src.group(1)) + int(tgt.group(1))
         mine = setup.values.get("seq_len")
         if mine is not None and mine.value != total and mine.source == "message":
             setup.conflicts.setdefault("seq_len", []).append(mine)

@@ -587,7 +587,7 @@ _SET = (
 )
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_A-Za-z0-9])batch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -1305,6 +1305,20 @@ _THEN_AMOUNT = re.compile(
     r"(?:\bthen|\blater|afterwards|然后|之后|后来|再)[^.。;；\n\d]{0,40}?(\d{1,6}(?:\.\d+)?)\s*(MB|MiB|GB|GiB|G)\b",
     re.I,
 )
+# Two or more memory amounts joined by arrows, not followed by a card ("24GB -> 80GB GPU" changes the card).
+_AMOUNT = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d{1,6}(?:\.\d+)?)\s*(MiB|MB|GiB|GB|G)(?![a-z])", re.I)
+_ARROW_TRACE = re.compile(
+    _AMOUNT.pattern + r"(?:\s*(?:-+>|→|=+>)\s*" + _AMOUNT.pattern + r")+(?!\s*(?:gpus?|cards?|显卡|卡|vram))",
+    re.I,
+)
+
+
+def _amount_gb(amount: str, unit: str) -> float:
+    """An amount as written ("33,306" MiB) in GB."""
+    value = float(amount.replace(",", ""))
+    return round(value / 1024, 2) if unit.lower() in ("mb", "mib") else value
+
+
 _REPORT_END = re.compile(r"\n|[。；;!?！？]|\.(?:\s|$)")
 
 
@@ -1337,6 +1351,11 @@ def _gpu(text: str, slots: Slots) -> None:
         for later in _THEN_AMOUNT.finditer(text, observed.end(), end.start() if end else observed.end() + 160):
             amount = float(later.group(1))
             gb = max(gb, round(amount / 1024, 2) if later.group(2).lower() in ("mb", "mib") else amount)
+        if 0 < gb <= 2000:
+            slots.observed_memory_gb = gb
+    if slots.observed_memory_gb is None and (trace := _ARROW_TRACE.search(text)):
+        # "I observed 13,740MiB -> 33,306Mib -> CUDA out of memory" (PEFT #832): a chain of readings, the last the peak
+        gb = max(_amount_gb(a.group(1), a.group(2)) for a in _AMOUNT.finditer(trace.group(0)))
         if 0 < gb <= 2000:
             slots.observed_memory_gb = gb
     if m := _TASK_MANAGER.search(text):
@@ -2031,8 +2050,9 @@ def _parallel(text: str, slots: Slots) -> None:
     _apply_each(_PARALLEL_SIZE_RULES, text, slots)
 
 
+# ("half" only as a precision: "half precision", ".half()"; "Exactly half of the training steps" is none)
 _PRECISION_MENTION = re.compile(
-    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf\b|(?<![\w.])16[- ]?bits?\b)|"
+    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf(?=[- ]?precision\b|\(\))|(?<![\w.])16[- ]?bits?\b)|"
     r"(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
     # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed", "the precision is set to 16"
     r"precision[\"']?\s*(?:=|:|：|(?:is\s+)?(?:set|changed?)\s+(?:it\s+)?to|to|is|as|为|设为|设置为|改为|改成)?\s*[\"']?"
@@ -3232,7 +3252,7 @@ def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
 
 
 _MICRO_NAMED = re.compile(r"micro[-_ ]?batch", re.I)
-_BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
+_BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|bathc|btach|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
 
 
 _GA_KEY_AT = re.compile(

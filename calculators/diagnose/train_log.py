@@ -311,8 +311,11 @@ def _ds_causes(f: dict[str, Any]) -> list[Cause]:
     mostly_skipped = step is not None and step >= 20 and skipped is not None and skipped >= 0.5 * step
     collapsed = f.get("ds_loss_scale_at_minimum") or (last is not None and last <= 1)
     if mostly_skipped or collapsed:
-        what_en = f"{skipped} of {step} steps were skipped" if mostly_skipped else f"the loss scale fell to {last:g}"
-        what_zh = f"{step} 步中跳过了 {skipped} 步" if mostly_skipped else f"loss scale 降到了 {last:g}"
+        # (the log may say the scale hit its minimum without printing the scale: "Current loss scale already at minimum")
+        fell_en = f"the loss scale fell to {last:g}" if last is not None else "the loss scale reached its minimum"
+        fell_zh = f"loss scale 降到了 {last:g}" if last is not None else "loss scale 已降到最小值"
+        what_en = f"{skipped} of {step} steps were skipped" if mostly_skipped else fell_en
+        what_zh = f"{step} 步中跳过了 {skipped} 步" if mostly_skipped else fell_zh
         out.append(
             Cause(
                 id="log.fp16_overflow_persistent",

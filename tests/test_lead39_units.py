@@ -1,0 +1,79 @@
+"""Readers changed in stop 39, each from a dev question of its class (fast unit tier)."""
+
+from __future__ import annotations
+
+from rag.parts import split_message
+from rag.setup import read_setup
+from rag.slots import extract_slots
+
+# DeepSpeed#4005 (dev): the run that works and the run that fails differ in GPU count and batch ("bathc_size").
+TWO_RUNS = (
+    "- When I finetune mt0-xxl(13B) through peft-lora on 2 V100(32 G), batch size=8 on data `wmt16enro` "
+    "(train:3998 validation:3998 test:3998), The program can run successfully.\n\n"
+    "- However, when I change to 372,000 pieces of  train data `opus_dev_dev_tst` and run it on  4*V100 or 8*V100 "
+    "with bathc_size=4 . I met the `CUDA out of memory` problem (always stop at step=5952/23192 on V*100*4 and  stop "
+    "at step=2976/11596 on V*100*8 ).  Exactly half of the training step when use more GPUs."
+)
+
+
+def _setup(message: str):
+    setup, _ = read_setup(split_message(message))
+    return setup
+
+
+def test_the_failing_run_gives_the_gpu_count_and_the_batch_and_the_working_one_is_shown_beside_it():
+    setup = _setup(TWO_RUNS)
+    assert setup.values["world_size"].value == 4
+    assert setup.values["train_micro_batch_size_per_gpu"].value == 4
+    assert [c.value for c in setup.conflicts["world_size"]] == [2]
+    assert [c.value for c in setup.conflicts["train_micro_batch_size_per_gpu"]] == [8]
+
+
+def test_per_gpu_wording_is_no_run_on_one_gpu():
+    # "单卡24G" sizes a card; with a run on 4 cards reported to fail it is not a working one-GPU run
+    setup = _setup("单卡24G可以跑通，4卡训练的时候报错 OOM")
+    assert "world_size" not in setup.conflicts
+
+
+def test_half_is_a_precision_only_as_half_precision_or_half_call():
+    assert extract_slots("Exactly half of the training step when use more GPUs.", prose=True).precision is None
+    assert extract_slots("I train with model.half()", prose=True).precision == "amp-fp16"
+    assert extract_slots("the model is in half precision", prose=True).precision == "amp-fp16"
+
+
+def test_a_chain_of_readings_joined_by_arrows_is_observed_memory_its_peak():
+    # PEFT#832 (dev): "I observed 13,740MiB -> 33,306Mib -> CUDA out of memory"
+    slots = extract_slots(
+        "during the LoRA training,I observed 13,740MiB -> 33,306Mib -> CUDA out of memory", prose=True
+    )
+    assert slots.observed_memory_gb == 32.53
+    assert extract_slots("memory 10GB → 20GB → 35GB then OOM", prose=True).observed_memory_gb == 35.0
+    # a change of card is no reading
+    assert extract_slots("I moved from 24GB -> 80GB GPUs", prose=True).observed_memory_gb is None
+
+
+def test_glm4_input_and_output_lengths_pasted_without_a_fence_add_up_to_the_sequence_length():
+    # GLM-4#468 (dev): configs/lora.yaml pasted as prose lines after a `nohup torchrun … &` launch
+    message = (
+        "lora 微调，两张v100 显卡，微调一会loss 就一直为0 了\n\n"
+        "nohup torchrun --standalone --nnodes=1 --nproc_per_node=2 finetune.py data/ glm-4-9b-chat/ configs/lora.yaml"
+        " 2>&1 > lora.log &\n\n见如下lora 配置\nlora.yaml\ncombine: True\nmax_input_length: 8192\n"
+        "max_output_length: 8192\n"
+    )
+    assert any(p.kind == "command" and p.text.startswith("nohup torchrun") for p in split_message(message))
+    assert _setup(message).values["seq_len"].value == 16384
+    # the two lengths named in a sentence are no pasted config
+    assert "seq_len" not in _setup("I set max_input_length: 512 and max_output_length: 512 in the yaml").values
+
+
+def test_a_deepspeed_log_at_the_minimum_loss_scale_without_the_scale_printed_is_diagnosed():
+    # a dev paste (blind14): DeepSpeed's step line and its minimum-scale exception, no "Attempted loss scale" line
+    from calculators.diagnose import diagnose
+
+    log = (
+        "[2023-08-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=1, skipped=1, lr=[0.0001], "
+        "mom=[(0.9, 0.999)]\n"
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."
+    )
+    found = diagnose(log)
+    assert any("minimum" in c.because_en for c in found.causes if c.id == "log.fp16_overflow_persistent")
