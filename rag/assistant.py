@@ -61,9 +61,9 @@ HOST_RAM_CARD = "host-ram-load-scales-with-processes"
 #: a memory question or report about a VL model, where retrieval reads the framework's words (ms-swift, NCCL) instead.
 VLM_CARD = "vlm-image-tokens-memory"
 # A VL model or its image settings named in the message: "Qwen2-VL-7B", "InternVL2", "llava", "MiniCPM-V", "CogVLM",
-# "glm-4v", "MAX_PIXELS=602112", "多模态".
+# "glm-4v", "InternLM-XComposer2-4KHD", "MAX_PIXELS=602112", "多模态".
 _VL_NAMED = re.compile(
-    r"qwen[\d.]*[-_ ]?vl|internvl|llava|minicpm[-_ ]?v\b|minicpm[-_ ]?v\d|cogvlm|cogagent|glm-?4v|glm-?4\.1v|visualglm|"
+    r"qwen[\d.]*[-_ ]?vl|internvl|llava|minicpm[-_ ]?v\b|minicpm[-_ ]?v\d|cogvlm|cogagent|glm-?4v|glm-?4\.1v|visualglm|xcomposer|"
     r"\bmax_pixels\b|多模态|multi-?modal",
     re.I,
 )

@@ -913,6 +913,23 @@ _PRINTED_ARGV = re.compile(r"\[\s*'[^'\n]{0,300}'(?:\s*,\s*'[^'\n]{0,300}'){3,40
 _RUNNER_CMD = re.compile(r"\]\s*cmd\s*=\s*(\S[^\n]*\s--[^\n]*)")
 
 
+# VS Code's launch.json runs a script with its arguments as a JSON list: "args": ["--per_device_train_batch_size", "4",
+# …] (LLaMA-Factory #2674): the command line the user launches, whatever part of the message it was pasted in.
+_LAUNCH_JSON_ARGS = re.compile(r'"args"\s*:\s*\[((?:\s*"[^"\n]*"\s*,?){2,400})\s*\]')
+
+
+def _launch_json_commands(part: Part) -> list[Part]:
+    """The argument lists of a pasted launch.json, as command parts."""
+    out = []
+    for m in _LAUNCH_JSON_ARGS.finditer(part.text):
+        args = re.findall(r'"([^"\n]*)"', m.group(1))
+        if any(a.startswith("--") for a in args):
+            out.append(
+                Part(kind="command", text=" ".join(args), start=part.start + m.start(), end=part.start + m.end())
+            )
+    return out
+
+
 def _printed_commands(part: Part) -> list[Part]:
     """The launch commands a log or an error prints (argv lists, DeepSpeed's `cmd = …` line), as command parts."""
     out = [
@@ -1049,6 +1066,8 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     for part in parts:
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])
+        for command in _launch_json_commands(part):
+            _put_config(setup, command, "config")
     for part in parts:
         if part.kind in ("log", "error", "traceback"):
             _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")

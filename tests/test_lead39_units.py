@@ -77,3 +77,33 @@ def test_a_deepspeed_log_at_the_minimum_loss_scale_without_the_scale_printed_is_
     )
     found = diagnose(log)
     assert any("minimum" in c.because_en for c in found.causes if c.id == "log.fp16_overflow_persistent")
+
+
+def test_a_vscode_launch_json_argument_list_is_the_command_the_user_runs():
+    # LLaMA-Factory#2674 (dev): the run's arguments pasted from launch.json, no fence
+    message = (
+        "qlora貌似无效，发现qlora和lora显存差不多。\n\n命令行调用的：\n\n"
+        '"args": [\n            "--do_train", "True",\n            "--stage", "sft",\n'
+        '            "--finetuning_type", "lora",\n            "--quantization_bit", "4",\n'
+        '            "--cutoff_len", "1024",\n            "--per_device_train_batch_size", "4",\n'
+        '            "--gradient_accumulation_steps", "4",\n            "--lora_rank", "8"\n        ],\n'
+    )
+    setup = _setup(message)
+    assert setup.values["train_micro_batch_size_per_gpu"].value == 4
+    assert setup.values["gradient_accumulation_steps"].value == 4
+    assert setup.values["seq_len"].value == 1024
+    assert setup.values["finetune"].value == "qlora"
+
+
+def test_python_with_several_visible_gpus_names_dataparallel_without_deepspeed_and_the_batch_check_with_it():
+    # ChatGLM-6B#1248 (dev): `CUDA_VISIBLE_DEVICES=0,1 python3 main.py …` (a Trainer script) fails on two GPUs
+    from calculators.diagnose import diagnose
+
+    plain = "CUDA_VISIBLE_DEVICES=0,1 python3 main.py \\\n --do_train \\\n --per_device_train_batch_size 8\n"
+    cause = next(c for c in diagnose(plain).causes if c.id == "launch.python_single_process")
+    assert cause.card_ids == ["dataparallel-single-process-trainer"]
+    assert "DataParallel" in cause.because_en and "DataParallel" in cause.because_zh
+    with_ds = plain.replace("--do_train", "--deepspeed ds_config.json --do_train")
+    cause = next(c for c in diagnose(with_ds).causes if c.id == "launch.python_single_process")
+    assert cause.card_ids == ["deepspeed-batch-assertion-error"]
+    assert "DataParallel" not in cause.because_en

@@ -365,6 +365,22 @@ def causes(a: Artifact) -> list[Cause]:
         f.get("python_visible_unused") or f.get("uses_deepspeed") or f.get("ds_config_file")
     ):
         n = f.get("python_visible_unused")
+        deepspeed = bool(f.get("uses_deepspeed") or f.get("ds_config_file"))
+        # Without DeepSpeed, a Trainer script started with python and several visible GPUs runs nn.DataParallel
+        # (transformers Trainer._wrap_model when args.n_gpu > 1, checked 4.46.0 and 5.23.0): GPU 0 fills first.
+        dp_en = (
+            ""
+            if deepspeed
+            else " A Trainer-based script then wraps the model in nn.DataParallel (Trainer._wrap_model when more than "
+            "one GPU is visible): one process scatters each batch from GPU 0 and gathers every output and the loss "
+            "back there, so GPU 0 runs out first while the others stay low."
+        )
+        dp_zh = (
+            ""
+            if deepspeed
+            else "基于 HF Trainer 的脚本此时会用 nn.DataParallel 包装模型（Trainer._wrap_model：可见多卡时）：一个进程从 "
+            "GPU 0 切分每个 batch，再把所有输出和 loss 汇总回 GPU 0，所以 0 号卡先爆显存，其他卡占用很低。"
+        )
         out.append(
             Cause(
                 id="launch.python_single_process",
@@ -372,12 +388,14 @@ def causes(a: Artifact) -> list[Cause]:
                 title_en="`python script.py` starts one process",
                 title_zh="`python script.py` 只启动一个进程",
                 because_en="A plain `python` launch runs a single process, so DeepSpeed/Trainer see world_size=1"
-                + (f" even though {n} GPUs are visible." if n else "."),
+                + (f" even though {n} GPUs are visible." if n else ".")
+                + dp_en,
                 because_zh="直接用 `python` 启动只有一个进程，DeepSpeed/Trainer 看到的 world_size=1"
-                + (f"，尽管可见 {n} 张卡。" if n else "。"),
+                + (f"，尽管可见 {n} 张卡。" if n else "。")
+                + dp_zh,
                 fix_en=f"Use `torchrun --nproc_per_node {n or 'N'} script.py …` or `deepspeed --num_gpus {n or 'N'} script.py …`.",
                 fix_zh=f"改用 `torchrun --nproc_per_node {n or 'N'} script.py …` 或 `deepspeed --num_gpus {n or 'N'} script.py …`。",
-                card_ids=["deepspeed-batch-assertion-error"],
+                card_ids=["deepspeed-batch-assertion-error" if deepspeed else "dataparallel-single-process-trainer"],
             )
         )
     return out
