@@ -457,6 +457,25 @@ def kbit_conflict(card: Card, asked: AskedQuestion) -> str:
     return "the card is about preparing a quantized base, the message names no quantization"
 
 
+#: A title whose subject is PyTorch not seeing the GPU.
+_NO_GPU_TITLE = re.compile(r"\bsees no GPU\b", re.I)
+
+
+def no_gpu_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
+    """Why a card about PyTorch not seeing the GPU does not answer this message ('' otherwise): nothing in it shows
+    CUDA missing (:data:`rag.opening.NAMES_NO_GPU`), or the only sign is an Ampere check on a stated older GPU, which
+    lacks the feature (the hardware cards' case). Its symptoms name fp16, bf16, bitsandbytes and DeepSpeed, so
+    retrieval found it for ordinary OOM and precision questions: measured with `bench/eval_answers_cv.py` (main at
+    c8b61df + this stop's ms-swift rule), cited in the first three 44 times, expected twice."""
+    if not _NO_GPU_TITLE.search(card_topic(card).title_subject):
+        return ""
+    if asked.names_no_gpu:
+        return ""
+    if asked.names_ampere_check and not any(_has_ampere(g) is False for g in _values(setup, "gpu")):
+        return ""
+    return "the card is about PyTorch not seeing the GPU, the message shows no sign of it"
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: Act | None = None) -> str:
     """Why ``card`` is about another setup than the message states, or does not answer its kind of question ('' when
     nothing contradicts it; ``act`` None: the act is not held against any card)."""
@@ -486,4 +505,5 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or stage_conflict(card, asked)
         or launch_conflict(card, asked)
         or kbit_conflict(card, asked)
+        or no_gpu_conflict(card, setup, asked)
     )

@@ -284,6 +284,23 @@ NAMES_QUANTIZED_OR_UPCAST = re.compile(
 )
 
 
+#: What shows that PyTorch does not see or use the GPU: the errors and warnings it, transformers, accelerate and
+#: bitsandbytes raise then (the torch-sees-no-gpu card's symptoms), a CPU build, or a user saying training runs on the
+#: CPU or the GPU is not detected. The Ampere checks ("doesn't support bf16/gpu", "--tf32 requires Ampere") count too:
+#: on an Ampere-or-newer GPU they mean CUDA is not visible (rag.citing.no_gpu_conflict keeps them from counting on an
+#: older GPU).
+NAMES_NO_GPU = re.compile(
+    r"is_available\(\)|not compiled with cuda|can only be used on (?:cuda|mlu)|not supported on cpu|no nvidia driver|"
+    r"driver on your system is too old|no cuda gpus? (?:are|is) available|cuda unknown error|compiled without gpu support|"
+    r"no gpu found|cuda is required but not available|setting accelerator to cpu|\+cpu\b|cpu[- ]only|"
+    r"\b(?:runs?|running|ran|trains?|training|trained) on (?:the )?cpu\b|"
+    r"识别不到|检测不到|找不到\s*(?:gpu|显卡|cuda)|(?:跑|运行|训练)在\s*cpu|用的是\s*cpu|cpu\s*版",
+    re.I,
+)
+#: The Ampere checks among :data:`NAMES_NO_GPU`'s wordings.
+AMPERE_CHECK = re.compile(r"support bf16/gpu|requires ampere|only supported on gpus with compute capability", re.I)
+
+
 def own_stacks(text: str) -> frozenset[str]:
     """The training stacks ``text`` names, without those they are built on."""
     return frozenset(name for name, rx in _STACKS.items() if rx.search(text))
@@ -355,6 +372,8 @@ class AskedQuestion(BaseModel):
     names_quantized_or_upcast: bool = Field(
         False, description="The whole message names a quantized base or an fp32 upcast (NAMES_QUANTIZED_OR_UPCAST)."
     )
+    names_no_gpu: bool = Field(False, description="The whole message shows PyTorch not seeing the GPU (NAMES_NO_GPU).")
+    names_ampere_check: bool = Field(False, description="The whole message quotes an Ampere check (AMPERE_CHECK).")
 
 
 def topic_concepts(text: str) -> list[str]:
@@ -422,6 +441,8 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         names_adapter=bool(NAMES_ADAPTER.search(text)),
         one_process_per_gpu=bool(PER_PROCESS_LAUNCH.search(text)) and not NAMES_ONE_PROCESS.search(text),
         names_quantized_or_upcast=bool(NAMES_QUANTIZED_OR_UPCAST.search(text)),
+        names_no_gpu=bool(NAMES_NO_GPU.search(text)),
+        names_ampere_check=bool(AMPERE_CHECK.search(text)),
         message_words=" ".join(re.findall(r"[a-z0-9_]+", text.lower())),
     )
 

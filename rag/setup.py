@@ -918,16 +918,22 @@ _RUNNER_CMD = re.compile(r"\]\s*cmd\s*=\s*(\S[^\n]*\s--[^\n]*)")
 _LAUNCH_JSON_ARGS = re.compile(r'"args"\s*:\s*\[((?:\s*"[^"\n]*"\s*,?){2,400})\s*\]')
 
 
-def _launch_json_commands(part: Part) -> list[Part]:
-    """The argument lists of a pasted launch.json, as command parts."""
+def _argument_lists(part: Part, lists: re.Pattern[str], item: str) -> list[Part]:
+    """Every quoted argument list ``lists`` finds in the part (each argument matched by ``item``), joined into a
+    command part when it passes an option."""
     out = []
-    for m in _LAUNCH_JSON_ARGS.finditer(part.text):
-        args = re.findall(r'"([^"\n]*)"', m.group(1))
+    for m in lists.finditer(part.text):
+        args = re.findall(item, m.group(0))
         if any(a.startswith("--") for a in args):
             out.append(
                 Part(kind="command", text=" ".join(args), start=part.start + m.start(), end=part.start + m.end())
             )
     return out
+
+
+def _launch_json_commands(part: Part) -> list[Part]:
+    """The argument lists of a pasted launch.json, as command parts."""
+    return _argument_lists(part, _LAUNCH_JSON_ARGS, r'"([^"\n]*)"(?!\s*:)')
 
 
 def _printed_commands(part: Part) -> list[Part]:
@@ -936,13 +942,7 @@ def _printed_commands(part: Part) -> list[Part]:
         Part(kind="command", text=m.group(1), start=part.start + m.start(1), end=part.start + m.end(1))
         for m in _RUNNER_CMD.finditer(part.text)
     ]
-    for m in _PRINTED_ARGV.finditer(part.text):
-        args = re.findall(r"'([^'\n]*)'", m.group(0))
-        if any(a.startswith("--") for a in args):
-            out.append(
-                Part(kind="command", text=" ".join(args), start=part.start + m.start(), end=part.start + m.end())
-            )
-    return out
+    return out + _argument_lists(part, _PRINTED_ARGV, r"'([^'\n]*)'")
 
 
 #: The evidence of a value another run in the same prose gives (rag.runs): shown next to the value the numbers use.

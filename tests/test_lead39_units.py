@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rag.parts import split_message
 from rag.setup import read_setup
 from rag.slots import extract_slots
@@ -107,3 +109,54 @@ def test_python_with_several_visible_gpus_names_dataparallel_without_deepspeed_a
     cause = next(c for c in diagnose(with_ds).causes if c.id == "launch.python_single_process")
     assert cause.card_ids == ["deepspeed-batch-assertion-error"]
     assert "DataParallel" not in cause.because_en
+
+
+def test_swift_without_nproc_per_node_on_several_gpus_is_diagnosed_as_device_map_model_parallel():
+    # ms-swift#6438 (dev): "同一时间只有一个卡工作" with CUDA_VISIBLE_DEVICES=4,5,6,7 and no NPROC_PER_NODE
+    from calculators.diagnose import diagnose
+
+    command = (
+        "CUDA_VISIBLE_DEVICES=4,5,6,7 \\\nswift sft \\\n    --model Qwen3-Omni-30B-A3B-Instruct \\\n"
+        "    --train_type lora \\\n    --per_device_train_batch_size 1\n"
+    )
+    cause = next(c for c in diagnose(command).causes if c.id == "launch.swift_device_map")
+    assert cause.card_ids == ["device-map-uneven-memory"]
+    assert "4 GPUs" in cause.because_en and "NPROC_PER_NODE=4" in cause.fix_en
+    # one process per GPU: data parallel, no device_map
+    ddp = command.replace("CUDA_VISIBLE_DEVICES=4,5,6,7 \\\n", "CUDA_VISIBLE_DEVICES=4,5,6,7 \\\nNPROC_PER_NODE=4 \\\n")
+    assert not any(c.id == "launch.swift_device_map" for c in diagnose(ddp).causes)
+    # a process count from a shell variable is unknown; ZeRO-3 shards instead of device_map
+    unknown = ddp.replace("NPROC_PER_NODE=4", "NPROC_PER_NODE=$nproc_per_node")
+    assert not any(c.id == "launch.swift_device_map" for c in diagnose(unknown).causes)
+    zero3 = command.replace("--train_type lora", "--train_type lora --deepspeed zero3")
+    assert not any(c.id == "launch.swift_device_map" for c in diagnose(zero3).causes)
+    # ZeRO-2 with device_map: ms-swift refuses to start
+    zero2 = command.replace("--train_type lora", "--train_type lora --deepspeed zero2")
+    cause = next(c for c in diagnose(zero2).causes if c.id == "launch.swift_device_map")
+    assert cause.card_ids == ["device-map-auto-distributed-error"]
+    assert "not compatible with MP" in cause.because_en
+
+
+@pytest.mark.parametrize(
+    ("text", "conflict"),
+    [
+        # ordinary OOM and precision questions that name fp16, bitsandbytes or CUDA_VISIBLE_DEVICES
+        ("QLoRA with bitsandbytes OOMs on a 24 GB card at fp16", True),
+        ("CUDA_VISIBLE_DEVICES=0,1 训练显存不够，fp16 也开了", True),
+        # the card's own cases
+        ("torch.cuda.is_available() returns False although nvidia-smi shows the GPU", False),
+        ("AssertionError: Torch not compiled with CUDA enabled", False),
+        ("训练跑在CPU上，GPU利用率一直是0", False),
+        ("RTX 4090: ValueError: Your setup doesn't support bf16/gpu.", False),
+        # on a V100 the bf16 check means the card lacks bf16: the hardware card's case, not this one
+        ("V100: ValueError: Your setup doesn't support bf16/gpu.", True),
+    ],
+)
+def test_the_no_gpu_card_needs_a_sign_that_pytorch_does_not_see_the_gpu(text: str, conflict: bool) -> None:
+    from rag.cards import load_cards
+    from rag.citing import no_gpu_conflict
+    from tests.message_reading import read_message
+
+    card = next(c for c in load_cards() if c.id == "torch-sees-no-gpu")
+    asked, setup = read_message(text)
+    assert bool(no_gpu_conflict(card, setup, asked)) is conflict

@@ -26,7 +26,7 @@ from .models import Artifact, Cause
 
 _LAUNCHER = re.compile(
     r"(?P<env>(?:\b[A-Z_][A-Z0-9_]*=\S*\s+)*)(?P<cmd>(?:torchrun|python3?\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed"
-    r"|accelerate\s+launch|llamafactory-cli\s+train)(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
+    r"|accelerate\s+launch|llamafactory-cli\s+train|swift\s+(?:sft|pt|rlhf))(?=\s+(?:--?\w|[\w./~$-]+\.(?:py|ya?ml|json)\b))"
     r"|python3?(?:\s+-u)?\s+\S+\.py(?=\s|$|`))"
 )
 #: What may precede a command on its line: nothing, a shell prompt, a quote/backtick, a list marker, `&&` or `;`.
@@ -254,6 +254,18 @@ def read(text: str) -> list[Artifact]:
                 world = nproc_env * nodes
             elif visible:
                 world = visible * nodes
+        elif cmd.startswith("swift"):
+            # ms-swift starts torchrun itself when NPROC_PER_NODE is set; each process then takes the visible GPUs
+            # ÷ NPROC_PER_NODE, and with two or more it loads the model with device_map="auto" across them
+            # (swift.utils is_mp / get_default_device_map), unless ZeRO-3 or FSDP shard it instead. The GPU count
+            # stays the reading of the rest of the message (no world size from here).
+            launcher = "swift"
+            nproc_env = _int(env.get("NPROC_PER_NODE")) if "NPROC_PER_NODE" in env else 1  # ($VAR: unknown)
+            sharded = "zero3" in opts.get("deepspeed", "") or "fsdp" in opts
+            if visible and nproc_env and visible // nproc_env >= 2 and not sharded:
+                f["swift_device_map"] = (visible, nproc_env)
+                if "deepspeed" in opts:
+                    f["swift_deepspeed_with_mp"] = True  # ms-swift refuses: "DeepSpeed is not compatible with MP"
         else:
             launcher = "python"
             world, nodes = 1, 1
@@ -359,6 +371,51 @@ def causes(a: Artifact) -> list[Cause]:
                 fix_zh="sbatch 脚本里写 `#SBATCH --nodes` = num_nodes、`#SBATCH --ntasks-per-node` = devices，并用 "
                 "`srun python train.py` 启动；不用 SLURM 时给每个节点设置各自的 NODE_RANK。",
                 card_ids=["slurm-tasks-per-gpu-launch"],
+            )
+        )
+    if f.get("swift_device_map"):
+        visible, procs = f["swift_device_map"]
+        each = visible // procs
+        alone = procs == 1
+        refused = bool(f.get("swift_deepspeed_with_mp"))
+        out.append(
+            Cause(
+                id="launch.swift_device_map",
+                likelihood="likely",
+                title_en="ms-swift splits the model over the GPUs with device_map (one GPU computes at a time)",
+                title_zh="ms-swift 用 device_map 把模型按层切到多张卡上（同一时刻只有一张卡在算）",
+                because_en=(
+                    f"{visible} GPUs are visible and "
+                    + (
+                        "NPROC_PER_NODE is not set, so `swift sft` runs one process"
+                        if alone
+                        else f"NPROC_PER_NODE={procs}"
+                    )
+                    + f"; ms-swift then loads the model with device_map='auto' over {each} GPUs per process "
+                    "(swift.utils is_mp: visible GPUs ÷ processes ≥ 2). "
+                    + (
+                        'With --deepspeed ms-swift stops at once: "DeepSpeed is not compatible with MP".'
+                        if refused
+                        else "The layers run one GPU after another, so only one GPU is busy at a time and memory is "
+                        "uneven (the first or last GPU can run out while others have room)."
+                    )
+                ),
+                because_zh=(
+                    f"可见 {visible} 张卡，"
+                    + ("没有设置 NPROC_PER_NODE，`swift sft` 只启动一个进程" if alone else f"NPROC_PER_NODE={procs}")
+                    + f"；ms-swift 此时用 device_map='auto' 把模型按层切到每个进程的 {each} 张卡上"
+                    "（swift.utils is_mp：可见卡数 ÷ 进程数 ≥ 2）。"
+                    + (
+                        '加了 --deepspeed 时 ms-swift 会直接报错："DeepSpeed is not compatible with MP"。'
+                        if refused
+                        else "各层依次在不同卡上计算，所以同一时刻只有一张卡在算，各卡显存也不均（可能某一张先 OOM，其他卡还有空间）。"
+                    )
+                ),
+                fix_en=f"For data parallel on {visible} GPUs set `NPROC_PER_NODE={visible}` (one process per GPU); add "
+                "`--deepspeed zero2`/`zero3` if one GPU cannot hold the model.",
+                fix_zh=f"要在 {visible} 张卡上数据并行，设置 `NPROC_PER_NODE={visible}`（每卡一个进程）；单卡放不下模型时再加 "
+                "`--deepspeed zero2`/`zero3`。",
+                card_ids=["device-map-auto-distributed-error" if refused else "device-map-uneven-memory"],
             )
         )
     if f.get("launcher") == "python" and (
