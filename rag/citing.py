@@ -466,7 +466,7 @@ def no_gpu_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
     CUDA missing (:data:`rag.opening.NAMES_NO_GPU`), or the only sign is an Ampere check on a stated older GPU, which
     lacks the feature (the hardware cards' case). Its symptoms name fp16, bf16, bitsandbytes and DeepSpeed, so
     retrieval found it for ordinary OOM and precision questions: measured with `bench/eval_answers_cv.py` (main at
-    c8b61df + this stop's ms-swift rule), cited in the first three 44 times, expected twice."""
+    c8b61df), cited in the first three 37 times, expected twice; with this rule 4 times, the same two expected."""
     if not _NO_GPU_TITLE.search(card_topic(card).title_subject):
         return ""
     if asked.names_no_gpu:
