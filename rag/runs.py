@@ -16,6 +16,11 @@ picks one value per setting by one rule:
 3. otherwise, for observed memory, the largest reading (the peak: "67G after loading … 100G … OOM");
 4. otherwise the latest run.
 
+For the GPU count, rule 2 holds only when the failing run has more GPUs than every working one ("2 V100 … can run
+successfully … on 4*V100 … CUDA out of memory"): a run on fewer GPUs that failed is usually why the user moved to more
+("on a single GPU … anything above that gives OOM … split the model across 2 GPUs", DeepSpeed #5645), and the
+question is about the run on more.
+
 The other values are returned too, so the answer can say on its first screen which one the numbers use.
 """
 
@@ -217,7 +222,15 @@ def choose(found: list[Candidate]) -> Choice | None:
     fails = [c for c in found if c.outcome == "fails"]
     rest = [c for c in found if c.outcome != "fails"]
     works = [c for c in rest if c.outcome == "works"]
-    if fails and all(_same(f, fails[-1]) for f in fails) and not any(_same(f, w) for f in fails for w in works):
+    fewer = (
+        found[0].key == "world_size" and any(int(w.value) >= int(fails[-1].value) for w in works) if fails else False
+    )
+    if (
+        fails
+        and not fewer
+        and all(_same(f, fails[-1]) for f in fails)
+        and not any(_same(f, w) for f in fails for w in works)
+    ):
         chosen, why = fails[-1], "fails"
     elif found[0].key == "observed_memory_gb":
         chosen, why = max(found, key=lambda c: float(c.value)), "peak"  # several readings of one run: its peak

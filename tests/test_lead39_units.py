@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import extract_slots
+from tests.message_reading import read_message
 
 # DeepSpeed#4005 (dev): the run that works and the run that fails differ in GPU count and batch ("bathc_size").
 TWO_RUNS = (
@@ -18,13 +18,8 @@ TWO_RUNS = (
 )
 
 
-def _setup(message: str):
-    setup, _ = read_setup(split_message(message))
-    return setup
-
-
 def test_the_failing_run_gives_the_gpu_count_and_the_batch_and_the_working_one_is_shown_beside_it():
-    setup = _setup(TWO_RUNS)
+    _, setup = read_message(TWO_RUNS)
     assert setup.values["world_size"].value == 4
     assert setup.values["train_micro_batch_size_per_gpu"].value == 4
     assert [c.value for c in setup.conflicts["world_size"]] == [2]
@@ -33,7 +28,7 @@ def test_the_failing_run_gives_the_gpu_count_and_the_batch_and_the_working_one_i
 
 def test_per_gpu_wording_is_no_run_on_one_gpu():
     # "单卡24G" sizes a card; with a run on 4 cards reported to fail it is not a working one-GPU run
-    setup = _setup("单卡24G可以跑通，4卡训练的时候报错 OOM")
+    _, setup = read_message("单卡24G可以跑通，4卡训练的时候报错 OOM")
     assert "world_size" not in setup.conflicts
 
 
@@ -63,9 +58,9 @@ def test_glm4_input_and_output_lengths_pasted_without_a_fence_add_up_to_the_sequ
         "max_output_length: 8192\n"
     )
     assert any(p.kind == "command" and p.text.startswith("nohup torchrun") for p in split_message(message))
-    assert _setup(message).values["seq_len"].value == 16384
+    assert read_message(message)[1].values["seq_len"].value == 16384
     # the two lengths named in a sentence are no pasted config
-    assert "seq_len" not in _setup("I set max_input_length: 512 and max_output_length: 512 in the yaml").values
+    assert "seq_len" not in read_message("I set max_input_length: 512 and max_output_length: 512 in the yaml")[1].values
 
 
 def test_a_deepspeed_log_at_the_minimum_loss_scale_without_the_scale_printed_is_diagnosed():
@@ -90,7 +85,7 @@ def test_a_vscode_launch_json_argument_list_is_the_command_the_user_runs():
         '            "--cutoff_len", "1024",\n            "--per_device_train_batch_size", "4",\n'
         '            "--gradient_accumulation_steps", "4",\n            "--lora_rank", "8"\n        ],\n'
     )
-    setup = _setup(message)
+    _, setup = read_message(message)
     assert setup.values["train_micro_batch_size_per_gpu"].value == 4
     assert setup.values["gradient_accumulation_steps"].value == 4
     assert setup.values["seq_len"].value == 1024
@@ -155,8 +150,17 @@ def test_swift_without_nproc_per_node_on_several_gpus_is_diagnosed_as_device_map
 def test_the_no_gpu_card_needs_a_sign_that_pytorch_does_not_see_the_gpu(text: str, conflict: bool) -> None:
     from rag.cards import load_cards
     from rag.citing import no_gpu_conflict
-    from tests.message_reading import read_message
 
     card = next(c for c in load_cards() if c.id == "torch-sees-no-gpu")
     asked, setup = read_message(text)
     assert bool(no_gpu_conflict(card, setup, asked)) is conflict
+
+
+def test_a_failed_run_on_fewer_gpus_is_why_the_user_moved_to_more_not_the_run_asked_about():
+    # DeepSpeed#5645 (dev): OOM on a single GPU, then ZeRO-3 on 2 GPUs "runs 2 training samples at once"
+    _, setup = read_message(
+        "I have trained a model on a single GPU and for a batch size of 1 anything above 960x960 gives OOM errors "
+        "during training. When I do this, it does say that the model weights are correctly split across the 2 GPUs, "
+        "but then it runs 2 training samples at once during train step."
+    )
+    assert setup.values["world_size"].value == 2
