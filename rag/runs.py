@@ -34,8 +34,9 @@ from .slots import Slots, extract_slots
 
 #: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. The GPU count only from a
 #: clause without per-GPU wording (:data:`_PER_GPU`: "单卡24G" and "one GPU each" are no run on one GPU), and, as every
-#: key, it replaces the whole reading only for a run reported to fail beside one reported to work ("2 V100 … can run
-#: successfully … on 4*V100 … CUDA out of memory", DeepSpeed #4005). The sequence length since stop 35:
+#: key, it replaces the whole reading only for a run reported to fail beside one reported to work, here only when the
+#: failing run has more GPUs (see the module docstring; "2 V100 … can run successfully … on 4*V100 … CUDA out of
+#: memory", DeepSpeed #4005). The sequence length since stop 35:
 #: "max_length=2048时运行正常，当max_length=256时，报错" asks about 256.
 RUN_KEYS: tuple[str, ...] = (
     "world_size",
@@ -222,9 +223,8 @@ def choose(found: list[Candidate]) -> Choice | None:
     fails = [c for c in found if c.outcome == "fails"]
     rest = [c for c in found if c.outcome != "fails"]
     works = [c for c in rest if c.outcome == "works"]
-    fewer = (
-        found[0].key == "world_size" and any(int(w.value) >= int(fails[-1].value) for w in works) if fails else False
-    )
+    # (the GPU count of a failed run on no more GPUs than a working one is not the run asked about)
+    fewer = bool(fails) and found[0].key == "world_size" and any(int(w.value) >= int(fails[-1].value) for w in works)
     if (
         fails
         and not fewer
