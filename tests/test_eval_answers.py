@@ -84,17 +84,20 @@ pytestmark = pytest.mark.slow
 # the 1716, the DataParallel and ms-swift device_map causes, the no-GPU card's gate): act 0.831 / 0.788, fidelity 0.954
 # / 0.914, 14 + 20 contradicted, 0 + 3 headlines, 0 strawman, hit@3 0.970 / 0.981, hit@1 0.815 / 0.856, p90 114 / 122,
 # fit questions without a memory figure 49 + 32.
+# Stop 40: blind15 (52) moved into the dev set (1768 = 874 zh + 894 en; start engine, tag s22start: act 0.830 / 0.786,
+# fidelity 0.951 / 0.912, 19 + 22 contradicted, 0 + 3 headlines, 0 strawman, hit@3 0.965 / 0.982, hit@1 0.803 /
+# 0.854, fit without a figure 52 + 32).
 FLOORS = {
     "zh": {"act_accuracy": 0.825, "fidelity": 0.95, "hit3": 0.955, "hit1": 0.80},
     "en": {"act_accuracy": 0.785, "fidelity": 0.91, "hit3": 0.97, "hit1": 0.84},
 }
 CEILINGS = {
-    "contradicted": 35,
+    "contradicted": 42,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 122,
     "refused": 0,
-    "fit_no_figure": 82,
+    "fit_no_figure": 84,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -149,11 +152,15 @@ CEILINGS = {
 # 7 + 7 contradicted, 0 headlines, 0 strawman, hit@3 0.804 / 0.920, hit@1 0.549 / 0.740, fit without a figure 4 + 2.
 # End of stop 39 on these 104: act 0.769 / 0.654, fidelity 0.900 / 0.852, 6 + 6 contradicted, 0 headlines, 0 strawman,
 # hit@3 0.784 / 0.920 (one Chinese question lost when the card model was retrained on the 1716), hit@1 0.529 / 0.760.
+# Stop 40: blind15 moved into the dev set; blind17 (52 = 26 zh + 26 en, mined blind at the start of stop 40 and scored
+# on its start engine, tag s22start: act 0.769 / 0.654, fidelity 0.883 / 0.856, 6 + 5 contradicted, hit@3 0.920 /
+# 0.808) joined blind16. Start of stop 40 on these 104 (blind16 + blind17): act 0.769 / 0.615, fidelity 0.909 / 0.858,
+# 7 + 9 contradicted, 0 headlines, 0 strawman, hit@3 0.843 / 0.824, hit@1 0.627 / 0.706, fit without a figure 2 + 3.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.76, "fidelity": 0.89, "hit3": 0.78},
-    "en": {"act_accuracy": 0.65, "fidelity": 0.85, "hit3": 0.92},
+    "zh": {"act_accuracy": 0.76, "fidelity": 0.90, "hit3": 0.84},
+    "en": {"act_accuracy": 0.61, "fidelity": 0.85, "hit3": 0.82},
 }
-HELDOUT_CEILINGS = {"contradicted": 12, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 6}
+HELDOUT_CEILINGS = {"contradicted": 16, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 5}
 
 
 @pytest.fixture(scope="module")
