@@ -408,10 +408,16 @@ _ASK_PREAMBLE = _rx(
 )
 
 
+# A filled-in line of an issue form or an environment script's printout ("是否支持BF16数字格式: 支持", GLM-4's
+# system-info template): the question is the form's and its answer follows the colon, so the user asks nothing.
+_FORM_FIELD = re.compile(r"^[^:：?？\n]{0,40}(?:是否|吗)[^:：?？\n]{0,30}[:：][ \t]*[^?？:：\n]{1,24}$", re.M)
+
+
 def asked_sentences(prose: str) -> list[str]:
     """The sentences of ``prose`` that ask something (see ``_ASK_SENTENCE``), in order; a clause that only announces
-    a question ("请教一下，") is read with the clause it announces."""
-    clauses = [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip()]
+    a question ("请教一下，") is read with the clause it announces. A filled-in form line (``_FORM_FIELD``) asks
+    nothing."""
+    clauses = [s.strip() for s in _SENTENCE_END.split(prose) if s and s.strip() and not _FORM_FIELD.match(s.strip())]
     asks: list[str] = []
     carry = ""
     for clause in clauses:
@@ -565,7 +571,7 @@ def rule_act(
     asks, implicitly, how much memory it takes. ``previous`` / ``follow_up``: a short follow-up
     ("那用 ZeRO-3 呢？") keeps the act of the turn it follows.
     """
-    prose = _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts)))
+    prose = _FORM_FIELD.sub(" ", _TAG.sub(" ", _TEMPLATE.sub(" ", prose_of(parts))))
     pasted = {p.kind for p in parts if p.kind != "prose"}
     # What is observed is read without the failures a question only supposes.
     seen = _supposed_removed(prose)

@@ -51,6 +51,7 @@ from calculators.presets import get_gpu
 
 from .acts import Act
 from .cards import Card
+from .evidence import card_in_family
 from .opening import SHARDING_IN_TITLE, STAGES_IN_TITLE, AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
 from .setup import Setup
 
@@ -398,6 +399,35 @@ def sharding_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
     return f"the card is about {'/'.join(sorted(mine))}, the message never names it"
 
 
+def family_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
+    """Why a card about memory does not explain a diagnosis whose question is about a slowdown, a hang or a loss curve
+    and never about memory ('' otherwise): "为什么2张V100跟4张V100的训练速度一样？" is not answered by where LoRA's memory
+    goes, "zero2 多机训练在 backward 卡住" not by how much ZeRO saves. A card that speaks of both (LoRA is barely
+    faster *and* what it saves) stays."""
+    if act != "diagnose" or asked.family not in ("speed", "loss"):
+        return ""
+    if not card_in_family(card, "memory") or card_in_family(card, asked.family):
+        return ""
+    return f"the question is about {asked.family}, the card only about memory"
+
+
+#: A message that names ZeRO-3 anywhere ("switched from zero3 to zero2", "ds_z3_config.json", "stage 3").
+_NAMES_ZERO3 = re.compile(r"\bzero_?3\b|\bzero 3\b|\bz3\b|\bstage_?3\b|\bstage 3\b|\bds_z3")
+
+
+def zero_stage_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
+    """Why a card whose title's subject is ZeRO-3 ("Why ZeRO-3 can be slower … on small models", "ZeRO-3 much slower
+    than ZeRO-2 …": the first stage it names) does not answer a message whose run states another ZeRO stage and never names
+    ZeRO-3 ('' otherwise): "deepspeed zero2多机训练在 backward 卡住" is not ZeRO-3's all-gather overhead."""
+    stated = setup.get("zero_stage")
+    if stated is None or stated == 3 or _NAMES_ZERO3.search(asked.message_words):
+        return ""
+    first = _ZERO_STAGE.search(card_topic(card).title_subject)
+    if first is None or first.group(1) != "3":
+        return ""  # (not "ZeRO-2 or ZeRO-3 for LoRA": the stages as a choice)
+    return f"the card is about ZeRO-3, the message's run uses ZeRO-{stated}"
+
+
 #: A title whose subject is GPUs of different models training together.
 _MIXED_GPUS_TITLE = re.compile(r"\bdifferent GPU (?:models|types)\b|\bmixed GPUs?\b", re.I)
 
@@ -506,4 +536,6 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or launch_conflict(card, asked)
         or kbit_conflict(card, asked)
         or no_gpu_conflict(card, setup, asked)
+        or zero_stage_conflict(card, setup, asked)
+        or family_conflict(card, asked, act)
     )

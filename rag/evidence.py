@@ -85,7 +85,13 @@ _IDENTIFIER = re.compile(
 
 _FAMILIES: tuple[tuple[Literal["memory", "loss", "speed"], re.Pattern[str]], ...] = (
     ("memory", re.compile(r"out of memory|(?<![a-z])oom|显存|内存|\bmemory\b|\bvram\b|爆", re.I)),
-    ("loss", re.compile(r"\bloss\b|损失|\bnan\b|收敛|converg|diverg|不降|不下降|梯度爆炸|grad_?norm", re.I)),
+    # ("backward(loss)", "loss.backward()" name the variable in code, not a loss curve)
+    (
+        "loss",
+        re.compile(
+            r"(?<![(.])\bloss\b(?![)(=]|\.\w)|损失|\bnan\b|收敛|converg|diverg|不降|不下降|梯度爆炸|grad_?norm", re.I
+        ),
+    ),
     ("speed", re.compile(r"\bslow|慢|\bhang|卡住|卡死|利用率|utili[sz]|速度|throughput|耗时", re.I)),
 )
 
@@ -103,8 +109,17 @@ def reports_training_failure(prose: str) -> bool:
     return symptom_family(prose) != "generic" and bool(_TRAINING.search(prose))
 
 
+#: A card's size ("2张V100 32G显存", "单卡16G内存", "A100 80GB memory"): the hardware, not a memory symptom.
+_CAPACITY = re.compile(
+    r"(?:[A-Za-z]\d{2,4}|卡|\bgpus?|\bcards?)\s*[,，(（]?\s*\d+\s*g(?:b|ib)?\s*(?:的)?\s*(?:显存|内存|\bmemory\b|\bvram\b)",
+    re.I,
+)
+
+
 def symptom_family(prose: str) -> Literal["memory", "loss", "speed", "generic"]:
-    """The first symptom family the prose names (memory before loss before speed), else generic."""
+    """The first symptom family the prose names (memory before loss before speed), else generic; a GPU's size is
+    not a memory symptom ("为什么2张V100 32G显存，跟4张V100的训练速度一样？" asks about speed)."""
+    prose = _CAPACITY.sub(" ", prose)
     return next((name for name, rx in _FAMILIES if rx.search(prose)), "generic")
 
 

@@ -53,7 +53,11 @@ MULTI_GPU = (
 )
 POOL = (
     r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
-    r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|pool\w*|combin\w*|add up|sum of|share memory|"
+    r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|add up|sum of|share memory|"
+    # pooling said of memory ("pool the GPUs' memory", "combined VRAM"), not a config key ("combine: True") or a
+    # resource pool in a traceback
+    r"\b(?:pool|combin)(?:e|ed|es|ing|s)?\s+(?:the\s+|their\s+|all\s+|our\s+)?(?:\w+\s+)?(?:gpus?'?\s+)?(?:v?ram|memory)|"
+    r"\b(?:v?ram|memory)\s+(?:is\s+|are\s+|gets?\s+|be\s+)?(?:pooled|combined)|\bpooled\b|"
     # a single card runs what several smaller ones cannot ("5张3090卡微调内存不足，但单机单卡a6000可以微调")
     r"(?:但|而|却)[^。，,.\n]{0,6}单卡[^。，,.\n]{0,12}(?:可以|能)\s*(?:跑|训练|微调|放下|装下|运行)|\bbut (?:on )?(?:a )?single (?:\w+ )?(?:gpu|card)\b[^.\n]{0,30}\b(?:works?|fits?|runs? fine)\b|"
     r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))"

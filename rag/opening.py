@@ -396,10 +396,11 @@ _POINTS_BACK = re.compile(r"\b(?:this|that|it)\b|这(?:个|种|样)?|此|该", r
 
 
 def _asked_family(asked: list[str], title: str) -> str:
-    """The symptom family the asking sentences name; when they name none but point back at what was reported, the
-    title's (an issue's title says what was observed)."""
+    """The symptom family the asking sentences name; when they name none but point back at what was reported, or
+    when nothing is asked at all (an issue that only reports), the title's (an issue's title says what was
+    observed: "dpo training loss stucks at 0.6931" is about a loss curve, not memory)."""
     family = symptom_family("\n".join(asked))
-    if family == "generic" and asked and all(_POINTS_BACK.search(a) for a in asked):
+    if family == "generic" and (not asked or all(_POINTS_BACK.search(a) for a in asked)):
         return symptom_family(title)
     return family
 
