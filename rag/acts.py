@@ -30,7 +30,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(
-    r"正常(?:来讲|来说|情况下)[^。？?\n，,]{0,30}(?:吗|么)|不合理|\bunreasonable\b|\bsupposed to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"正常(?:来讲|来说|情况下)[^。？?\n，,]{0,30}(?:吗|么)|不合理|\bunreasonable\b|\bsupposed? to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
     r"\bis (?:this|that|it) (?:the |an? )?(?:normal|nomal|natural|expected|intended|reasonable)\b|本身就(?:应该|该)?是这样|本来就(?:应该|该)?是这样|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
     r"\bisn'?t (?:it|this|that) (?:normal|nomal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"

@@ -3495,10 +3495,32 @@ _HEX_ID = re.compile(
 )
 
 
+# Accelerate's printout of the defaults it used ("The following values were not passed to `accelerate launch` and had
+# defaults used instead: `--num_processes` was set to a value of `2` … If this was unintended please pass in
+# `--num_processes=1`."; accelerate commands/launch.py, _validate_launch_command): each value is what the run used,
+# read as the flag it names; the advice after it is no setting.
+_ACCELERATE_DEFAULT = re.compile(r"`(--[\w-]+)` was set to a value of `'?([^'`\n]*)'?`")
+_ACCELERATE_ADVICE = re.compile(r"If this was unintended please pass in `--[\w-]+=\d+`\.?")
+
+
+def _accelerate_defaults(text: str) -> str:
+    """The text with Accelerate's printout of defaults written as the flags it reports (see ``_ACCELERATE_DEFAULT``).
+    Its `--mixed_precision` is the launcher's default, not the run's precision: the HF Trainer sets its own from
+    ``bf16`` / ``fp16`` in its arguments, so that line says nothing."""
+    if "was set to a value of" not in text and "If this was unintended" not in text:
+        return text
+
+    def flag(m: re.Match[str]) -> str:
+        return " " if m.group(1) in ("--mixed_precision", "--dynamo_backend") else f"{m.group(1)} {m.group(2)}"
+
+    return _ACCELERATE_DEFAULT.sub(flag, _ACCELERATE_ADVICE.sub(" ", text))
+
+
 def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
     text = _HEX_ID.sub(lambda m: " " * len(m.group(0)), text)  # "…/e8bfda6b-42fe-426b-…": no 426B model in an id
+    text = _accelerate_defaults(text)
     slots = Slots()
     for step in (
         _model,

@@ -95,3 +95,27 @@ def test_a_memory_card_does_not_explain_a_slowdown_or_a_hang():
     assert _gate(slow, "lora-training-speed-vs-full-finetune") == ""  # speaks of both
     assert _gate(slow, "gpu-count-changes-batch-steps-lr") == ""  # neither: stays
     assert _gate(slow, "lora-memory-breakdown", act="explain") == ""  # only a diagnosis is gated
+
+
+# axolotl #1717 (dev): Accelerate prints the defaults it used; its advice line is no setting.
+ACCELERATE_DEFAULTS = (
+    "accelerate launch -m axolotl.cli.train lora-sft.yml\n"
+    "The following values were not passed to `accelerate launch` and had defaults used instead:\n"
+    "        `--num_processes` was set to a value of `2`\n"
+    "                More than one GPU was found, enabling multi-GPU training.\n"
+    "                If this was unintended please pass in `--num_processes=1`.\n"
+    "        `--num_machines` was set to a value of `1`\n"
+    "        `--mixed_precision` was set to a value of `'no'`\n"
+    "        `--dynamo_backend` was set to a value of `'no'`\n"
+)
+
+
+def test_accelerates_printout_of_defaults_gives_the_process_count_not_its_advice():
+    from rag.slots import extract_slots
+
+    slots = extract_slots(ACCELERATE_DEFAULTS)
+    assert slots.world_size == 2
+    assert slots.num_nodes == 1
+    # the launcher's mixed_precision default is not the run's precision (the Trainer sets its own)
+    assert slots.precision is None
+    assert extract_slots("accelerate launch --mixed_precision no train.py").precision == "fp32"
