@@ -28,7 +28,7 @@ from . import levers
 from .acts import Act, classify_act
 from .answer import Answer, Correction, Link, SourceRef, ToolCall
 from .cards import Card, load_cards
-from .citing import answers_another_setup
+from .citing import answers_another_setup, family_conflict
 from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth, shown_conflicts
 from .estimate_card import largest_part_card
 from .evidence import error_messages, named_concepts, quotes_error, read_evidence, reports_training_failure
@@ -536,10 +536,14 @@ class Assistant:
             for cid in getattr(cause, "card_ids", []) or []:
                 if cid in self._by_id and self._by_id[cid] not in chosen:
                     chosen.append(self._by_id[cid])
+        # (a memory belief touched by a speed or loss diagnosis is not what it asks: "AMP is slower than fp32 … the GPU
+        # memory usage is half" reports memory, it does not hold that mixed precision halves it)
         chosen += [
             self._by_id[m.card_id]
             for m in misconceptions
-            if m.card_id in self._by_id and self._by_id[m.card_id] not in chosen
+            if m.card_id in self._by_id
+            and self._by_id[m.card_id] not in chosen
+            and not (asked is not None and family_conflict(self._by_id[m.card_id], asked, act))
         ]
         hits = self._citable(hits, asked, setup, act)
         corrected = {m.card_id for m in misconceptions}

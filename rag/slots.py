@@ -830,8 +830,9 @@ _RANK = re.compile(
     r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_])rank|(?<![A-Za-z0-9_])r)\s*(?:=|:|：|为)?\s*(\d+)", re.I
 )
 _CKPT = re.compile(
-    r"gradient[-_ ]?checkpoint(?:ing)?\b|gradient[-_ ]?checkpoin(?:ing|tng|itng)\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|recompute|"
-    r"recomputation",
+    r"gradient[-_ ]?checkpoint(?:ing)?\b|gradient[-_ ]?checkpoin(?:ing|tng|itng)\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|"
+    # (not TRL's "precompute_ref_log_probs")
+    r"(?<![A-Za-z])recompute|(?<![A-Za-z])recomputation",
     re.I,
 )
 _FLASH = re.compile(r"flash[-_ ]?att(?:ention|n)?(?:[-_ ]?2)?|\bfa2\b|\bsdpa\b", re.I)

@@ -119,3 +119,13 @@ def test_accelerates_printout_of_defaults_gives_the_process_count_not_its_advice
     # the launcher's mixed_precision default is not the run's precision (the Trainer sets its own)
     assert slots.precision is None
     assert extract_slots("accelerate launch --mixed_precision no train.py").precision == "fp32"
+
+
+def test_trls_precompute_is_no_recompute():
+    from rag.slots import extract_slots
+
+    assert (
+        extract_slots("When using the `precompute_ref_log_probs=True` option", prose=True).gradient_checkpointing
+        is None
+    )
+    assert extract_slots("--recompute-activations").gradient_checkpointing == "full"
