@@ -815,7 +815,8 @@ _SEQ = re.compile(
 )
 _SEQ_TOKENS = re.compile(
     # (not another setting's value: "bs=1 context len=2k")
-    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|context|ctx)",
+    # ("只能微调2k上文": 上文, the preceding text a model sees, is its context)
+    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx)",
     re.I,
 )
 # "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
@@ -2269,7 +2270,8 @@ _PTUNING = re.compile(
 # "8比特". Never an 8-bit optimizer ("adamw_8bit", "8 bit Adam", "Adam8bit") or a function name
 # ("prepare_model_for_int8_training").
 _QUANT = re.compile(
-    r"load_in_(?P<lq>[48])bit|quantization_bit\W{0,3}(?P<qb>[48])(?!\d)|"
+    # (Llama-Chinese's finetune scripts: `--load_in_bits 4`)
+    r"load_in_(?P<lq>[48])bit|(?:quantization_bit|load_in_bits)\W{0,3}(?P<qb>[48])(?!\d)|"
     r"(?<![A-Za-z_])(?:int(?P<int>[48])|(?P<bits>[48])[-_ ]?bits?|(?P<cn>[48四八])\s*比特)(?![A-Za-z0-9_])",
     re.I,
 )

@@ -129,3 +129,11 @@ def test_trls_precompute_is_no_recompute():
         is None
     )
     assert extract_slots("--recompute-activations").gradient_checkpointing == "full"
+
+
+def test_llama_chinese_load_in_bits_and_a_context_written_as_shangwen():
+    from rag.slots import extract_slots
+
+    assert extract_slots("deepspeed finetune_clm_lora.py --load_in_bits 4 --lora_r 8").quantization == "int4"
+    assert extract_slots("8*A100只能微调2k上文", prose=True).seq_len == 2048
+    assert extract_slots("如上文所述，显存不够", prose=True).seq_len is None
