@@ -2217,6 +2217,10 @@ def _sequence(text: str, slots: Slots) -> None:
     _apply_first(_SEQ_RULES, text, slots)
 
 
+# "如果不是全参微调应该用哪个指令", "not a full fine-tune", "instead of full fine-tuning": the method the user does not use.
+_FULL_NOT_BEFORE = re.compile(
+    r"(?:不是|不用|不做|不想|并非|而非|非|没有|没|\bnot(?: an?)?|\bno|instead of|rather than)\s*$", re.I
+)
 _FULL = re.compile(
     r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
     r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
@@ -2492,7 +2496,14 @@ def _finetune(text: str, slots: Slots) -> None:
         if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
             slots.lora_rank = int(r.group(1))
         return
-    full = _FULL.search(text) or _NO_ADAPTER.search(text) or _USE_LORA_OFF.search(text)
+    full = (
+        next(
+            (m for m in _FULL.finditer(text) if not _FULL_NOT_BEFORE.search(text[max(0, m.start() - 12) : m.start()])),
+            None,
+        )
+        or _NO_ADAPTER.search(text)
+        or _USE_LORA_OFF.search(text)
+    )
     if full and not lora:
         slots.finetune = "full"
     elif (

@@ -137,3 +137,12 @@ def test_llama_chinese_load_in_bits_and_a_context_written_as_shangwen():
     assert extract_slots("deepspeed finetune_clm_lora.py --load_in_bits 4 --lora_r 8").quantization == "int4"
     assert extract_slots("8*A100只能微调2k上文", prose=True).seq_len == 2048
     assert extract_slots("如上文所述，显存不够", prose=True).seq_len is None
+
+
+def test_a_full_fine_tune_the_user_does_not_do_is_no_method():
+    from rag.slots import extract_slots
+
+    # LLaMA-Factory #352 (dev): "如果不是全参微调应该使用那个微调指令"
+    assert extract_slots("请问一下如果不是全参微调应该使用那个微调指令避免爆显存?", prose=True).finetune is None
+    assert extract_slots("instead of full fine-tuning I use lora", prose=True).finetune == "lora"
+    assert extract_slots("关于全参微调的问题", prose=True).finetune == "full"
