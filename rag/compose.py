@@ -23,7 +23,7 @@ from calculators.text_safety import escape_md
 from .acts import Act
 from .answer import Correction, ToolCall
 from .cards import MODEL_SIZE, Card
-from .evidence import Evidence, card_in_family
+from .evidence import Evidence, card_in_family, symptom_family
 from .formatting import gib
 from .intents import MisconceptionRule, belief_reported
 from .opening import (
@@ -729,7 +729,14 @@ def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
     whose title names no single cause ("GPU memory creeps up over steps until OOM: leak, longer samples or the caching
     allocator?") by its title up to that question; "" for a how-to or a myth, which are not causes."""
     label = card_cause(card, lang)
-    if not label and in_family and not _NOT_A_CAUSE.search(_title(card, lang)):
+    # (a title that names no symptom at all, "Bytes per parameter under fp32, mixed precision, …", is a reference, not
+    # a cause of what was reported)
+    if (
+        not label
+        and in_family
+        and not _NOT_A_CAUSE.search(_title(card, lang))
+        and symptom_family(card.title_en) != "generic"
+    ):
         label = re.split(r"(?<=[?？])", _title(card, lang), maxsplit=1)[0]
     return re.split(r"[；;]\s*", label, maxsplit=1)[0].strip().rstrip("。.?？")
 
