@@ -411,6 +411,26 @@ def family_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
     return f"the question is about {asked.family}, the card only about memory"
 
 
+#: Cards whose title's subject is one setting a run never has by default (rag.opening.SETTINGS_NAMED): continued
+#: pretraining (the LoRA card on it was cited for 31 dev messages about LoRA in general, expected for none) and the
+#: process counts of an Accelerate / torchrun multi-node launch (13 multi-node messages launched by the deepspeed
+#: launcher, hostfiles or ms-swift).
+_SETTING_TITLES: dict[str, re.Pattern[str]] = {
+    "pretraining": re.compile(r"continued pretraining|增量预训练|继续预训练", re.I),
+    "launch_counts": re.compile(r"^accelerate multi-node", re.I),
+}
+
+
+def named_setting_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about one setting a run never has by default does not answer a message that never names it ('' when
+    the card is about none, or the message names it)."""
+    subject = card_topic(card).title_subject
+    for setting, title in _SETTING_TITLES.items():
+        if title.search(subject) and setting not in asked.settings_named:
+            return f"the card is about {setting.replace('_', ' ')}, the message never names it"
+    return ""
+
+
 #: A message that names ZeRO-3 anywhere ("switched from zero3 to zero2", "ds_z3_config.json", "stage 3").
 _NAMES_ZERO3 = re.compile(r"\bzero_?3\b|\bzero 3\b|\bz3\b|\bstage_?3\b|\bstage 3\b|\bds_z3")
 
@@ -538,4 +558,5 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or no_gpu_conflict(card, setup, asked)
         or zero_stage_conflict(card, setup, asked)
         or family_conflict(card, asked, act)
+        or named_setting_conflict(card, asked)
     )

@@ -145,6 +145,24 @@ SEVERAL_NODES = re.compile(
 )
 
 
+#: Settings of a run that are never a default, and how a whole message names them: continued pretraining (LLaMA-Factory's
+#: `stage: pt`, "增量预训练", domain-knowledge injection) and the process counts of a multi-node launch (Accelerate's
+#: num_processes / num_machines / machine_rank, torchrun's nproc_per_node / nnodes). Cards about one of them are cited
+#: only for a message that names it (rag.citing.named_setting_conflict).
+SETTINGS_NAMED: dict[str, re.Pattern[str]] = {
+    # ("预训练模型" / "pretrained" is any base model, and ".pt" a file: neither names a pretraining run)
+    "pretraining": re.compile(
+        r"pre-?training\b|continu\w* (?:pre-?)?train|增量预训练|继续预训练|二次预训练|做预训练|进行预训练|预训练(?:数据|语料|阶段)|"
+        r"知识注入|领域知识|knowledge injection|stage\W{0,3}pt\b|run_pt|domain[- ](?:knowledge|adaptation|corpus)",
+        re.I,
+    ),
+    "launch_counts": re.compile(
+        r"accelerate|num_processes|num_machines|machine_rank|main_process_ip|torchrun|nproc[-_]per[-_]node|\bnnodes\b",
+        re.I,
+    ),
+}
+
+
 #: How a message names the evaluation phase: the word, a Trainer evaluation setting (``eval_steps``, ``do_eval``,
 #: ``per_device_eval_batch_size``), a validation or prediction step, or the glossary's Chinese forms.
 #: Platforms other than NVIDIA GPUs on Linux, and how a message names them anywhere (prose, command, log or traceback):
@@ -345,6 +363,11 @@ class AskedQuestion(BaseModel):
     names_evaluation: bool = Field(
         False, description="The whole message names the evaluation phase (eval, validation, prediction, 评估, 验证)."
     )
+    settings_named: list[str] = Field(
+        default_factory=list,
+        description="Settings a run never has by default that the whole message names (SETTINGS_NAMED: 'pretraining', "
+        "'launch_counts').",
+    )
     names_speed: bool = Field(
         False, description="The whole message names speed or time (slow, it/s, throughput, 耗时, 速度; NAMES_SPEED)."
     )
@@ -437,6 +460,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         stages=sorted(st for st, rx in STAGES.items() if rx.search(text)),
         sharding=sorted(f for f, rx in SHARDING.items() if rx.search(text)),
         names_evaluation=bool(NAMES_EVALUATION.search(text)),
+        settings_named=sorted(k for k, rx in SETTINGS_NAMED.items() if rx.search(text)),
         names_speed=bool(NAMES_SPEED.search(text)),
         names_hang=bool(NAMES_HANG.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),

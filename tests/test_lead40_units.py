@@ -146,3 +146,16 @@ def test_a_full_fine_tune_the_user_does_not_do_is_no_method():
     assert extract_slots("请问一下如果不是全参微调应该使用那个微调指令避免爆显存?", prose=True).finetune is None
     assert extract_slots("instead of full fine-tuning I use lora", prose=True).finetune == "lora"
     assert extract_slots("关于全参微调的问题", prose=True).finetune == "full"
+
+
+def test_a_card_about_continued_pretraining_or_multi_node_counts_needs_a_message_that_names_it():
+    # LLaMA-Factory #4225 (dev): LoRA 增量预训练; a LoRA OOM on a 预训练模型 is no pretraining run
+    assert _gate("Lora方式对Qwen1.5-7B进行增量预训练，loss值下降幅度很小", "lora-continued-pretraining-loss-flat") == ""
+    assert "pretraining" in _gate("用 LoRA 微调预训练模型 Qwen-7B，显存不够", "lora-continued-pretraining-loss-flat")
+    # open-r1 #219 (dev): "How to set num_processes if i want to train on multi node"
+    assert (
+        _gate("How to set num_processes if i want to train on multi node", "accelerate-multi-node-num-processes") == ""
+    )
+    assert "launch counts" in _gate(
+        "deepspeed --hostfile hostfile 两台机器训练卡住", "accelerate-multi-node-num-processes"
+    )
