@@ -31,7 +31,14 @@ from .cards import Card, load_cards
 from .citing import answers_another_setup, family_conflict
 from .compose import GRAPH_KEPT_CARD, Results, compose, opening_order, reports_ga_growth, shown_conflicts
 from .estimate_card import largest_part_card
-from .evidence import error_messages, named_concepts, quotes_error, read_evidence, reports_training_failure
+from .evidence import (
+    card_in_family,
+    error_messages,
+    named_concepts,
+    quotes_error,
+    read_evidence,
+    reports_training_failure,
+)
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
 from .intents import (
@@ -108,6 +115,9 @@ RETRIEVE_K = 10
 #: 0.630/0.835 (2.66); k=6, later ones only through the gate → 0.593/0.821, 0.630/0.838 (2.74); k=6 ungated →
 #: 0.593/0.825, 0.630/0.838 (2.78). Before (k=3, nothing dropped): 0.566/0.801, 0.621/0.829 (2.69).
 CITABLE_RANKED = 3
+#: How far down the citable ranking a card about the reported slowdown, hang or loss curve is looked for when none of
+#: the close cards speaks of it (see ``_cards_for``).
+IN_FAMILY_RANKED = 6
 #: A myth card's title: it corrects a belief, so it answers only a message that holds it or asks about it.
 _MYTH_TITLE = re.compile(r"\s*Myth:", re.I)
 #: The acts whose answer is about the user's memory, so that the largest part of their estimate is what the cited card
@@ -574,6 +584,25 @@ class Assistant:
         if intents.small_batch and SMALL_BATCH_MYTH in self._by_id and SMALL_BATCH_MYTH not in {c.id for c in chosen}:
             # The usual wrong answer to "both small?" is "smaller weight updates": correct it unasked.
             chosen.insert(1, self._by_id[SMALL_BATCH_MYTH])
+        if (
+            act == "diagnose"
+            and asked is not None
+            and asked.family in ("speed", "loss")
+            and not any(card_in_family(c, asked.family) for c in chosen[:3])
+        ):
+            # A slowdown, hang or loss curve that none of the close cards speaks of: the best-ranked citable card
+            # that does (within the first IN_FAMILY_RANKED) takes the last place, so the answer can name a usual
+            # cause ("zero2 多机训练在 backward 卡住": the NCCL-timeout card, ranked fourth, not only the launch card).
+            extra = next(
+                (
+                    h.card
+                    for h in hits[:IN_FAMILY_RANKED]
+                    if card_in_family(h.card, asked.family) and h.card not in chosen
+                ),
+                None,
+            )
+            if extra is not None:
+                chosen = chosen[:2] + [extra]
         if intents.small_batch and hits and hits[0].card not in chosen[:3]:
             # The cards the intent adds never push out the card retrieval ranks first for this message.
             chosen = [c for c in chosen if c is not hits[0].card]

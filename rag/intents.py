@@ -52,7 +52,7 @@ MULTI_GPU = (
     r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)"
 )
 POOL = (
-    r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存|总共.{0,8}显存|平均分|"
+    r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存(?!\s*[:：])|总共.{0,8}显存|平均分|"
     r"分到.{0,8}(?:卡|显卡)上|相当于\s*\d+\s*g|因为分割|add up|sum of|share memory|"
     # pooling said of memory ("pool the GPUs' memory", "combined VRAM"), not a config key ("combine: True") or a
     # resource pool in a traceback

@@ -40,6 +40,11 @@ def test_a_config_key_or_a_resource_pool_is_no_pooled_memory_belief():
         assert re.search(POOL, text, re.I), text
     held = detect_misconceptions("两张v100 显卡，单卡16G内存\ncombine: True\nmax_input_length: 8192")
     assert "more_gpus_pool_memory" not in {m.key for m in held}
+    # GLM-4's environment printout: one card's total memory, not cards pooled
+    held = detect_misconceptions("两张v100 显卡，单卡16G内存\n当前显卡的总显存: 15.7725830078125 GB")
+    assert "more_gpus_pool_memory" not in {m.key for m in held}
+    assert re.search(POOL, "4张3090总显存96G还是OOM", re.I)
+    assert re.search(POOL, "单张卡的显存不够，但主机上多张卡的总显存是足够的", re.I)  # ms-swift #118 (dev)
 
 
 def test_an_issue_that_asks_nothing_is_about_what_its_title_reports():
