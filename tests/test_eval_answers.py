@@ -86,13 +86,15 @@ pytestmark = pytest.mark.slow
 # fit questions without a memory figure 49 + 32.
 # Stop 40: blind15 (52) moved into the dev set (1768 = 874 zh + 894 en; start engine, tag s22start: act 0.830 / 0.786,
 # fidelity 0.951 / 0.912, 19 + 22 contradicted, 0 + 3 headlines, 0 strawman, hit@3 0.965 / 0.982, hit@1 0.803 /
-# 0.854, fit without a figure 52 + 32).
+# 0.854, fit without a figure 52 + 32). End of stop 40 (readers, citing gates, seven cards, models retrained on the
+# 1768): act 0.833 / 0.786, fidelity 0.952 / 0.912, 17 + 21 contradicted, 0 + 3 headlines, 0 strawman, hit@3 0.968 /
+# 0.983, hit@1 0.807 / 0.857, p90 114 / 122, fit without a figure 52 + 32.
 FLOORS = {
     "zh": {"act_accuracy": 0.825, "fidelity": 0.95, "hit3": 0.955, "hit1": 0.80},
     "en": {"act_accuracy": 0.785, "fidelity": 0.91, "hit3": 0.97, "hit1": 0.84},
 }
 CEILINGS = {
-    "contradicted": 42,
+    "contradicted": 40,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 122,
@@ -156,9 +158,11 @@ CEILINGS = {
 # on its start engine, tag s22start: act 0.769 / 0.654, fidelity 0.883 / 0.856, 6 + 5 contradicted, hit@3 0.920 /
 # 0.808) joined blind16. Start of stop 40 on these 104 (blind16 + blind17): act 0.769 / 0.615, fidelity 0.909 / 0.858,
 # 7 + 9 contradicted, 0 headlines, 0 strawman, hit@3 0.843 / 0.824, hit@1 0.627 / 0.706, fit without a figure 2 + 3.
+# End of stop 40 on these 104: act 0.769 / 0.615, fidelity 0.909 / 0.858, 7 + 9 contradicted, hit@3 0.843 / 0.843,
+# hit@1 0.647 / 0.725 (the hit gains came with the card model retrained on the 1768), fit without a figure 2 + 3.
 HELDOUT_FLOORS = {
     "zh": {"act_accuracy": 0.76, "fidelity": 0.90, "hit3": 0.84},
-    "en": {"act_accuracy": 0.61, "fidelity": 0.85, "hit3": 0.82},
+    "en": {"act_accuracy": 0.61, "fidelity": 0.85, "hit3": 0.84},
 }
 HELDOUT_CEILINGS = {"contradicted": 16, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 5}
 
