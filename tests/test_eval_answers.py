@@ -89,17 +89,20 @@ pytestmark = pytest.mark.slow
 # 0.854, fit without a figure 52 + 32). End of stop 40 (readers, citing gates, seven cards, models retrained on the
 # 1768): act 0.833 / 0.786, fidelity 0.952 / 0.912, 17 + 21 contradicted, 0 + 3 headlines, 0 strawman, hit@3 0.968 /
 # 0.983, hit@1 0.807 / 0.857, p90 114 / 122, fit without a figure 52 + 32.
+# Stop 41: blind16 (52) moved into the dev set (1820 = 900 zh + 920 en; start engine, tag s23start: act 0.831 / 0.780,
+# fidelity 0.952 / 0.910, 18 + 25 contradicted, 0 + 3 headlines, 0 strawman, hit@3 0.962 / 0.979, hit@1 0.802 /
+# 0.855, fit without a figure 53 + 34).
 FLOORS = {
     "zh": {"act_accuracy": 0.825, "fidelity": 0.95, "hit3": 0.955, "hit1": 0.80},
-    "en": {"act_accuracy": 0.785, "fidelity": 0.91, "hit3": 0.97, "hit1": 0.84},
+    "en": {"act_accuracy": 0.775, "fidelity": 0.905, "hit3": 0.97, "hit1": 0.84},
 }
 CEILINGS = {
-    "contradicted": 40,
+    "contradicted": 45,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 122,
     "refused": 0,
-    "fit_no_figure": 84,
+    "fit_no_figure": 88,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -160,11 +163,15 @@ CEILINGS = {
 # 7 + 9 contradicted, 0 headlines, 0 strawman, hit@3 0.843 / 0.824, hit@1 0.627 / 0.706, fit without a figure 2 + 3.
 # End of stop 40 on these 104: act 0.769 / 0.615, fidelity 0.909 / 0.858, 7 + 9 contradicted, hit@3 0.843 / 0.843,
 # hit@1 0.647 / 0.725 (the hit gains came with the card model retrained on the 1768), fit without a figure 2 + 3.
+# Stop 41: blind16 moved into the dev set; blind18 (52 = 26 zh + 26 en, mined blind at the start of stop 41 and scored
+# on its start engine, tag s23start: act 0.654 / 0.538, fidelity 0.897 / 0.740, 2 + 6 contradicted, hit@3 0.885 /
+# 0.962) joined blind17. Start of stop 41 on these 104 (blind17 + blind18): act 0.712 / 0.596, fidelity 0.889 / 0.808,
+# 8 + 11 contradicted, 0 headlines, 0 strawman, hit@3 0.902 / 0.904, hit@1 0.686 / 0.673, fit without a figure 3 + 3.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.76, "fidelity": 0.90, "hit3": 0.84},
-    "en": {"act_accuracy": 0.61, "fidelity": 0.85, "hit3": 0.84},
+    "zh": {"act_accuracy": 0.70, "fidelity": 0.88, "hit3": 0.89},
+    "en": {"act_accuracy": 0.59, "fidelity": 0.80, "hit3": 0.89},
 }
-HELDOUT_CEILINGS = {"contradicted": 16, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 5}
+HELDOUT_CEILINGS = {"contradicted": 20, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 6}
 
 
 @pytest.fixture(scope="module")
