@@ -279,6 +279,25 @@ def _bert(name: str, h: int, layers: int, heads: int) -> ModelShape:
     )
 
 
+def _t5(name: str, h: int, layers: int, heads: int, d_ff: int) -> ModelShape:
+    """T5 v1.0 (t5-small … t5-large): as many decoder as encoder layers, 64-wide heads, ReLU MLP, 32 relative
+    position buckets, tied embeddings — the t5-3b preset's layout at other widths."""
+    return ModelShape(
+        name=name,
+        architecture="encoder-decoder",
+        hidden_size=h,
+        num_layers=layers,
+        num_decoder_layers=layers,
+        num_attention_heads=heads,
+        head_dim=64,
+        intermediate_size=d_ff,
+        vocab_size=32128,
+        mlp="plain",
+        tie_word_embeddings=True,
+        relative_attention_buckets=32,
+    )
+
+
 MODEL_PRESETS: dict[str, ModelShape] = {
     s.name: s
     for s in [
@@ -295,6 +314,11 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _gpt2("gpt2-xl", 1600, 48, 25),
         _bert("bert-base", 768, 12, 12),
         _bert("bert-large", 1024, 24, 16),
+        # T5 v1.0 small / base / large (google-t5/t5-small etc., config.json: d_model, num_layers, num_heads, d_ff;
+        # d_kv 64, vocab 32128, tied embeddings), as people name them when they fine-tune one.
+        _t5("t5-small", 512, 6, 8, 2048),
+        _t5("t5-base", 768, 12, 12, 3072),
+        _t5("t5-large", 1024, 24, 16, 4096),
         ModelShape(
             name="t5-3b",
             architecture="encoder-decoder",
@@ -440,6 +464,11 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "bert-base": 110e6,
     "bert-large": 340e6,
     "t5-3b": 2.85e9,
+    # the T5 model cards (google-t5/t5-small, t5-base): "60 million", "220 million parameters"; t5-large's card says
+    # "770 million", but transformers' T5ForConditionalGeneration with its config.json counts 737.7M (the test builds it)
+    "t5-small": 60e6,
+    "t5-base": 220e6,
+    "t5-large": 737.7e6,
     # Model cards ("Number of Parameters") of the repositories in _PRESET_SOURCES.
     "qwen2.5-0.5b": 0.49e9,
     "qwen2.5-1.5b": 1.54e9,
@@ -522,6 +551,12 @@ _ALIASES = {
     "bert-base-uncased": "bert-base",
     "bert-large-uncased": "bert-large",
     "t5-3b": "t5-3b",
+    "t5-small": "t5-small",
+    "t5-base": "t5-base",
+    "t5-large": "t5-large",
+    "google-t5/t5-small": "t5-small",
+    "google-t5/t5-base": "t5-base",
+    "google-t5/t5-large": "t5-large",
     "llama-3.1-8b-instruct": "llama-3-8b",
     "meta-llama-3.1-8b": "llama-3-8b",
     "llama3.1-8b": "llama-3-8b",

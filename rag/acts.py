@@ -301,7 +301,9 @@ _FIT_QUANTITY = _rx(
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"
 # is in _FIT; "is there any way I can fine-tune … on my setup?" after an OOM asks for a fix.)
 _FIT_CAN = _rx(
-    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|完成|sft)[^。？?！!\n]{0,16}(?:吗|么|呢|[?？])|"
+    # ("3080的20G显卡，能做pretrain么？", minimind #386)
+    r"(?:能|可以|能否|可否|能够)(?!设置|配置|设|配)[^。？?！!\n]{0,30}(?:训练|微调|全参|跑|运行|加载|放下|装下|完成|sft|pretrain|"
+    r"预训练)[^。？?！!\n]{0,16}(?:吗|么|呢|[?？])|"
     # "A40 * 4 的配置是否支持 7b 模型全参微调呢？", "如果使用两个24G显卡可以吗？": whether the hardware carries the run
     r"是否(?:能够?|可以)?支持[^。？?！!\n]{0,40}(?:训练|微调|全参|全量|sft)|"
     r"(?:用|使用|换成?)[^。？?！!\n]{0,16}(?:卡|显卡|gpu)\s*(?:可以|行|够|能行)\s*(?:吗|么|[?？])|"
@@ -316,6 +318,20 @@ _FIT_VERDICT_AFTER = _rx(
     r"\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|finetun\w*|sft)\b[^?？\n]{0,100}[,，]\s*(?:is (?:it|this|that) )?"
     r"(?:possible|feasible|doable)\s*[?？]"
 )
+
+
+_CONDITION = re.compile(r"(?:如果|假如|要是|若是|\bif\b|请问)[^。？?！!\n]*$", re.I)
+
+
+def _condition_before(asked: str, whole_sentences: list[str]) -> str:
+    """The condition ("如果只有20g，"), or the subject after "请问" ("请问3080的20G显卡，能做pretrain么？"), that opens the
+    sentence an asking clause ends, or "" when there is none: a limit
+    stated as a condition is the setup the question asks about; one stated as a fact ("单卡只有16GB显存，可以用多张卡微调吗，
+    需要做哪些额外配置？") is the motive of a question about something else."""
+    whole = next((w for w in whole_sentences if asked.strip() in w), "")
+    head = whole[: whole.find(asked.strip())] if whole else ""
+    m = _CONDITION.search(head)
+    return m.group(0) if m else ""
 
 
 def _model_on_named_gpu(sentence: str) -> bool:
@@ -640,7 +656,8 @@ def rule_act(
             or (
                 _CAUSE_ASK.search(a) is None
                 and _FIT_CAN.search(a)
-                and (_SIZE.search(a) or _model_on_named_gpu(a))
+                # (the size may sit in a condition before the clause that asks: "如果只有20g，能跑起来么？")
+                and (_SIZE.search(a) or _SIZE.search(_condition_before(a, asked_whole)) or _model_on_named_gpu(a))
                 and not _WH.search(a)
             )
             or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))

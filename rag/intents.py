@@ -407,7 +407,8 @@ def belief_reported(text: str, rule: MisconceptionRule) -> bool:
 
 # An out-of-memory the user ran into (not one they ask about): the OOM words, in a sentence that does not ask.
 _OOM_SEEN = re.compile(
-    r"out of memory|outofmemoryerror|(?<![A-Za-z])oom(?:s|ed|ing)?(?![A-Za-z])|爆显存|显存爆|显存不足|显存溢出|显存不够",
+    # ("CUDA outof memory", LLaMA-Factory #469: the space lost)
+    r"out\s?of\s?memory|outofmemoryerror|(?<![A-Za-z])oom(?:s|ed|ing)?(?![A-Za-z])|爆显存|显存爆|显存不足|显存溢出|显存不够",
     re.I,
 )
 

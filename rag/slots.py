@@ -223,7 +223,12 @@ _MODEL_NAME = re.compile(
     # ("MiniCPM-V 2.6", "minicpm-v2_6": the V and its version joined by any separator)
     r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm(?:[-_ ]?v(?:[-_ ]?\d(?:[._]\d)?)?(?![A-Za-z0-9]))?|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
     # translation and vision models people fine-tune too: "MarianMT", "vit-base", "GPT-3 6.7B"
-    r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?)"
+    r"marian(?:mt)?|vit(?=[-_ ](?:base|large|huge|small|tiny|[bslh]\b))(?:[-_ ](?:base|large|huge|small|tiny|[bslh]))?|gpt-?3(?:\.5)?|"
+    # more families people name in issues ("galactica 30b", "mt0-xxl", "GPT-Neo", "SmolLM-135M", "Zephyr 7B Beta",
+    # "DialoGPT-medium", "resnet152", "bge-m3", "Wav2Vec2")
+    r"galactica|mt[05](?=[-_ ]?(?:small|base|large|xl|xxl)\b)(?:[-_ ]?(?:small|base|large|xl|xxl))?|gpt[-_ ]?neo(?![-_ ]?x)|"
+    r"tinyllama|mpt(?=[-_ ]?\d)|smollm[23]?|zephyr|dialogpt(?:[-_ ](?:small|medium|large))?|resnet[-_ ]?\d{2,3}|"
+    r"bge(?=[-_ ](?:m3|small|base|large|reranker))(?:[-_ ](?:m3|small|base|large|reranker))?|wav2vec\s?2(?:\.0)?)"
     r"(?:[-_ ]?(?:chat|instruct|base))?"
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
     re.I,
@@ -290,7 +295,8 @@ _GPU_NAME = re.compile(
 # A capacity written next to the name: "V100 32G", "A100 (40G)", "A100-40GB", "V100 with 16G memory", "2080ti22GB".
 _GPU_CAP_AFTER = re.compile(
     # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
-    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
+    # ("显卡A100:40G", GLM-4 #288: a colon between them)
+    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
     re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
@@ -302,8 +308,9 @@ _GPU_MINE = re.compile(
     re.I,
 )
 _GPU_OTHERS = re.compile(
+    # ("wiki中提到单卡是3090的24g，如果只有20g" (minimind #386): the documentation's card, not the user's)
     r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
-    r"而不是|比如|e\.g\.|such as|like)[^.。,，;；]{0,14}$",
+    r"而不是|比如|e\.g\.|such as|like|(?:wiki|readme|文档|教程|论文)\s*(?:中|里|上)?\s*(?:提到|写|说))[^.。,，;；]{0,14}$",
     re.I,
 )
 
@@ -516,7 +523,11 @@ _GPU_MEM_EACH = re.compile(
 )
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
 # ("用了30多G": "多" after the number, more than it)
-_USE_GB = r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
+# (not an AWS instance type: "using 6 g5.4xlarge A10 GPUs", "2 g4dn.12xlarge")
+_USE_GB = (
+    r"(\d{1,4}(?:\.\d+)?)(?:\s*[-~～到]\s*(\d{1,4}(?:\.\d+)?))?\s*多?个?\s*(?:g|gb|gib|gi)(?![a-z])"
+    r"(?!\d[a-z]{0,3}\.\d*x?large)"
+)
 _OBSERVED = re.compile(
     # ("突然增到60GB+", "逐渐增加到20G左右", "飙升到37GiB": grown to)
     r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
@@ -526,13 +537,18 @@ _OBSERVED = re.compile(
     # "the GPU memory is still 9G": a reading that did not move; "bumps from ~22000MB to ~44000MB": the one it reached
     r"\bmemory (?:is|was|stays?|stayed|remains?|remained) still|"
     r"\bfrom\s*~?\s*\d+(?:\.\d+)?\s*(?:mb|mib|gb|gib|g)?\s+to|"
+    # "显存波动特别大，从20多G到接近80G" (CogVideo #199): the reading it reaches
+    r"从\s*\d+(?:\.\d+)?\s*多?\s*(?:g|gb|gib)\s*(?:左右)?\s*(?:到|涨到|增加到|升到)\s*(?:接近|近)?|"
+    # "it costs about ~34G. and then rises to ~53G" (bitsandbytes #324)
+    r"\bcosts?|\bcosting|\brises to|\brose to|\brisen to|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
     r"peak (?:gpu )?mem(?:ory)?(?: usage)?(?: is| was| of|:)?|max(?:imum)? memory allocated(?: is| was|:)?|"
     # "the mem usage per gpu is about 13G", "memory usage: 20GB"
     # ("the mem-usage of GPU is around 34G", "the memory usage of per GPU is about 8.4 GB")
-    r"(?:gpu\s+)?mem(?:ory)?[-_\s]usage(?:\s+(?:per|of|of each|on each|of per|on)\s+(?:the\s+)?(?:gpu|card|device)s?)?"
+    # ("the vram usage is about 35G", accelerate #2299)
+    r"(?:gpu\s+)?(?:mem(?:ory)?|v?ram)[-_\s]usage(?:\s+(?:per|of|of each|on each|of per|on)\s+(?:the\s+)?(?:gpu|card|device)s?)?"
     # ("huge memory usage (160GB VRAM)": the reading in brackets)
     r"\s*(?:is|was|of|:|：|[(（])?)\s*"
     # ("consuming about ~51GB")
@@ -703,9 +719,17 @@ _GPUS_EN = re.compile(
 )
 # TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
 _TRL_GLOBAL = re.compile(r"global (?:train|eval) batch size \((\d+) x (\d+)\)", re.I)
+#: `WORLD_SIZE=1 CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 …`: the environment a launch command sets
+#: before torchrun is overwritten by torchrun's own count (it exports WORLD_SIZE = nnodes × nproc_per_node to each
+#: process), so the run has 4 processes (alpaca-lora #332). Matched right after the key.
+_LAUNCHER_AFTER = r"\s*[=:]\s*\d+\s[^\n]*?(?:torchrun|torch\.distributed\.(?:run|launch)|nproc[-_]per[-_]node)"
+_LAUNCHER_SETS_WORLD = re.compile(_LAUNCHER_AFTER, re.I)
 _GPUS_WORD = re.compile(
-    # (not a factor of a product, "micro*GA*num_gpus = 128", nor a phrase's count, "8 GPUs = 491,520")
-    r"(?<![\w)][*×])(?<![\w)]\s[*×])(?:world_size|nproc[-_]per[-_]node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
+    # (not a factor of a product, "micro*GA*num_gpus = 128", nor a phrase's count, "8 GPUs = 491,520"; nor the
+    # environment a launch command sets before its launcher, _LAUNCHER_AFTER)
+    r"(?<![\w)][*×])(?<![\w)]\s[*×])(?:world_size(?!"
+    + _LAUNCHER_AFTER
+    + r")|nproc[-_]per[-_]node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
     + SEP
     + r"(\d+)",
     re.I,
@@ -781,7 +805,9 @@ _ZERO_KEY = re.compile(
 _OFFLOAD = re.compile(r"offload|卸载", re.I)
 _OFFLOAD_OFF = re.compile(
     # the device inline (`{device: none}`) or on the next, indented line of a YAML block (`offload_optimizer:\n  device: none`)
-    r"[\"']?offload_(?:optimizer|param)(?:_device)?[\"']?\s*[:=]\s*(?:(?:\{\s*|\n[ \t]+)[\"']?device[\"']?\s*:\s*)?"
+    # (Lightning's `DeepSpeedStrategy(offload_parameters=False)`, OpenRLHF's `adam_offload: bool = False`)
+    r"[\"']?(?:offload_(?:optimizer|param)(?:eters)?|adam_offload)(?:_device)?[\"']?\s*(?::\s*bool\s*)?[:=]\s*"
+    r"(?:(?:\{\s*|\n[ \t]+)[\"']?device[\"']?\s*:\s*)?"
     r"[\"']?(?:none|false|null|no)\b",
     re.I,
 )
@@ -792,6 +818,12 @@ _OFFLOAD_PARAM_KEY = re.compile(r"offload_param", re.I)
 # (ColossalAI's fractions printed in its args, `offload_optim_frac=0.0`: nothing offloaded)
 _OFFLOAD_SWITCH_OFF = re.compile(
     r"offload(?!_(?:optimizer|param))\w*\s*[:=]\s*[\"']?(?:none|false|null|no|0(?:\.0+)?(?![\d.]))\b", re.I
+)
+# "offloading to CPU is impossible due to low RAM" (DeepSpeed #2996): offload ruled out, as "no offload" is.
+_OFFLOAD_RULED_OUT = re.compile(
+    r"offload(?:ing)?(?:\s+(?:to|on)\s+(?:the\s+)?(?:cpu|nvme|ram|host))?\s+(?:is|was|would be|isn't|is not)\s+"
+    r"(?:impossible|not possible|not an option|out of the question|not feasible|infeasible)",
+    re.I,
 )
 # "ds_z3_offload.json" / "ZeRO-3 offload": LLaMA-Factory's and DeepSpeed's stage-3 offload configs move parameters too.
 _OFFLOAD_PARAM = re.compile(
@@ -901,8 +933,19 @@ _SIZE_WORD_AFTER = re.compile(
 )
 
 
+#: A checkpoint's training progress after the name: "TinyLlama-1.1B-step-50K-105b" (105B tokens seen, axolotl #1191),
+#: "TinyLlama-1.1B-intermediate-step-480k-1T".
+_CHECKPOINT_TAIL = re.compile(r"[-_](?:intermediate|step)[-_].*$", re.I)
+
+
+def _name_core(name: str) -> str:
+    """A model's name without its checkpoint's training progress (which counts tokens, not parameters)."""
+    return _CHECKPOINT_TAIL.sub("", name)
+
+
 def _name_size(name: str) -> float | None:
     """The parameter count a model's name carries ("Qwen-14B-Chat" → 14e9, "BLOOM 560M" → 560e6), else None."""
+    name = _name_core(name)
     if size := _NAME_SIZE.search(name):
         if re.search(r"[-_ ]a$", name[: size.start()], re.I):
             return None  # "Qwen3-VL-30B-A3B-Instruct": A3B is a mixture of experts' active count, not its size
@@ -1097,6 +1140,25 @@ _SIDE_TEST = re.compile(
 )
 
 
+# What a chatbot or hearsay says someone else's run needs: "问了deepseek，说单张4090D训练1.3B参数量的模型都没有问题（显存
+# 占用12G）" (minimind #177: the user's model is 25M and OOMs at 22.4 GiB). Its size and memory are not the user's run.
+_HEARSAY_BEFORE = re.compile(
+    r"(?:问了?\s*(?:一下\s*)?(?:deepseek|chatgpt|gpt[-\s]?\d\w*|gpt|kimi|豆包|文心一言|通义千问|claude|gemini|ai|大模型)"
+    r"[^。.;；\n]{0,8}?(?:说|回答|答)|网上(?:有人)?说|听说|据说|"
+    r"\b(?:chatgpt|gpt[-\s]?\d\w*|deepseek|claude|gemini)\s+(?:says|said|told me|claims?|claimed)\b)"
+    r"(?:(?!\bbut\b|但是|可是|然而|而我|我的)[^。;；\n]){0,60}$",
+    re.I,
+)
+
+
+_ASKED_BOT_BEFORE = re.compile(r"(?:问了?|咨询了?|请教了?|\basked|\bask)\s*(?:一下|了)?\s*$", re.I)
+
+
+def _hearsay(text: str, start: int) -> bool:
+    """Whether the value at ``start`` sits in a sentence that reports what a chatbot or hearsay claims."""
+    return bool(_HEARSAY_BEFORE.search(text, max(0, start - 80), start))
+
+
 _QWEN_ZH = re.compile(r"(?:通义)?千问\s*(?:(\d(?:\.\d)?)\s*[-_ ]\s*)?(\d{1,3}(?:\.\d)?)\s*[bB](?![A-Za-z0-9])")
 
 
@@ -1170,7 +1232,12 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text, slots.model, slots.num_params = moe.group(0), preset, None
         return
     # an organisation or folder before a slash ("meta-llama/Llama-2-13b-hf") is not the model when a name follows
-    found = list(_MODEL_NAME.finditer(text))
+    # "问了deepseek，说…", "I asked chatgpt": a chatbot asked is no model trained (minimind #177)
+    found = [
+        f
+        for f in _MODEL_NAME.finditer(text)
+        if _HAS_SIZE.search(f.group(0)) or not _ASKED_BOT_BEFORE.search(text, max(0, f.start() - 12), f.start())
+    ]
     if len({f.group(0).lower() for f in found}) > 1:
         # "the hyper-parameters when you trained llama-13b? … when I initialize a llama-7b": the maintainers' model
         # (second person) is not the user's when the user names another
@@ -1203,11 +1270,11 @@ def _model_named(text: str, slots: Slots) -> None:
         return
     if m is None and (sized := _SIZED_NAME.search(text)):
         slots.model_text = sized.group(1)[:60]
-        if size := _NAME_SIZE.search(slots.model_text):
+        if size := _NAME_SIZE.search(_name_core(slots.model_text)):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
     if m is not None:
         slots.model_text = _whole_name(text, m)[:60]
-        if size := _NAME_SIZE.search(slots.model_text):
+        if size := _NAME_SIZE.search(_name_core(slots.model_text)):
             slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
         slots.num_params = _name_size(slots.model_text) or slots.num_params
     if slots.model_text and (moe := _MOE_NAME.search(slots.model_text)):
@@ -1264,6 +1331,7 @@ def _model_named(text: str, slots: Slots) -> None:
             if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I)
             and not _DATA_AMOUNT.match(text, m.end())
             and not _quoted(text, m.start(), lines=False)  # "`… models of up to 20B parameters` in the README"
+            and not _hearsay(text, m.start())
         ),
         *_PARAMS_YI.finditer(text),
         *_PARAMS_M.finditer(text),
@@ -1339,7 +1407,7 @@ def _gpu(text: str, slots: Slots) -> None:
         slots.gpu = _gpu_preset(name, cap)
         if cap is not None and 1 <= cap <= 2000:
             slots.gpu_memory_gb = cap
-    observed = _OBSERVED.search(text)
+    observed = next((o for o in _OBSERVED.finditer(text) if not _hearsay(text, o.start())), None)
     if observed:
         gb = _observed_gb(observed)
         # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory; a report ends
@@ -2025,7 +2093,11 @@ def _parallel(text: str, slots: Slots) -> None:
         and not _ASKED_HOW_TO.search(text[max(0, o.start() - 30) : o.start()])
     ]
     optimizer_on = [o for o in on if not _OFFLOAD_PARAM_KEY.match(text, o.start())]
-    if (m := next(iter(optimizer_on), None)) and not _negated(text, m.start()) and not _OFFLOAD_SWITCH_OFF.search(text):
+    if (m := next(iter(on), None)) and _OFFLOAD_RULED_OUT.match(text, m.start()):
+        slots.offload_optimizer = slots.offload_param = False
+    elif (
+        (m := next(iter(optimizer_on), None)) and not _negated(text, m.start()) and not _OFFLOAD_SWITCH_OFF.search(text)
+    ):
         slots.offload_optimizer = True
         if any(not any(a <= p.start() < b for a, b in off) for p in _OFFLOAD_PARAM.finditer(text)):
             slots.offload_param = True
@@ -2037,8 +2109,8 @@ def _parallel(text: str, slots: Slots) -> None:
         and re.match(r"offload(?:ing)?\b", text[m.start() :], re.I)
     ):
         slots.offload_optimizer = slots.offload_param = False  # "without any offloading", "no offload": none at all
-    for key in ("offload_optimizer", "offload_param"):
-        if getattr(slots, key) is None and any(re.match(r"\W*" + key, text[a:b], re.I) for a, b in off):
+    for key, name in (("offload_optimizer", "(?:offload_optimizer|adam_offload)"), ("offload_param", "offload_param")):
+        if getattr(slots, key) is None and any(re.match(r"\W*" + name, text[a:b], re.I) for a, b in off):
             setattr(slots, key, False)
     # Accelerate's `offload_optimizer_device: none` / `offload_param_device: none`: stated off.
     if slots.offload_optimizer is None and re.search(
@@ -2821,6 +2893,8 @@ def _assignments(text: str, slots: Slots) -> None:
         ):
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
+            continue
+        if key == "world_size" and _LAUNCHER_SETS_WORLD.match(text, m.end(1)):
             continue
         if key == "num_nodes" and re.search(r"\sof\s", m.group(0)):
             continue  # "16 nodes of 8 H100s": the count after "of" is each node's
