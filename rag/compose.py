@@ -383,6 +383,32 @@ def _zero_stage_verdict(r: Results, res: dict[str, Any], gpu: str) -> str | None
     return _then_nearest(r, text) if r.nearest_fits else text
 
 
+def _deepspeed_zero2_over(main: ToolCall) -> int | None:
+    """DeepSpeed's own ZeRO-2 model-state bytes per GPU (``estimate_zero2_model_states_mem_needs``: 2Ψ + 18Ψ/N, the
+    fp32 gradient partition it builds at the optimizer step included) plus the CUDA context, when that is over the
+    card while the estimate, which counts model states as the ZeRO paper does (2Ψ + 14Ψ/N), fits; else None.
+
+    The two differ by 4Ψ/N (6.3 GiB for a 7B model on 4 GPUs): LLaMA-Factory #469, a 7B full fine-tune with ZeRO-2 on
+    4 × A100 40G, fits by the paper's count (38.0 GiB) and ran out of memory."""
+    args, res = main.arguments, main.result or {}
+    if not (
+        res.get("fits")
+        and args.get("zero_stage") == 2
+        and args.get("finetune", "full") == "full"
+        and str(args.get("precision", "")).endswith("-mixed")
+        and not args.get("offload_optimizer")
+        and res.get("num_params")
+        and res.get("gpu_capacity")
+    ):
+        return None
+    from calculators.deepspeed import estimate_zero2_model_states_mem_needs
+
+    world = int(args.get("world_size") or 1)
+    _, gpu_bytes = estimate_zero2_model_states_mem_needs(res["num_params"], num_gpus_per_node=world, cpu_offload=False)
+    with_context = gpu_bytes + int(res.get("other") or 0)
+    return with_context if with_context > res["gpu_capacity"] else None
+
+
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
     if (refused := _refused_estimate(r)) is not None:
@@ -407,6 +433,12 @@ def _memory_verdict(r: Results) -> str:
             "**"
             + t("fits_trained_only", lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), stage=stage)
             + "**"
+        )
+    if (ds_over := _deepspeed_zero2_over(main)) is not None:
+        # The paper's count fits, DeepSpeed's own (with its fp32 gradient partition) does not: the verdict is DeepSpeed's
+        key = "ds_zero2_over_oom" if r.reported_oom else "ds_zero2_over"
+        return (
+            "**" + t(key, lang, total=total, gpu=gpu, cap=gib(res["gpu_capacity"], lang), ds=gib(ds_over, lang)) + "**"
         )
     if res["fits"] and r.reported_oom:
         # The estimate fits but the user's run did not: the run used more than computed, and the headline says so

@@ -164,3 +164,36 @@ def test_a_checkpoints_token_count_is_no_model_size():
     s = extract_slots("base_model: TinyLlama/TinyLlama-1.1B-step-50K-105b\nmodel_type: LlamaForCausalLM")
     assert s.num_params == 1.1e9
     assert extract_slots("TinyLlama-1.1B-intermediate-step-480k-1T").num_params == 1.1e9
+
+
+def _stub_bot():
+    from rag import Assistant
+    from tests.test_pipeline_units import CARDS, StubRetriever
+
+    return Assistant(cards=CARDS, retriever=StubRetriever())
+
+
+def test_zero2_verdict_follows_deepspeeds_own_accounting_when_the_papers_count_fits():
+    # LLaMA-Factory #469: 7B full fine-tune, ZeRO-2, 4 x A100 40G. The ZeRO paper's 2Ψ + 14Ψ/N fits (38.0 GiB);
+    # DeepSpeed's estimate_zero2_model_states_mem_needs (2Ψ + 18Ψ/N, its fp32 gradient partition) plus the CUDA
+    # context does not (43.7 GiB), and the run went out of memory.
+    from calculators.deepspeed import estimate_zero2_model_states_mem_needs
+
+    bot = _stub_bot()
+    msg = "用4*A100 40G 全参数微调 llama-2-7b，deepspeed zero2，fp16，micro batch 4，cutoff_len 256，开了梯度检查点，结果CUDA out of memory"
+    a = bot.ask(msg)
+    main = next(c for c in a.tool_calls if c.label == "main")
+    assert main.result["fits"] is True  # the paper's count
+    _, ds = estimate_zero2_model_states_mem_needs(main.result["num_params"], num_gpus_per_node=4, cpu_offload=False)
+    assert ds + main.result["other"] > main.result["gpu_capacity"]
+    assert "18Ψ/N" in a.first_screen and "OOM" in a.first_screen
+    # a fit question about the same run says it probably does not fit
+    a = bot.ask(
+        "用4*A100 40G 全参数微调 llama-2-7b，deepspeed zero2，fp16，micro batch 4，cutoff_len 256，开了梯度检查点，显存够吗？"
+    )
+    assert a.first_screen.startswith("**很可能放不下")
+    # on 8 GPUs DeepSpeed's count fits too: the paper's verdict stands
+    a = bot.ask(
+        "用8*A100 40G 全参数微调 llama-2-7b，deepspeed zero2，fp16，micro batch 4，cutoff_len 256，开了梯度检查点，显存够吗？"
+    )
+    assert "18Ψ/N" not in a.first_screen

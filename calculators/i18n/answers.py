@@ -216,6 +216,21 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "按这些设置估算每卡约 {total}，{gpu} 有 {cap}，应能放下；你却遇到了 OOM，说明实际占用比这里算的大。",
         "en": "By these settings it needs about {total} per GPU and {gpu} has {cap}, so it should fit; you hit an OOM, so the run uses more than this.",
     },
+    "ds_zero2_over": {
+        "zh": "很可能放不下：按 ZeRO 论文的算法每卡约 {total}，{gpu} 有 {cap}；但 DeepSpeed 自己的估算器还计入 ZeRO-2 在优化器更新时"
+        "建的一份 fp32 梯度分片（2Ψ + 18Ψ/N），模型状态加 CUDA 上下文就要约 {ds}，超出显存。",
+        "en": "Probably not: by the ZeRO paper's count it needs about {total} per GPU of the {cap} on {gpu}, but DeepSpeed's "
+        "own estimator also counts the fp32 gradient partition ZeRO-2 builds at the optimizer step (2Ψ + 18Ψ/N): model "
+        "states plus the CUDA context come to about {ds}, over the card.",
+    },
+    "ds_zero2_over_oom": {
+        "zh": "按 ZeRO 论文的算法每卡约 {total}，{gpu} 有 {cap}，看似放得下；但 DeepSpeed 自己的估算器还计入 ZeRO-2 在优化器更新时建的"
+        "一份 fp32 梯度分片（2Ψ + 18Ψ/N），模型状态加 CUDA 上下文就要约 {ds}，超出显存——这很可能就是这次 OOM 的原因。",
+        "en": "By the ZeRO paper's count it needs about {total} per GPU of the {cap} on {gpu}, which looks like it fits; "
+        "but DeepSpeed's own estimator also counts the fp32 gradient partition ZeRO-2 builds at the optimizer step "
+        "(2Ψ + 18Ψ/N): model states plus the CUDA context come to about {ds}, over the card — the likely cause of "
+        "this OOM.",
+    },
     "oom_why_assumed": {
         "zh": "{names}是我假设的值，你的实际值可能更大，请告诉我。",
         "en": "The {names} are values I assumed; yours are probably larger — tell me them.",
