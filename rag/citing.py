@@ -527,6 +527,26 @@ def no_gpu_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
     return "the card is about PyTorch not seeing the GPU, the message shows no sign of it"
 
 
+#: A title whose subject is a 4-bit base (QLoRA's NF4, bitsandbytes' Linear4bit / bnb_4bit_* settings).
+_FOUR_BIT_TITLE = re.compile(r"^\W*QLoRA\b|\b4-bit\b|\bNF4\b|\bLinear4bit\b|\bbnb_4bit", re.I)
+_EIGHT_BIT_TITLE = re.compile(r"\b8-bit\b|load_in_8bit|\bint8\b|LLM\.int8", re.I)
+#: How a message names a 4-bit base, on its ASCII words (``AskedQuestion.message_words``).
+_NAMES_FOUR_BIT = re.compile(r"(?:^|[ _])(?:4 ?bits?|qlora\w*|nf4|int4|fp4|linear4bit)(?![a-z0-9])|bnb_4bit|load_in_4bit")
+
+
+def bits_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
+    """Why a card about a 4-bit base does not answer a run whose weights are 8-bit ('' otherwise): databricks dolly
+    #168 (``load_in_8bit=True`` on a full fine-tune) opened with QLoRA's 4-bit memory as its most likely cause."""
+    if setup.get("quantization") != "int8" or setup.get("finetune") == "qlora":
+        return ""
+    subject = card_topic(card).title_subject
+    if not _FOUR_BIT_TITLE.search(subject) or _EIGHT_BIT_TITLE.search(subject):
+        return ""  # ("load_in_8bit runs slower than 16-bit and often slower than 4-bit" is the 8-bit card)
+    if _NAMES_FOUR_BIT.search(asked.message_words):
+        return ""
+    return "the card is about a 4-bit base, the message's weights are 8-bit"
+
+
 def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: Act | None = None) -> str:
     """Why ``card`` is about another setup than the message states, or does not answer its kind of question ('' when
     nothing contradicts it; ``act`` None: the act is not held against any card)."""
@@ -556,6 +576,7 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or stage_conflict(card, asked)
         or launch_conflict(card, asked)
         or kbit_conflict(card, asked)
+        or bits_conflict(card, setup, asked)
         or no_gpu_conflict(card, setup, asked)
         or zero_stage_conflict(card, setup, asked)
         or family_conflict(card, asked, act)

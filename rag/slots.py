@@ -2745,7 +2745,9 @@ def classify_key(key: str) -> str | None:
         # prefix names no eval / rollout / inference section (rollout.log_prob_micro_batch_size_per_gpu is not ours).
         whole = _classify_words(key)
         prefix, _, last = key.strip(".").rpartition(".")
-        if whole is not None or set(_key_words(prefix)) & _NOT_TRAIN:
+        # (verl's actor_rollout_ref.actor.* is the actor's training section: "rollout" there names the worker group)
+        actor = prefix.rpartition(".")[2].lower() == "actor"
+        if whole is not None or (set(_key_words(prefix)) & _NOT_TRAIN and not actor):
             return whole
         return _classify_words(last)
     return _classify_words(key)
@@ -2781,6 +2783,9 @@ def _classify_words(key: str) -> str | None:
         if joined in ("batch_size", "bs", "batchsize", "per_device_batch_size", "batch_size_training"):
             return "train_micro_batch_size_per_gpu"
         return None
+    # "batch_per_device=7" (LLaVA #425), Qwen-VL-Series-Finetune's BATCH_PER_DEVICES=8: a batch per device, no "size"
+    if words[0] == "batch" and len(words) == 3 and words[1] == "per" and words[2] in ("device", "devices", "gpu"):
+        return "train_micro_batch_size_per_gpu"
     if joined in (
         "nproc_per_node",
         "num_processes",
@@ -2798,6 +2803,7 @@ def _classify_words(key: str) -> str | None:
         "gpu_count",
         "ngpus",
         "n_gpus_per_node",
+        "num_devices",  # Qwen-VL-Series-Finetune's NUM_DEVICES=8
         "num_gpus_per_node",
     ):
         return "world_size"

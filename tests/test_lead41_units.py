@@ -197,3 +197,39 @@ def test_zero2_verdict_follows_deepspeeds_own_accounting_when_the_papers_count_f
         "用8*A100 40G 全参数微调 llama-2-7b，deepspeed zero2，fp16，micro batch 4，cutoff_len 256，开了梯度检查点，显存够吗？"
     )
     assert "18Ψ/N" not in a.first_screen
+
+
+def test_batch_per_device_keys_and_verl_actor_section():
+    # LLaVA #425, Qwen-VL-Series-Finetune #79, verl #2820
+    assert extract_slots("even if set batch_per_device=7, it stills be OOM").train_micro_batch_size_per_gpu == 7
+    s = extract_slots("GLOBAL_BATCH_SIZE=256, BATCH_PER_DEVICES=8, NUM_DEVICES=8")
+    assert (s.train_micro_batch_size_per_gpu, s.train_batch_size, s.world_size) == (8, 256, 8)
+    s = extract_slots("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \\\n    data.train_batch_size=512")
+    assert (s.train_micro_batch_size_per_gpu, s.train_batch_size) == (8, 512)
+    # the rollout and reference sections' micro batches are inference, not training
+    assert (
+        extract_slots("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16").train_micro_batch_size_per_gpu
+        is None
+    )
+
+
+def test_a_4bit_card_does_not_answer_an_8bit_run():
+    # databricks dolly #168: load_in_8bit on a full fine-tune opened with QLoRA's 4-bit memory
+    from rag.cards import load_cards
+    from rag.citing import bits_conflict
+    from rag.opening import read_asked
+
+    cards = {c.id: c for c in load_cards()}
+    text = "Getting below issue when running with load_in_8bit: model = AutoModelForCausalLM.from_pretrained(x, load_in_8bit=True)"
+    parts = split_message(text)
+    setup, _ = read_setup(parts)
+    asked = read_asked(text, parts)
+    assert setup.get("quantization") == "int8"
+    assert bits_conflict(cards["qlora-memory"], setup, asked)
+    # the 8-bit card itself (its title compares with 4-bit) still answers it
+    assert not bits_conflict(cards["bnb-int8-slower-than-4bit-and-16bit"], setup, asked)
+    # a message that names 4-bit too keeps the QLoRA card
+    text += "\nor should I use load_in_4bit (QLoRA) instead?"
+    parts = split_message(text)
+    setup, _ = read_setup(parts)
+    assert not bits_conflict(cards["qlora-memory"], setup, read_asked(text, parts))
