@@ -279,9 +279,9 @@ def _bert(name: str, h: int, layers: int, heads: int) -> ModelShape:
     )
 
 
-def _t5(name: str, h: int, layers: int, heads: int, d_ff: int) -> ModelShape:
-    """T5 v1.0 (t5-small … t5-large): as many decoder as encoder layers, 64-wide heads, ReLU MLP, 32 relative
-    position buckets, tied embeddings — the t5-3b preset's layout at other widths."""
+def _t5(name: str, h: int, layers: int, heads: int, d_ff: int, head_dim: int = 64) -> ModelShape:
+    """T5 v1.0 (t5-small … t5-3b): as many decoder as encoder layers, ReLU MLP, 32 relative position buckets, tied
+    embeddings; heads 64 wide except t5-3b's 128 (its config.json d_kv)."""
     return ModelShape(
         name=name,
         architecture="encoder-decoder",
@@ -289,7 +289,7 @@ def _t5(name: str, h: int, layers: int, heads: int, d_ff: int) -> ModelShape:
         num_layers=layers,
         num_decoder_layers=layers,
         num_attention_heads=heads,
-        head_dim=64,
+        head_dim=head_dim,
         intermediate_size=d_ff,
         vocab_size=32128,
         mlp="plain",
@@ -319,20 +319,7 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _t5("t5-small", 512, 6, 8, 2048),
         _t5("t5-base", 768, 12, 12, 3072),
         _t5("t5-large", 1024, 24, 16, 4096),
-        ModelShape(
-            name="t5-3b",
-            architecture="encoder-decoder",
-            hidden_size=1024,
-            num_layers=24,
-            num_decoder_layers=24,
-            num_attention_heads=32,
-            head_dim=128,
-            intermediate_size=16384,
-            vocab_size=32128,
-            mlp="plain",
-            tie_word_embeddings=True,
-            relative_attention_buckets=32,
-        ),
+        _t5("t5-3b", 1024, 24, 32, 16384, head_dim=128),
         # --- The models people ask about. Each shape follows its config.json on the Hugging Face Hub
         # (https://huggingface.co/<repo>/blob/main/config.json, repo in _PRESET_SOURCES below); the
         # parameter count derived from it is tested against the model card's total (PUBLISHED_PARAMS).
