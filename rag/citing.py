@@ -531,7 +531,9 @@ def no_gpu_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:
 _FOUR_BIT_TITLE = re.compile(r"^\W*QLoRA\b|\b4-bit\b|\bNF4\b|\bLinear4bit\b|\bbnb_4bit", re.I)
 _EIGHT_BIT_TITLE = re.compile(r"\b8-bit\b|load_in_8bit|\bint8\b|LLM\.int8", re.I)
 #: How a message names a 4-bit base, on its ASCII words (``AskedQuestion.message_words``).
-_NAMES_FOUR_BIT = re.compile(r"(?:^|[ _])(?:4 ?bits?|qlora\w*|nf4|int4|fp4|linear4bit)(?![a-z0-9])|bnb_4bit|load_in_4bit")
+_NAMES_FOUR_BIT = re.compile(
+    r"(?:^|[ _])(?:4 ?bits?|qlora\w*|nf4|int4|fp4|linear4bit)(?![a-z0-9])|bnb_4bit|load_in_4bit"
+)
 
 
 def bits_conflict(card: Card, setup: Setup, asked: AskedQuestion) -> str:

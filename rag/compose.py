@@ -397,6 +397,9 @@ def _deepspeed_zero2_over(main: ToolCall) -> int | None:
         and args.get("finetune", "full") == "full"
         and str(args.get("precision", "")).endswith("-mixed")
         and not args.get("offload_optimizer")
+        # (ZeRO partitions over the data-parallel ranks: with tensor or pipeline parallelism they are fewer)
+        and int(args.get("tensor_parallel_size") or 1) == 1
+        and int(args.get("pipeline_parallel_size") or 1) == 1
         and res.get("num_params")
         and res.get("gpu_capacity")
     ):
