@@ -1703,7 +1703,8 @@ _COUNT_WORD = {
     "sixteen": 16,
 }
 _COUNT_BEFORE = re.compile(
-    r"(?:(?<![A-Za-z0-9_.,，、/=:：])(\d{1,4})(?![\d.])|"
+    # ("batch_size调成2,4张80g的A100": after a comma, a count with its measure word is still a count)
+    r"(?:(?:(?<![A-Za-z0-9_.,，、/=:：])|(?<=[,，])(?=\d{1,2}\s*[张块台]))(\d{1,4})(?![\d.])|"
     r"\b(one|a single|single|two|three|four|six|eight|sixteen|an?)\b|"
     r"([一两二三四五六七八九十单双]))\s*(?:张|块|个|台|x|×|\*)?\s*(?:\(\s*)?"
     r"(?:core\s+|available\s+|idle\s+)?(?:nvidia\s+|tesla\s+)?(?:\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*)?(?:\*\*|__)?$",
@@ -2804,6 +2805,7 @@ def _classify_words(key: str) -> str | None:
         "ngpus",
         "n_gpus_per_node",
         "num_devices",  # Qwen-VL-Series-Finetune's NUM_DEVICES=8
+        "devices",  # Lightning's Trainer(devices=8, num_nodes=1): per node, like num_gpus
         "num_gpus_per_node",
     ):
         return "world_size"
@@ -2867,11 +2869,19 @@ def _counts_per_node(key: str) -> bool:
     Lightning's `gpus`/`devices` are per node; METER #30 `num_gpus=4 num_nodes=8` trains on 32). `world_size` and
     Accelerate's `num_processes` are the total."""
     words = set(_key_words(key))
-    return {"per", "node"} <= words or (bool(words & {"gpu", "gpus", "ngpus"}) and not words & {"world", "processes"})
+    return (
+        {"per", "node"} <= words
+        or (bool(words & {"gpu", "gpus", "ngpus"}) and not words & {"world", "processes"})
+        or words == {"devices"}  # Lightning's Trainer(devices=8, num_nodes=2)
+    )
 
 
 # Slurm's generic resource request: `--gres=gpu:4`, `#SBATCH --gres=gpu:a100:8`, `--gpus-per-node=8` (GPUs per node).
 _GRES_GPUS = re.compile(r"--gres[= ]gpu:(?:[A-Za-z][\w-]*:)?(\d{1,2})\b|--gpus-per-node[= ](\d{1,2})\b")
+
+
+#: Inside Lightning's `Trainer(` / `Fabric(` call, where a bare `devices=` is the run's GPUs per node.
+_IN_TRAINER_CALL = re.compile(r"\b(?:Trainer|Fabric)\s*\([^()]*$")
 
 
 def _assignments(text: str, slots: Slots) -> None:
@@ -2902,6 +2912,12 @@ def _assignments(text: str, slots: Slots) -> None:
             continue
         if key == "world_size" and _LAUNCHER_SETS_WORLD.match(text, m.end(1)):
             continue
+        if (
+            key == "world_size"
+            and m.group(1).lower().lstrip("-") == "devices"
+            and not _IN_TRAINER_CALL.search(text[max(0, m.start() - 400) : m.start()])
+        ):
+            continue  # a script's own `devices = 4` (lit-llama #381 quotes the docs' default; the user runs 8 GPUs)
         if key == "num_nodes" and re.search(r"\sof\s", m.group(0)):
             continue  # "16 nodes of 8 H100s": the count after "of" is each node's
         if _PAPER_VALUE_BEFORE.search(text[max(0, m.start() - 40) : m.start()]) and not _ASKED_AFTER.match(

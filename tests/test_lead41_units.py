@@ -233,3 +233,13 @@ def test_a_4bit_card_does_not_answer_an_8bit_run():
     parts = split_message(text)
     setup, _ = read_setup(parts)
     assert not bits_conflict(cards["qlora-memory"], setup, read_asked(text, parts))
+
+
+def test_counts_after_a_comma_and_lightnings_devices():
+    # Qwen3-Embedding #114: "batch_size调成2,4张80g的A100"; Lightning #19096: Trainer(devices=8, num_nodes=1)
+    assert extract_slots("batch_size调成2,4张80g的A100进行全量参数微调的时候跑着跑着还是会oom").world_size == 4
+    s = extract_slots('trainer = Trainer(strategy = "deepspeed_stage_3", devices = 8, num_nodes = 1)')
+    assert (s.world_size, s.num_nodes) == (8, 1)
+    assert extract_slots("trainer = Trainer(devices=8, num_nodes=2)").world_size == 16  # devices is per node
+    assert extract_slots("num_gpus=4 num_nodes=8").world_size == 32
+    assert extract_slots("NUM_DEVICES=8 NNODES=2").world_size == 8
