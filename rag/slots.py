@@ -860,7 +860,9 @@ _SEQ_CHANGE = re.compile(
 )
 # ("我设置的r=2": Chinese glued before the key, so no \b)
 _RANK = re.compile(
-    r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_])rank|(?<![A-Za-z0-9_])r)\s*(?:=|:|：|为)?\s*(\d+)", re.I
+    # (not a model name's "-R1": "deepseek-r1-32b", "DeepSeek-R1-Distill-Qwen-7B" are no LoRA rank 1)
+    r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_-])rank|(?<![A-Za-z0-9_-])r)\s*(?:=|:|：|为)?\s*(\d+)(?![\w-]|\.\d)",
+    re.I,
 )
 _CKPT = re.compile(
     r"gradient[-_ ]?checkpoint(?:ing)?\b|gradient[-_ ]?checkpoin(?:ing|tng|itng)\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|"

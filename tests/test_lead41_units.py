@@ -243,3 +243,11 @@ def test_counts_after_a_comma_and_lightnings_devices():
     assert extract_slots("trainer = Trainer(devices=8, num_nodes=2)").world_size == 16  # devices is per node
     assert extract_slots("num_gpus=4 num_nodes=8").world_size == 32
     assert extract_slots("NUM_DEVICES=8 NNODES=2").world_size == 8
+
+
+def test_a_model_names_r1_is_no_lora_rank():
+    # LLaMA-Factory #7863: "deepseek-r1-32b" with LoRA had been read as LoRA rank 1
+    for text in ("lora sft deepseek-r1-32b", "DeepSeek-R1-Distill-Qwen-7B lora"):
+        assert extract_slots(text).lora_rank is None, text
+    for text, rank in (("lora r=8", 8), ("lora rank 64, alpha 16", 64), ("LoRA (r = 8)", 8), ("lora r=16.", 16)):
+        assert extract_slots(text).lora_rank == rank, text
