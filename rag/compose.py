@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from calculators.deepspeed import estimate_zero2_model_states_mem_needs
 from calculators.i18n import CATALOGUE, key_name, t
 from calculators.lang import Lang
 from calculators.memory import MemoryEstimate
@@ -404,8 +405,6 @@ def _deepspeed_zero2_over(main: ToolCall) -> int | None:
         and res.get("gpu_capacity")
     ):
         return None
-    from calculators.deepspeed import estimate_zero2_model_states_mem_needs
-
     world = int(args.get("world_size") or 1)
     _, gpu_bytes = estimate_zero2_model_states_mem_needs(res["num_params"], num_gpus_per_node=world, cpu_offload=False)
     with_context = gpu_bytes + int(res.get("other") or 0)

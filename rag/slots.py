@@ -1144,10 +1144,11 @@ _SIDE_TEST = re.compile(
 
 # What a chatbot or hearsay says someone else's run needs: "问了deepseek，说单张4090D训练1.3B参数量的模型都没有问题（显存
 # 占用12G）" (minimind #177: the user's model is 25M and OOMs at 22.4 GiB). Its size and memory are not the user's run.
+_CHATBOTS = r"chatgpt|gpt[-\s]?\d\w*|deepseek|claude|gemini"
 _HEARSAY_BEFORE = re.compile(
-    r"(?:问了?\s*(?:一下\s*)?(?:deepseek|chatgpt|gpt[-\s]?\d\w*|gpt|kimi|豆包|文心一言|通义千问|claude|gemini|ai|大模型)"
+    r"(?:问了?\s*(?:一下\s*)?(?:" + _CHATBOTS + r"|gpt|kimi|豆包|文心一言|通义千问|ai|大模型)"
     r"[^。.;；\n]{0,8}?(?:说|回答|答)|网上(?:有人)?说|听说|据说|"
-    r"\b(?:chatgpt|gpt[-\s]?\d\w*|deepseek|claude|gemini)\s+(?:says|said|told me|claims?|claimed)\b)"
+    r"\b(?:" + _CHATBOTS + r")\s+(?:says|said|told me|claims?|claimed)\b)"
     r"(?:(?!\bbut\b|但是|可是|然而|而我|我的)[^。;；\n]){0,60}$",
     re.I,
 )
