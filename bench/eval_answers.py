@@ -11,6 +11,8 @@ Per language it prints:
   first screen        median and 90th percentile length in words (Chinese: 2 characters = 1 word)
   fit without figure  fit questions (by label) whose first screen gives no memory figure at all (GiB): a "tell me
                       more" that answers nothing yet
+  no cause            diagnoses (by label) whose answer opens with "no known cause … matches this": a diagnosis that
+                      names no cause (whether a named cause is the right one is what hit@1 and reading answers tell)
 
     .venv/bin/python bench/eval_answers.py                 # the table
     .venv/bin/python bench/eval_answers.py --show zh-llamafactory-493   # one answer in full, with its scoring
@@ -219,6 +221,17 @@ def computed_memory_in(answer: Any) -> bool:
     return False
 
 
+def _no_cause_openings() -> tuple[str, ...]:
+    """The openings that say no known cause was found, in both languages (from the one string catalogue)."""
+    from calculators.i18n import t
+
+    return tuple(t(key, lang) for key in ("known_related", "no_known_cause", "no_card_diag") for lang in ("zh", "en"))
+
+
+def opens_without_cause(first_screen: str) -> bool:
+    return first_screen.lstrip("*").startswith(_no_cause_openings())
+
+
 def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
     rows = []
     for q in questions:
@@ -247,6 +260,7 @@ def evaluate(questions: list[dict[str, Any]], bot: Any) -> list[dict[str, Any]]:
                 "first_words": first_screen_words(answer.first_screen),
                 "refused": answer.refused,
                 "fit_no_figure": q.get("act") == "fit" and not _GIB_FIGURE.search(answer.first_screen),
+                "no_cause": q.get("act") == "diagnose" and opens_without_cause(answer.first_screen),
                 "first_screen": answer.first_screen,
                 "seconds": elapsed,
             }
@@ -278,6 +292,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             "first_words_p90": words[min(len(words) - 1, int(0.9 * len(words)))],
             "refused": sum(r["refused"] for r in sel),
             "fit_no_figure": sum(r["fit_no_figure"] for r in sel),
+            "no_cause": sum(r.get("no_cause", False) for r in sel),
         }
     return out
 
@@ -298,6 +313,7 @@ def print_table(summary: dict[str, dict[str, float]]) -> None:
         ("first_words_p90", "{:.0f}"),
         ("refused", "{:.0f}"),
         ("fit_no_figure", "{:.0f}"),
+        ("no_cause", "{:.0f}"),
     ]
     print("| lang | " + " | ".join(c for c, _ in cols) + " |")
     print("|---|" + "---:|" * len(cols))
@@ -316,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", help="print one question's answer and its scoring")
     ap.add_argument(
         "--misses",
-        choices=["act", "fidelity", "contradicted", "headline", "strawman", "hit3", "words"],
+        choices=["act", "fidelity", "contradicted", "headline", "strawman", "hit3", "words", "no_cause"],
         help="list the questions that miss this metric",
     )
     ap.add_argument("--json", help="write every row and the summary to this file")
@@ -360,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                 "strawman": r["strawman"],
                 "hit3": bool(r["expected_cards"]) and not r["hit3"],
                 "words": r["first_words"] > 120,
+                "no_cause": r["no_cause"],
             }[key]
             if miss:
                 extra = {
@@ -370,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                     "strawman": "",
                     "hit3": f"expected {r['expected_cards']} cited {r['cited']}",
                     "words": f"{r['first_words']:.0f} words",
+                    "no_cause": f"cited {r['cited'][:1]} expected {r['expected_cards']}",
                 }[key]
                 print(f"{r['id']}: {extra}")
     print_table(summary)

@@ -143,6 +143,11 @@ class Card(_Strict):
     topics: Annotated[list[Literal[TOPICS]], Field(min_length=1)]  # type: ignore[valid-type]
     title_zh: NonEmptyStr
     title_en: NonEmptyStr
+    #: The cause this card gives for the symptoms it lists, one clause ("ZeRO shards only the model states …"), for a
+    #: card whose title names a topic or a mechanism rather than "<symptom>: <cause>". A diagnosis the card answers
+    #: opens with it ("Most likely cause: …") instead of "no known cause matches this directly". Both or neither.
+    cause_zh: NonEmptyStr | None = None
+    cause_en: NonEmptyStr | None = None
     questions_zh: Annotated[list[NonEmptyStr], Field(min_length=3)]
     questions_en: Annotated[list[NonEmptyStr], Field(min_length=3)]
     misconceptions: list[Misconception]
@@ -169,6 +174,12 @@ class Card(_Strict):
         if len(set(v)) != len(v):
             raise ValueError("duplicate topic")
         return v
+
+    @model_validator(mode="after")
+    def _cause_in_both_languages(self) -> Card:
+        if (self.cause_zh is None) != (self.cause_en is None):
+            raise ValueError("cause_zh and cause_en come together: give both or neither")
+        return self
 
     @field_validator("body")
     @classmethod

@@ -694,9 +694,13 @@ def _after_colon(title: str) -> str:
     return "" if len(cause) < 8 or _QUESTION_LIKE.search(cause) else cause
 
 
-def card_cause(card: Card, lang: Lang) -> str:
-    """The cause a card's title names after its colon, or "" when the title names a topic or a myth. The English
-    and the Chinese title must both name it (so both languages open the same way); the text is the asked language's."""
+def card_cause(card: Card, lang: Lang, *, stated: bool = True) -> str:
+    """The cause a card states (its ``cause_zh`` / ``cause_en``; only the title's with ``stated=False``), else the
+    cause its title names after its colon, or "" when the title names a topic or a myth. The English and the Chinese
+    title must both name it (so both languages open the same way); the text is the asked language's."""
+    own = card.cause_zh if lang == "zh" else card.cause_en
+    if stated and own:
+        return own.rstrip("。.")
     if not (_after_colon(card.title_en) and _after_colon(card.title_zh)):
         return ""
     return _after_colon(_title(card, lang))
@@ -758,11 +762,13 @@ def _cause_fits(r: Results, card: Card) -> bool:
     return r.asked is None or (not stack_conflict(card, r.asked) and symptom_fits(card, r.asked))
 
 
-def _cause_label(card: Card, lang: Lang, in_family: bool) -> str:
+def _cause_label(card: Card, lang: Lang, in_family: bool, selected: bool) -> str:
     """A card as one ranked cause: the cause its title names, its first clause; a card about the reported symptom
     whose title names no single cause ("GPU memory creeps up over steps until OOM: leak, longer samples or the caching
-    allocator?") by its title up to that question; "" for a how-to or a myth, which are not causes."""
-    label = card_cause(card, lang)
+    allocator?") by its title up to that question; "" for a how-to or a myth, which are not causes. The cause a
+    topic card states ("ZeRO shards model states only, …") is listed only when the message names something the card
+    is about: every memory report would otherwise list the same general facts as its causes."""
+    label = card_cause(card, lang, stated=selected)
     # (a title that names no symptom at all, "Bytes per parameter under fp32, mixed precision, …", is a reference, not
     # a cause of what was reported)
     if (
@@ -856,7 +862,8 @@ def _usual_causes_verdict(r: Results) -> str:
     # something of before the rest, then by retrieval rank.
     in_family = [c for c in r.cards if card_in_family(c, family)]
     ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
-    labels = list(dict.fromkeys(lbl for lbl in (_cause_label(c, lang, c in in_family) for c in ranked) if lbl))[:3]
+    labels = [_cause_label(c, lang, c in in_family, ev is None or ev.selects(c)) for c in ranked]
+    labels = list(dict.fromkeys(lbl for lbl in labels if lbl))[:3]
     paste = paste_request(r, family)
     if r.asked is not None and not any(symptom_fits(c, r.asked) for c in r.cards):
         # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.

@@ -129,7 +129,30 @@ def test_card_cause_is_the_cause_after_the_colon_never_a_topic_title():
         "deepspeed-batch-derivation",
         "tune-micro-batch-then-ga",
     ):
-        assert card_cause(cards[topic], "en") == "" and card_cause(cards[topic], "zh") == "", topic
+        # the title alone (without a stated cause) names a topic, never a cause
+        assert card_cause(cards[topic], "en", stated=False) == "" and card_cause(cards[topic], "zh", stated=False) == ""
+
+
+def test_a_cause_the_card_states_opens_a_diagnosis_its_title_cannot():
+    """zero-stages-memory-savings is titled by its topic; its stated cause is what a ZeRO diagnosis opens with."""
+    cards = {c.id: c for c in load_cards()}
+    card = cards["zero-stages-memory-savings"]
+    assert card_cause(card, "en").startswith("ZeRO shards model states only")
+    assert card_cause(card, "zh").startswith("ZeRO 只切分模型状态")
+    assert not card_cause(card, "en").endswith(".")
+    # myth cards keep no stated cause: their lead answers a belief, not a reported symptom
+    assert all(c.cause_en is None for c in cards.values() if c.id.startswith("myth-"))
+
+
+def test_a_card_states_its_cause_in_both_languages_or_neither():
+    from rag.cards import DEFAULT_CARDS_DIR, CardError, parse_card
+
+    path = DEFAULT_CARDS_DIR / "zero-stages-memory-savings.md"
+    text = path.read_text(encoding="utf-8")
+    one_sided = "\n".join(line for line in text.splitlines() if not line.startswith("cause_zh:"))
+    parse_card(text, str(path))  # both: accepted
+    with pytest.raises(CardError, match="cause_zh and cause_en"):
+        parse_card(one_sided, str(path))
 
 
 # ---- GPU names --------------------------------------------------------------------------------

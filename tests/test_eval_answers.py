@@ -94,6 +94,8 @@ pytestmark = pytest.mark.slow
 # 0.855, fit without a figure 53 + 34). End of stop 41 (readers, DeepSpeed's ZeRO-2 verdict, three cards, ten relabels,
 # models retrained on the 1820): act 0.832 / 0.783, fidelity 0.953 / 0.919, 16 + 20 contradicted, 0 + 3 headlines,
 # 0 strawman, hit@3 0.970 / 0.982, hit@1 0.810 / 0.861, p90 114 / 122, fit without a figure 53 + 34.
+# Stop 42, on the same 1820: a card may state the cause it gives (cause_zh / cause_en) when its title names a topic;
+# diagnoses (by label) opening with "no known cause … matches this" 49 + 77 -> 11 + 16 (no_cause), the rest unchanged.
 FLOORS = {
     "zh": {"act_accuracy": 0.825, "fidelity": 0.95, "hit3": 0.96, "hit1": 0.80},
     "en": {"act_accuracy": 0.775, "fidelity": 0.91, "hit3": 0.975, "hit1": 0.85},
@@ -105,6 +107,7 @@ CEILINGS = {
     "first_words_p90": 122,
     "refused": 0,
     "fit_no_figure": 88,
+    "no_cause": 30,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -176,7 +179,14 @@ HELDOUT_FLOORS = {
     "zh": {"act_accuracy": 0.70, "fidelity": 0.88, "hit3": 0.89},
     "en": {"act_accuracy": 0.59, "fidelity": 0.82, "hit3": 0.88},
 }
-HELDOUT_CEILINGS = {"contradicted": 20, "assumed_headlines": 0, "strawman": 0, "refused": 0, "fit_no_figure": 6}
+HELDOUT_CEILINGS = {
+    "contradicted": 20,
+    "assumed_headlines": 0,
+    "strawman": 0,
+    "refused": 0,
+    "fit_no_figure": 6,
+    "no_cause": 3,
+}
 
 
 @pytest.fixture(scope="module")
