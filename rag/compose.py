@@ -541,19 +541,25 @@ def _batch_verdict(r: Results) -> str:
     )
     if micro is None or ga is None or ws is None or total is None:
         return ""
+    grpo = r.evidence is not None and "grpo" in r.evidence.concepts
     implied = all(
         k in call.arguments
         for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
     )  # "Total train batch size = 16 … per device = 1 … GA = 8": the GPU count follows from their own numbers
     if r.setup.source("world_size") in (None, "assumed") and not implied:  # the per-GPU stand-in is not their count
-        return "**" + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga) + "**" + _observed_steps(res, lang)
+        return (
+            "**"
+            + t("batch_per_gpu", lang, micro=micro, ga=ga, per=micro * ga)
+            + "**"
+            + _observed_steps(res, lang, grpo)
+        )
     gpus = res.get("world_size") or ws
     formula = (
         t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total)
         if gpus == ws
         else t("batch_formula_dp", lang, micro=micro, ga=ga, ws=ws, gpus=gpus, split=_parallel_split(call), total=total)
     )
-    return "**" + formula + _steps_per_epoch(res, lang) + "**" + _observed_steps(res, lang)
+    return "**" + formula + _steps_per_epoch(res, lang) + "**" + _observed_steps(res, lang, grpo)
 
 
 def _parallel_split(call: ToolCall) -> str:
@@ -594,12 +600,25 @@ def _steps_per_epoch(res: dict[str, Any], lang: Lang) -> str:
     )
 
 
-def _observed_steps(res: dict[str, Any], lang: Lang) -> str:
+def _observed_steps(res: dict[str, Any], lang: Lang, grpo: bool = False) -> str:
     """The step count the user's run showed, against the arithmetic: it matches (and which transformers count), or
-    the batch the run really used per step, with the usual factors the formula leaves out."""
+    the batch the run really used per step, with the usual factors the formula leaves out. In a GRPO run (``grpo``)
+    that used fewer prompts per step than its global batch by a whole factor, that factor is the completions per
+    prompt (TRL #3442: 1,283 steps for 1,283 prompts at a global batch of 4 is num_generations = 4)."""
     observed, per = res.get("observed_steps"), res.get("samples_per_observed_step")
     if not observed or per is None:
         return ""
+    if grpo and (k := _grpo_generations(per, res.get("train_batch_size") or 0)):
+        return " " + t(
+            "steps_grpo",
+            lang,
+            observed=f"{observed:,}",
+            samples=f"{res.get('dataset_size') or 0:,}",
+            epochs=f"{res.get('num_train_epochs') or 1:g}",
+            per=f"{per:,.1f}".removesuffix(".0"),
+            total=f"{res.get('train_batch_size'):,}",
+            k=k,
+        )
     epochs = res.get("num_train_epochs")
     new, old = (
         (res.get("total_optimizer_steps"), res.get("total_optimizer_steps_before_4_52"))
@@ -628,6 +647,15 @@ def _observed_steps(res: dict[str, Any], lang: Lang) -> str:
         + " "
         + t("steps_mismatch_causes", lang)
     )
+
+
+def _grpo_generations(per: float, total: int) -> int | None:
+    """The completions per prompt a GRPO run's steps imply: its global batch ÷ the prompts it took per step, when that
+    is a whole number of at least 2 (within 3 %); None otherwise."""
+    if per <= 0 or total <= per:
+        return None
+    k = round(total / per)
+    return k if k >= 2 and abs(total / per - k) <= 0.03 * k else None
 
 
 def _steps_factor(per: float, total: int, lang: Lang) -> str:

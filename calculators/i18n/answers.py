@@ -378,6 +378,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "（≈ {total} × {k}）",
         "en": " (≈ {total} × {k})",
     },
+    "steps_grpo": {
+        "zh": "你的运行显示 {observed} 步：{samples} 个 prompt × {epochs} 轮 ÷ {observed} = 每步 {per} 个 prompt，而全局批次是 {total}。GRPO 的批次按补全计而不是按 prompt（TRL 0.15 起）：每个 prompt 重复 num_generations 次，步数 = prompt 数 × num_generations ÷ 全局批次；你的步数对应 {total} ÷ {per} = 每个 prompt {k} 条补全，即 num_generations = {k}。如果你的 num_generations 不是 {k}，就用 prompt 数 × 你的 num_generations ÷ {total} 对照步数。",
+        "en": "Your run shows {observed} steps: {samples} prompts × {epochs} epoch(s) ÷ {observed} = {per} prompt(s) per step, against a global batch of {total}. GRPO batches count completions, not prompts (TRL 0.15 and later): each prompt is repeated num_generations times, so steps = prompts × num_generations ÷ global batch; your count matches {total} ÷ {per} = {k} completions per prompt, i.e. num_generations = {k}. If yours is not {k}, compare the steps with prompts × your num_generations ÷ {total}.",
+    },
     "steps_mismatch_causes": {
         "zh": "差别来自上式之外的因素，常见的有：序列/张量/流水线并行的卡共用一份数据（数据并行数 = 卡数 ÷ 并行度）；packing、截断或过滤改变了样本数；框架替你设定了 GA 或 batch；RL 训练按生成的回答计数（GRPO 每个 prompt × num_generations）；设置了 max_steps。",
         "en": "The difference comes from something outside this formula, usually: GPUs in sequence/tensor/pipeline parallel groups share one batch (data-parallel size = GPUs ÷ parallel degree); packing, truncation or filtering changed the number of samples; the framework set GA or the batch for you; an RL trainer counts generated completions (GRPO: each prompt × num_generations); or max_steps is set.",
