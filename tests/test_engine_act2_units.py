@@ -137,8 +137,8 @@ def test_a_cause_the_card_states_opens_a_diagnosis_its_title_cannot():
     """zero-stages-memory-savings is titled by its topic; its stated cause is what a ZeRO diagnosis opens with."""
     cards = {c.id: c for c in load_cards()}
     card = cards["zero-stages-memory-savings"]
-    assert card_cause(card, "en").startswith("ZeRO shards model states only")
-    assert card_cause(card, "zh").startswith("ZeRO 只切分模型状态")
+    assert card_cause(card, "en").startswith("ZeRO stages 1–3 shard model states, not activations")
+    assert card_cause(card, "zh").startswith("ZeRO 1–3 阶段只切分模型状态")
     assert not card_cause(card, "en").endswith(".")
     # myth cards keep no stated cause: their lead answers a belief, not a reported symptom
     assert all(c.cause_en is None for c in cards.values() if c.id.startswith("myth-"))
