@@ -233,7 +233,8 @@ _MODEL_NAME = re.compile(
     r"(?:[-_ ]?(?:\d+(?:\.\d+)?[xX])?\d+(?:\.\d+)?\s?[bBmM](?![a-zA-Z0-9]))?(?:[-_ ]?(?:chat|instruct|base|it|hf))?)",
     re.I,
 )
-_PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
+# ("a 65-b model", accelerate #1515: a hyphen before the unit when "model" follows)
+_PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)(?:\s*|-(?=[bB]\s+models?\b))[bB](?![a-zA-Z0-9])")
 #: What follows a "10B" that counts data rather than parameters.
 _DATA_AMOUNT = re.compile(
     r"\s*(?:tokens?\b|samples?\b|examples?\b|words?\b|characters?\b|chars?\b|条|个\s*token)", re.I
@@ -296,7 +297,8 @@ _GPU_NAME = re.compile(
 _GPU_CAP_AFTER = re.compile(
     # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
     # ("显卡A100:40G", GLM-4 #288: a colon between them)
-    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
+    # ("8卡a100*40G", Monkey #49: a product sign between them, the size unit making it no count)
+    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：*]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
     re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
@@ -499,7 +501,11 @@ _GPU_MEM = re.compile(
     # the size in brackets after the card: "单卡（32G）", "one GPU (24GB)"
     + r"|(?:卡|显卡|gpus?|cards?)\s*[(（]\s*"
     + _GB
-    + r"\s*(?:显存|vram|memory)?\s*[)）]",
+    + r"\s*(?:显存|vram|memory)?\s*[)）]"
+    # the size right after a count of cards: "4台8卡80G" (Qwen #887)
+    + r"|(?<=[\d两二三四五六七八九十双]卡)\s*"
+    + _GB
+    + r"(?![+＋])",
     re.I,
 )
 # Cards times their size, or the size times the cards: "单机双卡 2*24GB", "4张卡，12G*4" (one card's size, whatever
@@ -518,7 +524,8 @@ _REQUIREMENT = re.compile(
 _GPU_MEM_EACH = re.compile(
     _GB
     + r"\s*(?:per|each|/)\s*(?:gpu|card|device)?|(?:每张|每块|每个|每卡|单卡|各自?(?=\s*(?:有|是|为)?\s*\d))\s*(?:卡|显卡|gpu)?\s*(?:的)?\s*(?:显存)?\s*(?:是|为|有)?\s*"
-    + _GB,
+    + _GB
+    + r"(?!\s*[+＋])",  # "每张显存是50G+": a reading, not the card's size
     re.I,
 )
 # Observed use: "占用 17.9G", "uses 17.9G", "nvidia-smi shows 23 GB", "22.1 GiB already allocated".
@@ -530,7 +537,10 @@ _USE_GB = (
 )
 _OBSERVED = re.compile(
     # ("突然增到60GB+", "逐渐增加到20G左右", "飙升到37GiB": grown to)
-    r"(?:(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
+    # ("每张显存60-70G", "每张显存是50G+" (Qwen #887): a per-card amount told as a range or "N+" is a reading)
+    r"(?:(?:每张|每块|每卡|每个)\s*(?:卡)?\s*(?:的)?\s*显存\s*(?:是|为)?\s*"
+    r"(?=\d{1,4}(?:\.\d+)?\s*(?:[-~～到]\s*\d|多?\s*(?:g|gb|gib)\s*[+＋]))|"
+    r"(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used(?:\s+(?:is|was|are|were))?|shows?|showing|"
     # "after backward pass happens it's at 61 GB": a reading at a point of the run
     r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
@@ -680,7 +690,7 @@ _GPU_MODEL = (
 _COUNT_MEM = r"\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*"
 _COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
 _GPUS = re.compile(
-    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z.])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
     + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
@@ -752,8 +762,9 @@ _NODES_X_GPUS = re.compile(
     + r"\s*(?:(?:个|台)?\s*(?:nodes?|[节结]点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
     r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个[节结]点|每台服务器|每台机器|共计|总共|一共|共|(?:with )?(?:totally|in total))?\s*"
     + NUM
-    # ("4 nodes 8xA100": the per-node count written as a product with the card's name)
-    + r"\s*(?:[x×*]\s*(?=[A-Za-z]))?(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
+    # ("4 nodes 8xA100": the per-node count written as a product with the card's name; "2 nodes with 4x 80GB A100":
+    # with the card's size before its name)
+    + r"\s*(?:[x×*]\s*(?:\d{2,3}\s*G(?:i?B)?\s+)?(?=[A-Za-z]))?(?:(?:张|块)\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3}\s*)?(?:卡|显卡)?|卡|"
     r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|[节结]点)|"
     # "4台A800*8的机器", "2台 H100x8": nodes, then the GPU times its count per node
@@ -856,6 +867,13 @@ _SEQ_CHANGE = re.compile(
     r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?)\D{0,12}?(?:从|\bfrom)\s*\d+(?:\.\d+)?\s*k?\s*"
     r"(?:->|→|到|改到|改成|增加到|加到|\bto)\s*(\d+(?:\.\d+)?)\s*(k)?(?![A-Za-z0-9])",
+    re.I,
+)
+# "extend the sequence length from 4k to even longer", "序列长度从 4k 加到更长": the length that runs is the one named.
+_SEQ_FROM_OPEN = re.compile(
+    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|max_length|"
+    r"context(?:\s*length)?|序列长度|上下文(?:长度)?)\D{0,12}?(?:从|\bfrom)\s*(\d+(?:\.\d+)?)\s*(k)?\s*"
+    r"(?:到|加到|增加到|\bto)\s*(?:even\s+|much\s+)?(?:longer|larger|more|bigger|更长|更大|更多)",
     re.I,
 )
 # ("我设置的r=2": Chinese glued before the key, so no \b)
@@ -1224,6 +1242,38 @@ def _letters(name: str) -> str:
     return re.match(r"[a-z]*", name.lower()).group(0) or name.lower()  # type: ignore[union-attr]
 
 
+_CLASS_AFTER = re.compile(r"(?:For[A-Z]\w*|Model\b|Config\b|Tokenizer\w*|DecoderLayer|Attention\w*|MLP\b|RMSNorm)")
+_DATASET_AFTER = re.compile(r"[-_ ]?(?:数据集|数据|语料|格式|data[-_ ]?sets?\b|data\b|corpus\b)", re.I)
+# What joins the names of a list: "GPT, BERT and T5", "LLaMA、Qwen 和 ChatGLM".
+_LIST_JOIN = re.compile(r"\s*(?:[,，、/]\s*(?:and|or|和|或|及)?|and|or|和|或|及)\s*", re.I)
+
+
+# Names of a list before its first family match ("GPT, " in "GPT, BERT and T5": GPT alone is no family the reader knows).
+_LIST_ITEMS_BEFORE = re.compile(r"(?:(?<![\w.-])[A-Za-z][\w.-]{1,15}\s*[,，、]\s*)+$")
+
+
+def _list_items_before(text: str, start: int) -> int:
+    m = _LIST_ITEMS_BEFORE.search(text, max(0, start - 60), start)
+    return len(re.findall(r"[,，、]", m.group(0))) if m else 0
+
+
+def _family_lists(text: str, found: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The family names in a list of three or more sizeless ones: "it only works on GPT, BERT and T5" (accelerate's
+    Megatron-LM page, quoted in TRL #962) names what a tool supports, not the model trained."""
+    groups: list[list[re.Match[str]]] = []
+    for f in found:
+        if groups and _LIST_JOIN.fullmatch(text, groups[-1][-1].end(), f.start()):
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    return [
+        f
+        for g in groups
+        if len(g) + _list_items_before(text, g[0].start()) >= 3 and not any(_HAS_SIZE.search(f.group(0)) for f in g)
+        for f in g
+    ]
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -1241,6 +1291,17 @@ def _model_named(text: str, slots: Slots) -> None:
         for f in _MODEL_NAME.finditer(text)
         if _HAS_SIZE.search(f.group(0)) or not _ASKED_BOT_BEFORE.search(text, max(0, f.start() - 12), f.start())
     ]
+    # "下载alpaca数据集 … 原始的alpaca还是…": a data set named after a family is no model, wherever it is named again
+    # "LlamaForCausalLM does not accept …" (Unsloth #1801 on phi-4): a transformers class named in a log is the
+    # architecture code a model reuses, not the model when the message names one
+    named = [f for f in found if not _CLASS_AFTER.match(text, f.end())]
+    found = named or found
+    data_sets = {f.group(1).lower() for f in found if _DATASET_AFTER.match(text, f.end())}
+    found = [f for f in found if f.group(1).lower() not in data_sets]
+    if listed := _family_lists(text, found):
+        for f in listed:  # out of every later search too (the presets' own patterns)
+            text = text[: f.start()] + " " * (f.end() - f.start()) + text[f.end() :]
+        found = [f for f in found if f not in listed]
     if len({f.group(0).lower() for f in found}) > 1:
         # "the hyper-parameters when you trained llama-13b? … when I initialize a llama-7b": the maintainers' model
         # (second person) is not the user's when the user names another
@@ -1715,7 +1776,7 @@ _COUNT_BEFORE = re.compile(
 )
 _COUNT_AFTER = re.compile(
     # ("3090显卡x2", "A40（46G，4张）": the noun, or the size and a comma, between the card and its count)
-    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*[)）,，]?\s*)?(?:(?:gpus?|显卡|cards?)\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])|"
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*[)）,，]?\s*)?(?:(?:gpus?|显卡|cards?)\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])(?!\s*(?:g|gb|gib)(?![A-Za-z]))|"
     # "A100两张", "3090 4块": the Chinese count after the card
     r"(?:显卡|卡)?\s*(\d{1,2}|[一两二三四五六七八九十])\s*(?:张|块))",
     re.I,
@@ -2283,7 +2344,7 @@ def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 
 _SEQ_RULES = (
-    SlotRule(("seq_len",), (_SEQ_CHANGE,), _length),
+    SlotRule(("seq_len",), (_SEQ_CHANGE, _SEQ_FROM_OPEN), _length),
     SlotRule(("seq_len",), (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K), _length),
     SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (int(m.group(1)) * 1024,)),
 )
@@ -2306,6 +2367,8 @@ _FULL = re.compile(
     r"the\s+(?:entire|whole)\s+model)|(?:全部|所有)参数\s*(?:都)?\s*(?:参与)?\s*(?:微调|训练|更新)",
     re.I,
 )
+# Unsloth's `full_finetuning = False`: the full fine-tune turned off (an adapter is trained).
+_FULL_SET_OFF = re.compile(r"\w*\s*[=:]\s*(?:False|false|0)\b")
 _LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
 # A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
 _OTHER_METHOD = re.compile(
@@ -2574,7 +2637,12 @@ def _finetune(text: str, slots: Slots) -> None:
         return
     full = (
         next(
-            (m for m in _FULL.finditer(text) if not _FULL_NOT_BEFORE.search(text[max(0, m.start() - 12) : m.start()])),
+            (
+                m
+                for m in _FULL.finditer(text)
+                if not _FULL_NOT_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+                and not _FULL_SET_OFF.match(text, m.end())
+            ),
             None,
         )
         or _NO_ADAPTER.search(text)
@@ -2633,11 +2701,22 @@ def _checkpointing(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 
 _CKPT_RULE = SlotRule(("gradient_checkpointing",), (_CKPT,), _checkpointing)
+# A log that says the package could not be imported, wherever the prose mentions it first: "Warning: import flash_attn
+# fail, please install FlashAttention" (Qwen #1002), "No module named 'flash_attn'".
+_FLASH_IMPORT_FAILED = re.compile(
+    r"import\s+flash[-_]?attn\w*\s+fail|No module named\s+['\"]?flash[-_]?attn|"
+    r"flash[-_]?attn\w*\s+(?:is\s+)?not\s+(?:available|found)",
+    re.I,
+)
+_TRY_IMPORT_BEFORE = re.compile(r"\btry(?:ing)?\s+(?:to\s+)?import(?:ing)?\s+$", re.I)
 _ATTENTION_RULES = (
+    SlotRule(("flash_attention",), (_FLASH_IMPORT_FAILED,), _constant(False)),
     SlotRule(
         ("flash_attention",),
         (_FLASH,),
         lambda m, text: (not (_negated(text, m.start()) or _FLASH_OFF.match(text, m.end())),),
+        # "Try importing flash-attention for faster inference...": a model's loading message, not the setting
+        accept=lambda m, text: not _TRY_IMPORT_BEFORE.search(text, max(0, m.start() - 20), m.start()),
     ),
     SlotRule(("flash_attention",), (_EAGER,), _constant(False)),
 )

@@ -99,12 +99,14 @@ pytestmark = pytest.mark.slow
 # Then blind17 (52) moved into the dev set (1872 = 926 zh + 946 en) and the act and card models were retrained on it:
 # act 0.830 / 0.779, fidelity 0.950 / 0.918, 22 + 24 contradicted (blind17's own: 10), 0 + 3 headlines, 0 strawman,
 # hit@3 0.970 / 0.981, hit@1 0.812 / 0.859, p90 114 / 120, fit without a figure 53 + 35, no cause 13 + 16.
+# Readers from blind17's contradictions (tests/test_lead42_units.py): contradicted 22 + 24 -> 18 + 20, fidelity 0.951
+# / 0.919, the rest unchanged.
 FLOORS = {
     "zh": {"act_accuracy": 0.825, "fidelity": 0.945, "hit3": 0.96, "hit1": 0.80},
     "en": {"act_accuracy": 0.775, "fidelity": 0.91, "hit3": 0.975, "hit1": 0.85},
 }
 CEILINGS = {
-    "contradicted": 50,
+    "contradicted": 42,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 122,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag.compose import _grpo_generations, _observed_steps
+from rag.slots import extract_slots
 
 
 def _steps(dataset: int, observed: int, total: int, epochs: float = 1) -> dict[str, float]:
@@ -31,3 +32,87 @@ def test_grpo_factor_only_when_whole():
     assert _grpo_generations(1.5, 4) is None  # 2.67: no whole number of completions
     assert _grpo_generations(4.0, 4) is None  # steps as the settings give: nothing to explain
     assert _grpo_generations(8.0, 4) is None  # more prompts per step than the batch: not repetition
+
+
+# ---- readers, from blind17's contradictions (now dev) ------------------------------------------------------------
+def test_unsloth_full_finetuning_false_is_no_full_fine_tune():
+    # Unsloth #3942: FastModel.from_pretrained(load_in_4bit = True, full_finetuning = False)
+    s = extract_slots(
+        "model, tokenizer = FastModel.from_pretrained(\n    load_in_4bit = True,\n    full_finetuning = False,\n)"
+    )
+    assert (s.finetune, s.quantization) == ("qlora", "int4")
+    assert extract_slots("full_finetuning = True").finetune == "full"
+    assert extract_slots("full finetuning of llama").finetune == "full"
+
+
+def test_a_list_of_supported_families_is_no_model():
+    # TRL #962: "it only works on GPT, BERT and T5" quotes accelerate's Megatron-LM page; the user trains ~100B
+    s = extract_slots("I am using TRL to train LLM (~100B) models. But it only works on GPT, BERT and T5.")
+    assert (s.model, s.model_text, s.num_params) == (None, None, 100e9)
+    assert extract_slots("I fine-tune BERT and T5").model == "bert-base"  # two named: still the user's
+    assert extract_slots("I train qwen-7b; it supports llama, qwen and chatglm").model == "qwen2.5-7b"
+
+
+def test_a_data_set_named_after_a_family_is_no_model():
+    # ChatGLM3 #767: "下载alpaca数据集 … 原始的alpaca还是…"
+    assert (
+        extract_slots("1.下载alpaca数据集并整理。数据集是使用原始的alpaca还是更改过格式的alpaca？").model_text is None
+    )
+    assert extract_slots("fine-tune llama on the alpaca dataset").model_text == "llama"
+    assert extract_slots("Chinese-Alpaca-2-7B 训练").num_params == 7e9
+
+
+def test_the_length_that_runs_before_going_longer():
+    # TRL #962: "extend the sequence length from 4k to even longer, it will cause OOM"
+    assert extract_slots("When I want to extend the sequence length from 4k to even longer, it OOMs").seq_len == 4096
+    assert extract_slots("increase max_seq_len from 2048 to 8192").seq_len == 8192
+
+
+def test_nodes_with_cards_sized_before_their_name():
+    # torchtune #863: "2 nodes with 4x 80GB A100"
+    s = extract_slots("I have 2 nodes with 4x 80GB A100, and currently used accelerate")
+    assert (s.world_size, s.num_nodes, s.gpu_memory_gb) == (8, 2, 80)
+
+
+def test_a_size_after_the_product_sign_is_no_count():
+    # Monkey #49: "8卡a100*40G"
+    s = extract_slots("8卡a100*40G")
+    assert (s.world_size, s.gpu, s.gpu_memory_gb) == (8, "a100-40gb", 40)
+    assert extract_slots("A100*8").world_size == 8
+
+
+def test_a_chinese_count_after_a_list_number():
+    # ChatGLM3 #767: "3.四卡分布训练loss为0"
+    assert extract_slots("单卡显存为40g：\n3.四卡分布训练loss为0").world_size == 4
+
+
+def test_flash_attention_that_failed_to_import_is_off():
+    # Qwen #1002: the model's loader tries the import and warns that it failed
+    assert extract_slots("Warning: import flash_attn fail, please install FlashAttention").flash_attention is False
+    assert extract_slots("ModuleNotFoundError: No module named 'flash_attn'").flash_attention is False
+    assert extract_slots("Try importing flash-attention for faster inference...").flash_attention is None
+    assert extract_slots("I use flash attention").flash_attention is True
+
+
+def test_per_card_memory_as_a_range_or_plus_is_a_reading():
+    # Qwen #887: "4台8卡80G，每张显存60-70G … Baichuan2-13B … 每张显存是50G+"
+    s = extract_slots("4台8卡80G，每张显存60-70G。")
+    assert (s.world_size, s.gpu_memory_gb, s.observed_memory_gb) == (32, 80, 70)
+    s = extract_slots("每张显存是50G+")
+    assert (s.gpu_memory_gb, s.observed_memory_gb) == (None, 50)
+    assert extract_slots("每张显存80G").gpu_memory_gb == 80
+
+
+def test_a_size_written_with_a_hyphen_before_model():
+    # accelerate #1515: "i can load and train a 65-b model on a 4*A100 machine"
+    s = extract_slots("i can load and train a 65-b model on a 4*A100 machine")
+    assert (s.num_params, s.world_size) == (65e9, 4)
+
+
+def test_a_transformers_class_in_a_log_is_not_the_model_named():
+    # Unsloth #1801: the title quotes "LlamaForCausalLM does not accept …"; the user fine-tunes unsloth/phi-4
+    s = extract_slots(
+        "VRAM spikes after LlamaForCausalLM does not accept num_items_in_batch. I fine-tune unsloth/phi-4"
+    )
+    assert s.model_text == "phi-4"
+    assert extract_slots("LlamaForCausalLM OOM").model_text == "Llama"  # the only name there is
