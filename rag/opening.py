@@ -29,6 +29,8 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from calculators.diagnose.hw_support import AMPERE_CHECK
+
 from .acts import Act, asked_sentences, reports_symptom
 from .cards import Card
 from .evidence import card_in_family, symptom_family
@@ -315,8 +317,6 @@ NAMES_NO_GPU = re.compile(
     r"识别不到|检测不到|找不到\s*(?:gpu|显卡|cuda)|(?:跑|运行|训练)在\s*cpu|用的是\s*cpu|cpu\s*版",
     re.I,
 )
-#: The Ampere checks among :data:`NAMES_NO_GPU`'s wordings.
-AMPERE_CHECK = re.compile(r"support bf16/gpu|requires ampere|only supported on gpus with compute capability", re.I)
 
 
 def own_stacks(text: str) -> frozenset[str]:

@@ -18,8 +18,11 @@ from typing import Any
 from ..presets import GPU_PRESETS
 from .models import Artifact, Cause
 
-_AMPERE_CHECK = re.compile(
-    r"(--tf32 requires Ampere)|(doesn't support bf16/gpu|Bfloat16 is only supported on GPUs with compute capability)",
+#: The checks a library runs before it allows TF32 or bf16 (transformers' "--tf32 requires Ampere or a newer GPU arch",
+#: "Your setup doesn't support bf16/gpu", PyTorch's "Bfloat16 is only supported on GPUs with compute capability of at
+#: least 8.0"): group 1 is TF32's, group 2 bf16's. rag.opening reads the same wordings in a whole message.
+AMPERE_CHECK = re.compile(
+    r"(--tf32 requires ampere)|(requires ampere|support bf16/gpu|only supported on gpus with compute capability)",
     re.I,
 )
 #: Presets that are not NVIDIA GPUs (their bf16 flag says nothing about CUDA's checks).
@@ -29,7 +32,7 @@ _NOT_CUDA = frozenset({"mi300x", "ascend-910b"})
 def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     """The cause of an Ampere check that failed on a stated Ampere-or-newer GPU; [] otherwise."""
     text = f"{a.fields.get('exception', '')}: {a.fields.get('exception_message', '')}"
-    m = _AMPERE_CHECK.search(text)
+    m = AMPERE_CHECK.search(text)
     gpu = GPU_PRESETS.get(str(setup.get("gpu") or ""))
     if m is None or gpu is None or gpu.name in _NOT_CUDA or not gpu.bf16:
         return []
