@@ -447,7 +447,11 @@ def _memory_verdict(r: Results) -> str:
         # instead of contradicting what they saw.
         assumed = [k for k in ("seq_len", "train_micro_batch_size_per_gpu") if r.setup.source(k) == "assumed"]
         why = (
-            t("oom_why_assumed", lang, names=t("and", lang).join(key_name(k, lang) for k in assumed))
+            t(
+                "oom_why_assumed" if len(assumed) > 1 else "oom_why_assumed_one",
+                lang,
+                names=t("and", lang).join(key_name(k, lang) for k in assumed),
+            )
             if assumed
             else t("oom_why_stated", lang)
         )

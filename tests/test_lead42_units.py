@@ -116,3 +116,13 @@ def test_a_transformers_class_in_a_log_is_not_the_model_named():
     )
     assert s.model_text == "phi-4"
     assert extract_slots("LlamaForCausalLM OOM").model_text == "Llama"  # the only name there is
+
+
+def test_one_assumed_value_is_said_in_the_singular():
+    # DeepSpeed #6679's answer read "The sequence length are values I assumed"
+    from rag import Assistant
+
+    a = Assistant().ask(
+        "I fine-tune chatglm3-6b with LoRA in fp16, micro batch 1, on one 3090 and get CUDA out of memory."
+    )
+    assert "The sequence length is a value I assumed; yours is probably larger" in a.first_screen

@@ -235,6 +235,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "{names}是我假设的值，你的实际值可能更大，请告诉我。",
         "en": "The {names} are values I assumed; yours are probably larger — tell me them.",
     },
+    "oom_why_assumed_one": {
+        "zh": "{names}是我假设的值，你的实际值可能更大，请告诉我。",
+        "en": "The {names} is a value I assumed; yours is probably larger — tell me it.",
+    },
     "oom_why_stated": {
         "zh": "常见原因：实际序列比设置的长（多模态的图像 token、样本打包），或显存被碎片、评估/保存步骤、其他进程占用。",
         "en": "Common causes: real sequences longer than set (image tokens, packing), or memory taken by fragmentation, evaluation/saving steps or another process.",
