@@ -269,7 +269,21 @@ def tiny_batch_question(text: str, micro: int | None, ga: int | None) -> bool:
 
     Needs the slots (the numbers may come from an earlier turn), so the assistant applies it after merging them.
     """
-    return micro is not None and micro <= 2 and (ga or 1) <= 2 and any(_asks_effect(s) for s in _sentences(text))
+    return (
+        micro is not None
+        and micro <= 2
+        and (ga or 1) <= 2
+        and any(_asks_effect(s) and _has(_BATCH_WORD, s) for s in _sentences(text))
+    )
+
+
+# The sentence that asks about an effect names the batch or accumulation, or the tiny value itself ("如果设置成1来训练就是
+# 单张图片来训练，请问会对训练有影响吗？"): "NPU健康状态是否影响训练" (LLaMA-Factory #6428, micro 1 and GA 1 in its command)
+# asks about the NPUs, "is it ok for lora" about the method.
+_BATCH_WORD = (
+    r"batch|批|\bbs\b|\bbsz\b|micro|设(?:置)?(?:成|为)\s*[12](?!\d)|\bset (?:it )?to [12]\b|单张|单个样本|"
+    r"\bsingle (?:image|sample|example)\b|" + GA
+)
 
 
 # What a sentence that reports memory or counts steps speaks of: "内存溢出问题" ("an overflow problem", yolo3-pytorch #19,

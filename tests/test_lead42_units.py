@@ -126,3 +126,14 @@ def test_one_assumed_value_is_said_in_the_singular():
         "I fine-tune chatglm3-6b with LoRA in fp16, micro batch 1, on one 3090 and get CUDA out of memory."
     )
     assert "The sequence length is a value I assumed; yours is probably larger" in a.first_screen
+
+
+def test_an_effect_asked_about_something_else_is_no_tiny_batch_question():
+    # LLaMA-Factory #6428: micro 1 and GA 1 in the command, "NPU健康状态是否影响训练" asks about the NPUs
+    from rag.intents import tiny_batch_question
+
+    assert not tiny_batch_question(
+        "Ascend NPU 910B3采用deepspeed引擎训练，Q1:未调用NPU，Q2:NPU健康状态是否影响训练。", 1, 1
+    )
+    assert not tiny_batch_question("Yes , i will use lora as PEFT ,is it ok for lora", 1, 1)
+    assert tiny_batch_question("batch size 1 and GA 1, is that bad for quality?", 1, 1)
