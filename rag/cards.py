@@ -143,7 +143,7 @@ class Card(_Strict):
     topics: Annotated[list[Literal[TOPICS]], Field(min_length=1)]  # type: ignore[valid-type]
     title_zh: NonEmptyStr
     title_en: NonEmptyStr
-    #: The cause this card gives for the symptoms it lists, one clause ("ZeRO shards only the model states …"), for a
+    #: The cause this card gives for the symptoms it lists, one clause ("ZeRO stages 1–3 shard model states, …"), for a
     #: card whose title names a topic or a mechanism rather than "<symptom>: <cause>". A diagnosis the card answers
     #: opens with it ("Most likely cause: …") instead of "no known cause matches this directly". Both or neither.
     cause_zh: NonEmptyStr | None = None

@@ -612,18 +612,17 @@ def _observed_steps(res: dict[str, Any], lang: Lang, grpo: bool = False) -> str:
     observed, per = res.get("observed_steps"), res.get("samples_per_observed_step")
     if not observed or per is None:
         return ""
-    if grpo and (k := _grpo_generations(per, res.get("train_batch_size") or 0)):
-        return " " + t(
-            "steps_grpo",
-            lang,
-            observed=f"{observed:,}",
-            samples=f"{res.get('dataset_size') or 0:,}",
-            epochs=f"{res.get('num_train_epochs') or 1:g}",
-            per=f"{per:,.1f}".removesuffix(".0"),
-            total=f"{res.get('train_batch_size'):,}",
-            k=k,
-        )
     epochs = res.get("num_train_epochs")
+    # the run's own numbers, as both the GRPO reading and the mismatch say them
+    shown = {
+        "observed": f"{observed:,}",
+        "samples": f"{res.get('dataset_size') or 0:,}",
+        "epochs": f"{epochs or 1:g}",
+        "per": f"{per:,.1f}".removesuffix(".0"),
+        "total": f"{res.get('train_batch_size'):,}",
+    }
+    if grpo and (k := _grpo_generations(per, res.get("train_batch_size") or 0)):
+        return " " + t("steps_grpo", lang, k=k, **shown)
     new, old = (
         (res.get("total_optimizer_steps"), res.get("total_optimizer_steps_before_4_52"))
         if epochs
@@ -638,16 +637,7 @@ def _observed_steps(res: dict[str, Any], lang: Lang, grpo: bool = False) -> str:
         return " " + t("steps_near", lang, observed=f"{observed:,}", per=f"{per:,.1f}".removesuffix(".0"))
     return (
         " "
-        + t(
-            "steps_mismatch",
-            lang,
-            observed=f"{observed:,}",
-            samples=f"{res.get('dataset_size') or 0:,}",
-            epochs=f"{epochs or 1:g}",
-            per=f"{per:,.1f}".removesuffix(".0"),
-            total=f"{res.get('train_batch_size'):,}",
-            factor=_steps_factor(per, res.get("train_batch_size") or 0, lang),
-        )
+        + t("steps_mismatch", lang, factor=_steps_factor(per, res.get("train_batch_size") or 0, lang), **shown)
         + " "
         + t("steps_mismatch_causes", lang)
     )
@@ -798,7 +788,7 @@ def _cause_label(card: Card, lang: Lang, in_family: bool, selected: bool) -> str
     """A card as one ranked cause: the cause its title names, its first clause; a card about the reported symptom
     whose title names no single cause ("GPU memory creeps up over steps until OOM: leak, longer samples or the caching
     allocator?") by its title up to that question; "" for a how-to or a myth, which are not causes. The cause a
-    topic card states ("ZeRO shards model states only, …") is listed only when the message names something the card
+    topic card states ("ZeRO stages 1–3 shard model states, …") is listed only when the message names something the card
     is about: every memory report would otherwise list the same general facts as its causes."""
     label = card_cause(card, lang, stated=selected)
     # (a title that names no symptom at all, "Bytes per parameter under fp32, mixed precision, …", is a reference, not
