@@ -23,6 +23,7 @@ Per language it prints:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -221,6 +222,7 @@ def computed_memory_in(answer: Any) -> bool:
     return False
 
 
+@functools.cache
 def _no_cause_openings() -> tuple[str, ...]:
     """The openings that say no known cause was found, in both languages (from the one string catalogue)."""
     from calculators.i18n import t

@@ -634,7 +634,7 @@ def _observed_steps(res: dict[str, Any], lang: Lang, grpo: bool = False) -> str:
     total_batch = res.get("train_batch_size") or 0
     if total_batch and abs(per - total_batch) <= 0.02 * total_batch:
         # 99,000 samples / 193 steps ≈ 513 per step against 512: rounding, a last partial step, a few filtered rows
-        return " " + t("steps_near", lang, observed=f"{observed:,}", per=f"{per:,.1f}".removesuffix(".0"))
+        return " " + t("steps_near", lang, observed=shown["observed"], per=shown["per"])
     return (
         " "
         + t("steps_mismatch", lang, factor=_steps_factor(per, res.get("train_batch_size") or 0, lang), **shown)
@@ -883,8 +883,9 @@ def _usual_causes_verdict(r: Results) -> str:
     # Cards that speak of the reported symptom first (the others only when none does), those the message names
     # something of before the rest, then by retrieval rank.
     in_family = [c for c in r.cards if card_in_family(c, family)]
-    ranked = sorted(in_family or r.cards, key=lambda c: 0 if ev is not None and ev.selects(c) else 1)
-    labels = [_cause_label(c, lang, c in in_family, ev is None or ev.selects(c)) for c in ranked]
+    selected = {c.id for c in r.cards if ev is None or ev.selects(c)}
+    ranked = sorted(in_family or r.cards, key=lambda c: 0 if c.id in selected else 1)
+    labels = [_cause_label(c, lang, c in in_family, c.id in selected) for c in ranked]
     labels = list(dict.fromkeys(lbl for lbl in labels if lbl))[:3]
     paste = paste_request(r, family)
     if r.asked is not None and not any(symptom_fits(c, r.asked) for c in r.cards):

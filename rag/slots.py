@@ -1291,11 +1291,11 @@ def _model_named(text: str, slots: Slots) -> None:
         for f in _MODEL_NAME.finditer(text)
         if _HAS_SIZE.search(f.group(0)) or not _ASKED_BOT_BEFORE.search(text, max(0, f.start() - 12), f.start())
     ]
-    # "下载alpaca数据集 … 原始的alpaca还是…": a data set named after a family is no model, wherever it is named again
     # "LlamaForCausalLM does not accept …" (Unsloth #1801 on phi-4): a transformers class named in a log is the
     # architecture code a model reuses, not the model when the message names one
     named = [f for f in found if not _CLASS_AFTER.match(text, f.end())]
     found = named or found
+    # "下载alpaca数据集 … 原始的alpaca还是…": a data set named after a family is no model, wherever it is named again
     data_sets = {f.group(1).lower() for f in found if _DATASET_AFTER.match(text, f.end())}
     found = [f for f in found if f.group(1).lower() not in data_sets]
     if listed := _family_lists(text, found):
