@@ -1078,6 +1078,10 @@ def _belief_opens(r: Results) -> bool:
     memory" without believing it: "It does not halve memory" would answer a question nobody asked."""
     if not r.misconceptions or r.act not in ("yes_no", "is_normal", "explain", "diagnose", "fit", "configure"):
         return False
+    if not _belief_held(r) and not _belief_fits_symptom(r):
+        # "bf16 runs 4x slower than fp32 … shouldn't it be faster?" (Lightning #11933) names "fp16 uses less memory"
+        # on the way: a memory belief's verdict does not answer a question about speed.
+        return False
     if r.act == "diagnose":
         # The correction may be the cause ("4张3090合计96G还是OOM": cards do not pool memory), but not where the belief's
         # words only report the run: "显存不够 … train_batch_size 我已经改到最小了" names the batch as a remedy tried,
@@ -1094,6 +1098,15 @@ def _belief_opens(r: Results) -> bool:
             m.card_id in by_id and card_in_family(by_id[m.card_id], family) for m in r.misconceptions[:2]
         )
     return True
+
+
+def _belief_fits_symptom(r: Results) -> bool:
+    """Whether one of the first two beliefs' cards speaks of the symptom the question asks about (a slowdown, a loss
+    curve; any, when the question names neither: see :func:`rag.opening.symptom_fits`)."""
+    if r.asked is None:
+        return True
+    by_id = {c.id: c for c in r.all_cards or r.cards}
+    return any(m.card_id not in by_id or symptom_fits(by_id[m.card_id], r.asked) for m in r.misconceptions[:2])
 
 
 def _belief_verdict(r: Results) -> str:

@@ -92,7 +92,16 @@ _FAMILIES: tuple[tuple[Literal["memory", "loss", "speed"], re.Pattern[str]], ...
             r"(?<![(.])\bloss\b(?![)(=]|\.\w)|损失|\bnan\b|收敛|converg|diverg|不降|不下降|梯度爆炸|grad_?norm", re.I
         ),
     ),
-    ("speed", re.compile(r"\bslow|慢|\bhang|卡住|卡死|利用率|utili[sz]|速度|throughput|耗时", re.I)),
+    (
+        "speed",
+        re.compile(
+            r"\bslow|慢|\bhang|卡住|卡死|利用率|utili[sz]|速度|throughput|耗时|"
+            # ("shouldn't it work faster than fp32?": the speed asked about, not a slowdown reported; not "加速", which
+            # names the accelerate library and hardware support as often: "accelerate加速", "是否支持AMD显卡的加速")
+            r"\bfaster\b|\bspeed(?:s|ed)?[- ]?ups?\b|更快|变快|\bit/s\b|\bs/it\b",
+            re.I,
+        ),
+    ),
 )
 
 

@@ -486,6 +486,30 @@ def _prose_batch_is_the_configs_global(setup: Setup) -> None:
         del setup.conflicts[key]
 
 
+# `--train_batch_size=1` on a command line with no micro-batch flag: diffusers' training scripts (and the scripts built
+# on them: kohya sd-scripts, FastVideo) define it as "Batch size (per device) for the training dataloader"; OpenRLHF,
+# whose `--train_batch_size` is the global batch, always writes `--micro_train_batch_size` beside it, and DeepSpeed's
+# global `train_batch_size` is a JSON key, not a flag.
+_TRAIN_BATCH_FLAG = re.compile(r"(?<![\w-])--train_batch_size(?:=|\s)")
+_MICRO_FLAG = re.compile(
+    r"micro_train_batch_size|micro_batch|per_device_train_batch_size|per_gpu_train_batch_size", re.I
+)
+
+
+def _train_batch_flag_per_device(setup: Setup, parts: list[Part]) -> None:
+    """A command's `--train_batch_size` with no micro-batch flag anywhere is the per-device batch (see above)."""
+    total = setup.values.get("train_batch_size")
+    if total is None or total.source != "command" or setup.has("train_micro_batch_size_per_gpu"):
+        return
+    text = "\n".join(p.text for p in parts)
+    if not _TRAIN_BATCH_FLAG.search(text) or _MICRO_FLAG.search(text):
+        return
+    setup.values["train_micro_batch_size_per_gpu"] = SetupValue(
+        value=total.value, source="command", evidence="--train_batch_size (per device)"
+    )
+    del setup.values["train_batch_size"]
+
+
 # Encoder-decoder style scripts (ChatGLM's, early LLaMA-Factory's `--max_source_length 512 --max_target_length 512`,
 # QLoRA's `--source_max_len 1024 --target_max_len 256`) cut the prompt and the answer separately: a training sequence
 # is up to their sum.
@@ -575,13 +599,16 @@ _HOSTFILE_LINE = re.compile(r"^[ \t]*[\w.-]+[ \t]+slots[ \t]*=[ \t]*(\d{1,3})[ \
 # current list is the user's, the required one the library's, see _visible_counts)
 _VISIBLE = re.compile(
     r"CUDA_VISIBLE_DEVICES['\"]?\s*(?:=|\bis currently\b)\s*[\"']?(\d+(?:\s*,\s*\d+)*)|"
-    r"(?i:\bgpu(?:s|_?ids?)?)\s*[=:]?\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
+    r"(?i:\bgpu(?:s|_?ids?)?)\s*[=:]?\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]|"
+    # a script's own device option in prose or a command not recognised as one: Caffe's `caffe train --gpu=0,1,2,3`
+    # (two or more ids: "--gpu 1" is one device's id)
+    r"--(?:gpus?|gpu[-_]ids|devices)[=\s]\s*(\d{1,3}(?:,\d{1,3})+)\b"
 )
 
 
 def _devices(m: re.Match[str]) -> int:
     """How many devices a :data:`_VISIBLE` match lists."""
-    return len((m.group(1) or m.group(2)).split(","))
+    return len((m.group(1) or m.group(2) or m.group(3)).split(","))
 
 
 _REQUIRED_BEFORE = re.compile(r"requir\w*\s*['\"`]?$", re.I)
@@ -782,11 +809,14 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         for art in found:
             artifacts.append(art)
             fields = dict(getattr(art, "fields", None) or {})
-            if fields.get("launcher") == "python" and fields.get("python_visible_unused"):
-                # `CUDA_VISIBLE_DEVICES=0,1,2,3 python main.py`: one process, but the GPUs the user gave it are the count
-                # they state (the HF Trainer then runs DataParallel over all of them: n_gpu = 4); "python starts one
-                # process" stays the diagnosis (launch.python_single_process).
-                fields["world_size"] = fields["python_visible_unused"]
+            if fields.get("launcher") == "python" and (
+                gave := fields.get("script_devices") or fields.get("python_visible_unused")
+            ):
+                # `CUDA_VISIBLE_DEVICES=0,1,2,3 python main.py`, `python train.py --gpus 0,1,2,3`: one process, but the
+                # GPUs the user gave it are the count they state (the HF Trainer then runs DataParallel over all of
+                # them: n_gpu = 4; Lightning spawns one process per device); "python starts one process" stays the
+                # diagnosis where it applies (launch.python_single_process).
+                fields["world_size"] = gave
             for key, value in fields.items():
                 # DeepSpeed's batch assertion prints the world size it saw: next to the user's own count it is the
                 # disagreement the diagnosis is about (kept as a conflict), alone it is the world size.
@@ -1090,6 +1120,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _run_settings_over_prose(setup)
     _trainer_flag_over_accelerate_default(setup, parts)
     _prose_batch_is_the_configs_global(setup)
+    _train_batch_flag_per_device(setup, parts)
     _lora_on_4bit_is_qlora(setup)
     _train_batch_per_device_in_formula(setup, prose)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):

@@ -608,7 +608,11 @@ _SET_WORDS = (
 # ("batch size最大只能设置到16": two such words)
 _SET = (
     r"\s*(?:(?:最多|最大|可以|默认|只能|要|也|都|就|只|已经)\s*){0,2}"
+    # ("My batch_size had set to 1", "batch size has been set to 2", "batch size was 8")
+    + r"(?:(?:had|has|have|was|were|been|already|also)\s+){0,3}"
+    + r"(?:(?<=was\s)|(?<=were\s)|"
     + _SET_WORDS
+    + r")"
     + r"\s*(?:(?:非常|很|最|极)?小的\s*)?"
 )
 _MICRO = re.compile(
@@ -623,7 +627,9 @@ _MICRO = re.compile(
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|(?<![A-Za-z0-9_])ga(?![A-Za-z0-9_])|梯度累[积加计](?:步数)?|"
     # ESPnet / neural_sp's `accum_grad`, `accum_grad_n_step`
-    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate|accum_grad(?:_n_steps?)?)"
+    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate|accum_grad(?:_n_steps?)?|"
+    # fairseq's --update-freq ("update frequency 4"), T5X's / Megatron's num_microbatches: accumulation by other names
+    r"update[-_ ]freq(?:uency)?|num_microbatches)"
     r"(?:`?\s*(?:argument|option|parameter|flag)\b)?" + r"(?:\s*\(\s*(?=\d+\s*\))|" + SEP + r")" + NUM,
     # "1X3XGRADIENT_ACC(4)": the value in brackets after the key
     re.I,
@@ -690,7 +696,8 @@ _GPU_MODEL = (
 _COUNT_MEM = r"\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*"
 _COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
 _GPUS = re.compile(
-    r"(?<![A-Za-z]-)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z.])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
+    # (not the number of a card's name: "昇腾910-64G 16卡" is 16 cards of the 64 GB Ascend 910)
+    r"(?<![A-Za-z]-)(?<!昇腾)(?<!ascend)(?<!ascend\s)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z.])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
     + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
@@ -859,7 +866,10 @@ _SEQ = re.compile(
 _SEQ_TOKENS = re.compile(
     # (not another setting's value: "bs=1 context len=2k")
     # ("只能微调2k上文": 上文, the preceding text a model sees, is its context)
-    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx)",
+    # ("用4096的max_length", "with 4096 max length": the value before the setting's name)
+    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx|"
+    r"(?:的\s*)?(?:max[-_ ]?(?:seq(?:uence)?[-_ ]?)?len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|model_max_length)"
+    r"(?![A-Za-z_]))",
     re.I,
 )
 # "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
@@ -1393,6 +1403,7 @@ def _model_named(text: str, slots: Slots) -> None:
             m
             for m in _PARAMS_B.finditer(text)
             if not re.search(r"\b(?:bf|fp)$", text[: m.start()], re.I)
+            and m.group(0).upper() != "910B"  # Huawei's Ascend 910B NPU ("16卡910B"), not a 910-billion model
             and not _DATA_AMOUNT.match(text, m.end())
             and not _quoted(text, m.start(), lines=False)  # "`… models of up to 20B parameters` in the README"
             and not _hearsay(text, m.start())
@@ -1869,7 +1880,7 @@ _USED_OF_OWNED = re.compile(
     re.I,
 )
 # "上述图片给出的是单机8卡的，如果我现在2机8卡": the mention the user marks as theirs.
-_MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,8}$", re.I)
+_MINE_BEFORE = re.compile(r"(?:我|我们|我现在|现在|目前|\bI\b|\bmy\b|\bwe\b|\bnow\b)[^.。,，;；\n]{0,12}$", re.I)
 
 
 # "current default recipe requires 4 gpus", "官方说需要8卡", "if you do not have 4 gpus": a count someone else set or
@@ -2230,7 +2241,11 @@ _PRECISION_UNSUPPORTED_AFTER = re.compile(
 _HALF = r"(?:bf16|bfloat16|fp16|float16|半精度|混合精度|mixed[-_ ]precision|amp)"
 _VS = r"\s*(?:vs\.?|versus|对比|compared (?:to|with)|相比)\s*"
 _HALF_VS_FP32 = re.compile(
-    rf"(?<![A-Za-z]){_HALF}{_VS}(?:fp32|float32|全精度|单精度)\b|\bfp32{_VS}{_HALF}(?![A-Za-z])", re.I
+    rf"(?<![A-Za-z]){_HALF}{_VS}(?:fp32|float32|全精度|单精度)\b|\bfp32{_VS}{_HALF}(?![A-Za-z])|"
+    # "Mixed precision training slower than float32", "bf16 比 fp32 还慢": fp32 after "than" is the baseline
+    rf"(?<![A-Za-z]){_HALF}[\w ]{{0,30}}?\b(?:slower|faster|worse|better)\s+than\s+(?:even\s+)?(?:pure\s+)?"
+    rf"(?:fp32|float32)\b|(?<![A-Za-z]){_HALF}[^。.\n]{{0,12}}比\s*(?:fp32|float32|全精度|单精度)",
+    re.I,
 )
 
 
@@ -2359,7 +2374,7 @@ _FULL_NOT_BEFORE = re.compile(
     r"(?:不是|不用|不做|不想|并非|而非|非|没有|没|\bnot(?: an?)?|\bno|instead of|rather than)\s*$", re.I
 )
 _FULL = re.compile(
-    r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
+    r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?\s?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
     r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
     r"finetuning_type\W{0,4}full|"
     # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
@@ -2581,6 +2596,16 @@ def _fsdp(text: str, slots: Slots) -> None:
         return
 
 
+# Full fine-tuning and LoRA offered as the two options of one question ("full fine-tuning/LoRA", "全参还是lora",
+# "LoRA or full fine-tune?"): the question is about both, so neither is the method (the answer gives each).
+_OR_WORD = r"\s*(?:/|\bor\b|\bvs\.?|\bversus\b|还是|或者|或)\s*"
+_METHODS_OFFERED = re.compile(
+    r"(?:" + _FULL.pattern + r")\w*" + _OR_WORD + r"\W{0,2}q?lora(?![A-Za-z])|"
+    r"(?<![A-Za-z])q?lora(?:[-_ ]?(?:fine[-_ ]?tun\w*|微调|训练))?" + _OR_WORD + r"(?:" + _FULL.pattern + r")",
+    re.I,
+)
+
+
 def _finetune(text: str, slots: Slots) -> None:
     text = _COMMENT.sub("", text)  # "enable_int4 = False # qlora int4": a comment names options, not the method used
     text = _PACKAGE_LINE.sub("", text)
@@ -2635,6 +2660,8 @@ def _finetune(text: str, slots: Slots) -> None:
         if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
             slots.lora_rank = int(r.group(1))
         return
+    if _METHODS_OFFERED.search(text) and not (_OWN_METHOD.search(text) or _METHOD_SWITCH.search(text)):
+        return  # "with 4 40G A100 (full fine-tuning/LoRA)?": both asked about, neither is the run's method
     full = (
         next(
             (
@@ -2849,6 +2876,8 @@ def _classify_words(key: str) -> str | None:
             return None  # eval_accumulation_steps
         # Caffe's accum_batch_size is the batch gradients are accumulated to, not a number of steps
         return "train_batch_size" if "batch" in joined and "batches" not in ws else "gradient_accumulation_steps"
+    if joined in ("update_freq", "num_microbatches"):
+        return "gradient_accumulation_steps"  # fairseq's --update-freq; T5X's / Megatron's num_microbatches
     if joined in _SEQ_KEYS or joined.replace("lenght", "length") in _SEQ_KEYS:
         return "seq_len"  # ("--model_max_lenght=1638": the common misspelling, Qwen #634)
     if ws & _NOT_TRAIN:

@@ -100,6 +100,27 @@ def _devices(value: str) -> list[str]:
     return [d for d in value.split(",") if d.strip() != ""]
 
 
+#: Options by which a training script is given its devices (it may start one process per device, or drive them all
+#: from one with DataParallel: MatchSum's ``--gpus=0,1,3``): Lightning's
+#: ``--gpus 0,1,2,3`` / ``--devices 2`` (Trainer(devices=...)), Caffe's ``--gpu=0,1,2,3``, detectron2's
+#: ``--num-gpus 8``. A list names the devices; a single number is a count only under a counting name (``--gpu 1``
+#: is Caffe's device id, one GPU).
+_DEVICE_LIST_OPTS = ("gpus", "gpu", "gpu_ids", "devices", "device_ids")
+_DEVICE_COUNT_OPTS = ("gpus", "devices", "num_gpus", "ngpus", "n_gpus")
+
+
+def _script_devices(opts: dict[str, str]) -> int | None:
+    """How many devices a plain ``python script.py`` command gives the script by its own options, or None."""
+    for key in _DEVICE_LIST_OPTS:
+        ids = [d.strip() for d in opts.get(key, "").strip("[]").split(",")]
+        if len(ids) >= 2 and all(re.fullmatch(r"\d{1,3}", d) for d in ids):
+            return len(ids)
+    for key in _DEVICE_COUNT_OPTS:
+        if (n := _int(opts.get(key))) and n <= 1024:
+            return n
+    return None
+
+
 _DS_PROCS = re.compile(r"nnodes=(\d{1,5}), num_local_procs=(\d{1,5}), node_rank=\d{1,5}")
 _DS_IGNORED = re.compile(r"Detected (?:CUDA_|NPU_|ASCEND_RT_)?VISIBLE_DEVICES=(\S{1,200}) but ignoring it because")
 
@@ -272,6 +293,10 @@ def read(text: str) -> list[Artifact]:
             nodes_written = True  # a plain python process runs on one node
             if visible and visible > 1:
                 f["python_visible_unused"] = visible
+            if own := _script_devices(opts):
+                # the devices the script is given by its own option (Lightning's --gpus 0,1,2,3, Caffe's --gpu=0,1):
+                # the GPUs the user states, though one python process may drive them all (DataParallel)
+                f["script_devices"] = own
         f["launcher"] = launcher
         if world is not None:
             f["world_size"] = world
