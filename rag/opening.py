@@ -110,6 +110,14 @@ _STACKS: dict[str, re.Pattern[str]] = {
     "axolotl": re.compile(r"\baxolotl\b", re.I | re.A),
     "swift": re.compile(r"\bms[-_]?swift\b|\bswift sft\b", re.I | re.A),
     "xtuner": re.compile(r"\bxtuner\b", re.I | re.A),
+    # image / video diffusion training (diffusers and the trainers built on it): a card about latent tokens, VAEs and
+    # text encoders answers these, not an LLM fine-tune that names LoRA and activations too
+    "diffusion": re.compile(
+        r"diffus|扩散|\bsdxl\b|\bsd[-_ ]?(?:1\.5|2\.1|3(?:\.5)?)\b|stable[-_ ]?video|cogvideo|hunyuan|\bwan[-_ ]?2\.\d|"
+        r"\bflux\.?1?\b|dreambooth|kohya|sd-scripts|lora-scripts|fastvideo|finetrainers|musubi|\bDiT\b|"
+        r"文生视频|图生视频|text[-_ ]to[-_ ]video|image[-_ ]to[-_ ]video",
+        re.I | re.A,
+    ),
     # its own per-GPU batch flags name it too (https://github.com/OpenRLHF/OpenRLHF cli/train_ppo_ray.py)
     "openrlhf": re.compile(r"open[-_ ]?rlhf|\bmicro_rollout_batch_size\b|\bmicro_train_batch_size\b", re.I | re.A),
 }

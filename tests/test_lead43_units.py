@@ -117,3 +117,12 @@ def test_a_memory_belief_named_on_the_way_does_not_answer_a_speed_question(assis
     )
     first = a.first_screen.split("\n\n")[0]
     assert "model-state memory" not in first and "Tensor Cores" in first
+
+
+def test_a_diffusion_card_answers_diffusion_runs_only(assistant):
+    # the diffusion card shares LoRA, activations and "full fine-tune" with LLM cards: an LLM LoRA OOM (KnowLM #63's
+    # kind) does not list latent tokens among its causes, a CogVideoX question gets the card first
+    llm = assistant.ask("用 lora 微调 llama2-7b，micro batch 4，序列长度 4096，单卡还是 OOM 了，为什么？")
+    assert "diffusion-video-finetune-memory" not in [s.card_id for s in llm.sources] and "latent" not in llm.text
+    video = assistant.ask("請問要finetune CogVideoX-5B-I2V-v1.5，需要多少memory")
+    assert [s.card_id for s in video.sources][:1] == ["diffusion-video-finetune-memory"]
