@@ -29,6 +29,7 @@ from .formatting import gib
 from .intents import MisconceptionRule, belief_reported
 from .opening import (
     AskedQuestion,
+    card_topic,
     lead_answers,
     lead_kind,
     presupposes_nothing,
@@ -970,9 +971,25 @@ def _fit_missing_names(r: Results) -> str:
     )
 
 
+#: Training stacks whose memory the LLM calculators do not model: what a figure depends on there (frames and
+#: resolution for a video diffusion run, not a sequence length) is their own card's to say.
+_OWN_MEMORY_STACKS = frozenset({"diffusion"})
+
+
+def _own_memory_card(r: Results) -> Card | None:
+    """The retrieved card of a stack in :data:`_OWN_MEMORY_STACKS` the message names (see :mod:`rag.opening`), else
+    None: a diffusion fit question opens with what diffusion memory is made of, not with the LLM inputs list."""
+    named = _OWN_MEMORY_STACKS & set(r.asked.stacks if r.asked is not None else ())
+    if not named:
+        return None
+    return next((c for c in r.cards if named & card_topic(c).title_stacks), None)
+
+
 def _fit_depends_verdict(r: Results) -> str:
     """A fit question without a figure (a number for a setup the user did not state is wrong): instead,
     what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
+    if (own := _own_memory_card(r)) is not None:
+        return _direct(own, r.lang)
     names = _fit_missing_names(r)
     by_method = _method_verdict(r, names)
     if by_method:

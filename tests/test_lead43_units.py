@@ -126,3 +126,14 @@ def test_a_diffusion_card_answers_diffusion_runs_only(assistant):
     assert "diffusion-video-finetune-memory" not in [s.card_id for s in llm.sources] and "latent" not in llm.text
     video = assistant.ask("請問要finetune CogVideoX-5B-I2V-v1.5，需要多少memory")
     assert [s.card_id for s in video.sources][:1] == ["diffusion-video-finetune-memory"]
+
+
+def test_a_diffusion_fit_question_opens_with_what_diffusion_memory_is_made_of(assistant):
+    # FastVideo #142: the LLM inputs list ("the model or its size; precision; micro batch; sequence length") is the
+    # wrong list for a video DiT; the diffusion card says what its memory depends on (frames and resolution)
+    a = assistant.ask(
+        "How much GPU memory is required to full-finetuning Hunyuan model? I'm using two A100 80G GPUs to conduct "
+        "full fine-tuning on the Hunyuan model and keep getting OOM."
+    )
+    assert a.first_screen.startswith("**Diffusion fine-tuning memory has three parts")
+    assert "sequence length" not in a.first_screen.split("\n\n")[0]
