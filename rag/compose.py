@@ -1109,11 +1109,8 @@ def _belief_opens(r: Results) -> bool:
             return True
         # Not detected as held, but the asking sentences speak of the symptom the belief is about ("混合精度能省一半
         # 显存吧，哪个更好？" asks about memory; "sft 用 bf16 还是 fp16 好呢？" does not).
-        by_id = {c.id: c for c in r.all_cards or r.cards}
         family = r.asked.family
-        return family != "generic" and any(
-            m.card_id in by_id and card_in_family(by_id[m.card_id], family) for m in r.misconceptions[:2]
-        )
+        return family != "generic" and any(c is not None and card_in_family(c, family) for c in _belief_cards(r))
     return True
 
 
@@ -1122,8 +1119,13 @@ def _belief_fits_symptom(r: Results) -> bool:
     curve; any, when the question names neither: see :func:`rag.opening.symptom_fits`)."""
     if r.asked is None:
         return True
+    return any(c is None or symptom_fits(c, r.asked) for c in _belief_cards(r))
+
+
+def _belief_cards(r: Results) -> list[Card | None]:
+    """The cards of the first two beliefs the message touches (None for one whose card is not among the cards)."""
     by_id = {c.id: c for c in r.all_cards or r.cards}
-    return any(m.card_id not in by_id or symptom_fits(by_id[m.card_id], r.asked) for m in r.misconceptions[:2])
+    return [by_id.get(m.card_id) for m in r.misconceptions[:2]]
 
 
 def _belief_verdict(r: Results) -> str:

@@ -2660,7 +2660,9 @@ def _finetune(text: str, slots: Slots) -> None:
         if slots.finetune in ("lora", "qlora") and (r := _RANK.search(text)):
             slots.lora_rank = int(r.group(1))
         return
-    if _METHODS_OFFERED.search(text) and not (_OWN_METHOD.search(text) or _METHOD_SWITCH.search(text)):
+    # "I use LoRA", "switched from LoRA to full fine-tuning": the user's own method, read once for both uses below
+    own = _OWN_METHOD.search(text) or _METHOD_SWITCH.search(text)
+    if _METHODS_OFFERED.search(text) and not own:
         return  # "with 4 40G A100 (full fine-tuning/LoRA)?": both asked about, neither is the run's method
     full = (
         next(
@@ -2696,7 +2698,7 @@ def _finetune(text: str, slots: Slots) -> None:
         slots.finetune = "freeze"  # some layers trained, the rest frozen: neither full nor LoRA
     elif _RECIPE_FULL.search(text):
         slots.finetune = "full"
-    if own := _OWN_METHOD.search(text) or _METHOD_SWITCH.search(text):
+    if own:
         # "I use LoRA" beside a QLoRA/LoRA comparison, "switched from LoRA to full fine-tuning": the user's own method
         word = own.group(own.lastindex or 1).lower()
         method = "qlora" if "qlora" in word else "lora" if "lora" in word else "full"
