@@ -639,6 +639,32 @@ GPU_PRESETS: dict[str, GPU] = {
         # NVIDIA RTX 6000 Ada Generation 48GB GDDR6 ECC, Ada Lovelace AD102 (compute capability 8.9: bf16) — NVIDIA RTX
         # 6000 Ada Generation data sheet (nvidia.com/en-us/design-visualization/rtx-6000); users write "A6000 Ada"
         GPU(name="rtx-6000-ada", memory_gib=48, bf16=True),
+        # The cards users name that had no preset (dev set, stop 44), memory as NVIDIA's product pages / data sheets
+        # give it; bf16 = Ampere (compute capability 8.x) or newer. Ampere: RTX A5000 24GB and RTX A4000 16GB GDDR6
+        # (NVIDIA RTX A5000 / A4000 data sheets), GeForce RTX 3060 12GB, 3060 Ti 8GB, 3070 8GB, 3080 10GB, 3080 Ti
+        # 12GB (nvidia.com GeForce RTX 30 series specs). Ada: RTX 4070 12GB (RTX 40 series specs). Blackwell: RTX 5090
+        # 32GB GDDR7 (RTX 50 series specs). Turing (7.5, no bf16): RTX 2070 / 2070 SUPER 8GB, RTX 2080 8GB, TITAN RTX
+        # 24GB. Volta (7.0): TITAN V 12GB HBM2. Pascal (6.x): GTX 1080 8GB, GTX 1080 Ti 11GB, Tesla P100 16GB HBM2
+        # (the SXM2 and the larger PCIe model; a 12GB PCIe model exists), Tesla P40 24GB. Kepler: Tesla K80, 24GB
+        # per board as two GK210 GPUs of 12GB each — nvidia-smi and PyTorch see two 12GB devices.
+        GPU(name="rtx-a5000", memory_gib=24, bf16=True),
+        GPU(name="rtx-a4000", memory_gib=16, bf16=True),
+        GPU(name="rtx-3060", memory_gib=12, bf16=True),
+        GPU(name="rtx-3060ti", memory_gib=8, bf16=True),
+        GPU(name="rtx-3070", memory_gib=8, bf16=True),
+        GPU(name="rtx-3080", memory_gib=10, bf16=True),
+        GPU(name="rtx-3080ti", memory_gib=12, bf16=True),
+        GPU(name="rtx-4070", memory_gib=12, bf16=True),
+        GPU(name="rtx-5090", memory_gib=32, bf16=True),
+        GPU(name="rtx-2070", memory_gib=8, bf16=False),
+        GPU(name="rtx-2080", memory_gib=8, bf16=False),
+        GPU(name="titan-rtx", memory_gib=24, bf16=False),
+        GPU(name="titan-v", memory_gib=12, bf16=False),
+        GPU(name="gtx-1080", memory_gib=8, bf16=False),
+        GPU(name="gtx-1080ti", memory_gib=11, bf16=False),
+        GPU(name="p100", memory_gib=16, bf16=False),
+        GPU(name="p40", memory_gib=24, bf16=False),
+        GPU(name="k80", memory_gib=12, bf16=False),
     ]
 }
 

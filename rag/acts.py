@@ -39,7 +39,9 @@ _IS_NORMAL = _rx(
     # "whether this variation is expected behavior", "if the slowdown we see is normal", "does that sound reasonable?"
     r"\b(?:if|whether)\s+(?:this|that|the|these|such|our|my)\s+(?:[\w-]+\s+){1,3}(?:is|are|was|were)\s+(?:an?\s+|the\s+)?"
     r"(?:normal|expected|intended|reasonable)\b|"
-    r"\b(?:does|do) (?:that|this|it|these|those)(?: numbers?| results?| figures?)? sounds? (?:reasonable|normal|right|about right|ok(?:ay)?)\b"
+    r"\b(?:does|do) (?:that|this|it|these|those)(?: numbers?| results?| figures?)? sounds? (?:reasonable|normal|right|about right|ok(?:ay)?)\b|"
+    # "Is this time for per iteration good or it's slow?" (Megatron-DeepSpeed #199): a measurement held against a norm
+    r"\bis (?:this|that|it) (?:[\w-]+ ){0,5}(?:good|ok(?:ay)?|fine|normal|reasonable) or (?:it'?s |is it |too )?(?:slow|too slow)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.

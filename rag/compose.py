@@ -306,6 +306,14 @@ _GPU_DISPLAY = {
     "mi300x": "MI300X",
     "titan-xp": "TITAN Xp",
     "rtx-6000-ada": "RTX 6000 Ada",
+    "rtx-3060ti": "RTX 3060 Ti",
+    "rtx-3080ti": "RTX 3080 Ti",
+    "gtx-1080ti": "GTX 1080 Ti",
+    "titan-rtx": "TITAN RTX",
+    "titan-v": "TITAN V",
+    "p100": "Tesla P100",
+    "p40": "Tesla P40",
+    "k80": "Tesla K80",
 }
 #: Letters whose English name starts with a vowel sound ("an A100", "an H100", "an L40S", "an RTX 3090").
 _AN_LETTERS = set("AEFHILMNORSX")

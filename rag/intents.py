@@ -62,7 +62,8 @@ POOL = (
     r"(?:但|而|却)[^。，,.\n]{0,6}单卡[^。，,.\n]{0,12}(?:可以|能)\s*(?:跑|训练|微调|放下|装下|运行)|\bbut (?:on )?(?:a )?single (?:\w+ )?(?:gpu|card)\b[^.\n]{0,30}\b(?:works?|fits?|runs? fine)\b|"
     r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))"
 )
-STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?)"
+# (not "keep track of the accumulated gradients" (optax #528): one accumulator is the truth, not the belief)
+STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?(?!\s+track))"
 GRAD = r"(?:梯度|gradient)"
 
 
@@ -71,7 +72,7 @@ GRAD = r"(?:梯度|gradient)"
 _MEM_CHANGE = (
     r"(?:"
     + UP
-    + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|add\w*)[^。.?？!！]{0,15}"
+    + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|\badd(?!ress)\w*)[^。.?？!！]{0,15}"
     + MEM
     + "|"
     + MEM
@@ -79,7 +80,10 @@ _MEM_CHANGE = (
     + UP
     + r"|affect\w*|impact\w*|chang\w*)"
 )
-_GA_EFFECT = r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|add\w*)"
+# (not "to address CUDA out of memory issues" (LFM #9): "add" is a word of its own)
+_GA_EFFECT = (
+    r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|\badd(?!ress)\w*)"
+)
 
 
 def _has(pattern: str, text: str) -> bool:

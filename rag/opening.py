@@ -61,6 +61,8 @@ _SENTENCE = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 # Config keys and backticked names ("accum_grad", "`gradient_accumulation_steps`"): a topic when the glossary has none.
 _KEY = re.compile(r"`([^`\n]{3,60})`|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b")
 # A sentence that asks whether a claim holds ("Is … ?", "越大越好吗？", "是否…", "会不会…"), not which or how.
+#: The second half of a choice question split off as its own asking sentence: "…, or does it mean …?".
+_ALTERNATIVE = re.compile(r"\s*or\s+(?:is|are|does|do|did|can|could|will|would|should|has|have|was|were)\b", re.I)
 _POLAR = re.compile(
     r"^\W*(?:is|are|does|do|did|can|could|will|would|should|has|have|was|were)\b|[吗么嘛]\s*[?？]?\s*$|"
     r"是否|会不会|能不能|是不是|有没有|可不可以|对不对|要不要",
@@ -455,7 +457,9 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         # The asked clause itself ("…训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate, not speed),
         # or what it points back to: "The loss has always been 0 … Is this phenomenon normal?" asks about the title's.
         family=_asked_family(asked, title),
-        asks_whether=any(_POLAR.search(a) for a in asked),
+        # ("does this refer to the total effective batch size, or does it mean that batch_size_forward itself is set
+        # to 128?" (MoGe #144) offers two readings to choose from: no claim to say yes or no to)
+        asks_whether=any(_POLAR.search(a) for a in asked) and not any(_ALTERNATIVE.match(a) for a in asked),
         reports=reports_symptom(prose),
         stacks=sorted(stacks_named(text)),
         sizes=sorted(sizes_in(text)),

@@ -24,7 +24,7 @@ from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from . import runs
 from .parts import Part, prose_of
-from .slots import Slots, extract_gpu, extract_printed, extract_slots, per_device_formula, printed_batch
+from .slots import Slots, extract_printed, extract_slots, extract_smi, per_device_formula, printed_batch
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -1104,7 +1104,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
             for command in _printed_commands(part):
                 _put_config(setup, command, _PART_SOURCE[part.kind])
         elif part.kind == "nvidia_smi":
-            _put_slots(setup, extract_gpu(part.text), "nvidia_smi", "name")
+            _put_slots(setup, extract_smi(part.text), "nvidia_smi", "name")
     artifacts = _put_artifacts(setup, parts)
     _source_plus_target(setup, parts)
     _reconcile_per_node(setup, parts)

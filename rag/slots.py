@@ -278,6 +278,24 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"a10g?"), "a10"),
     (_word(r"t4"), "t4"),
     (_word(r"mi300x?"), "mi300x"),
+    (_word(r"(?:rtx\s*)?a5000"), "rtx-a5000"),
+    (_word(r"(?:rtx\s*)?a4000"), "rtx-a4000"),
+    (_word(r"(?:rtx\s*)?3060\s*ti"), "rtx-3060ti"),
+    (_word(r"(?:rtx\s*)?3060"), "rtx-3060"),
+    (_word(r"(?:rtx\s*)?3070(?:\s*ti)?"), "rtx-3070"),
+    (_word(r"(?:rtx\s*)?3080\s*ti"), "rtx-3080ti"),
+    (_word(r"(?:rtx\s*)?3080"), "rtx-3080"),
+    (_word(r"(?:rtx\s*)?4070"), "rtx-4070"),
+    (_word(r"(?:rtx\s*)?5090"), "rtx-5090"),
+    (_word(r"(?:rtx\s*)?2070(?:\s*super)?"), "rtx-2070"),
+    (_word(r"(?:rtx\s*)?2080(?:\s*super)?"), "rtx-2080"),
+    (_word(r"titan[\s-]*rtx"), "titan-rtx"),
+    (_word(r"titan[\s-]*v"), "titan-v"),
+    (_word(r"(?:gtx\s*)?1080\s*ti"), "gtx-1080ti"),
+    (_word(r"(?:gtx\s*)?1080"), "gtx-1080"),
+    (_word(r"p100"), "p100"),
+    (_word(r"p40"), "p40"),
+    (_word(r"k80"), "k80"),
     (_word(r"(?:ascend\s*)?910b\d?"), "ascend-910b"),
 ]
 #: A GPU as people name it, with its vendor words: "Tesla V100", "RTX A5000", "TITAN RTX", "2080ti", "8*P100",
@@ -286,7 +304,7 @@ _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
     r"(?:(?:(?:rtx|gtx)[\s-]*(?:a?6000[\s-]*ada|a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"a6000[\s-]*ada|"
-    r"[ah]-?100s?|[ah]800|h200|h20|v-?100s?|p100|p40|p4|t4|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
+    r"[ah]-?100s?|[ah]800|h200|h20|v-?100s?|p100|p40|p4|t4|k80|k40|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
     r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
     # consumer cards by number: "3090", "2080ti", "4090lora微调" (glued to the next word), "2080ti22GB"
     r"(?:10[5-8]0|16[56]0|20[6-8]0|30[5-9]0|40[6-9]0|50[7-9]0)(?:\s*ti|\s*super|d)?(?:s(?![A-Za-z0-9]))?(?!\d(?!\d?\s*g)))"
@@ -370,6 +388,22 @@ def extract_gpu(text: str) -> Slots:
     if mentions := _gpu_mentions(text):
         _, name, cap = mentions[0]
         slots.gpu_text, slots.gpu = re.sub(r"\s+", " ", name)[:40], _gpu_preset(name, cap)
+    return slots
+
+
+def extract_smi(text: str) -> Slots:
+    """What an nvidia-smi table shows: the GPU's name, and each GPU's "used / total" memory column — the busiest GPU's
+    use is the reading (the one that runs out first), its total the card's size ("2360MiB / 4041MiB", deepmd-kit
+    #1218). A total no card has (a MIG slice, a cut-off column) sizes nothing."""
+    slots = extract_gpu(text)
+    rows = [(int(m.group(3)), int(m.group(4))) for m in _USED_OF_TOTAL.finditer(text) if m.group(3)]
+    if rows:
+        used, total = max(rows)
+        total_gb = round(total / 1024, 2)
+        # (an idle table, every GPU under 512 MiB, was taken before the run: no reading of it)
+        if any(abs(total_gb - size) <= 0.08 * size for size in _CARD_SIZES) and 512 <= used <= total:
+            slots.observed_memory_gb = round(used / 1024, 2)
+            slots.gpu_memory_gb = total_gb
     return slots
 
 
@@ -491,8 +525,9 @@ _GPU_MEM = re.compile(
     + _GB
     + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
-    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|gpu memory(?: is| of)?|显卡(?:大小|显存|内存)?)\s*"
-    r"(?:只有|是|为|有|:|：|=|of)?\s*"
+    # ("my cuda memory is 40GB" (TRL #1619), "my VRAM is 16GB")
+    r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|(?:gpu|cuda) memory(?: is| of)?|显卡(?:大小|显存|内存)?)\s*"
+    r"(?:只有|是|为|有|:|：|=|of|is)?\s*"
     + _GB
     + r"|(?:显存|现存|vram|gpu memory)\s*(?:只有|是|为|有|:|：|=|of)?\s*(\d{4,6})\s*MiB"
     # an environment report's device name with its size: "CUDA device(s): NVIDIA vGPU-32GB"
@@ -516,7 +551,7 @@ _CARDS_TIMES_GB = re.compile(
     re.I,
 )
 # (49: how a 48 GB card is written from nvidia-smi's "49140MiB", "a 49GB*4 machine")
-_CARD_SIZES = {8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 49, 64, 80, 94, 96, 141, 192}
+_CARD_SIZES = {4, 6, 8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 49, 64, 80, 94, 96, 141, 192}
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|needs?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
@@ -546,11 +581,15 @@ _OBSERVED = re.compile(
     r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
     # "the GPU memory is still 9G": a reading that did not move; "bumps from ~22000MB to ~44000MB": the one it reached
     r"\bmemory (?:is|was|stays?|stayed|remains?|remained) still|"
+    # "The GPU memory remains at 19GB until 14" (Diffusion-TTA #2): a reading held over steps
+    r"\bmemory (?:stays?|stayed|remains?|remained) at|"
     r"\bfrom\s*~?\s*\d+(?:\.\d+)?\s*(?:mb|mib|gb|gib|g)?\s+to|"
     # "显存波动特别大，从20多G到接近80G" (CogVideo #199): the reading it reaches
     r"从\s*\d+(?:\.\d+)?\s*多?\s*(?:g|gb|gib)\s*(?:左右)?\s*(?:到|涨到|增加到|升到)\s*(?:接近|近)?|"
     # "it costs about ~34G. and then rises to ~53G" (bitsandbytes #324)
     r"\bcosts?|\bcosting|\brises to|\brose to|\brisen to|"
+    # "batchsize设置为1大概13G" (LLaMA-Factory #836): a batch setting, then about how much it takes
+    r"(?:batch[-_ ]?size|\bbs)\s*(?:设置为|设为|为|=|是)\s*\d{1,4}\s*(?:的时候|时)?\s*[,，]?\s*(?=大概|大约|约)|"
     r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
@@ -564,10 +603,12 @@ _OBSERVED = re.compile(
     # ("consuming about ~51GB")
     r"(?:(?:about|around|~|约|大约|大概|近|接近)\s*){0,2}"
     # in MB as nvidia-smi shows it: "显存已经占用38900MiB"; one reading per GPU: "consumes 13849/13237 MB"
-    + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*(?:MB|MiB)\b|"
+    # ("uses about 7000+MiB memory", pcl.pytorch #32: "+" after the amount)
+    + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*\+?\s*(?:MB|MiB)\b|"
     + _USE_GB
     # (not "I am using 80GB H100s": the card's size)
-    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b|cards?\b|显卡|卡|的卡)))|"
+    # ("consumes around 50 GB of GPU memory" (MoGe #144) is an amount of the card's memory)
+    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b(?!\s*(?:memory|vram))|cards?\b|显卡|卡|的卡)))|"
     # "the memory used is 4*16GB": the cards times what each one uses ("使用4*32g的单机多卡" is the cards' size)
     + r"\bmemory\s+used\s+(?:is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?\d{1,2}\s*[*x×]\s*"
     + _USE_GB
@@ -700,7 +741,10 @@ _GPUS = re.compile(
     r"(?<![A-Za-z]-)(?<!昇腾)(?<!ascend)(?<!ascend\s)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z.])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
     + NUM
     # ("`2` GPUs for training": the count in backticks; "4张24GB显存的4090"; "xx.py两张卡": a Chinese count glued to a name)
-    + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
+    + r"(?![\d.])(?:(?<=`\d)`|(?<=`\d\d)`)?"
+    # ("64(8*8) 32GB V100" (Megatron-DeepSpeed #199): the count, then how it splits into nodes in brackets)
+    + r"(?:\s*[(（]\s*\d{1,3}\s*[*x×]\s*\d{1,3}\s*[)）])?"
+    + r"[ \u3000]*(?:张|块儿?|个|x|×|\*|-)?[ \u3000]*"
     # the noun: "卡", "GPUs", a GPU's name with its vendor words ("8 NVIDIA RTX A6000 GPUs", "8 A-100"); after a card's
     # size any model-like word ("5个24G的P4090": the size makes it a card)
     # ("8 nvidia GPUs with 40GB memory each": vendor words before the noun; "两个16G显存": cards counted by their memory)
@@ -2348,9 +2392,17 @@ _LENGTH_PARTS_AFTER = re.compile(
 )
 
 
+def k_tokens(k: float) -> int:
+    """A length written in k as tokens: "4k", "32k", "1.5k" are 1024 × k (4096, 32768, 1536: the lengths models are
+    built with), but a round ten that is no power of two is decimal: "200k长度" (GLM-4 #483) is 200,000, not 204,800."""
+    if k == int(k) and int(k) % 10 == 0 and int(k) & (int(k) - 1):
+        return int(k) * 1000
+    return int(k * 1024)
+
+
 def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
     """ "2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
-    value = float(m.group(1)) * (1024 if m.group(2) else 1)
+    value = float(k_tokens(float(m.group(1)))) if m.group(2) else float(m.group(1))
     if (parts := _LENGTH_PARTS_AFTER.match(text, m.end())) and not m.group(2):
         total = value + int(parts.group(1))
         if parts.group(2) is None or int(parts.group(2)) == total:
@@ -2361,7 +2413,7 @@ def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
 _SEQ_RULES = (
     SlotRule(("seq_len",), (_SEQ_CHANGE, _SEQ_FROM_OPEN), _length),
     SlotRule(("seq_len",), (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K), _length),
-    SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (int(m.group(1)) * 1024,)),
+    SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (k_tokens(int(m.group(1))),)),
 )
 
 
@@ -2778,7 +2830,7 @@ _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
     # (a Chinese verb needs no space around it: "micro_train_batch_size设置为2")
     # (a key never ends a sentence: "an unchangeable batchsize. 31995 steps …" sets nothing)
-    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)(?<![.\-])[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成)\s*|"
+    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)(?<![.\-])[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成|为)\s*|"
     r"\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"
@@ -2823,6 +2875,7 @@ def _key_words(key: str) -> list[str]:
 
 
 _SEQ_KEYS = {
+    "passage_max_len",  # FlagEmbedding's: the passage side is the longer one (query_max_len is the query's)
     "max_seq_len",
     "max_seq_length",
     "seq_len",
@@ -2882,6 +2935,8 @@ def _classify_words(key: str) -> str | None:
         return "gradient_accumulation_steps"  # fairseq's --update-freq; T5X's / Megatron's num_microbatches
     if joined in _SEQ_KEYS or joined.replace("lenght", "length") in _SEQ_KEYS:
         return "seq_len"  # ("--model_max_lenght=1638": the common misspelling, Qwen #634)
+    if joined == "batch_size_forward":
+        return "train_micro_batch_size_per_gpu"  # MoGe's one forward pass's batch (not a rollout's forward_batch_size)
     if ws & _NOT_TRAIN:
         return None
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":
@@ -3243,6 +3298,16 @@ def _process_in_use(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (float(m.group(1)),) if len(set(listed)) == 1 else (None,)
 
 
+# Megatron's per-rank memory report, in MB: "[Rank 0] (after 1 iterations) memory (MB) | allocated: 882.5 | max allocated:
+# 13808.2 | reserved: 14718.0 | max reserved: 14718.0" (megatron/training/utils.py report_memory): the peak the
+# run's tensors reached is "max allocated".
+_MEGATRON_MEMORY = re.compile(r"memory \(MB\) \| allocated: [\d.]+ \| max allocated: (\d+(?:\.\d+)?)")
+
+
+def _megatron_memory(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    return (round(float(m.group(1)) / 1024, 2),)
+
+
 # Megatron-LM / GPT-NeoX name their dataset index files by samples, sequence length and seed:
 # "…_train_indexmap_24000000ns_2048sl_1234s_doc_idx.npy" (megatron/data/gpt_dataset.py, _build_index_mappings).
 _INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
@@ -3269,6 +3334,7 @@ _PRINTED_RULES = (
     SlotRule(("gradient_checkpointing",), (_GC_PRINTED,), _constant("full")),
     SlotRule(("gpu_memory_gb",), (_TOTAL_CAPACITY,), lambda m, text: (float(m.group(1)),)),
     SlotRule(("observed_memory_gb",), (_PROCESS_IN_USE,), _process_in_use),
+    SlotRule(("observed_memory_gb",), (_MEGATRON_MEMORY,), _megatron_memory, only_if_unset=True),
 )
 _PRINTED_PRECISION_RULES = (
     SlotRule(

@@ -92,8 +92,10 @@ def test_trl_global_batch_error():
         ),
         # hiyouga/LLaMA-Factory#3708: a count glued to the name, the name glued to the next word
         ("4张3090lora微调Qwen7B爆显存", "rtx-3090", "3090", None),
-        # Neutralzz/BiLLa#37: a card without a preset is kept as written, never mapped to another card
-        ("我们在8*P100上进行第二阶段的全参数微调", None, "P100", None),
+        # Neutralzz/BiLLa#37: the P100 has a preset since stop 44 (16 GB, NVIDIA's data sheet) ...
+        ("我们在8*P100上进行第二阶段的全参数微调", "p100", "P100", None),
+        # ... and a card without a preset is kept as written, never mapped to another card
+        ("我们在8*P4上进行第二阶段的全参数微调", None, "P4", None),
         # tloen/alpaca-lora#191: the 16 GB V100, not the 32 GB preset; "using 9G" is use, not size
         ("I am using V100 with 16G memory. ... while only using 9G memory.", "v100-16gb", "V100", 16.0),
         # hpcaitech/ColossalAI#6272: a modded 22 GB 2080 Ti matches no preset: its size is kept, the 11 GB preset is not
