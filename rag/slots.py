@@ -1621,7 +1621,10 @@ def _count_elsewhere(text: str, n: int, span: tuple[int, int]) -> bool:
 
 
 def _gpu_family_key(name: str) -> str:
-    return re.sub(r"^(?:nvidia|amd|tesla|geforce|quadro|rtx|gtx|\s|-)+", "", name.lower()).rstrip("s")[:6]
+    """The card a name means, without vendor words and form factor: "A100s", "NVIDIA A100-SXM4" are one family (an
+    environment report's "A100-SXM4-40GB" sizes the "A100 GPUs" of the prose, Lightning #11933)."""
+    key = re.sub(r"^(?:nvidia|amd|tesla|geforce|quadro|rtx|gtx|\s|-)+", "", name.lower())
+    return re.sub(r"[-\s]*(?:pcie|sxm\d?|nvl)\b.*$", "", key).rstrip("s")[:6]
 
 
 # "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.

@@ -162,3 +162,10 @@ def test_a_choice_between_two_readings_is_not_a_yes_no_question():
     assert not read_asked(text, split_message(text)).asks_whether
     yes_no = "Does gradient accumulation increase memory?"
     assert read_asked(yes_no, split_message(yes_no)).asks_whether
+
+
+def test_an_environment_reports_form_factor_names_the_same_card():
+    # Lightning #11933: "using A100 GPUs" in the prose, "A100-SXM4-40GB" in the environment report below it
+    s = _setup("I'm training a model using A100 GPUs.\n\n- GPU:\n\t\t- A100-SXM4-40GB")
+    assert s["gpu"] == "a100-40gb" and s["gpu_memory_gb"] == 40
+    assert _setup("using A100s. env: A100-PCIE-40GB")["gpu"] == "a100-40gb"
