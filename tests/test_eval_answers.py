@@ -108,9 +108,17 @@ pytestmark = pytest.mark.slow
 # blind18's misses, three cards, eleven relabels, one label corrected, act and card models retrained on the 1924): act
 # 0.826 / 0.773, fidelity 0.950 / 0.919, 20 + 23 contradicted, 0 + 1 headlines, 0 strawman, hit@3 0.973 / 0.983,
 # hit@1 0.818 / 0.854, p90 115 / 120, fit without a figure 56 + 36, no cause 13 + 17.
+# Stop 44: blind19 (52) moved into the dev set (1976 = 978 zh + 998 en; start engine, tag s26start: act 0.822 /
+# 0.769, fidelity 0.948 / 0.915, 23 + 25 contradicted (blind19's own: 5), 1 + 1 headlines, 0 + 3 strawman (blind19's,
+# two of them labels corrected to the dev set's precedent), hit@3 0.968 / 0.983, hit@1 0.808 / 0.842, p90 116 / 120,
+# fit without a figure 58 + 38, no cause 13 + 17). End of stop 44 (readers from blind19's misses, eighteen GPU
+# presets, six cards, sixteen relabels, act and card models retrained on the 1976): act 0.822 / 0.769, fidelity 0.950 /
+# 0.920, 21 + 21 contradicted, 1 + 1 headlines, 0 strawman, hit@3 0.972 / 0.982, hit@1 0.817 / 0.847, p90 116 / 120,
+# fit without a figure 58 + 38, no cause 13 + 17. The act floors and the fit-without-a-figure ceiling follow what the
+# start engine already scored on the larger set.
 FLOORS = {
-    "zh": {"act_accuracy": 0.825, "fidelity": 0.945, "hit3": 0.96, "hit1": 0.80},
-    "en": {"act_accuracy": 0.77, "fidelity": 0.91, "hit3": 0.975, "hit1": 0.845},
+    "zh": {"act_accuracy": 0.82, "fidelity": 0.945, "hit3": 0.96, "hit1": 0.80},
+    "en": {"act_accuracy": 0.765, "fidelity": 0.91, "hit3": 0.975, "hit1": 0.84},
 }
 CEILINGS = {
     "contradicted": 44,
@@ -118,7 +126,7 @@ CEILINGS = {
     "strawman": 0,
     "first_words_p90": 122,
     "refused": 0,
-    "fit_no_figure": 94,
+    "fit_no_figure": 98,
     "no_cause": 33,
 }
 
@@ -201,14 +209,21 @@ CEILINGS = {
 # unchanged. The hit@3 loss is the three new cards (without them, and with the stop-42 card model, the end engine
 # scores 0.808 / 0.942; with them and the stop-42 card model 0.769 / 0.923): a card written after a question was
 # labelled can only take one of its three places. Floors are re-based on this set.
+# Stop 44: blind19 moved into the dev set; blind21 (52 = 26 zh + 26 en, mined blind at the start of stop 44 and scored
+# on its start engine, tag s26start: act 0.577 / 0.692, fidelity 0.832 / 0.747, 2 + 9 contradicted, 1 headline (en),
+# hit@3 0.800 / 0.880) joined blind20. Start of stop 44 on these 104 (blind20 + blind21): act 0.615 / 0.596, fidelity
+# 0.854 / 0.782, 6 + 13 contradicted, 0 + 1 headlines, 0 strawman, hit@3 0.784 / 0.863, hit@1 0.588 / 0.529, fit
+# without a figure 2 + 5, no cause 2 + 0. End of stop 44: act 0.615 / 0.615, fidelity 0.873 / 0.782, hit@3 0.784 /
+# 0.902, hit@1 0.608 / 0.510, the rest unchanged. Floors are re-based on this set (the start engine was already under
+# the old Chinese act and fidelity floors and the English hit@3 floor).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.66, "fidelity": 0.87, "hit3": 0.76},
-    "en": {"act_accuracy": 0.55, "fidelity": 0.76, "hit3": 0.90},
+    "zh": {"act_accuracy": 0.60, "fidelity": 0.86, "hit3": 0.77},
+    "en": {"act_accuracy": 0.59, "fidelity": 0.77, "hit3": 0.88},
 }
 HELDOUT_CEILINGS = {
     "contradicted": 20,
     "assumed_headlines": 1,
-    "strawman": 3,
+    "strawman": 1,
     "refused": 0,
     "fit_no_figure": 8,
     "no_cause": 3,

@@ -48,6 +48,14 @@ def test_hub_names_resolve(alias, preset):
         ("2080 Ti", "rtx-2080ti", 11, False),
         ("MI300X", "mi300x", 192, True),
         ("Ascend 910B", "ascend-910b", 64, True),
+        # stop 44: the cards users name most that had none (data-sheet memory; bf16 from Ampere on)
+        ("RTX A5000", "rtx-a5000", 24, True),
+        ("3070", "rtx-3070", 8, True),
+        ("3060", "rtx-3060", 12, True),
+        ("5090", "rtx-5090", 32, True),
+        ("Tesla K80", "k80", 12, False),
+        ("GTX 1080 Ti", "gtx-1080ti", 11, False),
+        ("TITAN RTX", "titan-rtx", 24, False),
     ],
 )
 def test_gpu_presets(alias, preset, gib, bf16):
