@@ -62,8 +62,9 @@ POOL = (
     r"(?:但|而|却)[^。，,.\n]{0,6}单卡[^。，,.\n]{0,12}(?:可以|能)\s*(?:跑|训练|微调|放下|装下|运行)|\bbut (?:on )?(?:a )?single (?:\w+ )?(?:gpu|card)\b[^.\n]{0,30}\b(?:works?|fits?|runs? fine)\b|"
     r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))"
 )
-# (not "keep track of the accumulated gradients" (optax #528): one accumulator is the truth, not the belief)
-STORE_COPY = r"(?:保存|存储|存下|存\s*\d|份|副本|copies|copy|store\w*|keeps?(?!\s+track))"
+# (not "keep track of the accumulated gradients" (optax #528): one accumulator is the truth, not the belief; not
+# "使用的显存96gb" (ms-swift #4177): a card's memory is no stored copy)
+STORE_COPY = r"(?:保存|存储|存下|(?<![显内])存\s*\d|份|副本|copies|copy|store\w*|keeps?(?!\s+track))"
 GRAD = r"(?:梯度|gradient)"
 
 

@@ -164,3 +164,21 @@ def test_an_environment_reports_form_factor_names_the_same_card():
     s = _setup("I'm training a model using A100 GPUs.\n\n- GPU:\n\t\t- A100-SXM4-40GB")
     assert s["gpu"] == "a100-40gb" and s["gpu_memory_gb"] == 40
     assert _setup("using A100s. env: A100-PCIE-40GB")["gpu"] == "a100-40gb"
+
+
+def test_a_cards_memory_is_no_stored_copy():
+    # ms-swift #4177: "使用的显存96gb" next to gradient_accumulation_steps opened "不会。梯度累积只有一份梯度缓冲区"
+    text = "--gradient_accumulation_steps 1 \\\n多机多卡训练14b模型爆显存oom\n使用的显存96gb，显存占用第一个step 50g"
+    assert "ga_stores_copies" not in {m.key for m in detect_misconceptions(text)}
+    assert "ga_stores_copies" in {m.key for m in detect_misconceptions("梯度累积是不是每一步都存2份梯度？")}
+
+
+def test_ms_swift_checkpoints_by_default():
+    # ms-swift's command-line parameters: gradient_checkpointing "默认为True"
+    from calculators.configs import parse_config
+
+    pc = parse_config("swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type full --max_length 8192")
+    assert pc.memory.get("gradient_checkpointing") == "full"
+    assert any("ms-swift" in n and "checkpointing" in n for n in pc.notes_en)
+    off = parse_config("swift sft --model Qwen/Qwen2.5-7B-Instruct --gradient_checkpointing false")
+    assert off.memory.get("gradient_checkpointing") != "full"

@@ -63,6 +63,8 @@ def _parse_hf(pc: ParsedConfig) -> None:
         pc.memory["precision"] = prec
     if _truthy(d.get("gradient_checkpointing")):
         pc.memory["gradient_checkpointing"] = "full"
+    elif swift and "gradient_checkpointing" not in d:
+        _swift_checkpointing_default(pc)
     optim = d.get("optim")
     if isinstance(optim, str):
         o = optim.lower()
@@ -103,6 +105,15 @@ def _swift_dtype_note(pc: ParsedConfig, d: dict[str, Any]) -> None:
         "没有 --torch_dtype：ms-swift 使用模型 config 里的 dtype，并据此开启 bf16（bfloat16 模型）或 fp16"
         "（float16/float32 模型）训练。"
     )
+
+
+def _swift_checkpointing_default(pc: ParsedConfig) -> None:
+    """ms-swift overrides TrainingArguments' default: gradient checkpointing is on unless the command turns it off (its
+    command-line parameters: "gradient_checkpointing: 是否使用gradient_checkpointing，默认为True"). Without this a
+    long-sequence `swift sft` run is computed with every layer's activations kept (ms-swift #4177: 182 GiB)."""
+    pc.memory["gradient_checkpointing"] = "full"
+    pc.notes_en.append("No --gradient_checkpointing: ms-swift turns gradient checkpointing on by default.")
+    pc.notes_zh.append("没有 --gradient_checkpointing：ms-swift 默认开启梯度检查点。")
 
 
 def _read_swift_names(pc: ParsedConfig, d: dict[str, Any]) -> None:
