@@ -18,6 +18,8 @@ UP = r"(?:增大|增加|变大|调大|加大|更多|越大|提高|翻倍|变多|
 DOWN = r"(?:减少|降低|调小|减小|变小|改小|少一点|lower\w*|reduc\w*|decreas\w*|smaller|less|fewer)"
 # "cut" as a verb ("cuts memory by half"), never "cutoff_len" / "cutoff length" (LLaMA-Factory's sequence length).
 CUT = r"\bcut(?:s|ting)?\b(?![-_ ]?off)"
+# "adds memory", "added", never "to address CUDA out of memory issues" (LFM #9)
+ADD = r"\badd(?!ress)\w*"
 SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|" + CUT + r"|reduc\w*)"
 EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
 PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
@@ -73,7 +75,9 @@ GRAD = r"(?:梯度|gradient)"
 _MEM_CHANGE = (
     r"(?:"
     + UP
-    + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|\badd(?!ress)\w*)[^。.?？!！]{0,15}"
+    + r"|影响|导致|affect\w*|impact\w*|chang\w*|cost\w*|caus\w*|"
+    + ADD
+    + r")[^。.?？!！]{0,15}"
     + MEM
     + "|"
     + MEM
@@ -81,9 +85,8 @@ _MEM_CHANGE = (
     + UP
     + r"|affect\w*|impact\w*|chang\w*)"
 )
-# (not "to address CUDA out of memory issues" (LFM #9): "add" is a word of its own)
 _GA_EFFECT = (
-    r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|\badd(?!ress)\w*)"
+    r"(?:" + UP + r"|影响|占用|消耗|affect\w*|impact\w*|chang\w*|需要|cost\w*|use\w* (?:more|extra)|" + ADD + ")"
 )
 
 

@@ -60,11 +60,13 @@ _WHY = re.compile(r"\bwhy\b|\bhow come\b|为什么|为啥|为何|怎么会|什�
 _SENTENCE = re.compile(r"(?<=[。！？!?\n；;])|(?<=[.])\s+")
 # Config keys and backticked names ("accum_grad", "`gradient_accumulation_steps`"): a topic when the glossary has none.
 _KEY = re.compile(r"`([^`\n]{3,60})`|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b")
-# A sentence that asks whether a claim holds ("Is … ?", "越大越好吗？", "是否…", "会不会…"), not which or how.
+#: The auxiliary verbs an English yes/no question opens with.
+_AUX = r"(?:is|are|does|do|did|can|could|will|would|should|has|have|was|were)\b"
 #: The second half of a choice question split off as its own asking sentence: "…, or does it mean …?".
-_ALTERNATIVE = re.compile(r"\s*or\s+(?:is|are|does|do|did|can|could|will|would|should|has|have|was|were)\b", re.I)
+_ALTERNATIVE = re.compile(r"\s*or\s+" + _AUX, re.I)
+# A sentence that asks whether a claim holds ("Is … ?", "越大越好吗？", "是否…", "会不会…"), not which or how.
 _POLAR = re.compile(
-    r"^\W*(?:is|are|does|do|did|can|could|will|would|should|has|have|was|were)\b|[吗么嘛]\s*[?？]?\s*$|"
+    r"^\W*" + _AUX + r"|[吗么嘛]\s*[?？]?\s*$|"
     r"是否|会不会|能不能|是不是|有没有|可不可以|对不对|要不要",
     re.I,
 )

@@ -399,11 +399,10 @@ def extract_smi(text: str) -> Slots:
     rows = [(int(m.group(3)), int(m.group(4))) for m in _USED_OF_TOTAL.finditer(text) if m.group(3)]
     if rows:
         used, total = max(rows)
-        total_gb = round(total / 1024, 2)
         # (an idle table, every GPU under 512 MiB, was taken before the run: no reading of it)
-        if any(abs(total_gb - size) <= 0.08 * size for size in _CARD_SIZES) and 512 <= used <= total:
-            slots.observed_memory_gb = round(used / 1024, 2)
-            slots.gpu_memory_gb = total_gb
+        if _is_card_size(_amount_gb(str(total), "MiB")) and 512 <= used <= total:
+            slots.observed_memory_gb = _amount_gb(str(used), "MiB")
+            slots.gpu_memory_gb = _amount_gb(str(total), "MiB")
     return slots
 
 
@@ -552,6 +551,13 @@ _CARDS_TIMES_GB = re.compile(
 )
 # (49: how a 48 GB card is written from nvidia-smi's "49140MiB", "a 49GB*4 machine")
 _CARD_SIZES = {4, 6, 8, 10, 11, 12, 16, 20, 22, 24, 32, 40, 48, 49, 64, 80, 94, 96, 141, 192}
+
+
+def _is_card_size(gb: float) -> bool:
+    """Whether a total in GB is some card's memory (within 8 %: nvidia-smi's 81920MiB, a 4041MiB 4 GB card)."""
+    return any(abs(gb - size) <= 0.08 * size for size in _CARD_SIZES)
+
+
 # "最小运行显存为8G", "requires 24GB": a requirement, not the user's card.
 _REQUIREMENT = re.compile(
     r"(?:最小|最低|至少|需要|要求|推荐|minimum|min\.?|require[sd]?|needs?|at least|recommend\w*)\s*\S{0,6}\s*$", re.I
@@ -1558,12 +1564,9 @@ def _gpu(text: str, slots: Slots) -> None:
         used, total = (
             (float(m.group(1)), float(m.group(2)))
             if m.group(1)
-            else (
-                round(float(m.group(3)) / 1024, 2),
-                round(float(m.group(4)) / 1024, 2),
-            )
+            else (_amount_gb(m.group(3), "MiB"), _amount_gb(m.group(4), "MiB"))
         )
-        if 0 < used <= total and any(abs(total - size) <= 0.08 * size for size in _CARD_SIZES):
+        if 0 < used <= total and _is_card_size(total):
             slots.observed_memory_gb = slots.observed_memory_gb or used
             slots.gpu_memory_gb = slots.gpu_memory_gb or total
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
@@ -3308,7 +3311,7 @@ _MEGATRON_MEMORY = re.compile(r"memory \(MB\) \| allocated: [\d.]+ \| max alloca
 
 
 def _megatron_memory(m: re.Match[str], text: str) -> tuple[Any, ...]:
-    return (round(float(m.group(1)) / 1024, 2),)
+    return (_amount_gb(m.group(1), "MB"),)
 
 
 # Megatron-LM / GPT-NeoX name their dataset index files by samples, sequence length and seed:

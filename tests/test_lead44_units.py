@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rag.acts import rule_act
 from rag.intents import detect_misconceptions
 from rag.parts import split_message
@@ -103,11 +105,6 @@ def test_common_cards_are_read_as_their_presets():
 
 
 # ---- beliefs and acts ----------------------------------------------------------------------------------------------
-def test_to_address_an_oom_is_no_belief_that_ga_adds_memory():
-    # LFM #9: "use gradient accumulation during training to address CUDA out of memory issues"
-    text = "I am attempting to use gradient accumulation during training to address CUDA out of memory issues."
-    assert "ga_raises_memory" not in {m.key for m in detect_misconceptions(text)}
-    assert "ga_raises_memory" in {m.key for m in detect_misconceptions("Does gradient accumulation add memory?")}
 
 
 def test_a_measurement_held_against_a_norm_asks_whether_it_is_normal():
@@ -128,20 +125,6 @@ def test_the_cards_memory_said_as_cuda_or_vram_memory_is():
     assert _setup("my VRAM is 16GB")["gpu_memory_gb"] == 16
     s = _setup("the vram usage is 16GB")
     assert s["observed_memory_gb"] == 16 and "gpu_memory_gb" not in s
-
-
-def test_one_accumulator_kept_is_not_the_copies_belief():
-    # optax #528 asks whether MultiSteps costs one parameter-sized buffer (it does): "keep track of the accumulated
-    # gradients" is no belief that accumulation stores a copy per micro-batch, which would open with "No."
-    text = (
-        "When using `optax.MultiSteps` is there an overhead memory consumption equal to the size of the model's "
-        "parameters? A new array of zeros is created in order to keep track of the accumulated gradients over "
-        "multiple steps."
-    )
-    assert "ga_stores_copies" not in {m.key for m in detect_misconceptions(text)}
-    assert "ga_stores_copies" in {
-        m.key for m in detect_misconceptions("Does gradient accumulation store a copy of the gradients per step?")
-    }
 
 
 def test_a_choice_between_two_readings_is_not_a_yes_no_question():
@@ -166,13 +149,6 @@ def test_an_environment_reports_form_factor_names_the_same_card():
     assert _setup("using A100s. env: A100-PCIE-40GB")["gpu"] == "a100-40gb"
 
 
-def test_a_cards_memory_is_no_stored_copy():
-    # ms-swift #4177: "使用的显存96gb" next to gradient_accumulation_steps opened "不会。梯度累积只有一份梯度缓冲区"
-    text = "--gradient_accumulation_steps 1 \\\n多机多卡训练14b模型爆显存oom\n使用的显存96gb，显存占用第一个step 50g"
-    assert "ga_stores_copies" not in {m.key for m in detect_misconceptions(text)}
-    assert "ga_stores_copies" in {m.key for m in detect_misconceptions("梯度累积是不是每一步都存2份梯度？")}
-
-
 def test_ms_swift_checkpoints_by_default():
     # ms-swift's command-line parameters: gradient_checkpointing "默认为True"
     from calculators.configs import parse_config
@@ -182,3 +158,34 @@ def test_ms_swift_checkpoints_by_default():
     assert any("ms-swift" in n and "checkpointing" in n for n in pc.notes_en)
     off = parse_config("swift sft --model Qwen/Qwen2.5-7B-Instruct --gradient_checkpointing false")
     assert off.memory.get("gradient_checkpointing") != "full"
+
+
+@pytest.mark.parametrize(
+    "text,key,holds",
+    [
+        # LFM #9: "use gradient accumulation during training to address CUDA out of memory issues"
+        (
+            "I am attempting to use gradient accumulation during training to address CUDA out of memory issues.",
+            "ga_raises_memory",
+            "Does gradient accumulation add memory?",
+        ),
+        # optax #528 asks whether MultiSteps costs one parameter-sized buffer (it does): "keep track of the accumulated
+        # gradients" is no belief that accumulation stores a copy per micro-batch, which would open with "No."
+        (
+            "When using `optax.MultiSteps` is there an overhead memory consumption equal to the size of the model's "
+            "parameters? A new array of zeros is created in order to keep track of the accumulated gradients over "
+            "multiple steps.",
+            "ga_stores_copies",
+            "Does gradient accumulation store a copy of the gradients per step?",
+        ),
+        # ms-swift #4177: "使用的显存96gb" next to gradient_accumulation_steps opened "不会。梯度累积只有一份梯度缓冲区"
+        (
+            "--gradient_accumulation_steps 1 \\\n多机多卡训练14b模型爆显存oom\n使用的显存96gb，显存占用第一个step 50g",
+            "ga_stores_copies",
+            "梯度累积是不是每一步都存2份梯度？",
+        ),
+    ],
+)
+def test_words_that_name_no_belief(text, key, holds):
+    assert key not in {m.key for m in detect_misconceptions(text)}
+    assert key in {m.key for m in detect_misconceptions(holds)}
