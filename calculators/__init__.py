@@ -29,6 +29,7 @@ from .presets import (
     shape_from_hf_config,
 )
 from .sweep import SweepResult, sweep
+from .throughput import PEAK_TFLOPS, Throughput, training_throughput
 from .tools import TOOLS, run_tool
 
 __all__ = [
@@ -55,6 +56,9 @@ __all__ = [
     "get_model_shape",
     "shape_from_hf_config",
     "SweepResult",
+    "PEAK_TFLOPS",
+    "Throughput",
+    "training_throughput",
     "sweep",
     "TOOLS",
     "run_tool",

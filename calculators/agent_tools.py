@@ -17,6 +17,8 @@ from .lang import Lang, is_lang
 from .limits import MAX_CONFIG_CHARS, MAX_PASTE_CHARS
 from .memory import GiB, estimate_memory
 from .sweep import sweep
+from .throughput import Precision
+from .throughput import training_throughput as _training_throughput
 
 _GIB_KEYS = (
     "weights",
@@ -150,6 +152,69 @@ def memory_sweep(config: dict[str, Any], field: str, values: list[Any]) -> dict[
     return d
 
 
+def training_throughput(
+    num_params: float,
+    num_gpus: int,
+    step_time_s: float | None = None,
+    tokens_per_step: float | None = None,
+    tokens_per_second: float | None = None,
+    gpu: str | None = None,
+    peak_tflops: float | None = None,
+    precision: str | None = None,
+    num_layers: int | None = None,
+    seq_len: int | None = None,
+    attention_width: int | None = None,
+    frozen_base: bool = False,
+    activation_checkpointing: bool = False,
+    token_budget: float | None = None,
+    lang: str = "en",
+) -> dict[str, Any]:
+    """Is this training speed normal? Model FLOPs utilisation (MFU) from the step time, PaLM's convention.
+
+    FLOPs per token = 6 × parameters (4 × with frozen base weights, LoRA/QLoRA) + 12 × layers × seq_len ×
+    attention_width; MFU = those FLOPs per second per GPU ÷ the GPU's dense data-sheet peak. Returns the numbers and a
+    "markdown" sentence; days for a token budget when given.
+
+    Args:
+        num_params (float): the model's parameters, e.g. 7e9 (a MoE: the activated ones).
+        num_gpus (int): all GPUs of the run.
+        step_time_s (float): seconds per optimizer step; give tokens_per_step with it.
+        tokens_per_step (float): tokens of one optimizer step over all GPUs (global batch × sequence length).
+        tokens_per_second (float): instead of the two above, the run's tokens per second over all GPUs.
+        gpu (str): GPU preset such as "a100-80gb", "v100", "rtx-4090", for its data-sheet peak.
+        peak_tflops (float): the peak to use instead of the preset's (TFLOP/s per GPU).
+        precision (str): "bf16", "fp16" or "fp32"; default: the card's 16-bit Tensor-Core peak.
+        num_layers (int): layers, with seq_len and attention_width, to count the attention FLOPs.
+        seq_len (int): sequence length.
+        attention_width (int): attention heads × head dim.
+        frozen_base (bool): base weights frozen (LoRA / QLoRA).
+        activation_checkpointing (bool): full recomputation (adds hardware FLOPs utilisation, HFU).
+        token_budget (float): tokens to train, for the days it takes at this speed.
+        lang (str): "en" or "zh" for the markdown.
+    """
+    lang_ = _lang(lang)
+    if precision not in (None, "bf16", "fp16", "fp32"):
+        raise CalculatorError("precision", precision, "bf16, fp16 or fp32", "bf16、fp16 或 fp32")
+    used: Precision | None = precision  # type: ignore[assignment]  # checked just above
+    res = _training_throughput(
+        num_params,
+        num_gpus,
+        step_time_s=step_time_s,
+        tokens_per_step=tokens_per_step,
+        tokens_per_second=tokens_per_second,
+        gpu=gpu or None,
+        peak_tflops=peak_tflops,
+        precision=used,
+        num_layers=num_layers,
+        seq_len=seq_len,
+        attention_width=attention_width,
+        frozen_base=frozen_base,
+        activation_checkpointing=activation_checkpointing,
+        token_budget=token_budget,
+    )
+    return {**res.model_dump(mode="json"), "markdown": res.to_markdown(lang_)}
+
+
 def config_check(
     config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en"
 ) -> dict[str, Any]:
@@ -250,4 +315,12 @@ def card_search(query: str, k: int = 3, lang: str = "en", *, assistant: Any) -> 
     return out
 
 
-TOOL_FUNCTIONS = (effective_batch, memory_estimate, memory_sweep, config_check, diagnose, fact_check)
+TOOL_FUNCTIONS = (
+    effective_batch,
+    memory_estimate,
+    memory_sweep,
+    training_throughput,
+    config_check,
+    diagnose,
+    fact_check,
+)

@@ -668,6 +668,31 @@ GPU_PRESETS: dict[str, GPU] = {
     ]
 }
 
+#: Preset ids whose display name is not just the id's parts upper-cased.
+GPU_DISPLAY = {
+    "rtx-2080ti": "RTX 2080 Ti",
+    "rtx-4090d": "RTX 4090 D",
+    "rtx-a6000": "RTX A6000",
+    "ascend-910b": "Ascend 910B",
+    "mi300x": "MI300X",
+    "titan-xp": "TITAN Xp",
+    "rtx-6000-ada": "RTX 6000 Ada",
+    "rtx-3060ti": "RTX 3060 Ti",
+    "rtx-3080ti": "RTX 3080 Ti",
+    "gtx-1080ti": "GTX 1080 Ti",
+    "titan-rtx": "TITAN RTX",
+    "titan-v": "TITAN V",
+    "p100": "Tesla P100",
+    "p40": "Tesla P40",
+    "k80": "Tesla K80",
+}
+
+
+def gpu_display(preset: str) -> str:
+    """'a100-80gb' → 'A100 80GB', 'rtx-3090' → 'RTX 3090': how people write the card, not our preset id."""
+    return GPU_DISPLAY.get(preset) or " ".join(p.upper() for p in preset.split("-"))
+
+
 _GPU_ALIASES = {
     "3090": "rtx-3090",
     "rtx3090": "rtx-3090",

@@ -19,6 +19,7 @@ from .errors import CalculatorError
 from .host_ram import host_ram_at_load
 from .memory import estimate_memory
 from .sweep import sweep
+from .throughput import training_throughput
 
 
 class ZeroEstimate(BaseModel):
@@ -61,6 +62,7 @@ TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "steps_back_solve": lambda args: back_solve_steps(**args),
     "memory": _memory,
     "host_ram_load": lambda args: host_ram_at_load(**args),
+    "throughput": lambda args: training_throughput(**args),
     "sweep": _sweep,
     "deepspeed_zero2": _zero(estimate_zero2_model_states_mem_needs),
     "deepspeed_zero3": _zero(estimate_zero3_model_states_mem_needs),

@@ -38,6 +38,7 @@ from .evidence import (
     quotes_error,
     read_evidence,
     reports_training_failure,
+    symptom_family,
 )
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
@@ -56,6 +57,7 @@ from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, names_deepspeed, plan_calls, rl_stage_named
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
 from .step_counts import read_step_counts
+from .step_time import read_step_time
 
 #: A message with pasted logs and configs; beyond this it is refused (keep the key lines).
 MAX_HISTORY_TURNS = 20
@@ -260,6 +262,7 @@ class Assistant:
         if not prose.strip() and config_calls:
             act = "diagnose"
         reported_oom = reports_oom(text)
+        step_time = read_step_time(text) if symptom_family(prose) == "speed" else None
         plan = plan_calls(
             setup,
             act,
@@ -271,6 +274,8 @@ class Assistant:
             deepspeed=names_deepspeed(text),
             rl_stage=rl_stage_named(text),
             host_ram=about_host_ram_at_load(text, host_ram_stated=setup.has("host_ram_gb")),
+            # a speed question that states how long a step took is answered with the run's FLOPs utilisation
+            step_time=step_time,
         )
         calls = [self._run(c, lang) for c in plan.calls]
         nearest = self._nearest_fit(plan, calls, lang)
@@ -346,6 +351,7 @@ class Assistant:
             all_cards=self._all_cards,
             held=frozenset(m.key for m in held),
             prose=prose,
+            step_time=step_time,
         )
         # The card whose lead answers this question opens, and is cited, first (rag.opening).
         results.cards = cards = opening_order(results)

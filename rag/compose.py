@@ -18,7 +18,7 @@ from calculators.i18n import CATALOGUE, key_name, t
 from calculators.lang import Lang
 from calculators.memory import MemoryEstimate
 from calculators.memory_table import memory_table, row_name
-from calculators.presets import GPU_PRESETS
+from calculators.presets import GPU_PRESETS, gpu_display
 from calculators.text_safety import escape_md
 
 from .acts import Act
@@ -39,6 +39,7 @@ from .opening import (
 )
 from .planner import Plan
 from .setup import OTHER_RUN_EVIDENCE, PER_NODE_EVIDENCE, Setup, unsupported_method
+from .step_time import StepTime
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -109,6 +110,8 @@ class Results:
     held: frozenset[str] = frozenset()
     #: The message's prose (what the user wrote besides pastes), for openings that read what was reported.
     prose: str = ""
+    #: The seconds per step the message states (prose or a pasted log), for speed questions.
+    step_time: StepTime | None = None
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -297,31 +300,8 @@ def _title(card: Card, lang: Lang) -> str:
     return card.title_zh if lang == "zh" else card.title_en
 
 
-#: Preset ids whose display name is not just the id's parts upper-cased.
-_GPU_DISPLAY = {
-    "rtx-2080ti": "RTX 2080 Ti",
-    "rtx-4090d": "RTX 4090 D",
-    "rtx-a6000": "RTX A6000",
-    "ascend-910b": "Ascend 910B",
-    "mi300x": "MI300X",
-    "titan-xp": "TITAN Xp",
-    "rtx-6000-ada": "RTX 6000 Ada",
-    "rtx-3060ti": "RTX 3060 Ti",
-    "rtx-3080ti": "RTX 3080 Ti",
-    "gtx-1080ti": "GTX 1080 Ti",
-    "titan-rtx": "TITAN RTX",
-    "titan-v": "TITAN V",
-    "p100": "Tesla P100",
-    "p40": "Tesla P40",
-    "k80": "Tesla K80",
-}
 #: Letters whose English name starts with a vowel sound ("an A100", "an H100", "an L40S", "an RTX 3090").
 _AN_LETTERS = set("AEFHILMNORSX")
-
-
-def gpu_display(preset: str) -> str:
-    """'a100-80gb' → 'A100 80GB', 'rtx-3090' → 'RTX 3090': how people write the card, not our preset id."""
-    return _GPU_DISPLAY.get(preset) or " ".join(p.upper() for p in preset.split("-"))
 
 
 def with_article(name: str) -> str:
@@ -843,7 +823,8 @@ _PASTE_ITEMS: dict[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]] = {
         ("command", (("@command",),)),
         ("sharding_offload", (("zero_stage", "@config"),)),
         ("gpu_links", (("gpu", "gpu_text"), ("world_size",))),
-        ("step_time", ((),)),
+        ("step_time", (("@step_time",),)),
+        ("tokens_per_step", (("train_batch_size", "train_micro_batch_size_per_gpu"), ("seq_len",))),
     ),
     "generic": (
         ("full_error", (("@error", "@traceback", "@log"),)),
@@ -859,6 +840,8 @@ def paste_request(r: Results, family: str) -> str:
     who pasted the launch command, or stated the model and the GPUs, is not asked for them again); "" when the
     message gives all of it."""
     given = set(r.setup.known()) | {"@" + k for k in (r.evidence.pasted if r.evidence is not None else [])}
+    if r.step_time is not None:
+        given.add("@step_time")
     items = [
         t("paste." + name, r.lang) if "paste." + name in CATALOGUE else key_name(name, r.lang)
         for name, groups in _PASTE_ITEMS.get(family, _PASTE_ITEMS["generic"])
@@ -1241,6 +1224,28 @@ def _host_ram_verdict(r: Results) -> str:
     return f"**{call.summary_md}** " + t("host_ram_fix", r.lang)
 
 
+def _throughput_verdict(r: Results) -> str:
+    """A speed question that states the step time, the model's size, the GPUs and the tokens per step: how its
+    FLOPs utilisation compares (calculators.throughput), with the arithmetic and published figures to hold it against."""
+    call = r.call("throughput")
+    if call is None or not call.result:
+        return ""
+    mfu = call.result.get("mfu")
+    if mfu is None:
+        head = t("speed_no_peak", r.lang, tflops=f"{call.result['achieved_tflops_per_gpu']:,.3g}")
+    elif mfu > 1:
+        head = t("speed_over_peak", r.lang, mfu=f"{mfu:.0%}")
+    else:
+        band = "low" if mfu < _MFU_LOW else "moderate" if mfu < _MFU_GOOD else "good"
+        head = t("speed_" + band, r.lang, mfu=f"{mfu:.1%}")
+    return f"**{head}** {call.summary_md} " + t("speed_reference", r.lang)
+
+
+#: MFU bands for the opening's word: under 15% is a third of what tuned large runs report (46–56%), 35% and over is
+#: in their reach.
+_MFU_LOW, _MFU_GOOD = 0.15, 0.35
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
@@ -1248,9 +1253,12 @@ def _before_cards(r: Results) -> str:
     if host:
         return host
     if r.act == "diagnose":
-        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r) or _ga_growth_verdict(r)
+        v = _oom_estimate_verdict(r) or _diagnosis_verdict(r) or _throughput_verdict(r) or _ga_growth_verdict(r)
         if v:
             return v
+    speed = _throughput_verdict(r)
+    if speed:
+        return speed
     if _steps_checked(r):
         bv = _batch_verdict(r)
         if bv:

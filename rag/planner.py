@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from calculators.errors import CalculatorError
-from calculators.presets import GPU_PRESETS, MODEL_PRESETS, PUBLISHED_PARAMS, count_params, get_model_shape
+from calculators.presets import (
+    GPU_PRESETS,
+    MODEL_PRESETS,
+    PUBLISHED_PARAMS,
+    active_params,
+    count_params,
+    get_model_shape,
+)
 from calculators.text_safety import escape_md
 from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 
@@ -23,6 +30,7 @@ from .acts import Act
 from .intents import Intents, MisconceptionRule
 from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
 from .step_counts import StepCounts, dataset_size_in
+from .step_time import StepTime
 
 __all__ = ["Plan", "PlannedCall", "dataset_size_in", "plan_calls"]
 
@@ -50,6 +58,7 @@ Label = Literal[
     "full_sharded",
     "fact_check",
     "host_ram_load",
+    "throughput",
 ]
 
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
@@ -512,6 +521,57 @@ def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
     return args
 
 
+#: The acts a reported step time answers: "is 2.5 s per iteration good or slow?", "why is training so slow?".
+_SPEED_ACTS = ("diagnose", "is_normal", "explain", "yes_no")
+_MODEL_PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "sequence_parallel_size")
+_PRECISION_PEAK = {"fp32": "fp32", "amp-fp16": "fp16", "fp16-mixed": "fp16", "amp-bf16": "bf16", "bf16-mixed": "bf16"}
+
+
+def throughput_args(setup: Setup, step_time: StepTime) -> dict[str, Any] | None:
+    """The throughput call's arguments from what the message states: the model's size (a preset also gives its layers
+    and attention width), the GPU count, and the tokens of one optimizer step (the global batch, or micro × GA ×
+    data-parallel GPUs, times the sequence length); None when any of them is not stated. The GPU and precision pick
+    the data-sheet peak; LoRA / QLoRA train 4·N per token, full recomputation adds a forward (HFU)."""
+    s = setup.known()
+    world, seq = s.get("world_size"), s.get("seq_len")
+    if not isinstance(world, int) or not isinstance(seq, int):
+        return None
+    batch = s.get("train_batch_size")
+    if batch is None:
+        micro, ga = s.get("train_micro_batch_size_per_gpu"), s.get("gradient_accumulation_steps")
+        split = math.prod(int(s.get(k) or 1) for k in _MODEL_PARALLEL)
+        if not micro or not ga or world % split:
+            return None
+        batch = micro * ga * (world // split)
+    args: dict[str, Any] = {"num_gpus": world, "step_time_s": step_time.seconds, "tokens_per_step": batch * seq}
+    if s.get("model"):
+        try:
+            shape = get_model_shape(str(s["model"]))
+        except CalculatorError:
+            return None
+        # the input embedding is a lookup, not a matmul: only a tied table (the LM head) does FLOPs
+        lookup = (
+            0 if shape.tie_word_embeddings or shape.architecture != "decoder" else shape.vocab_size * shape.hidden_size
+        )
+        args["num_params"] = float(active_params(shape) - lookup)
+        if shape.architecture == "decoder":
+            width = (shape.head_dim or shape.hidden_size // shape.num_attention_heads) * shape.num_attention_heads
+            args.update(num_layers=shape.num_layers, seq_len=seq, attention_width=width)
+    elif s.get("num_params"):
+        args["num_params"] = float(s["num_params"])
+    else:
+        return None
+    if s.get("gpu") in GPU_PRESETS:
+        args["gpu"] = s["gpu"]
+    if s.get("precision") in _PRECISION_PEAK:
+        args["precision"] = _PRECISION_PEAK[s["precision"]]
+    if s.get("finetune") in ("lora", "qlora"):
+        args["frozen_base"] = True
+    if s.get("gradient_checkpointing") == "full":
+        args["activation_checkpointing"] = True
+    return args
+
+
 def plan_calls(
     setup: Setup,
     act: Act,
@@ -524,6 +584,7 @@ def plan_calls(
     deepspeed: bool = False,
     rl_stage: str | None = None,
     host_ram: bool = False,
+    step_time: StepTime | None = None,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
@@ -532,7 +593,8 @@ def plan_calls(
     the user reports is checked against the arithmetic on their numbers; ``deepspeed``: the message runs DeepSpeed,
     so a multi-GPU estimate without its ZeRO stage shows every stage instead of assuming none; ``rl_stage``: the
     RL / preference stage the message runs (ppo, dpo, grpo), whose other models the one-model estimate leaves out;
-    ``host_ram``: the message reports or asks about the host's RAM, answered by the load-time figure per node)."""
+    ``host_ram``: the message reports or asks about the host's RAM, answered by the load-time figure per node;
+    ``step_time``: the seconds per step a speed question reports, answered by the run's model FLOPs utilisation)."""
     plan = Plan()
     # (an RL or preference run loads more than one model per process: the one-model figure would understate it)
     if host_ram and rl_stage is None and (args := _host_ram_args(setup)) is not None:
@@ -565,6 +627,9 @@ def plan_calls(
             back = _back_solve_args(counts, plan)
             if back is not None:  # no batch setting stated: the run's own numbers give the batch it used
                 plan.calls.append(PlannedCall("steps_back_solve", back, "steps_back_solve"))
+
+    if step_time is not None and act in _SPEED_ACTS and (speed := throughput_args(setup, step_time)) is not None:
+        plan.calls.append(PlannedCall("throughput", speed, "throughput"))
 
     memory_wanted = (
         act == "fit"

@@ -610,6 +610,26 @@ TOOL_ARGS = {
         },
         optional={"host_ram_gb": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird)},
     ),
+    "throughput": st.fixed_dictionaries(
+        {
+            "num_params": st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**14), weird),
+            "num_gpus": st.one_of(st.integers(-5, 10**7), weird),
+        },
+        optional={
+            "step_time_s": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+            "tokens_per_step": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+            "tokens_per_second": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+            "gpu": st.one_of(st.none(), st.sampled_from(["v100", "a100-80gb", "h20", "rtx-9999"]), weird),
+            "peak_tflops": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+            "precision": st.one_of(st.none(), st.sampled_from(["bf16", "fp16", "fp32", "int8"]), weird),
+            "num_layers": st.one_of(st.none(), st.integers(-5, 10**6), weird),
+            "seq_len": st.one_of(st.none(), st.integers(-5, 10**9), weird),
+            "attention_width": st.one_of(st.none(), st.integers(-5, 10**8), weird),
+            "frozen_base": st.one_of(st.booleans(), weird),
+            "activation_checkpointing": st.one_of(st.booleans(), weird),
+            "token_budget": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+        },
+    ),
     "deepspeed_zero2": st.fixed_dictionaries(
         {"total_params": ds_params},
         optional={

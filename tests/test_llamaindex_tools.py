@@ -28,6 +28,7 @@ def test_names_descriptions_and_schemas(tools):
         "effective_batch",
         "memory_estimate",
         "memory_sweep",
+        "training_throughput",
         "config_check",
         "diagnose",
         "fact_check",
@@ -53,6 +54,8 @@ def test_each_tool_computes(tools):
     sw = tools["memory_sweep"].call(config=CONFIG, field="gradient_accumulation_steps", values=[1, 16]).raw_output
     a, b = (p["activations"] for p in sw["series_gib"])
     assert a == b  # accumulation does not multiply activations
+    speed = tools["training_throughput"].call(num_params=6e8, num_gpus=64, tokens_per_second=209715.2, gpu="v100")
+    assert round(speed.raw_output["mfu"], 3) == 0.094  # Megatron-DeepSpeed #199: 256 × 2048 tokens in 2.5 s
     cc = (
         tools["config_check"]
         .call(

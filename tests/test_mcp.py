@@ -75,6 +75,14 @@ def test_each_tool_answers(mcp_url: str):
         "effective_batch": {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 8, "world_size": 4},
         "memory_estimate": {"config": CONFIG},
         "memory_sweep": {"config": CONFIG, "field": "gradient_accumulation_steps", "values": [1, 16]},
+        # Megatron-DeepSpeed #199: 600M parameters, 64 V100s, 256 × 2048 tokens in 2.5 s per step
+        "training_throughput": {
+            "num_params": 6e8,
+            "num_gpus": 64,
+            "step_time_s": 2.5,
+            "tokens_per_step": 524288,
+            "gpu": "v100",
+        },
         "config_check": {
             "config": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}',
             "world_size": 4,
@@ -97,6 +105,7 @@ def test_each_tool_answers(mcp_url: str):
     out = {name: _payload(res) for name, res in results.items()}
     assert out["effective_batch"]["train_batch_size"] == 64
     assert out["memory_estimate"]["gib"]["total_per_gpu"] > 0
+    assert round(out["training_throughput"]["mfu"], 3) == 0.094 and "MFU" in out["training_throughput"]["markdown"]
     a, b = (p["activations"] for p in out["memory_sweep"]["series_gib"])
     assert a == b
     assert out["config_check"]["findings"]
@@ -111,6 +120,7 @@ def test_bad_input_is_an_error_result_not_a_crash(mcp_url: str):
         "effective_batch": {"train_micro_batch_size_per_gpu": 0, "gradient_accumulation_steps": 1},
         "memory_estimate": {"config": {"model": "no-such-model"}},
         "memory_sweep": {"config": CONFIG, "field": "colour", "values": [1]},
+        "training_throughput": {"num_params": 7e9, "num_gpus": 8, "step_time_s": 2.5},  # no tokens per step
         "config_check": {"config": ""},
         "fact_check": {"text": ""},
         "card_search": {"query": "显存", "k": 99},

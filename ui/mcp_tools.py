@@ -3,7 +3,8 @@
 Gradio turns every public endpoint into an MCP tool named after its Python function, described by its
 docstring (the ``Args:`` lines become the parameter descriptions) and typed by its annotations. So this
 module registers one endpoint per tool with a clear name — effective_batch and fact_check live in
-``ui/api.py`` beside the other HTTP endpoints; memory_estimate, memory_sweep, config_check, card_search and
+``ui/api.py`` beside the other HTTP endpoints; memory_estimate, memory_sweep, training_throughput, config_check,
+card_search and
 diagnose (HTTP name /diagnose_tool, since /diagnose is the UI's endpoint) are registered here — and hides the
 app's other public endpoints (the chat, the older /memory, /sweep, /check_config and /diagnose that return the
 same results) from the MCP tool list, so an agent sees each tool once.
@@ -28,6 +29,7 @@ MCP_TOOLS = (
     "effective_batch",
     "memory_estimate",
     "memory_sweep",
+    "training_throughput",
     "config_check",
     "diagnose",
     "fact_check",
@@ -51,7 +53,12 @@ def _refusing(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def register_agent_tools(assistant: Any) -> None:
     """Call inside a gr.Blocks context, after the other endpoints are registered."""
-    for fn in (agent_tools.memory_estimate, agent_tools.memory_sweep, agent_tools.config_check):
+    for fn in (
+        agent_tools.memory_estimate,
+        agent_tools.memory_sweep,
+        agent_tools.training_throughput,
+        agent_tools.config_check,
+    ):
         register_endpoint(_refusing(fn), api_name=fn.__name__)
     register_endpoint(_refusing(agent_tools.diagnose), api_name="diagnose_tool")
 

@@ -153,8 +153,12 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "the GPU model and count (NVLink? several nodes?)",
     },
     "paste.step_time": {
-        "zh": "micro batch 和每步耗时或 GPU 利用率",
-        "en": "the micro batch and the time per step or GPU utilisation",
+        "zh": "每步耗时或 GPU 利用率",
+        "en": "the time per step or GPU utilisation",
+    },
+    "paste.tokens_per_step": {
+        "zh": "micro batch、梯度累积和序列长度（每步 token 数）",
+        "en": "the micro batch, gradient accumulation and sequence length (tokens per step)",
     },
     "paste.full_error": {"zh": "完整报错或日志（最后 30 行）", "en": "the full error or log (last 30 lines)"},
     "paste.config": {"zh": "配置文件", "en": "the config file"},
@@ -349,6 +353,36 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "`fsdp_cpu_ram_efficient_loading` 在加载时分片；或减少每节点进程数。",
         "en": "Ways down: transformers ≥ 4.43 with a 16-bit `torch_dtype`; ZeRO-3 `zero.Init` or FSDP "
         "`fsdp_cpu_ram_efficient_loading`, which shard at load; or fewer processes per node.",
+    },
+    # rag/compose.py _throughput_verdict: the first sentence of a speed question that states a step time
+    "speed_low": {
+        "zh": "按你的数字，这个速度偏慢：模型 FLOPs 利用率（MFU）约 {mfu}。",
+        "en": "Slow for this setup: about {mfu} model FLOPs utilisation (MFU).",
+    },
+    "speed_moderate": {
+        "zh": "按你的数字，这个速度中等：模型 FLOPs 利用率（MFU）约 {mfu}。",
+        "en": "Moderate for this setup: about {mfu} model FLOPs utilisation (MFU).",
+    },
+    "speed_good": {
+        "zh": "按你的数字，这个速度正常、偏好：模型 FLOPs 利用率（MFU）约 {mfu}。",
+        "en": "Normal to good for this setup: about {mfu} model FLOPs utilisation (MFU).",
+    },
+    "speed_over_peak": {
+        "zh": "按你的数字算出的 MFU 是 {mfu}，超过峰值，所以每步实际的 token 数比 batch × 长度少：序列长度是上限、样本更短，"
+        "或这个时间是每个 micro-batch 的。",
+        "en": "Your numbers give {mfu} MFU, above the peak, so a step trains fewer tokens than batch × length: the "
+        "length is a maximum and samples are shorter, or the time is per micro-batch.",
+    },
+    "speed_no_peak": {
+        "zh": "按你的数字，每卡约 {tflops} TFLOP/s。",
+        "en": "By your numbers, about {tflops} TFLOP/s per GPU.",
+    },
+    "speed_reference": {
+        "zh": "参考：调优好的大模型训练报告 46–56% MFU（PaLM 540B 46.2%；Megatron-LM 1T 参数 56.3%）。每步 token 数按"
+        "每条样本都是满长度计；样本更短且不 packing 时，实际 MFU 更低。",
+        "en": "For reference, tuned large-model runs report 46–56% MFU (PaLM 540B 46.2%; Megatron-LM at 1T parameters "
+        "56.3%). Tokens per step count every sample at the full length; shorter, unpacked samples make the real MFU "
+        "lower.",
     },
     "steps_backsolve_total": {
         "zh": "你的运行显示 {observed} 步：{samples} 个样本 × {epochs} 个 epoch ÷ {observed} 步 ≈ 每步 {per} 个样本。",

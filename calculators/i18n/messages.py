@@ -16,6 +16,47 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "host_ram_over": {"zh": "（超过你的 {cap} GB）", "en": " (over your {cap} GB)"},
     "host_ram_within": {"zh": "（在你的 {cap} GB 之内）", "en": " (within your {cap} GB)"},
+    # calculators/throughput.py Throughput.to_markdown
+    "mfu.per_token": {
+        "zh": "每个 token {factor} × {params} 参数 = {gflop} GFLOP",
+        "en": "{factor} × {params} parameters = {gflop} GFLOP per token",
+    },
+    "mfu.attention": {"zh": " + 注意力 {tflop} GFLOP", "en": " + {tflop} GFLOP of attention"},
+    "mfu.step": {
+        "zh": "每步 {tokens} 个 token，即 {pflop} PFLOP，用时 {secs} 秒",
+        "en": "{tokens} tokens per step, {pflop} PFLOP, in {secs} s",
+    },
+    "mfu.rate": {"zh": "每秒 {tps} 个 token", "en": "{tps} tokens/s"},
+    "mfu.achieved": {
+        "zh": "训练吞吐：{per_token}；{rate}，{gpus} 张卡，每卡 {tflops} TFLOP/s（每卡每秒 {tps_gpu} 个 token）。",
+        "en": "Training throughput: {per_token}; {rate} on {gpus} GPUs is {tflops} TFLOP/s per GPU ({tps_gpu} "
+        "tokens/s per GPU).",
+    },
+    "mfu.of_peak": {
+        "zh": "这是 {gpu} {precision} 稠密峰值 {peak} TFLOP/s 的 **{mfu}**（MFU）。",
+        "en": "That is **{mfu}** of the {gpu}'s {peak} TFLOP/s dense {precision} peak (MFU).",
+    },
+    "mfu.hfu": {
+        "zh": "算上激活重计算多做的一次前向，硬件利用率（HFU）为 {hfu}。",
+        "en": "Counting activation recomputation's extra forward, hardware FLOPs utilisation (HFU) is {hfu}.",
+    },
+    "mfu.implausible": {
+        "zh": "超过 100% 不可能：每步实际的 token 数少于 batch × 长度（长度是上限、样本更短），或时间是每个 micro-batch 的。",
+        "en": "Over 100% cannot be: a step trains fewer tokens than batch × length (the length is a maximum and samples "
+        "are shorter), or the time is per micro-batch.",
+    },
+    "mfu.no_peak": {
+        "zh": "没有 {gpu} 的数据手册峰值，算不出 MFU。",
+        "en": "There is no data-sheet peak for the {gpu} here, so no MFU.",
+    },
+    "mfu.bf16_emulated": {
+        "zh": "{gpu} 没有 bf16 Tensor Core：bf16 在这张卡上是模拟运行、很慢，请改用 fp16。",
+        "en": "The {gpu} has no bf16 Tensor Cores: bf16 runs emulated and slowly there; use fp16.",
+    },
+    "mfu.days": {
+        "zh": "按这个速度，{budget} 个 token 需要 {days} 天。",
+        "en": "At this speed {budget} tokens take {days} days.",
+    },
 }
 
 #: The config doctor's report (calculators/configs/models.py ConfigReport.to_markdown): "doctor.<key>".
