@@ -134,7 +134,8 @@ class Throughput(BaseModel):
 
     @property
     def implausible(self) -> bool:
-        """Above 100% of peak: the step time and the tokens per step are not of the same step."""
+        """Above 100% of peak: a step trained fewer tokens than batch × length (the length is a maximum) or the time
+        is a micro-batch's, not the optimizer step's."""
         return self.mfu is not None and self.mfu > 1.0
 
     def _gpu_name(self) -> str:
@@ -171,7 +172,7 @@ class Throughput(BaseModel):
             lang,
             per_token=per_token,
             rate=rate,
-            gpus=self.num_gpus,
+            gpus=self.num_gpus if lang == "zh" else f"{self.num_gpus} GPU" + ("s" if self.num_gpus != 1 else ""),
             tflops=f"{self.achieved_tflops_per_gpu:,.3g}",
             tps_gpu=f"{self.tokens_per_second_per_gpu:,.0f}",
         )

@@ -38,8 +38,7 @@ from .opening import (
     symptom_fits,
 )
 from .planner import Plan
-from .setup import OTHER_RUN_EVIDENCE, PER_NODE_EVIDENCE, Setup, unsupported_method
-from .step_time import StepTime
+from .setup import FRAMEWORK_DEFAULT_EVIDENCE, OTHER_RUN_EVIDENCE, PER_NODE_EVIDENCE, Setup, unsupported_method
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -110,8 +109,8 @@ class Results:
     held: frozenset[str] = frozenset()
     #: The message's prose (what the user wrote besides pastes), for openings that read what was reported.
     prose: str = ""
-    #: The seconds per step the message states (prose or a pasted log), for speed questions.
-    step_time: StepTime | None = None
+    #: The message states how fast the run goes (a step time or a token rate, in prose or a pasted log).
+    speed_stated: bool = False
 
     def call(self, label: str) -> ToolCall | None:
         return next((tc for pc, tc in zip(self.plan.calls, self.calls, strict=False) if pc.label == label), None)
@@ -158,12 +157,13 @@ def setup_line(setup: Setup, lang: Lang) -> str:
             in ("model_text", "model", "gpu_text", "gpu", "zero_stage", "fsdp", "num_params", "finetune", "precision")
             else f"{key_name(key, lang)} {shown}"
         )
-        groups.setdefault(v.source, []).append(_with_other_runs(item, key, alternatives, lang))
+        group: str = "default" if v.evidence == FRAMEWORK_DEFAULT_EVIDENCE else v.source
+        groups.setdefault(group, []).append(_with_other_runs(item, key, alternatives, lang))
     if not groups:
         return ""
     sep = t("list_sep", lang)
     out = []
-    order = ("message", "config", "command", "error", "log", "nvidia_smi", "history")
+    order = ("message", "config", "command", "default", "error", "log", "nvidia_smi", "history")
     for source in order:
         items = groups.get(source)
         if not items:
@@ -840,7 +840,7 @@ def paste_request(r: Results, family: str) -> str:
     who pasted the launch command, or stated the model and the GPUs, is not asked for them again); "" when the
     message gives all of it."""
     given = set(r.setup.known()) | {"@" + k for k in (r.evidence.pasted if r.evidence is not None else [])}
-    if r.step_time is not None:
+    if r.speed_stated:
         given.add("@step_time")
     items = [
         t("paste." + name, r.lang) if "paste." + name in CATALOGUE else key_name(name, r.lang)
@@ -1238,11 +1238,14 @@ def _throughput_verdict(r: Results) -> str:
     else:
         band = "low" if mfu < _MFU_LOW else "moderate" if mfu < _MFU_GOOD else "good"
         head = t("speed_" + band, r.lang, mfu=f"{mfu:.1%}")
-    return f"**{head}** {call.summary_md} " + t("speed_reference", r.lang)
+    reference = t("speed_reference", r.lang)
+    if call.result.get("tokens_per_step") is not None:  # batch × length: an upper bound unless every sample fills it
+        reference += ("" if r.lang == "zh" else " ") + t("speed_full_length", r.lang)
+    return f"**{head}** {call.summary_md} {reference}"
 
 
-#: MFU bands for the opening's word: under 15% is a third of what tuned large runs report (46–56%), 35% and over is
-#: in their reach.
+#: MFU bands for the opening's word: under 15% is about a third of what tuned large runs report (40–56%), 35% and over
+#: is in their reach.
 _MFU_LOW, _MFU_GOOD = 0.15, 0.35
 
 

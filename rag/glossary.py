@@ -254,6 +254,13 @@ GLOSSARY: tuple[Term, ...] = (
         "multi-node|multiple nodes|multi node|two nodes",
         "nnodes",
     ),
+    # a VL model's images: their resolution sets how many visual tokens each sample adds (LLaMA-Factory #7099: "增大图片
+    # 分辨率到 3584*3584，为什么多机多卡会爆显存" named no VL concept, so the multi-node cards ranked before visual tokens)
+    _t(
+        "图片分辨率|图像分辨率|高分辨率|视觉token|视觉 token|图像token|图片token",
+        "image resolution|high-resolution images|visual tokens|image tokens|max_pixels|image_max_pixels",
+        "max_pixels image_max_pixels",
+    ),
     _t("", "dpo|dpotrainer|dpoconfig", "DPO direct preference optimization"),
     _t("", "ppo|ppotrainer|ppoconfig", "PPO proximal policy optimization"),
     _t("", "trl", "TRL"),

@@ -114,6 +114,7 @@ _STACKS: dict[str, re.Pattern[str]] = {
     "axolotl": re.compile(r"\baxolotl\b", re.I | re.A),
     "swift": re.compile(r"\bms[-_]?swift\b|\bswift sft\b", re.I | re.A),
     "xtuner": re.compile(r"\bxtuner\b", re.I | re.A),
+    "unsloth": re.compile(r"\bunsloth\b", re.I | re.A),
     # image / video diffusion training (diffusers and the trainers built on it): a card about latent tokens, VAEs and
     # text encoders answers these, not an LLM fine-tune that names LoRA and activations too
     "diffusion": re.compile(
@@ -132,6 +133,7 @@ _IMPLIES: dict[str, tuple[str, ...]] = {
     "alpaca-lora": ("hf-trainer", "accelerate"),
     "axolotl": ("hf-trainer", "accelerate"),
     "swift": ("hf-trainer", "accelerate"),
+    "unsloth": ("trl", "hf-trainer", "accelerate"),  # FastLanguageModel + TRL's SFTTrainer
 }
 
 

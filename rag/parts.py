@@ -44,6 +44,12 @@ class Part(BaseModel):
 
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+# A launch command pasted between single backticks over several lines (ms-swift #4177: "`swift sft \\\n --model …
+# --packing True`"): a fenced paste in all but the fence, so it is read as a command, not as prose.
+_INLINE_COMMAND = re.compile(
+    r"(?<![`\w])`(?!`)((?:(?:[A-Z_]+=\S*\s+)*)(?:swift|llamafactory-cli|torchrun|deepspeed|accelerate\s+launch|"
+    r"python3?|bash|sh|tune\s+run|xtuner)\s[^`]*?\\[ \t]*\n[^`]*)`(?!`)"
+)
 
 _TRACEBACK_START = re.compile(r"^\s*Traceback \(most recent call last\):", re.M)
 _ERROR_LINE = re.compile(
@@ -443,27 +449,38 @@ def _mostly_sentences(body: str) -> bool:
     return said * 2 >= len(lines)
 
 
+def _pastes(text: str) -> list[tuple[re.Match[str], int]]:
+    """The fenced blocks and the multi-line inline-code commands, in order, each with the group that holds its body;
+    an inline command inside a fenced block is the block's."""
+    fences = [(m, 2) for m in _FENCE.finditer(text)]
+    inline = [
+        (m, 1)
+        for m in _INLINE_COMMAND.finditer(text)
+        if not any(f.start() <= m.start() < f.end() or m.start() <= f.start() < m.end() for f, _ in fences)
+    ]
+    return sorted(fences + inline, key=lambda pair: pair[0].start())
+
+
 def split_message(text: str) -> list[Part]:
     """The message as ordered parts. Never raises; empty text gives []."""
     if not text or not text.strip():
         return []
     parts: list[Part] = []
     pos = 0
-    for m in _FENCE.finditer(text):
+    for m, group in _pastes(text):
         if m.start() > pos:
             parts.extend(_unfenced_parts(text[pos : m.start()], pos))
-        body = m.group(2)
+        body = m.group(group)
         if body.strip():
             kind = _classify_block(body)
             if kind in ("error", "log", "code") and _mostly_sentences(body):
                 # an issue template's ```text box holding the user's own sentences around an error line
                 parts.extend(
-                    p.model_copy(update={"fenced": p.kind != "prose"}) for p in _unfenced_parts(body, m.start(2))
+                    p.model_copy(update={"fenced": p.kind != "prose"}) for p in _unfenced_parts(body, m.start(group))
                 )
             else:
-                parts.append(
-                    Part(kind=kind, text=body.rstrip("\n"), start=m.start(2), end=m.start(2) + len(body), fenced=True)
-                )
+                start = m.start(group)
+                parts.append(Part(kind=kind, text=body.rstrip("\n"), start=start, end=start + len(body), fenced=True))
         pos = m.end()
     if pos < len(text):
         parts.extend(_unfenced_parts(text[pos:], pos))

@@ -30,7 +30,7 @@ from .acts import Act
 from .intents import Intents, MisconceptionRule
 from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
 from .step_counts import StepCounts, dataset_size_in
-from .step_time import StepTime
+from .step_time import StepTime, TokenRate
 
 __all__ = ["Plan", "PlannedCall", "dataset_size_in", "plan_calls"]
 
@@ -62,6 +62,8 @@ Label = Literal[
 ]
 
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
+#: The model-parallel degrees: GPUs in one such group share a batch (data-parallel GPUs = GPUs ÷ their product).
+_MODEL_PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "sequence_parallel_size")
 
 
 @dataclass
@@ -361,7 +363,7 @@ def _batch_args(setup: Setup, plan: Plan, counts: StepCounts | None = None) -> d
         )
     if "seq_len" in s:
         args["seq_len"] = s["seq_len"]
-    parallel = [k for k in ("tensor_parallel_size", "pipeline_parallel_size", "sequence_parallel_size") if k in s]
+    parallel = [k for k in _MODEL_PARALLEL if k in s]
     if parallel and args["world_size"] % math.prod(s[k] for k in parallel) == 0:
         args.update({k: s[k] for k in parallel})  # each parallel group is one data-parallel replica
     if counts is not None:
@@ -523,38 +525,52 @@ def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
 
 #: The acts a reported step time answers: "is 2.5 s per iteration good or slow?", "why is training so slow?".
 _SPEED_ACTS = ("diagnose", "is_normal", "explain", "yes_no")
-_MODEL_PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "sequence_parallel_size")
 _PRECISION_PEAK = {"fp32": "fp32", "amp-fp16": "fp16", "fp16-mixed": "fp16", "amp-bf16": "bf16", "bf16-mixed": "bf16"}
 
 
-def throughput_args(setup: Setup, step_time: StepTime) -> dict[str, Any] | None:
+def throughput_args(
+    setup: Setup, step_time: StepTime | None = None, token_rate: TokenRate | None = None
+) -> dict[str, Any] | None:
     """The throughput call's arguments from what the message states: the model's size (a preset also gives its layers
-    and attention width), the GPU count, and the tokens of one optimizer step (the global batch, or micro × GA ×
-    data-parallel GPUs, times the sequence length); None when any of them is not stated. The GPU and precision pick
-    the data-sheet peak; LoRA / QLoRA train 4·N per token, full recomputation adds a forward (HFU)."""
+    and attention width) and either a token rate ("2200token/s/gpu") or a step time with the GPU count and the tokens
+    of one optimizer step (the global batch, or micro × GA × data-parallel GPUs, times the sequence length); None when
+    any of them is not stated. The GPU and precision pick the data-sheet peak; LoRA / QLoRA train 4·N per token, full
+    recomputation adds a forward (HFU)."""
     s = setup.known()
     world, seq = s.get("world_size"), s.get("seq_len")
-    if not isinstance(world, int) or not isinstance(seq, int):
-        return None
-    batch = s.get("train_batch_size")
-    if batch is None:
-        micro, ga = s.get("train_micro_batch_size_per_gpu"), s.get("gradient_accumulation_steps")
-        split = math.prod(int(s.get(k) or 1) for k in _MODEL_PARALLEL)
-        if not micro or not ga or world % split:
+    args: dict[str, Any]
+    if token_rate is not None:
+        gpus = world if isinstance(world, int) and (token_rate.per_gpu or world == 1) else None
+        if gpus is None and not token_rate.per_gpu:
             return None
-        batch = micro * ga * (world // split)
-    args: dict[str, Any] = {"num_gpus": world, "step_time_s": step_time.seconds, "tokens_per_step": batch * seq}
+        # one GPU's rate: the run's is that times its GPUs, and the utilisation per GPU is the same either way
+        count = gpus or 1
+        rate = token_rate.tokens_per_second * (count if token_rate.per_gpu else 1)
+        args = {"num_gpus": count, "tokens_per_second": rate}
+    elif step_time is not None and isinstance(world, int) and isinstance(seq, int):
+        batch = s.get("train_batch_size")
+        if batch is None:
+            micro, ga = s.get("train_micro_batch_size_per_gpu"), s.get("gradient_accumulation_steps")
+            split = math.prod(int(s.get(k) or 1) for k in _MODEL_PARALLEL)
+            if not micro or not ga or world % split:
+                return None
+            batch = micro * ga * (world // split)
+        args = {"num_gpus": world, "step_time_s": step_time.seconds, "tokens_per_step": batch * seq}
+    else:
+        return None
+    shape = None
     if s.get("model"):
         try:
             shape = get_model_shape(str(s["model"]))
         except CalculatorError:
-            return None
+            shape = None
+    if shape is not None:
         # the input embedding is a lookup, not a matmul: only a tied table (the LM head) does FLOPs
         lookup = (
             0 if shape.tie_word_embeddings or shape.architecture != "decoder" else shape.vocab_size * shape.hidden_size
         )
         args["num_params"] = float(active_params(shape) - lookup)
-        if shape.architecture == "decoder":
+        if shape.architecture == "decoder" and isinstance(seq, int):
             width = (shape.head_dim or shape.hidden_size // shape.num_attention_heads) * shape.num_attention_heads
             args.update(num_layers=shape.num_layers, seq_len=seq, attention_width=width)
     elif s.get("num_params"):
@@ -585,6 +601,7 @@ def plan_calls(
     rl_stage: str | None = None,
     host_ram: bool = False,
     step_time: StepTime | None = None,
+    token_rate: TokenRate | None = None,
 ) -> Plan:
     """The calculator calls whose numbers answer this act for this setup (``text``: the user's prose, for the
     dataset size a steps-per-epoch question states; ``reported_oom``: the message reports an out-of-memory it hit,
@@ -594,7 +611,8 @@ def plan_calls(
     so a multi-GPU estimate without its ZeRO stage shows every stage instead of assuming none; ``rl_stage``: the
     RL / preference stage the message runs (ppo, dpo, grpo), whose other models the one-model estimate leaves out;
     ``host_ram``: the message reports or asks about the host's RAM, answered by the load-time figure per node;
-    ``step_time``: the seconds per step a speed question reports, answered by the run's model FLOPs utilisation)."""
+    ``step_time`` / ``token_rate``: the seconds per step or the tokens per second a speed question reports, answered
+    by the run's model FLOPs utilisation)."""
     plan = Plan()
     # (an RL or preference run loads more than one model per process: the one-model figure would understate it)
     if host_ram and rl_stage is None and (args := _host_ram_args(setup)) is not None:
@@ -628,7 +646,11 @@ def plan_calls(
             if back is not None:  # no batch setting stated: the run's own numbers give the batch it used
                 plan.calls.append(PlannedCall("steps_back_solve", back, "steps_back_solve"))
 
-    if step_time is not None and act in _SPEED_ACTS and (speed := throughput_args(setup, step_time)) is not None:
+    if (
+        (step_time is not None or token_rate is not None)
+        and act in _SPEED_ACTS
+        and (speed := throughput_args(setup, step_time, token_rate)) is not None
+    ):
         plan.calls.append(PlannedCall("throughput", speed, "throughput"))
 
     memory_wanted = (

@@ -355,7 +355,9 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
         if key == "finetune" and text_slots.finetune == "ptuning":
             continue  # ChatGLM's P-Tuning script with `--quantization_bit 4`: not QLoRA
         if key in _MEMORY_KEYS and not (key == "world_size" and parsed.world_size is None):
-            setup.put(key, value, source, key)
+            # ms-swift's gradient checkpointing on by default: the framework's value, not one the command states
+            named = key != "gradient_checkpointing" or re.search(r"gradient[-_]checkpointing", part.text)
+            setup.put(key, value, source, key if named else FRAMEWORK_DEFAULT_EVIDENCE)
     if parsed.model_name:  # before the text's own words ("template: llama3" names no model)
         setup.put("model_text", _last_segment(str(parsed.model_name))[:60], source, "model_name_or_path")
         _put_slots(setup, _model_only(str(parsed.model_name)), source, "model_name_or_path")
@@ -368,6 +370,8 @@ def _put_config(setup: Setup, part: Part, source: Provenance) -> None:
 _MODEL_KEYS = frozenset({"model_text", "model", "num_params"})
 #: The evidence of a model the prose names only by a file name (a config or command naming one replaces it).
 FILE_NAME_EVIDENCE = "file name"
+#: A value the framework sets when the command does not (ms-swift turns gradient checkpointing on): shown as its default.
+FRAMEWORK_DEFAULT_EVIDENCE = "framework default"
 
 
 def _last_segment(path: str) -> str:

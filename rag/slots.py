@@ -917,7 +917,9 @@ _SEQ_TOKENS = re.compile(
     # (not another setting's value: "bs=1 context len=2k")
     # ("只能微调2k上文": 上文, the preceding text a model sees, is its context)
     # ("用4096的max_length", "with 4096 max length": the value before the setting's name)
-    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:tokens|token|(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx|"
+    # (not a rate: "3300token/s/gpu" (Baichuan-7B #75), "5000 tokens per second", "tokens/step")
+    r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:(?:tokens|token(?!s))(?!\s*(?:/|per\s+(?:sec|second|step|gpu|iter)|每秒|每步))|"
+    r"(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx|"
     r"(?:的\s*)?(?:max[-_ ]?(?:seq(?:uence)?[-_ ]?)?len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|model_max_length)"
     r"(?![A-Za-z_]))",
     re.I,
@@ -3058,6 +3060,28 @@ _GRES_GPUS = re.compile(r"--gres[= ]gpu:(?:[A-Za-z][\w-]*:)?(\d{1,2})\b|--gpus-p
 _IN_TRAINER_CALL = re.compile(r"\b(?:Trainer|Fabric)\s*\([^()]*$")
 
 
+# "每张卡放一个sample", "每卡1条数据", "每张卡上放 2 个样本": the samples one GPU takes per step, i.e. the micro batch;
+# so is "单卡bs也需要19200/24=800" (FlagEmbedding #153: the per-card share of a paper's batch_size=19200 on 24 cards).
+_PER_CARD_SAMPLES = re.compile(
+    r"每张?卡上?(?:放|跑|处理|是|有|分到)?\s*(\d{1,4}|一|两|二|四|八)\s*(?:个|条)?\s*(?:sample|样本|数据)|"
+    r"单卡(?:的)?\s*(?:bs|batch[_ ]?size|batch)\s*(?:也|就|都)?\s*(?:需要|要|是|为|=|：|:)?\s*"
+    r"(?:\d+\s*/\s*\d+\s*=\s*)?(\d{1,6})(?![\d./])",
+    re.I,
+)
+_CN_COUNT = {"一": 1, "两": 2, "二": 2, "四": 4, "八": 8}
+_SHARD_ID = re.compile(r"--shard_id\b")
+_PER_CARD_BEFORE = re.compile(r"(?:单卡|每张?卡)(?:的|上)?\s*$")
+
+
+def _names_the_device_batch(key: str) -> bool:
+    """`micro_batch_size`, or a script's shell variable `PER_DEVICE_BATCH_SIZE`: a key that says it is one device's
+    and sits beside a global one. (Not HF's `--per_device_train_batch_size` in a sentence: "没法设置 batch_size 为1 …
+    `--per_device_train_batch_size 1` 时实际 batch_size = 2" (ms-swift #4710) uses the bare name for the per-GPU one.)"""
+    words = set(_key_words(key))
+    shell_variable = key.isupper() and "per" in words and bool(words & {"device", "gpu", "devices", "gpus"})
+    return "micro" in "".join(words) or shell_variable
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
@@ -3069,17 +3093,23 @@ def _assignments(text: str, slots: Slots) -> None:
             key=lambda m: m.start(),
         )
     ]
-    # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch.
-    explicit_micro = any(
-        key == "train_micro_batch_size_per_gpu" and "micro" in "".join(_key_words(m.group(1))) for m, key in found
+    # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch; so beside InternVL's
+    # `PER_DEVICE_BATCH_SIZE=1` (its `BATCH_SIZE=64` is the global batch its script divides by it), and beside "即每张卡
+    # 放一个sample" (Light-R1 #39: "batch_size为96，即每张卡放一个sample" on 96 GPUs).
+    per_card = next((m for m in _PER_CARD_SAMPLES.finditer(text) if not _quoted(text, m.start(), lines=False)), None)
+    explicit_micro = per_card is not None or any(
+        key == "train_micro_batch_size_per_gpu" and _names_the_device_batch(m.group(1)) for m, key in found
     )
     for m, key in found:
+        if key is None and m.group(1).lstrip("-").lower() == "num_shards" and _SHARD_ID.search(text):
+            key = "num_nodes"  # PySlowFast's `--shard_id 0 --num_shards 2`: the machines of one run
         if key == "train_micro_batch_size_per_gpu" and _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
             key = "train_batch_size"  # "total batchsize is 4096"
         if (
             explicit_micro
             and key == "train_micro_batch_size_per_gpu"
             and "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize")
+            and not _PER_CARD_BEFORE.search(text[max(0, m.start() - 6) : m.start()])  # "单卡batchsize为4" stays per card
         ):
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
@@ -3118,6 +3148,9 @@ def _assignments(text: str, slots: Slots) -> None:
         setattr(slots, key, value)
         if key == "world_size" and _counts_per_node(m.group(1)):
             per_node_key = True
+    if per_card is not None and "train_micro_batch_size_per_gpu" not in seen:
+        count = per_card.group(1) or per_card.group(2)
+        slots.train_micro_batch_size_per_gpu = _CN_COUNT.get(count) or int(count)
     if gres := _GRES_GPUS.search(text):
         # Slurm's `--gres=gpu:4` is each node's GPUs, whatever `--ntasks-per-node=1` says (one task that runs a launcher)
         slots.world_size, per_node_key = int(gres.group(1) or gres.group(2)), True
@@ -3811,10 +3844,16 @@ def _accelerate_defaults(text: str) -> str:
     return _ACCELERATE_DEFAULT.sub(flag, _ACCELERATE_ADVICE.sub(" ", text))
 
 
+# A script's comment that gives another value as an example (Megatron-LM #509: "HIDDEN_SIZE=4096 # e.g. llama-13b:
+# 5120" in a 7B script): the example's model and numbers are not the run's.
+_EXAMPLE_COMMENT = re.compile(r"#[ \t]*(?:e\.?g\.?|for example|for instance|例如|比如)(?![\w])[^\n]*", re.I)
+
+
 def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
     text = _HEX_ID.sub(lambda m: " " * len(m.group(0)), text)  # "…/e8bfda6b-42fe-426b-…": no 426B model in an id
+    text = _EXAMPLE_COMMENT.sub(lambda m: " " * len(m.group(0)), text)  # "# e.g. llama-13b: 5120" is not the run
     text = _accelerate_defaults(text)
     slots = Slots()
     for step in (

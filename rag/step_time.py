@@ -1,4 +1,4 @@
-"""The time one training step took, as users write it and as their logs print it.
+"""The time one training step took, or the tokens a second it trained, as users write them and their logs print them.
 
 "I find the iteration time is about 2.5s per iteration" (Megatron-DeepSpeed #199), "每个step大概要10秒",
 "one step takes 40 seconds", a tqdm bar's "3.52s/it" or "1.8it/s", Megatron-DeepSpeed's "iter time (s): 2.673" and
@@ -9,6 +9,9 @@ What a progress bar counts is the framework's step: the HF Trainer's bar counts 
 Megatron's iteration is one global batch; a hand-written loop's bar may count micro-batches. The prose's own figure
 wins over a log's (the user says which step they mean); among log lines the last one is the steady state (the first
 iterations include compilation and warm-up).
+
+A token rate needs no tokens per step: "百川只有2200token/s/gpu" (Baichuan-7B #75) is one GPU's rate, "5000 tokens/s"
+the run's. Of several rates in one message the last is the user's ("其它模型可以达到3300token/s/gpu，百川只有2200").
 """
 
 from __future__ import annotations
@@ -65,6 +68,44 @@ class StepTime:
 
 def _seconds(value: str, unit: str) -> float:
     return float(value) * _PER_UNIT.get(unit.lower(), 1.0)
+
+
+@dataclass(frozen=True)
+class TokenRate:
+    """Tokens trained per second, of one GPU (``per_gpu``) or of the whole run, as written."""
+
+    tokens_per_second: float
+    per_gpu: bool
+    written: str
+
+
+# "2200token/s/gpu", "3300 tokens/s per GPU", "5000 tokens per second", "每卡每秒 3000 token", "tokens/sec/gpu: 1234".
+_RATE = re.compile(
+    r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?|tok)\s*(?:/\s*s(?:ec)?\b|per\s+sec(?:ond)?\b)"
+    r"(\s*(?:/\s*(?:gpu|device|card|卡)|per\s+(?:gpu|device|card))\b)?",
+    re.I,
+)
+_RATE_PER_GPU_ZH = re.compile(r"每(?:张)?卡每秒\s*(\d+(?:\.\d+)?)\s*(k)?\s*(?:个\s*)?token")
+_LOG_RATE = re.compile(
+    r"\btokens?(?:[-_ /]per[-_ ]sec(?:ond)?|/s(?:ec)?)(?:[-_ /]per[-_ ]gpu|/gpu)\s*[:=]\s*(\d+(?:\.\d+)?)", re.I
+)
+
+
+def read_token_rate(text: str) -> TokenRate | None:
+    """The last token rate the message states, or None (see the module docstring)."""
+    found: list[tuple[int, float, bool, str]] = []
+    for m in _RATE.finditer(text):
+        value = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
+        found.append((m.start(), value, bool(m.group(3)), m.group(0).strip()))
+    for m in _RATE_PER_GPU_ZH.finditer(text):
+        found.append((m.start(), float(m.group(1)) * (1000 if m.group(2) else 1), True, m.group(0)))
+    for m in _LOG_RATE.finditer(text):
+        found.append((m.start(), float(m.group(1)), True, m.group(0)))
+    found = [f for f in found if 0 < f[1] <= 1e9]
+    if not found:
+        return None
+    _, value, per_gpu, written = max(found)
+    return TokenRate(value, per_gpu, written)
 
 
 def _training_bar(text: str, at: int) -> bool:

@@ -188,6 +188,7 @@ def test_a_speed_question_with_its_numbers_opens_with_its_mfu(assistant: Any) ->
     assert "11.8 TFLOP/s per GPU" in first and "125 TFLOP/s" in first
     call = next(c for c in answer.tool_calls if c.name == "throughput")
     assert call.arguments["tokens_per_step"] == 256 * 2048 and call.arguments["num_gpus"] == 64
+    assert answer.sources[0].card_id == "training-speed-mfu"  # the card that explains the figure comes first
 
 
 def test_without_the_tokens_per_step_no_mfu_is_made_up(assistant: Any) -> None:
@@ -206,3 +207,38 @@ def test_a_stated_step_time_is_not_asked_for_again(assistant: Any) -> None:
     untimed = assistant.ask("Training Llama-2-7B on 8 A100s is very slow. Why is it so slow?")
     assert "tokens per step" in timed.first_screen and "time per step" not in timed.first_screen
     assert "time per step" in untimed.first_screen
+
+
+@pytest.mark.parametrize(
+    ("text", "rate", "per_gpu"),
+    [
+        # Baichuan-7B #75: the last rate is the user's, the first another model's
+        ("训练速度其它模型可以达到3300token/s/gpu,百川只有2200token/s/gpu", 2200.0, True),
+        ("we get 5,000 tokens/s per GPU", 5000.0, True),
+        ("throughput is 3300 tokens per second", 3300.0, False),
+        ("每卡每秒 3000 token", 3000.0, True),
+    ],
+)
+def test_token_rates_as_written(text: str, rate: float, per_gpu: bool) -> None:
+    from rag.step_time import read_token_rate
+
+    got = read_token_rate(text)
+    assert got is not None and got.tokens_per_second == rate and got.per_gpu is per_gpu
+
+
+def test_a_rate_is_not_a_sequence_length() -> None:
+    from rag.slots import extract_slots
+
+    assert extract_slots("百川只有2200token/s/gpu", prose=True).seq_len is None
+    assert extract_slots("we get 5000 tokens/s per GPU", prose=True).seq_len is None
+    assert extract_slots("trained with 2048 tokens", prose=True).seq_len == 2048
+
+
+def test_a_per_gpu_token_rate_gives_the_mfu_without_tokens_per_step(assistant: Any) -> None:
+    """Baichuan-7B #75: 8 A100s at 2200 tokens/s per GPU: the run's rate is 8 × 2200, and its MFU per GPU follows."""
+    answer = assistant.ask(
+        "机器A100*8，7B模型 zero2 训练，训练速度其它模型可以达到3300token/s/gpu，我们只有2200token/s/gpu，正常吗？"
+    )
+    call = next(c for c in answer.tool_calls if c.name == "throughput")
+    assert call.arguments["tokens_per_second"] == 8 * 2200 and call.arguments["num_gpus"] == 8
+    assert call.result is not None and 0.25 < call.result["mfu"] < 0.35  # 6 × 7e9 × 2200 ≈ 92 TFLOP/s of 312

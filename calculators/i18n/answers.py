@@ -38,6 +38,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "your_setup": {"zh": "你的设置", "en": "Your setup"},
     "from_config": {"zh": "来自你贴的配置", "en": "from your config"},
     "from_command": {"zh": "来自启动命令", "en": "from your launch command"},
+    "from_default": {"zh": "框架默认值，命令里没写", "en": "the framework's default; your command does not set it"},
     "from_error": {"zh": "来自报错", "en": "from the error"},
     "from_log": {"zh": "来自日志", "en": "from the log"},
     "from_nvidia_smi": {"zh": "来自 nvidia-smi", "en": "from nvidia-smi"},
@@ -378,11 +379,14 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "By your numbers, about {tflops} TFLOP/s per GPU.",
     },
     "speed_reference": {
-        "zh": "参考：调优好的大模型训练报告 46–56% MFU（PaLM 540B 46.2%；Megatron-LM 1T 参数 56.3%）。每步 token 数按"
-        "每条样本都是满长度计；样本更短且不 packing 时，实际 MFU 更低。",
-        "en": "For reference, tuned large-model runs report 46–56% MFU (PaLM 540B 46.2%; Megatron-LM at 1T parameters "
-        "56.3%). Tokens per step count every sample at the full length; shorter, unpacked samples make the real MFU "
-        "lower.",
+        "zh": "参考：调优好的大模型训练报告约 40–56% MFU（PaLM 540B 46.2%；Megatron-LM README 中 H100 上 41–48%，A100 上 1T "
+        "参数 56.3%）。",
+        "en": "For reference, tuned large-model runs report about 40–56% MFU (PaLM 540B 46.2%; Megatron-LM's README "
+        "41–48% on H100, 56.3% for 1T parameters on A100).",
+    },
+    "speed_full_length": {
+        "zh": "每步 token 数按每条样本都是满长度计；样本更短且不 packing 时，实际 MFU 更低。",
+        "en": "Tokens per step count every sample at the full length; shorter, unpacked samples make the real MFU lower.",
     },
     "steps_backsolve_total": {
         "zh": "你的运行显示 {observed} 步：{samples} 个样本 × {epochs} 个 epoch ÷ {observed} 步 ≈ 每步 {per} 个样本。",

@@ -29,7 +29,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "mfu.rate": {"zh": "每秒 {tps} 个 token", "en": "{tps} tokens/s"},
     "mfu.achieved": {
         "zh": "训练吞吐：{per_token}；{rate}，{gpus} 张卡，每卡 {tflops} TFLOP/s（每卡每秒 {tps_gpu} 个 token）。",
-        "en": "Training throughput: {per_token}; {rate} on {gpus} GPUs is {tflops} TFLOP/s per GPU ({tps_gpu} "
+        "en": "Training throughput: {per_token}; {rate} on {gpus} is {tflops} TFLOP/s per GPU ({tps_gpu} "
         "tokens/s per GPU).",
     },
     "mfu.of_peak": {
