@@ -116,18 +116,26 @@ pytestmark = pytest.mark.slow
 # 0.920, 21 + 21 contradicted, 1 + 1 headlines, 0 strawman, hit@3 0.972 / 0.982, hit@1 0.818 / 0.847, p90 116 / 120,
 # fit without a figure 58 + 38, no cause 13 + 17. The act floors and the fit-without-a-figure ceiling follow what the
 # start engine already scored on the larger set.
+# Stop 45: blind20 (52) moved into the dev set (2028 = 1004 zh + 1024 en; the start engine with the throughput
+# calculator, which changes one first screen, and its models trained on the 1976: act 0.818 / 0.763, fidelity 0.949 /
+# 0.917, 25 + 25 contradicted (blind20's own: 8), 1 + 1 headlines, 0 strawman, hit@3 0.967 / 0.980, hit@1 0.811 /
+# 0.840, p90 116 / 120, fit without a figure 58 + 41, no cause 15 + 17). End of stop 45 (readers from blind20's
+# contradictions, the Unsloth stack and the small-batch myth gated, one card, six relabels, act and card models
+# retrained on the 2028): act 0.818 / 0.763, fidelity 0.950 / 0.918, 21 + 23 contradicted, 1 + 1 headlines, 0
+# strawman, hit@3 0.974 / 0.984, hit@1 0.813 / 0.846, p90 117 / 120, fit without a figure 58 + 41, no cause 15 + 17.
+# The act floors and the contradicted and fit-without-a-figure ceilings follow what the larger set scores.
 FLOORS = {
-    "zh": {"act_accuracy": 0.82, "fidelity": 0.945, "hit3": 0.96, "hit1": 0.80},
-    "en": {"act_accuracy": 0.765, "fidelity": 0.91, "hit3": 0.975, "hit1": 0.84},
+    "zh": {"act_accuracy": 0.815, "fidelity": 0.945, "hit3": 0.965, "hit1": 0.81},
+    "en": {"act_accuracy": 0.76, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.84},
 }
 CEILINGS = {
-    "contradicted": 44,
+    "contradicted": 48,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 122,
     "refused": 0,
-    "fit_no_figure": 98,
-    "no_cause": 33,
+    "fit_no_figure": 101,
+    "no_cause": 34,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -216,17 +224,24 @@ CEILINGS = {
 # without a figure 2 + 5, no cause 2 + 0. End of stop 44: act 0.615 / 0.615, fidelity 0.873 / 0.782, hit@3 0.784 /
 # 0.902, hit@1 0.608 / 0.510, the rest unchanged. Floors are re-based on this set (the start engine was already under
 # the old Chinese act and fidelity floors and the English hit@3 floor).
+# Stop 45: blind20 moved into the dev set; blind22 (52 = 26 zh + 26 en, mined blind at the start of stop 45 and scored
+# on its start engine, tag s27start: act 0.654 / 0.808, fidelity 0.955 / 0.868, 0 + 0 contradicted, 0 headlines, 0
+# strawman, hit@3 0.792 / 0.920) joined blind21. Start of stop 45 on these 104 (blind21 + blind22): act 0.615 / 0.750,
+# fidelity 0.903 / 0.800, 2 + 9 contradicted, 0 + 1 headlines, 0 strawman, hit@3 0.796 / 0.900, hit@1 0.653 / 0.560,
+# fit without a figure 2 + 2, no cause 1 + 2. End of stop 45: act 0.596 / 0.750, hit@3 0.816 / 0.880, the rest
+# unchanged; both moves come with the act and card models retrained on the 2028 (before any other change of this stop
+# they already scored act 0.596 and hit@3 0.816 / 0.880). Floors are re-based on this set.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.60, "fidelity": 0.86, "hit3": 0.77},
-    "en": {"act_accuracy": 0.59, "fidelity": 0.77, "hit3": 0.88},
+    "zh": {"act_accuracy": 0.59, "fidelity": 0.89, "hit3": 0.80},
+    "en": {"act_accuracy": 0.74, "fidelity": 0.79, "hit3": 0.87},
 }
 HELDOUT_CEILINGS = {
-    "contradicted": 20,
+    "contradicted": 13,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 8,
-    "no_cause": 3,
+    "fit_no_figure": 6,
+    "no_cause": 4,
 }
 
 
