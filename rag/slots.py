@@ -3109,7 +3109,9 @@ def _assignments(text: str, slots: Slots) -> None:
             explicit_micro
             and key == "train_micro_batch_size_per_gpu"
             and "_".join(_key_words(m.group(1))) in ("batch_size", "batchsize", "bs", "bsize")
-            and not _PER_CARD_BEFORE.search(text[max(0, m.start() - 6) : m.start()])  # "单卡batchsize为4" stays per card
+            and not _PER_CARD_BEFORE.search(
+                text[max(0, m.start() - 6) : m.start()]
+            )  # "单卡batchsize为4" stays per card
         ):
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
