@@ -38,7 +38,6 @@ from .evidence import (
     quotes_error,
     read_evidence,
     reports_training_failure,
-    symptom_family,
 )
 from .formatting import batch_summary, memory_summary, sweep_line
 from .history import Turn, clean_text, last_user_turn, load_history
@@ -264,7 +263,8 @@ class Assistant:
         if not prose.strip() and config_calls:
             act = "diagnose"
         reported_oom = reports_oom(text)
-        step_time = read_step_time(text) if symptom_family(prose) == "speed" else None
+        evidence = read_evidence(text, parts)
+        step_time = read_step_time(text) if evidence.family == "speed" else None
         # a rate the user states ("百川只有2200token/s/gpu") is about speed whatever symptom the prose names first
         token_rate = read_token_rate(text)
         plan = plan_calls(
@@ -286,7 +286,6 @@ class Assistant:
         nearest = self._nearest_fit(plan, calls, lang)
         asked = read_asked(text, parts)
         cards = self._cards_for(misconceptions, hits, intents, diagnosis, asked, setup, act)
-        evidence = read_evidence(text, parts)
         if act == "diagnose" and not (diagnosis is not None and diagnosis.causes):
             cards = self._quoted_error_first(cards, hits, text, asked, setup, act)
             seen = next(

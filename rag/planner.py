@@ -571,7 +571,7 @@ def throughput_args(
         )
         args["num_params"] = float(active_params(shape) - lookup)
         if shape.architecture == "decoder" and isinstance(seq, int):
-            width = (shape.head_dim or shape.hidden_size // shape.num_attention_heads) * shape.num_attention_heads
+            width = shape.dim_per_head * shape.num_attention_heads
             args.update(num_layers=shape.num_layers, seq_len=seq, attention_width=width)
     elif s.get("num_params"):
         args["num_params"] = float(s["num_params"])
