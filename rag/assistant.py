@@ -263,6 +263,10 @@ class Assistant:
         if not prose.strip() and config_calls:
             act = "diagnose"
         reported_oom = reports_oom(text)
+        if act == "diagnose" and not reported_oom:
+            # "OOM is not caused by the effective batch size" corrects the cause of an OOM: a message that reports none
+            # and does not hold the belief ("the same global batch … just half the memory", F5-TTS #632) is not about it
+            misconceptions = [m for m in misconceptions if m.key != "effective_batch_oom" or holds_belief(prose, m)]
         evidence = read_evidence(text, parts)
         step_time = read_step_time(text) if evidence.family == "speed" else None
         # a rate the user states ("百川只有2200token/s/gpu") is about speed whatever symptom the prose names first

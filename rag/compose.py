@@ -25,7 +25,7 @@ from .acts import Act
 from .answer import Correction, ToolCall
 from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family, symptom_family
-from .formatting import gib
+from .formatting import billions, gib
 from .intents import MisconceptionRule, belief_reported
 from .opening import (
     AskedQuestion,
@@ -38,7 +38,14 @@ from .opening import (
     symptom_fits,
 )
 from .planner import Plan
-from .setup import FRAMEWORK_DEFAULT_EVIDENCE, OTHER_RUN_EVIDENCE, PER_NODE_EVIDENCE, Setup, unsupported_method
+from .setup import (
+    FRAMEWORK_DEFAULT_EVIDENCE,
+    OTHER_RUN_EVIDENCE,
+    PER_NODE_EVIDENCE,
+    REFERENCE_EVIDENCE,
+    Setup,
+    unsupported_method,
+)
 
 #: Setup keys in the order the setup line shows them.
 _SHOWN = (
@@ -119,7 +126,7 @@ class Results:
 # ---- the setup line ---------------------------------------------------------------------------
 def _show_value(key: str, value: Any, lang: Lang) -> str:
     if key == "num_params":
-        return f"{value / 1e9:g}B"
+        return billions(value)
     if key in ("gpu_memory_gb", "observed_memory_gb", "host_ram_gb"):
         return f"{value:g} GB"
     if key == "zero_stage":
@@ -268,7 +275,9 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
                     a=_show_value(key, mine.value, lang),
                     src_a=_where(mine.source, lang),
                     b=_show_value(key, other.value, lang),
-                    src_b=_where(other.source, lang),
+                    src_b=t("from_reference", lang)
+                    if other.evidence == REFERENCE_EVIDENCE
+                    else _where(other.source, lang),
                 )
             )
     return "\n".join(lines)
@@ -1091,6 +1100,15 @@ def _belief_opens(r: Results) -> bool:
         # on the way: a memory belief's verdict does not answer a question about speed.
         return False
     if r.act == "diagnose":
+        if (
+            not _belief_held(r)
+            and not r.reported_oom
+            and all(m.key == "effective_batch_oom" for m in r.misconceptions[:2])
+        ):
+            # "OOM is not caused by the effective batch size" is the cause of an OOM: "the same global batch … just half
+            # the memory" (F5-TTS #632 asks why the step count ignores GA) and a feature request for batches smaller
+            # than the GPU count "when there is insufficient memory" (transformers #27299) report none
+            return False
         # The correction may be the cause ("4张3090合计96G还是OOM": cards do not pool memory), but not where the belief's
         # words only report the run: "显存不够 … train_batch_size 我已经改到最小了" names the batch as a remedy tried,
         # and "OOM is not caused by the effective batch" would correct what nobody said.
@@ -1119,6 +1137,12 @@ def _belief_cards(r: Results) -> list[Card | None]:
     return [by_id.get(m.card_id) for m in r.misconceptions[:2]]
 
 
+def _lower_first(text: str) -> str:
+    """A sentence as a clause after "Most likely cause:": "With Adam, …" → "with Adam, …" ("OOM is …" keeps its
+    acronym)."""
+    return text[0].lower() + text[1:] if len(text) > 1 and text[0].isupper() and text[1].islower() else text
+
+
 def _belief_verdict(r: Results) -> str:
     lang = r.lang
     head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
@@ -1126,7 +1150,7 @@ def _belief_verdict(r: Results) -> str:
         # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
         # needs 16 GB" is explained by "GPUs do not pool memory".
         causes = [
-            _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
+            _lower_first(_VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。."))
             for m in r.misconceptions[:2]
         ]
         return "**" + t("likely_cause", lang, title=t("clause_sep", lang).join(causes)) + "**"

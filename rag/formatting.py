@@ -17,6 +17,12 @@ def gib(nbytes: int | float | None, lang: Lang = "en") -> str:
     return format_gib(nbytes, unknown=NAMES["unknown"][as_lang(lang)])
 
 
+def billions(n_params: float) -> str:
+    """A parameter count in billions to three significant digits, never in exponent form: 27179089920 → "27.2B",
+    6.7e9 → "6.7B", 1e12 → "1000B"."""
+    return f"{float(f'{n_params / 1e9:.3g}'):g}B"
+
+
 def sweep_line(result: SweepResult, lang: Lang) -> str:
     """'micro 1 → 14.2 GiB, 2 → 17.9 GiB, ...' for a sweep."""
     pairs = ", ".join(f"{v} → {gib(t, lang)}" for v, t in result.series())

@@ -138,8 +138,14 @@ _MATCHERS = {
         and _has(_MEM_CHANGE, t)
         and not _has(DOWN + r".{0,12}" + GA + "|" + GA + r".{0,12}" + DOWN, t)
     ),
-    "ga_stores_copies": lambda t: _has(GA, t) and _has(GRAD, t) and _has(STORE_COPY, t),
-    "effective_batch_oom": lambda t: _has(EFF, t) and _has(MEM, t),
+    # a copy stored by the accumulation, in one sentence ("each device gets a copy of the model … gradients are
+    # accumulated together" (Lightning #6984) describes data parallelism, not the belief)
+    "ga_stores_copies": lambda t: (
+        _has(GRAD, t)
+        and _has(GA + r"[^.。?？!！\n]{0,60}?" + STORE_COPY + "|" + STORE_COPY + r"[^.。?？!！\n]{0,60}?" + GA, t)
+    ),
+    # the belief's words in one sentence ("global batch" in a config and "OOM" in a log say nothing of each other)
+    "effective_batch_oom": lambda t: any(_has(EFF, s) and _has(MEM, s) for s in _sentences(t)),
     "lower_ga_saves_memory": lambda t: (
         (
             # a saving of memory, not any "reduce" ("gradient accumulation can reduce the number of backward ops")
@@ -150,7 +156,8 @@ _MATCHERS = {
         or _has(_GA_SET_STILL_OOM, t)
     ),
     "mixed_precision_halves": lambda t: (
-        _has(PREC, t) and (_has(MEM, t) and _has(HALF, t) or _precision_left_memory_unchanged(t))
+        any(_has(PREC, s) and _has(MEM, s) and _has(HALF, s) for s in _sentences(t))
+        or (_has(PREC, t) and _precision_left_memory_unchanged(t))
     ),
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
@@ -496,5 +503,18 @@ def reports_oom(text: str) -> bool:
         # "一直 OOM，为什么？", "why does it OOM?": asking why presupposes the OOM happened
         seen = _OOM_SEEN.search(sentence) or (_GPU_RAM_SHORT.search(sentence) and not _HOST_RAM.search(sentence))
         if seen and (not asks_whether(sentence) or WHY_ASK.search(sentence)):
+            return True
+        # "用两张4090显卡微调chatglm3-6b模型out of memory，用的是lora + zero3的方式，请问哪里错了？": the question mark ends
+        # the sentence, the OOM is reported in a clause of its own that asks nothing
+        if (
+            seen
+            and any(
+                (_OOM_SEEN.search(clause) or _GPU_RAM_SHORT.search(clause))
+                and not asks_whether(clause)
+                # (not a condition: "如果不加--quantization_bit 4 就爆显存" reports another run than the one read)
+                and not re.search(r"如果|要是|假如|若是", clause)
+                for clause in re.split(r"[，,;；]", sentence)[:-1]
+            )
+        ):
             return True
     return False

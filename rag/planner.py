@@ -27,6 +27,7 @@ from calculators.text_safety import escape_md
 from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 
 from .acts import Act
+from .formatting import billions
 from .intents import Intents, MisconceptionRule
 from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
 from .step_counts import StepCounts, dataset_size_in
@@ -228,7 +229,7 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
             )
     elif "num_params" in s:
         preset = _nearest_preset(s["num_params"])
-        name = escape_md(s["model_text"], 60) if s.get("model_text") else f"{s['num_params'] / 1e9:g}B"
+        name = escape_md(s["model_text"], 60) if s.get("model_text") else billions(s["num_params"])
         if preset:
             cfg["model"] = preset
             plan.assume(
@@ -240,8 +241,8 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
             cfg["num_params"] = s["num_params"]
             plan.assume(
                 "model",
-                f"{name} 没有预设结构：只按参数量 {s['num_params'] / 1e9:g}B 估算模型状态",
-                f"no preset for {name}: model states from its size ({s['num_params'] / 1e9:g}B) only",
+                f"{name} 没有预设结构：只按参数量 {billions(s['num_params'])} 估算模型状态",
+                f"no preset for {name}: model states from its size ({billions(s['num_params'])}) only",
             )
     else:
         cfg["model"] = EXAMPLE_MODEL

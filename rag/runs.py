@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .slots import Slots, extract_slots
+from .slots import Slots, extract_slots, hearsay
 
 #: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. The GPU count only from a
 #: clause without per-GPU wording (:data:`_PER_GPU`: "单卡24G" and "one GPU each" are no run on one GPU), and, as every
@@ -179,7 +179,11 @@ def candidates(prose: str) -> dict[str, list[Candidate]]:
         values: list[tuple[str, Any, tuple[tuple[str, Any], ...]]] = [
             (k, getattr(slots, k), ())
             for k in RUN_KEYS
-            if getattr(slots, k) is not None and not (k == "world_size" and _PER_GPU.search(text))
+            if getattr(slots, k) is not None
+            and not (k == "world_size" and _PER_GPU.search(text))
+            # "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409): a document's
+            # figure, no reading of the user's run
+            and not (k == "observed_memory_gb" and hearsay(prose, pos + len(text)))
         ]
         if bundle := _model_bundle(slots):
             values.append(("model", bundle[0][1], bundle))

@@ -1051,8 +1051,20 @@ def _model_runs(setup: Setup, choice: runs.Choice) -> None:
     mine = {k: v for k in runs.MODEL_KEYS if (v := setup.values.get(k)) is not None}
     if not mine or any(v.source != "message" for v in mine.values()):
         return
-    if "model_text" not in chosen or not ({"model", "num_params"} & set(chosen)):
-        return  # a bare size, or a name without a size (a script's, a folder's): less than the whole reading has
+    if not ({"model", "num_params"} & set(chosen)):
+        return  # a name without a size (a script's, a folder's): less than the whole reading has
+    if "model_text" not in chosen and (
+        "model_text" in mine
+        or "num_params" not in mine
+        or not any(
+            c.outcome == "works" and dict(c.bundle).get("num_params") == mine["num_params"].value
+            for c in runs.candidates_of(choice)
+        )
+    ):
+        # a bare size is less than the whole reading has, unless the whole reading took the size of a run reported to
+        # work: "I can train a 7B model … but I can't train a 5B model" (GaLore #49) is about the 5B one, while "33b模型
+        # 最少需要多少显存 … 微调6.7B的时候显存直接爆了" (DeepSeek-Coder #103) asks about the 33B one
+        return
     if any(k not in mine or mine[k].value != v for k, v in chosen.items()):
         for key in runs.MODEL_KEYS:
             old = setup.values.pop(key, None)
@@ -1083,6 +1095,58 @@ def _model_runs(setup: Setup, choice: runs.Choice) -> None:
             )
 
 
+#: The sentence that introduces a pasted config as someone else's: "accordingly your settings are:" (F5-TTS #632, the
+#: authors' config, then "I'd use:" and the user's own), "the official config is", "论文/官方的配置是".
+_REFERENCE_INTRO = re.compile(
+    r"(?:\byour\b|\bthe\s+(?:official|original|default|paper'?s?|authors'?|recommended|reference)\b|官方|原始|原版|默认|"
+    r"作者|论文)[^.。!?？\n]{0,60}(?:settings?|config\w*|hyper-?parameters?|配置|参数|设置)[^.。!?？\n]{0,30}$",
+    re.I,
+)
+
+
+#: … unless the user says they ran it: "I used the official config:", "我用的是默认配置".
+_RAN_IT = re.compile(
+    r"\bI(?:'m| am)?\s+(?:use|used|using|ran|run|running|tried|set)\b|我(?:们)?(?:用|使用|采用|跑|设置)|用的是|使用的是",
+    re.I,
+)
+
+
+#: The sentence that introduces a pasted block as a quotation of a paper or a document: "In the section 3.2, they said
+#: that" (LOMO #16 quoting the ZeRO paper's GPT-2 example), "the paper says:", "论文里写道：".
+_QUOTATION_INTRO = re.compile(
+    r"(?:\b(?:they|he|she|it)|\bthe\s+(?:paper|authors?|docs?|documentation|readme|blog|tutorial))\s+"
+    r"(?:said|says|wrote|writes|states?|stated|mentions?|mentioned|explains?|explained)(?:\s+that)?$|"
+    r"(?:论文|文档|作者|官方|教程)\s*(?:中|里)?\s*(?:说|写道|写的是|提到)$",
+    re.I,
+)
+
+
+#: The evidence of a value read from a config the message quotes as someone else's (:func:`_own_configs_first`).
+REFERENCE_EVIDENCE = "reference"
+
+
+def _own_configs_first(parts: list[Part]) -> tuple[list[Part], list[Part]]:
+    """The parts in order, except that a pasted config the prose before it introduces as someone else's (the authors',
+    the official one) is read after the user's own, so the user's values are the setup and the reference's are shown
+    as conflicts; with no config of the user's beside it, the reference is read in its place. A block introduced as a
+    quotation of a paper or a document is no setting of the user's and is not read at all. Returns the parts to read,
+    in order, and the references among them."""
+    pasted = ("config", "command", "code")
+    reference: set[int] = set()
+    quoted: set[int] = set()
+    for i, part in enumerate(parts):
+        if part.kind in pasted and i > 0 and parts[i - 1].kind == "prose":
+            intro = parts[i - 1].text.rstrip().rstrip(":：,，").rstrip()
+            if _QUOTATION_INTRO.search(intro):
+                quoted.add(i)
+            elif _REFERENCE_INTRO.search(intro) and not _RAN_IT.search(re.split(r"[.。!?？\n]", intro)[-1]):
+                reference.add(i)  # (not "I used the official config:": the user ran it)
+    if all(i in reference or i in quoted for i, p in enumerate(parts) if p.kind in pasted):
+        reference = set()
+    later = [parts[i] for i in sorted(reference)]
+    return [p for i, p in enumerate(parts) if i not in reference and i not in quoted] + later, later
+
+
 def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """The setup the message states (prose first, then configs and commands, then errors and logs).
 
@@ -1097,11 +1161,17 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
             for key in _MODEL_KEYS & set(setup.values):
                 setup.values[key].evidence = FILE_NAME_EVIDENCE
         _runs_in_prose(setup, prose, launched=any(p.kind in ("config", "command", "code") for p in parts))
-    for part in parts:
+    ordered, references = _own_configs_first(parts)
+    for part in ordered:
+        before = {k: len(v) for k, v in setup.conflicts.items()}
         if part.kind in ("config", "command", "code"):
             _put_config(setup, part, _PART_SOURCE[part.kind])
         for command in _launch_json_commands(part):
             _put_config(setup, command, "config")
+        if any(part is ref for ref in references):
+            for key, values in setup.conflicts.items():
+                for value in values[before.get(key, 0) :]:
+                    value.evidence = REFERENCE_EVIDENCE  # shown as "in the config you quote as someone else's"
     for part in parts:
         if part.kind in ("log", "error", "traceback"):
             _put_slots(setup, extract_printed(part.text), _PART_SOURCE[part.kind], "printed")

@@ -612,9 +612,9 @@ _OBSERVED = re.compile(
     # ("uses about 7000+MiB memory", pcl.pytorch #32: "+" after the amount)
     + r"(?:(\d{4,6})(?:\s*/\s*\d{4,6})*\s*\+?\s*(?:MB|MiB)\b|"
     + _USE_GB
-    # (not "I am using 80GB H100s": the card's size)
+    # (not "I am using 80GB H100s": the card's size; "costs 64GB GPU mem" (litgpt #282) is a reading)
     # ("consumes around 50 GB of GPU memory" (MoGe #144) is an amount of the card's memory)
-    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b(?!\s*(?:memory|vram))|cards?\b|显卡|卡|的卡)))|"
+    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b(?!\s*(?:mem(?:ory)?\b|vram))|cards?\b|显卡|卡|的卡)))|"
     # "the memory used is 4*16GB": the cards times what each one uses ("使用4*32g的单机多卡" is the cards' size)
     + r"\bmemory\s+used\s+(?:is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?\d{1,2}\s*[*x×]\s*"
     + _USE_GB
@@ -798,7 +798,8 @@ _GPUS_WORD = re.compile(
     + _LAUNCHER_AFTER
     + r")|nproc[-_]per[-_]node|num_gpus|num_processes|--gpus|(?<![A-Za-z_])(?<!\d\s)gpus(?=\s*=))"
     + SEP
-    + r"(\d+)",
+    # (not the first id of a device list, PaddlePaddle's `--gpus=0,1`: _GPU_IDS_FLAG counts it)
+    + r"(\d+)(?!\s*,\s*\d{1,2}(?![\d.]))",
     re.I,
 )
 _NODES = re.compile(
@@ -987,9 +988,10 @@ _ASKED_HOW_TO = re.compile(
     re.I,
 )
 # "without any offloading", "no CPU offload", "w/o gradient checkpointing": a negation a few words back.
-# ("I didn't use ```use-flash-attn```": the flag named in backticks after "n't use")
+# ("I didn't use ```use-flash-attn```": the flag named in backticks after "n't use"; "I didn't install Flash
+# Attention 2", litgpt #282)
 _NEG_PHRASE = re.compile(
-    r"(?:without|\bw/o|\bno|not using|not use|n[o']t\s+(?:use|using|enable|turn on))\s+"
+    r"(?:without|\bw/o|\bno|not using|not use|n[o']t\s+(?:use|using|enable|turn on|install(?:ed)?))\s+"
     r"(?:any\s+|using\s+|the\s+|cpu\s+|`{1,3}\s*|-{1,2}|use[-_])*$",
     re.I,
 )
@@ -1034,6 +1036,15 @@ def _name_size(name: str) -> float | None:
         return float(next(g for g in size.groups() if g is not None)) * 1e9
     if size := _NAME_SIZE_M.search(name):
         return float(size.group(1)) * 1e6
+    return None
+
+
+def _first_size_in(name: str) -> float | None:
+    """The first size in billions inside a name ("Qwen3-Omni-30B-A3B-Instruct" → 30e9): a mixture of experts'
+    active count ("A3B") is not its size."""
+    for m in re.finditer(r"(?<![0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z])", name):
+        if not re.search(r"[-_ ]a$", name[: m.start()], re.I):
+            return float(m.group(1)) * 1e9
     return None
 
 
@@ -1116,8 +1127,8 @@ def _model(text: str, slots: Slots) -> None:
                 slots.model = preset
             elif moe:
                 pass  # experts x expert size is no dense size
-            elif size := _NAME_SIZE.search(name) or re.search(r"(?<![0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z])", name):
-                slots.num_params = float(next(g for g in size.groups() if g is not None)) * 1e9
+            elif n := _name_size(name) or _first_size_in(name):
+                slots.num_params = n
             return
     _model_named(named, slots)
     if slots.model is None and slots.model_text is None and (hub := _HUB_MODEL.search(named)):
@@ -1228,7 +1239,10 @@ _CHATBOTS = r"chatgpt|gpt[-\s]?\d\w*|deepseek|claude|gemini"
 _HEARSAY_BEFORE = re.compile(
     r"(?:问了?\s*(?:一下\s*)?(?:" + _CHATBOTS + r"|gpt|kimi|豆包|文心一言|通义千问|ai|大模型)"
     r"[^。.;；\n]{0,8}?(?:说|回答|答)|网上(?:有人)?说|听说|据说|"
-    r"\b(?:" + _CHATBOTS + r")\s+(?:says|said|told me|claims?|claimed)\b)"
+    r"\b(?:" + _CHATBOTS + r")\s+(?:says|said|told me|claims?|claimed)\b|"
+    # a document's claim: "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409)
+    r"\b(?:report|paper|readme|docs?|documentation|blog|guide|tutorial|model card)\b[^。;；?？\n]{0,20}?"
+    r"\b(?:says|said|claims?|claimed|states?|stated|mentions?|mentioned)\b)"
     r"(?:(?!\bbut\b|但是|可是|然而|而我|我的)[^。;；\n]){0,60}$",
     re.I,
 )
@@ -1237,7 +1251,7 @@ _HEARSAY_BEFORE = re.compile(
 _ASKED_BOT_BEFORE = re.compile(r"(?:问了?|咨询了?|请教了?|\basked|\bask)\s*(?:一下|了)?\s*$", re.I)
 
 
-def _hearsay(text: str, start: int) -> bool:
+def hearsay(text: str, start: int) -> bool:
     """Whether the value at ``start`` sits in a sentence that reports what a chatbot or hearsay claims."""
     return bool(_HEARSAY_BEFORE.search(text, max(0, start - 80), start))
 
@@ -1458,7 +1472,7 @@ def _model_named(text: str, slots: Slots) -> None:
             and m.group(0).upper() != "910B"  # Huawei's Ascend 910B NPU ("16卡910B"), not a 910-billion model
             and not _DATA_AMOUNT.match(text, m.end())
             and not _quoted(text, m.start(), lines=False)  # "`… models of up to 20B parameters` in the README"
-            and not _hearsay(text, m.start())
+            and not hearsay(text, m.start())
         ),
         *_PARAMS_YI.finditer(text),
         *_PARAMS_M.finditer(text),
@@ -1534,7 +1548,7 @@ def _gpu(text: str, slots: Slots) -> None:
         slots.gpu = _gpu_preset(name, cap)
         if cap is not None and 1 <= cap <= 2000:
             slots.gpu_memory_gb = cap
-    observed = next((o for o in _OBSERVED.finditer(text) if not _hearsay(text, o.start())), None)
+    observed = next((o for o in _OBSERVED.finditer(text) if not hearsay(text, o.start())), None)
     if observed:
         gb = _observed_gb(observed)
         # "平均显存占用在60G左右，部分单卡到75G左右": the peak of one report is what ran out of memory; a report ends
@@ -2188,7 +2202,15 @@ def _parallel(text: str, slots: Slots) -> None:
             # "双机16卡", "4机32卡": a count above a node's usual 8 with no "each/每/x" is the total
             # (LLaMA-Factory #4916 "单机八卡和双机16卡"); "2机8卡" stays 2 × 8 (LLaMA-Factory #7066: 16 shards).
             slots.world_size = per_node
-    elif (m := _NODES.search(text)) and _num(m.group(1)) <= 1024:  # ("四卡3090机器": a card's model number)
+    elif (
+        (m := _NODES.search(text))
+        and _num(m.group(1)) <= 1024  # ("四卡3090机器": a card's model number)
+        # (not "on a 8 gpu machine", "an 8-GPU node" (transformers #27299): one machine of that many GPUs)
+        and not (
+            re.search(r"gpu", m.group(0), re.I)
+            and re.search(r"\b(?:a|an|one|single)\s+$", text[max(0, m.start() - 8) : m.start()], re.I)
+        )
+    ):
         slots.num_nodes = _num(m.group(1))
         if slots.world_size and (slots.world_size < slots.num_nodes or _stated_per_node(text) == slots.world_size):
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
@@ -2436,6 +2458,8 @@ _FULL_NOT_BEFORE = re.compile(
 _FULL = re.compile(
     r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?\s?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
     r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
+    # "train a full 7B model", "it is a full model training" (TRL #1187)
+    r"(?:fine[-_ ]?tune|train)\s+a\s+full\s+(?:\d+(?:\.\d+)?\s*[bB]\s+)?model|full\s+model\s+(?:training|fine[-_ ]?tun)|"
     r"finetuning_type\W{0,4}full|"
     # "fine-tuning all parameters of the model", "train the whole model", "全部参数微调", "所有参数都参与训练"
     r"(?:fine[-_ ]?tun\w*|train\w*|updat\w*)\s+(?:all\s+(?:the\s+)?(?:model(?:'s)?\s+)?(?:parameters|params|weights)|"
@@ -2472,7 +2496,8 @@ _FREEZE = re.compile(
 # ("when I disable the lora and set requires_grad=True", "关闭lora", "去掉了LoRA": the adapter switched off)
 _NO_ADAPTER = re.compile(
     r"(?:without|no|不用|不使用|没有用|没用|disabled?|disabling|turn(?:ed|ing)?\s+off|switch(?:ed|ing)?\s+off|"
-    r"关闭了?|关掉了?|去掉了?|不加)\s*(?:any\s+|the\s+)?(?:peft|lora|adapters?|适配器)(?![A-Za-z0-9_])|"
+    r"关闭了?|关掉了?|去掉了?|不加)\s*(?:(?:using|use|applying)\s+)?(?:any\s+|the\s+)?(?:peft|lora|adapters?|适配器)"
+    r"(?![A-Za-z0-9_])|"
     # the switch after the name: "with LoRA disabled", "LoRA turned off", "lora 关掉"
     r"(?<![A-Za-z0-9_])(?:peft|lora|adapters?|适配器)\s+(?:(?:is|was)\s+)?(?:disabled|turned\s+off|switched\s+off)|"
     r"(?<![A-Za-z0-9_])(?:peft|lora|适配器)\s*(?:关闭|关掉|去掉)",
@@ -2737,7 +2762,9 @@ def _finetune(text: str, slots: Slots) -> None:
         or _NO_ADAPTER.search(text)
         or _USE_LORA_OFF.search(text)
     )
-    if full and not lora:
+    if full and (not lora or (_NO_ADAPTER.search(text) and _FULL.search(text))):
+        # (a full fine-tune stated and the adapter said to be off, "train a full 7B model … without using Lora", wins
+        # over a bare mention of LoRA elsewhere: "I only change the Lora and remove the quantization part")
         slots.finetune = "full"
     elif (
         "qlora" in low
@@ -3052,6 +3079,10 @@ def _counts_per_node(key: str) -> bool:
     )
 
 
+#: A device-id list where a GPU count could stand: PaddlePaddle's launcher `--gpus=0,1` (the GPUs of each machine).
+_GPU_IDS_FLAG = re.compile(r"--(?:gpus|devices)[= ][\"']?(\d{1,2}(?:\s*,\s*\d{1,2})+)(?![\d.])")
+#: PaddlePaddle's launcher `--ips="192.168.4.17,192.168.4.7"`: the machines of one multi-node run.
+_NODE_IPS = re.compile(r"--ips[= ][\"']?((?:\d{1,3}(?:\.\d{1,3}){3})(?:\s*,\s*\d{1,3}(?:\.\d{1,3}){3})+)")
 # Slurm's generic resource request: `--gres=gpu:4`, `#SBATCH --gres=gpu:a100:8`, `--gpus-per-node=8` (GPUs per node).
 _GRES_GPUS = re.compile(r"--gres[= ]gpu:(?:[A-Za-z][\w-]*:)?(\d{1,2})\b|--gpus-per-node[= ](\d{1,2})\b")
 
@@ -3153,6 +3184,10 @@ def _assignments(text: str, slots: Slots) -> None:
     if per_card is not None and "train_micro_batch_size_per_gpu" not in seen:
         count = per_card.group(1) or per_card.group(2)
         slots.train_micro_batch_size_per_gpu = _CN_COUNT.get(count) or int(count)
+    if "world_size" not in seen and (ids := _GPU_IDS_FLAG.search(text)):
+        slots.world_size, per_node_key = ids.group(1).count(",") + 1, True
+    if slots.num_nodes is None and (ips := _NODE_IPS.search(text)):
+        slots.num_nodes = ips.group(1).count(",") + 1  # PaddlePaddle's `--ips="10.0.0.1,10.0.0.2"`: one per machine
     if gres := _GRES_GPUS.search(text):
         # Slurm's `--gres=gpu:4` is each node's GPUs, whatever `--ntasks-per-node=1` says (one task that runs a launcher)
         slots.world_size, per_node_key = int(gres.group(1) or gres.group(2)), True
@@ -3851,6 +3886,41 @@ def _accelerate_defaults(text: str) -> str:
 _EXAMPLE_COMMENT = re.compile(r"#[ \t]*(?:e\.?g\.?|for example|for instance|例如|比如)(?![\w])[^\n]*", re.I)
 
 
+# A Megatron / GPT-NeoX launch that gives the network's shape instead of a model name: `--num-layers 60 --hidden-size
+# 6144` (DeepSpeed #237), `NUM_LAYERS=32`, `"num_layers": 44`; the feed-forward width (`--ffn-hidden-size`, else 4 ×
+# hidden; gated with `--swiglu`) and a padded vocabulary when given.
+_SHAPE_FLAG = r"(?:--|(?<![\w-])[\"']?)(?i:{name})[\"']?\s*(?:[:=]\s*|\s+)[\"']?(\d{{1,6}})\b"
+_SHAPE_LAYERS = re.compile(_SHAPE_FLAG.format(name=r"num[-_]layers"))
+_SHAPE_HIDDEN = re.compile(_SHAPE_FLAG.format(name=r"hidden[-_]size"))
+_SHAPE_FFN = re.compile(_SHAPE_FLAG.format(name=r"ffn[-_]hidden[-_]size"))
+_SHAPE_VOCAB = re.compile(_SHAPE_FLAG.format(name=r"padded[-_]vocab[-_]size"))
+_SWIGLU = re.compile(r"--swiglu\b|\bswiglu\b\s*[:=]\s*true", re.I)
+
+
+def _network_shape(text: str, slots: Slots) -> None:
+    """The parameter count of a transformer given by its shape (12·L·h² with a 4h feed-forward: attention 4h² plus
+    feed-forward 2·h·ffn, or 3·h·ffn gated; plus the embedding when the vocabulary is given), when the text names no
+    model but a script's file name ("pretrain_gpt2.py" runs whatever shape its flags give)."""
+    if slots.num_params is not None or (slots.model is not None and not slots._model_from_file_name):
+        return
+    layers, hidden = _SHAPE_LAYERS.search(text), _SHAPE_HIDDEN.search(text)
+    if not (layers and hidden):
+        return
+    if (
+        len({m.group(1) for m in _SHAPE_LAYERS.finditer(text)}) > 1
+        or len({m.group(1) for m in _SHAPE_HIDDEN.finditer(text)}) > 1
+    ):
+        return  # a script that picks one of several shapes (`if [ ${MODEL_SIZE} == 7 ]; then … elif …`)
+    n_layers, h = int(layers.group(1)), int(hidden.group(1))
+    if not (1 <= n_layers <= 512 and 64 <= h <= 65536):
+        return
+    ffn = int(f.group(1)) if (f := _SHAPE_FFN.search(text)) else 4 * h
+    per_layer = 4 * h * h + (3 if _SWIGLU.search(text) else 2) * h * ffn
+    vocab = int(v.group(1)) if (v := _SHAPE_VOCAB.search(text)) else 0
+    slots.num_params = float(n_layers * per_layer + vocab * h)
+    slots.model, slots.model_text, slots._model_from_file_name = None, f"{n_layers}-layer {h}-hidden transformer", False
+
+
 def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
@@ -3860,6 +3930,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     slots = Slots()
     for step in (
         _model,
+        _network_shape,
         _gpu,
         _batch,
         _parallel,

@@ -37,6 +37,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     # setup line
     "your_setup": {"zh": "你的设置", "en": "Your setup"},
     "from_config": {"zh": "来自你贴的配置", "en": "from your config"},
+    "from_reference": {"zh": "在你引用的别人的配置里", "en": "in the config you quote as someone else's"},
     "from_command": {"zh": "来自启动命令", "en": "from your launch command"},
     "from_default": {"zh": "框架默认值，命令里没写", "en": "the framework's default; your command does not set it"},
     "from_error": {"zh": "来自报错", "en": "from the error"},
