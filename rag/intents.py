@@ -90,6 +90,16 @@ _GA_EFFECT = (
 )
 
 
+def _pooling_near_gpus(text: str) -> bool:
+    """Pooling words with several GPUs and memory within about a sentence of them ("4张3090合计96G"), not anywhere in
+    the message ("reserved in total by PyTorch" in an OOM error, "8 GPUs" in the setup far above)."""
+    for m in re.finditer(POOL, text, re.I):
+        near = text[max(0, m.start() - 150) : m.end() + 150]
+        if _has(MULTI_GPU, near) and _has(MEM + r"|(?<!\d)\d+\s*g(?:b|ib)?\b", near):
+            return True
+    return False
+
+
 def _has(pattern: str, text: str) -> bool:
     return re.search(pattern, text, re.I) is not None
 
@@ -162,9 +172,7 @@ _MATCHERS = {
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),
     "bigger_batch_generalizes": lambda t: _has(BIG_BATCH, t) and _has(GENERALIZE, t),
     # "单卡要 16G，两张卡平均分到每张卡上": a capacity in GB stands for memory here.
-    "more_gpus_pool_memory": lambda t: (
-        _has(MULTI_GPU, t) and _has(MEM + r"|(?<!\d)\d+\s*g(?:b|ib)?\b", t) and _has(POOL, t)
-    ),
+    "more_gpus_pool_memory": lambda t: _pooling_near_gpus(t),
 }
 
 RULES: tuple[MisconceptionRule, ...] = (

@@ -124,9 +124,16 @@ pytestmark = pytest.mark.slow
 # retrained on the 2028): act 0.818 / 0.763, fidelity 0.950 / 0.918, 21 + 23 contradicted, 1 + 1 headlines, 0
 # strawman, hit@3 0.974 / 0.984, hit@1 0.813 / 0.846, p90 117 / 120, fit without a figure 58 + 41, no cause 15 + 17.
 # The act floors and the contradicted and fit-without-a-figure ceilings follow what the larger set scores.
+# Stop 46: blind21 (52) moved into the dev set (2080 = 1030 zh + 1050 en; start engine, tag s28start, with its models
+# trained on the 2028: act 0.811 / 0.761, fidelity 0.948 / 0.914, 23 + 32 contradicted (blind21's own: 11), 1 + 2
+# headlines, 0 strawman, hit@3 0.970 / 0.982, hit@1 0.811 / 0.836, p90 117 / 120, fit without a figure 60 + 43, no
+# cause 15 + 17). End of stop 46 (readers from blind21's misses, belief detection within a sentence, one card, five
+# relabels, act and card models retrained on the 2080): act 0.813 / 0.760, fidelity 0.949 / 0.915, 21 + 24
+# contradicted, 1 + 2 headlines, 0 strawman, hit@3 0.975 / 0.985, hit@1 0.827 / 0.860, p90 117 / 121, fit without a
+# figure 59 + 42, no cause 16 + 17. The act floors follow what the larger set scores.
 FLOORS = {
-    "zh": {"act_accuracy": 0.815, "fidelity": 0.945, "hit3": 0.965, "hit1": 0.81},
-    "en": {"act_accuracy": 0.76, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.84},
+    "zh": {"act_accuracy": 0.81, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.82},
+    "en": {"act_accuracy": 0.755, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.855},
 }
 CEILINGS = {
     "contradicted": 48,
@@ -134,8 +141,8 @@ CEILINGS = {
     "strawman": 0,
     "first_words_p90": 122,
     "refused": 0,
-    "fit_no_figure": 101,
-    "no_cause": 34,
+    "fit_no_figure": 103,
+    "no_cause": 35,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -231,17 +238,23 @@ CEILINGS = {
 # fit without a figure 2 + 2, no cause 1 + 2. End of stop 45: act 0.596 / 0.750, hit@3 0.816 / 0.880, the rest
 # unchanged; both moves come with the act and card models retrained on the 2028 (before any other change of this stop
 # they already scored act 0.596 and hit@3 0.816 / 0.880). Floors are re-based on this set.
+# Stop 46: blind21 moved into the dev set; blind23 (52 = 26 zh + 26 en, mined blind at the start of stop 46 and scored
+# on its start engine, tag s28start: act 0.692 / 0.654, fidelity 0.875 / 0.867, 10 + 2 contradicted, 0 headlines, 0
+# strawman, hit@3 0.680 / 0.846) joined blind22. Start of stop 46 on these 104 (blind22 + blind23): act 0.673 / 0.731,
+# fidelity 0.908 / 0.868, 10 + 2 contradicted, 0 headlines, 0 strawman, hit@3 0.735 / 0.863, hit@1 0.551 / 0.627, fit
+# without a figure 3 + 3, no cause 2 + 3. End of stop 46: contradicted 11 + 2, hit@3 0.735 / 0.882, hit@1 0.592 /
+# 0.647, no cause 2 + 2, the rest unchanged. Floors are re-based on this set.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.59, "fidelity": 0.89, "hit3": 0.80},
-    "en": {"act_accuracy": 0.74, "fidelity": 0.79, "hit3": 0.87},
+    "zh": {"act_accuracy": 0.66, "fidelity": 0.90, "hit3": 0.72},
+    "en": {"act_accuracy": 0.72, "fidelity": 0.86, "hit3": 0.86},
 }
 HELDOUT_CEILINGS = {
-    "contradicted": 13,
+    "contradicted": 14,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 6,
-    "no_cause": 4,
+    "fit_no_figure": 7,
+    "no_cause": 5,
 }
 
 

@@ -168,3 +168,19 @@ def test_a_script_choosing_among_shapes_gives_no_size() -> None:
         "--num-layers ${NUM_LAYERS} --hidden-size ${HIDDEN_SIZE}"
     )
     assert slots.num_params is None
+
+
+def test_pooling_words_count_only_near_the_gpus_and_memory() -> None:
+    from rag.intents import detect_misconceptions
+
+    def keys(text: str) -> list[str]:
+        return [r.key for r in detect_misconceptions(text)]
+
+    assert "more_gpus_pool_memory" in keys("我有4张3090，合计96G显存，为什么还是OOM？")
+    # LLaMA-Factory #260's first message: "in total" is the OOM error's, far from any GPU count
+    far = (
+        "I use 8 V100 for full fine-tuning.\n\n" + "Some unrelated words about the data set. " * 8 + "\n\n"
+        "`OutOfMemoryError: CUDA out of memory. Tried to allocate 26.08 GiB (GPU 0; 31.75 GiB total capacity; "
+        "26.15 GiB reserved in total by PyTorch)`"
+    )
+    assert "more_gpus_pool_memory" not in keys(far)
