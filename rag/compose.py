@@ -421,7 +421,13 @@ def _memory_verdict(r: Results) -> str:
         return _states_only_verdict(r, res)
     total = gib(res["total_per_gpu"], lang)
     if res.get("fits") is None:
-        return f"**{t('per_gpu', lang, total=total)}**"
+        head = f"**{t('per_gpu', lang, total=total)}**"
+        largest = max(g.memory_gib for g in GPU_PRESETS.values())
+        unsharded = (r.setup.get("world_size") or 1) == 1 and r.setup.get("zero_stage") != 3 and not r.setup.get("fsdp")
+        if unsharded and res["total_per_gpu"] > largest * 2**30:
+            # "how should I set the parameters for a 70B full SFT?" (LMFlow #682): a figure no GPU holds says what to do
+            head += " " + t("per_gpu_no_single", lang, largest=gib(largest * 2**30, lang))
+        return head
     gpu = _gpu_name(r, res)
     if (by_stage := _zero_stage_verdict(r, res, gpu)) is not None:
         return by_stage

@@ -184,3 +184,17 @@ def test_pooling_words_count_only_near_the_gpus_and_memory() -> None:
         "26.15 GiB reserved in total by PyTorch)`"
     )
     assert "more_gpus_pool_memory" not in keys(far)
+
+
+def test_a_figure_no_single_gpu_holds_says_to_shard() -> None:
+    # LMFlow #682: a 70B full SFT with no GPU named opened with a bare "About 1,028.8 GiB per GPU."
+    from rag import Assistant
+
+    bot = Assistant()
+    answer = bot.ask(
+        "Training 70b model\n\nIf I want a 70b SFT model, how should I set the parameters? For full-parameter "
+        "training, I currently use your framework to allocate at least one batch_size to each GPU."
+    )
+    assert "No single GPU has that much" in answer.first_screen and "ZeRO-3" in answer.first_screen
+    small = bot.ask("How much GPU memory does a full fine-tune of a 7B model in bf16 need?")
+    assert "No single GPU" not in small.first_screen

@@ -287,6 +287,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "The model states (weights, gradients, optimizer states) take about {states} per GPU of the {cap} on {gpu}; this model has no preset architecture, so activations and the total are not computed.",
     },
     "per_gpu": {"zh": "每卡约需 {total}。", "en": "About {total} per GPU."},
+    "per_gpu_no_single": {
+        "zh": "没有哪张单卡有这么多显存（最大的 {largest}）：要用 ZeRO-3 或 FSDP 把权重、梯度和优化器状态切到多张卡上（激活不切），或 offload 到 CPU。告诉我 GPU 型号和卡数，我按每卡算。",
+        "en": "No single GPU has that much (the largest holds {largest}): shard the weights, gradients and optimizer states across GPUs with ZeRO-3 or FSDP (activations are not sharded), or offload them to the CPU. Tell me the GPU model and count for the figure per GPU.",
+    },
     "micro1_no_fit": {"zh": "micro batch 1 也放不下。", "en": "Even micro batch 1 does not fit."},
     "nearest_fits": {"zh": "最接近且能放下的设置：{options}。", "en": "Nearest settings that fit: {options}."},
     "nearest_option": {"zh": "{what} → 每卡约 {total}", "en": "{what} → about {total} per GPU"},
