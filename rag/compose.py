@@ -409,6 +409,10 @@ def _deepspeed_zero2_over(main: ToolCall) -> int | None:
     return with_context if with_context > res["gpu_capacity"] else None
 
 
+#: The memory of the largest GPU preset: an unsharded estimate above it fits on no single GPU.
+_LARGEST_GPU_BYTES = max(g.memory_gib for g in GPU_PRESETS.values()) * 2**30
+
+
 def _memory_verdict(r: Results) -> str:
     main = r.call("main")
     if (refused := _refused_estimate(r)) is not None:
@@ -422,11 +426,10 @@ def _memory_verdict(r: Results) -> str:
     total = gib(res["total_per_gpu"], lang)
     if res.get("fits") is None:
         head = f"**{t('per_gpu', lang, total=total)}**"
-        largest = max(g.memory_gib for g in GPU_PRESETS.values())
         unsharded = (r.setup.get("world_size") or 1) == 1 and r.setup.get("zero_stage") != 3 and not r.setup.get("fsdp")
-        if unsharded and res["total_per_gpu"] > largest * 2**30:
+        if unsharded and res["total_per_gpu"] > _LARGEST_GPU_BYTES:
             # "how should I set the parameters for a 70B full SFT?" (LMFlow #682): a figure no GPU holds says what to do
-            head += " " + t("per_gpu_no_single", lang, largest=gib(largest * 2**30, lang))
+            head += " " + t("per_gpu_no_single", lang, largest=gib(_LARGEST_GPU_BYTES, lang))
         return head
     gpu = _gpu_name(r, res)
     if (by_stage := _zero_stage_verdict(r, res, gpu)) is not None:
@@ -1106,15 +1109,6 @@ def _belief_opens(r: Results) -> bool:
         # on the way: a memory belief's verdict does not answer a question about speed.
         return False
     if r.act == "diagnose":
-        if (
-            not _belief_held(r)
-            and not r.reported_oom
-            and all(m.key == "effective_batch_oom" for m in r.misconceptions[:2])
-        ):
-            # "OOM is not caused by the effective batch size" is the cause of an OOM: "the same global batch … just half
-            # the memory" (F5-TTS #632 asks why the step count ignores GA) and a feature request for batches smaller
-            # than the GPU count "when there is insufficient memory" (transformers #27299) report none
-            return False
         # The correction may be the cause ("4张3090合计96G还是OOM": cards do not pool memory), but not where the belief's
         # words only report the run: "显存不够 … train_batch_size 我已经改到最小了" names the batch as a remedy tried,
         # and "OOM is not caused by the effective batch" would correct what nobody said.

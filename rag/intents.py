@@ -508,21 +508,24 @@ def reports_oom(text: str) -> bool:
     """Whether the message reports an out-of-memory it hit: an OOM word in a sentence that is not a question
     ("lora 微调均OOM", "CUDA out of memory. Tried to allocate"), not "会不会 OOM?" / "will it OOM?"."""
     for sentence in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s", text):
+        if not _oom_seen(sentence):
+            continue
         # "一直 OOM，为什么？", "why does it OOM?": asking why presupposes the OOM happened
-        seen = _OOM_SEEN.search(sentence) or (_GPU_RAM_SHORT.search(sentence) and not _HOST_RAM.search(sentence))
-        if seen and (not asks_whether(sentence) or WHY_ASK.search(sentence)):
+        if not asks_whether(sentence) or WHY_ASK.search(sentence):
             return True
         # "用两张4090显卡微调chatglm3-6b模型out of memory，用的是lora + zero3的方式，请问哪里错了？": the question mark ends
         # the sentence, the OOM is reported in a clause of its own that asks nothing
-        if (
-            seen
-            and any(
-                (_OOM_SEEN.search(clause) or _GPU_RAM_SHORT.search(clause))
-                and not asks_whether(clause)
-                # (not a condition: "如果不加--quantization_bit 4 就爆显存" reports another run than the one read)
-                and not re.search(r"如果|要是|假如|若是", clause)
-                for clause in re.split(r"[，,;；]", sentence)[:-1]
-            )
+        if any(
+            _oom_seen(clause)
+            and not asks_whether(clause)
+            # (not a condition: "如果不加--quantization_bit 4 就爆显存" reports another run than the one read)
+            and not re.search(r"如果|要是|假如|若是", clause)
+            for clause in re.split(r"[，,;；]", sentence)[:-1]
         ):
             return True
     return False
+
+
+def _oom_seen(text: str) -> bool:
+    """An out-of-memory word, or GPU memory said to be short where the host's RAM is not named."""
+    return bool(_OOM_SEEN.search(text) or (_GPU_RAM_SHORT.search(text) and not _HOST_RAM.search(text)))

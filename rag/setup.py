@@ -1121,6 +1121,8 @@ _QUOTATION_INTRO = re.compile(
 )
 
 
+#: The kinds of part that set values the way a config does: pasted configs, launch commands and code.
+_PASTED_KINDS = ("config", "command", "code")
 #: The evidence of a value read from a config the message quotes as someone else's (:func:`_own_configs_first`).
 REFERENCE_EVIDENCE = "reference"
 
@@ -1131,17 +1133,16 @@ def _own_configs_first(parts: list[Part]) -> tuple[list[Part], list[Part]]:
     as conflicts; with no config of the user's beside it, the reference is read in its place. A block introduced as a
     quotation of a paper or a document is no setting of the user's and is not read at all. Returns the parts to read,
     in order, and the references among them."""
-    pasted = ("config", "command", "code")
     reference: set[int] = set()
     quoted: set[int] = set()
     for i, part in enumerate(parts):
-        if part.kind in pasted and i > 0 and parts[i - 1].kind == "prose":
+        if part.kind in _PASTED_KINDS and i > 0 and parts[i - 1].kind == "prose":
             intro = parts[i - 1].text.rstrip().rstrip(":：,，").rstrip()
             if _QUOTATION_INTRO.search(intro):
                 quoted.add(i)
             elif _REFERENCE_INTRO.search(intro) and not _RAN_IT.search(re.split(r"[.。!?？\n]", intro)[-1]):
                 reference.add(i)  # (not "I used the official config:": the user ran it)
-    if all(i in reference or i in quoted for i, p in enumerate(parts) if p.kind in pasted):
+    if all(i in reference or i in quoted for i, p in enumerate(parts) if p.kind in _PASTED_KINDS):
         reference = set()
     later = [parts[i] for i in sorted(reference)]
     return [p for i, p in enumerate(parts) if i not in reference and i not in quoted] + later, later
@@ -1160,15 +1161,16 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
         if prose_slots._model_from_file_name:
             for key in _MODEL_KEYS & set(setup.values):
                 setup.values[key].evidence = FILE_NAME_EVIDENCE
-        _runs_in_prose(setup, prose, launched=any(p.kind in ("config", "command", "code") for p in parts))
+        _runs_in_prose(setup, prose, launched=any(p.kind in _PASTED_KINDS for p in parts))
     ordered, references = _own_configs_first(parts)
     for part in ordered:
-        before = {k: len(v) for k, v in setup.conflicts.items()}
-        if part.kind in ("config", "command", "code"):
+        reference = any(part is ref for ref in references)
+        before = {k: len(v) for k, v in setup.conflicts.items()} if reference else {}
+        if part.kind in _PASTED_KINDS:
             _put_config(setup, part, _PART_SOURCE[part.kind])
         for command in _launch_json_commands(part):
             _put_config(setup, command, "config")
-        if any(part is ref for ref in references):
+        if reference:
             for key, values in setup.conflicts.items():
                 for value in values[before.get(key, 0) :]:
                     value.evidence = REFERENCE_EVIDENCE  # shown as "in the config you quote as someone else's"

@@ -1031,7 +1031,7 @@ def _name_size(name: str) -> float | None:
     """The parameter count a model's name carries ("Qwen-14B-Chat" → 14e9, "BLOOM 560M" → 560e6), else None."""
     name = _name_core(name)
     if size := _NAME_SIZE.search(name):
-        if re.search(r"[-_ ]a$", name[: size.start()], re.I):
+        if _active_count_at(name, size.start()):
             return None  # "Qwen3-VL-30B-A3B-Instruct": A3B is a mixture of experts' active count, not its size
         return float(next(g for g in size.groups() if g is not None)) * 1e9
     if size := _NAME_SIZE_M.search(name):
@@ -1039,11 +1039,16 @@ def _name_size(name: str) -> float | None:
     return None
 
 
+def _active_count_at(name: str, start: int) -> bool:
+    """Whether the size at ``start`` is a mixture of experts' active count ("…-30B-A3B": the "3B" after "-A")."""
+    return bool(re.search(r"[-_ ]a$", name[:start], re.I))
+
+
 def _first_size_in(name: str) -> float | None:
     """The first size in billions inside a name ("Qwen3-Omni-30B-A3B-Instruct" → 30e9): a mixture of experts'
     active count ("A3B") is not its size."""
     for m in re.finditer(r"(?<![0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z])", name):
-        if not re.search(r"[-_ ]a$", name[: m.start()], re.I):
+        if not _active_count_at(name, m.start()):
             return float(m.group(1)) * 1e9
     return None
 
@@ -3903,15 +3908,11 @@ def _network_shape(text: str, slots: Slots) -> None:
     model but a script's file name ("pretrain_gpt2.py" runs whatever shape its flags give)."""
     if slots.num_params is not None or (slots.model is not None and not slots._model_from_file_name):
         return
-    layers, hidden = _SHAPE_LAYERS.search(text), _SHAPE_HIDDEN.search(text)
-    if not (layers and hidden):
-        return
-    if (
-        len({m.group(1) for m in _SHAPE_LAYERS.finditer(text)}) > 1
-        or len({m.group(1) for m in _SHAPE_HIDDEN.finditer(text)}) > 1
-    ):
-        return  # a script that picks one of several shapes (`if [ ${MODEL_SIZE} == 7 ]; then … elif …`)
-    n_layers, h = int(layers.group(1)), int(hidden.group(1))
+    layers = {m.group(1) for m in _SHAPE_LAYERS.finditer(text)}
+    hidden = {m.group(1) for m in _SHAPE_HIDDEN.finditer(text)}
+    if len(layers) != 1 or len(hidden) != 1:
+        return  # no shape, or a script that picks one of several (`if [ ${MODEL_SIZE} == 7 ]; then … elif …`)
+    n_layers, h = int(layers.pop()), int(hidden.pop())
     if not (1 <= n_layers <= 512 and 64 <= h <= 65536):
         return
     ffn = int(f.group(1)) if (f := _SHAPE_FFN.search(text)) else 4 * h
