@@ -122,7 +122,6 @@ CITABLE_RANKED = 3
 #: the close cards speaks of it (see ``_cards_for``).
 IN_FAMILY_RANKED = 6
 #: A myth card's title: it corrects a belief, so it answers only a message that holds it or asks about it.
-_MYTH_TITLE = re.compile(r"\s*Myth:", re.I)
 #: The acts whose answer is about the user's memory, so that the largest part of their estimate is what the cited card
 #: should explain (rag.estimate_card). Measured on the dev set: for explain and yes/no questions (GA, effective batch)
 #: the card replaced an expected one twice and helped none.
@@ -652,7 +651,7 @@ class Assistant:
         """A myth card (its title "Myth: …") that retrieval found for a message that neither holds its belief (no
         misconception rule matched) nor asks what its lead answers (rag.opening): citing it would correct a belief the
         user never stated — "Myth: lowering GA saves memory" for any OOM report that mentions accumulation."""
-        if asked is None or card.id in corrected or not _MYTH_TITLE.match(card.title_en):
+        if asked is None or card.id in corrected or not card.is_myth:
             return False
         return not lead_answers(card, asked, act, self._all_cards).passes
 

@@ -58,6 +58,7 @@ DEFAULT_CARDS_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "card
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 #: A model size written in a card ("7B", "Mixtral 8x7B is 46.7B"). In a title it makes the card about that size; in
 #: a lead it would quote one model's numbers to every setup (tests/test_card_leads.py).
+_MYTH_TITLE = re.compile(r"\s*Myth:", re.I)
 MODEL_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?B(?![\w/])")
 _H2_RE = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
@@ -200,6 +201,12 @@ class Card(_Strict):
     @property
     def body_en(self) -> str:
         return _split_sections(self.body).get(EN_HEADING, "").strip()
+
+    @property
+    def is_myth(self) -> bool:
+        """A card that corrects a belief (its title "Myth: …"): its lead opens with "No." and answers the belief, so it
+        is cited for a user who holds it and is never a general explanation (what memory is made of)."""
+        return bool(_MYTH_TITLE.match(self.title_en))
 
     @property
     def urls(self) -> list[str]:

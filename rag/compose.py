@@ -735,6 +735,17 @@ def card_cause(card: Card, lang: Lang, *, stated: bool = True) -> str:
     return _after_colon(_title(card, lang))
 
 
+# Memory that did not go down after a change (automatic-mixed-precision-tutorials #1: "when i used the '--amp'
+# parameter, the memory usage was not decreased"; "开了 fp16 显存也没有减少").
+_MEMORY_NOT_LOWER = re.compile(
+    r"memory[^.\n]{0,30}(?:(?:was|is|has|did|does)\s*(?:not|n't)\s*(?:been\s+)?(?:\w+\s+)?"
+    r"(?:decreas|reduc|lower|drop|go(?:ne)? down|chang|halv)|(?:stays?|stayed|remain\w*) (?:the )?same)|"
+    r"(?:not|n't|no|barely|hardly)\s+(?:\w+\s+){0,2}(?:decreas|reduc|sav|lower)\w*[^.\n]{0,20}memory|"
+    r"显存[^。\n]{0,20}(?:没有?|不|并未|未)(?:怎么|什么|明显)?(?:减少|降低|下降|变化|减小|变小|省)",
+    re.I,
+)
+
+
 def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
     """A diagnosis whose message reports a remedy tried for memory that cannot work ("gradient_accumulation_steps 已经
     调到2，还是OOM", "I already use 4 GPUs and still OOM"): why it did not help opens the answer, with the card's
@@ -742,8 +753,14 @@ def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
     rule = next((m for m in r.misconceptions[:2] if m.card_id == card.id and m.key in _CAUSE_BELIEFS), None)
     if rule is None or not card.misconceptions or not (rule.key in r.held or _belief_only_reported(r)):
         return None
-    if rule.key == "mixed_precision_halves" and rule.key not in r.held and not r.reported_oom:
-        # AMP named in a report without an OOM ("memory usage is half of the normal mode"): no remedy that failed
+    if (
+        rule.key == "mixed_precision_halves"
+        and rule.key not in r.held
+        and not r.reported_oom
+        and not _MEMORY_NOT_LOWER.search(r.prose)
+    ):
+        # AMP named in a report without an OOM ("memory usage is half of the normal mode"): no remedy that failed,
+        # unless the report says memory did not go down ("with '--amp' the memory usage was not decreased")
         return None
     fix = card.misconceptions[0]
     return f"**{t('tried_remedy', r.lang)}** {fix.correction_zh if r.lang == 'zh' else fix.correction_en}"
@@ -950,20 +967,26 @@ def _fit_missing(r: Results) -> list[str]:
     return [k for k in _FIT_NEEDS if k not in given]
 
 
-#: A card whose title says what memory is made of ("Where LoRA memory goes", "Bytes per parameter under …"), not one
-#: that only mentions running out (nn.DataParallel's GPU 0) or a platform (ROCm).
-_BREAKDOWN_TITLE = re.compile(r"\bmemory\b|bytes per param|how much .{0,20}\bsave", re.I)
+#: A card whose title says what memory is made of ("Where LoRA memory goes", "Bytes per parameter under …", "QLoRA
+#: memory: a 4-bit base at …", "How much ZeRO-1/2/3 save"), not one that only mentions memory (nn.DataParallel's GPU 0,
+#: ZeRO-Offload's "saves GPU memory, costs RAM and time", OOTDiffusion #176 opened with it as the breakdown).
+_BREAKDOWN_TITLE = re.compile(
+    r"^where .{0,30}memory goes|^bytes per param|^\w+ memory: |^why \w+ needs (?:so much|more) memory|how much .{0,20}\bsave",
+    re.I,
+)
 
 
 def breakdown_card(r: Results) -> Card | None:
     """The card whose lead says what memory is made of, for a fit question without a figure: a card about memory
     in general (one whose title names a size, "7B on a 24 GB card", would answer a setup the user did not state), that
-    speaks of memory and passes the opening gate (a torchtune incompatibility is no breakdown of memory)."""
+    speaks of memory and passes the opening gate (a torchtune incompatibility is no breakdown of memory). A myth card's
+    lead answers a belief ("No, GPUs do not pool …"), not what memory is made of (CPM-2-Finetune #4)."""
     return next(
         (
             c
             for c in r.cards
-            if not MODEL_SIZE.search(_title(c, r.lang))
+            if not c.is_myth
+            and not MODEL_SIZE.search(_title(c, r.lang))
             and _BREAKDOWN_TITLE.search(c.title_en)
             and card_in_family(c, "memory")
             and lead_fits(r, c)

@@ -49,7 +49,7 @@ UPDATE_SIZE = r"(?:更新幅度|调整幅度|步子|幅度\S{0,3}小|smaller\s+(
 BIG_BATCH = r"(?:大的?\s*(?:batch|批)|(?:batch|批次?).{0,6}大|larg\w*\s+batch\w*|big\w*\s+batch\w*|batch\w*\s+(?:is|are)?\s*(?:larger|bigger))"
 GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|global information|better (?:performance|model|results))"
 MULTI_GPU = (
-    r"(?:多卡|多张|两张|加卡|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
+    r"(?:多卡|多张|两张|加卡|(?:两|[二三四五六八]|(?<!\d)\d+)\s*块.{0,12}?(?:显卡|卡|gpu)|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
     r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
     r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)"
 )
@@ -465,7 +465,7 @@ _HOST_RAM = re.compile(r"被杀|kill|-9\b|cpu|主机内存|系统内存|物理�
 _HOST_KILL = re.compile(r"\bKilled\b|exit\s*code:?\s*-9|return code\s*=\s*-9|SIGKILL|被\s*kill|被杀", re.I)
 _HOST_RAM_NOUN = re.compile(
     r"(?:host|system|CPU|cpu) (?:RAM|memory)|(?<![Vv])\bRAM (?:usage|use|consumption|OOM|runs? out|ran out|is full|explod\w*)|"
-    r"out of (?:host |system |CPU )?RAM\b|主机内存|系统内存|物理内存|CPU\s*内存|cpu\s*内存|内存条",
+    r"out of (?:host |system |CPU )?RAM\b|主机内存|系统内存|物理内存|运行内存|CPU\s*内存|cpu\s*内存|内存条",
     re.I,
 )
 _HOST_RAM_TROUBLE = re.compile(

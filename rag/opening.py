@@ -616,8 +616,10 @@ def card_topic(card: Card) -> CardTopic:
         stacks=stacks_named(subject),
         lead=lead,
         lead_first=first,
-        lead_kind=_kind_of(first),
-        lead_kind_bare=_kind_of(first_sentence(strip_preamble(lead))),
+        # (a myth card's lead always opens with its verdict on the belief, worded or not as a bare "No":
+        # "Memory is not pooled automatically.")
+        lead_kind="verdict" if card.is_myth else _kind_of(first),
+        lead_kind_bare="verdict" if card.is_myth else _kind_of(first_sentence(strip_preamble(lead))),
         lead_sizes=frozenset(sizes_in(first)),
         lead_own_stacks=own_stacks(subject),
         lead_keys=frozenset(_own_keys(lead)),

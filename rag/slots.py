@@ -545,7 +545,8 @@ _GPU_MEM = re.compile(
 # Cards times their size, or the size times the cards: "单机双卡 2*24GB", "4张卡，12G*4" (one card's size, whatever
 # word before says it adds them up); only sizes cards come in, and never inside a sum ("0.04G * 2 = 0.08G").
 _CARDS_TIMES_GB = re.compile(
-    r"(?<![A-Za-z0-9_.])\d{1,2}\s*[*x×]\s*(\d{1,3})\s*(?:g|gb|gib)(?![a-z])(?!\s*[*x×=])|"
+    # ("3机，24卡*80G": the count's measure word between the count and the sign, OpenRLHF #784)
+    r"(?<![A-Za-z0-9_.])\d{1,2}\s*(?:张卡|卡|张|块)?\s*[*x×]\s*(\d{1,3})\s*(?:g|gb|gib)(?![a-z])(?!\s*[*x×=])|"
     r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:g|gb|gib)\s*[*x×]\s*\d{1,2}(?![\d.%])(?!\s*=)",
     re.I,
 )
@@ -1055,7 +1056,7 @@ def _first_size_in(name: str) -> float | None:
 
 # A file or script name ("examples/train_qlora/llama3_lora_sft_otfq.yaml", "ds_z3_offload.json") names no model.
 _MODEL_FLAG = re.compile(
-    r"--(?:base_model|model_name_or_path|pretrained_model_name_or_path|model_name|model_id|model_path)[\s=]+[\"']?"
+    r"--(?:base_model|model_name_or_path|pretrained_model_name_or_path|model_name|model_id|model_path|pretrain)[\s=]+[\"']?"
     r"([\w./-]{2,120})[\"']?",
     re.I,
 )
@@ -1123,7 +1124,10 @@ def _model(text: str, slots: Slots) -> None:
     if flag := _MODEL_FLAG.search(named):
         # `--base_model 'mosaicml/mpt-7b-instruct'`: the launch names the model; no family word elsewhere replaces it
         name = _path_model_name(flag.group(1))
-        if re.search(r"[A-Za-z]{2}", name) and not name.startswith("$"):
+        # (OpenRLHF's `--pretrain` names a folder as often as a model: "/share/checkpoints/models/deepseek" leaves the
+        # message's "16B模型" standing; only a name with its size, "Qwen2.5-3B-Instruct", is read from it)
+        bare_pretrain = flag.group(0).lower().startswith("--pretrain") and _first_size_in(name) is None
+        if re.search(r"[A-Za-z]{2}", name) and not name.startswith("$") and not bare_pretrain:
             slots.model_text = name[:60]
             moe = _MOE_NAME.search(name)
             if preset := preset_for_name(name) or (
@@ -1489,7 +1493,7 @@ def _model_named(text: str, slots: Slots) -> None:
     if slots.num_params:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
             slots.model, slots.num_params = "qwen2.5-7b", None
-        elif "llama" in text.lower():
+        elif re.search(r"llama(?![-_ ]?(?:factory|board|\.cpp))", text, re.I):  # (LLaMA-Factory #5815 fine-tunes a 72B)
             for name in ("llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b"):
                 if abs(PUBLISHED_PARAMS[name] - slots.num_params) / PUBLISHED_PARAMS[name] < 0.1:
                     slots.model, slots.num_params = name, None
@@ -3820,9 +3824,9 @@ _IMAGE_RULES = (
 # is 256GB". Not GPU memory: "显存", "显卡内存", "GPU memory", "VRAM" never match ("内存" right after 显卡/GPU/卡 is the
 # card's).
 _HOST_RAM_SIZE = re.compile(
-    r"(?<!显卡)(?<!GPU)(?<!gpu)(?<!卡)(?:主机|系统|物理|机器|CPU\s*|cpu\s*)?内存\s*(?:大小)?\s*(?:是|为|有|只有|共|总共|:|：)?\s*"
+    r"(?<!显卡)(?<!GPU)(?<!gpu)(?<!卡)(?:主机|系统|物理|机器|运行|CPU\s*|cpu\s*)?内存\s*(?:大小)?\s*(?:是|为|有|只有|共|总共|:|：)?\s*"
     r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)(?![A-Za-z])|"
-    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:的)?\s*(?:主机|系统|物理|CPU\s*)?内存|"
+    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:的)?\s*(?:主机|系统|物理|运行|CPU\s*)?内存|"
     r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:of\s+)?(?:system\s+|host\s+|CPU\s+|cpu\s+|DDR\d\s+)?(?<![Vv])RAM\b|"
     r"(?<![Vv])\b(?:RAM|system memory|host memory|CPU memory|CPU RAM)\s*(?:is|of|:|=)?\s*(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\b"
 )

@@ -1,0 +1,98 @@
+"""Readers and openings added in stop 47, one per class of message the blind22 threads (now dev) and the dev set's
+myth-card openings showed; each case is the thread's own wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.cards import load_cards
+from rag.intents import about_host_ram_at_load, detect_misconceptions
+from rag.slots import extract_slots
+
+
+@pytest.fixture(scope="module")
+def bot():  # type: ignore[no-untyped-def]
+    from rag import Assistant
+
+    return Assistant()
+
+
+def test_myth_cards_are_known_by_their_title() -> None:
+    cards = {c.id: c for c in load_cards()}
+    assert cards["myth-more-gpus-pools-memory"].is_myth
+    assert not cards["zero-stages-memory-savings"].is_myth
+
+
+def test_a_myth_card_is_no_breakdown_of_memory(bot) -> None:  # type: ignore[no-untyped-def]
+    # CPM-2-Finetune #4 opened "this is what the memory is made of: Memory is not pooled automatically."
+    answer = bot.ask("finetune的最小配置是？\n\n单机4卡，4*22G显存是否够用？")
+    assert "显存由这几部分组成" not in answer.first_screen or "不会自动合并" not in answer.first_screen
+
+
+def test_a_card_that_only_mentions_memory_is_no_breakdown(bot) -> None:  # type: ignore[no-untyped-def]
+    # OOTDiffusion #176 opened its breakdown with ZeRO-Offload's "offload_optimizer moves …"
+    answer = bot.ask(
+        "请问三张4090（24GB）可以对模型进行训练么？\n\n作者您好：\n我准备对您的模型进行训练，但我没有A100训练卡，"
+        "请问我用3张4090卡可以进行训练么？若可以，如何设置Accelerate等相关参数呢，麻烦您教教我~"
+    )
+    assert "offload_optimizer" not in answer.first_screen.split("_")[0]
+
+
+def test_gpus_counted_with_kuai_pool_their_memory_only_in_the_belief() -> None:
+    # MiniGPT-4 #143
+    keys = [
+        r.key
+        for r in detect_misconceptions(
+            "请问如果一台主机上使用两块RTX 4090显卡，两块显卡的内存能否合并使用？\n\n目前4090显卡只有24GB内存，"
+            "能否在一块主板上插上两块4090显卡，使得两块显卡的内存合并使用？"
+        )
+    ]
+    assert "more_gpus_pool_memory" in keys
+    assert "more_gpus_pool_memory" not in [r.key for r in detect_misconceptions("我在一块4090上训练，显存不够")]
+
+
+def test_running_memory_is_the_hosts_ram() -> None:
+    # Qwen-VL #455: "运行内存" is the host's RAM, its size and its trouble
+    text = "使用的两台服务器都是128G的运行内存,观察最高占用到117G就停止了,求问大家多卡微调成功的内存都是多大的?"
+    assert extract_slots(text, prose=True).host_ram_gb == 128
+    assert about_host_ram_at_load(text)
+
+
+def test_openrlhf_pretrain_flag_names_the_model_and_cards_times_size() -> None:
+    # OpenRLHF #784: "train_ppo_llama_ray" in a log file name is no model; `--pretrain` is
+    slots = extract_slots(
+        '3机，24卡*80G，出现了OOM\nJOBLOG="$(realpath .)/train_ppo_llama_ray-${JOB_NAME}.log"\n'
+        "   --reward_pretrain Meta-Llama-3-8B-Instruct \\\n   --pretrain Qwen2.5-3B-Instruct \\\n",
+        prose=False,
+    )
+    assert slots.model_text == "Qwen2.5-3B-Instruct"
+    prose = extract_slots("3机，24卡*80G，出现了OOM", prose=True)
+    assert (prose.gpu_memory_gb, prose.world_size) == (80, 24)
+
+
+def test_lr_zero_before_deepspeed_steps_is_the_loss_scale_warmup(bot) -> None:  # type: ignore[no-untyped-def]
+    # ms-swift #943
+    answer = bot.ask(
+        "训练qwen14b，前面lr一直为0\n\ntried to get lr value before scheduler/optimizer started stepping, returning lr=0"
+    )
+    assert answer.sources and answer.sources[0].card_id == "deepspeed-fp16-overflow-skipped-steps"
+
+
+def test_amp_that_did_not_lower_memory_is_a_remedy_that_failed(bot) -> None:  # type: ignore[no-untyped-def]
+    # automatic-mixed-precision-tutorials-pytorch #1
+    answer = bot.ask(
+        "Memory usage was not decreased when using amp\n\nHi, \n\nI was trying your code couple of days ago. It turned "
+        "out when i used the '--amp' parameter, the memory usage was not decreased (around 10G of of my 2080Ti 11G). "
+        "The training time was also almost the same without amp. \n\nHow did you get the results? \n\nThank you."
+    )
+    assert answer.first_screen.startswith("**What you tried does not lower memory")
+    assert "fp32 master weights" in answer.first_screen
+
+
+def test_llamafactory_names_no_llama_for_a_bare_size() -> None:
+    # LLaMA-Factory #5815: "72B模型 … 用llamafactory" was sized as llama-2-70b
+    slots = extract_slots(
+        "需要finetune 72B模型+32k context  用llamafactory总是爆显存，大家有什么好的办法吗？", prose=True
+    )
+    assert (slots.model, slots.num_params) == (None, 72e9)
+    assert extract_slots("I fine-tune a 7B llama model", prose=True).model == "llama-2-7b"
