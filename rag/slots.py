@@ -827,7 +827,9 @@ _NODES_X_GPUS = re.compile(
     r"(?:[A-Za-z]{1,6}[-\s]?\d{2,4}[A-Za-z]{0,3}s?\s*)?(?:gpus?|cards?)|[ahv]100s?|[ah]800s?|h20s?|h200s?|[34]090s?)|"
     + r"(\d+)\s*[x×*]\s*(\d+)[- ]?(?:gpu|card)s?\s*(?:nodes?|machines?|[节结]点)|"
     # "4台A800*8的机器", "2台 H100x8": nodes, then the GPU times its count per node
-    + r"(\d{1,3})\s*台\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3})\s*[*x×]\s*(\d{1,2})(?![\d.])",
+    + r"(\d{1,3})\s*台\s*(?:[A-Za-z]{1,5}\s*\d{2,4}[A-Za-z]{0,3})\s*[*x×]\s*(\d{1,2})(?![\d.])|"
+    # "2台2*80G的A800": nodes, then the GPUs per node times their size (LLaMA-Factory #1551)
+    + r"(\d{1,3})\s*台\s*(\d{1,2})\s*[*x×]\s*\d{2,3}\s*G(?:i?B)?(?![A-Za-z])",
     re.I,
 )
 # A GPU count said to be per node: "每台机器都是8卡", "每个节点8张", "8 GPUs per node", "each node has 8 GPUs".
@@ -1025,7 +1027,8 @@ _CHECKPOINT_TAIL = re.compile(r"[-_](?:intermediate|step)[-_].*$", re.I)
 
 def _name_core(name: str) -> str:
     """A model's name without its checkpoint's training progress (which counts tokens, not parameters)."""
-    return _CHECKPOINT_TAIL.sub("", name)
+    # ("Qwen-1_8B": Qwen's own spelling of 1.8B, LLaMA-Factory #2064)
+    return re.sub(r"(?<![0-9])(\d)_(\d)(?=[bB](?![A-Za-z]))", r"\1.\2", _CHECKPOINT_TAIL.sub("", name))
 
 
 def _name_size(name: str) -> float | None:
@@ -1072,7 +1075,8 @@ _OTHER_MODEL_FLAG = re.compile(
     r"model_name_or_path|path)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?[\w./-]{1,200}[\"']?",
     re.I | re.M,
 )
-_FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)\b")
+# (Chinese glued after the extension ends the name: "llama3_lora_sft.yaml看起来是做sft的", LLaMA-Factory #3757)
+_FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)(?![A-Za-z0-9_])")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
 _SIZE_CHANGE = re.compile(
     r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?\s*[bB](?![a-zA-Z0-9])[^,，。.;；\n\d]{0,8}?"
@@ -1288,7 +1292,8 @@ _SIZE_SAID = re.compile(
 
 
 # A size written right after a family's name: "gpt2(2.6B)", "GPT-2 (1.5B)" (Megatron-LM #60 trains a 2.6B GPT-2).
-_SIZE_ATTACHED = re.compile(r"\s*[(（]?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])", re.I)
+# ("闻仲2.0-GPT2-3.5B-chinese", Fengshenbang-LM #111: a hyphen joins the size to the family's name)
+_SIZE_ATTACHED = re.compile(r"\s*[-_(（]?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])", re.I)
 # ... or written just before the family's name: "a 4B gpt2 model", "a 3.5B GPT-2 model" (a size the family's base preset
 # does not have is the user's model, built on that architecture)
 _SIZE_BEFORE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])[-\s]?$", re.I)
@@ -2194,7 +2199,7 @@ def _parallel(text: str, slots: Slots) -> None:
         if second <= 8 < first * second:
             slots.num_nodes = first  # "16*8": 16 nodes of 8
     elif m := _own_mention(text, _NODES_X_GPUS):
-        a, b = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
+        a, b = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5, 7) if m.group(i))
         nodes, per_node = _num(a), _num(b)
         if nodes == 1 and re.match(r"[一单]个", m.group(0)):
             # "两个节点，一个节点4 GPU": one node's GPUs, beside the node count of the run

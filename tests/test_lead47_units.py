@@ -96,3 +96,27 @@ def test_llamafactory_names_no_llama_for_a_bare_size() -> None:
     )
     assert (slots.model, slots.num_params) == (None, 72e9)
     assert extract_slots("I fine-tune a 7B llama model", prose=True).model == "llama-2-7b"
+
+
+def test_a_size_hyphened_to_a_family_name_is_the_models() -> None:
+    # Fengshenbang-LM #111: "闻仲2.0-GPT2-3.5B-chinese" is a 3.5B model on GPT-2's architecture, not GPT-2 (124M)
+    slots = extract_slots("Finetune闻仲2.0-GPT2-3.5B-chinese显存爆炸，似乎offload_param没有生效", prose=True)
+    assert (slots.model, slots.num_params) == (None, 3.5e9)
+    assert extract_slots("I train gpt2 on my data", prose=True).model == "gpt2"
+
+
+def test_qwen_underscore_sizes_and_file_names_glued_to_chinese() -> None:
+    # LLaMA-Factory #2064: "Qwen-1_8B" is 1.8B, not 8B
+    assert extract_slots("--model_name_or_path /Qwen-1_8B --do_train", prose=False).num_params == 1.8e9
+    # LLaMA-Factory #3757: "llama3_lora_sft.yaml看起来是做sft的" is a file name, the model is Qwen1.5-1.8B
+    slots = extract_slots(
+        "其中examples/lora_multi_gpu/llama3_lora_sft.yaml看起来是做sft的\n4块40GB A100， 对Qwen1.5-1.8B做增量预训练都会OOM！！！",
+        prose=True,
+    )
+    assert slots.model_text == "Qwen1.5-1.8B" and slots.num_params == 1.8e9
+
+
+def test_machines_of_cards_times_size() -> None:
+    # LLaMA-Factory #1551: "2台2*80G的A800" is two machines of two 80 GB cards
+    slots = extract_slots("您好，我现在用2台2*80G的A800多机多卡模式来微调baichuan2-13B-Chat模型", prose=True)
+    assert (slots.num_nodes, slots.world_size, slots.gpu_memory_gb) == (2, 4, 80)
