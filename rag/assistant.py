@@ -121,7 +121,6 @@ CITABLE_RANKED = 3
 #: How far down the citable ranking a card about the reported slowdown, hang or loss curve is looked for when none of
 #: the close cards speaks of it (see ``_cards_for``).
 IN_FAMILY_RANKED = 6
-#: A myth card's title: it corrects a belief, so it answers only a message that holds it or asks about it.
 #: The acts whose answer is about the user's memory, so that the largest part of their estimate is what the cited card
 #: should explain (rag.estimate_card). Measured on the dev set: for explain and yes/no questions (GA, effective batch)
 #: the card replaced an expected one twice and helped none.

@@ -58,8 +58,9 @@ DEFAULT_CARDS_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "card
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 #: A model size written in a card ("7B", "Mixtral 8x7B is 46.7B"). In a title it makes the card about that size; in
 #: a lead it would quote one model's numbers to every setup (tests/test_card_leads.py).
-_MYTH_TITLE = re.compile(r"\s*Myth:", re.I)
 MODEL_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?B(?![\w/])")
+#: A myth card's title: it corrects a belief, so it answers only a message that holds it or asks about it.
+_MYTH_TITLE = re.compile(r"\s*Myth:", re.I)
 _H2_RE = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]

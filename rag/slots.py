@@ -213,12 +213,16 @@ _MODEL_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"bert(?:[-_ ]?base)?\b", re.I), "bert-base"),
     (re.compile(r"t5[-_ ]?3b", re.I), "t5-3b"),
 ]
+#: "llama" as a model's family word, not inside a tool's name ("LLaMA-Factory", "llamafactory", "LlamaBoard", "llama.cpp").
+LLAMA_WORD = r"llama(?![-_ ]?(?:factory|board|\.cpp))"
 # Model names people write, beyond the presets: family + optional version + size ("Qwen-14B", "baichuan2-13b-chat").
 _MODEL_NAME = re.compile(
     # a vision-language variant is one word with its family whatever the separator: "qwen3vl", "Qwen3 VL", "glm4v"
     r"(?<![A-Za-z0-9])((?:(?:code)?qwen(?:1\.5|2\.5|2|3)?(?:[-_ ]?vl(?![A-Za-z]))?|chatglm[23]?|glm-?4(?:v(?![A-Za-z]))?|baichuan[2]?|internlm[23]?(?:\.5)?|"
     # "llama factory" / LLaMA-Factory is the framework, not a model
-    r"llama[-_ ]?[23](?:\.[0-9])?|llama(?![-_ ]?(?:factory|board|\.cpp|_factory))|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
+    r"llama[-_ ]?[23](?:\.[0-9])?|"
+    + LLAMA_WORD
+    + r"|code[-_ ]?llama|vicuna|alpaca|mistral|mixtral|gemma[23]?|phi-?[1-4](?:\.5)?|yi(?=[-_ ]?\d)|"
     r"deepseek(?:[-_ ]?(?:v[23]|coder|llm|r1))?|falcon|bloomz?|gpt[-_ ]?neox|pythia|opt(?=[-_ ]?\d)|gpt[-_ ]?j|"
     # ("MiniCPM-V 2.6", "minicpm-v2_6": the V and its version joined by any separator)
     r"roberta|bert|flan[-_ ]?t5|t5|starcoder2?|olmo|minicpm(?:[-_ ]?v(?:[-_ ]?\d(?:[._]\d)?)?(?![A-Za-z0-9]))?|internvl[23]?(?:\.5)?|llava(?=[-_ ]?v?\d)|knowlm|santacoder|"
@@ -1498,7 +1502,7 @@ def _model_named(text: str, slots: Slots) -> None:
     if slots.num_params:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
             slots.model, slots.num_params = "qwen2.5-7b", None
-        elif re.search(r"llama(?![-_ ]?(?:factory|board|\.cpp))", text, re.I):  # (LLaMA-Factory #5815 fine-tunes a 72B)
+        elif re.search(LLAMA_WORD, text, re.I):  # (LLaMA-Factory #5815 fine-tunes a 72B, no llama)
             for name in ("llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b"):
                 if abs(PUBLISHED_PARAMS[name] - slots.num_params) / PUBLISHED_PARAMS[name] < 0.1:
                     slots.model, slots.num_params = name, None
