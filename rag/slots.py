@@ -1665,7 +1665,7 @@ def _gpu_family_key(name: str) -> str:
 
 
 # "total batchsize is 4096", "effective batch size of 128", "总batch_size": not the micro batch.
-_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|有效|全局|总)[-_ ]?\s*$", re.I)
+_TOTAL_BEFORE = re.compile(r"(?:total|global|effective|overall|resulting|有效|全局|总)[-_ ]?\s*$", re.I)
 _TOTAL_AFTER = re.compile(r"\s*[(（]\s*(?:total|global|effective|in total|总|全局|有效)\s*[)）]", re.I)
 _MICRO_AND_BATCH = re.compile(r"--?micro_batch_size[\s=]+(\d+)")
 _BATCH_FLAG = re.compile(r"--?batch_size[\s=]+(\d+)")
@@ -3935,12 +3935,19 @@ def _network_shape(text: str, slots: Slots) -> None:
     slots.model, slots.model_text, slots._model_from_file_name = None, f"{n_layers}-layer {h}-hidden transformer", False
 
 
+# Markdown emphasis in prose ("when I use **2 GPUs** with **DDP** backend and **batch size** of **512** on each GPU",
+# Lightning #3706), not a power ("2**16"): the words between the marks are read as written.
+_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)([^*\n]{1,80}?)(?<=\S)\*\*(?![\w*])")
+
+
 def extract_slots(text: str, prose: bool = False) -> Slots:
     """Every setup fact the text states; unknown stays None. ``prose``: the user's own sentences (not a pasted
     config or command), where a later value of a setting replaces an earlier one."""
     text = _HEX_ID.sub(lambda m: " " * len(m.group(0)), text)  # "…/e8bfda6b-42fe-426b-…": no 426B model in an id
     text = _EXAMPLE_COMMENT.sub(lambda m: " " * len(m.group(0)), text)  # "# e.g. llama-13b: 5120" is not the run
     text = _accelerate_defaults(text)
+    if prose:
+        text = _BOLD.sub(lambda m: f"  {m.group(1)}  ", text)  # offsets kept for the readers that look around a match
     slots = Slots()
     for step in (
         _model,

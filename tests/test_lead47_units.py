@@ -120,3 +120,17 @@ def test_machines_of_cards_times_size() -> None:
     # LLaMA-Factory #1551: "2台2*80G的A800" is two machines of two 80 GB cards
     slots = extract_slots("您好，我现在用2台2*80G的A800多机多卡模式来微调baichuan2-13B-Chat模型", prose=True)
     assert (slots.num_nodes, slots.world_size, slots.gpu_memory_gb) == (2, 4, 80)
+
+
+def test_markdown_bold_in_prose_is_read_as_written() -> None:
+    # Lightning #3706
+    slots = extract_slots(
+        "However when I use **2 GPUs** with **DDP** backend and **batch size** of **512** on each GPU.", prose=True
+    )
+    assert (slots.world_size, slots.train_micro_batch_size_per_gpu) == (2, 512)
+    # … a power is no emphasis, and a "resulting" batch is the total (open-unlearning #164)
+    assert extract_slots("loss scale 2**16 and 2**8 with 4 GPUs", prose=True).world_size == 4
+    table = (
+        "- **Hardware:** 2 GPUs  \n- **Details:** 8 per device, 4 grad accum steps    \n- **Resulting Batch Size:** 32"
+    )
+    assert extract_slots(table, prose=True).train_micro_batch_size_per_gpu == 8
