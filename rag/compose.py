@@ -26,7 +26,7 @@ from .answer import Correction, ToolCall
 from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family, symptom_family
 from .formatting import billions, gib
-from .intents import MisconceptionRule, belief_reported
+from .intents import MisconceptionRule, belief_reported, precision_left_memory_unchanged
 from .opening import (
     AskedQuestion,
     card_topic,
@@ -735,17 +735,6 @@ def card_cause(card: Card, lang: Lang, *, stated: bool = True) -> str:
     return _after_colon(_title(card, lang))
 
 
-# Memory that did not go down after a change (automatic-mixed-precision-tutorials #1: "when i used the '--amp'
-# parameter, the memory usage was not decreased"; "开了 fp16 显存也没有减少").
-_MEMORY_NOT_LOWER = re.compile(
-    r"memory[^.\n]{0,30}(?:(?:was|is|has|did|does)\s*(?:not|n't)\s*(?:been\s+)?(?:\w+\s+)?"
-    r"(?:decreas|reduc|lower|drop|go(?:ne)? down|chang|halv)|(?:stays?|stayed|remain\w*) (?:the )?same)|"
-    r"(?:not|n't|no|barely|hardly)\s+(?:\w+\s+){0,2}(?:decreas|reduc|sav|lower)\w*[^.\n]{0,20}memory|"
-    r"显存[^。\n]{0,20}(?:没有?|不|并未|未)(?:怎么|什么|明显)?(?:减少|降低|下降|变化|减小|变小|省)",
-    re.I,
-)
-
-
 def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
     """A diagnosis whose message reports a remedy tried for memory that cannot work ("gradient_accumulation_steps 已经
     调到2，还是OOM", "I already use 4 GPUs and still OOM"): why it did not help opens the answer, with the card's
@@ -757,7 +746,7 @@ def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
         rule.key == "mixed_precision_halves"
         and rule.key not in r.held
         and not r.reported_oom
-        and not _MEMORY_NOT_LOWER.search(r.prose)
+        and not precision_left_memory_unchanged(r.prose)
     ):
         # AMP named in a report without an OOM ("memory usage is half of the normal mode"): no remedy that failed,
         # unless the report says memory did not go down ("with '--amp' the memory usage was not decreased")
