@@ -231,7 +231,7 @@ def _with_other_runs(item: str, key: str, alternatives: dict[str, tuple[list[str
         return item
     others, why = alternatives[key]
     b = t("and_sep", lang).join(others)
-    if why in ("fails", "peak"):
+    if why in ("fails", "peak", "other_works"):
         return item + t("also_runs_why", lang, why=t(f"why_{why}", lang), b=b)
     return item + t("also_runs", lang, b=b)
 

@@ -170,13 +170,15 @@ def _looks_like_config(text: str) -> bool:
 
 
 def _is_command(line: str) -> bool:
-    """A launch command, not prose that starts with a launcher's name ("deepspeed 报错：…")."""
-    if not _COMMAND.match(line) or len(_CJK.findall(line)) > 3:
+    """A launch command, not prose that starts with a launcher's name ("deepspeed 报错：…"). Chinese in a line with
+    three options or more is their values (ms-swift #1940: `--model_name 哈哈大模型 … --model_author 哈哈哈`)."""
+    if not _COMMAND.match(line) or (len(_CJK.findall(line)) > 3 and len(_OPTION.findall(line)) < 3):
         return False
     return bool(re.search(r"\s--?\w|\.py\b|\.sh\b|\.ya?ml\b|\.json\b|\s-m\s|\\\s*$|\s\^\s*$|\btrain\b", line))
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_OPTION = re.compile(r"\s--[A-Za-z]")
 
 
 # A launch command that starts inside a line of prose, after the sentence that introduces it ("…，torchrun --nproc…",

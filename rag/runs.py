@@ -14,7 +14,12 @@ picks one value per setting by one rule:
    failing one: that is what the user asks about ("bs 4 OOMs, the most I can set is 3" is about 4; the failing value
    mentioned again without an outcome is the same run);
 3. otherwise, for observed memory, the largest reading (the peak: "67G after loading … 100G … OOM");
-4. otherwise the latest run.
+4. otherwise, for the GPU layout counted in nodes, when one layout is reported to work and another's outcome is not
+   said, the latter, if it has no fewer GPUs: the user describes the layout that works as the contrast to the one
+   asked about ("单机8卡训练…正常…更换2机16卡后…loss突然增大", ms-swift #2280). (For every setting, this rule moved 9 dev
+   values away from their labels and fixed none: a GPU count or a method named beside a working run is as often
+   hearsay, a template field or the alternative asked about.)
+5. otherwise the latest run.
 
 For the GPU count, rule 2 holds only when the failing run has more GPUs than every working one ("2 V100 … can run
 successfully … on 4*V100 … CUDA out of memory"): a run on fewer GPUs that failed is usually why the user moved to more
@@ -30,14 +35,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .slots import Slots, extract_slots, hearsay
+from .slots import Slots, extract_slots, hearsay, lora_rank_in
 
 #: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. The GPU count only from a
 #: clause without per-GPU wording (:data:`_PER_GPU`: "单卡24G" and "one GPU each" are no run on one GPU), and, as every
 #: key, it replaces the whole reading only for a run reported to fail beside one reported to work, here only when the
 #: failing run has more GPUs (see the module docstring; "2 V100 … can run successfully … on 4*V100 … CUDA out of
 #: memory", DeepSpeed #4005). The sequence length since stop 35:
-#: "max_length=2048时运行正常，当max_length=256时，报错" asks about 256.
+#: "max_length=2048时运行正常，当max_length=256时，报错" asks about 256. The LoRA rank since stop 48: "ChatGLM3 … rank=256 …
+#: 可以正常训练 … GLM4-9B … rank=16 … 一直OOM" (GLM-4 #16) asks about 16.
 RUN_KEYS: tuple[str, ...] = (
     "world_size",
     "train_micro_batch_size_per_gpu",
@@ -48,6 +54,7 @@ RUN_KEYS: tuple[str, ...] = (
     "tensor_parallel_size",
     "zero_stage",
     "seq_len",
+    "lora_rank",
 )
 MODEL_KEYS: tuple[str, ...] = ("model_text", "model", "num_params")
 #: The GPU layout of a run, read only from clauses that count nodes ("trains on 1 node 8xA100 but hits OOM in 4 nodes
@@ -61,13 +68,14 @@ _CLAUSE = re.compile(r"[，,;；]\s*|\s+(?:but|while|whereas|however)\s+|(?:但�
 
 # What a clause says of the run it describes.
 _FAILS = re.compile(
-    r"\boom\b|out[- ]of[- ]memory|\bOOMs?\b|爆|报错|不够|不足|溢出|\berror|\bfail|crash|\bkilled\b|cannot|can't|无法|跑不|不行|失败|"
+    # (written against Chinese, "显存一直OOM", where \b finds no word boundary)
+    r"(?<![A-Za-z])OOM(?:s|ed)?(?![A-Za-z])|out[- ]of[- ]memory|爆|报错|不够|不足|溢出|(?<![A-Za-z])error|(?<![A-Za-z])fail|crash|\bkilled\b|cannot|can't|无法|跑不|不行|失败|"
     r"卡住|卡在|卡死|卡主|\bhang(?:s|ing)?\b|\bstuck\b|\bproblems?\b|有问题|出问题|出现问题|"
     r"\b(?:not|doesn'?t|didn'?t|does not|did not|won'?t) work",
     re.I,
 )
 _WORKS = re.compile(
-    r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b(?![-_ ]?tun)|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|能跑|跑通|才能|够用|是够的|足够|"
+    r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b(?![-_ ]?tun)|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|可以的(?![吗话])|能跑|跑通|才能|够用|是够的|足够|"
     r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\bsuccessful(?:ly)?\b|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
     r"\btrains (?:on|fine)\b|(?<!not )(?<!n't )\bas expected\b|\b(?:I|we) (?:can|could|was able to|were able to) (?:fine-?tune|train|run)\b",
     re.I,
@@ -102,7 +110,8 @@ class Choice:
     key: str
     chosen: Candidate
     others: tuple[Candidate, ...]
-    why: str  # "fails" (the failing run over the working one), "peak" (the largest memory reading) or "latest"
+    why: str  # "fails" (the failing run over the working one), "peak" (the largest memory reading), "other_works" (the
+    # layout not reported to work, beside one that works) or "latest"
     found: tuple[Candidate, ...] = ()
 
 
@@ -130,7 +139,20 @@ def _clauses(prose: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# A failure said not to happen ("正常step不会报错", "没有报错", "no OOM", "without errors"): the run works.
+# Not a condition ("只有…才不会OOM") or an expectation ("应该不会报错", "I should have no problem running on 4 V100").
+_NO_FAILURE = re.compile(
+    r"(?<!才)(?<!应该)(?<!应当)(?:不会|没有|没|不再|未|并未)\s*(?:报错|出错|爆显存|OOM)|"
+    r"(?<!should have )(?<!would have )\b(?:no|without(?: any)?)\s+(?:OOM|errors?)\b",
+    re.I,
+)
+# A question whether another setting would fail too ("我4张40g的卡 batch 为1也会报错吗？", "would it also OOM with 4
+# GPUs?"): no run the user ran.
+_WOULD_IT_TOO = re.compile(r"(?:也|还)会[^，。,.;；]{0,12}吗\s*[？?]?\s*$|\bwould it (?:also|still)\b", re.I)
+
+
 def _outcome(text: str) -> str | None:
+    text = _NO_FAILURE.sub(" works ", text)
     fails, works = bool(_FAILS.search(text)), bool(_WORKS.search(text))
     return "fails" if fails and not works else "works" if works and not fails else None
 
@@ -164,17 +186,41 @@ def _layout(clauses: list[tuple[int, int, str]], read: list[Slots], i: int) -> t
     return None
 
 
+def _next_sentence_outcome(
+    clauses: list[tuple[int, int, str]], read: list[Slots], outcomes: list[str | None], j: int, key: str
+) -> str | None:
+    """The outcome the sentence starting at clause ``j`` reports, when it states no value of ``key``: a line of
+    settings followed by a line saying how that run went ("训练参数 ：…, max_token_len=8000, bs=1 / 这样训练的显存一直OOM",
+    GLM-4 #16; "I use bs=4 on 8 GPUs. It OOMs at the first step.")."""
+    if j >= len(clauses) or not clauses[j - 1][2].endswith("\n"):
+        return None  # only a line of its own: a sentence inside a paragraph has its outcome in it
+    sentence = clauses[j][0]
+    found = [k for k in range(j, len(clauses)) if clauses[k][0] == sentence]
+    if any(_value_of(read[k], key) for k in found):
+        return None
+    # (a question, "Is there any suggestion for this problem?", reports no outcome)
+    said = {outcomes[k] for k in found if not re.search(r"[？?]\s*$", clauses[k][2])} - {None}
+    return said.pop() if len(said) == 1 else None
+
+
 def candidates(prose: str) -> dict[str, list[Candidate]]:
     """Every value each clause of ``prose`` states for :data:`RUN_KEYS` and the model, in reading order. A clause
     that states no outcome takes the outcome of the next clauses of its sentence, up to one that states another value
     of the same setting ("with `bs==2` on 2 GPUs, OOM occurs early"), or, when it begins "even …", of the clause
-    before it ("it raises out-of-memory errors, even in batch size 1")."""
+    before it ("it raises out-of-memory errors, even in batch size 1"). A sentence that states no outcome at all takes
+    the outcome of the sentence after it when that one states no value of the setting (a line of settings, then a
+    line saying how the run went)."""
     clauses = _clauses(prose)
     read = [extract_slots(text, prose=True) for _, _, text in clauses]
+    if extract_slots(prose, prose=True).finetune in ("lora", "qlora"):
+        # a clause of an adapter run's settings ("Qlora(4-bit), rank=16, …") names its rank without the method
+        for (_, _, text), slots in zip(clauses, read, strict=True):
+            if slots.lora_rank is None and (rank := lora_rank_in(text)) is not None:
+                slots.lora_rank = rank
     outcomes = [_outcome(text) for _, _, text in clauses]
     out: dict[str, list[Candidate]] = {}
     for i, ((sentence, pos, text), slots) in enumerate(zip(clauses, read, strict=True)):
-        if _NOT_A_RUN.search(text) and outcomes[i] is None:
+        if (_NOT_A_RUN.search(text) and outcomes[i] is None) or _WOULD_IT_TOO.search(text):
             continue  # "what if I set bs 8?" (but "如果用13B直接爆显存了" reports a run)
         values: list[tuple[str, Any, tuple[tuple[str, Any], ...]]] = [
             (k, getattr(slots, k), ())
@@ -192,12 +238,16 @@ def candidates(prose: str) -> dict[str, list[Candidate]]:
         for key, value, bun in values:
             outcome = outcomes[i]
             j = i + 1
+            own = value if key != "model" else bun
             while outcome is None and j < len(clauses) and clauses[j][0] == sentence:
                 other = _value_of(read[j], key)
-                if other and other != (value if key != "model" else bun):
+                if other and other != own:
                     break
                 outcome = outcomes[j]
                 j += 1
+            else:
+                if outcome is None:
+                    outcome = _next_sentence_outcome(clauses, read, outcomes, j, key)
             if outcome is None and i > 0 and clauses[i - 1][0] == sentence and _EVEN.match(text):
                 outcome = outcomes[i - 1]
             out.setdefault(key, []).append(Candidate(key, value, pos, outcome, bun))
@@ -214,6 +264,11 @@ def _same(a: Candidate, b: Candidate) -> bool:
     if ta and tb:
         return ta in tb or tb in ta
     return da.get("num_params") is not None and da.get("num_params") == db.get("num_params")
+
+
+def _gpus(c: Candidate) -> int:
+    """The GPU count of a layout candidate (nodes, GPUs in all)."""
+    return int(c.value[1])
 
 
 def choose(found: list[Candidate]) -> Choice | None:
@@ -238,6 +293,13 @@ def choose(found: list[Candidate]) -> Choice | None:
         chosen, why = fails[-1], "fails"
     elif found[0].key == "observed_memory_gb":
         chosen, why = max(found, key=lambda c: float(c.value)), "peak"  # several readings of one run: its peak
+    elif (
+        found[0].key == LAYOUT_KEY
+        and works
+        and (unsaid := [c for c in found if c.outcome is None and not any(_same(c, w) for w in works)])
+        and not any(_gpus(w) > _gpus(unsaid[-1]) for w in works)
+    ):
+        chosen, why = unsaid[-1], "other_works"  # the layout not reported to work is the one asked about
     else:
         chosen, why = found[-1], "latest"
     others = tuple(d for d in distinct if not _same(d, chosen))

@@ -939,7 +939,9 @@ def _lora_on_4bit_is_qlora(setup: Setup) -> None:
 # A launch command printed as Python's argv list when the run dies: DeepSpeed's launcher
 # ("[launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0', '--per_device_train_batch_size',
 # '4', …] exits with return code = 1") and subprocess's "CalledProcessError: Command '[…]' returned non-zero exit status".
-_PRINTED_ARGV = re.compile(r"\[\s*'[^'\n]{0,300}'(?:\s*,\s*'[^'\n]{0,300}'){3,400}")
+# An argument the paste wrapped ("'--evaluation_strategy', 'no\n', '--save_strategy'", LLaVA #827) is still one argument.
+_ARGV_ITEM = r"'[^'\n]{0,300}(?:\n[^'\n]{0,300})?'"
+_PRINTED_ARGV = re.compile(rf"\[\s*{_ARGV_ITEM}(?:\s*,\s*{_ARGV_ITEM}){{3,400}}")
 
 
 # DeepSpeed's runner logs the command it starts: "[runner.py:555:main] cmd = /usr/bin/python -u -m
@@ -960,7 +962,12 @@ def _argument_lists(part: Part, lists: re.Pattern[str], item: str) -> list[Part]
         args = re.findall(item, m.group(0))
         if any(a.startswith("--") for a in args):
             out.append(
-                Part(kind="command", text=" ".join(args), start=part.start + m.start(), end=part.start + m.end())
+                Part(
+                    kind="command",
+                    text=" ".join(a.strip() for a in args),
+                    start=part.start + m.start(),
+                    end=part.start + m.end(),
+                )
             )
     return out
 
@@ -976,7 +983,7 @@ def _printed_commands(part: Part) -> list[Part]:
         Part(kind="command", text=m.group(1), start=part.start + m.start(1), end=part.start + m.end(1))
         for m in _RUNNER_CMD.finditer(part.text)
     ]
-    return out + _argument_lists(part, _PRINTED_ARGV, r"'([^'\n]*)'")
+    return out + _argument_lists(part, _PRINTED_ARGV, r"'([^'\n]*(?:\n[^'\n]*)?)'")
 
 
 #: The evidence of a value another run in the same prose gives (rag.runs): shown next to the value the numbers use.
@@ -1023,8 +1030,9 @@ def _runs_in_prose(setup: Setup, prose: str, launched: bool = False) -> None:
 def _layout_runs(setup: Setup, choice: runs.Choice) -> None:
     """Two GPU layouts counted in nodes, one reported to fail ("trains on 1 node 8xA100 but hits OOM in 4 nodes
     8xA100", "4机共32张 … 正常，16机共128张 … 卡在保存断点"): the failing one's nodes and GPU count are the setup's, the
-    other run's are shown next to them."""
-    if choice.why != "fails":
+    other run's are shown next to them. The same for a layout beside one reported to work ("单机8卡训练…正常…更换2机16卡后…",
+    ms-swift #2280)."""
+    if choice.why not in ("fails", "other_works"):
         return
     nodes, total = choice.chosen.value
     for key, value in (("num_nodes", nodes), ("world_size", total)):

@@ -334,7 +334,9 @@ _GPU_MINE = re.compile(
 _GPU_OTHERS = re.compile(
     # ("wiki中提到单卡是3090的24g，如果只有20g" (minimind #386): the documentation's card, not the user's)
     r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
-    r"而不是|比如|e\.g\.|such as|like|(?:wiki|readme|文档|教程|论文)\s*(?:中|里|上)?\s*(?:提到|写|说))[^.。,，;；]{0,14}$",
+    # ("文中说到使用了24 张A800（80G）进行训练" (FlagEmbedding #1195): the paper's cards, not the user's 8 V100)
+    r"而不是|比如|e\.g\.|such as|like|(?:wiki|readme|文档|教程|论文|文中|文章|原文)\s*(?:中|里|上)?\s*(?:提到|说到|写到|写|说))"
+    r"[^.。,，;；]{0,14}$",
     re.I,
 )
 
@@ -909,6 +911,7 @@ _OFFLOAD_PARAM = re.compile(
 _SEQ = re.compile(
     r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
     r"max[-_ ]?len(?:gth)?(?![A-Za-z])|max[-_ ]?seq(?:uence)?[-_ ]?size|"  # "训练maxlen为32768", "max length=1024"
+    r"max[-_ ]?tokens?[-_ ]?len(?:gth)?|"  # "max_token_len=8000" (GLM-4 #16)
     r"context(?:\s*(?:len(?:gth)?|size))?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
     # run_clm's `--block_size 512`, "block开到512": the training sequence length
     r"block[-_ ]?size|block(?=\s*(?:开到|开成|设为|设置为|设成|调到|改成|改为|=|:|：)))\s*(?:已经?|都|也)?"
@@ -952,6 +955,13 @@ _RANK = re.compile(
     r"(?:lora[-_ ]?rank|lora[-_ ]?r|(?<![A-Za-z0-9_-])rank|(?<![A-Za-z0-9_-])r)\s*(?:=|:|：|为)?\s*(\d+)(?![\w-]|\.\d)",
     re.I,
 )
+
+
+def lora_rank_in(text: str) -> int | None:
+    """The LoRA rank ``text`` writes ("rank=16", "lora_r: 8"), read without asking whether it names the method."""
+    return int(m.group(1)) if (m := _RANK.search(text)) else None
+
+
 _CKPT = re.compile(
     r"gradient[-_ ]?checkpoint(?:ing)?\b|gradient[-_ ]?checkpoin(?:ing|tng|itng)\b|activation[-_ ]?checkpointing|checkpointing|梯度检查点|重计算|"
     # (not TRL's "precompute_ref_log_probs")
@@ -2474,7 +2484,7 @@ _FULL_NOT_BEFORE = re.compile(
     r"(?:不是|不用|不做|不想|并非|而非|非|没有|没|\bnot(?: an?)?|\bno|instead of|rather than)\s*$", re.I
 )
 _FULL = re.compile(
-    r"全量|全参|全(?:模型)?微调|全部微调|full[-_ ]?\s?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
+    r"全量|全参|全(?:模型)?微调|全模型训练|全部微调|full[-_ ]?\s?(?:scale[-_ ]?)?(?:fine[-_ ]?tun|ft\b|parameters?|params?\b|sft|training)|fully f[iu]ne[-_ ]?tun|"
     r"full finetun|fully fine[-_ ]?tun|(?:fine[-_ ]?tune|train)\s+the\s+full\s+model|"
     # "train a full 7B model", "it is a full model training" (TRL #1187)
     r"(?:fine[-_ ]?tune|train)\s+a\s+full\s+(?:\d+(?:\.\d+)?\s*[bB]\s+)?model|full\s+model\s+(?:training|fine[-_ ]?tun)|"
@@ -3938,6 +3948,10 @@ def _network_shape(text: str, slots: Slots) -> None:
 # Markdown emphasis in prose ("when I use **2 GPUs** with **DDP** backend and **batch size** of **512** on each GPU",
 # Lightning #3706), not a power ("2**16"): the words between the marks are read as written.
 _BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)([^*\n]{1,80}?)(?<=\S)\*\*(?![\w*])")
+# A value quoted in prose ("- batch size：`1`", "- max length：`8192`", Qwen3-VL #2053; `--max_length "8192"`,
+# ms-swift #495): read as the value it quotes. Only a short code span without spaces, and only a number in double
+# quotes, so a quoted sentence stays a sentence.
+_QUOTED_VALUE = re.compile(r"`([^`\s]{1,80})`|(?<![\w\"])\"(\d+(?:\.\d+)?)\"(?![\w\"])")
 
 
 def extract_slots(text: str, prose: bool = False) -> Slots:
@@ -3948,6 +3962,7 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     text = _accelerate_defaults(text)
     if prose:
         text = _BOLD.sub(lambda m: f"  {m.group(1)}  ", text)  # offsets kept for the readers that look around a match
+        text = _QUOTED_VALUE.sub(lambda m: f" {m.group(1) or m.group(2)} ", text)  # offsets kept, as above
     slots = Slots()
     for step in (
         _model,

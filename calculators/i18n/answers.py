@@ -51,6 +51,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
     "and_sep": {"zh": "、", "en": " and "},
     "why_fails": {"zh": "出错的那次", "en": "failing run"},
     "why_peak": {"zh": "峰值", "en": "peak"},
+    "why_other_works": {"zh": "另一次能正常运行", "en": "the other run works"},
     "conflict": {
         "zh": "注意：{name}{src_a}是 {a}，但{src_b}是 {b}。",
         "en": "Note: {name} is {a} {src_a} but {b} {src_b}.",
