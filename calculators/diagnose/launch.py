@@ -285,6 +285,7 @@ def read(text: str) -> list[Artifact]:
             sharded = "zero3" in opts.get("deepspeed", "") or "fsdp" in opts
             if visible and nproc_env and visible // nproc_env >= 2 and not sharded:
                 f["swift_device_map"] = (visible, nproc_env)
+                f["swift_nproc_written"] = "NPROC_PER_NODE" in env  # "NPROC_PER_NODE=1" is not "not set"
                 if "deepspeed" in opts:
                     f["swift_deepspeed_with_mp"] = True  # ms-swift refuses: "DeepSpeed is not compatible with MP"
         else:
@@ -401,7 +402,7 @@ def causes(a: Artifact) -> list[Cause]:
     if f.get("swift_device_map"):
         visible, procs = f["swift_device_map"]
         each = visible // procs
-        alone = procs == 1
+        alone = procs == 1 and not f.get("swift_nproc_written")
         refused = bool(f.get("swift_deepspeed_with_mp"))
         out.append(
             Cause(

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ..errors import CalculatorError
-from ..presets import get_model_shape
+from ..presets import count_params, get_model_shape
 from ._text import SIZE, flex, fmt_gib, gib, line_at
 from .models import Artifact, Cause
 
@@ -43,6 +43,43 @@ _ALLOC_NEW = flex(
     + r" is reserved by PyTorch but unallocated"
 )
 _WINDOW = 1500
+
+# Where the allocation failed, read from the traceback printed just before the message (the frames nearest the
+# error come last). Moving the model onto the GPU (torch's Module.to → _apply → convert, the Trainer's
+# _move_model_to_device, loading a state dict) fails before any batch exists: the weights alone do not fit.
+_LOAD_FRAMES = re.compile(
+    r'modules[/\\]module\.py", line \d+, in (?:convert|_apply)\b|return t\.to\(\s*device|'
+    r"\bin (?:_move_model_to_device|_load_state_dict_into_meta_model|set_module_tensor_to_device|_load_from_state_dict)\b"
+)
+# Adam's step (torch/optim/adam.py and adamw.py: the states created at the first step, `state["exp_avg_sq"] =
+# torch.zeros_like(…)` in _init_group, and the step's own arithmetic, `exp_avg_sq.sqrt()`, `torch._foreach_sqrt(
+# device_exp_avg_sqs)` in _multi_tensor_adamw; DeepSpeed's initialize_optimizer_states): weights, gradients and one
+# micro-batch's activations fit, the optimizer step does not (Qwen3-VL #2053, LLaMA-Factory #1221, llama-cookbook #234).
+_OPTIMIZER_STEP = re.compile(
+    r"\bexp_avg(?:_sq)?s?\b|\bin _(?:multi|single)_tensor_adamw?\b|"
+    r'optim[/\\]adamw?\.py", line \d+, in (?:_init_group|step|adamw?)\b|\bin initialize_optimizer_states\b'
+)
+# The evaluation pass (transformers Trainer.evaluation_loop / prediction_step, Lightning's validation_step): training
+# steps fit and the evaluation runs out on top of what training still holds.
+_EVAL_FRAMES = re.compile(
+    r"\bin (?:evaluation_loop|prediction_step|prediction_loop|_maybe_log_save_evaluate|validation_step|"
+    r"_evaluation_step|evaluate)\b"
+)
+_LOOKBACK = 2500
+
+
+def _phase(text: str, start: int, floor: int) -> str | None:
+    """What the run was doing when the allocation failed ("load", "optimizer_step", "eval"), from the traceback that
+    precedes the message at ``start`` (no further back than ``floor``, the end of the previous message); the
+    optimizer's own lines also just after it, where a paste put the frame below the error."""
+    before = text[max(floor, start - _LOOKBACK) : start]
+    if _OPTIMIZER_STEP.search(before) or _OPTIMIZER_STEP.search(text, start, start + _WINDOW):
+        return "optimizer_step"
+    if _LOAD_FRAMES.search(before):
+        return "load"
+    if _EVAL_FRAMES.search(before):
+        return "eval"
+    return None
 
 
 def _device(prefix: str | None, window: str) -> tuple[str, str]:
@@ -79,6 +116,8 @@ def read(text: str) -> list[Artifact]:
         window = text[a_start : min(stop, a_start + _WINDOW)]
         dev, backend = _device(prefix, window)
         f: dict[str, Any] = {"oom_device": dev, "oom_backend": backend}
+        if phase := _phase(text, a_start, anchors[i - 1][1] if i else 0):
+            f["oom_phase"] = phase
         if request is not None:
             f["oom_request_gb"] = request
         hint = None
@@ -176,6 +215,19 @@ def _vocab(setup: dict[str, Any]) -> int | None:
     return None
 
 
+def _params(setup: dict[str, Any]) -> float | None:
+    """The model's parameter count: the one stated, else its preset's."""
+    n = setup.get("num_params")
+    if isinstance(n, (int, float)) and n > 0:
+        return float(n)
+    if isinstance(setup.get("model"), str):
+        try:
+            return float(count_params(get_model_shape(setup["model"])))
+        except CalculatorError:
+            return None
+    return None
+
+
 def _pos_int(setup: dict[str, Any], key: str) -> int | None:
     v = setup.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
@@ -198,8 +250,9 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     if f.get("oom_backend") == "ascend-npu":
         env = "PYTORCH_NPU_ALLOC_CONF"
     out: list[Cause] = []
+    phase = _phase_cause(f.get("oom_phase"), setup)
     if total is None:
-        return out
+        return [phase] if phase else out
 
     # 0. the device reports more free memory than requested: the most telling fact when present
     if req is not None and free is not None and free >= 1.05 * req and free - req >= 0.2:
@@ -302,9 +355,12 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
             )
         )
 
-    # 3. one huge request: logits or an attention matrix
-    huge = req is not None and (
-        req >= 0.2 * total or (free is not None and req > free + (unalloc or 0) + 0.5 and req >= 1.0)
+    # 3. one huge request: logits or an attention matrix (a guess at what the tensor is, which a traceback in the
+    # optimizer step, the model load or the evaluation loop answers instead)
+    huge = (
+        phase is None
+        and req is not None
+        and (req >= 0.2 * total or (free is not None and req > free + (unalloc or 0) + 0.5 and req >= 1.0))
     )
     if huge and req is not None:
         b, s, v = _pos_int(setup, "train_micro_batch_size_per_gpu"), _pos_int(setup, "seq_len"), _vocab(setup)
@@ -387,7 +443,9 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
         and not (unalloc is not None and frag_likely)
         and (alloc >= 0.75 * total or (free is not None and free - (req or 0.0) < 0.2 and not crowded))
     )
-    if short and alloc is not None:  # (short implies it; said again for the type checker)
+    if phase is not None:
+        out.append(phase)  # where it failed says more than "live tensors fill the card"
+    elif short and alloc is not None:  # (short implies it; said again for the type checker)
         num_params = setup.get("num_params")
         extra_en = extra_zh = ""
         if isinstance(num_params, (int, float)) and num_params > 0 and setup.get("finetune") in (None, "full"):
@@ -431,6 +489,85 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
         )
 
     return out
+
+
+def _phase_cause(phase: str | None, setup: dict[str, Any]) -> Cause | None:
+    """The cause a failure while loading the model, or while Adam creates its states, points to: in both, the
+    micro-batch and the sequence length are not what ran out, so the usual "lower the batch" does not help."""
+    if phase == "load":
+        return Cause(
+            id="oom.at_load",
+            likelihood="likely",
+            title_en="Out of memory while moving the model onto the GPU, before any batch",
+            title_zh="把模型搬到 GPU 上时就显存不足（还没开始跑任何 batch）",
+            because_en="The traceback ends in moving the weights to the device (Module.to → convert / loading the state "
+            "dict): the weights of every model this process places on the GPU do not fit. Micro-batch, sequence length "
+            "and LoRA rank play no part yet. Pipelines that load several models per GPU (RLHF/PPO: actor, reference, "
+            "critic and reward) or load in fp32 hit this first.",
+            because_zh="调用栈停在把权重搬到设备上（Module.to → convert / 加载 state dict）：这个进程放到这张卡上的所有模型的"
+            "权重本身就放不下。此时微批次、序列长度和 LoRA rank 都还没起作用。每张卡加载多个模型的流程（RLHF/PPO："
+            "actor、reference、critic、reward）或以 fp32 加载时最先遇到。",
+            fix_en="Load in bf16/fp16 (torch_dtype) instead of fp32; shard the weights at load time with ZeRO-3 "
+            "(zero.Init: the Trainer does it when the DeepSpeed config is set before from_pretrained); put fewer or "
+            "smaller models on each GPU (offload the reference/reward models, use a smaller critic); or use a GPU with "
+            "more memory. Lowering the batch does not help here.",
+            fix_zh="用 bf16/fp16（torch_dtype）而不是 fp32 加载；用 ZeRO-3 在加载时就分片权重（zero.Init：在 from_pretrained "
+            "之前设置好 DeepSpeed 配置时 Trainer 会这样做）；每张卡放更少或更小的模型（offload reference/reward 模型、"
+            "用更小的 critic）；或换显存更大的卡。这里减小 batch 没有用。",
+            card_ids=["zero3-load-time-memory-peak", "oom-memory-budget-breakdown"],
+        )
+    if phase == "optimizer_step":
+        trainable = _params(setup) if setup.get("finetune") in (None, "full") else None
+        extra_en = extra_zh = ""
+        if isinstance(trainable, (int, float)) and trainable > 0:
+            states = 8 * trainable / 2**30
+            extra_en = (
+                f" For {trainable / 1e9:.3g}B trainable parameters the two moments are {_g(states)} before sharding."
+            )
+            extra_zh = f" {trainable / 1e9:.3g}B 可训练参数的两个动量即 {_g(states)}（未分片时）。"
+        return Cause(
+            id="oom.optimizer_step",
+            likelihood="likely",
+            title_en="Out of memory inside the optimizer step: Adam's states and the step's temporaries",
+            title_zh="显存不足发生在优化器更新（optimizer.step）里：Adam 的状态和更新时的临时张量",
+            because_en="The traceback is in Adam's step (exp_avg / exp_avg_sq). Adam's two fp32 moments take 8 bytes per "
+            "trainable parameter and are created at the first optimizer.step(); the default foreach implementation on "
+            "CUDA also needs about one more parameter-sized set of temporaries during the step (torch.optim docs). The "
+            "weights, gradients and one micro-batch's activations fit; the step does not." + extra_en,
+            because_zh="调用栈停在 Adam 的 step 里（exp_avg / exp_avg_sq）。Adam 的两个 fp32 动量每个可训练参数占 8 字节，"
+            "在第一次 optimizer.step() 时才创建；CUDA 上默认的 foreach 实现在更新时还要多约一份参数大小的临时张量"
+            "（torch.optim 文档）。权重、梯度和一个微批次的激活放得下，更新这一步放不下。" + extra_zh,
+            fix_en="Shard the optimizer states across GPUs (ZeRO-1/2/3 or FSDP), offload them to CPU (ZeRO-Offload), use "
+            "an 8-bit optimizer, or train fewer parameters (LoRA); `foreach=False` trims the step's temporaries. "
+            "Lowering the micro-batch frees activations, not optimizer states.",
+            fix_zh="把优化器状态分片到多卡（ZeRO-1/2/3 或 FSDP）、offload 到 CPU（ZeRO-Offload）、用 8-bit 优化器，或少训练一些参数"
+            "（LoRA）；`foreach=False` 可以省掉更新时的临时张量。减小微批次省的是激活，不是优化器状态。",
+            card_ids=["zero-stages-memory-savings", "zero-offload-cpu", "eight-bit-optimizers"],
+        )
+    if phase == "eval":
+        return Cause(
+            id="oom.at_eval",
+            likelihood="likely",
+            title_en="Out of memory in the evaluation pass, not in a training step",
+            title_zh="显存不足发生在评估（evaluation）阶段，不是训练步",
+            because_en="The traceback runs through the evaluation loop (evaluation_loop / prediction_step / "
+            "validation_step): training steps fit, and evaluation runs out on top of what training still holds. The HF "
+            "Trainer keeps every evaluation batch's logits (micro-batch × sequence × vocabulary) on the GPU until "
+            "eval_accumulation_steps moves them to the CPU (unset: all of them, to the end); per_device_eval_batch_size "
+            "(default 8) is separate from the training batch; generate() in evaluation adds a KV cache.",
+            because_zh="调用栈经过评估循环（evaluation_loop / prediction_step / validation_step）：训练步放得下，评估在训练仍"
+            "占着的显存之上又申请。HF Trainer 会把每个评估 batch 的 logits（微批次 × 序列长度 × 词表）留在 GPU 上，直到 "
+            "eval_accumulation_steps 把它们搬到 CPU（不设置则一直累积到评估结束）；per_device_eval_batch_size（默认 8）"
+            "与训练 batch 无关；评估里调用 generate() 还要 KV cache。",
+            fix_en="Set eval_accumulation_steps (1–8) and preprocess_logits_for_metrics (e.g. argmax) so full logits are "
+            "not kept; lower per_device_eval_batch_size; in a custom loop run evaluation under torch.no_grad() and move "
+            "outputs to the CPU. Lowering the training micro-batch does not help here.",
+            fix_zh="设置 eval_accumulation_steps（1–8）和 preprocess_logits_for_metrics（如取 argmax），不保留完整 logits；"
+            "调小 per_device_eval_batch_size；自己写的循环里评估要放在 torch.no_grad() 下并把输出搬到 CPU。这里减小训练"
+            "的微批次没有用。",
+            card_ids=["mem-eval-oom-accumulated-logits", "eval-oom-custom-loop-no-grad"],
+        )
+    return None
 
 
 #: The card that explains the model states of a run with each adapter method (what the weights, gradients and
