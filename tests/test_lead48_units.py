@@ -189,3 +189,33 @@ def test_the_lora_rank_of_the_failing_run_is_the_one_asked_about() -> None:
         "但来到了GLM4-9B\n训练参数 ：Qlora(4-bit), rank=16, max_token_len=8000, bs=1\n这样训练的显存一直OOM"
     )
     assert (values["lora_rank"], values["seq_len"]) == (16, 8000)
+
+
+def test_an_oom_the_user_places_in_validation_points_at_evaluation() -> None:
+    # mmsegmentation #2108: no traceback, the user's words say where
+    from calculators.diagnose import diagnose
+
+    oom = (
+        "RuntimeError: CUDA out of memory. Tried to allocate 8.67 GiB (GPU 0; 23.70 GiB total capacity; 9.21 GiB "
+        "already allocated; 4.45 GiB free; 17.61 GiB reserved in total by PyTorch)"
+    )
+    said = "The training is ok, but cuda out of memory will appear during the validation process."
+    cause = diagnose(oom, context=said).causes[0]
+    assert cause.id == "oom.at_eval" and cause.because_en.startswith("You say")
+    assert diagnose(oom, context="验证阶段显存不足，训练是正常的").causes[0].id == "oom.at_eval"
+    # an OOM in training, with evaluation mentioned as fine, is not placed there
+    assert diagnose(oom, context="OOM at step 10 of training; evaluation is fine.").causes[0].id != "oom.at_eval"
+    assert diagnose(oom, context="It is OOM in training, not in evaluation.").causes[0].id != "oom.at_eval"
+
+
+def test_the_eval_cause_cites_the_trainer_card_only_for_the_trainers_loop() -> None:
+    from calculators.diagnose import diagnose
+
+    oom = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.81 GiB (GPU 0; 79.15 GiB total capacity; "
+        "70.11 GiB already allocated; 5.20 GiB free; 72.80 GiB reserved in total by PyTorch)"
+    )
+    trainer = 'File "/x/transformers/trainer.py", line 3203, in evaluation_loop\n    losses = 1\n' + oom
+    lightning = 'File "/x/lightning/loops.py", line 90, in validation_step\n    out = self.model(x)\n' + oom
+    assert diagnose(trainer).causes[0].card_ids[0] == "mem-eval-oom-accumulated-logits"
+    assert diagnose(lightning).causes[0].card_ids[0] == "eval-oom-custom-loop-no-grad"

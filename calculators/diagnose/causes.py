@@ -217,9 +217,12 @@ _ACCEPTED_ZH = (
 
 
 def _with_context(artifacts: list[Artifact], context: str) -> list[Artifact]:
-    """Values a summary needs that the user wrote around the paste: the example count their data has."""
+    """Values a summary needs that the user wrote around the paste: the example count their data has, and that an
+    OOM whose traceback does not show where it failed happened in evaluation."""
     out = []
     for a in artifacts:
+        if a.kind == "cuda_oom" and "oom_phase" not in a.fields and oom.said_in_evaluation(context):
+            a = a.model_copy(update={"fields": {**a.fields, "oom_phase": "eval", "oom_phase_said": True}})
         if a.kind == "trainer_banner" and "banner_user_examples" not in a.fields:
             mine = train_log.user_example_count(context, a.fields["banner_examples"])
             if mine:

@@ -65,7 +65,24 @@ _EVAL_FRAMES = re.compile(
     r"\bin (?:evaluation_loop|prediction_step|prediction_loop|_maybe_log_save_evaluate|validation_step|"
     r"_evaluation_step|evaluate)\b"
 )
+# … the HF Trainer's own evaluation frames, where its logits accumulation is the usual cause
+_HF_EVAL_FRAMES = re.compile(r"\bin (?:evaluation_loop|prediction_step|prediction_loop)\b")
 _LOOKBACK = 2500
+# The user's own words placing the OOM in evaluation ("cuda out of memory will appear during the validation process",
+# mmsegmentation #2108; "验证阶段显存不足", "eval的时候爆显存").
+_OOM_WORDS = r"(?:OOM|out of memory|显存不足|显存溢出|爆显存|显存爆)"
+_EVAL_WORDS = r"(?:validation|evaluation|evaluating|validating|eval)"
+_SAID_IN_EVAL = re.compile(
+    _OOM_WORDS + r"[^.。!?？\n]{0,50}?(?<!not )(?<!n't )\b(?:during|in|at|when)\s+(?:the\s+)?" + _EVAL_WORDS + r"\b|"
+    r"\b(?:during|in|at|when)\s+(?:the\s+)?" + _EVAL_WORDS + r"\b[^.。!?？\n]{0,50}?" + _OOM_WORDS + "|"
+    r"(?:验证|评估|评测|eval)\s*(?:阶段|时|的时候|过程中|期间)[^。！？\n]{0,20}?" + _OOM_WORDS,
+    re.I,
+)
+
+
+def said_in_evaluation(prose: str) -> bool:
+    """Whether the user says the out-of-memory happens in the evaluation / validation pass."""
+    return bool(_SAID_IN_EVAL.search(prose))
 
 
 def _phase(text: str, start: int, floor: int) -> str | None:
@@ -118,6 +135,8 @@ def read(text: str) -> list[Artifact]:
         f: dict[str, Any] = {"oom_device": dev, "oom_backend": backend}
         if phase := _phase(text, a_start, anchors[i - 1][1] if i else 0):
             f["oom_phase"] = phase
+            if phase == "eval" and _HF_EVAL_FRAMES.search(text, max(0, a_start - _LOOKBACK), a_start):
+                f["oom_eval_hf_trainer"] = True
         if request is not None:
             f["oom_request_gb"] = request
         hint = None
@@ -250,7 +269,9 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     if f.get("oom_backend") == "ascend-npu":
         env = "PYTORCH_NPU_ALLOC_CONF"
     out: list[Cause] = []
-    phase = _phase_cause(f.get("oom_phase"), setup)
+    phase = _phase_cause(
+        f.get("oom_phase"), setup, said=bool(f.get("oom_phase_said")), hf_trainer=bool(f.get("oom_eval_hf_trainer"))
+    )
     if total is None:
         return [phase] if phase else out
 
@@ -491,9 +512,13 @@ def causes(a: Artifact, setup: dict[str, Any]) -> list[Cause]:
     return out
 
 
-def _phase_cause(phase: str | None, setup: dict[str, Any]) -> Cause | None:
-    """The cause a failure while loading the model, or while Adam creates its states, points to: in both, the
-    micro-batch and the sequence length are not what ran out, so the usual "lower the batch" does not help."""
+def _phase_cause(
+    phase: str | None, setup: dict[str, Any], said: bool = False, hf_trainer: bool = False
+) -> Cause | None:
+    """The cause that where the allocation failed points to (moving the model onto the GPU, Adam's step, the
+    evaluation loop): in each, the training micro-batch is not what ran out, so the usual "lower the batch" does not
+    help and the cause says what does. ``said``: the user's words placed it there, not a traceback; ``hf_trainer``:
+    the traceback is in the HF Trainer's evaluation loop (its logits card first, else the custom-loop card)."""
     if phase == "load":
         return Cause(
             id="oom.at_load",
@@ -550,12 +575,21 @@ def _phase_cause(phase: str | None, setup: dict[str, Any]) -> Cause | None:
             likelihood="likely",
             title_en="Out of memory in the evaluation pass, not in a training step",
             title_zh="显存不足发生在评估（evaluation）阶段，不是训练步",
-            because_en="The traceback runs through the evaluation loop (evaluation_loop / prediction_step / "
-            "validation_step): training steps fit, and evaluation runs out on top of what training still holds. The HF "
+            because_en=(
+                "You say it runs out during evaluation"
+                if said
+                else "The traceback runs through the evaluation loop (evaluation_loop / prediction_step / validation_step)"
+            )
+            + ": training steps fit, and evaluation runs out on top of what training still holds. The HF "
             "Trainer keeps every evaluation batch's logits (micro-batch × sequence × vocabulary) on the GPU until "
             "eval_accumulation_steps moves them to the CPU (unset: all of them, to the end); per_device_eval_batch_size "
             "(default 8) is separate from the training batch; generate() in evaluation adds a KV cache.",
-            because_zh="调用栈经过评估循环（evaluation_loop / prediction_step / validation_step）：训练步放得下，评估在训练仍"
+            because_zh=(
+                "你说是在评估阶段显存不足"
+                if said
+                else "调用栈经过评估循环（evaluation_loop / prediction_step / validation_step）"
+            )
+            + "：训练步放得下，评估在训练仍"
             "占着的显存之上又申请。HF Trainer 会把每个评估 batch 的 logits（微批次 × 序列长度 × 词表）留在 GPU 上，直到 "
             "eval_accumulation_steps 把它们搬到 CPU（不设置则一直累积到评估结束）；per_device_eval_batch_size（默认 8）"
             "与训练 batch 无关；评估里调用 generate() 还要 KV cache。",
@@ -565,7 +599,11 @@ def _phase_cause(phase: str | None, setup: dict[str, Any]) -> Cause | None:
             fix_zh="设置 eval_accumulation_steps（1–8）和 preprocess_logits_for_metrics（如取 argmax），不保留完整 logits；"
             "调小 per_device_eval_batch_size；自己写的循环里评估要放在 torch.no_grad() 下并把输出搬到 CPU。这里减小训练"
             "的微批次没有用。",
-            card_ids=["mem-eval-oom-accumulated-logits", "eval-oom-custom-loop-no-grad"],
+            card_ids=(
+                ["mem-eval-oom-accumulated-logits", "eval-oom-custom-loop-no-grad"]
+                if hf_trainer
+                else ["eval-oom-custom-loop-no-grad", "mem-eval-oom-accumulated-logits"]
+            ),
         )
     return None
 
