@@ -191,7 +191,7 @@ def _next_sentence_outcome(
 ) -> str | None:
     """The outcome the sentence starting at clause ``j`` reports, when it states no value of ``key``: a line of
     settings followed by a line saying how that run went ("训练参数 ：…, max_token_len=8000, bs=1 / 这样训练的显存一直OOM",
-    GLM-4 #16; "I use bs=4 on 8 GPUs. It OOMs at the first step.")."""
+    GLM-4 #16; "bs=4, 8 GPUs, zero2" on a line, "OOM at the first step" on the next)."""
     if j >= len(clauses) or not clauses[j - 1][2].endswith("\n"):
         return None  # only a line of its own: a sentence inside a paragraph has its outcome in it
     sentence = clauses[j][0]
