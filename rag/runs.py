@@ -203,17 +203,17 @@ def _next_sentence_outcome(
     return said.pop() if len(said) == 1 else None
 
 
-def candidates(prose: str) -> dict[str, list[Candidate]]:
+def candidates(prose: str, adapter: bool = False) -> dict[str, list[Candidate]]:
     """Every value each clause of ``prose`` states for :data:`RUN_KEYS` and the model, in reading order. A clause
     that states no outcome takes the outcome of the next clauses of its sentence, up to one that states another value
     of the same setting ("with `bs==2` on 2 GPUs, OOM occurs early"), or, when it begins "even …", of the clause
     before it ("it raises out-of-memory errors, even in batch size 1"). A sentence that states no outcome at all takes
     the outcome of the sentence after it when that one states no value of the setting (a line of settings, then a
-    line saying how the run went)."""
+    line saying how the run went). ``adapter``: the whole prose reads as a LoRA / QLoRA run, so a clause of its
+    settings ("Qlora(4-bit), rank=16, …") names its rank without naming the method."""
     clauses = _clauses(prose)
     read = [extract_slots(text, prose=True) for _, _, text in clauses]
-    if extract_slots(prose, prose=True).finetune in ("lora", "qlora"):
-        # a clause of an adapter run's settings ("Qlora(4-bit), rank=16, …") names its rank without the method
+    if adapter:
         for (_, _, text), slots in zip(clauses, read, strict=True):
             if slots.lora_rank is None and (rank := lora_rank_in(text)) is not None:
                 slots.lora_rank = rank
@@ -306,6 +306,6 @@ def choose(found: list[Candidate]) -> Choice | None:
     return Choice(found[0].key, chosen, others, why, tuple(found))
 
 
-def choices(prose: str) -> dict[str, Choice]:
-    """One :class:`Choice` per setting the prose gives two or more values for."""
-    return {k: c for k, found in candidates(prose).items() if (c := choose(found)) is not None}
+def choices(prose: str, adapter: bool = False) -> dict[str, Choice]:
+    """One :class:`Choice` per setting the prose gives two or more values for (``adapter``: see :func:`candidates`)."""
+    return {k: c for k, found in candidates(prose, adapter).items() if (c := choose(found)) is not None}

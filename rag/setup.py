@@ -990,12 +990,13 @@ def _printed_commands(part: Part) -> list[Part]:
 OTHER_RUN_EVIDENCE = "another run"
 
 
-def _runs_in_prose(setup: Setup, prose: str, launched: bool = False) -> None:
+def _runs_in_prose(setup: Setup, prose: str, prose_slots: Slots, launched: bool = False) -> None:
     """Two values the prose gives for one setting (two runs, two readings): every value is kept, the one the question is
     about is the setup value and the others are conflicts shown next to it. The whole-prose reading stays the setup
     value unless :func:`rag.runs.choose` has a reason the whole reading lacks: a run reported to fail beside one
-    reported to work (the failing one is asked about), or the peak of several memory readings."""
-    for key, choice in runs.choices(prose).items():
+    reported to work (the failing one is asked about), or the peak of several memory readings. ``prose_slots``: the
+    whole prose's reading, already made by the caller."""
+    for key, choice in runs.choices(prose, adapter=prose_slots.finetune in ("lora", "qlora")).items():
         if key == "model":
             if not launched:  # a pasted launch or config names the model the run loads (_loaded_model_over_prose)
                 _model_runs(setup, choice)
@@ -1169,7 +1170,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
         if prose_slots._model_from_file_name:
             for key in _MODEL_KEYS & set(setup.values):
                 setup.values[key].evidence = FILE_NAME_EVIDENCE
-        _runs_in_prose(setup, prose, launched=any(p.kind in _PASTED_KINDS for p in parts))
+        _runs_in_prose(setup, prose, prose_slots, launched=any(p.kind in _PASTED_KINDS for p in parts))
     ordered, references = _own_configs_first(parts)
     for part in ordered:
         reference = any(part is ref for ref in references)

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ..errors import CalculatorError
-from ..presets import count_params, get_model_shape
+from ..presets import ModelShape, count_params, get_model_shape
 from ._text import SIZE, flex, fmt_gib, gib, line_at
 from .models import Artifact, Cause
 
@@ -85,12 +85,10 @@ def said_in_evaluation(prose: str) -> bool:
     return bool(_SAID_IN_EVAL.search(prose))
 
 
-def _phase(text: str, start: int, floor: int) -> str | None:
-    """What the run was doing when the allocation failed ("load", "optimizer_step", "eval"), from the traceback that
-    precedes the message at ``start`` (no further back than ``floor``, the end of the previous message); the
-    optimizer's own lines also just after it, where a paste put the frame below the error."""
-    before = text[max(floor, start - _LOOKBACK) : start]
-    if _OPTIMIZER_STEP.search(before) or _OPTIMIZER_STEP.search(text, start, start + _WINDOW):
+def _phase(before: str, after: str) -> str | None:
+    """What the run was doing when the allocation failed ("load", "optimizer_step", "eval"), from the traceback
+    ``before`` the message; the optimizer's own lines also ``after`` it, where a paste put the frame below the error."""
+    if _OPTIMIZER_STEP.search(before) or _OPTIMIZER_STEP.search(after):
         return "optimizer_step"
     if _LOAD_FRAMES.search(before):
         return "load"
@@ -133,9 +131,11 @@ def read(text: str) -> list[Artifact]:
         window = text[a_start : min(stop, a_start + _WINDOW)]
         dev, backend = _device(prefix, window)
         f: dict[str, Any] = {"oom_device": dev, "oom_backend": backend}
-        if phase := _phase(text, a_start, anchors[i - 1][1] if i else 0):
+        # the traceback before this message, no further back than the end of the previous one
+        before = text[max(anchors[i - 1][1] if i else 0, a_start - _LOOKBACK) : a_start]
+        if phase := _phase(before, window):
             f["oom_phase"] = phase
-            if phase == "eval" and _HF_EVAL_FRAMES.search(text, max(0, a_start - _LOOKBACK), a_start):
+            if phase == "eval" and _HF_EVAL_FRAMES.search(before):
                 f["oom_eval_hf_trainer"] = True
         if request is not None:
             f["oom_request_gb"] = request
@@ -222,16 +222,21 @@ def _g(v: float) -> str:
     return fmt_gib(v)
 
 
+def _preset_shape(setup: dict[str, Any]) -> ModelShape | None:
+    """The shape of the model the setup names, when it is a preset."""
+    if isinstance(setup.get("model"), str):
+        try:
+            return get_model_shape(setup["model"])
+        except CalculatorError:
+            return None
+    return None
+
+
 def _vocab(setup: dict[str, Any]) -> int | None:
     vocab = setup.get("vocab_size")
     if isinstance(vocab, int) and vocab > 0:
         return vocab
-    if isinstance(setup.get("model"), str):
-        try:
-            return get_model_shape(setup["model"]).vocab_size
-        except CalculatorError:
-            return None
-    return None
+    return shape.vocab_size if (shape := _preset_shape(setup)) else None
 
 
 def _params(setup: dict[str, Any]) -> float | None:
@@ -239,12 +244,7 @@ def _params(setup: dict[str, Any]) -> float | None:
     n = setup.get("num_params")
     if isinstance(n, (int, float)) and n > 0:
         return float(n)
-    if isinstance(setup.get("model"), str):
-        try:
-            return float(count_params(get_model_shape(setup["model"])))
-        except CalculatorError:
-            return None
-    return None
+    return float(count_params(shape)) if (shape := _preset_shape(setup)) else None
 
 
 def _pos_int(setup: dict[str, Any], key: str) -> int | None:
