@@ -16,6 +16,18 @@ _EXPORT = r"^\s*(?:export|set)\s+([A-Z_][A-Z0-9_]*)=(\S*)"
 #: (Windows cmd: `set …`); groups: the name, the value.
 EXPORT_LINE = re.compile(_EXPORT + r"\s*$")
 _EXPORT_BEFORE_COMMAND = re.compile(_EXPORT + r"\s*\n", re.M)
+#: A shell variable set on a line of its own without `export` (`CUDA_VISIBLE_DEVICES=0,1,2,3` above `deepspeed
+#: --include localhost:$CUDA_VISIBLE_DEVICES`, LLaMA-Factory #2374): the shell still expands it in later lines.
+SHELL_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)=(\S+)\s*$")
+
+
+def shell_variables(text: str) -> dict[str, str]:
+    """The variables lines of their own set in ``text`` (``NAME=value`` or ``export NAME=value``), the last wins."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if (m := EXPORT_LINE.match(line) or SHELL_ASSIGNMENT.match(line)) and m.group(2):
+            out[m.group(1)] = m.group(2).strip("\"'")
+    return out
 
 
 #: Lightning's line per process (lightning/fabric/utilities/distributed.py, _init_dist_connection: "Initializing

@@ -979,9 +979,20 @@ def breakdown_card(r: Results) -> Card | None:
             and _BREAKDOWN_TITLE.search(c.title_en)
             and card_in_family(c, "memory")
             and lead_fits(r, c)
+            and _card_method(c) in (None, r.setup.get("finetune"))
         ),
         None,
     )
+
+
+_METHOD_TITLE = re.compile(r"^(?:where )?(QLoRA|LoRA)\b", re.I)
+
+
+def _card_method(c: Card) -> str | None:
+    """The fine-tuning method a card's title is about ("QLoRA memory: …"): its breakdown is that method's, so it is
+    no breakdown for a user who did not say they use it (LOcc #7 asked about batch 8 and got QLoRA's)."""
+    m = _METHOD_TITLE.match(c.title_en)
+    return m.group(1).lower() if m and "memory" in c.title_en.lower() else None
 
 
 def _fit_missing_names(r: Results) -> str:

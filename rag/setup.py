@@ -24,7 +24,15 @@ from calculators.presets import GPU_PRESETS, MODEL_PRESETS
 
 from . import runs
 from .parts import Part, prose_of
-from .slots import Slots, extract_printed, extract_slots, extract_smi, per_device_formula, printed_batch
+from .slots import (
+    SWIFT_MEMORY,
+    Slots,
+    extract_printed,
+    extract_slots,
+    extract_smi,
+    per_device_formula,
+    printed_batch,
+)
 
 Provenance = Literal["message", "config", "command", "error", "log", "nvidia_smi", "history", "assumed"]
 
@@ -798,6 +806,7 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
     """Values the diagnosis readers find in errors, logs, commands and nvidia-smi tables."""
     try:
         from calculators.diagnose import detect_artifacts
+        from calculators.shell import shell_variables
     except ImportError:
         return []
     pasted = [p for p in parts if p.kind != "prose"]
@@ -805,8 +814,10 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         return []
     artifacts: list[Any] = []
     for part in pasted:
+        # `CUDA_VISIBLE_DEVICES=0,1,2,3` in the prose above `deepspeed --include localhost:$CUDA_VISIBLE_DEVICES`
+        before = "\n".join(p.text for p in parts if p.start < part.start) if "$" in part.text else ""
         try:
-            found = detect_artifacts(part.text)
+            found = detect_artifacts(part.text, shell_variables(before) if before else None)
         except Exception:  # noqa: BLE001 - a reader bug must not cost the user an answer
             found = []
         source = _PART_SOURCE.get(part.kind, "error")
@@ -1200,6 +1211,7 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _named_model_over_bare_size(setup)
     _loaded_model_over_prose(setup, parts)
     _printed_capacity_over_prose(setup)
+    _printed_peak_over_parts(setup, parts)
     _printed_layout_over_prose(setup)
     _printed_batch_over_config(setup, parts)
     _run_settings_over_prose(setup)
@@ -1211,6 +1223,18 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts
+
+
+def _printed_peak_over_parts(setup: Setup, parts: list[Part]) -> None:
+    """ms-swift prints its running memory peak in every log line (``'memory(GiB)': 63.16`` … ``73.75``): pasted as
+    several log excerpts, the largest of them all is the run's peak, not the first excerpt's (ms-swift #4191)."""
+    mine = setup.values.get("observed_memory_gb")
+    if mine is None or mine.source not in ("log", "error"):
+        return
+    peaks = [float(m.group(1)) for p in parts if p.kind != "prose" for m in SWIFT_MEMORY.finditer(p.text)]
+    if peaks and mine.value in peaks and max(peaks) > mine.value:
+        setup.put("observed_memory_gb", max(peaks), mine.source, "memory(GiB)", override=True)
+        setup.conflicts.pop("observed_memory_gb", None)
 
 
 #: Methods the memory calculator (calculators.memory) models; P-Tuning and 8-bit base weights it does not.

@@ -1656,6 +1656,21 @@ def _gpu(text: str, slots: Slots) -> None:
             if size and float(size.group(1)) in _CARD_SIZES and not _quoted(text, m.start()):
                 slots.gpu_memory_gb = float(size.group(1))
                 break
+    if slots.gpu_memory_gb is None:
+        # "fp16精度下20G也能够吗", "24G能跑吗", "is 12gb enough?": a card's size asked whether it suffices
+        for m in _SIZE_ENOUGH.finditer(text):
+            gb = float(m.group(1) or m.group(2))
+            if gb in _CARD_SIZES and not _quoted(text, m.start()) and gb != slots.observed_memory_gb:
+                slots.gpu_memory_gb = gb
+                break
+
+
+_SIZE_ENOUGH = re.compile(
+    # ("12G / 24G够吗" (XrayGLM #32): the sizes asked in turn, the first is the one to answer)
+    r"(?<![\d.])(\d{1,3})\s*(?:G|GB|GiB)(?:\s*(?:/|或者?|还是|or)\s*\d{1,3}\s*(?:G|GB|GiB))*(?:\s*的)?\s*(?:显存|的卡|卡)?\s*(?:也|就|真的)?\s*(?:能够|够|足够|够用|能跑|跑得动|可以跑|能训练|可以训练|能微调|可以微调)(?:吗|么|嘛|不)|"
+    r"\bis\s+(\d{1,3})\s*(?:G|GB|GiB)\s*(?:of\s+)?(?:v?ram\s+|gpu memory\s+|memory\s+)?enough\b",
+    re.I,
+)
 
 
 def _count_elsewhere(text: str, n: int, span: tuple[int, int]) -> bool:
@@ -2029,17 +2044,22 @@ _COUNT_LAST_RULES = (
     SlotRule(("world_size",), (_GPU_TOTAL,), _group_int()),
     SlotRule(("world_size",), (_GPU_CHANGE,), _group_num),
 )
+# "4-way Tensor Parallel * 2-way FSDP" (torchtitan #735), "8-way pipeline parallelism": the degree written first.
+_WAY = r"(?<![\w.])(\d{1,3})[- ]?way[- ](?:%s)(?![A-Za-z])"
+_PP_WAY = re.compile(_WAY % "pipeline|PP", re.I)
+_TP_WAY = re.compile(_WAY % "tensor|TP", re.I)
 _PARALLEL_SIZE_RULES = (
     SlotRule(("num_nodes",), (re.compile(r"单机|single[-_ ]node|one node", re.I),), _constant(1), only_if_unset=True),
-    SlotRule(("pipeline_parallel_size",), (_PP,), _group_int()),
-    SlotRule(("tensor_parallel_size",), (_TP,), _group_int()),
+    SlotRule(("pipeline_parallel_size",), (_PP, _PP_WAY), _group_int()),
+    SlotRule(("tensor_parallel_size",), (_TP, _TP_WAY), _group_int()),
     SlotRule(("sequence_parallel_size",), (_SP,), _group_int()),
 )
 
 
 # "8 80G GPU (7 for training and 1 for vllm)", "8卡（6张用于训练，2张跑vLLM）": the GPUs the trainer runs on.
 _TRAINING_SUBSET = re.compile(
-    NUM + r"(?![\d.])\s*(?:张|块|个)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))?\s*"
+    # (not a digit glued to a word: "I was using ZeRO3 for training" names a stage, DeepSpeed #1174)
+    r"(?<![A-Za-z0-9_.])" + NUM + r"(?![\d.])\s*(?:张|块|个)?\s*(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))?\s*"
     r"(?:(?:are\s+)?(?:used\s+)?for|用于|用来|用作|做|跑)\s*(?:the\s+)?(?:training|trainer|train\b|policy training|训练)",
     re.I,
 )
@@ -2458,9 +2478,15 @@ def k_tokens(k: float) -> int:
     return int(k * 1024)
 
 
+#: A length written as a product with 1024 or 1000, right after its first factor: "128 * 1024 tokens".
+_TIMES_KILO = re.compile(r"\s*[*×xX]\s*(1024|1000)(?![\d.])")
+
+
 def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
     """ "2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
     value = float(k_tokens(float(m.group(1)))) if m.group(2) else float(m.group(1))
+    if not m.group(2) and value <= 1024 and (times := _TIMES_KILO.match(text, m.end())):
+        value *= int(times.group(1))  # "a max_seq_length of 64 * 1024 tokens" (unsloth #1291)
     if (parts := _LENGTH_PARTS_AFTER.match(text, m.end())) and not m.group(2):
         total = value + int(parts.group(1))
         if parts.group(2) is None or int(parts.group(2)) == total:
@@ -3195,6 +3221,8 @@ def _assignments(text: str, slots: Slots) -> None:
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
         if key == "train_batch_size" and (product := _PRODUCT.match(text, m.end())):
             value = float(product.group(1))  # "effective batch_size is 128*8 = 1024"
+        if key == "seq_len" and value <= 1024 and (times := _TIMES_KILO.match(text, m.end())):
+            value *= int(times.group(1))  # "a max_seq_length of 64 * 1024 tokens" (unsloth #1291)
         if not math.isfinite(value) or value > 1e15:
             continue  # "1e309": not a setting anyone runs
         if key != "base_learning_rate":
@@ -3412,6 +3440,26 @@ def _megatron_memory(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (_amount_gb(m.group(1), "MB"),)
 
 
+# ms-swift's training log lines, "{'loss': 0.22, …, 'memory(GiB)': 73.75, …}": the running peak of
+# max_memory_reserved over the node's GPUs, in GiB (swift/trainers/patcher.py, swift/utils/torch_utils.py
+# get_max_reserved_memory; get_max_cuda_memory in 2.x), so the largest value printed is the run's peak.
+SWIFT_MEMORY = re.compile(r"['\"]memory\(GiB\)['\"]\s*:\s*['\"]?(\d+(?:\.\d+)?)")
+# torch.cuda.memory_summary()'s row "| Allocated memory | 13975 MiB | 18803 MiB | 2142 GiB | 2128 GiB |": current,
+# peak, total allocated, total freed; the peak is what the run needed at most.
+_SUMMARY_PEAK = re.compile(
+    r"^\|\s*Allocated memory\s*\|\s*[\d.]+\s*[KMG]iB\s*\|\s*(\d+(?:\.\d+)?)\s*([KMG]iB)\s*\|", re.M
+)
+
+
+def _swift_memory(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    return (max(float(n.group(1)) for n in m.re.finditer(text)),)
+
+
+def _summary_peak(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    value, unit = float(m.group(1)), m.group(2)
+    return (round(value / 1024, 2) if unit == "MiB" else round(value / 2**20, 4) if unit == "KiB" else value,)
+
+
 # Megatron-LM / GPT-NeoX name their dataset index files by samples, sequence length and seed:
 # "…_train_indexmap_24000000ns_2048sl_1234s_doc_idx.npy" (megatron/data/gpt_dataset.py, _build_index_mappings).
 _INDEXMAP_SEQ = re.compile(r"_indexmap_\d+ns_(\d{2,6})sl_\d+s_")
@@ -3439,6 +3487,8 @@ _PRINTED_RULES = (
     SlotRule(("gpu_memory_gb",), (_TOTAL_CAPACITY,), lambda m, text: (float(m.group(1)),)),
     SlotRule(("observed_memory_gb",), (_PROCESS_IN_USE,), _process_in_use),
     SlotRule(("observed_memory_gb",), (_MEGATRON_MEMORY,), _megatron_memory, only_if_unset=True),
+    SlotRule(("observed_memory_gb",), (SWIFT_MEMORY,), _swift_memory, only_if_unset=True),
+    SlotRule(("observed_memory_gb",), (_SUMMARY_PEAK,), _summary_peak, only_if_unset=True),
 )
 _PRINTED_PRECISION_RULES = (
     SlotRule(

@@ -14,6 +14,7 @@ import yaml
 
 from calculators import CalculatorError, run_tool
 from calculators.diagnose import Diagnosis, detect_artifacts, diagnose
+from calculators.shell import shell_variables
 
 PASTES = Path(__file__).parent / "data" / "pastes"
 CASES = yaml.safe_load((PASTES / "cases.yaml").read_text(encoding="utf-8"))["cases"]
@@ -270,6 +271,10 @@ def test_dev_set_diagnose_questions_with_pastes() -> None:
                 # script) the paste does not show: only the visible GPUs it would leave unused are a reading.
                 if fields.get("python_visible_unused"):
                     assert fields["python_visible_unused"] == stated["world_size"], q["id"]
+            elif "$" in launches[0].key_line and str(fields["world_size"]) in shell_variables(q["question"]).values():
+                # ChatGLM2-6B #605: "设置NUM_GPUS=8" in the prose, `NUM_GPUS=1` in the pasted script the command
+                # expands: the paste's own count is what the launcher gets (and the disagreement is the diagnosis)
+                continue
             else:
                 assert fields["world_size"] == stated["world_size"], q["id"]
     assert with_artifacts >= len(questions) // 5

@@ -201,10 +201,15 @@ def _parse_flags(text: str) -> FlagsRead:
     elif launcher == "deepspeed":
         gpus, nodes = num("num_gpus", "num_accelerators"), num("num_nodes") or 1
         include = launch_args.get("include")
-        if gpus is None and isinstance(include, str) and ":" in include:
-            gpus = len(include.split(":", 1)[1].split(","))
+        devices = include.split(":", 1)[1].split(",") if isinstance(include, str) and ":" in include else []
+        if gpus is None and devices and all(d.strip().isdigit() for d in devices):
+            gpus = len(devices)
         if gpus:
             ws = gpus * nodes
+        elif devices:
+            # `--include localhost:$CUDA_VISIBLE_DEVICES` (LLaMA-Factory #2374): the shell fills the list in
+            notes_en.append("--include lists its GPUs through a shell variable: world size unknown from the command.")
+            notes_zh.append("--include 的 GPU 列表来自 shell 变量：仅凭命令无法确定卡数。")
         else:
             notes_en.append("The deepspeed launcher without --num_gpus uses every visible GPU: world size unknown.")
             notes_zh.append("deepspeed 启动器不带 --num_gpus 时会使用所有可见 GPU：卡数未知。")

@@ -86,8 +86,9 @@ def _tracebacks(text: str, covered: list[Artifact]) -> list[Artifact]:
     return out[:5]
 
 
-def detect_artifacts(text: str) -> list[Artifact]:
-    """Every recognised piece of ``text`` in order of position; ``[]`` when nothing is recognised. Never raises."""
+def detect_artifacts(text: str, shell_vars: dict[str, str] | None = None) -> list[Artifact]:
+    """Every recognised piece of ``text`` in order of position; ``[]`` when nothing is recognised. Never raises.
+    ``shell_vars``: variables the message set before ``text``, for ``$NAME`` in a launch command."""
     if not isinstance(text, str) or not text.strip():
         return []
     offset = max(0, len(text) - MAX_CHARS)
@@ -104,7 +105,7 @@ def detect_artifacts(text: str) -> list[Artifact]:
         nccl.read,
     ):
         try:
-            found.extend(reader(body))
+            found.extend(launch.read(body, shell_vars) if reader is launch.read else reader(body))
         except Exception:  # a reader bug must not turn a paste into a traceback; the others still report
             continue
     with contextlib.suppress(Exception):
@@ -216,13 +217,20 @@ _ACCEPTED_ZH = (
 )
 
 
+def _said_phase(context: str) -> str | None:
+    """Where the user's words place an OOM whose traceback does not show it: the save, else evaluation."""
+    if oom.said_while_saving(context):
+        return "save"
+    return "eval" if oom.said_in_evaluation(context) else None
+
+
 def _with_context(artifacts: list[Artifact], context: str) -> list[Artifact]:
     """Values a summary needs that the user wrote around the paste: the example count their data has, and that an
-    OOM whose traceback does not show where it failed happened in evaluation."""
+    OOM whose traceback does not show where it failed happened while saving or in evaluation."""
     out = []
     for a in artifacts:
-        if a.kind == "cuda_oom" and "oom_phase" not in a.fields and oom.said_in_evaluation(context):
-            a = a.model_copy(update={"fields": {**a.fields, "oom_phase": "eval", "oom_phase_said": True}})
+        if a.kind == "cuda_oom" and "oom_phase" not in a.fields and (said := _said_phase(context)):
+            a = a.model_copy(update={"fields": {**a.fields, "oom_phase": said, "oom_phase_said": True}})
         if a.kind == "trainer_banner" and "banner_user_examples" not in a.fields:
             mine = train_log.user_example_count(context, a.fields["banner_examples"])
             if mine:

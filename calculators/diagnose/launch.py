@@ -20,7 +20,7 @@ import re
 import shlex
 from typing import Any
 
-from ..shell import EXPORT_LINE, LIGHTNING_RANK, continued
+from ..shell import EXPORT_LINE, LIGHTNING_RANK, SHELL_ASSIGNMENT, continued
 from ._text import line_at, safe
 from .models import Artifact, Cause
 
@@ -90,6 +90,14 @@ def _opts(tokens: list[str]) -> dict[str, str]:
                 out.setdefault(key, "true")
         i += 1
     return out
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expand(args: str, shell_vars: dict[str, str]) -> str:
+    """``$NAME`` and ``${NAME}`` replaced by what the message set them to; unknown ones stay as written."""
+    return _VARIABLE.sub(lambda v: shell_vars.get(v.group(1) or v.group(2), v.group(0)), args)
 
 
 def _int(v: str | None) -> int | None:
@@ -191,25 +199,32 @@ def _launcher_logs(text: str) -> list[Artifact]:
     return out
 
 
-def read(text: str) -> list[Artifact]:
-    """Every launch command line in ``text``, and the deepspeed launcher's own log lines."""
+def read(text: str, shell_vars: dict[str, str] | None = None) -> list[Artifact]:
+    """Every launch command line in ``text``, and the deepspeed launcher's own log lines. ``shell_vars``: variables
+    the message set before ``text`` (in its prose, say), for ``$NAME`` in the commands."""
     out: list[Artifact] = _launcher_logs(text)
     exported: dict[str, str] = {}  # `export CUDA_VISIBLE_DEVICES=0,1` on a line of its own applies to later commands
+    # every variable a line of its own sets, exported or not: what `$NAME` expands to
+    shell_vars = dict(shell_vars or {})
     for start, end, line in _logical_lines(text):
         if len(line) > 20_000:
             continue
         if x := EXPORT_LINE.match(line):
             if x.group(2):
-                exported[x.group(1)] = x.group(2).strip("\"'")
+                exported[x.group(1)] = shell_vars[x.group(1)] = x.group(2).strip("\"'")
+            continue
+        if x := SHELL_ASSIGNMENT.match(line):
+            shell_vars[x.group(1)] = x.group(2).strip("\"'")
             continue
         m = _LAUNCHER.search(line)
         if not m or not _COMMAND_START.search(line[: m.start()]) or line.lstrip().startswith("#"):
             continue
         cmd = " ".join(m.group("cmd").split())
+        args = _expand(line[m.end() :], shell_vars)
         try:
-            tokens = shlex.split(line[m.end() :], posix=True)
+            tokens = shlex.split(args, posix=True)
         except ValueError:
-            tokens = line[m.end() :].split()
+            tokens = args.split()
         env = {**exported, **dict(kv.split("=", 1) for kv in m.group("env").split())}
         opts = _opts(tokens)
         f: dict[str, Any] = {}

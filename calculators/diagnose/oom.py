@@ -65,6 +65,15 @@ _EVAL_FRAMES = re.compile(
     r"\bin (?:evaluation_loop|prediction_step|prediction_loop|_maybe_log_save_evaluate|validation_step|"
     r"_evaluation_step|evaluate)\b"
 )
+# Saving a checkpoint or the model (the HF Trainer's save_model / _save_checkpoint, PEFT's get_peft_model_state_dict,
+# FSDP's full state-dict hook, DeepSpeed's 16-bit gather, torch.save): training fits, the save gathers or copies the
+# sharded state on top of it (card oom-at-checkpoint-save).
+_SAVE_FRAMES = re.compile(
+    r"\bin (?:save_model|_save_checkpoint|save_checkpoint|_save|save_pretrained|get_peft_model_state_dict|"
+    r"_full_post_state_dict_hook|_zero3_consolidated_16bit_state_dict|save_16bit_model|"
+    r"safe_save_model_for_hf_trainer|_save_to_state_dict)\b|"
+    r'serialization\.py", line \d+, in save\b'
+)
 # … the HF Trainer's own evaluation frames, where its logits accumulation is the usual cause
 _HF_EVAL_FRAMES = re.compile(r"\bin (?:evaluation_loop|prediction_step|prediction_loop)\b")
 _LOOKBACK = 2500
@@ -85,13 +94,33 @@ def said_in_evaluation(prose: str) -> bool:
     return bool(_SAID_IN_EVAL.search(prose))
 
 
+# The user's own words placing the OOM in the save ("model.save_pretrained保存模型的时候报了" (ChatGLM-Tuning #191),
+# "在保存的那一步出现OOM错误" (Chinese-LLaMA-Alpaca-2 #283), "OOM when saving the model").
+_SAVE_WORDS = r"sav(?:e|ing)\s+(?:the\s+|a\s+)?(?:final\s+)?(?:model|checkpoints?|weights|adapter)"
+_SAID_IN_SAVE = re.compile(
+    _OOM_WORDS + r"[^.。!?？\n]{0,50}?(?<!not )(?<!n't )\b(?:during|while|when|at)\s+" + _SAVE_WORDS + r"\b|"
+    r"\b(?:during|while|when)\s+" + _SAVE_WORDS + r"\b[^.。!?？\n]{0,50}?" + _OOM_WORDS + "|"
+    r"保存\s*(?:模型|checkpoint|权重|ckpt)?\s*(?:的)?\s*(?:时|的时候|过程中|期间|那一步|这一步|阶段)[^。！？\n]{0,20}?(?:"
+    + _OOM_WORDS
+    + "|报了)",
+    re.I,
+)
+
+
+def said_while_saving(prose: str) -> bool:
+    """Whether the user says the out-of-memory happens while saving a checkpoint or the model."""
+    return bool(_SAID_IN_SAVE.search(prose))
+
+
 def _phase(before: str, after: str) -> str | None:
-    """What the run was doing when the allocation failed ("load", "optimizer_step", "eval"), from the traceback
+    """What the run was doing when the allocation failed ("load", "optimizer_step", "save", "eval"), from the traceback
     ``before`` the message; the optimizer's own lines also ``after`` it, where a paste put the frame below the error."""
     if _OPTIMIZER_STEP.search(before) or _OPTIMIZER_STEP.search(after):
         return "optimizer_step"
     if _LOAD_FRAMES.search(before):
         return "load"
+    if _SAVE_FRAMES.search(before):  # (before eval: the Trainer saves from _maybe_log_save_evaluate)
+        return "save"
     if _EVAL_FRAMES.search(before):
         return "eval"
     return None
@@ -568,6 +597,36 @@ def _phase_cause(
             fix_zh="把优化器状态分片到多卡（ZeRO-1/2/3 或 FSDP）、offload 到 CPU（ZeRO-Offload）、用 8-bit 优化器，或少训练一些参数"
             "（LoRA）；`foreach=False` 可以省掉更新时的临时张量。减小微批次省的是激活，不是优化器状态。",
             card_ids=["zero-stages-memory-savings", "zero-offload-cpu", "eight-bit-optimizers"],
+        )
+    if phase == "save":
+        return Cause(
+            id="oom.at_save",
+            likelihood="likely",
+            title_en="Out of memory while saving a checkpoint or the model, not in a training step",
+            title_zh="显存不足发生在保存 checkpoint / 模型时，不是训练步",
+            because_en=(
+                "You say it runs out while saving"
+                if said
+                else "The traceback runs through the save (save_model / _save_checkpoint / state_dict)"
+            )
+            + ": training fits, and saving gathers or copies the sharded state on top of what training holds. A full "
+            "FSDP state dict without offload_to_cpu and rank0_only materialises every parameter on every GPU; PEFT's "
+            "save_pretrained calls state_dict() on the whole model before keeping the adapter; rank-0 full saves "
+            "(FSDP, ZeRO-3's 16-bit gather) need the whole model in one process's host RAM.",
+            because_zh=(
+                "你说是在保存时显存不足" if said else "调用栈经过保存（save_model / _save_checkpoint / state_dict）"
+            )
+            + "：训练放得下，保存时要在训练占用之上再把分片的状态收集或拷贝出来。FSDP 的完整 state_dict 不加 offload_to_cpu "
+            "和 rank0_only 时每张卡都聚合出全部参数；PEFT 的 save_pretrained 先对整个模型调用 state_dict() 再筛出 adapter；"
+            "rank 0 完整保存（FSDP、ZeRO-3 的 16 位收集）要在一个进程的主机内存里放下整个模型。",
+            fix_en="Under FSDP save with FullStateDictConfig(offload_to_cpu=True, rank0_only=True), or save a "
+            "SHARDED_STATE_DICT and merge it offline; skip the optimizer state (save_only_model=True, transformers >= "
+            "4.36) and save less often; under ZeRO-3 turn off stage3_gather_16bit_weights_on_model_save and run "
+            "zero_to_fp32.py afterwards. Lowering the training micro-batch does not help here.",
+            fix_zh="FSDP 下用 FullStateDictConfig(offload_to_cpu=True, rank0_only=True) 保存，或保存 SHARDED_STATE_DICT 之后离线"
+            "合并；不存优化器状态（save_only_model=True，transformers >= 4.36）并降低保存频率；ZeRO-3 下关掉 "
+            "stage3_gather_16bit_weights_on_model_save，事后用 zero_to_fp32.py 合并。这里减小训练的微批次没有用。",
+            card_ids=["oom-at-checkpoint-save", "fsdp-sharded-checkpoint-merge"],
         )
     if phase == "eval":
         return Cause(
