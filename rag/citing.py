@@ -23,7 +23,11 @@ contradicts what the card is about, read from structure, never from one question
   a message that names only other stacks, the ones they are built on included (a plain HF Trainer script is not a
   LLaMA-Factory run; an HF Trainer card still answers a LLaMA-Factory user);
 * **phase** — a card whose title's subject is the evaluation phase does not answer a message that never names
-  evaluation (validation, prediction, an eval setting);
+  evaluation (validation, prediction, an eval setting), nor one whose subject is saving a checkpoint a message that
+  never names saving (:func:`save_conflict`);
+* **model family** — a card whose title's subject is one model family's own behaviour (Qwen3-Next / Qwen3.5's
+  linear-attention kernels) does not answer a message that never names that family or its kernels
+  (:func:`model_family_conflict`);
 * **speed** — a card whose title's subject is how fast training runs (and not also its memory) does not answer a
   message that never names speed or time (:func:`speed_conflict`), nor one whose subject is a hang a message that names
   no hang, timeout or failed connection (:func:`hang_conflict`);
@@ -52,7 +56,15 @@ from calculators.presets import get_gpu
 from .acts import Act
 from .cards import Card
 from .evidence import card_in_family
-from .opening import SHARDING_IN_TITLE, STAGES_IN_TITLE, AskedQuestion, card_topic, stack_conflict, unnamed_title_stack
+from .opening import (
+    MODEL_FAMILIES,
+    SHARDING_IN_TITLE,
+    STAGES_IN_TITLE,
+    AskedQuestion,
+    card_topic,
+    stack_conflict,
+    unnamed_title_stack,
+)
 from .setup import Setup
 
 #: Adapter methods a card title can be about, as the setup's ``finetune`` values they answer. "alpaca-lora" (a
@@ -128,6 +140,29 @@ def phase_conflict(card: Card, asked: AskedQuestion) -> str:
     if asked.names_evaluation or not _EVAL_TITLE.search(card_topic(card).title_subject):
         return ""
     return "the card is about evaluation, the message never names it"
+
+
+#: A title whose subject is saving a checkpoint or the model ("Training runs fine but saving a checkpoint … OOMs"), not
+#: one that saves memory ("ZeRO-1/2 … barely save memory").
+_SAVE_TITLE = re.compile(r"\bsav(?:e|ing)\s+(?:a\s+|the\s+)?(?:checkpoint|model)", re.I)
+
+
+def save_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about what saving a checkpoint costs does not answer a message that never names saving
+    (:data:`rag.opening.NAMES_SAVING`; '' otherwise): it shares every OOM's and sharding's words."""
+    if asked.names_saving or not _SAVE_TITLE.search(card_topic(card).title_subject):
+        return ""
+    return "the card is about saving a checkpoint, the message never names saving"
+
+
+def model_family_conflict(card: Card, asked: AskedQuestion) -> str:
+    """Why a card about one model family's own behaviour (:data:`rag.opening.MODEL_FAMILIES`) does not answer a
+    message that never names that family ('' otherwise)."""
+    subject = card_topic(card).title_subject
+    for family, (in_title, _) in MODEL_FAMILIES.items():
+        if in_title.search(subject) and family not in asked.model_families:
+            return "the card is about a model family the message does not name"
+    return ""
 
 
 #: A title about memory ("Where LoRA memory goes", "QLoRA memory: …"): a LoRA card about an error (DDP, fp16 unscale,
@@ -566,6 +601,8 @@ def answers_another_setup(card: Card, asked: AskedQuestion, setup: Setup, act: A
         or title_stack_conflict(card, asked)
         or node_count_conflict(card, asked)
         or phase_conflict(card, asked)
+        or save_conflict(card, asked)
+        or model_family_conflict(card, asked)
         or speed_conflict(card, asked)
         or hang_conflict(card, asked)
         or hardware_conflict(card, setup, asked)

@@ -281,6 +281,26 @@ def names_mixed_gpus(text: str) -> bool:
 
 
 NAMES_EVALUATION = re.compile(r"eval|predict|validat|评估|验证|预测|测试集", re.I)
+#: A message that names saving a checkpoint or the model (in words or in a traceback's frames); "save memory" and
+#: config keys such as `save_steps` do not.
+NAMES_SAVING = re.compile(
+    r"\bsav(?:e|ed|es|ing)\s+(?:the\s+|a\s+|my\s+|its\s+)?(?:final\s+|trained\s+|whole\s+|lora\s+)?"
+    r"(?:model|checkpoints?|ckpt|weights|adapter|state)|\b(?:when|while|during|after|before|at)\s+saving\b|"
+    r"save_pretrained|save_model|save_checkpoint|\bin _save\b|state_dict\(|torch\.save|保存|存储|存盘|存模型",
+    re.I,
+)
+#: Model families with a card of their own ("Qwen3-Next / Qwen3.5 training very slow …"): the title's subject names
+#: the family, and a message is about it only when it names the family or the kernels its card is about.
+MODEL_FAMILIES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "qwen3-linear-attention": (
+        re.compile(r"Qwen3[-_ ]?Next|Qwen3\.5", re.I),
+        re.compile(
+            r"qwen[-_ ]?3[-_ ]?next|qwen[-_ ]?3[._]5|gated[-_ ]?delta|flash[-_ ]linear[-_ ]attention|\bfla\b|"
+            r"causal[-_]conv1d|chunk_gated_delta_rule|linear[-_ ]attention|线性注意力",
+            re.I,
+        ),
+    ),
+}
 #: A message that names a hang or a run that never gets going: stuck, frozen, a timeout, a failed connection or
 #: launch, an NCCL error, a Ray cluster.
 NAMES_HANG = re.compile(
@@ -385,6 +405,12 @@ class AskedQuestion(BaseModel):
     names_speed: bool = Field(
         False, description="The whole message names speed or time (slow, it/s, throughput, 耗时, 速度; NAMES_SPEED)."
     )
+    names_saving: bool = Field(
+        False, description="The whole message names saving a checkpoint or the model (NAMES_SAVING)."
+    )
+    model_families: list[str] = Field(
+        default_factory=list, description="Model families with a card of their own the message names (MODEL_FAMILIES)."
+    )
     names_hang: bool = Field(
         False, description="The whole message names a hang, a timeout or a failed connection or launch (NAMES_HANG)."
     )
@@ -479,6 +505,8 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         settings_named=sorted(k for k, rx in SETTINGS_NAMED.items() if rx.search(text)),
         names_speed=bool(NAMES_SPEED.search(text)),
         names_hang=bool(NAMES_HANG.search(text)),
+        names_saving=bool(NAMES_SAVING.search(text)),
+        model_families=sorted(f for f, (_, named) in MODEL_FAMILIES.items() if named.search(text)),
         names_adapter=bool(NAMES_ADAPTER.search(text)),
         one_process_per_gpu=bool(PER_PROCESS_LAUNCH.search(text)) and not NAMES_ONE_PROCESS.search(text),
         names_quantized_or_upcast=bool(NAMES_QUANTIZED_OR_UPCAST.search(text)),
