@@ -1,5 +1,5 @@
-"""What the citing and opening tests read of a message: its asked question and its setup, as the assistant reads them
-(rag.parts → rag.setup, rag.opening). One helper for the test modules that check citing gates on message shapes."""
+"""What the tests read of a message: its asked question and its setup, as the assistant reads them (rag.parts →
+rag.setup, rag.opening). One place for the helpers the reader and citing-gate test modules share."""
 
 from __future__ import annotations
 
@@ -13,3 +13,13 @@ def read_message(text: str) -> tuple[AskedQuestion, Setup]:
     parts = split_message(text)
     setup, _ = read_setup(parts)
     return read_asked(text, parts), setup
+
+
+def setup_of(text: str) -> Setup:
+    """The setup the assistant reads from ``text`` (values with their provenance and conflicts)."""
+    return read_setup(split_message(text))[0]
+
+
+def setup_values(text: str) -> dict[str, object]:
+    """The values of :func:`setup_of`, without their provenance."""
+    return {k: v.value for k, v in setup_of(text).values.items()}

@@ -11,13 +11,9 @@ import pytest
 from calculators.diagnose import diagnose
 from calculators.diagnose.launch import causes, read
 from rag.parts import split_message
-from rag.setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
+from rag.setup import enough_for_memory, missing_for_memory, unsupported_method
 from rag.slots import extract_slots
-
-
-def setup_of(text: str) -> Setup:
-    return read_setup(split_message(text))[0]
-
+from tests.message_reading import setup_of
 
 # ---- launch commands: a missing CUDA_VISIBLE_DEVICES is "all GPUs visible", never 0 -------------------
 # https://github.com/om-ai-lab/VLM-R1/issues/197

@@ -9,13 +9,8 @@ from __future__ import annotations
 import pytest
 
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import classify_key, extract_printed, extract_slots
-
-
-def setup_of(text: str):
-    setup, _ = read_setup(split_message(text))
-    return setup
+from tests.message_reading import setup_of
 
 
 # ---- keys spelt every framework's way -----------------------------------------------------------------

@@ -7,13 +7,8 @@ Fast tier: text processing only, no model.
 from __future__ import annotations
 
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import extract_slots
-
-
-def setup_of(text: str):
-    setup, _ = read_setup(split_message(text))
-    return setup
+from tests.message_reading import setup_of
 
 
 # ---- GPU counts the message qualifies ------------------------------------------------------------------

@@ -8,13 +8,8 @@ words. Fast tier: text processing only, no model.
 from __future__ import annotations
 
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import extract_slots
-
-
-def setup_of(text: str):
-    setup, _ = read_setup(split_message(text))
-    return setup
+from tests.message_reading import setup_of
 
 
 def prose(text: str):
@@ -243,7 +238,6 @@ def test_a_count_supposed_by_increasing_to_is_not_the_runs():
 
 # ---- a title glued to the error ------------------------------------------------------------------------------------
 def test_chinese_title_glued_to_the_error_keeps_its_words():
-    from rag.parts import split_message
 
     msg = "微调13b模型时torch.cuda.OutOfMemoryError: CUDA out of memory\n\n还请帮忙看看"
     kinds = [(p.kind, p.text) for p in split_message(msg)]

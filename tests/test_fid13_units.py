@@ -8,15 +8,10 @@ MB", "model P OOMs, model Q works"), with words of its own, not a dev message. F
 from __future__ import annotations
 
 from rag.compose import conflicts_line, setup_line, shown_conflicts
-from rag.parts import split_message
 from rag.runs import candidates, choices
-from rag.setup import OTHER_RUN_EVIDENCE, read_setup
+from rag.setup import OTHER_RUN_EVIDENCE
 from rag.slots import extract_slots
-
-
-def setup_of(text: str):
-    setup, _ = read_setup(split_message(text))
-    return setup
+from tests.message_reading import setup_of
 
 
 def others(setup, key):

@@ -7,18 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import extract_slots
+from tests.message_reading import setup_of
 
 
 def _prose(text: str):
     return extract_slots(text, prose=True)
-
-
-def _setup(text: str):
-    setup, _ = read_setup(split_message(text))
-    return setup
 
 
 # ---- count × GPU noun: the count, vendor words, a model name (hyphenated too), a card's size before any model word --
@@ -154,7 +148,7 @@ def test_length_as_input_and_target(text: str, seq: int) -> None:
 
 def test_observed_per_card_times_cards_is_no_capacity() -> None:
     text = "On one GPU the memory used is about 9GB; however, with DDP on 8 GPUs the memory used is 8*14GB!"
-    setup = _setup(text)
+    setup = setup_of(text)
     assert setup.get("observed_memory_gb") == 14.0
     assert setup.get("gpu_memory_gb") != 14.0
 
@@ -169,7 +163,9 @@ def test_a_size_in_a_sentence_quoted_from_the_readme_is_not_the_model() -> None:
 
 
 def test_a_guide_claim_is_not_the_users_model_size() -> None:
-    setup = _setup("[按照最佳实践](https://example.org/guide) 24G可以微调14B模型，我有40G，但是无法微调 3B版本的模型。")
+    setup = setup_of(
+        "[按照最佳实践](https://example.org/guide) 24G可以微调14B模型，我有40G，但是无法微调 3B版本的模型。"
+    )
     assert setup.get("num_params") == 3e9
 
 
@@ -180,7 +176,7 @@ def test_zero_stage_of_the_pasted_config_over_the_prose() -> None:
         "```\ndeepspeed_config:\n  zero_stage: 1\ndistributed_type: DEEPSPEED\nnum_processes: 4\n```\n"
         "Why does it OOM?"
     )
-    setup = _setup(text)
+    setup = setup_of(text)
     assert setup.get("zero_stage") == 1
     assert 3 in [v.value for v in setup.conflicts.get("zero_stage", [])]
 
@@ -247,7 +243,7 @@ def test_cards_times_their_size_after_use_is_the_capacity() -> None:
 
 
 def test_a_documents_rule_the_user_estimates_with_keeps_the_size() -> None:
-    setup = _setup(
+    setup = setup_of(
         "根据文档估计的显卡资源34B 模型大概需要300G，目前已经使用了双机 A100 80G总共16卡，但是每张卡仍然会OOM"
     )
     assert setup.get("num_params") == 34e9

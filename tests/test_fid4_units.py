@@ -13,11 +13,7 @@ import pytest
 from rag.parts import split_message
 from rag.setup import read_setup
 from rag.slots import SlotRule, Slots, extract_slots
-
-
-def _setup(text: str) -> dict[str, object]:
-    setup, _ = read_setup(split_message(text))
-    return {k: v.value for k, v in setup.values.items()}
+from tests.message_reading import setup_values
 
 
 # ---- the table ------------------------------------------------------------------------------------------------
@@ -58,7 +54,7 @@ def test_converter_none_leaves_the_slot() -> None:
     ],
 )
 def test_gpu_count(text: str, world: int) -> None:
-    assert _setup(text).get("world_size") == world
+    assert setup_values(text).get("world_size") == world
 
 
 def test_visible_gpus_of_a_python_launch_are_the_stated_count() -> None:
@@ -66,7 +62,7 @@ def test_visible_gpus_of_a_python_launch_are_the_stated_count() -> None:
         "CUDA_VISIBLE_DEVICES=0,1,2,3 python3 main.py \\\n    --do_train \\\n    --per_device_train_batch_size 1 \\\n"
         "    --pre_seq_len 128\n\n然后就爆显存了，CUDA out of memory,但是如果单卡训练是不爆显存的。每张显卡是RTX 3090 24G。"
     )
-    got = _setup(text)
+    got = setup_values(text)
     assert got["world_size"] == 4 and got["finetune"] == "ptuning"
 
 
@@ -103,12 +99,12 @@ def test_ptv2_is_ptuning() -> None:
     ],
 )
 def test_lora_on_4bit_is_qlora(text: str) -> None:
-    assert _setup(text).get("finetune") == "qlora"
+    assert setup_values(text).get("finetune") == "qlora"
 
 
 def test_lora_on_4bit_from_a_yaml_config() -> None:
     text = "```yaml\nfinetuning_type: lora\nquantization_bit: 4\ncutoff_len: 1024\n```\nOOM, why?"
-    assert _setup(text).get("finetune") == "qlora"
+    assert setup_values(text).get("finetune") == "qlora"
 
 
 def test_qlora_switch_off_and_file_names_are_not_qlora() -> None:

@@ -8,14 +8,8 @@ from __future__ import annotations
 
 from calculators.diagnose import detect_artifacts
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import classify_key, extract_printed, extract_slots
-
-
-def setup_of(text: str):
-    setup, _ = read_setup(split_message(text))
-    return setup
-
+from tests.message_reading import setup_of
 
 # ---- gpustat (https://github.com/wookayin/gpustat) ------------------------------------------------------
 GPUSTAT = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag.slots import extract_slots
+from tests.message_reading import setup_of
 
 
 def _card(text: str) -> tuple[str | None, float | None, int | None]:
@@ -160,13 +161,6 @@ def test_a_conflict_names_where_each_value_was_read() -> None:
     assert line in ("", "Note: GPU memory is 80 GB from the error but 8 GB in your message.") or (
         "in your message" in line and "from the error" in line and "in your message (" not in line
     ), line
-
-
-def setup_of(text: str):  # noqa: ANN201
-    from rag.parts import split_message
-    from rag.setup import read_setup
-
-    return read_setup(split_message(text))[0]
 
 
 from rag.compose import conflicts_line, setup_line  # noqa: E402

@@ -11,20 +11,17 @@ from rag import runs
 from rag.parts import split_message
 from rag.setup import read_setup
 from rag.slots import extract_slots
-
-
-def _setup(text: str) -> Any:
-    return read_setup(split_message(text))[0]
+from tests.message_reading import setup_of
 
 
 def _known(text: str) -> dict[str, Any]:
-    return _setup(text).known()
+    return setup_of(text).known()
 
 
 # ---- two runs, two GPU layouts: the failing one is the one asked about ------------------------------------------------
 def test_a_layout_that_fails_beside_one_that_works_is_the_runs() -> None:
     # huggingface/transformers#14878 (title): 1 node works, 4 nodes OOM
-    setup = _setup("Model trains on 1 node 8xA100 but hits OOM in 4 nodes 8xA100")
+    setup = setup_of("Model trains on 1 node 8xA100 but hits OOM in 4 nodes 8xA100")
     assert (setup.get("num_nodes"), setup.get("world_size")) == (4, 32)
     assert [c.value for c in setup.conflicts["world_size"]] == [8]  # the working run, shown next to it
     # modelscope/ms-swift#6549: "4机共32张 … 正常，16机共128张 … 卡在保存断点"
@@ -250,7 +247,7 @@ def test_a_recipes_gpu_count_is_scaled_to_the_nodes_the_user_states() -> None:
     from rag.compose import conflicts_line
     from rag.setup import PER_NODE_EVIDENCE
 
-    setup = _setup(RECIPE_579)
+    setup = setup_of(RECIPE_579)
     assert (setup.get("num_nodes"), setup.get("world_size")) == (1, 8)
     assert setup.values["world_size"].evidence == PER_NODE_EVIDENCE
     assert "8 per node × the 1 node(s) you state (the config itself says 128)" in conflicts_line(setup, "en")
@@ -297,7 +294,7 @@ def test_per_node_counts_beside_a_node_count() -> None:
 
 def test_problem_and_not_work_report_a_failing_run() -> None:
     # meta-llama/llama-cookbook#223 (title): "problem with 8 gpus one node but it's ok with 4 gpus one node"
-    setup = _setup("Run finetuning.py problem with 8 gpus one node but it's ok with 4 gpus one node")
+    setup = setup_of("Run finetuning.py problem with 8 gpus one node but it's ok with 4 gpus one node")
     assert setup.get("world_size") == 8
     assert runs._outcome("It not work") == "fails" and runs._outcome("it does not work") == "fails"
     assert runs._outcome("It works") == "works" and runs._outcome("8卡有问题") == "fails"

@@ -4,26 +4,23 @@ from __future__ import annotations
 
 from calculators.diagnose.launch import read as read_launch
 from rag.evidence import symptom_family
-from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import classify_key, extract_slots
-
-
-def _setup(text: str) -> dict[str, object]:
-    setup, _ = read_setup(split_message(text))
-    return {k: v.value for k, v in setup.values.items()}
+from tests.message_reading import setup_values
 
 
 # ---- GPU counts ------------------------------------------------------------------------------------------------
 def test_a_scripts_own_device_list_is_its_gpu_count():
     # Lightning's `--gpus 0,1,2,3` / `--devices 2`: the GPUs the user gives the script
-    assert _setup("python train.py --gpus 0,1,2,3")["world_size"] == 4
-    assert _setup("python main.py --devices 2")["world_size"] == 2
+    assert setup_values("python train.py --gpus 0,1,2,3")["world_size"] == 4
+    assert setup_values("python main.py --devices 2")["world_size"] == 2
     # Caffe #4465, a command in prose: "invoke caffe with the `--gpu=0,1,2,3` option"
-    assert _setup("If you then invoke caffe with the `--gpu=0,1,2,3` option, it takes 25 iterations")["world_size"] == 4
+    assert (
+        setup_values("If you then invoke caffe with the `--gpu=0,1,2,3` option, it takes 25 iterations")["world_size"]
+        == 4
+    )
     # one device's id is one GPU; the command itself stays one python process (MatchSum #11 drives its
     # `--gpus=0,1,3` with DataParallel), with the "one process" diagnosis where the GPUs are only made visible
-    assert _setup("python train.py --gpu 1")["world_size"] == 1
+    assert setup_values("python train.py --gpu 1")["world_size"] == 1
     (launch,) = read_launch("python train_matching.py --mode=train --gpus=0,1,3")
     assert launch.fields["world_size"] == 1 and launch.fields["script_devices"] == 3
     (launch,) = read_launch("CUDA_VISIBLE_DEVICES=0,1 python train.py")
@@ -32,15 +29,15 @@ def test_a_scripts_own_device_list_is_its_gpu_count():
 
 def test_an_ascend_card_name_is_no_count_and_no_model_size():
     # LLaMA-Factory #4758 ("16卡910-64G"), written the other way round: the 910 is the card's name
-    s = _setup("昇腾910-64G 16卡")
+    s = setup_values("昇腾910-64G 16卡")
     assert s["world_size"] == 16 and s["gpu_memory_gb"] == 64
-    s = _setup("16卡910B训练qwen 7b")
+    s = setup_values("16卡910B训练qwen 7b")
     assert s["gpu"] == "ascend-910b" and s["world_size"] == 16 and "num_params" not in s
 
 
 def test_the_users_own_count_wins_over_a_papers():
     # fairseq #2033: "trained with 8 GPUs … If I only have 2 GPU, … set the update frequency to 4?"
-    s = _setup(
+    s = setup_values(
         "if a paper says the training is done with max-token 4000, trained with 8 GPUs, then the effective batch "
         "size is 4000x8 =32000. If I only have 2 GPU, then should I set the update frequency to 4?"
     )
@@ -65,9 +62,9 @@ def test_faster_names_speed():
 
 def test_a_length_before_its_name_and_full_written_apart():
     # InternVL #214: "full- parameters fine tune 1-5用4096的max_length显存大概要多少？"
-    s = _setup("full- parameters fine tune 1-5用4096的max_length显存大概要多少？")
+    s = setup_values("full- parameters fine tune 1-5用4096的max_length显存大概要多少？")
     assert s["seq_len"] == 4096 and s["finetune"] == "full"
-    assert _setup("full parameter fine-tuning with 4096 max length")["seq_len"] == 4096
+    assert setup_values("full parameter fine-tuning with 4096 max length")["seq_len"] == 4096
 
 
 def test_full_and_lora_offered_as_options_is_no_method():
@@ -81,12 +78,14 @@ def test_full_and_lora_offered_as_options_is_no_method():
 
 def test_a_train_batch_size_flag_without_a_micro_flag_is_per_device():
     # FastVideo #151 / diffusers #8560: `accelerate launch train.py --train_batch_size=1 --gradient_accumulation_steps=4`
-    s = _setup(
+    s = setup_values(
         "accelerate launch train_dreambooth_lora_sd3.py \\\n  --train_batch_size=1 \\\n  --gradient_accumulation_steps=4"
     )
     assert s["train_micro_batch_size_per_gpu"] == 1 and "train_batch_size" not in s
     # OpenRLHF writes its micro batch beside it: there `--train_batch_size` stays the global batch
-    s = _setup("deepspeed --module openrlhf.cli.train_sft \\\n  --train_batch_size 64 \\\n  --micro_train_batch_size 2")
+    s = setup_values(
+        "deepspeed --module openrlhf.cli.train_sft \\\n  --train_batch_size 64 \\\n  --micro_train_batch_size 2"
+    )
     assert s["train_batch_size"] == 64 and s["train_micro_batch_size_per_gpu"] == 2
 
 

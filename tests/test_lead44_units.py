@@ -7,37 +7,35 @@ import pytest
 from rag.acts import rule_act
 from rag.intents import detect_misconceptions
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import classify_key, extract_smi, k_tokens
-
-
-def _setup(text: str) -> dict[str, object]:
-    setup, _ = read_setup(split_message(text))
-    return {k: v.value for k, v in setup.values.items()}
+from tests.message_reading import setup_values
 
 
 # ---- observed memory ---------------------------------------------------------------------------------------------
 def test_an_amount_of_gpu_memory_is_a_reading_not_a_card():
     # MoGe #144: "already consumes around 50 GB of GPU memory"; "80GB GPUs" is still the card's size
     assert (
-        _setup("using batch_size_forward = 4 already consumes around 50 GB of GPU memory")["observed_memory_gb"] == 50
+        setup_values("using batch_size_forward = 4 already consumes around 50 GB of GPU memory")["observed_memory_gb"]
+        == 50
     )
-    s = _setup("I am using 80GB GPUs with LoRA")
+    s = setup_values("I am using 80GB GPUs with LoRA")
     assert s["gpu_memory_gb"] == 80 and "observed_memory_gb" not in s
 
 
 def test_readings_held_over_steps_and_written_with_a_plus():
     # Diffusion-TTA #2, pcl.pytorch #32
-    assert _setup("The GPU memory remains at 19GB until step 14")["observed_memory_gb"] == 19
-    assert _setup("it will gradully increases to 10000+MiB memory at about 800 iter")["observed_memory_gb"] == 9.77
+    assert setup_values("The GPU memory remains at 19GB until step 14")["observed_memory_gb"] == 19
+    assert (
+        setup_values("it will gradully increases to 10000+MiB memory at about 800 iter")["observed_memory_gb"] == 9.77
+    )
 
 
 def test_a_batch_setting_then_about_how_much_it_takes():
     # LLaMA-Factory #836: "batchsize设置为1大概13G" next to an OOM error that says 18.24 GiB allocated
-    s = _setup("两张4090,训练阶段显存占用不多，batchsize设置为1大概13G")
+    s = setup_values("两张4090,训练阶段显存占用不多，batchsize设置为1大概13G")
     assert s["observed_memory_gb"] == 13 and s["train_micro_batch_size_per_gpu"] == 1
     # a requirement is no reading
-    assert "observed_memory_gb" not in _setup("batch size 为 8，约需要 40G")
+    assert "observed_memory_gb" not in setup_values("batch size 为 8，约需要 40G")
 
 
 def test_megatrons_memory_report_is_read_from_its_log():
@@ -49,7 +47,7 @@ def test_megatrons_memory_report_is_read_from_its_log():
         "reserved: 14718.0 | max reserved: 14718.0\n```"
     )
     assert kinds(text) == ["prose", "log"]
-    assert _setup(text)["observed_memory_gb"] == 13.48
+    assert setup_values(text)["observed_memory_gb"] == 13.48
 
 
 def kinds(text: str) -> list[str]:
@@ -72,16 +70,16 @@ def test_nvidia_smi_memory_columns_are_a_reading_and_a_size():
 # ---- counts and lengths ------------------------------------------------------------------------------------------
 def test_a_gpu_count_with_its_split_in_brackets():
     # Megatron-DeepSpeed #199: "64(8*8) 32GB V100"
-    s = _setup("I train the model with 64(8*8) 32GB V100 and the global_batch_size is 256")
+    s = setup_values("I train the model with 64(8*8) 32GB V100 and the global_batch_size is 256")
     assert s["world_size"] == 64 and s["train_batch_size"] == 256 and s["gpu_memory_gb"] == 32
-    assert _setup("with 16 (2x8) A100 GPUs")["world_size"] == 16
+    assert setup_values("with 16 (2x8) A100 GPUs")["world_size"] == 16
 
 
 def test_lengths_in_k():
     # a round ten that is no power of two is decimal (GLM-4 #483: "200k长度"); the built-in lengths are binary
     assert k_tokens(200) == 200_000 and k_tokens(100) == 100_000
     assert k_tokens(4) == 4096 and k_tokens(32) == 32768 and k_tokens(128) == 131072 and k_tokens(1.5) == 1536
-    assert _setup("我用了5台8卡80G的机器，按200k长度训练")["seq_len"] == 200_000
+    assert setup_values("我用了5台8卡80G的机器，按200k长度训练")["seq_len"] == 200_000
 
 
 def test_config_keys_by_other_names():
@@ -89,19 +87,19 @@ def test_config_keys_by_other_names():
     assert classify_key("batch_size_forward") == "train_micro_batch_size_per_gpu"
     assert classify_key("forward_batch_size") is None
     # FlagEmbedding's passage_max_len, set in prose with a glued 为
-    assert _setup("推测你们训练时候的passage_max_len为512。")["seq_len"] == 512
-    assert _setup("gradient_accumulation_steps为4")["gradient_accumulation_steps"] == 4
+    assert setup_values("推测你们训练时候的passage_max_len为512。")["seq_len"] == 512
+    assert setup_values("gradient_accumulation_steps为4")["gradient_accumulation_steps"] == 4
 
 
 # ---- GPUs users name -----------------------------------------------------------------------------------------------
 def test_common_cards_are_read_as_their_presets():
     # (their memory and bf16: tests/test_memory_presets.py::test_gpu_presets)
-    assert _setup("I am trying to run this code on an NVIDIA RTX A5000")["gpu"] == "rtx-a5000"
-    assert _setup("4张3070的卡")["gpu"] == "rtx-3070"
-    assert _setup("单卡3060 12G")["gpu"] == "rtx-3060"
-    assert _setup("10块Tesla K80 12GB")["gpu"] == "k80"
-    assert _setup("GTX 1080Ti x2")["gpu"] == "gtx-1080ti"
-    assert _setup("one TITAN RTX")["gpu"] == "titan-rtx"
+    assert setup_values("I am trying to run this code on an NVIDIA RTX A5000")["gpu"] == "rtx-a5000"
+    assert setup_values("4张3070的卡")["gpu"] == "rtx-3070"
+    assert setup_values("单卡3060 12G")["gpu"] == "rtx-3060"
+    assert setup_values("10块Tesla K80 12GB")["gpu"] == "k80"
+    assert setup_values("GTX 1080Ti x2")["gpu"] == "gtx-1080ti"
+    assert setup_values("one TITAN RTX")["gpu"] == "titan-rtx"
 
 
 # ---- beliefs and acts ----------------------------------------------------------------------------------------------
@@ -120,10 +118,10 @@ def test_a_measurement_held_against_a_norm_asks_whether_it_is_normal():
 
 def test_the_cards_memory_said_as_cuda_or_vram_memory_is():
     # TRL #1619: "my cuda memory is 40GB"; "the vram usage is 16GB" stays a reading
-    s = _setup("max_length is 1024 ,batch size is 16 ,my cuda memory is 40GB,  what should i do")
+    s = setup_values("max_length is 1024 ,batch size is 16 ,my cuda memory is 40GB,  what should i do")
     assert s["gpu_memory_gb"] == 40 and s["train_micro_batch_size_per_gpu"] == 16
-    assert _setup("my VRAM is 16GB")["gpu_memory_gb"] == 16
-    s = _setup("the vram usage is 16GB")
+    assert setup_values("my VRAM is 16GB")["gpu_memory_gb"] == 16
+    s = setup_values("the vram usage is 16GB")
     assert s["observed_memory_gb"] == 16 and "gpu_memory_gb" not in s
 
 
@@ -144,9 +142,9 @@ def test_a_choice_between_two_readings_is_not_a_yes_no_question():
 
 def test_an_environment_reports_form_factor_names_the_same_card():
     # Lightning #11933: "using A100 GPUs" in the prose, "A100-SXM4-40GB" in the environment report below it
-    s = _setup("I'm training a model using A100 GPUs.\n\n- GPU:\n\t\t- A100-SXM4-40GB")
+    s = setup_values("I'm training a model using A100 GPUs.\n\n- GPU:\n\t\t- A100-SXM4-40GB")
     assert s["gpu"] == "a100-40gb" and s["gpu_memory_gb"] == 40
-    assert _setup("using A100s. env: A100-PCIE-40GB")["gpu"] == "a100-40gb"
+    assert setup_values("using A100s. env: A100-PCIE-40GB")["gpu"] == "a100-40gb"
 
 
 def test_ms_swift_checkpoints_by_default():

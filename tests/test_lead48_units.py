@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from rag import runs
 from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import extract_slots
-
-
-def _setup(text: str) -> dict[str, object]:
-    setup, _ = read_setup(split_message(text))
-    return {k: v.value for k, v in setup.values.items()}
+from tests.message_reading import setup_values
 
 
 def test_a_value_quoted_in_prose_is_read() -> None:
@@ -36,7 +31,7 @@ def test_a_printed_argv_wrapped_by_the_paste_is_one_command() -> None:
         "'--per_device_train_batch_size', '1', '--evaluation_strategy', 'no\n', '--save_strategy', 'steps', "
         "'--learning_rate', '2e-5', '--model_max_length', '2048'] exits with return code = -9\n```"
     )
-    assert _setup(text)["seq_len"] == 2048
+    assert setup_values(text)["seq_len"] == 2048
 
 
 def test_whole_model_training_is_a_full_fine_tune() -> None:
@@ -58,14 +53,16 @@ def test_a_line_of_settings_takes_the_outcome_of_the_line_after_it() -> None:
 def test_a_size_said_to_be_fine_is_not_the_failing_run() -> None:
     # RWKV-LM #146: "3B是可以的，7B就不行"
     assert (
-        _setup("我试的时候 3B是可以的，7B就不行。\n\n比如我用一张 A100  80G 全量训练7B，报显存不足")["num_params"]
+        setup_values("我试的时候 3B是可以的，7B就不行。\n\n比如我用一张 A100  80G 全量训练7B，报显存不足")["num_params"]
         == 7e9
     )
 
 
 def test_beside_a_run_that_works_the_other_run_is_asked_about() -> None:
     # ms-swift #2280: one node of 8 works ("正常step不会报错"), two nodes of 16 go wrong
-    values = _setup("单机8卡训练qwen2-vl 7b正常step不会报错，更换2机16卡后，首先是worker机报warning，随后loss突然增大")
+    values = setup_values(
+        "单机8卡训练qwen2-vl 7b正常step不会报错，更换2机16卡后，首先是worker机报warning，随后loss突然增大"
+    )
     assert (values["world_size"], values["num_nodes"]) == (16, 2)
     # a run on fewer GPUs than the working one is not it
     assert runs.choices("8卡训练正常，我也试了4卡")["world_size"].why == "latest"
@@ -184,7 +181,7 @@ def test_an_oom_in_the_evaluation_loop_points_at_evaluation() -> None:
 
 def test_the_lora_rank_of_the_failing_run_is_the_one_asked_about() -> None:
     # GLM-4 #16: ChatGLM3 with rank=256 trains, GLM4-9B with rank=16 OOMs
-    values = _setup(
+    values = setup_values(
         "ChatGLM3的训练参数 ：Qlora(4-bit), rank=256, max_token_len=32768, bs=1\n这是可以正常训练的，显存仅用了50G\n"
         "但来到了GLM4-9B\n训练参数 ：Qlora(4-bit), rank=16, max_token_len=8000, bs=1\n这样训练的显存一直OOM"
     )

@@ -6,22 +6,16 @@ from __future__ import annotations
 from calculators.configs import parse_config
 from calculators.diagnose import detect_artifacts
 from calculators.shell import shell_variables
-from rag.parts import split_message
-from rag.setup import read_setup
 from rag.slots import extract_printed, extract_slots
-
-
-def _setup(text: str) -> dict[str, object]:
-    setup, _ = read_setup(split_message(text))
-    return {k: v.value for k, v in setup.values.items()}
+from tests.message_reading import setup_values
 
 
 def test_a_stage_glued_to_zero_is_no_count_of_training_gpus() -> None:
     # DeepSpeed #1174: "I was using ZeRO3 for training" beside "8xA100"
     text = "I was using ZeRO3 for training a bert model.\n* Hardware platform: 8xA100+nvlink (aws, p4d instance)"
-    assert _setup(text)["world_size"] == 8
+    assert setup_values(text)["world_size"] == 8
     # a count of the GPUs that train still is one
-    assert _setup("I have 8 GPUs: 6 for training and 2 for vLLM.")["world_size"] == 6
+    assert setup_values("I have 8 GPUs: 6 for training and 2 for vLLM.")["world_size"] == 6
 
 
 def test_a_length_written_as_a_product_with_1024() -> None:
@@ -40,7 +34,7 @@ def test_a_variable_set_in_the_prose_reaches_the_launch_command() -> None:
         "deepspeed --include localhost:$CUDA_VISIBLE_DEVICES src/train_bash.py \\\n    --deepspeed ds.json \\\n"
         "    --per_device_train_batch_size 4 \\\n    --gradient_accumulation_steps 4 \\\n    --fp16\n"
     )
-    assert _setup(text)["world_size"] == 8
+    assert setup_values(text)["world_size"] == 8
     assert shell_variables("A=1\nexport B=0,1\n  C=x  \nnot D=2") == {"A": "1", "B": "0,1", "C": "x"}
     (launch,) = [a for a in detect_artifacts("deepspeed --include localhost:$GPUS train.py", {"GPUS": "0,1"})]
     assert launch.fields["world_size"] == 2
@@ -62,7 +56,7 @@ def test_memory_peaks_printed_by_ms_swift_and_by_memory_summary() -> None:
     line = "{{'loss': 0.22, 'grad_norm': 1.3, 'memory(GiB)': {}, 'train_speed(iter/s)': 0.011}}"
     assert extract_printed(line.format(63.16) + "\n" + line.format(73.75)).observed_memory_gb == 73.75
     text = "dpo训练，显存逐渐增加\n```\n" + line.format(63.16) + "\n```\n[…]\n```\n" + line.format(73.75) + "\n```\n"
-    assert _setup(text)["observed_memory_gb"] == 73.75
+    assert setup_values(text)["observed_memory_gb"] == 73.75
     # torchtitan #735: torch.cuda.memory_summary()'s peak allocated
     summary = (
         "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |\n"
