@@ -146,12 +146,20 @@ pytestmark = pytest.mark.slow
 # contradicted, 1 + 2 headlines, 0 strawman, hit@3 0.973 / 0.983, hit@1 0.834 / 0.859, p90 118 / 122, fit without a
 # figure 62 + 45 (blind23 brought 5 fit questions without one), no cause 12 + 16. The act floors follow what the
 # larger set scores; the p90 ceiling leaves room for the OOM-phase causes (122 on English).
+# Stop 49: blind24 (52) moved into the dev set (2236 = 1108 zh + 1128 en; start engine, tag s31start, with its models
+# trained on the 2184: act 0.802 / 0.756, fidelity 0.948 / 0.913, 22 + 32 contradicted (blind24's own: 2 + 5), 1 + 2
+# headlines, 0 strawman, hit@3 0.965 / 0.981, hit@1 0.824 / 0.854, p90 118 / 122, fit without a figure 63 + 47, no
+# cause 13 + 17). End of stop 49 (readers from blind24's misses, the save phase of an OOM, two cards with their gates,
+# act and card models retrained on the 2236): act 0.802 / 0.755, fidelity 0.950 / 0.914, 21 + 31 contradicted, 1 + 2
+# headlines, 0 strawman, hit@3 0.974 / 0.984, hit@1 0.826 / 0.863, p90 118 / 122, fit without a figure 63 + 47, no
+# cause 11 + 16. The Chinese hit@1 and English act floors and the contradicted ceiling follow what the larger set
+# scores (blind24 brought 7 contradicted values of its own, 2 of them fixed).
 FLOORS = {
-    "zh": {"act_accuracy": 0.80, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.83},
-    "en": {"act_accuracy": 0.755, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.855},
+    "zh": {"act_accuracy": 0.80, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.82},
+    "en": {"act_accuracy": 0.75, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.855},
 }
 CEILINGS = {
-    "contradicted": 50,
+    "contradicted": 55,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 124,
@@ -271,16 +279,22 @@ CEILINGS = {
 # fidelity 0.892 / 0.821, 3 + 9 contradicted, 0 headlines, 0 strawman, hit@3 0.720 / 0.760, hit@1 0.480 / 0.540, fit
 # without a figure 4 + 4, no cause 2 + 2. End of stop 48: hit@1 0.500 / 0.540, the rest unchanged. Floors are
 # re-based on this set.
+# Stop 49: blind24 moved into the dev set; blind26 (52 = 26 zh + 26 en, mined blind at the start of stop 49 and scored
+# on its start engine, tag s31start: act 0.615 / 0.577, fidelity 0.920 / 0.780, 2 + 6 contradicted, 0 headlines, 0
+# strawman, hit@3 0.800 / 0.769) joined blind25. Start of stop 49 on these 104 (blind25 + blind26): act 0.654 / 0.500,
+# fidelity 0.909 / 0.795, 3 + 10 contradicted, 0 headlines, 0 strawman, hit@3 0.800 / 0.706, hit@1 0.580 / 0.471, fit
+# without a figure 7 + 6, no cause 1 + 2. End of stop 49: hit@3 0.820 / 0.706, no cause 2 + 2, the rest unchanged.
+# Floors are re-based on this set (the fit-without-a-figure ceiling too: blind26 brought 8 such questions).
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.64, "fidelity": 0.88, "hit3": 0.70},
-    "en": {"act_accuracy": 0.48, "fidelity": 0.80, "hit3": 0.74},
+    "zh": {"act_accuracy": 0.64, "fidelity": 0.90, "hit3": 0.80},
+    "en": {"act_accuracy": 0.48, "fidelity": 0.79, "hit3": 0.70},
 }
 HELDOUT_CEILINGS = {
     "contradicted": 15,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 10,
+    "fit_no_figure": 14,
     "no_cause": 5,
 }
 
