@@ -21,12 +21,22 @@ _EXPORT_BEFORE_COMMAND = re.compile(_EXPORT + r"\s*\n", re.M)
 SHELL_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)=(\S+)\s*$")
 
 
+def assignment(line: str) -> tuple[str, str | None, bool] | None:
+    """What a line of its own sets: the variable, its value without quotes (None for `export NAME=`) and whether it
+    is exported; None for any other line."""
+    if m := EXPORT_LINE.match(line):
+        return m.group(1), m.group(2).strip("\"'") if m.group(2) else None, True
+    if m := SHELL_ASSIGNMENT.match(line):
+        return m.group(1), m.group(2).strip("\"'"), False
+    return None
+
+
 def shell_variables(text: str) -> dict[str, str]:
     """The variables lines of their own set in ``text`` (``NAME=value`` or ``export NAME=value``), the last wins."""
     out: dict[str, str] = {}
     for line in text.splitlines():
-        if (m := EXPORT_LINE.match(line) or SHELL_ASSIGNMENT.match(line)) and m.group(2):
-            out[m.group(1)] = m.group(2).strip("\"'")
+        if (a := assignment(line)) is not None and a[1] is not None:
+            out[a[0]] = a[1]
     return out
 
 

@@ -809,17 +809,20 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
         from calculators.shell import shell_variables
     except ImportError:
         return []
-    pasted = [p for p in parts if p.kind != "prose"]
-    if not pasted:
+    if all(p.kind == "prose" for p in parts):
         return []
     artifacts: list[Any] = []
-    for part in pasted:
-        # `CUDA_VISIBLE_DEVICES=0,1,2,3` in the prose above `deepspeed --include localhost:$CUDA_VISIBLE_DEVICES`
-        before = "\n".join(p.text for p in parts if p.start < part.start) if "$" in part.text else ""
-        try:
-            found = detect_artifacts(part.text, shell_variables(before) if before else None)
-        except Exception:  # noqa: BLE001 - a reader bug must not cost the user an answer
-            found = []
+    # the shell variables the message has set so far: `CUDA_VISIBLE_DEVICES=0,1,2,3` in the prose above `deepspeed
+    # --include localhost:$CUDA_VISIBLE_DEVICES`
+    shell_vars: dict[str, str] = {}
+    for part in sorted(parts, key=lambda p: p.start):
+        found: list[Any] = []
+        if part.kind != "prose":
+            try:
+                found = detect_artifacts(part.text, shell_vars)
+            except Exception:  # noqa: BLE001 - a reader bug must not cost the user an answer
+                found = []
+        shell_vars.update(shell_variables(part.text))
         source = _PART_SOURCE.get(part.kind, "error")
         for art in found:
             artifacts.append(art)

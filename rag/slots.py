@@ -2482,11 +2482,19 @@ def k_tokens(k: float) -> int:
 _TIMES_KILO = re.compile(r"\s*[*×xX]\s*(1024|1000)(?![\d.])")
 
 
+def _times_kilo(value: float, text: str, end: int) -> float:
+    """``value`` times the 1024 or 1000 written right after it ("a max_seq_length of 64 * 1024 tokens", unsloth
+    #1291); ``value`` itself otherwise."""
+    if value <= 1024 and (times := _TIMES_KILO.match(text, end)):
+        return value * int(times.group(1))
+    return value
+
+
 def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
     """ "2048", "4k", "1.5k" → tokens; a number no run uses is no length."""
     value = float(k_tokens(float(m.group(1)))) if m.group(2) else float(m.group(1))
-    if not m.group(2) and value <= 1024 and (times := _TIMES_KILO.match(text, m.end())):
-        value *= int(times.group(1))  # "a max_seq_length of 64 * 1024 tokens" (unsloth #1291)
+    if not m.group(2):
+        value = _times_kilo(value, text, m.end())
     if (parts := _LENGTH_PARTS_AFTER.match(text, m.end())) and not m.group(2):
         total = value + int(parts.group(1))
         if parts.group(2) is None or int(parts.group(2)) == total:
@@ -3221,8 +3229,8 @@ def _assignments(text: str, slots: Slots) -> None:
         value: float = _WORD_NUM[raw] if raw in _WORD_NUM else float(raw)
         if key == "train_batch_size" and (product := _PRODUCT.match(text, m.end())):
             value = float(product.group(1))  # "effective batch_size is 128*8 = 1024"
-        if key == "seq_len" and value <= 1024 and (times := _TIMES_KILO.match(text, m.end())):
-            value *= int(times.group(1))  # "a max_seq_length of 64 * 1024 tokens" (unsloth #1291)
+        if key == "seq_len":
+            value = _times_kilo(value, text, m.end())
         if not math.isfinite(value) or value > 1e15:
             continue  # "1e309": not a setting anyone runs
         if key != "base_learning_rate":

@@ -7,6 +7,7 @@ a huge paste are read — errors sit at the end of logs) and explains in both la
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from typing import Any
@@ -98,14 +99,14 @@ def detect_artifacts(text: str, shell_vars: dict[str, str] | None = None) -> lis
         oom.read,
         deepspeed_errors.read,
         host_kill.read,
-        launch.read,
+        functools.partial(launch.read, shell_vars=shell_vars),
         nvidia_smi.read,
         train_log.read,
         train_log.read_banner,
         nccl.read,
     ):
         try:
-            found.extend(launch.read(body, shell_vars) if reader is launch.read else reader(body))
+            found.extend(reader(body))
         except Exception:  # a reader bug must not turn a paste into a traceback; the others still report
             continue
     with contextlib.suppress(Exception):

@@ -20,7 +20,7 @@ import re
 import shlex
 from typing import Any
 
-from ..shell import EXPORT_LINE, LIGHTNING_RANK, SHELL_ASSIGNMENT, continued
+from ..shell import LIGHTNING_RANK, assignment, continued
 from ._text import line_at, safe
 from .models import Artifact, Cause
 
@@ -209,12 +209,12 @@ def read(text: str, shell_vars: dict[str, str] | None = None) -> list[Artifact]:
     for start, end, line in _logical_lines(text):
         if len(line) > 20_000:
             continue
-        if x := EXPORT_LINE.match(line):
-            if x.group(2):
-                exported[x.group(1)] = shell_vars[x.group(1)] = x.group(2).strip("\"'")
-            continue
-        if x := SHELL_ASSIGNMENT.match(line):
-            shell_vars[x.group(1)] = x.group(2).strip("\"'")
+        if (set_here := assignment(line)) is not None:
+            name, value, is_exported = set_here
+            if value is not None:
+                shell_vars[name] = value
+                if is_exported:
+                    exported[name] = value
             continue
         m = _LAUNCHER.search(line)
         if not m or not _COMMAND_START.search(line[: m.start()]) or line.lstrip().startswith("#"):
