@@ -380,6 +380,29 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _llama("glm-4-9b", 4096, 40, 32, 2, 13696, 151552, qkv_bias=True),
         _llama("yi-6b", 4096, 32, 32, 4, 11008, 64000),
         _llama("yi-34b", 7168, 60, 56, 8, 20480, 64000),
+        # --- Stop 50: the older Chinese-community models users still name (dev set: "Qwen-14b-chat", "Qwen1.5-32B",
+        # "LLaMA-33B", "internlm2-chat-20b", "Baichuan 13B"), each from its config.json (repo in _PRESET_SOURCES).
+        # Qwen (v1, remote code QWenLMHeadModel): one fused c_attn with a bias, no other bias (config no_bias), untied
+        # head; config.json's intermediate_size is twice each MLP matrix's width (modeling_qwen.py QWenMLP:
+        # w1 / w2 = nn.Linear(hidden, intermediate_size // 2)), so 22016 / 27392 / 49152 are 11008 / 13696 / 24576.
+        _llama("qwen-7b", 4096, 32, 32, 32, 11008, 151936, qkv_bias=True),
+        _llama("qwen-14b", 5120, 40, 40, 40, 13696, 152064, qkv_bias=True),
+        _llama("qwen-72b", 8192, 80, 64, 64, 24576, 152064, qkv_bias=True),
+        # Qwen1.5 (transformers' Qwen2 architecture: q/k/v biases); 32B and 110B use grouped-query attention.
+        _llama("qwen1.5-4b", 2560, 40, 20, 20, 6912, 151936, qkv_bias=True),
+        _llama("qwen1.5-7b", 4096, 32, 32, 32, 11008, 151936, qkv_bias=True),
+        _llama("qwen1.5-14b", 5120, 40, 40, 40, 13696, 152064, qkv_bias=True),
+        _llama("qwen1.5-32b", 5120, 64, 40, 8, 27392, 152064, qkv_bias=True),
+        _llama("qwen1.5-72b", 8192, 80, 64, 64, 24576, 152064, qkv_bias=True),
+        _llama("qwen1.5-110b", 8192, 80, 64, 8, 49152, 152064, qkv_bias=True),
+        # InternLM2 (fused wqkv, config bias false), LLaMA-1 33B / 65B (7B and 13B share Llama 2's shapes), Baichuan-1
+        # (fused W_pack without bias; 7B RoPE, 13B ALiBi).
+        _llama("internlm2-7b", 4096, 32, 32, 8, 14336, 92544),
+        _llama("internlm2-20b", 6144, 48, 48, 8, 16384, 92544),
+        _llama("llama-33b", 6656, 60, 52, 52, 17920, 32000),
+        _llama("llama-65b", 8192, 80, 64, 64, 22016, 32000),
+        _llama("baichuan-7b", 4096, 32, 32, 32, 11008, 64000),
+        _llama("baichuan-13b", 5120, 40, 40, 40, 13696, 64000),
     ]
 }
 
@@ -418,6 +441,23 @@ _PRESET_SOURCES: dict[str, str] = {
     "glm-4-9b": "THUDM/glm-4-9b",
     "yi-6b": "01-ai/Yi-6B",
     "yi-34b": "01-ai/Yi-34B",
+    # Stop 50. The Hub was not reachable: each shape was read from a public copy of the config.json whose
+    # _name_or_path or snapshot path names the repository below (or the organisation's own page of a -Chat twin).
+    "qwen-7b": "Qwen/Qwen-7B",
+    "qwen-14b": "Qwen/Qwen-14B",
+    "qwen-72b": "Qwen/Qwen-72B",
+    "qwen1.5-4b": "Qwen/Qwen1.5-4B (Qwen1.5-4B-Chat's config.json: the same shape)",
+    "qwen1.5-7b": "Qwen/Qwen1.5-7B",
+    "qwen1.5-14b": "Qwen/Qwen1.5-14B",
+    "qwen1.5-32b": "Qwen/Qwen1.5-32B",
+    "qwen1.5-72b": "Qwen/Qwen1.5-72B",
+    "qwen1.5-110b": "Qwen/Qwen1.5-110B",
+    "internlm2-7b": "internlm/internlm2-7b (internlm2-chat-7b: the same shape)",
+    "internlm2-20b": "internlm/internlm2-20b",
+    "llama-33b": "huggyllama/llama-30b",
+    "llama-65b": "huggyllama/llama-65b",
+    "baichuan-7b": "baichuan-inc/Baichuan-7B",
+    "baichuan-13b": "baichuan-inc/Baichuan-13B-Base",
     "gpt2-large": "openai-community/gpt2-large (n_embd 1280, n_layer 36, n_head 20)",
     "gpt2-xl": "openai-community/gpt2-xl (n_embd 1600, n_layer 48, n_head 25)",
 }
@@ -490,6 +530,27 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "glm-4-9b": 9.4e9,
     "yi-6b": 6.06e9,
     "yi-34b": 34.4e9,
+    # Stop 50 presets. Exact: Qwen-7B and Qwen-72B's model.safetensors.index.json total_size (15,442,649,088 and
+    # 144,575,840,256 bytes in bf16, halved), which Qwen1.5-7B / -72B share as the same shapes; Baichuan-13B's README
+    # "Model Details" table (7,000,559,616 and 13,264,901,120). Open LLM Leaderboard request files ("params"):
+    # Qwen1.5-32B 32.512, Qwen1.5-110B 111.21, internlm2-chat-7b 7.738 (billions). LLaMA paper (arXiv 2302.13971)
+    # table 2: 32.5B and 65.2B. Nominal sizes only (the names and the Qwen technical report, arXiv 2309.16609, table
+    # 1): Qwen-14B / Qwen1.5-14B 14B (the shape gives 14.17B), Qwen1.5-4B 4B (3.95B), InternLM2-20B 20B (19.86B).
+    "qwen-7b": 7_721_324_544,
+    "qwen-14b": 14.0e9,
+    "qwen-72b": 72_287_920_128,
+    "qwen1.5-4b": 4.0e9,
+    "qwen1.5-7b": 7_721_324_544,
+    "qwen1.5-14b": 14.0e9,
+    "qwen1.5-32b": 32.512e9,
+    "qwen1.5-72b": 72_287_920_128,
+    "qwen1.5-110b": 111.21e9,
+    "internlm2-7b": 7.738e9,
+    "internlm2-20b": 20.0e9,
+    "llama-33b": 32.5e9,
+    "llama-65b": 65.2e9,
+    "baichuan-7b": 7_000_559_616,
+    "baichuan-13b": 13_264_901_120,
     # Mixture-of-experts presets (MOE_PRESET_CONFIGS): model cards' totals.
     "mixtral-8x7b": 46.7e9,
     "mixtral-8x22b": 141e9,
@@ -586,6 +647,19 @@ _ALIASES = {
     "yi-6b-chat": "yi-6b",
     "yi-34b-chat": "yi-34b",
     "mistral-7b-instruct-v0.2": "mistral-7b",
+    # LLaMA-1: 7B and 13B have Llama 2's shapes; "30B" is the 33B of the paper (huggyllama/llama-30b).
+    "llama-13b": "llama-2-13b",
+    "llama-30b": "llama-33b",
+    "llama1-7b": "llama-2-7b",
+    "llama1-13b": "llama-2-13b",
+    "llama1-33b": "llama-33b",
+    "llama1-65b": "llama-65b",
+    "qwen14b": "qwen-14b",
+    **{f"qwen-1.5-{size}": f"qwen1.5-{size}" for size in ("4b", "7b", "14b", "32b", "72b", "110b")},
+    **{f"qwen1.5-{size}-chat": f"qwen1.5-{size}" for size in ("4b", "7b", "14b", "32b", "72b", "110b")},
+    **{f"internlm2-chat-{size}{sft}": f"internlm2-{size}" for size in ("7b", "20b") for sft in ("", "-sft")},
+    "baichuan-13b-base": "baichuan-13b",
+    "baichuan-13b-chat": "baichuan-13b",
 }
 
 

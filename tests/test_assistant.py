@@ -218,7 +218,7 @@ def test_histories_do_not_mix(bot):
         (
             "单卡 a100 40g qwen 7b lora，没开 gradient checkpointing",
             dict(
-                model="qwen2.5-7b",
+                model="qwen-7b",  # Qwen (v1) 7B: "Qwen-7B(-Chat)" in 15 dev threads
                 model_text="qwen 7b",
                 gpu="a100-40gb",
                 gpu_text="a100",
@@ -233,7 +233,7 @@ def test_histories_do_not_mix(bot):
         (
             "8xA100 80GB 训练 Qwen-14B, nvidia-smi 显示占用 17.9G",
             dict(
-                num_params=14e9,
+                model="qwen-14b",
                 model_text="Qwen-14B",
                 gpu="a100-80gb",
                 gpu_text="A100",

@@ -127,7 +127,7 @@ def test_each_card_memory_written_with_ge():
 def test_qwen_written_in_chinese():
     s = extract_slots("用4张4090对千问2.5-32B做LoRA微调", prose=True)
     assert s.model == "qwen2.5-32b" and s.model_text == "千问2.5-32B"
-    assert extract_slots("通义千问 14B 全参微调", prose=True).num_params == 14e9
+    assert extract_slots("通义千问 14B 全参微调", prose=True).model == "qwen-14b"  # Qwen (v1) 14B
 
 
 def test_deepspeed_runner_cmd_line_is_read_as_the_command():

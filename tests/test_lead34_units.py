@@ -243,12 +243,15 @@ def test_gpus_pooling_memory_held_gets_its_verdict_and_each_methods_states(bot_w
 
 
 def test_a_size_and_method_without_a_gpu_or_preset_open_with_the_model_states(bot_without_retrieval: Any) -> None:
-    # Qwen #504: "全量微调 Qwen-14B 需要多少显存" — no preset architecture, no GPU: the states are still the answer's floor
-    ans = bot_without_retrieval.ask("全量微调 Qwen-14B 需要多少显存？")
+    # Qwen #504 asked "全量微调 Qwen-14B 需要多少显存" (since stop 50 a preset, so a full figure); a model without a
+    # preset architecture and no GPU: the states are still the answer's floor
+    ans = bot_without_retrieval.ask("全量微调 Aquila-34B 需要多少显存？")
     head = ans.first_screen.split("\n", 1)[0]
     assert head.startswith("**仅模型状态")
     states = _gib_values(head)[0]
-    assert abs(states - 14e9 * 16 / 2**30) < 0.2  # 16 bytes per parameter, mixed-precision AdamW
+    assert abs(states - 34e9 * 16 / 2**30) < 0.2  # 16 bytes per parameter, mixed-precision AdamW
+    preset = bot_without_retrieval.ask("全量微调 Qwen-14B 需要多少显存？").first_screen.split("\n", 1)[0]
+    assert preset.startswith("**每卡约需") and "没有哪张单卡" in preset
 
 
 def test_an_rl_run_without_its_method_gets_the_trained_models_states_and_no_verdict(bot_without_retrieval: Any) -> None:

@@ -50,7 +50,7 @@ def test_a_list_of_supported_families_is_no_model():
     s = extract_slots("I am using TRL to train LLM (~100B) models. But it only works on GPT, BERT and T5.")
     assert (s.model, s.model_text, s.num_params) == (None, None, 100e9)
     assert extract_slots("I fine-tune BERT and T5").model == "bert-base"  # two named: still the user's
-    assert extract_slots("I train qwen-7b; it supports llama, qwen and chatglm").model == "qwen2.5-7b"
+    assert extract_slots("I train qwen-7b; it supports llama, qwen and chatglm").model == "qwen-7b"  # Qwen (v1) 7B
 
 
 def test_a_data_set_named_after_a_family_is_no_model():

@@ -20,7 +20,8 @@ from rag.slots import extract_slots
         ("Qwen2-57B-A14B-Instruct", "qwen2-57b-a14b"),
         ("DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"),
         ("qwen2.5-15b", None),  # close to a preset is not a preset: its shape is unknown
-        ("Qwen-14B", None),  # Qwen1 14B is not Qwen2.5-14B
+        ("Qwen-14B", "qwen-14b"),  # Qwen (v1) 14B, its own preset: not Qwen2.5-14B (48 layers, GQA)
+        ("Qwen1.5-14B-Chat", "qwen1.5-14b"),
         ("Llama3-70B", "llama-3.1-70b"),  # LLaMA-Factory users' spelling; Llama 3 and 3.1 70B share the shape
         ("Meta-Llama-3-70B-Instruct", "llama-3.1-70b"),
         ("Meta-Llama-3-8B", "llama-3-8b"),

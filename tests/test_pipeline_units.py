@@ -106,8 +106,7 @@ def test_setup_values_carry_their_source_and_conflicts_are_kept():
     assert setup.get("world_size") == 8 and setup.source("world_size") == "message"
     assert setup.get("zero_stage") == 3 and setup.source("zero_stage") == "config"
     assert setup.get("train_batch_size") == 256 and setup.source("train_batch_size") == "error"
-    assert setup.get("model_text") == "Qwen-14B" and setup.get("num_params") == 14e9
-    assert "model" not in setup.values  # never silently llama-2-7b
+    assert setup.get("model_text") == "Qwen-14B" and setup.get("model") == "qwen-14b"  # its own shape, never llama-2-7b
     assert any(a.kind == "deepspeed_batch_assert" for a in artifacts)
 
 

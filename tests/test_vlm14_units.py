@@ -379,7 +379,7 @@ def test_the_same_family_written_again_in_full_is_the_model_but_another_family_n
     typo_then_full = "请问Qwenvl2.5VL-7B大概需要多少显存。我在一张24G的A100上lora微调Qwen2.5Vl7B，均OOM"
     assert extract_slots(typo_then_full).model == "qwen2.5-vl-7b"
     other_family = extract_slots("I fine-tune Baichuan-13B, similar to qwen-7b")
-    assert other_family.model is None and other_family.model_text == "Baichuan-13B"
+    assert other_family.model == "baichuan-13b" and other_family.model_text == "Baichuan-13B"
     assert extract_slots("InternVL fine-tune, its LLM is internlm2-chat-7b").model is None
 
 
