@@ -553,7 +553,9 @@ _GPU_MEM = re.compile(
 _CARDS_TIMES_GB = re.compile(
     # ("3机，24卡*80G": the count's measure word between the count and the sign, OpenRLHF #784)
     r"(?<![A-Za-z0-9_.])\d{1,2}\s*(?:张卡|卡|张|块)?\s*[*x×]\s*(\d{1,3})\s*(?:g|gb|gib)(?![a-z])(?!\s*[*x×=])|"
-    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:g|gb|gib)\s*[*x×]\s*\d{1,2}(?![\d.%])(?!\s*=)",
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:g|gb|gib)\s*[*x×]\s*\d{1,2}(?![\d.%])(?!\s*=)|"
+    # "4xL4 which is 4*24=96 gb vram" (FastChat #453): the product written out, its factor the card's size
+    r"(?<![A-Za-z0-9_.])\d{1,2}\s*[*x×]\s*(\d{1,3})\s*=\s*\d{1,4}\s*(?:g|gb|gib)(?![a-z])",
     re.I,
 )
 # (49: how a 48 GB card is written from nvidia-smi's "49140MiB", "a 49GB*4 machine")
@@ -909,7 +911,7 @@ _OFFLOAD_PARAM = re.compile(
     re.I,
 )
 _SEQ = re.compile(
-    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"(?<![A-Za-z_])(?:seq(?:uence)?[-_ ]?len(?:gth)?|(?<![A-Za-z0-9_])seq(?![A-Za-z0-9_])|max_seq_len(?:gth)?|max[-_ ]?seq(?:uence)?[-_ ]len(?:gth)?|cutoff[-_ ]?len(?:gth)?|max_length|model_max_length|"
     r"max[-_ ]?len(?:gth)?(?![A-Za-z])|max[-_ ]?seq(?:uence)?[-_ ]?size|"  # "训练maxlen为32768", "max length=1024"
     r"max[-_ ]?tokens?[-_ ]?len(?:gth)?|"  # "max_token_len=8000" (GLM-4 #16)
     r"context(?:\s*(?:len(?:gth)?|size))?|序列长度|上下文(?:长度)?|文本长度|长度|ctx|"
@@ -931,20 +933,20 @@ _SEQ_TOKENS = re.compile(
     # (not a rate: "3300token/s/gpu" (Baichuan-7B #75), "5000 tokens per second", "tokens/step")
     r"(?<![=:：\d.])(\d+(?:\.\d+)?)\s*(k)?\+?\s*(?:(?:tokens|token(?!s))(?!\s*(?:/|per\s+(?:sec|second|step|gpu|iter)|每秒|每步))|"
     r"(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx|"
-    r"(?:的\s*)?(?:max[-_ ]?(?:seq(?:uence)?[-_ ]?)?len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|model_max_length)"
+    r"(?:的\s*)?(?:max[-_ ]?(?:seq(?:uence)?[-_ ]?)?len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff[-_ ]?len(?:gth)?|model_max_length)"
     r"(?![A-Za-z_]))",
     re.I,
 )
 # "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
 _SEQ_CHANGE = re.compile(
-    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|max_length|model_max_length|"
+    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff[-_ ]?len(?:gth)?|max_length|model_max_length|"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?)\D{0,12}?(?:从|\bfrom)\s*\d+(?:\.\d+)?\s*k?\s*"
     r"(?:->|→|到|改到|改成|增加到|加到|\bto)\s*(\d+(?:\.\d+)?)\s*(k)?(?![A-Za-z0-9])",
     re.I,
 )
 # "extend the sequence length from 4k to even longer", "序列长度从 4k 加到更长": the length that runs is the one named.
 _SEQ_FROM_OPEN = re.compile(
-    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff_len|max_length|"
+    r"(?<![A-Za-z_])(?:max_seq(?:uence)?_len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff[-_ ]?len(?:gth)?|max_length|"
     r"context(?:\s*length)?|序列长度|上下文(?:长度)?)\D{0,12}?(?:从|\bfrom)\s*(\d+(?:\.\d+)?)\s*(k)?\s*"
     r"(?:到|加到|增加到|\bto)\s*(?:even\s+|much\s+)?(?:longer|larger|more|bigger|更长|更大|更多)",
     re.I,
@@ -1270,7 +1272,8 @@ _HEARSAY_BEFORE = re.compile(
     # a document's claim: "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409)
     r"\b(?:report|paper|readme|docs?|documentation|blog|guide|tutorial|model card)\b[^。;；?？\n]{0,20}?"
     r"\b(?:says|said|claims?|claimed|states?|stated|mentions?|mentioned)\b)"
-    r"(?:(?!\bbut\b|但是|可是|然而|而我|我的)[^。;；\n]){0,60}$",
+    # (the claim's sentence only: an English full stop ends it as 。 does, "… 32 V100 GPUs. I train on 4 V100s")
+    r"(?:(?!\bbut\b|但是|可是|然而|而我|我的|[.?!]\s)[^。;；\n]){0,60}$",
     re.I,
 )
 
@@ -1619,12 +1622,18 @@ def _gpu(text: str, slots: Slots) -> None:
             if _quoted(text, m.start()) or _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
                 continue  # a guide's "needs ~16x80GB GPUs" (quoted under "the guide mentions the following:")
             gb = float(next(g for g in m.groups() if g is not None))
+            if m.group(3) is not None:
+                count_, _, total = (int(n) for n in re.findall(r"\d+", m.group(0)))
+                if count_ * gb != total or re.search(r"[*x×]\s*$", text[max(0, m.start() - 3) : m.start()]):
+                    continue  # "7 x 4 x 4 = 112 GB": a formula's factors, not cards times their size
+                if _count_elsewhere(text, int(gb), m.span()):
+                    continue  # "8 GPUs … more than 18*8 = 144GB" (llama-cookbook #37): per-GPU use times the cards
             lead = int(re.match(r"\d+", m.group(0)).group(0)) if m.group(1) is not None else 0  # type: ignore[union-attr]
             if lead in _CARD_SIZES and _count_elsewhere(text, int(gb), m.span()):
                 gb = float(lead)  # "8 v100, totally I got 32 *8 G": the factor the count matches is the count
             if gb in _CARD_SIZES and not any(a < m.end() and m.start() < b for a, b in used_spans):
                 slots.gpu_memory_gb = gb
-                count = int(re.findall(r"\d+", m.group(0))[0 if m.group(1) is not None else -1])
+                count = int(re.findall(r"\d+", m.group(0))[-1 if m.group(2) is not None else 0])
                 if slots.world_size is None and 1 <= count <= 64 and count != gb:
                     slots.world_size = count  # "4*80GB", "a 49GB*4 machine": that many cards of that size
                 if slots.gpu and abs(GPU_PRESETS[slots.gpu].memory_gib - gb) > 0.08 * gb:
@@ -1914,8 +1923,8 @@ def _count_at_gpu_names(text: str) -> int | None:
 def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
     out = []
     for m in _GPU_NAME.finditer(text):
-        if _quoted(text, m.start()):
-            continue
+        if _quoted(text, m.start()) or hearsay(text, m.start()):
+            continue  # a quote, or a paper's / README's run ("the paper said they used 32 V100 GPUs")
         window = text[max(0, m.start() - 24) : m.start()]
         before = _COUNT_BEFORE.search(window)
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
@@ -2151,6 +2160,8 @@ def _parallel(text: str, slots: Slots) -> None:
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
+        if hearsay(text, m.start()):
+            continue  # "The paper of CitriNet said they used 32 V100 GPUs" (NeMo #6649): the paper's run, not theirs
         if m.group(1) in ("一", "1") and re.search(r"(?:每|各)\s*$", text[max(0, m.start() - 3) : m.start()]):
             continue  # "把模型加载到每一个卡上", "每1张卡": "each card", not a count of one
         if (_EACH_CARD.match(text, m.end()) or _ONE_CARD_AMOUNT.match(text, m.end())) and (

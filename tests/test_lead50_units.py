@@ -1,0 +1,51 @@
+"""Readers from blind25's misses (stop 50), each on the user's own words from the thread it came from."""
+
+from __future__ import annotations
+
+from tests.message_reading import setup_values
+
+
+def test_a_papers_gpu_count_is_not_the_users() -> None:
+    # NeMo #6649: the paper's 32 V100s are hearsay; the user's run is on a single GPU with GA 32
+    values = setup_values(
+        "The paper of CitriNet said they used 32 V100 GPUs, with a batch size of 32 per GPU.\n"
+        "then, the gradients of each GPU are accumulated and updated together?\n"
+        "When I trained CitriNet-384 model with single gpu, with batch size of 32, then grad_accumulation=32 "
+        "will be same condition with paper?"
+    )
+    assert values["world_size"] == 1
+    assert values["train_micro_batch_size_per_gpu"] == 32 and values["gradient_accumulation_steps"] == 32
+
+
+def test_a_count_the_user_runs_beside_a_papers_still_counts() -> None:
+    values = setup_values("The paper said they used 32 V100 GPUs. I train on 4 V100 GPUs with batch size 8.")
+    assert values["world_size"] == 4
+
+
+def test_alpaca_loras_cutoff_length_with_a_hyphen_is_the_sequence_length() -> None:
+    # FastChat #1193
+    values = setup_values(
+        "Finetune VICUNA-7b with 4*v100(32G)\n\nMine got OOM error even micro-batch = 1 and cutoff-length = 64. "
+        "Also tried deep speed stage 3."
+    )
+    assert values["seq_len"] == 64 and values["world_size"] == 4 and values["gpu_memory_gb"] == 32
+
+
+def test_a_product_written_out_gives_one_cards_size() -> None:
+    # FastChat #453: "4*24=96 gb vram" is four 24 GB cards, not one 96 GB card
+    values = setup_values(
+        "Hi,, I have been trying to reproduce vicuna in 4xL4 which is 4*24=96 gb vram. What approach should I follow?"
+    )
+    assert values["gpu_memory_gb"] == 24 and values["world_size"] == 4 and values["gpu"] == "l4"
+
+
+def test_per_gpu_use_times_the_gpus_is_not_cards_times_their_size() -> None:
+    # llama-cookbook #37: "18*8 = 144GB" multiplies 18 GB used by the 8 GPUs; each card has 24 GB
+    values = setup_values(
+        "Hi, I am trying to fine-tune LLama 13B model on g5.48xlarge instance type (8 GPUs, 24GB per GPU) and "
+        "running into CUDA OOM issue.\nWhy does the backward pass consume more than 18*8 = 144GB GPU memory for such "
+        "few parameters?"
+    )
+    assert values["gpu_memory_gb"] == 24 and values["world_size"] == 8
+    # and a formula's factors are no cards: "7 x 4 x 4 = 112 GB" (test_fid9_units)
+    assert "gpu_memory_gb" not in setup_values("fine-tuning a 7B model requires about 7 x 4 x 4 = 112 GB of VRAM")
