@@ -41,6 +41,7 @@ from .errors import CalculatorError
 from .presets import (
     ModelShape,
     active_params,
+    block_linear_weights,
     block_params,
     count_params,
     get_gpu,
@@ -231,6 +232,18 @@ class MemoryConfig(BaseModel):
             "transformers' BitsAndBytesConfig keeps lm_head in 16 bits (llm_int8_skip_modules): False."
         ),
     )
+    lora_int8_base: bool = Field(
+        False,
+        description=(
+            "LoRA on a base loaded with bitsandbytes LLM.int8() (transformers load_in_8bit=True, LLaMA-Factory "
+            "quantization_bit 8). The blocks' Linear weights are stored as int8, 1 byte each (bitsandbytes >= 0.45: "
+            "Int8Params CB plus an fp32 scale per output row, SCB, under 0.1 % and not counted); biases, norms, "
+            "embeddings and the LM head stay 16-bit. MatMul8bitLt saves its input for backward (ctx.tensors = "
+            "(CAt, subA, A); CAt is None for a frozen weight), so every block keeps the inputs of its 8-bit linears, "
+            "and backward dequantises one weight matrix at a time to the compute dtype (that transient, one matrix, "
+            "is not counted)."
+        ),
+    )
     qlora_double_quant: bool = Field(
         True,
         description=(
@@ -361,6 +374,8 @@ class MemoryConfig(BaseModel):
                 "'lora' or 'qlora' (frozen base weights sharing FSDP units with adapters)",
                 "仅在设置了 fsdp 策略且 finetune 为 'lora' 或 'qlora' 时可用（冻结的基座权重与适配器同在一个 FSDP 单元）",
             )
+        if self.lora_int8_base and self.finetune != "lora":
+            raise CalculatorError("lora_int8_base", True, "only with finetune='lora'", "仅在 finetune='lora' 时可用")
         if self.qlora_lm_head_4bit and self.finetune != "qlora":
             raise CalculatorError(
                 "qlora_lm_head_4bit", True, "only with finetune='qlora'", "仅在 finetune='qlora' 时可用"
@@ -635,6 +650,11 @@ def _state_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int) -> tuple[d
                 kept -= shape.vocab_size * shape.hidden_size  # the LM head is quantised with the blocks
             bits = 4.127 if cfg.qlora_double_quant else 4.5
             frozen = (n - kept) * (bits / 8) + kept * 2
+        elif cfg.lora_int8_base:
+            # LLM.int8(): 1 byte per block Linear weight, everything else 16-bit (transformers' bitsandbytes test
+            # of bloom-1b7: fp16 / 8-bit footprint 1.540025, tests/test_lora_int8_units.py)
+            quantised = block_linear_weights(shape) if shape else int(n * 0.95)
+            frozen = quantised * 1.0 + (n - quantised) * 2.0
         else:
             frozen = base * (4.0 if p == "fp32" else 2.0)
         # Adapters train in fp32 (PEFT default), with the chosen optimizer.
@@ -672,6 +692,9 @@ def _frozen_block_bytes(cfg: MemoryConfig, shape: ModelShape | None, n: int, fro
     in_blocks = block_params(shape)
     if cfg.finetune == "qlora":
         return in_blocks * (4.127 if cfg.qlora_double_quant else 4.5) / 8
+    if cfg.lora_int8_base:
+        linear = block_linear_weights(shape)
+        return linear * 1.0 + (in_blocks - linear) * 2.0
     return frozen * in_blocks / n
 
 
@@ -858,9 +881,10 @@ def _activations(cfg: MemoryConfig, shape: ModelShape | None, micro: int) -> tup
         amp_logits = amp.logits
         amp_per_layer = sum(amp.terms.values())
         total += amp.total
-    if cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2:
-        # One saved input per group of 4-bit linears sharing it (Q/K/V, output projection, gate/up, down);
-        # the first block's Q/K/V input needs no gradient and is not saved.
+    if (cfg.finetune == "qlora" and cfg.bitsandbytes_before_0_43_2) or cfg.lora_int8_base:
+        # One saved input per group of 4-bit (bitsandbytes < 0.43.2) or 8-bit (MatMul8bitLt, every version from
+        # 0.39) linears sharing it (Q/K/V, output projection, gate/up, down); the first block's Q/K/V input needs
+        # no gradient and is not saved.
         inner = shape.num_attention_heads * shape.dim_per_head
         per_layer = bpv * micro * cfg.seq_len * (2 * shape.hidden_size + inner + shape.intermediate_size)
         kept = per_layer * shape.total_layers - bpv * micro * cfg.seq_len * shape.hidden_size

@@ -198,6 +198,15 @@ def block_params(shape: ModelShape, active: bool = False) -> int:
     return n + shape.num_decoder_layers * layer_params(shape, cross_attention=True, active=active)
 
 
+def block_linear_weights(shape: ModelShape) -> int:
+    """The weight matrices of the blocks' Linear layers, without their biases and the norms: what bitsandbytes
+    quantises when transformers loads a model in 8 or 4 bits (``replace_with_bnb_linear`` swaps every nn.Linear
+    but the LM head; biases, norms and embeddings stay 16-bit)."""
+    bare = shape.model_copy(update={"linear_bias": False, "qkv_bias": False})
+    norms = shape.norms_per_layer * _norm(shape) + (2 * shape.dim_per_head if shape.qk_norm else 0)
+    return block_params(bare) - shape.total_layers * norms
+
+
 def embedding_params(shape: ModelShape) -> int:
     """Token/position tables, the untied LM head, final norms, pooler and relative biases."""
     h = shape.hidden_size

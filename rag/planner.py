@@ -286,6 +286,8 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     if "finetune" not in cfg:
         cfg["finetune"] = "full"
         plan.assume("finetune", "未说明微调方式，按全量微调", "method not given: full fine-tune")
+    if cfg["finetune"] == "lora" and s.get("quantization") == "int8":
+        cfg["lora_int8_base"] = True  # LoRA on a base loaded in 8 bits (load_in_8bit, quantization_bit 8)
     if cfg.get("num_nodes", 1) > 1 and "world_size" not in cfg:
         cfg["world_size"] = cfg["num_nodes"]
     if cfg.get("world_size", 1) % cfg.get("num_nodes", 1):

@@ -1240,19 +1240,21 @@ def _printed_peak_over_parts(setup: Setup, parts: list[Part]) -> None:
         setup.conflicts.pop("observed_memory_gb", None)
 
 
-#: Methods the memory calculator (calculators.memory) models; P-Tuning and 8-bit base weights it does not.
+#: Methods the memory calculator (calculators.memory) models (LoRA also on an 8-bit base); P-Tuning, freezing
+#: layers and a full fine-tune of 8-bit weights it does not.
 CALCULATOR_METHODS = ("full", "lora", "qlora")
 
 
 def unsupported_method(setup: Setup) -> str | None:
-    """The user's method when the memory calculator cannot express it ("ptuning", "freeze", "lora + int8"), else None.
+    """The user's method when the memory calculator cannot express it ("ptuning", "freeze", "full + int8"), else None.
 
-    A figure for a LoRA-on-8-bit or a P-Tuning run computed as something else would be a number for a setup the
-    user does not have, so the answer says in one line that it cannot compute one instead."""
+    A figure for a P-Tuning run or a full fine-tune of quantised weights computed as something else would be a number
+    for a setup the user does not have, so the answer says in one line that it cannot compute one instead. LoRA on an
+    8-bit base is modelled (calculators.memory ``lora_int8_base``)."""
     method, quant = setup.get("finetune"), setup.get("quantization")
     if method is not None and method not in CALCULATOR_METHODS:
         return str(method)
-    if quant == "int8" or (quant == "int4" and method not in (None, "qlora")):
+    if (quant == "int8" and method != "lora") or (quant == "int4" and method not in (None, "qlora")):
         return f"{method or 'full'} + {quant}"
     return None
 

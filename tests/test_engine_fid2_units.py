@@ -135,11 +135,14 @@ def test_not_quantized_weights(text):
     assert extract_slots(text).quantization is None
 
 
-def test_lora_on_int8_is_not_estimated():
+def test_lora_on_int8_is_estimated_and_a_full_fine_tune_of_int8_weights_is_not():
+    # (before stop 50 the calculator had no 8-bit base: "lora + int8" was refused; tests/test_lora_int8_units.py)
     s = setup_of("I load llama 7b with load_in_8bit=True and train LoRA with fp16 on one 3090")
     assert s.get("finetune") == "lora" and s.get("quantization") == "int8"
-    assert unsupported_method(s) == "lora + int8"
-    assert not enough_for_memory(s)
+    assert unsupported_method(s) is None and enough_for_memory(s)
+    full = setup_of("I load llama 7b with load_in_8bit=True and run a full fine-tune with fp16 on one 3090")
+    assert full.get("quantization") == "int8" and unsupported_method(full) == "full + int8"
+    assert not enough_for_memory(full)
 
 
 def test_qlora_stays_estimable():

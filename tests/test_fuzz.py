@@ -371,6 +371,7 @@ MEMORY_FIELDS: dict[str, st.SearchStrategy] = {
     "fsdp_sync_each_batch": st.booleans(),
     "bitsandbytes_before_0_43_2": st.booleans(),
     "qlora_double_quant": st.booleans(),
+    "lora_int8_base": st.booleans(),
     "qlora_lm_head_4bit": st.booleans(),
     "fsdp_frozen_in_trainable_units": st.booleans(),
     "optimizer_in_backward": st.booleans(),

@@ -73,6 +73,7 @@ MEMORY_FIELDS = (
     "fsdp_cpu_offload",
     "fsdp_sync_each_batch",
     "fsdp_frozen_in_trainable_units",
+    "lora_int8_base",
     "qlora_double_quant",
     "qlora_lm_head_4bit",
     "images_per_sample",
@@ -514,6 +515,7 @@ def build_calculators_tab(L: Labels) -> dict[str, Any]:
                 gr.Checkbox(False, label=F("fsdp_frozen_in_trainable_units"), elem_id="m_fsdp_frozen"),
             )
         with gr.Row():
+            reg("lora_int8_base", gr.Checkbox(False, label=F("lora_int8_base"), elem_id="m_lora_int8"))
             reg("qlora_double_quant", gr.Checkbox(True, label=F("qlora_double_quant"), elem_id="m_qlora_dq"))
             reg("qlora_lm_head_4bit", gr.Checkbox(False, label=F("qlora_lm_head_4bit"), elem_id="m_qlora_head"))
         with gr.Row():

@@ -243,6 +243,10 @@ FIELD_LABELS: dict[str, dict[str, str]] = {
         "zh": "FSDP 包装单元内冻结权重与 LoRA 混合（use_orig_params=True）",
         "en": "FSDP units mix frozen weights and LoRA (use_orig_params=True)",
     },
+    "lora_int8_base": {
+        "zh": "LoRA 的基座按 8 位加载（load_in_8bit / quantization_bit 8）",
+        "en": "LoRA on an 8-bit base (load_in_8bit / quantization_bit 8)",
+    },
     "qlora_double_quant": {
         "zh": "QLoRA 双重量化 bnb_4bit_use_double_quant",
         "en": "QLoRA double quantisation (bnb_4bit_use_double_quant)",
