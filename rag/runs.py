@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .slots import Slots, extract_slots, hearsay, lora_rank_in
+from .slots import Slots, extract_slots, hearsay, lora_rank_in, says_equivalent_batch
 
 #: Settings a message gives for two runs. Model identity (name, preset, size) moves as one. The GPU count only from a
 #: clause without per-GPU wording (:data:`_PER_GPU`: "单卡24G" and "one GPU each" are no run on one GPU), and, as every
@@ -227,9 +227,10 @@ def candidates(prose: str, adapter: bool = False) -> dict[str, list[Candidate]]:
             for k in RUN_KEYS
             if getattr(slots, k) is not None
             and not (k == "world_size" and _PER_GPU.search(text))
-            # "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409): a document's
-            # figure, no reading of the user's run
-            and not (k == "observed_memory_gb" and hearsay(prose, pos + len(text)))
+            # "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409), "in your paper,
+            # batch_size = 128, and used 4 GPU" (3DMPPE_POSENET #85): a document's figure or setting, no run of theirs
+            and not hearsay(prose, pos + len(text))
+            and not (k == "train_micro_batch_size_per_gpu" and says_equivalent_batch(text))
         ]
         if bundle := _model_bundle(slots):
             values.append(("model", bundle[0][1], bundle))

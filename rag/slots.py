@@ -1271,7 +1271,10 @@ _HEARSAY_BEFORE = re.compile(
     r"\b(?:" + _CHATBOTS + r")\s+(?:says|said|told me|claims?|claimed)\b|"
     # a document's claim: "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409)
     r"\b(?:report|paper|readme|docs?|documentation|blog|guide|tutorial|model card)\b[^。;；?？\n]{0,20}?"
-    r"\b(?:says|said|claims?|claimed|states?|stated|mentions?|mentioned)\b)"
+    r"\b(?:says|said|claims?|claimed|states?|stated|mentions?|mentioned)\b|"
+    # a document's own setting: "But in your paper, batch_size = 128, and used 4 GPU" (3DMPPE_POSENET #85)
+    r"\b(?:in|from|according to)\s+(?:your|the|their|its|this|that)\s+(?:original\s+)?"
+    r"(?:paper|readme|docs?|documentation|report|model card)\b)"
     # (the claim's sentence only: an English full stop ends it as 。 does, "… 32 V100 GPUs. I train on 4 V100s")
     r"(?:(?!\bbut\b|但是|可是|然而|而我|我的|[.?!]\s)[^。;；\n]){0,60}$",
     re.I,
@@ -2157,11 +2160,16 @@ def _parallel(text: str, slots: Slots) -> None:
     _apply_each(_COUNT_FIRST_RULES, text, slots)
     counts: list[tuple[re.Match[str], int]] = []
     examples: list[int] = []
+    heard: list[int] = []  # a paper's or README's count: the run asked about only when the user states none
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
         if hearsay(text, m.start()):
-            continue  # "The paper of CitriNet said they used 32 V100 GPUs" (NeMo #6649): the paper's run, not theirs
+            # "The paper of CitriNet said they used 32 V100 GPUs … with single gpu" (NeMo #6649): the paper's run, not
+            # theirs; "In the paper, you use batchsize = 512 and 8 GPUs. So does it mean …" (insightface #261) asks
+            # about that run itself
+            heard.append(_num(m.group(1)))
+            continue
         if m.group(1) in ("一", "1") and re.search(r"(?:每|各)\s*$", text[max(0, m.start() - 3) : m.start()]):
             continue  # "把模型加载到每一个卡上", "每1张卡": "each card", not a count of one
         if (_EACH_CARD.match(text, m.end()) or _ONE_CARD_AMOUNT.match(text, m.end())) and (
@@ -2229,6 +2237,8 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (counts or examples):
         # only a required count, or one given as an example, was written: still the one to compute with
         slots.world_size = counts[0][1] if counts else examples[0]
+    if slots.world_size is None and heard and 1 <= heard[0] <= 4096:
+        slots.world_size = heard[0]
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
@@ -3523,17 +3533,41 @@ _PRINTED_PRECISION_RULES = (
 )
 
 
+#: What a setting is said to amount to, not how it is set: "Then it works like `batch_size = 64` (Is it right?)"
+#: (3DMPPE_POSENET #85: batch_size 32 on two GPUs), "相当于 batch_size=64".
+_EQUIVALENT_BEFORE = re.compile(
+    # (not "equivalent to": "Is --batch_size 64 equivalent to --batch_size 8 and --accumulate_gradients 8?" names the
+    # accumulating run after it)
+    r"(?:works?\s+like|acts?\s+like|相当于)\s*`?\s*$",
+    re.I,
+)
+
+
+def says_equivalent_batch(text: str) -> bool:
+    """Whether ``text`` says what a batch setting amounts to ("it works like `batch_size = 64`", "相当于 batch 64")."""
+    return any(
+        _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+        for m in re.finditer(r"(?:--)?(?:batch[-_ ]?size|\bbs\b|batch)", text, re.I)
+    )
+
+
+def _not_a_setting(text: str, start: int) -> bool:
+    """A value written as a total, as what the setting amounts to, or as a document's claim, not the user's run."""
+    before = text[max(0, start - 16) : start]
+    return bool(_TOTAL_BEFORE.search(before[-12:]) or _EQUIVALENT_BEFORE.search(before) or hearsay(text, start))
+
+
 def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
     """(position, value) of every setting of ``key`` in ``text``: by the phrase pattern and by a named key."""
     out = []
     for m in pattern.finditer(text):
-        if not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
+        if not _not_a_setting(text, m.start()):
             out.append((m.start(), _num(m.group(1))))
     for m in _ASSIGN.finditer(text):
         raw = m.group(2)
         if (
             classify_key(m.group(1)) == key
-            and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
+            and not _not_a_setting(text, m.start())
             and (raw in _WORD_NUM or raw.isdigit())
         ):
             out.append((m.start(), _WORD_NUM.get(raw) or int(raw)))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.message_reading import setup_values
+from tests.message_reading import setup_of, setup_values
+
+
+def setup_of_conflicts(text: str) -> dict[str, object]:
+    return {k: [c.value for c in v] for k, v in setup_of(text).conflicts.items()}
 
 
 def test_a_papers_gpu_count_is_not_the_users() -> None:
@@ -49,3 +53,27 @@ def test_per_gpu_use_times_the_gpus_is_not_cards_times_their_size() -> None:
     assert values["gpu_memory_gb"] == 24 and values["world_size"] == 8
     # and a formula's factors are no cards: "7 x 4 x 4 = 112 GB" (test_fid9_units)
     assert "gpu_memory_gb" not in setup_values("fine-tuning a 7B model requires about 7 x 4 x 4 = 112 GB of VRAM")
+
+
+def test_a_papers_setting_and_what_a_batch_amounts_to_are_not_the_run() -> None:
+    # 3DMPPE_POSENET #85: the run is batch_size 32 on two GPUs; 64 is what the user thinks it amounts to and
+    # 128 on 4 GPUs is the paper's
+    values = setup_values(
+        "If I use only two GPUs for training, Can it be worse training than original training?\n\n"
+        "To the best of my knowledge about this module, If I code on train.py like:\n\n"
+        "`gpu_ids = 0,1`,\n`batch_size = 32`\n\nThen it works like `batch_size = 64` (Is it right?)\n\n"
+        "But in your paper, batch_size = 128, and used 4 GPU.\n\n"
+        "So I'm worried that It(two GPUs, batch_size=32) can make a difference with the original training."
+    )
+    assert values["world_size"] == 2 and values["train_micro_batch_size_per_gpu"] == 32
+    assert setup_of_conflicts("Then it works like `batch_size = 64`. I run batch_size = 32 on 2 GPUs") == {}
+
+
+def test_a_documents_gpu_count_is_the_run_asked_about_when_the_user_states_none() -> None:
+    # insightface #261 asks what the paper's "batchsize = 512 and 8 GPUs" means: that run is the subject
+    values = setup_values(
+        "About settings of batch size\n\nIn the paper, you use batchsize = 512 and 8 GPUs.\n\n"
+        "So does it mean (1). the REAL batchsize = 8 * 512 = 4096?\n\nor it means (2). each GPU use batch 64 and "
+        "64 * 8 = 512?\n\nwhich one is true?"
+    )
+    assert values["world_size"] == 8
