@@ -629,7 +629,9 @@ _OBSERVED = re.compile(
     + _USE_GB
     + "|"
     + _GB
-    + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+)?"
+    + r"\s*(?:(?:of\s+)?(?:gpu\s+)?memory\s*)?(?:(?:per|each|/)\s*(?:card|gpu|device)\s*)?(?:is\s+|was\s+|are\s+|were\s+)?"
+    # ("only 12.4 Gb are being used", F5-TTS #379)
+    r"(?:being\s+)?"
     # ("constant ~15gb usage", "15GB VRAM usage": the amount, then that it is the usage)
     r"(?:already allocated|allocated|reserved|in use|used|已分配|已使用|的占用|(?:vram\s+|gpu\s+|memory\s+)?usage\b(?!\s*(?:limit|cap|budget)))|"
     # "I get 33300-33700 MiB GPU VRAM used per GPU": an amount in MB, then that it is in use
@@ -3055,6 +3057,11 @@ def _classify_words(key: str) -> str | None:
         return "seq_len"  # ("--model_max_lenght=1638": the common misspelling, Qwen #634)
     if joined == "batch_size_forward":
         return "train_micro_batch_size_per_gpu"  # MoGe's one forward pass's batch (not a rollout's forward_batch_size)
+    if joined == "ims_per_batch":
+        # detectron2's SOLVER.IMS_PER_BATCH: "Number of images per batch across all machines" (config/defaults.py)
+        return "train_batch_size"
+    if joined in ("samples_per_gpu", "imgs_per_gpu"):
+        return "train_micro_batch_size_per_gpu"  # mmdetection 2.x data.samples_per_gpu (1.x imgs_per_gpu)
     if ws & _NOT_TRAIN:
         return None
     if ("batch" in joined and ("size" in ws or "batchsize" in ws or "microbatch" in joined)) or words[-1] == "bs":

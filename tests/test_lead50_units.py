@@ -77,3 +77,22 @@ def test_a_documents_gpu_count_is_the_run_asked_about_when_the_user_states_none(
         "64 * 8 = 512?\n\nwhich one is true?"
     )
     assert values["world_size"] == 8
+
+
+def test_detectron2_and_mmdetection_batch_keys() -> None:
+    from rag.slots import classify_key
+
+    # detectron2 config/defaults.py: SOLVER.IMS_PER_BATCH is "Number of images per batch across all machines"
+    assert classify_key("SOLVER.IMS_PER_BATCH") == "train_batch_size"
+    assert classify_key("TEST.IMS_PER_BATCH") is None
+    # mmdetection 2.x: data = dict(samples_per_gpu=2, ...) is the batch on each GPU
+    assert classify_key("samples_per_gpu") == "train_micro_batch_size_per_gpu"
+    assert "train_batch_size" in setup_values("When I set IMS_PER_BATCH = 32, the training takes 2 days.")
+
+
+def test_an_amount_being_used_is_observed_memory() -> None:
+    # F5-TTS #379: the card has 24 GB, 12.4 GB of it in use
+    values = setup_values(
+        "In my GPU I have 24Gb of Vram, but I see how only 12.4 Gb are being used, my dataset is around 9hours"
+    )
+    assert values["gpu_memory_gb"] == 24 and values["observed_memory_gb"] == 12.4
