@@ -3612,6 +3612,8 @@ _SO = re.compile(r"\bso\b|那么|所以|是不是|应该是|也就是", re.I)
 _NEW_TRY = re.compile(
     r"\b(?:however|but|then|now|next)\b,?\s+(?:when|if|after|once)\s+I\s+"
     r"(?:set|change|changed|use|used|increase|increased|decrease|decreased|tried|try|switch|switched)\b"
+    # a second "When I set …" sentence after the first one's outcome (detectron2 #3520)
+    r"|(?:[.!?]\s+|\n)(?:and\s+)?when\s+I\s+(?:set|change|changed|use|used|increase|increased|switch|switched)\b"
     r"|(?:但是|可是|然后|后来)\s*(?:当|在)?\s*我(?:把|将|设|改|用)",
     re.I,
 )
@@ -3779,6 +3781,10 @@ def _paired_with_ga(text: str, micro: list[tuple[int, int]]) -> int | None:
     return next(iter(paired)) if len(paired) == 1 else None
 
 
+#: No phrase: a setting only written as its key ("IMS_PER_BATCH = 128") is found by _mentions' key reader.
+_NO_PHRASE = re.compile(r"(?!)")
+
+
 def _latest_in_prose(text: str, slots: Slots) -> None:
     """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
     "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
@@ -3818,6 +3824,10 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     ga = _mentions(text, _GA, "gradient_accumulation_steps")
     if (latest := _latest(text, ga)) and not _GA_CHANGE.search(text) and not _GA_CHANGE_FAR.search(text):
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
+    # "When I set IMS_PER_BATCH = 32, the training takes 2 days. When I set IMS_PER_BATCH = 128, … 7 days" (detectron2
+    # #3520): a global batch key set twice, the later run is the one asked about
+    if latest := _latest(text, _mentions(text, _NO_PHRASE, "train_batch_size")):
+        slots.train_batch_size = latest[1]
 
 
 # The user's own formula for the total batch: "总batch_size = train_batch_size * GA * 卡数", "global = bs x grad_acc x

@@ -96,3 +96,12 @@ def test_an_amount_being_used_is_observed_memory() -> None:
         "In my GPU I have 24Gb of Vram, but I see how only 12.4 Gb are being used, my dataset is around 9hours"
     )
     assert values["gpu_memory_gb"] == 24 and values["observed_memory_gb"] == 12.4
+
+
+def test_the_later_of_two_global_batches_tried_is_the_run() -> None:
+    # detectron2 #3520: 32 took 2 days, 128 is estimated at 7: the question is about 128
+    values = setup_values(
+        "When I set IMS_PER_BATCH = 32, the training takes 2 days. When I set IMS_PER_BATCH = 128, the estimated "
+        "training time takes 7 days, which feels very unreasonable"
+    )
+    assert values["train_batch_size"] == 128
