@@ -222,14 +222,15 @@ def candidates(prose: str, adapter: bool = False) -> dict[str, list[Candidate]]:
     for i, ((sentence, pos, text), slots) in enumerate(zip(clauses, read, strict=True)):
         if (_NOT_A_RUN.search(text) and outcomes[i] is None) or _WOULD_IT_TOO.search(text):
             continue  # "what if I set bs 8?" (but "如果用13B直接爆显存了" reports a run)
+        # "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409), "in your paper,
+        # batch_size = 128, and used 4 GPU" (3DMPPE_POSENET #85): a document's figure or setting, no run of theirs
+        heard = hearsay(prose, pos + len(text))
         values: list[tuple[str, Any, tuple[tuple[str, Any], ...]]] = [
             (k, getattr(slots, k), ())
             for k in RUN_KEYS
             if getattr(slots, k) is not None
+            and not heard
             and not (k == "world_size" and _PER_GPU.search(text))
-            # "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409), "in your paper,
-            # batch_size = 128, and used 4 GPU" (3DMPPE_POSENET #85): a document's figure or setting, no run of theirs
-            and not hearsay(prose, pos + len(text))
             and not (k == "train_micro_batch_size_per_gpu" and says_equivalent_batch(text))
         ]
         if bundle := _model_bundle(slots):

@@ -3564,10 +3564,11 @@ def _not_a_setting(text: str, start: int) -> bool:
     return bool(_TOTAL_BEFORE.search(before[-12:]) or _EQUIVALENT_BEFORE.search(before) or hearsay(text, start))
 
 
-def _mentions(text: str, pattern: re.Pattern[str], key: str) -> list[tuple[int, int]]:
-    """(position, value) of every setting of ``key`` in ``text``: by the phrase pattern and by a named key."""
+def _mentions(text: str, pattern: re.Pattern[str] | None, key: str) -> list[tuple[int, int]]:
+    """(position, value) of every setting of ``key`` in ``text``: by the phrase pattern (None: a setting written only
+    as its key, "IMS_PER_BATCH = 128") and by a named key."""
     out = []
-    for m in pattern.finditer(text):
+    for m in pattern.finditer(text) if pattern is not None else ():
         if not _not_a_setting(text, m.start()):
             out.append((m.start(), _num(m.group(1))))
     for m in _ASSIGN.finditer(text):
@@ -3781,10 +3782,6 @@ def _paired_with_ga(text: str, micro: list[tuple[int, int]]) -> int | None:
     return next(iter(paired)) if len(paired) == 1 else None
 
 
-#: No phrase: a setting only written as its key ("IMS_PER_BATCH = 128") is found by _mentions' key reader.
-_NO_PHRASE = re.compile(r"(?!)")
-
-
 def _latest_in_prose(text: str, slots: Slots) -> None:
     """Prose that tries several values for one setting ("batch_size==7 时显存爆炸，只有设置 batch_size==4 才能运行",
     "GA=1 is normal, but GA=2 OOMs"): the last one is the run the question is about; an earlier GA is kept as the GA
@@ -3826,7 +3823,7 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
         slots.ga_from, slots.gradient_accumulation_steps = ga[0][1], latest[1]
     # "When I set IMS_PER_BATCH = 32, the training takes 2 days. When I set IMS_PER_BATCH = 128, … 7 days" (detectron2
     # #3520): a global batch key set twice, the later run is the one asked about
-    if latest := _latest(text, _mentions(text, _NO_PHRASE, "train_batch_size")):
+    if latest := _latest(text, _mentions(text, None, "train_batch_size")):
         slots.train_batch_size = latest[1]
 
 
