@@ -454,6 +454,9 @@ def family_conflict(card: Card, asked: AskedQuestion, act: Act | None) -> str:
 _SETTING_TITLES: dict[str, re.Pattern[str]] = {
     "pretraining": re.compile(r"continued pretraining|增量预训练|继续预训练", re.I),
     "launch_counts": re.compile(r"^accelerate multi-node", re.I),
+    # (stop 51, dev 2340: the pipeline-bubble card was cited in the first three for 3 messages that never name pipeline
+    # parallelism, none expecting it; all 9 messages that expect it name it)
+    "pipeline_parallelism": re.compile(r"^pipeline parallelism", re.I),
 }
 
 

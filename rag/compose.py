@@ -26,7 +26,7 @@ from .answer import Correction, ToolCall
 from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family, symptom_family
 from .formatting import billions, gib
-from .intents import MisconceptionRule, belief_reported, precision_left_memory_unchanged
+from .intents import MisconceptionRule, belief_reported, precision_left_memory_unchanged, stages_named
 from .opening import (
     AskedQuestion,
     card_topic,
@@ -369,16 +369,26 @@ def _zero_stage_verdict(r: Results, res: dict[str, Any], gpu: str) -> str | None
         for k in sorted(points)
         if points[k].get("total_per_gpu") is not None
     )
+    # "zero2 和 zero3 … 差多少", "Zero2 and Zero3 both still OOM": the stages the message names are compared, not
+    # missing — their totals first
+    named = sorted(int(k) for k in stages_named(r.prose) if int(k) in points and points[int(k)].get("total_per_gpu"))
+    compared = len(named) >= 2
+    if compared:
+        totals = t("zero_totals_sep", lang).join(
+            t("zero_stage_total", lang, stage=k, total=gib(points[k]["total_per_gpu"], lang)) for k in named
+        )
     if not res.get("gpu_capacity"):
-        return "**" + t("zero_stage_totals", lang, totals=totals) + "**"
+        return "**" + t("zero_stages_compared_totals" if compared else "zero_stage_totals", lang, totals=totals) + "**"
     first = next((k for k in sorted(points) if points[k].get("fits")), None)
-    if first == 0:
+    if first == 0 and not compared:
         return None
     cap = gib(res["gpu_capacity"], lang)
     if first is not None:
         tail = t("zero_fits_from_but_oom" if r.reported_oom else "zero_fits_from", lang, stage=first)
-        return "**" + t("zero_stage_unknown", lang, totals=totals, gpu=gpu, cap=cap, tail=tail) + "**"
-    text = "**" + t("zero_fits_none", lang, totals=totals, gpu=gpu, cap=cap) + "**"
+        key = "zero_stages_compared" if compared else "zero_stage_unknown"
+        return "**" + t(key, lang, totals=totals, gpu=gpu, cap=cap, tail=tail) + "**"
+    key = "zero_fits_none_compared" if compared else "zero_fits_none"
+    text = "**" + t(key, lang, totals=totals, gpu=gpu, cap=cap) + "**"
     return _then_nearest(r, text) if r.nearest_fits else text
 
 
@@ -1192,6 +1202,13 @@ def _belief_verdict(r: Results) -> str:
     return f"**{head}**"
 
 
+def _shards_weights(r: Results) -> bool:
+    """The run shards its weights across the GPUs (ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD): there the model states do
+    add up over the cards, so "cards do not pool their memory" is not the cause of its OOM ("4张3070的卡共64g显存 …
+    ds_config_zero3.json", Qwen #614) — the estimate of that sharded run is."""
+    return r.setup.get("zero_stage") == 3 or r.setup.get("fsdp") in ("full_shard", "hybrid_shard")
+
+
 def _oom_estimate_verdict(r: Results) -> str:
     """A reported OOM whose setup the message states well enough for the calculator: when the estimate does not fit,
     that is the cause ("needs ~152 GiB per GPU on an 80 GiB card; the nearest setting that fits: …"), ahead of a
@@ -1199,7 +1216,12 @@ def _oom_estimate_verdict(r: Results) -> str:
     main = r.call("main")
     if not (r.reported_oom and main is not None and main.result and main.result.get("fits") is not None):
         return ""
-    if r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]) and not _belief_only_reported(r):
+    if (
+        r.misconceptions
+        and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2])
+        and not _belief_only_reported(r)
+        and not (_shards_weights(r) and all(m.key == "more_gpus_pool_memory" for m in r.misconceptions[:2]))
+    ):
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
     if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
         return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory

@@ -326,6 +326,11 @@ def _asks_effect(sentence: str) -> bool:
     return _has(_EFFECT_WORDS, sentence) and not _has(_NOT_AN_EFFECT, sentence)
 
 
+def stages_named(text: str) -> set[str]:
+    """The ZeRO stages a message names ("zero2 和 zero3" → {"2", "3"}): two or more are stages compared or listed."""
+    return {m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m}
+
+
 def detect_intents(text: str) -> Intents:
     # "small" and "batch" in one sentence: "fine-tuning on a small custom dataset … Micro batch size: 2 … Gradient
     # accumulation: 4" (a long issue template) does not call its batch small.
@@ -333,9 +338,7 @@ def detect_intents(text: str) -> Intents:
         _has(r"(?<!大)小|\bsmall\b|\btiny\b|\blow\b", s) and _has(r"batch|批", s) for s in _sentences(text)
     )
     small = _has(SMALL_BATCH, text) or both_small
-    stages = {
-        m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m
-    }
+    stages = stages_named(text)
     methods = {
         m.lower() for m in re.findall(r"qlora|lora|全量|全参|full[-_ ]?(?:fine[-_ ]?tun\w*|ft|parameter)", text, re.I)
     }

@@ -176,6 +176,12 @@ SETTINGS_NAMED: dict[str, re.Pattern[str]] = {
         r"accelerate|num_processes|num_machines|machine_rank|main_process_ip|torchrun|nproc[-_]per[-_]node|\bnnodes\b",
         re.I,
     ),
+    # ("4 卡反而比 1 卡慢" names no pipeline: the bubble of one is not its cause)
+    "pipeline_parallelism": re.compile(
+        r"pipeline|pipe[-_ ]?parallel|(?<![A-Za-z])pp\s*[=:]?\s*\d|(?<![A-Za-z])pp(?![A-Za-z])|流水线|1f1b|gpipe|"
+        r"PipelineModule|pipeline_model_parallel|num_stages",
+        re.I,
+    ),
 }
 
 
@@ -400,7 +406,7 @@ class AskedQuestion(BaseModel):
     settings_named: list[str] = Field(
         default_factory=list,
         description="Settings a run never has by default that the whole message names (SETTINGS_NAMED: 'pretraining', "
-        "'launch_counts').",
+        "'launch_counts', 'pipeline_parallelism').",
     )
     names_speed: bool = Field(
         False, description="The whole message names speed or time (slow, it/s, throughput, 耗时, 速度; NAMES_SPEED)."

@@ -190,6 +190,11 @@ _COMMAND_INSIDE = re.compile(
 )
 
 
+# A Chinese sentence glued onto the end of a command line: four CJK characters or more, after a flag's value, and
+# ending the line as a sentence (a question or full stop) — not a flag's Chinese value (`--model_author 哈哈哈`).
+_PROSE_AFTER_COMMAND = re.compile(r"(?<=[\w.)\]'\"])(?=[\u4e00-\u9fff]{4}[^\n]*[。？?！!]\s*$)")
+
+
 def _command_inside(line: str) -> int | None:
     """Where a launch command with flags starts inside a prose line, or None."""
     m = _COMMAND_INSIDE.search(line)
@@ -355,6 +360,11 @@ def _unfenced_parts(text: str, offset: int) -> list[Part]:
             close = line.find("`", cut) if line[cut - 1] == "`" else -1
             pieces = [line[:cut], line[cut:close], line[close:]] if close > cut else [line[:cut], line[cut:]]
             lines[i : i + 1] = pieces
+            line = lines[i]
+        if kind == "command" and (tail := _PROSE_AFTER_COMMAND.search(line)):
+            # "… --aggr_ratio 0.4这个命令可以模拟出单卡batch_size=128的表现吧？" (LAPS #14): the command, then the question
+            # about it glued on without a space; its "batch_size=128" is no flag of the command
+            lines[i : i + 1] = [line[: tail.start()], line[tail.start() :]]
             line = lines[i]
         if kind is not None:
             start = pos

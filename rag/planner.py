@@ -28,8 +28,8 @@ from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 
 from .acts import Act
 from .formatting import billions
-from .intents import Intents, MisconceptionRule
-from .setup import CALCULATOR_METHODS, Setup, enough_for_memory
+from .intents import Intents, MisconceptionRule, stages_named
+from .setup import CALCULATOR_METHODS, Setup, enough_for_memory, unsupported_method
 from .step_counts import StepCounts, dataset_size_in
 from .step_time import StepTime, TokenRate
 
@@ -623,7 +623,11 @@ def plan_calls(
     keys = {m.key for m in misconceptions}
     s = setup.known()
     ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)
-    enough = enough_for_memory(setup)
+    # ("zero2 和 zero3 在 8 张 A100 上训练 llama2-13b 每张卡显存差多少？": stages compared name ZeRO training as one stated
+    # stage does — a full fine-tune unless the method is stated — though no single stage is the run's)
+    enough = enough_for_memory(setup) or (
+        len(stages_named(text)) >= 2 and _method_alone_missing(setup) and unsupported_method(setup) is None
+    )
 
     # Callers that pass only the prose get what it states of the dataset size.
     counts = step_counts if step_counts is not None else StepCounts(samples=dataset_size_in(text))
@@ -737,12 +741,20 @@ def plan_calls(
         plan.assume("rl_stage", *_OTHER_MODELS[rl_stage])
     if stage_unknown:
         plan.zero_stage_unknown = True
-        plan.assume(
-            "zero_stage",
-            "用了 DeepSpeed，但没给出 ZeRO stage：按不分片（ZeRO-0）估算，各 stage 的每卡显存见对比表",
-            "DeepSpeed is used but its ZeRO stage is not shown: estimated unsharded (ZeRO-0); the comparison gives "
-            "each stage's per-GPU memory",
-        )
+        if len(stages_named(text)) >= 2:  # "zero2 和 zero3 …": the stages are what is compared, none is missing
+            plan.assume(
+                "zero_stage",
+                "比较的是几个 ZeRO stage：主表按不分片（ZeRO-0）估算，各 stage 的每卡显存见对比表",
+                "ZeRO stages compared: the main table is unsharded (ZeRO-0); the comparison gives each stage's "
+                "per-GPU memory",
+            )
+        else:
+            plan.assume(
+                "zero_stage",
+                "用了 DeepSpeed，但没给出 ZeRO stage：按不分片（ZeRO-0）估算，各 stage 的每卡显存见对比表",
+                "DeepSpeed is used but its ZeRO stage is not shown: estimated unsharded (ZeRO-0); the comparison "
+                "gives each stage's per-GPU memory",
+            )
     if "more_gpus_pool_memory" in keys or intents.compare_zero or stage_unknown:
         multi = {k: v for k, v in cfg.items() if k not in ("offload_param", "offload_optimizer", "num_nodes", "fsdp")}
         if multi.get("world_size", 1) == 1:

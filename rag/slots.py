@@ -47,7 +47,9 @@ _CHANGED_TO = r"调整到|调整为|调整成|增加到|增大到|提高到|降�
 SEP = (
     r"\s*(?:==|=|:|：|为|是|设为|设置为|设成|设置成|设置的|设置了|设的|设了|开到|开成|调到|调成|"
     + _CHANGED_TO
-    + r"|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only)?\s*"
+    + r"|改成|改为|也只有|只有|只开|才|仅|都是|of|to|is|set to|(?:is|was|are)\s+set\s+to|only|"
+    # ("batchSize在512的时候显存占用达到了40G" (iLRG #1): "在" with a value and "when", not "在4张卡上")
+    + r"在(?=\s*\d+\s*(?:的时候|时|下)))?\s*"
 )
 # ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
 _NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
@@ -320,7 +322,7 @@ _GPU_CAP_AFTER = re.compile(
     # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
     # ("显卡A100:40G", GLM-4 #288: a colon between them)
     # ("8卡a100*40G", Monkey #49: a product sign between them, the size unit making it no count)
-    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：*]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)(?!(?!x\d)[a-z])",
+    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：*]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib|(?-i:Go))(?!(?!x\d)[a-z])",
     re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
@@ -453,9 +455,25 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             else 2
             if mine
             else 0
-        ) - (3 if _GPU_OTHERS.search(before) or _quoted(text, m.start()) or _GPU_LACKED.search(before) else 0)
+        ) - (
+            3
+            if _GPU_OTHERS.search(before)
+            or _quoted(text, m.start())
+            or _GPU_LACKED.search(before)
+            or hearsay(text, m.start())
+            else 0
+        )
+        if _earlier_run(text, m.start()):
+            score -= (
+                1  # "Before, I had tried … on single GPU (RTX 2070). Now, … 4 GPUs (Tesla T4)": the run now asked about
+            )
         out.append((score, -i, m.group(1).strip(), _one_card(text, m, float(cap.group(1))) if cap else None))
-        theirs = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or _NOT_THEIRS_BEFORE.search(before))
+        theirs = bool(
+            _GPU_OTHERS.search(before)
+            or _quoted(text, m.start())
+            or _NOT_THEIRS_BEFORE.search(before)
+            or hearsay(text, m.start())
+        )
         counts.append(0 if theirs else _count_at_mention(text, m))
     if len(out) > 1 and any(c > 1 for c in counts):
         # "A40 * 4 … (单卡A100 80G 不会 OOM)", "四张Titan Xp … 单张V100": the cards counted several times are the run in
@@ -469,6 +487,22 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
         out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
+
+
+# A sentence that opens on an earlier try, which the message then leaves for the run it asks about.
+_EARLIER_RUN_START = re.compile(
+    r"\s*(?:before(?:\s+that)?\s*,|previously\b|earlier\b|at first\b|originally\b|initially\b|"
+    r"I (?:had )?(?:first|previously|originally) (?:tried|trained|used|ran)\b|之前|以前|原来|起初|一开始|刚开始)",
+    re.I,
+)
+
+
+def _earlier_run(text: str, pos: int) -> bool:
+    """Whether the sentence holding ``pos`` opens on an earlier try ("Before, I had tried …", "之前用单卡…")."""
+    ends = list(_SENTENCE_END_BEFORE.finditer(text, max(0, pos - 300), pos))
+    if ends:
+        return bool(_EARLIER_RUN_START.match(text, ends[-1].end()))
+    return pos <= 300 and bool(_EARLIER_RUN_START.match(text, 0))
 
 
 def _one_card(text: str, m: re.Match[str], gb: float) -> float | None:
@@ -605,7 +639,7 @@ _OBSERVED = re.compile(
     r"\bcosts?|\bcosting|\brises to|\brose to|\brisen to|"
     # "batchsize设置为1大概13G" (LLaMA-Factory #836): a batch setting, then about how much it takes
     r"(?:batch[-_ ]?size|\bbs)\s*(?:设置为|设为|为|=|是)\s*\d{1,4}\s*(?:的时候|时)?\s*[,，]?\s*(?=大概|大约|约)|"
-    r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peaks? at|"
+    r"(?:I )?see|seeing|consum\w*|takes?|taking|occup\w*|allocated|reach\w*|grows? to|went up to|peak(?:s|ed|ing)? at|"
     r"increase[sd]? (?:from \d+(?:\.\d+)?\s*gb? )?to|loads? (?:the )?GPU with|goes up to|went up to|climbs? to|"
     # "peak memory 35.2 GB", "peak GPU memory: 70GB", "max memory allocated 20GB"
     r"peak (?:gpu )?mem(?:ory)?(?: usage)?(?: is| was| of|:)?|max(?:imum)? memory allocated(?: is| was|:)?|"
@@ -623,7 +657,9 @@ _OBSERVED = re.compile(
     + _USE_GB
     # (not "I am using 80GB H100s": the card's size; "costs 64GB GPU mem" (litgpt #282) is a reading)
     # ("consumes around 50 GB of GPU memory" (MoGe #144) is an amount of the card's memory)
-    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b(?!\s*(?:mem(?:ory)?\b|vram))|cards?\b|显卡|卡|的卡)))|"
+    # ("在使用4GB的显存下，batchsize只能是2吗" (TransT #103): the card's size the run is under, not a reading)
+    + r"(?!\s*(?:of\s+)?(?:nvidia\s+|tesla\s+)?(?:[AHLVT]\d{2,3}|rtx|gpus?\b(?!\s*(?:mem(?:ory)?\b|vram))|cards?\b|显卡|卡|的卡|"
+    + r"的?显存(?:的)?(?:条件|情况)?下)))|"
     # "the memory used is 4*16GB": the cards times what each one uses ("使用4*32g的单机多卡" is the cards' size)
     + r"\bmemory\s+used\s+(?:is|was|are|were)\s+(?:about\s+|around\s+|~\s*)?\d{1,2}\s*[*x×]\s*"
     + _USE_GB
@@ -873,10 +909,50 @@ _PER_NODE_MARK = re.compile(r"[x×*]|each|with|每", re.I)
 _TOTAL_MARK = re.compile(r"共|total", re.I)
 _ZERO = re.compile(
     # "zero stage = 3", "ZeRO stage: 2" as well as "zero3", "zero-stage-2"
-    r"zero[-_ ]?(?:stage)?(?:\s*(?:==?|:|：|is)\s*|[-_ ]?)([0-3])(?![\dA-Za-z])|stage[-_ ]?([0-3])(?![\dA-Za-z])|"
+    r"zero[-_ ]?(?:stage)?(?:\s*(?:==?|:|：|is)\s*|[-_ ]?)([0-3])(?![\dA-Za-z])|"
+    # ("qwen_lora_stage1", "campo_7b_stage1.sh", XMem's `--stage 2`: a training stage, not ZeRO's)
+    r"(?:(?<![A-Za-z0-9_-])|(?<=zero[-_])|(?<=deepspeed[-_])|(?<=ds[-_])|(?<=config[-_])|(?<=optimizer_))"
+    r"stage[-_ ]?([0-3])(?![\dA-Za-z])|"
     r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])",
     re.I,
 )
+# Between two stages a list names: "zero1 zero2 zero 3 out of memory" (axolotl #2217), "zero2/3", "ZeRO-2 和 ZeRO-3".
+_STAGE_LIST_SEP = re.compile(r"(?:\s*(?:[,，、/&|]|\band\b|\bor\b|和|或者?|以及|还是)\s*|\s+)$", re.I)
+
+
+# What shows a message is about DeepSpeed's stages at all, so that a bare "stage 3" is ZeRO's.
+_ZERO_CONTEXT = re.compile(r"deep\s?speed|\bzero|ds_config|ds[-_ ]?z[0-3]|offload", re.I)
+# A stage of a training recipe: "stage3 training", "stage 2 pretraining", "stage1 SFT脚本", "stage_2_full_….sh".
+_TRAINING_STAGE_AFTER = re.compile(
+    r"[\s_-]*(?:(?:MIM[-\w]*\s+)?(?:training|train\b|pre-?train|fine-?tun|sft\b|align|full_|lora_|脚本|训练|预训练|微调))",
+    re.I,
+)
+
+
+def _training_stage(text: str, m: re.Match[str]) -> bool:
+    """A bare "stage N" (no "ZeRO" in it) that names a step of a training recipe, not one of DeepSpeed's: the words
+    after it say so ("Largest batch size for stage3 training", MIM-Refiner #11), or they say so of another bare stage
+    in a message that never speaks of DeepSpeed ("… the default value for the batch size in stage 3 is 1024"). With
+    neither, "双卡40g stage2 就没有问题" (Baichuan-7B #92) is ZeRO's."""
+    if m.group(2) is None:
+        return False
+    if _TRAINING_STAGE_AFTER.match(text, m.end()):
+        return True
+    return not _ZERO_CONTEXT.search(text) and any(
+        z.group(2) is not None and _TRAINING_STAGE_AFTER.match(text, z.end()) for z in _ZERO.finditer(text)
+    )
+
+
+def _in_stage_list(text: str, m: re.Match[str]) -> bool:
+    """Whether a ZeRO mention is one of several stages listed together: the list names no one stage of a run."""
+    nxt = _ZERO.search(text, m.end(), m.end() + 16)
+    if nxt and _STAGE_LIST_SEP.match(text[m.end() : nxt.start()]) and nxt.groups() != m.groups():
+        return True
+    before = text[max(0, m.start() - 16) : m.start()]
+    prev = list(_ZERO.finditer(before))
+    return bool(prev and _STAGE_LIST_SEP.match(before[prev[-1].end() :]) and prev[-1].groups() != m.groups())
+
+
 # A DeepSpeed config's own key, pasted in a sentence: `"zero_optimization": {"stage": 3, ...`.
 _ZERO_KEY = re.compile(
     r"[\"']stage[\"']\s*:\s*([0-3])(?!\d)|zero_stage\s*[:=]\s*([0-3])(?!\d)|"
@@ -1019,8 +1095,11 @@ _NEG_PHRASE = re.compile(
 
 
 def _negated(text: str, start: int) -> bool:
-    window = text[max(0, start - 8) : start]
-    return bool(_NEG.search(window) or _NEG_PHRASE.search(text[max(0, start - 24) : start]))
+    """Whether a negation comes right before ``start`` on its line (a config's previous line, "tf32: false", negates
+    nothing of the next key: axolotl #2217's `gradient_checkpointing: true`)."""
+    line = text.rfind("\n", 0, start) + 1
+    window = text[max(line, start - 8) : start]
+    return bool(_NEG.search(window) or _NEG_PHRASE.search(text[max(line, start - 24) : start]))
 
 
 # The size inside a model name glued to it: "Qwen7B", "Baichuan13b", "yi34B", "vicuna_13b".
@@ -1270,6 +1349,9 @@ _CHATBOTS = r"chatgpt|gpt[-\s]?\d\w*|deepseek|claude|gemini"
 _HEARSAY_BEFORE = re.compile(
     r"(?:问了?\s*(?:一下\s*)?(?:" + _CHATBOTS + r"|gpt|kimi|豆包|文心一言|通义千问|ai|大模型)"
     r"[^。.;；\n]{0,8}?(?:说|回答|答)|网上(?:有人)?说|听说|据说|"
+    # the author's own experiment the user asks about: "想问下您进行ResNet-50 on ImageNet的实验…当batchSize为4096时显存
+    # 占用为多少呢？" (iLRG #1; the user's runs are 512 and 1024)
+    r"您们?(?:在|的)?(?:进行|做|跑)了?[^。.;；\n]{0,30}?(?:实验|训练)|"
     r"\b(?:" + _CHATBOTS + r")\s+(?:says|said|told me|claims?|claimed)\b|"
     # a document's claim: "in report 1.1, it says the default config is for 80G memory usage" (Open-Sora #409)
     r"\b(?:report|paper|readme|docs?|documentation|blog|guide|tutorial|model card)\b[^。;；?？\n]{0,20}?"
@@ -1278,7 +1360,8 @@ _HEARSAY_BEFORE = re.compile(
     r"\b(?:in|from|according to)\s+(?:your|the|their|its|this|that)\s+(?:original\s+)?"
     r"(?:paper|readme|docs?|documentation|report|model card)\b)"
     # (the claim's sentence only: an English full stop ends it as 。 does, "… 32 V100 GPUs. I train on 4 V100s")
-    r"(?:(?!\bbut\b|但是|可是|然而|而我|我的|[.?!]\s)[^。;；\n]){0,60}$",
+    # (nor once the user's own run comes back into it: "According to the README I set the batch size to 8")
+    r"(?:(?!\bbut\b|\bI\b|\bmy\b|\bwe\b|但是|可是|然而|而我|我的|[.?!]\s)[^。;；\n]){0,60}$",
     re.I,
 )
 
@@ -1286,9 +1369,38 @@ _HEARSAY_BEFORE = re.compile(
 _ASKED_BOT_BEFORE = re.compile(r"(?:问了?|咨询了?|请教了?|\basked|\bask)\s*(?:一下|了)?\s*$", re.I)
 
 
+# A sentence that opens as someone else's run or a document's claim, however long it runs before the value: "According
+# to the comment at the beginning of the yaml file, the training … both succeeded on 4 GPUs (V100) with 32GB" (espnet
+# #3719: the user's card is a 15 GB T4), "I see you used 4 V100 GPUs to train. I only have a single RTX 3090" (jets #5).
+_CLAIM_SENTENCE_START = re.compile(
+    r"\s*(?:according to\b|as (?:stated|mentioned|described|shown|reported|written) in\b|"
+    r"(?:in|from) (?:your|the|their) (?:original )?(?:paper|readme|docs?|documentation|report|model card|blog)\b|"
+    r"I (?:see|saw|read|noticed) (?:that )?(?:you|the authors?|the paper|your paper)\b|"
+    r"you (?:guys )?(?:used|trained|ran|mentioned|said|reported)\b|"
+    r"the (?:authors?|paper) (?:used|trained|ran|says|said|mentions?|mentioned|reports?|reported)\b|"
+    r"(?:论文|原文|文中|文章)(?:中|里)?(?:提到|说|写|用了|使用了?))",
+    re.I,
+)
+# Words after such an opening that bring the user's own run back into the sentence ("According to the README I set …").
+_OWN_RUN_AGAIN = re.compile(r"\b(?:but|however|I|my|we|our)\b|但是|可是|然而|而我|我", re.I)
+_SENTENCE_END_BEFORE = re.compile(r"[。！？!?\n]|[.;](?=\s)")
+
+
+def _claim_sentence(text: str, start: int) -> bool:
+    """Whether the sentence holding ``start`` opens as a document's or another person's run (see above) and the
+    user's own run does not come back into it before ``start``."""
+    lo = max(0, start - 300)
+    ends = list(_SENTENCE_END_BEFORE.finditer(text, lo, start))
+    begin = ends[-1].end() if ends else lo
+    if not ends and lo > 0:
+        return False  # a sentence longer than 300 characters is no sentence (a pasted log or config)
+    m = _CLAIM_SENTENCE_START.match(text, begin)
+    return m is not None and not _OWN_RUN_AGAIN.search(text, m.end(), start)
+
+
 def hearsay(text: str, start: int) -> bool:
-    """Whether the value at ``start`` sits in a sentence that reports what a chatbot or hearsay claims."""
-    return bool(_HEARSAY_BEFORE.search(text, max(0, start - 80), start))
+    """Whether the value at ``start`` sits in a sentence that reports what a chatbot, a document or hearsay claims."""
+    return bool(_HEARSAY_BEFORE.search(text, max(0, start - 80), start)) or _claim_sentence(text, start)
 
 
 _QWEN_ZH = re.compile(r"(?:通义)?千问\s*(?:(\d(?:\.\d)?)\s*[-_ ]\s*)?(\d{1,3}(?:\.\d)?)\s*[bB](?![A-Za-z0-9])")
@@ -1716,7 +1828,8 @@ _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 # "In your paper, the batch size is 16", "论文里 batch size 是 16": a value of the paper or the README, not the user's run.
 _PAPER_BEFORE = re.compile(
     r"(?:\b(?:your|the|in the|in your|their)\s+(?:paper|readme|repo's|original (?:paper|code))|论文|官方|原文|作者)"
-    r"[^.。;；?？!！\n]{0,30}$",
+    # (the sentence turns to the user's own files or run: "论文里写…batchsize设为了4，但是配置文件里batch_size是1", CARL #11)
+    r"(?:(?!\bbut\b|\bI\b|\bmy\b|\bwe\b|但是|可是|然而|而我|我的)[^.。;；?？!！\n]){0,30}$",
     re.I,
 )
 
@@ -1728,6 +1841,8 @@ def _own_micro(m: re.Match[str], text: str) -> bool:
         and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
         and not _PAPER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
         and not _quoted(text, m.start(), lines=False)
+        and not _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+        and not hearsay(text, m.start())
     )
 
 
@@ -1925,6 +2040,19 @@ def _count_at_gpu_names(text: str) -> int | None:
     return next((n for n, theirs in found if n > 1 and not theirs), found[0][0] if found else None)
 
 
+_BATCH_VALUE_BEFORE = re.compile(r"(?:batch[ _-]?size|\bbs|\bbatch)\s*(?:of|=|:|is|为|是|设为)?\s*$", re.I)
+
+
+def _own_gpu_names(text: str) -> set[str]:
+    """The GPU names ``text`` gives outside quotes and hearsay ("the yaml comment says 4 V100s … my machine has only a
+    Tesla T4": one name of the user's own)."""
+    return {
+        g.group(1).lower()
+        for g in _GPU_NAME.finditer(text)
+        if not (_quoted(text, g.start()) or hearsay(text, g.start()))
+    }
+
+
 def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
     out = []
     for m in _GPU_NAME.finditer(text):
@@ -1937,9 +2065,11 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
             before = None  # "I used an A6000 (48GiB) * 8 device" (axolotl #1108): the article names the card
         if before:
             d, w, c = before.groups()
-            if w and w.lower() in ("a", "an") and len({g.group(1).lower() for g in _GPU_NAME.finditer(text)}) > 1:
+            if w and w.lower() in ("a", "an") and len(_own_gpu_names(text)) > 1:
                 continue  # "a 24GB 3090 and a 16GB 4080": two cards, not one
             lead = window[: before.start()]
+            if d and _BATCH_VALUE_BEFORE.search(lead):
+                continue  # "with batch size of 8 (NVIDIA GeForce RTX 2070)" (tacotron2 #477): the batch, then the card
             theirs = bool(
                 _NOT_THEIRS_BEFORE.search(lead)
                 or _GPU_OTHERS.search(lead)
@@ -2296,7 +2426,9 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (m := _SHARD_FILE_WORLD.search(text)):
         slots.world_size = int(m.group(1))  # FSDP/verl shard files "model_world_size_8_rank_0.pt": saved by 8 ranks
     _gpu_count_fixes(text, slots)
-    if m := _ZERO_KEY.search(text) or _ZERO.search(text):
+    if m := _ZERO_KEY.search(text) or next(
+        (z for z in _ZERO.finditer(text) if not _in_stage_list(text, z) and not _training_stage(text, z)), None
+    ):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is
         # there ("改成zero stage2，训练只要17秒" is the comparison)
@@ -2947,7 +3079,8 @@ def _memory_features(text: str, slots: Slots) -> None:
 # words inside a key say what it is, so the key is split into words and classified instead of listed.
 _ASSIGN = re.compile(
     # (not a factor of a product written out, "micro*GA*num_gpus = 128"; a Markdown "**key**" is still a key)
-    r"(?<![A-Za-z0-9_.$\-])(?<![\w)][*×])(?<![\w)]\s[*×])(?<![\w)][*×]\s)(?<![\w)]\s[*×]\s)"
+    # ("batch size 128 * accumulated_grad_batch 16= 2048" (peclr #17): after a number, a factor named with its value)
+    r"(?<![A-Za-z0-9_.$\-])(?<![A-Za-z_)][*×])(?<![A-Za-z_)]\s[*×])(?<![A-Za-z_)][*×]\s)(?<![A-Za-z_)]\s[*×]\s)"
     # (a Chinese verb needs no space around it: "micro_train_batch_size设置为2")
     # (a key never ends a sentence: "an unchangeable batchsize. 31995 steps …" sets nothing)
     r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)(?<![.\-])[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成|为)\s*|"
@@ -3050,7 +3183,9 @@ def _classify_words(key: str) -> str | None:
         if ws & (_NOT_TRAIN - {"steps", "step"}):
             return None  # eval_accumulation_steps
         # Caffe's accum_batch_size is the batch gradients are accumulated to, not a number of steps
-        return "train_batch_size" if "batch" in joined and "batches" not in ws else "gradient_accumulation_steps"
+        # (peclr #17's "accumulated_grad_batch 16" names Lightning's accumulate_grad_batches: no "size", a count)
+        batch_size = "batch" in joined and ("size" in ws or "batchsize" in ws) and "batches" not in ws
+        return "train_batch_size" if batch_size else "gradient_accumulation_steps"
     if joined in ("update_freq", "num_microbatches"):
         return "gradient_accumulation_steps"  # fairseq's --update-freq; T5X's / Megatron's num_microbatches
     if joined in _SEQ_KEYS or joined.replace("lenght", "length") in _SEQ_KEYS:
@@ -3217,7 +3352,15 @@ def _assignments(text: str, slots: Slots) -> None:
     # alpaca-lora style: next to an explicit micro batch, a bare `batch_size` is the global batch; so beside InternVL's
     # `PER_DEVICE_BATCH_SIZE=1` (its `BATCH_SIZE=64` is the global batch its script divides by it), and beside "即每张卡
     # 放一个sample" (Light-R1 #39: "batch_size为96，即每张卡放一个sample" on 96 GPUs).
-    per_card = next((m for m in _PER_CARD_SAMPLES.finditer(text) if not _quoted(text, m.start(), lines=False)), None)
+    per_card = next(
+        (
+            m
+            for m in _PER_CARD_SAMPLES.finditer(text)
+            if not _quoted(text, m.start(), lines=False)
+            and not _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+        ),
+        None,
+    )
     explicit_micro = per_card is not None or any(
         key == "train_micro_batch_size_per_gpu" and _names_the_device_batch(m.group(1)) for m, key in found
     )
@@ -3237,6 +3380,8 @@ def _assignments(text: str, slots: Slots) -> None:
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
             continue
+        if key in _BATCH_KEYS and _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+            continue  # "模拟出单卡batch_size=128的表现" (LAPS #14): the batch imitated, not one set
         if key == "world_size" and _LAUNCHER_SETS_WORLD.match(text, m.end(1)):
             continue
         if (
@@ -3545,9 +3690,15 @@ _PRINTED_PRECISION_RULES = (
 _EQUIVALENT_BEFORE = re.compile(
     # (not "equivalent to": "Is --batch_size 64 equivalent to --batch_size 8 and --accumulate_gradients 8?" names the
     # accumulating run after it)
-    r"(?:works?\s+like|acts?\s+like|相当于)\s*`?\s*$",
+    # ("这个命令可以模拟出单卡batch_size=128的表现吧" (LAPS #14), "the normal concept of batch size 2048" (peclr #17): the
+    # run imitated or the textbook notion, not the one set)
+    r"(?:works?\s+like|acts?\s+like|相当于|等价于|等效于|模拟出?|\bsimulates?|\bemulates?|\bmimics?|"
+    r"\b(?:concept|notion|definition) of)\s*(?:单卡|单张卡|一张卡|a\s+)?`?\s*$",
     re.I,
 )
+
+
+_BATCH_KEYS = frozenset({"train_micro_batch_size_per_gpu", "train_batch_size"})
 
 
 def says_equivalent_batch(text: str) -> bool:

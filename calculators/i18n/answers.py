@@ -259,6 +259,18 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "It depends on the ZeRO stage, which the message does not show: about {totals} per GPU, and {gpu} has "
         "{cap}; {tail}.",
     },
+    "zero_stages_compared": {
+        "zh": "按你比较的 ZeRO stage，每卡约 {totals}，{gpu} 有 {cap}；{tail}。",
+        "en": "By the ZeRO stages you compare: about {totals} per GPU, and {gpu} has {cap}; {tail}.",
+    },
+    "zero_stages_compared_totals": {
+        "zh": "按你比较的 ZeRO stage，每卡约 {totals}。",
+        "en": "By the ZeRO stages you compare: about {totals} per GPU.",
+    },
+    "zero_fits_none_compared": {
+        "zh": "你试的这几个 ZeRO stage 都放不下：每卡约 {totals}，{gpu} 只有 {cap}。",
+        "en": "It does not fit at the ZeRO stages you name: about {totals} per GPU, and {gpu} has {cap}.",
+    },
     "zero_stage_total": {"zh": "{total}（ZeRO-{stage}）", "en": "{total} (ZeRO-{stage})"},
     "zero_fits_from": {"zh": "ZeRO-{stage} 起能放下", "en": "it fits from ZeRO-{stage} on"},
     "zero_fits_from_but_oom": {
