@@ -885,8 +885,12 @@ def _suggestion(key: str, names: dict[str, Any], aliases: dict[str, str]) -> tup
     return f" Closest known: {shown}.", f" 最接近的已知名称：{shown}。"
 
 
-#: Release suffixes a model id carries that do not change its shape ("-Instruct", "-chat", "-hf", "-v0.1").
-_RELEASE_SUFFIX = re.compile(r"[-.](?:instruct|chat|base|hf|it|pt|v\d+(?:\.\d+)?)$")
+#: Release suffixes a model id carries that do not change its shape ("-Instruct", "-chat", "-hf", "-v0.1"; Qwen3's
+#: "-Thinking" and the release month of its 2507 updates, "Qwen3-30B-A3B-Thinking-2507", whose config.json has the
+#: shape of the first release; Megatron-converted checkpoints' "-mcore").
+_RELEASE_SUFFIX = re.compile(
+    r"[-.](?:instruct|chat|base|hf|it|pt|thinking|mcore|2[3-6](?:0[1-9]|1[0-2])|v\d+(?:\.\d+)?)$"
+)
 
 
 def preset_for_name(name: str) -> str | None:
@@ -1680,6 +1684,21 @@ _ALIASES.update(
         "deepseek-v2-lite-base": "deepseek-v2-lite",
         "qwen2-57b-a14b-instruct": "qwen2-57b-a14b",
         "qwen2-moe-57b-a14b": "qwen2-57b-a14b",
+        # The only Qwen2 of 57B and the only Qwen3 of 30B are these MoE models (Qwen2 release: 0.5B, 1.5B, 7B,
+        # 57B-A14B, 72B; Qwen3: dense 0.6B–32B and MoE 30B-A3B, 235B-A22B), so "Qwen2-57B" / "qwen3-30b" name them.
+        "qwen2-57b": "qwen2-57b-a14b",
+        "qwen3-30b": "qwen3-30b-a3b",
+    }
+)
+# DeepSeek-R1's distilled models are fine-tunes of these bases and keep their shapes (deepseek-ai/DeepSeek-R1 README,
+# "DeepSeek-R1-Distill Models": Qwen-14B from Qwen2.5-14B, Qwen-32B from Qwen2.5-32B, Llama-8B from Llama-3.1-8B,
+# Llama-70B from Llama-3.3-70B-Instruct; the 1.5B / 7B come from Qwen2.5-Math, which has no preset here).
+_ALIASES.update(
+    {
+        "deepseek-r1-distill-qwen-14b": "qwen2.5-14b",
+        "deepseek-r1-distill-qwen-32b": "qwen2.5-32b",
+        "deepseek-r1-distill-llama-8b": "llama-3-8b",
+        "deepseek-r1-distill-llama-70b": "llama-3.1-70b",
     }
 )
 

@@ -457,6 +457,7 @@ _SETTING_TITLES: dict[str, re.Pattern[str]] = {
     # (stop 51, dev 2340: the pipeline-bubble card was cited in the first three for 3 messages that never name pipeline
     # parallelism, none expecting it; all 9 messages that expect it name it)
     "pipeline_parallelism": re.compile(r"^pipeline parallelism", re.I),
+    "amp_loop": re.compile(r"^mixed precision and the learning rate", re.I),
 }
 
 

@@ -1202,6 +1202,16 @@ def _belief_verdict(r: Results) -> str:
     return f"**{head}**"
 
 
+#: An out-of-memory the user reports while the model loads, before training starts.
+OOM_AT_LOAD = re.compile(
+    r"(?:\boom\b|out of memory)[^.。\n]{0,60}?\b(?:during|while|when|at)\s+(?:the\s+)?(?:model\s+)?load(?:ing)?\b|"
+    r"\b(?:during|while|when)\s+(?:the\s+)?(?:model\s+)?loading\b[^.。\n]{0,60}?(?:\boom\b|out of memory)|"
+    r"(?:加载模型|模型加载|载入模型)(?:时|的时候|阶段)?[^。\n]{0,20}?(?:oom|爆显存|显存不足|显存溢出|out of memory)|"
+    r"(?:oom|爆显存|显存不足|显存溢出)[^。\n]{0,12}?(?:在|于)?(?:加载模型|模型加载|载入模型)",
+    re.I,
+)
+
+
 def _shards_weights(r: Results) -> bool:
     """The run shards its weights across the GPUs (ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD): there the model states do
     add up over the cards, so "cards do not pool their memory" is not the cause of its OOM ("4张3070的卡共64g显存 …
@@ -1227,6 +1237,10 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
+    if main.result["fits"] and OOM_AT_LOAD.search(r.prose):
+        # "CUDA OOM during Model Loading … GPU 0 running out of memory" (unsloth #3942): a training-time figure that
+        # fits says nothing about a load that put every rank's copy on one GPU; the cards on loading explain it
+        return ""
     return _memory_verdict(r)
 
 

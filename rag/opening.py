@@ -176,6 +176,14 @@ SETTINGS_NAMED: dict[str, re.Pattern[str]] = {
         r"accelerate|num_processes|num_machines|machine_rank|main_process_ip|torchrun|nproc[-_]per[-_]node|\bnnodes\b",
         re.I,
     ),
+    # the AMP loop a user writes, or the learning rate asked about beside mixed precision (a Trainer's fp16 NaN names
+    # neither: the GradScaler contract of a hand-written loop is not its cause)
+    "amp_loop": re.compile(
+        r"GradScaler|grad_scaler|\bscaler\s*\.|torch\.(?:cuda\.)?amp|autocast|(?<![A-Za-z])(?:amp|apex)(?![A-Za-z])|"
+        r"unscale_|(?:fp16|bf16|mixed[- ]precision|半精度|混合精度)[^.。\n]{0,40}(?:learning[- ]rate|\blr\b|学习率)|"
+        r"(?:learning[- ]rate|\blr\b|学习率)[^.。\n]{0,40}(?:fp16|bf16|mixed[- ]precision|半精度|混合精度)",
+        re.I,
+    ),
     # ("4 卡反而比 1 卡慢" names no pipeline: the bubble of one is not its cause)
     "pipeline_parallelism": re.compile(
         r"pipeline|pipe[-_ ]?parallel|(?<![A-Za-z])pp\s*[=:]?\s*\d|(?<![A-Za-z])pp(?![A-Za-z])|流水线|1f1b|gpipe|"
@@ -406,7 +414,7 @@ class AskedQuestion(BaseModel):
     settings_named: list[str] = Field(
         default_factory=list,
         description="Settings a run never has by default that the whole message names (SETTINGS_NAMED: 'pretraining', "
-        "'launch_counts', 'pipeline_parallelism').",
+        "'launch_counts', 'pipeline_parallelism', 'amp_loop').",
     )
     names_speed: bool = Field(
         False, description="The whole message names speed or time (slow, it/s, throughput, 耗时, 速度; NAMES_SPEED)."

@@ -219,6 +219,10 @@ _GLUED_ERROR = re.compile(
 )
 
 
+# A Markdown list item whose text opens in bold: a line of the user's own write-up, not a pasted message.
+_MARKDOWN_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+\*\*[^*\n]+\*\*")
+
+
 def _line_kind(line: str, first: bool = False) -> PartKind | None:
     if _FRAME.match(line) or _RICH_FRAME.match(line):
         return "traceback"
@@ -226,6 +230,8 @@ def _line_kind(line: str, first: bool = False) -> PartKind | None:
         return "command"
     if _LOG_LINE.match(line):
         return "log"
+    if _MARKDOWN_ITEM.match(line):
+        return None  # "1. **CUDA OOM during Model Loading:** The process crashes …" (unsloth #3942): the user's list
     if _ERROR_CONT.search(line) and not re.search(r"[\u4e00-\u9fff]{6,}", line):
         return "error"
     if (

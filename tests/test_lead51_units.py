@@ -185,3 +185,49 @@ def test_the_pipeline_bubble_is_no_cause_for_a_message_without_pipeline_parallel
     assert named_setting_conflict(card, asked("我们尝试过 4 卡 进行实验，发现反而是1卡的时间最短。这是为什么呢？"))
     assert not named_setting_conflict(card, asked("开了流水线并行以后 4 卡反而比 1 卡慢，为什么？"))
     assert not named_setting_conflict(card, asked("With pipe-parallel-size 4 in gpt-neox training got slower"))
+
+
+def test_release_months_thinking_and_distilled_models_name_their_presets() -> None:
+    from calculators.presets import preset_for_name
+
+    # Qwen3's 2507 updates keep the first release's shape; the only Qwen2 of 57B and Qwen3 of 30B are MoE
+    assert preset_for_name("Qwen3-30B-A3B-Thinking-2507") == "qwen3-30b-a3b"
+    assert preset_for_name("Qwen3-4B-Instruct-2507") == "qwen3-4b"
+    assert preset_for_name("Qwen2-57B") == "qwen2-57b-a14b" and preset_for_name("qwen3-30b") == "qwen3-30b-a3b"
+    # DeepSeek-R1's distilled models keep their bases' shapes (the DeepSeek-R1 README's table)
+    assert preset_for_name("DeepSeek-R1-Distill-Qwen-14B") == "qwen2.5-14b"
+    assert preset_for_name("deepseek-r1-distill-llama-70b") == "llama-3.1-70b"
+    # a name merely close to one stays unresolved; a number that is no release month is not stripped
+    assert preset_for_name("DeepSeek-R1-Distill-Qwen-7B") is None and preset_for_name("qwen3-30b-2048") is None
+
+
+def test_the_amp_loop_card_answers_only_hand_written_loops_or_the_learning_rate() -> None:
+    # The GradScaler contract is no cause of an HF Trainer run's fp16 NaN; it is of "AMP 导致 loss 为 nan" in a loop
+    # the user wrote (FlyEgle/imageclassification #1) and of "if using fp16, does the learning rate need to change?"
+    from rag.cards import load_cards
+    from rag.citing import named_setting_conflict
+    from rag.opening import read_asked
+
+    card = next(c for c in load_cards() if c.id == "amp-loss-scaling-update-and-lr")
+
+    def conflict(text: str) -> str:
+        return named_setting_conflict(card, read_asked(text, split_message(text)))
+
+    assert conflict("训练 Qwen-7B 时开了 --fp16，loss 一直是 0，grad_norm 是 nan")
+    assert not conflict("AMP 导致 loss 为 nan：我在自己的代码里加了 AMP，训练一段时间后 loss 变成 nan")
+    assert not conflict("Compared with fp32, if using fp16, does the learning rate parameters need to be changed?")
+    assert not conflict("I call scaler.step(optimizer) and then optimizer.step(); the loss becomes nan")
+
+
+def test_a_bold_list_item_is_the_users_write_up_not_a_pasted_error() -> None:
+    # unsloth #3942: "1. **CUDA OOM during Model Loading:** …" is prose; an OOM while loading is not answered by a
+    # training-time estimate that fits
+    from rag.compose import OOM_AT_LOAD
+
+    text = (
+        "1. **CUDA OOM during Model Loading:** The process crashes during 4-bit quantization/loading, with GPU 0 "
+        "running out of memory despite having 80GB VRAM."
+    )
+    assert [p.kind for p in split_message(text)] == ["prose"]
+    assert OOM_AT_LOAD.search(text) and OOM_AT_LOAD.search("加载模型时就爆显存了")
+    assert not OOM_AT_LOAD.search("out of memory at step 10 while training")
