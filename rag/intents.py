@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .acts import WHY_ASK, asks_whether
+from .slots import ZERO_MENTION, training_stage
 
 GA = r"(?:gradient_accumulation_steps|梯度累[积加计]|累[积加计]步数|累[积加计]|\bga\b|grad(?:ient)?[-_ ]?acc\w*|accumulat\w*)"
 MEM = r"(?:显存|内存|memory|vram|\boom(?:s|ed|ing)?\b|out of memory|爆|撑|装不下|放不下|(?<![a-z])fit)"
@@ -327,8 +328,11 @@ def _asks_effect(sentence: str) -> bool:
 
 
 def stages_named(text: str) -> set[str]:
-    """The ZeRO stages a message names ("zero2 和 zero3" → {"2", "3"}): two or more are stages compared or listed."""
-    return {m for m in re.findall(r"zero[-_ ]?(?:stage)?[-_ ]?([0-3])|stage[-_ ]?([0-3])", text, re.I) for m in m if m}
+    """The ZeRO stages a message names ("zero2 和 zero3" → {"2", "3"}): two or more are stages compared or listed. A
+    training recipe's stage ("stage 1 pretraining, stage 2 finetune", LLaVA) is none (rag.slots.training_stage)."""
+    return {
+        next(g for g in m.groups() if g is not None) for m in ZERO_MENTION.finditer(text) if not training_stage(text, m)
+    }
 
 
 def detect_intents(text: str) -> Intents:

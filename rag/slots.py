@@ -916,6 +916,8 @@ _ZERO = re.compile(
     r"(?<![A-Za-z0-9])(?:ds[-_]?)?z([0-3])(?![\dA-Za-z])|(?<![A-Za-z0-9])ds[-_]?([0-3])(?![\dA-Za-z])",
     re.I,
 )
+#: A ZeRO stage as people write it ("zero2", "ZeRO stage: 3", "ds_z3", a bare "stage 2").
+ZERO_MENTION = _ZERO
 # Between two stages a list names: "zero1 zero2 zero 3 out of memory" (axolotl #2217), "zero2/3", "ZeRO-2 和 ZeRO-3".
 _STAGE_LIST_SEP = re.compile(r"(?:\s*(?:[,，、/&|]|\band\b|\bor\b|和|或者?|以及|还是)\s*|\s+)$", re.I)
 
@@ -929,7 +931,7 @@ _TRAINING_STAGE_AFTER = re.compile(
 )
 
 
-def _training_stage(text: str, m: re.Match[str]) -> bool:
+def training_stage(text: str, m: re.Match[str]) -> bool:
     """A bare "stage N" (no "ZeRO" in it) that names a step of a training recipe, not one of DeepSpeed's: the words
     after it say so ("Largest batch size for stage3 training", MIM-Refiner #11), or they say so of another bare stage
     in a message that never speaks of DeepSpeed ("… the default value for the batch size in stage 3 is 1024"). With
@@ -2427,7 +2429,7 @@ def _parallel(text: str, slots: Slots) -> None:
         slots.world_size = int(m.group(1))  # FSDP/verl shard files "model_world_size_8_rank_0.pt": saved by 8 ranks
     _gpu_count_fixes(text, slots)
     if m := _ZERO_KEY.search(text) or next(
-        (z for z in _ZERO.finditer(text) if not _in_stage_list(text, z) and not _training_stage(text, z)), None
+        (z for z in _ZERO.finditer(text) if not _in_stage_list(text, z) and not training_stage(text, z)), None
     ):
         slots.zero_stage = int(next(g for g in m.groups() if g is not None))
         # "ZeRO3 会报错 … 后面改用 ZeRO2 会出现显存OOM": the stage switched to is the run in question when the problem is

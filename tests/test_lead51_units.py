@@ -231,3 +231,10 @@ def test_a_bold_list_item_is_the_users_write_up_not_a_pasted_error() -> None:
     assert [p.kind for p in split_message(text)] == ["prose"]
     assert OOM_AT_LOAD.search(text) and OOM_AT_LOAD.search("加载模型时就爆显存了")
     assert not OOM_AT_LOAD.search("out of memory at step 10 while training")
+
+
+def test_a_training_recipes_stages_are_no_zero_stages_compared() -> None:
+    from rag.intents import stages_named
+
+    assert stages_named("zero2 和 zero3 在 8 张 A100 上训练 llama2-13b 每张卡显存差多少？") == {"2", "3"}
+    assert stages_named("stage 1 pretraining works, stage 2 finetune OOM") == set()
