@@ -625,8 +625,9 @@ def plan_calls(
     ga_memory = bool(keys & GA_MEMORY_KEYS) or (intents.memory and "ga_from" in s)
     # ("zero2 和 zero3 在 8 张 A100 上训练 llama2-13b 每张卡显存差多少？": stages compared name ZeRO training as one stated
     # stage does — a full fine-tune unless the method is stated — though no single stage is the run's)
+    stages_compared = len(stages_named(text)) >= 2
     enough = enough_for_memory(setup) or (
-        len(stages_named(text)) >= 2 and _method_alone_missing(setup) and unsupported_method(setup) is None
+        stages_compared and _method_alone_missing(setup) and unsupported_method(setup) is None
     )
 
     # Callers that pass only the prose get what it states of the dataset size.
@@ -741,7 +742,7 @@ def plan_calls(
         plan.assume("rl_stage", *_OTHER_MODELS[rl_stage])
     if stage_unknown:
         plan.zero_stage_unknown = True
-        if len(stages_named(text)) >= 2:  # "zero2 和 zero3 …": the stages are what is compared, none is missing
+        if stages_compared:  # "zero2 和 zero3 …": the stages are what is compared, none is missing
             plan.assume(
                 "zero_stage",
                 "比较的是几个 ZeRO stage：主表按不分片（ZeRO-0）估算，各 stage 的每卡显存见对比表",

@@ -449,31 +449,21 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             after = None
         cap = after or _GPU_CAP_BEFORE.search(before[-12:])
         mine = _GPU_MINE.search(before)
+        # someone else's card: named after "if / requires / 官方", quoted, or in a document's or another person's run
+        others = bool(_GPU_OTHERS.search(before) or _quoted(text, m.start()) or hearsay(text, m.start()))
         score = (
             3
             if mine and not mine.group(0)[:1].isdigit() and mine.group(0)[:1] not in "一两二三四五六七八九十双"
             else 2
             if mine
             else 0
-        ) - (
-            3
-            if _GPU_OTHERS.search(before)
-            or _quoted(text, m.start())
-            or _GPU_LACKED.search(before)
-            or hearsay(text, m.start())
-            else 0
-        )
+        ) - (3 if others or _GPU_LACKED.search(before) else 0)
         if _earlier_run(text, m.start()):
             score -= (
                 1  # "Before, I had tried … on single GPU (RTX 2070). Now, … 4 GPUs (Tesla T4)": the run now asked about
             )
         out.append((score, -i, m.group(1).strip(), _one_card(text, m, float(cap.group(1))) if cap else None))
-        theirs = bool(
-            _GPU_OTHERS.search(before)
-            or _quoted(text, m.start())
-            or _NOT_THEIRS_BEFORE.search(before)
-            or hearsay(text, m.start())
-        )
+        theirs = others or bool(_NOT_THEIRS_BEFORE.search(before))
         counts.append(0 if theirs else _count_at_mention(text, m))
     if len(out) > 1 and any(c > 1 for c in counts):
         # "A40 * 4 … (单卡A100 80G 不会 OOM)", "四张Titan Xp … 单张V100": the cards counted several times are the run in
@@ -499,10 +489,8 @@ _EARLIER_RUN_START = re.compile(
 
 def _earlier_run(text: str, pos: int) -> bool:
     """Whether the sentence holding ``pos`` opens on an earlier try ("Before, I had tried …", "之前用单卡…")."""
-    ends = list(_SENTENCE_END_BEFORE.finditer(text, max(0, pos - 300), pos))
-    if ends:
-        return bool(_EARLIER_RUN_START.match(text, ends[-1].end()))
-    return pos <= 300 and bool(_EARLIER_RUN_START.match(text, 0))
+    begin = _sentence_start(text, pos)
+    return begin is not None and bool(_EARLIER_RUN_START.match(text, begin))
 
 
 def _one_card(text: str, m: re.Match[str], gb: float) -> float | None:
@@ -1388,14 +1376,22 @@ _OWN_RUN_AGAIN = re.compile(r"\b(?:but|however|I|my|we|our)\b|但是|可是|然�
 _SENTENCE_END_BEFORE = re.compile(r"[。！？!?\n]|[.;](?=\s)")
 
 
+def _sentence_start(text: str, pos: int) -> int | None:
+    """Where the sentence holding ``pos`` begins; None when it would begin more than 300 characters before it (no
+    sentence: a pasted log or config)."""
+    lo = max(0, pos - 300)
+    ends = list(_SENTENCE_END_BEFORE.finditer(text, lo, pos))
+    if ends:
+        return ends[-1].end()
+    return 0 if lo == 0 else None
+
+
 def _claim_sentence(text: str, start: int) -> bool:
     """Whether the sentence holding ``start`` opens as a document's or another person's run (see above) and the
     user's own run does not come back into it before ``start``."""
-    lo = max(0, start - 300)
-    ends = list(_SENTENCE_END_BEFORE.finditer(text, lo, start))
-    begin = ends[-1].end() if ends else lo
-    if not ends and lo > 0:
-        return False  # a sentence longer than 300 characters is no sentence (a pasted log or config)
+    begin = _sentence_start(text, start)
+    if begin is None:
+        return False
     m = _CLAIM_SENTENCE_START.match(text, begin)
     return m is not None and not _OWN_RUN_AGAIN.search(text, m.end(), start)
 
@@ -1843,7 +1839,7 @@ def _own_micro(m: re.Match[str], text: str) -> bool:
         and not _TOTAL_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
         and not _PAPER_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
         and not _quoted(text, m.start(), lines=False)
-        and not _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+        and not _equivalent_at(text, m.start())
         and not hearsay(text, m.start())
     )
 
@@ -3358,8 +3354,7 @@ def _assignments(text: str, slots: Slots) -> None:
         (
             m
             for m in _PER_CARD_SAMPLES.finditer(text)
-            if not _quoted(text, m.start(), lines=False)
-            and not _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+            if not _quoted(text, m.start(), lines=False) and not _equivalent_at(text, m.start())
         ),
         None,
     )
@@ -3382,7 +3377,7 @@ def _assignments(text: str, slots: Slots) -> None:
             key = "train_batch_size"
         if key is None or key in seen or _quoted(text, m.start(), lines=False):
             continue
-        if key in _BATCH_KEYS and _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+        if key in _BATCH_KEYS and _equivalent_at(text, m.start()):
             continue  # "模拟出单卡batch_size=128的表现" (LAPS #14): the batch imitated, not one set
         if key == "world_size" and _LAUNCHER_SETS_WORLD.match(text, m.end(1)):
             continue
@@ -3703,18 +3698,22 @@ _EQUIVALENT_BEFORE = re.compile(
 _BATCH_KEYS = frozenset({"train_micro_batch_size_per_gpu", "train_batch_size"})
 
 
+def _equivalent_at(text: str, pos: int) -> bool:
+    """Whether the setting at ``pos`` is written as what a run amounts to or imitates (:data:`_EQUIVALENT_BEFORE`)."""
+    return bool(_EQUIVALENT_BEFORE.search(text[max(0, pos - 16) : pos]))
+
+
 def says_equivalent_batch(text: str) -> bool:
     """Whether ``text`` says what a batch setting amounts to ("it works like `batch_size = 64`", "相当于 batch 64")."""
     return any(
-        _EQUIVALENT_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
-        for m in re.finditer(r"(?:--)?(?:batch[-_ ]?size|\bbs\b|batch)", text, re.I)
+        _equivalent_at(text, m.start()) for m in re.finditer(r"(?:--)?(?:batch[-_ ]?size|\bbs\b|batch)", text, re.I)
     )
 
 
 def _not_a_setting(text: str, start: int) -> bool:
     """A value written as a total, as what the setting amounts to, or as a document's claim, not the user's run."""
     before = text[max(0, start - 16) : start]
-    return bool(_TOTAL_BEFORE.search(before[-12:]) or _EQUIVALENT_BEFORE.search(before) or hearsay(text, start))
+    return bool(_TOTAL_BEFORE.search(before[-12:]) or _equivalent_at(text, start) or hearsay(text, start))
 
 
 def _mentions(text: str, pattern: re.Pattern[str] | None, key: str) -> list[tuple[int, int]]:

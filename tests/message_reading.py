@@ -23,3 +23,8 @@ def setup_of(text: str) -> Setup:
 def setup_values(text: str) -> dict[str, object]:
     """The values of :func:`setup_of`, without their provenance."""
     return {k: v.value for k, v in setup_of(text).values.items()}
+
+
+def setup_conflicts(text: str) -> dict[str, list[object]]:
+    """The other values the setup keeps per key (another run's, a config's), as plain values."""
+    return {k: [c.value for c in v] for k, v in setup_of(text).conflicts.items()}

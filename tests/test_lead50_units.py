@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from tests.message_reading import setup_of, setup_values
-
-
-def setup_of_conflicts(text: str) -> dict[str, object]:
-    return {k: [c.value for c in v] for k, v in setup_of(text).conflicts.items()}
+from tests.message_reading import setup_conflicts, setup_values
 
 
 def test_a_papers_gpu_count_is_not_the_users() -> None:
@@ -66,7 +62,7 @@ def test_a_papers_setting_and_what_a_batch_amounts_to_are_not_the_run() -> None:
         "So I'm worried that It(two GPUs, batch_size=32) can make a difference with the original training."
     )
     assert values["world_size"] == 2 and values["train_micro_batch_size_per_gpu"] == 32
-    assert setup_of_conflicts("Then it works like `batch_size = 64`. I run batch_size = 32 on 2 GPUs") == {}
+    assert setup_conflicts("Then it works like `batch_size = 64`. I run batch_size = 32 on 2 GPUs") == {}
 
 
 def test_a_documents_gpu_count_is_the_run_asked_about_when_the_user_states_none() -> None:

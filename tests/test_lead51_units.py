@@ -6,11 +6,7 @@ from typing import Any
 
 from rag.parts import split_message
 from rag.slots import classify_key
-from tests.message_reading import setup_of, setup_values
-
-
-def conflicts_of(text: str) -> dict[str, object]:
-    return {k: [c.value for c in v] for k, v in setup_of(text).conflicts.items()}
+from tests.message_reading import setup_conflicts, setup_values
 
 
 def test_a_sentence_opening_on_a_documents_run_is_not_the_users_however_long() -> None:
@@ -31,7 +27,7 @@ def test_the_authors_gpus_you_used_are_not_the_users() -> None:
         "with `batch_bins: 1000000`. Do you have the GPU usage stats?"
     )
     assert values["gpu"] == "rtx-3090" and values["gpu_memory_gb"] == 24.0 and values["world_size"] == 1
-    assert "world_size" not in conflicts_of(
+    assert "world_size" not in setup_conflicts(
         "I see you used 4 V100 GPUs to train. I only have a single RTX 3090 24GB and i still get CUDA out of memory"
     )
 
@@ -50,7 +46,7 @@ def test_the_card_of_an_earlier_try_gives_way_to_the_one_now() -> None:
     )
     values = setup_values(text)
     assert values["gpu"] == "t4" and values["world_size"] == 4
-    assert 8 not in conflicts_of(text).get("world_size", [])  # "batch size of 8 (NVIDIA …" counts no GPUs
+    assert 8 not in setup_conflicts(text).get("world_size", [])  # "batch size of 8 (NVIDIA …" counts no GPUs
 
 
 def test_a_config_lines_false_does_not_turn_off_the_next_key() -> None:
@@ -94,7 +90,7 @@ def test_a_batch_a_command_imitates_is_not_set() -> None:
     assert [p.kind for p in split_message(text)] == ["command", "prose"]
     values = setup_values(text)
     assert values["train_micro_batch_size_per_gpu"] == 64 and values["world_size"] == 2
-    assert "train_micro_batch_size_per_gpu" not in conflicts_of(text)
+    assert "train_micro_batch_size_per_gpu" not in setup_conflicts(text)
 
 
 def test_the_textbook_notion_of_a_batch_is_not_the_run() -> None:
