@@ -85,7 +85,7 @@ _FIT = _rx(
     # "需要的显卡最小资源是多少", "硬件最低要求是多少", "究竟使用多少张卡比较稳", "单张A800能否8192长度的token微调"
     r"最小资源|最低资源|最低要求|(?:用|使用|需要)多少张|能否(?![^，,。？?\n]{0,20}(?:并行|减少|降低|配置|修改|怎么|如何))[^，,。？?\n]{0,20}(?:微调|训练)|"
     # "这个有没有配置要求？", "需要什么配置", "GPU、系统内存有配置参考吗": the hardware a run needs
-    r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
+    r"配置要求|硬件要求|硬件需求|显卡要求|gpu\s*要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"需要多少资源|需要多大的?(?:显存|内存|资源)|要多大的?(?:显存|内存)|"
     r"能训练吗|可以训练吗|能微调吗|可以微调吗|能否训练|能否微调|是否可行|可不可以跑|能开多大|开多大|最大.{0,8}(?:micro|batch|批)|"
     r"\bhow (?:large|big|high) (?:a |can |could )?(?:the )?(?:micro[- ]?)?batch|\bmax(?:imum)? (?:micro[- ]?)?batch (?:size )?(?:that )?(?:fits|can)|"
@@ -106,7 +106,7 @@ _SYMPTOM = _rx(
     r"报错|出错|错误|报了|异常|奇怪|卡住|卡死|卡在|(?:非常|特别|极其?|超级?|巨|好)慢|会爆|爆内存|炸了|不足|遇到.{0,6}(?:问题|情况)|挂了|崩了|爆了|爆显存|(?<![a-z])oom|溢出|被杀|killed|变慢|很慢|不降|不下降|上升|"
     r"越来越|持续(?:增长|增加|上升|上涨|升高)|(?:逐渐|逐步|突然)(?:增加|增长|上升|升高|变大)|崩溃|不完整|一直涨|一直在涨|在涨|不断(?:增|上|涨)|涨到|增长|(?<![a-z])nan(?![a-z])|失败|不生效|没效果|无效|不起作用|没(?:有)?起(?:到)?作用|没有变化|没变|不变|一样|差不多|并没有|没有减少|没降|"
     r"不一致|不匹配|对不上|不对|超显存|显存不足|不够|挂起|高于|低于|不如|没有.{0,6}快|慢了|占了|占用了|差距|下降了|降低了|掉了|"
-    r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较).{0,12}(?:大|高|多|慢|低|少|差)|"
+    r"(?:下降|降|衰减|涨|增长|上升|变化)得?(?:很|特别|非常|太|过于)快|(?:不|没有?)参与(?:计算|训练|工作)|不工作|闲置|这就导致了|结果却|无法(?:训练|计算|运行|启动|加载|保存|收敛)|停(?:留|滞)在|(?:使用率|利用率)\s*(?:是|为|只有)?\s*0(?![.\d])|\bidle\b|明显高|明显低|偏高|偏低|过高|过大|太大|太高|太慢|太快|超出|超过了|爆掉|内存爆|显存爆|却|比(?!较|如).{0,12}(?:大|高|多|慢|低|少|差)|"
     r"\berror\b|\bfails?\b|\bfailed\b|\bfailing\b|\bcrash\w*|\bhang\w*|\bstuck\b|\bbug\b|\bmismatch\w*|\bwrong(?:ly)?\b|\bincorrectly\b|"
     r"\bweird\b|\bstrange\b|\bunexpected\w*|\bdoesn'?t work\b|\bnot working\b|\bincreas\w* (?:over|during|with each|after)|"
     r"\bkeeps? (?:growing|increasing)\b|\b(?:increas|grow|ris)\w* (?:so |very |too )?(?:fast|quickly|rapidly)\b|"
@@ -294,7 +294,7 @@ _ERROR_IN_PROSE = re.compile(
 _FIT_QUANTITY = _rx(
     _FIT_MORE
     + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
-    r"配置要求|硬件要求|硬件需求|显卡要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
+    r"配置要求|硬件要求|硬件需求|显卡要求|gpu\s*要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
     r"\bhow many gpus\b|\brequirements? (?:for|to)\b"
@@ -380,6 +380,9 @@ _NOT_CONCESSIVE = "".join(f"(?<!{c}{'.' * n})" for c in ("无论", "不管", "�
 # question word. Issue reports describe a lot and ask little; the act is decided mostly by what is asked.
 _ASK_SENTENCE = _rx(
     r"[?？]|[吗么呢吧]\s*(?:[,，。.!！~～]|$)|请问|想问|请教|求助|求教|不知道|有没有|是否|能否|会不会|是不是|能不能|可不可以|要不要|需不需要|对不对|"
+    # ("最少要几张3090呀," (CPM-Bee #15): how many cards, asked without a question mark)
+    # (not "前几张卡运行", "几张卡可以跑了": a few cards, told)
+    r"(?:要|需要|得|用)\s*几\s*(?:张|块|台)|"
     rf"{_NOT_CONCESSIVE}(?:怎么|如何|多少|多大)|为什么|为啥|为何|什么原因|啥原因|哪个|哪些|"
     # (a clause after a comma that opens "does not …" / "is not …" describes: "…, a Titan GPU, does not support bf16")
     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b(?!\s+not\b)|"

@@ -53,7 +53,15 @@ from .intents import (
 )
 from .opening import AskedQuestion, lead_answers, read_asked
 from .parts import Part, prose_of, retrieval_query, split_message
-from .planner import GA_MEMORY_KEYS, Plan, PlannedCall, names_deepspeed, plan_calls, rl_stage_named
+from .planner import (
+    GA_MEMORY_KEYS,
+    Plan,
+    PlannedCall,
+    full_states_exceed_card,
+    names_deepspeed,
+    plan_calls,
+    rl_stage_named,
+)
 from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
 from .step_counts import read_step_counts
 from .step_time import read_step_time, read_token_rate
@@ -680,9 +688,9 @@ class Assistant:
         )
         if memory is not None and memory.result is not None:
             cid = largest_part_card(memory.result, dict(memory.arguments), setup)
-        elif not rl and (by_method := _full_point(calls)) is not None:
+        elif not rl and (by_method := _full_point(calls)) is not None and (act != "diagnose" or _states_exceed(calls)):
             # no method stated: of each method's model states the full fine-tune's decides (not for an RL run, whose
-            # memory the card on its other models explains)
+            # memory the card on its other models explains; in a diagnosis only when they are what ran out)
             cid = largest_part_card(by_method, {"finetune": "full"}, setup)
         else:
             return cards
@@ -725,6 +733,12 @@ def _cite_at(cards: list[Card], card: Card, index: int) -> list[Card]:
     figure) move a card into the citations."""
     rest = [c for c in cards if c is not card]
     return [*rest[:index], card, *rest[index:]][:3]
+
+
+def _states_exceed(calls: list[ToolCall]) -> bool:
+    """Whether the comparison of methods shows a full fine-tune's states alone over one card (rag.planner)."""
+    sweep = next((c for c in calls if c.label == "method_sweep" and c.result), None)
+    return sweep is not None and full_states_exceed_card(sweep.result)
 
 
 def _full_point(calls: list[ToolCall]) -> dict[str, Any] | None:

@@ -37,7 +37,7 @@ from .opening import (
     strip_preamble,
     symptom_fits,
 )
-from .planner import Plan
+from .planner import CAUSE_BELIEFS, Plan, full_states_exceed_card
 from .setup import (
     FRAMEWORK_DEFAULT_EVIDENCE,
     OTHER_RUN_EVIDENCE,
@@ -530,6 +530,12 @@ _HOST_RAM_ONLY = re.compile(r"内存|\bRAM\b|\bCPU memory|\bhost memory", re.I)
 _GPU_MEMORY_WORD = re.compile(r"显存|\bgpu|\bvram\b|\bcuda\b", re.I)
 
 
+def _about_host_ram_only(r: Results) -> bool:
+    """The message asks about host memory and never about GPU memory ("Qwen-VL-Chat多卡微调所需的内存多大 … 128G的运行内存"):
+    GPU model states do not answer it."""
+    return bool(_HOST_RAM_ONLY.search(r.prose)) and not _GPU_MEMORY_WORD.search(r.prose)
+
+
 def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     """No preset architecture, so no activations: the model states still settle 'does not fit' when they alone
     exceed the card, and otherwise say how much of it they take."""
@@ -538,7 +544,7 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     if not res.get("gpu_capacity"):
         # "全量微调 Qwen-14B 需要多少显存": the states of the stated size and method are the answer's floor; not for a
         # question about host RAM ("34b lora加载模型的时候需要多少内存 … 机器有314G内存"), which GPU states do not answer
-        if _HOST_RAM_ONLY.search(r.prose) and not _GPU_MEMORY_WORD.search(r.prose):
+        if _about_host_ram_only(r):
             return ""
         return "**" + t("states_only_no_gpu", lang, states=gib(states, lang)) + "**"
     cap = res["gpu_capacity"]
@@ -749,7 +755,7 @@ def _tried_remedy_verdict(r: Results, card: Card) -> str | None:
     """A diagnosis whose message reports a remedy tried for memory that cannot work ("gradient_accumulation_steps 已经
     调到2，还是OOM", "I already use 4 GPUs and still OOM"): why it did not help opens the answer, with the card's
     correction (what to change instead), not "no known cause". None when the top card is not that belief's card."""
-    rule = next((m for m in r.misconceptions[:2] if m.card_id == card.id and m.key in _CAUSE_BELIEFS), None)
+    rule = next((m for m in r.misconceptions[:2] if m.card_id == card.id and m.key in CAUSE_BELIEFS), None)
     if rule is None or not card.misconceptions or not (rule.key in r.held or _belief_only_reported(r)):
         return None
     if (
@@ -785,7 +791,7 @@ def opens_with_usual_causes(r: Results) -> bool:
         and bool(r.cards)
         and r.evidence is not None
         and not getattr(r.diagnosis, "causes", None)
-        and not (r.misconceptions and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]))
+        and not (r.misconceptions and all(m.key in CAUSE_BELIEFS for m in r.misconceptions[:2]))
         and (not _cause_fits(r, r.cards[0]) or _verdict_without_cause(r.cards[0], r.lang))
     )
 
@@ -1044,12 +1050,12 @@ def _fit_depends_verdict(r: Results) -> str:
     return f"**{head}{sep}{t('fit_depends_breakdown', r.lang)}** {_direct(general, r.lang).strip('*').strip()}"
 
 
-def _method_verdict(r: Results, missing: str) -> str:
+def _method_verdict(r: Results, missing: str, head_key: str = "method_unknown") -> str:
     """A fit question that names the model but not the method (``Plan.method_unknown``): each method's model states
     on the stated GPUs and whether they leave room for activations — the part of the answer that needs no assumed
     micro batch or sequence length — then what the whole peak still needs. "" without the sweep's result."""
     sweep = r.call("method_sweep")
-    if not r.plan.method_unknown or sweep is None or not sweep.result:
+    if not r.plan.method_unknown or sweep is None or not sweep.result or _about_host_ram_only(r):
         return ""
     lang = r.lang
     # (an RL run's other models are not in these states: whether they leave room is not said, rag.planner._OTHER_MODELS)
@@ -1081,9 +1087,9 @@ def _method_verdict(r: Results, missing: str) -> str:
         where = t("method_where_cap", lang, cap=gib(cap, lang)) if cap else ""
     else:
         where = t("method_where", lang, gpu=gpu, cap=gib(cap, lang)) if cap else ""
-    head = t("method_unknown", lang, where=where, clauses=t("clause_sep", lang).join(clauses))
+    head = t(head_key, lang, where=where, clauses=t("clause_sep", lang).join(clauses))
     sep = "" if lang == "zh" else " "
-    return f"**{head}**{sep}{t('method_unknown_tail', lang, missing=missing)}"
+    return f"**{head}**{sep}{t(head_key + '_tail', lang, missing=missing)}"
 
 
 def _method_table(r: Results) -> str:
@@ -1111,13 +1117,9 @@ _VERDICT_WORD = re.compile(
 )
 
 
-#: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
-#: OOM from one micro-batch's activations) — a diagnosis can open with it as the most likely cause.
 #: Glossary concepts naming an RL or preference stage: several models (policy, reference, reward, value) and generation,
 #: which the one-model memory estimate does not count.
 RL_STAGES = frozenset({"ppo", "grpo", "dpo", "reinforcement learning"})
-
-_CAUSE_BELIEFS = {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
 
 
 def _belief_held(r: Results) -> bool:
@@ -1179,7 +1181,7 @@ def _lower_first(text: str) -> str:
 def _belief_verdict(r: Results) -> str:
     lang = r.lang
     head = " ".join(m.verdict_zh if lang == "zh" else m.verdict_en for m in r.misconceptions[:2])
-    if r.act == "diagnose" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+    if r.act == "diagnose" and all(m.key in CAUSE_BELIEFS for m in r.misconceptions[:2]):
         # A diagnosis opens with the cause, not with "No." to a question the user did not ask: "each GPU still
         # needs 16 GB" is explained by "GPUs do not pool memory".
         causes = [
@@ -1192,7 +1194,7 @@ def _belief_verdict(r: Results) -> str:
         # takes per GPU (sharded, it fits)
         mv = _memory_verdict(r) or _method_verdict(r, _fit_missing_names(r))
         return f"**{head}**" + (f"\n\n{mv}" if mv else "")
-    if r.act == "is_normal" and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2]):
+    if r.act == "is_normal" and all(m.key in CAUSE_BELIEFS for m in r.misconceptions[:2]):
         # "多卡训练显存翻倍，是否正常？": the belief's correction is why what they saw is expected — "Yes", not "No".
         why = t("clause_sep", lang).join(
             _VERDICT_WORD.sub("", m.verdict_zh if lang == "zh" else m.verdict_en).rstrip("。.")
@@ -1228,7 +1230,7 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""
     if (
         r.misconceptions
-        and all(m.key in _CAUSE_BELIEFS for m in r.misconceptions[:2])
+        and all(m.key in CAUSE_BELIEFS for m in r.misconceptions[:2])
         and not _belief_only_reported(r)
         and not (_shards_weights(r) and all(m.key == "more_gpus_pool_memory" for m in r.misconceptions[:2]))
     ):
@@ -1242,6 +1244,22 @@ def _oom_estimate_verdict(r: Results) -> str:
         # fits says nothing about a load that put every rank's copy on one GPU; the cards on loading explain it
         return ""
     return _memory_verdict(r)
+
+
+def _oom_method_verdict(r: Results) -> str:
+    """A reported OOM whose message names the model and the GPU but not the method ("I use 1 node 4 V100（32G） to sft
+    on llama2-7b, … but got out of memory", LMOps #160): when a full fine-tune's states alone exceed the card, each
+    method's model states on it say whether the run could fit at all, in place of a list of usual causes (a cause the
+    message selects, or one read from the pasted error, still comes first). Not for an OOM while loading (load-time
+    memory is not the training states) nor for an RL run (its other models are not counted)."""
+    if not (r.reported_oom and r.plan.method_unknown) or OOM_AT_LOAD.search(r.prose):
+        return ""
+    if r.plan.rl_stage or (r.evidence is not None and RL_STAGES & set(r.evidence.concepts)):
+        return ""
+    sweep = r.call("method_sweep")
+    if sweep is None or not full_states_exceed_card(sweep.result):
+        return ""  # every method's states fit the card: they are not what ran out, the usual causes are
+    return _method_verdict(r, _fit_missing_names(r), "oom_method_unknown")
 
 
 def _steps_checked(r: Results) -> bool:
@@ -1433,14 +1451,14 @@ def verdict(r: Results) -> str:
             if (tried := _tried_remedy_verdict(r, card)) is not None:
                 return tried
             if opens_with_usual_causes(r):
-                return _usual_causes_verdict(r)
+                return _oom_method_verdict(r) or _usual_causes_verdict(r)
             return _card_cause_verdict(card, lang)
         if not lead_fits(r, card):
             return _no_lead_verdict(r)
         if r.asked is not None and presupposes_nothing(r.asked, r.act):
             return strip_preamble(_direct(card, lang))
         return _direct(card, lang)
-    mv = _memory_verdict(r) or _batch_verdict(r)
+    mv = _memory_verdict(r) or _batch_verdict(r) or (_oom_method_verdict(r) if r.act == "diagnose" else "")
     if mv:
         return mv
     family = r.evidence.family if r.evidence is not None else "generic"
@@ -1591,11 +1609,16 @@ def nested_report(markdown: str) -> str:
 def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
     """(full Markdown, first screen) of the answer."""
     lang = r.lang
-    first = [verdict(r)]
+    opening = verdict(r)
+    assumed = assumptions_line(r.plan, lang)
+    # A diagnosis that computed each method's model states but opens with a cause instead: what those figures assume
+    # goes with them, under the numbers, not on the first screen beside a cause that quotes none of them
+    assumed_with_numbers = r.act == "diagnose" and r.plan.method_unknown and opening != _oom_method_verdict(r)
+    first = [opening]
     for line in (
         setup_line(r.setup, lang),
         conflicts_line(r.setup, lang),
-        assumptions_line(r.plan, lang),
+        "" if assumed_with_numbers else assumed,
         "" if opens_with_fit_depends(r) else missing_line(r.missing, lang, unsupported_method(r.setup)),
     ):
         if line:
@@ -1616,7 +1639,9 @@ def compose(r: Results, sources: list[Any]) -> tuple[str, str]:
         rest.append(corrections)
     numbers = numbers_section(r)
     if numbers:
-        rest.append(f"#### {t('numbers', lang)}\n{numbers}")
+        rest.append(
+            f"#### {t('numbers', lang)}\n{numbers}" + (f"\n\n{assumed}" if assumed_with_numbers and assumed else "")
+        )
     expl = explanation(r)
     if expl:
         rest.append(f"#### {t('explain', lang)}\n{expl}")

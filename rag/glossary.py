@@ -219,7 +219,9 @@ GLOSSARY: tuple[Term, ...] = (
     _t(
         "显存分布异常|显存分布不均|显存占用不均|占用不均|分配不均|不均衡|不均匀|不平衡|0号卡|第一张卡|主卡",
         "uneven GPU memory|memory imbalance across GPUs|GPU 0 uses more memory|unbalanced memory|uneven|unevenly|"
-        "unbalanced|imbalance|imbalanced",
+        # ("I noticed that GPU:0 consumes more memory than the others", espnet #1225)
+        "unbalanced|imbalance|imbalanced|more memory than the others|more memory than other GPUs|"
+        "more memory than the other GPUs",
     ),
     _t("", "dora|use_dora", "DoRA weight-decomposed LoRA"),
     _t("", "p-tuning|ptuning|ptv2|p-tuning v2|pre_seq_len|prefix tuning", "P-Tuning v2 prefix tuning PrefixEncoder"),

@@ -43,7 +43,9 @@ class Part(BaseModel):
         return (errs[-1] if errs else lines[-1] if lines else "")[:300]
 
 
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+# The fence's info string is a language tag ("```bash"); a command written on the fence's own line ("```deepspeed
+# --num_gpus 8 train.py \\", LLaMA-Factory #3147) is the paste's first line, so the body starts on it.
+_FENCE = re.compile(r"^[ \t]*(```|~~~)(?:[ \t]*[\w+#.-]*[ \t]*\n)?(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
 # A launch command pasted between single backticks over several lines (ms-swift #4177: "`swift sft \\\n --model …
 # --packing True`"): a fenced paste in all but the fence, so it is read as a command, not as prose.
 _INLINE_COMMAND = re.compile(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from calculators.errors import CalculatorError
+from calculators.memory import MemoryEstimate
 from calculators.presets import (
     GPU_PRESETS,
     MODEL_PRESETS,
@@ -30,6 +31,7 @@ from .acts import Act
 from .formatting import billions
 from .intents import Intents, MisconceptionRule, stages_named
 from .setup import CALCULATOR_METHODS, Setup, enough_for_memory, unsupported_method
+from .slots import published_total
 from .step_counts import StepCounts, dataset_size_in
 from .step_time import StepTime, TokenRate
 
@@ -248,7 +250,15 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         cfg["model"] = EXAMPLE_MODEL
         plan.assume("model", f"模型未说明，示例用 {EXAMPLE_MODEL}", f"no model given: {EXAMPLE_MODEL} as the example")
     vl_shape = MODEL_PRESETS[cfg["model"]] if cfg.get("model") in MODEL_PRESETS else None
-    if (vl_shape is None or vl_shape.vision is None) and s.get("model_text") and _VLM_NAME.search(str(s["model_text"])):
+    vl_name = s.get("model_text") and _VLM_NAME.search(str(s["model_text"]))
+    if vl_name and "model" not in cfg and published_total(str(s["model_text"])) == s.get("num_params"):
+        # Qwen-VL's 9.6B, CogVLM's 17B: the published total counts the vision encoder
+        plan.assume(
+            "vision",
+            "按公布的总参数量（含视觉编码器）估算；每张图的视觉 token 不在序列长度内",
+            "the published total (vision encoder included); each image's visual tokens are not in the sequence length",
+        )
+    elif (vl_shape is None or vl_shape.vision is None) and vl_name:
         plan.assume(
             "vision",
             "只算了语言模型：视觉编码器的权重和每张图的视觉 token（Qwen2-VL 约每 28×28 像素一个）不在估算内，序列长度要把它们算进去",
@@ -336,6 +346,11 @@ def _batch_args(setup: Setup, plan: Plan, counts: StepCounts | None = None) -> d
     ]
     if not given and "base_batch_size" not in args:
         return None
+    if given == ["gradient_accumulation_steps"] and "base_batch_size" not in args:
+        # "Suppose I have accumulate_grad_batches=256 and … 260 steps" (Lightning #4653): GA alone gives no batch to
+        # compute, and the calculator's "train_batch_size or train_micro_batch_size_per_gpu needs to be provided" is
+        # DeepSpeed's complaint about a config nobody pasted (a pasted DeepSpeed config goes to the config doctor)
+        return None
     if any(v.source == "error" for k in (*given, "world_size") for v in setup.conflicts.get(k, [])):
         return None  # DeepSpeed's assertion printed other numbers than the launch: its diagnosis shows both
     if "train_micro_batch_size_per_gpu" in args and not {"gradient_accumulation_steps", "train_batch_size"} & set(args):
@@ -420,6 +435,12 @@ def _method_alone_missing(setup: Setup) -> bool:
     )
 
 
+#: Beliefs whose correction is itself the cause of what the user saw (memory not pooled, not halved, not lower;
+#: OOM from one micro-batch's activations): a diagnosis opens with it (rag.compose), not with a per-method figure.
+CAUSE_BELIEFS = frozenset(
+    {"more_gpus_pool_memory", "mixed_precision_halves", "lower_ga_saves_memory", "effective_batch_oom"}
+)
+
 #: The methods a fit question without one is answered for, as the calculator names them.
 METHODS_COMPARED = ["full", "lora", "qlora"]
 
@@ -451,6 +472,17 @@ def _method_plan(setup: Setup, plan: Plan, rl_stage: str | None = None) -> Plan:
     if base.get("world_size", 1) > 1 and unsharded:
         plan.calls.append(PlannedCall("memory", {**base, "finetune": "full", "zero_stage": 3}, "full_sharded"))
     return plan
+
+
+def full_states_exceed_card(sweep_result: dict[str, Any] | None) -> bool:
+    """Whether, in the comparison of methods (a ``method_sweep`` result), a full fine-tune's model states alone exceed
+    one card unsharded: then the method decides whether a reported OOM could be avoided at all, and the comparison is
+    what a diagnosis opens with (rag.compose) and explains with its card (rag.assistant). When they fit, the states are
+    not the cause and the usual causes are."""
+    if not sweep_result or not sweep_result.get("gpu_capacity"):
+        return False
+    full = next((p["estimate"] for p in sweep_result.get("points", []) if p.get("value") == "full"), None)
+    return full is not None and MemoryEstimate(**full).model_states > sweep_result["gpu_capacity"]
 
 
 def names_deepspeed(text: str) -> bool:
@@ -683,7 +715,19 @@ def plan_calls(
     if not enough:
         # (a yes/no question naming the model and the GPU, and no wrong belief, asks whether it fits)
         # ("GPUs pool their memory" held: each method's states per GPU, unsharded and sharded, answer it)
-        will_fit = act == "fit" or (act == "yes_no" and keys <= {"more_gpus_pool_memory"} and "gpu" in s)
+        will_fit = (
+            act == "fit"
+            or (act == "yes_no" and keys <= {"more_gpus_pool_memory"} and "gpu" in s)
+            # "I use 1 node 4 V100（32G） to sft on llama2-7b … got out of memory" (LMOps #160): whether the run could
+            # fit at all is each method's model states on that card
+            or (
+                reported_oom
+                and act == "diagnose"
+                and bool(s.keys() & {"gpu", "gpu_memory_gb"})
+                and not keys & CAUSE_BELIEFS
+                and rl_stage is None
+            )
+        )
         if will_fit and not ga_memory and _method_alone_missing(setup):
             return _method_plan(setup, plan, rl_stage)
         if not ga_memory:

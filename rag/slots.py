@@ -296,6 +296,8 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"(?:rtx\s*)?2070(?:\s*super)?"), "rtx-2070"),
     (_word(r"(?:rtx\s*)?2080(?:\s*super)?"), "rtx-2080"),
     (_word(r"titan[\s-]*rtx"), "titan-rtx"),
+    (_word(r"(?:quadro\s*)?rtx\s*8000"), "quadro-rtx-8000"),
+    (_word(r"(?:quadro\s*)?rtx\s*6000(?![\s-]*ada)"), "quadro-rtx-6000"),
     (_word(r"titan[\s-]*v"), "titan-v"),
     (_word(r"(?:gtx\s*)?1080\s*ti"), "gtx-1080ti"),
     (_word(r"(?:gtx\s*)?1080"), "gtx-1080"),
@@ -321,15 +323,17 @@ _GPU_NAME = re.compile(
 _GPU_CAP_AFTER = re.compile(
     # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
     # ("显卡A100:40G", GLM-4 #288: a colon between them)
-    # ("8卡a100*40G", Monkey #49: a product sign between them, the size unit making it no count)
-    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：*]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib|(?-i:Go))(?!(?!x\d)[a-z])",
+    # ("8卡a100*40G", Monkey #49: a product sign between them, the size unit making it no count; "A100/40GB")
+    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：*/]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib|(?-i:Go))(?!(?!x\d)[a-z])",
     re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
 # Words before a GPU name that make it the user's own card, or someone else's / a hypothetical one.
 _GPU_MINE = re.compile(
     r"(?:\d|[一两二三四五六七八九十单双]|two|three|four|six|eight)\s*(?:张|块|台|x|×|\*|个)?\s*$|"
-    r"(?:\bI(?:'m| am)? (?:use|using|have|run|train\w*)|\bmy|\bon|\bwith|我(?:用|有|的|使用)|使用|用的是|用了|单张|单卡)"
+    r"(?:\bI(?:'m| am)? (?:use|using|have|run|train\w*)|\bmy\b|\bon\b|\bwith\b|我(?:用|有|的|使用)|使用|用的是|用了|单张|单卡|"
+    # ("是否能用 nvidia 4090 24GB 进行lora": the card the question asks about)
+    r"(?:能|可以|可否|能否|能不能)(?:用|在))"
     r"[^.。,，;；]{0,12}$",
     re.I,
 )
@@ -546,11 +550,13 @@ _GB = r"(\d{1,4}(?:\.\d+)?)\s*(?:g|gb|gib|gi|G)(?![a-z])"
 # Capacity: "24G 显存的卡", "24GB GPU", "显存 24G", "80GB A100", "(24GB)".
 _GPU_MEM = re.compile(
     # "80G单卡"; "GPUs with 32GB of memory", "per 80GB of VRAM" (not "occupy > 14 GB of memory": an amount)
-    r"(?:with|has|have|having|per)\s+"
+    r"(?:with|has|have|having|per)\s+" + _GB + r"\s+of\s+(?:gpu\s+)?(?:memory|vram)|"
+    # ("a GPU with 24gb of ram" (transformers #20348): RAM on the card named just before is its memory)
+    r"\b(?:gpus?|cards?)\s+with\s+"
     + _GB
-    + r"\s+of\s+(?:gpu\s+)?(?:memory|vram)|"
+    + r"\s+of\s+ram\b|"
     + _GB
-    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
+    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|独显|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
     # ("my cuda memory is 40GB" (TRL #1619), "my VRAM is 16GB")
     r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|(?:gpu|cuda) memory(?: is| of)?|显卡(?:大小|显存|内存)?)\s*"
@@ -608,11 +614,11 @@ _USE_GB = (
     r"(?!\d[a-z]{0,3}\.\d*x?large)"
 )
 _OBSERVED = re.compile(
-    # ("突然增到60GB+", "逐渐增加到20G左右", "飙升到37GiB": grown to)
+    # ("突然增到60GB+", "逐渐增加到20G左右", "飙升到37GiB", "验证时直接到70G" (ZipVoice #167): grown to)
     # ("每张显存60-70G", "每张显存是50G+" (Qwen #887): a per-card amount told as a range or "N+" is a reading)
     r"(?:(?:每张|每块|每卡|每个)\s*(?:卡)?\s*(?:的)?\s*显存\s*(?:是|为)?\s*"
     r"(?=\d{1,4}(?:\.\d+)?\s*(?:[-~～到]\s*\d|多?\s*(?:g|gb|gib)\s*[+＋]))|"
-    r"(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
+    r"(?:占用了?|占了?|用了|使用了?|吃了|到了|(?:涨|增|增加|增长|升|飙升|上升)(?:到|至)|达到|显示|消耗了?|维持在|(?<=卡)到|(?<=显存)到|(?<=直接|一下)到)\s*(?:也|都|还|一直|始终|正常)?\s*(?:在|为|是|维持在)?|"
     r"uses?|using|used(?:\s+(?:is|was|are|were))?|shows?|showing|"
     # "after backward pass happens it's at 61 GB": a reading at a point of the run
     r"(?:\bit'?s|\bit (?:is|was)|\bmemory (?:is|was)|\busage (?:is|was)) at|"
@@ -1050,7 +1056,10 @@ _FLASH_OFF = re.compile(
     re.I,
 )
 _TP = re.compile(
-    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|(?<![A-Za-z0-9_])tp)" + SEP + r"(\d+)",
+    # ("模型并行度为8" (CPM-2-Finetune #23): Megatron's model_parallel_size, the tensor-parallel degree)
+    r"(?:tensor[-_ ]?(?:model[-_ ]?)?parallel(?:ism)?(?:[-_ ]?size)?|张量并行|模型并行(?:度|数)?|(?<![A-Za-z0-9_])tp)"
+    + SEP
+    + r"(\d+)",
     re.I,
 )
 # "--sequence_parallel 4" (ms-swift), "ulysses_sequence_parallel_size: 2" (verl), "sequence_parallel_size: 4"
@@ -1356,7 +1365,8 @@ _HEARSAY_BEFORE = re.compile(
 )
 
 
-_ASKED_BOT_BEFORE = re.compile(r"(?:问了?|咨询了?|请教了?|\basked|\bask)\s*(?:一下|了)?\s*$", re.I)
+# (not "请问DeepSeek-v2-Chat SFT大概需要多少资源" (ms-swift #1048): "请问" / "想问" asks the reader about the model)
+_ASKED_BOT_BEFORE = re.compile(r"(?:(?<![请想])问了?|咨询了?|请教了?|\basked|\bask)\s*(?:一下|了)?\s*$", re.I)
 
 
 # A sentence that opens as someone else's run or a document's claim, however long it runs before the value: "According
@@ -1368,7 +1378,12 @@ _CLAIM_SENTENCE_START = re.compile(
     r"I (?:see|saw|read|noticed) (?:that )?(?:you|the authors?|the paper|your paper)\b|"
     r"you (?:guys )?(?:used|trained|ran|mentioned|said|reported)\b|"
     r"the (?:authors?|paper) (?:used|trained|ran|says|said|mentions?|mentioned|reports?|reported)\b|"
-    r"(?:论文|原文|文中|文章)(?:中|里)?(?:提到|说|写|用了|使用了?))",
+    r"(?:论文|原文|文中|文章)(?:中|里)?(?:提到|说|写|用了|使用了?)|"
+    # ("在文档中，官方给出的所使用设备…8 * Nvidia A800 80 GB" (XVERSE-7B #2): the documentation's run)
+    # (not a bare "论文里": "论文里训练generator，batch size设为16，使用了8张A100 … 应该设置num gpu为8？" (CoRe #2) asks
+    # about the paper's run itself; the paper's run with its verb is above)
+    r"(?:在\s*)?(?:官方\s*)?(?:文档|readme|教程|wiki|官网|模型卡)\s*(?:中|里|上)|"
+    r"官方(?:给出|提到|说|写|用了?|使用了?|推荐|的))",
     re.I,
 )
 # Words after such an opening that bring the user's own run back into the sentence ("According to the README I set …").
@@ -1415,6 +1430,35 @@ _PARAMS_REPORTED = re.compile(
 # GPT-2's larger sizes, which the presets lack: 774M (large) and 1.5B (XL), as the model cards give them
 # (https://huggingface.co/openai-community/gpt2-large, https://huggingface.co/openai-community/gpt2-xl).
 _GPT2_BIG = re.compile(r"gpt[-_ ]?2[-_ ]?(large|xl)(?![A-Za-z])", re.I)
+# Whisper's sizes (no preset: an encoder-decoder speech model), as the "Available models" table of OpenAI's whisper
+# README gives them (https://github.com/openai/whisper): tiny 39M, base 74M, small 244M, medium 769M, large (v1–v3)
+# 1550M, turbo (large-v3-turbo) 809M.
+_WHISPER = re.compile(
+    r"whisper[-_ ]?(?:(large)[-_ ]?v3[-_ ]?(turbo)|(tiny|base|small|medium|turbo|large)(?:[-_ ]?v[123])?)(?![A-Za-z])",
+    re.I,
+)
+_WHISPER_PARAMS = {"tiny": 39e6, "base": 74e6, "small": 244e6, "medium": 769e6, "large": 1.55e9, "turbo": 809e6}
+# Models people name without a size, which no preset stands for, and the total their authors publish:
+# Qwen-VL 9.6B (Qwen-VL paper, arXiv 2308.12966, Table 1: ViT 1.9B + adapter 0.08B + LLM 7.7B), CogVLM 17B (CogVLM
+# README: 10B visual + 7B language parameters), CogVLM2 19B (both cogvlm2-llama3-chat-19B releases), MOSS 16B
+# (OpenMOSS/MOSS README: "moss-moon系列模型具有160亿参数"), SantaCoder 1.1B (bigcode/santacoder model card), CPM-2 11B
+# (CPM-2 paper, arXiv 2106.10715: 11 billion parameters; its MoE version has 198B and is not matched).
+_PUBLISHED_SIZES: tuple[tuple[re.Pattern[str], float], ...] = (
+    (re.compile(r"(?<![A-Za-z0-9.])qwen[-_ ]?vl(?![-_ ]?(?:max|plus|\d))", re.I), 9.6e9),
+    (re.compile(r"(?<![A-Za-z0-9])cogvlm(?![-_ ]?\d)(?![A-Za-z])", re.I), 17e9),
+    (re.compile(r"(?<![A-Za-z0-9])cogvlm[-_ ]?2(?![\d.])", re.I), 19e9),
+    (re.compile(r"(?<![A-Za-z0-9])moss(?:[-_ ]moon[-_ ]003)?(?![A-Za-z0-9])", re.I), 16e9),
+    (re.compile(r"(?<![A-Za-z0-9])santa[-_ ]?coder(?![A-Za-z0-9])", re.I), 1.1e9),
+    (re.compile(r"(?<![A-Za-z0-9])cpm[-_ ]?2(?![\d.]|[-_ ]?moe)", re.I), 11e9),
+)
+
+
+def published_total(name: str) -> float | None:
+    """The total its authors publish for a model named without a size (:data:`_PUBLISHED_SIZES`; a vision-language
+    model's includes its vision encoder), or None."""
+    return next((n for rx, n in _PUBLISHED_SIZES if rx.search(name)), None)
+
+
 # A size the user says their model has: "with model size of 774M", "model size: 1.5B", "a 355M-parameter model".
 _SIZE_SAID = re.compile(
     r"model\s*size\s*(?:of|is|=|:)?\s*(\d+(?:\.\d+)?)\s*([BM])(?![A-Za-z])|"
@@ -1585,6 +1629,19 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = slots.model_text or big.group(0)
         slots.num_params = 774e6 if big.group(1).lower() == "large" else 1.5e9
         return
+    if whisper := _WHISPER.search(text):
+        # "fine-tune whisper large on a GPU with 24gb of ram" (transformers #20348): Whisper's published sizes
+        slots.model_text = slots.model_text or whisper.group(0)
+        slots.num_params = _WHISPER_PARAMS[(whisper.group(2) or whisper.group(3)).lower()]
+        return
+    if slots.num_params is None and (
+        # (within the model's name when one was read: "qwen2.5-vl … Qwen2.5-VL-main/qwen-vl-finetune/" is no Qwen-VL)
+        published := next(((m, n) for rx, n in _PUBLISHED_SIZES if (m := rx.search(slots.model_text or text))), None)
+    ):
+        # "How much GPU memory does the full-parameter finetuning of Qwen-VL request?": the size its authors publish
+        slots.model_text = slots.model_text or published[0].group(0)
+        slots.num_params = published[1]
+        return
     own_size = slots.model_text if slots.model_text and _name_size(slots.model_text) else None
     for pattern, name in _MODEL_PATTERNS:
         if (family := pattern.search(text)) and own_size and family.group(0).lower() not in own_size.lower():
@@ -1681,6 +1738,10 @@ _REPORT_END = re.compile(r"\n|[。；;!?！？]|\.(?:\s|$)")
 
 def _gpu(text: str, slots: Slots) -> None:
     mentions = _gpu_mentions(text)
+    if mentions and mentions[0][0] < 0 and _gpu_sizes(text, Slots()) is not None:
+        # "I tried to use four 24GB graphic cards instead of one 40 GB A100" (rasat #10): the only card named is one
+        # the user does not use, and the size of their own is stated apart from it: that size, and no card's name
+        mentions = []
     if mentions:
         _, name, cap = mentions[0]
         # A capacity written next to another mention of the same card ("8*(v100 32G)") sizes it too.
@@ -1731,6 +1792,12 @@ def _gpu(text: str, slots: Slots) -> None:
         if 0 < used <= total and _is_card_size(total):
             slots.observed_memory_gb = slots.observed_memory_gb or used
             slots.gpu_memory_gb = slots.gpu_memory_gb or total
+    _gpu_sizes(text, slots)
+
+
+def _gpu_sizes(text: str, slots: Slots) -> float | None:
+    """The card's size written apart from any card's name ("4*24GB GPU", "24G 显存", "24G能跑吗"), unless ``slots``
+    already holds one; the size found (or held)."""
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
@@ -1765,6 +1832,8 @@ def _gpu(text: str, slots: Slots) -> None:
                 continue
             if _POOLED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _POOLED_AFTER.match(text, m.end()):
                 continue  # "4张3090，合计96G显存": the cards added up, not one card's size
+            if _BOUND_AFTER.match(text, m.end()):
+                continue  # "cpu memory（gpu memory 20G以下）" (TigerBot #108): a bound on what is needed, no card's size
             gb = float(next(g for g in m.groups() if g is not None))
             if m.group(0).lower().endswith("mib"):
                 gb = round(gb / 1024, 2)
@@ -1787,8 +1856,10 @@ def _gpu(text: str, slots: Slots) -> None:
             if gb in _CARD_SIZES and not _quoted(text, m.start()) and gb != slots.observed_memory_gb:
                 slots.gpu_memory_gb = gb
                 break
+    return slots.gpu_memory_gb
 
 
+_BOUND_AFTER = re.compile(r"\s*(?:以下|以内|以上|or (?:less|more)|and (?:below|above)|at most|at least)", re.I)
 _SIZE_ENOUGH = re.compile(
     # ("12G / 24G够吗" (XrayGLM #32): the sizes asked in turn, the first is the one to answer)
     r"(?<![\d.])(\d{1,3})\s*(?:G|GB|GiB)(?:\s*(?:/|或者?|还是|or)\s*\d{1,3}\s*(?:G|GB|GiB))*(?:\s*的)?\s*(?:显存|的卡|卡)?\s*(?:也|就|真的)?\s*(?:能够|够|足够|够用|能跑|跑得动|可以跑|能训练|可以训练|能微调|可以微调)(?:吗|么|嘛|不)|"
@@ -1841,7 +1912,12 @@ def _own_micro(m: re.Match[str], text: str) -> bool:
         and not _quoted(text, m.start(), lines=False)
         and not _equivalent_at(text, m.start())
         and not hearsay(text, m.start())
+        and not _SECONDS_AFTER.match(text, m.end())
     )
+
+
+# "batchsize600s" (ZipVoice #167): a batch measured in seconds of audio (lhotse's max_duration), no count of samples
+_SECONDS_AFTER = re.compile(r"\s*(?:s|secs?|seconds?|秒)(?![A-Za-z0-9])", re.I)
 
 
 # "how do I change per_device_train_batch_size from (the default) 1 to 16?": the run's value is the one it has now;
@@ -2086,6 +2162,7 @@ _COUNT_PROPOSED = re.compile(
     r"能否|能不能|是否可以|可否)[^.。,，;；?？!！\n]{0,16}$",
     re.I,
 )
+_SELECTED_FROM = re.compile(r"\b(?:selecting|choosing|select|choose) (?:one )?(?:from|among)\s*$", re.I)
 _EXAMPLE_BEFORE = re.compile(
     r"(?:\be\.?g\.?|\bfor (?:example|instance)|\bsuch as|比如|例如|譬如)\s*[,，:：]?\s*(?:(?:on|with|用|使用)\s*)?$",
     re.I,
@@ -2308,6 +2385,8 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "我的一张显卡大小是8g", "一个卡是22g，其余都是10g": one card's size or use, not how many
         if _COUNT_PROPOSED.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "Can i use 3 gpu card to train one sequence?": a count they ask about, not the one they have
+        if _SELECTED_FROM.search(text[max(0, m.start() - 20) : m.start()]):
+            continue  # Kaldi's "SelectGpuIdAuto(): Selecting from 8 GPUs": the GPUs visible, each process uses one
         if _EXAMPLE_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
             examples.append(_num(m.group(1)))  # "would a larger cluster help, eg 8xV100?": only if nothing else is
             continue
@@ -2928,7 +3007,9 @@ def _finetune(text: str, slots: Slots) -> None:
             if not any(_LORA.search(s) for s in failing)
             else lora
         )
-    if _FULL.search(text):
+    # a full fine-tune the user states (not "官方给出的…进行全量微调": the documentation's run)
+    full_stated = any(not hearsay(text, m.start()) for m in _FULL.finditer(text))
+    if full_stated:
         # "全量微调72B遇到OOM … 还是说72B只能lora方式微调？", "(full parameter)? … so lora is not the best option": next to a
         # stated full fine-tune, LoRA named as the alternative asked about or ruled out is not the method used.
         lora = [
@@ -2944,7 +3025,7 @@ def _finetune(text: str, slots: Slots) -> None:
         and not _OTHER_METHOD.search(_ASKED_METHOD.sub("", text[max(0, m.start() - 48) : m.start()]))
         and not any(a <= m.start() < b for a, b in off)
     ]
-    if not lora and asked and not (_FULL.search(text) or _METHOD_KEY.search(text) or _FREEZE.search(text)):
+    if not lora and asked and not (full_stated or _METHOD_KEY.search(text) or _FREEZE.search(text)):
         lora = asked
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
@@ -2971,13 +3052,14 @@ def _finetune(text: str, slots: Slots) -> None:
                 for m in _FULL.finditer(text)
                 if not _FULL_NOT_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
                 and not _FULL_SET_OFF.match(text, m.end())
+                and not hearsay(text, m.start())
             ),
             None,
         )
         or _NO_ADAPTER.search(text)
         or _USE_LORA_OFF.search(text)
     )
-    if full and (not lora or (_NO_ADAPTER.search(text) and _FULL.search(text))):
+    if full and (not lora or (_NO_ADAPTER.search(text) and full_stated)):
         # (a full fine-tune stated and the adapter said to be off, "train a full 7B model … without using Lora", wins
         # over a bare mention of LoRA elsewhere: "I only change the Lora and remove the quantization part")
         slots.finetune = "full"

@@ -181,6 +181,16 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "It depends on the method, which you did not state. Model states alone (weights, gradients, optimizer "
         "states) per GPU{where}: {clauses}.",
     },
+    # an out-of-memory naming the model and the GPU but not the method (rag/compose._oom_method_verdict)
+    "oom_method_unknown": {
+        "zh": "仅模型状态（权重、梯度、优化器状态）每卡{where}，按微调方式（消息里没有说明）：{clauses}。",
+        "en": "Model states alone (weights, gradients, optimizer states) per GPU{where}, by method (the message does not "
+        "say which): {clauses}.",
+    },
+    "oom_method_unknown_tail": {
+        "zh": "激活另算；要算完整峰值，请告诉我：{missing}。",
+        "en": "For the whole peak (activations on top), tell me: {missing}.",
+    },
     "method_where": {"zh": "（{gpu}，{cap}）", "en": " ({gpu}, {cap})"},
     "method_where_cap": {"zh": "（{cap}）", "en": " (of {cap})"},
     "method_unknown_tail": {
