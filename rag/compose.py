@@ -33,6 +33,7 @@ from .opening import (
     lead_answers,
     lead_kind,
     presupposes_nothing,
+    size_fits,
     stack_conflict,
     strip_preamble,
     symptom_fits,
@@ -924,8 +925,12 @@ def _usual_causes_verdict(r: Results) -> str:
         # No retrieved card speaks of the symptom reported ("slower" answered by memory cards): no cause to name.
         return f"**{t('no_known_cause', lang)}** {paste}".rstrip()
     if not labels:
-        # The closest fact is a card's statement, never a yes/no verdict on a belief the user did not state.
-        fact = next((c for c in ranked if lead_kind(c) != "verdict"), None)
+        # The closest fact is a card's statement, never a yes/no verdict on a belief the user did not state, nor one
+        # model size's numbers for another model ("A single 24 GB card cannot fully fine-tune a 7B model" for whisper
+        # large, transformers #20348)
+        fact = next(
+            (c for c in ranked if lead_kind(c) != "verdict" and (r.asked is None or size_fits(c, r.asked))), None
+        )
         if fact is not None:
             return f"**{t('known_related', lang)}** {_direct(fact, lang).strip('*').strip()} {paste}".rstrip()
         # A verdict card whose lead answers this question ("OOM even after batch_size 128 -> 6": the effective batch

@@ -170,9 +170,17 @@ pytestmark = pytest.mark.slow
 # strawman, hit@3 0.974 / 0.983, hit@1 0.819 / 0.857, p90 117 / 122, fit without a figure 69 + 52, no cause 10 + 17.
 # The Chinese act and hit@1 floors and the fit-without-a-figure ceiling follow what the larger set scores (blind26
 # brought 4 + 4 fit questions without a figure).
+# Stop 52: blind27 (52) moved into the dev set (2392 = 1186 zh + 1206 en; start engine, tag s34start, with its models
+# trained on the 2340: act 0.790 / 0.745, fidelity 0.948 / 0.911, 26 + 35 contradicted, 2 + 2 headlines, 0 strawman,
+# hit@3 0.969 / 0.980, hit@1 0.815 / 0.851, p90 117 / 121, fit without a figure 73 + 56, no cause 10 + 18). End of stop
+# 52 (an OOM without its method opens with each method's model states, readers from blind27, published sizes, the
+# gradient-checkpointing card's cause, act and card models retrained on the 2392): act 0.790 / 0.745 (0.7446),
+# fidelity 0.949 / 0.912, 21 + 33 contradicted, 2 + 2 headlines, 0 strawman, hit@3 0.973 / 0.982, hit@1 0.819 / 0.861,
+# p90 118 / 122, fit without a figure 68 + 49, no cause 8 + 13. The act floors follow what the larger set scores
+# (the engine reads the act of 14 + 8 of blind27's 52 otherwise than labelled); the no-cause ceiling follows the fix.
 FLOORS = {
-    "zh": {"act_accuracy": 0.795, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.815},
-    "en": {"act_accuracy": 0.745, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.855},
+    "zh": {"act_accuracy": 0.785, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.815},
+    "en": {"act_accuracy": 0.74, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.855},
 }
 CEILINGS = {
     "contradicted": 55,
@@ -181,7 +189,7 @@ CEILINGS = {
     "first_words_p90": 124,
     "refused": 0,
     "fit_no_figure": 124,
-    "no_cause": 30,
+    "no_cause": 24,
 }
 
 # The held-out set (tests/data/heldout_real, never used to tune the engine): a guard against regressions only.
@@ -314,17 +322,23 @@ CEILINGS = {
 # fit without a figure 8 + 9, no cause 1 + 1. End of stop 51: hit@3 0.702 / 0.808, hit@1 0.532 / 0.500 (one Chinese
 # question each, lost when the card model was retrained on the 2340), the rest unchanged. Floors are re-based on this
 # set.
+# Stop 52: blind27 moved into the dev set; blind29 (52 = 26 zh + 26 en, mined blind at the start of stop 52 and scored
+# on its start engine, tag s34start: act 0.808 / 0.615, fidelity 0.917 / 0.778, 1 + 2 contradicted, 0 headlines, 0
+# strawman, hit@3 0.846 / 0.917) joined blind28. Start of stop 52 on these 104 (blind28 + blind29): act 0.712 / 0.577,
+# fidelity 0.866 / 0.803, 5 + 5 contradicted, 0 headlines, 0 + 1 strawman, hit@3 0.750 / 0.840, hit@1 0.542 / 0.480,
+# fit without a figure 5 + 7, no cause 1 + 0. End of stop 52: hit@1 0.521 / 0.440, the rest unchanged. Floors are
+# re-based on this set.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.50, "fidelity": 0.80, "hit3": 0.69},
-    "en": {"act_accuracy": 0.61, "fidelity": 0.79, "hit3": 0.78},
+    "zh": {"act_accuracy": 0.70, "fidelity": 0.86, "hit3": 0.74},
+    "en": {"act_accuracy": 0.57, "fidelity": 0.80, "hit3": 0.83},
 }
 HELDOUT_CEILINGS = {
-    "contradicted": 18,
+    "contradicted": 12,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 18,
-    "no_cause": 5,
+    "fit_no_figure": 14,
+    "no_cause": 3,
 }
 
 

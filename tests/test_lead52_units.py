@@ -178,3 +178,16 @@ def test_gradient_accumulation_alone_gets_no_deepspeed_complaint(bot_without_ret
         "ignored. Is that correct?"
     )
     assert "Either train_batch_size" not in answer.text and "DeepSpeed raises" not in answer.first_screen
+
+
+def test_states_that_leave_a_card_almost_nothing_open_an_oom_and_no_other_models_size_does(
+    bot_without_retrieval: Any,
+) -> None:
+    # transformers #20348: whisper large's full fine-tune states (1.55B × 16 B = 23.1 GiB) leave 0.9 GiB of a 24 GB card
+    head = bot_without_retrieval.ask(
+        "Ability to fine-tune whisper large on a GPU with 24 gb of ram\n\nI've been trying to fine-tune whisper large on"
+        " a GPU with 24gb of ram (both single GPU and multi GPU) and I run out of memory while training (with batch "
+        "size set to 1 and max-length of audio set to 2.5 seconds)."
+    ).first_screen.split("\n", 1)[0]
+    assert head.startswith("**Model states alone") and "full fine-tune 23.1 GiB, leaving 0.90 GiB" in head
+    assert "7B" not in head
