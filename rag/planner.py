@@ -323,6 +323,16 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
         plan.assume("seq_len", f"序列长度按 {DEFAULT_SEQ}", f"sequence length {DEFAULT_SEQ}")
     if vl_shape is not None and vl_shape.vision is not None:
         _vision_config(s, vl_shape.vision, cfg, plan)
+    if (tp := int(s.get("tensor_parallel_size") or 1)) > 1:
+        # The calculator models no tensor parallelism: say so, not a per-GPU figure silently TP times too large
+        # ("8块12G显存的GPU，模型并行度为8", CPM-2-Finetune #23). Megatron's TP splits every linear layer's weights (and the
+        # vocabulary) across the TP ranks, so the model states divide by about TP; activations only in part.
+        plan.assume(
+            "tensor_parallel",
+            f"张量并行（TP {tp}）不在估算内：数字按每卡一整份模型算；TP={tp} 时权重、梯度和优化器状态约除以 {tp}",
+            f"tensor parallelism (TP {tp}) is not in the estimate: the figures hold a whole model per GPU; with TP={tp} "
+            f"the weights, gradients and optimizer states divide by about {tp}",
+        )
     return cfg
 
 
@@ -452,7 +462,7 @@ def _method_plan(setup: Setup, plan: Plan, rl_stage: str | None = None) -> Plan:
     is also computed under ZeRO-3: whether it fits depends on it."""
     cfg = memory_config(setup, plan)
     # Only what the model states rest on stays assumed: the micro batch and sequence length defaults are not used.
-    plan.assumptions = [a for a in plan.assumptions if a.key in ("model", "vision")]
+    plan.assumptions = [a for a in plan.assumptions if a.key in ("model", "vision", "tensor_parallel")]
     plan.assume(
         "finetune",
         "未说明微调方式：分别给出各方式的模型状态（全量 = 混合精度 AdamW，16 字节/参数；LoRA = 16-bit 基座；QLoRA = 4-bit 基座）",

@@ -191,3 +191,12 @@ def test_states_that_leave_a_card_almost_nothing_open_an_oom_and_no_other_models
     ).first_screen.split("\n", 1)[0]
     assert head.startswith("**Model states alone") and "full fine-tune 23.1 GiB, leaving 0.90 GiB" in head
     assert "7B" not in head
+
+
+def test_a_stated_tensor_parallel_degree_is_said_to_be_outside_the_estimate(bot_without_retrieval: Any) -> None:
+    # CPM-2-Finetune #23: the calculator models no tensor parallelism; the figures must not pass for TP-sharded ones
+    answer = bot_without_retrieval.ask(
+        "请问CPM-2模型微调需要多大显存，我在微调时使用8块12G显存的GPU，模型并行度为8，报显存溢出错误"
+    )
+    assert "张量并行（TP 8）不在估算内" in answer.first_screen
+    assert "tensor parallelism" not in bot_without_retrieval.ask("Full fine-tune llama-2-7b on 8 A100 80GB").text

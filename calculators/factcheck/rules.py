@@ -50,7 +50,8 @@ GA_UP = (
     r"(?:more|更多的?)\s*\w+\s+(?:are\s+|is\s+|get\s+)?accumulated)"
 )
 GA_DOWN = (
-    rf"(?:{DOWN2}(?:(?!{UP}).){{0,12}}{GA}|{GA}\S{{0,4}}\s?(?:{DOWN2})|"
+    # ("a smaller batch with gradient accumulation keeps the peak bounded": the batch is what gets smaller, not GA)
+    rf"(?:{DOWN2}(?:(?!{UP}|batch|批).){{0,12}}{GA}|{GA}\S{{0,4}}\s?(?:{DOWN2})|"
     rf"{GA}\s*(?:从|from)\s*\d+\s*(?:{DOWN2}|(?:to|到)\s*\d+))"
 )
 # Memory itself going up: no punctuation between, and not "memory allows … raise the micro batch".
@@ -75,7 +76,12 @@ EFF_LARGE = (
     rf"{LARGE}\s*(?:的)?\s*{EFFX})"
 )
 # "use gradient accumulation for a larger effective batch" is the right advice, not the OOM myth.
-GA_AS_MEANS = rf"(?:use|using|with|via|by|through|用|使用|通过|借助|靠)\s*(?:the\s+)?{GA}"
+# ("gradient accumulation can recover a larger effective batch": GA as the subject that restores it)
+GA_AS_MEANS = (
+    rf"(?:(?:use|using|with|via|by|through|用|使用|通过|借助|靠)\s*(?:the\s+)?{GA}|"
+    rf"{GA}\s+(?:can\s+|could\s+|will\s+|helps?\s+(?:to\s+)?|lets? you\s+)?"
+    r"(?:recovers?|reach(?:es)?|restores?|regains?|keeps?|gives?|provides?|achieves?|maintains?)\b)"
+)
 HALF2 = (
     r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|大大|significantly|dramatically|substantially|greatly|50\s*%|两倍|2\s*倍|"
     r"\btwice\b|by a factor of 2)"
