@@ -57,6 +57,7 @@ from .planner import (
     GA_MEMORY_KEYS,
     Plan,
     PlannedCall,
+    full_point,
     full_states_exceed_card,
     names_deepspeed,
     plan_calls,
@@ -686,9 +687,14 @@ class Assistant:
         memory = next(
             (c for c in calls if c.name == "memory" and c.label != "full_sharded" and c.result and not c.error), None
         )
+        sweep = next((c.result for c in calls if c.label == "method_sweep" and c.result), None)
         if memory is not None and memory.result is not None:
             cid = largest_part_card(memory.result, dict(memory.arguments), setup)
-        elif not rl and (by_method := _full_point(calls)) is not None and (act != "diagnose" or _states_exceed(calls)):
+        elif (
+            not rl
+            and (by_method := full_point(sweep)) is not None
+            and (act != "diagnose" or full_states_exceed_card(sweep))
+        ):
             # no method stated: of each method's model states the full fine-tune's decides (not for an RL run, whose
             # memory the card on its other models explains; in a diagnosis only when they are what ran out)
             cid = largest_part_card(by_method, {"finetune": "full"}, setup)
@@ -733,19 +739,6 @@ def _cite_at(cards: list[Card], card: Card, index: int) -> list[Card]:
     figure) move a card into the citations."""
     rest = [c for c in cards if c is not card]
     return [*rest[:index], card, *rest[index:]][:3]
-
-
-def _states_exceed(calls: list[ToolCall]) -> bool:
-    """Whether the comparison of methods shows a full fine-tune's states alone over one card (rag.planner)."""
-    sweep = next((c for c in calls if c.label == "method_sweep" and c.result), None)
-    return sweep is not None and full_states_exceed_card(sweep.result)
-
-
-def _full_point(calls: list[ToolCall]) -> dict[str, Any] | None:
-    """The full fine-tune's estimate in the comparison of methods (the ``method_sweep`` call), if one was made."""
-    sweep = next((c for c in calls if c.label == "method_sweep" and c.result), None)
-    points = (sweep.result or {}).get("points", []) if sweep is not None else []
-    return next((p["estimate"] for p in points if p.get("value") == "full"), None)
 
 
 #: Planner defaults recorded in ``Answer.setup`` as ``assumed`` (so API clients see every value used).

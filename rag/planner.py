@@ -496,8 +496,14 @@ def full_states_exceed_card(sweep_result: dict[str, Any] | None) -> bool:
     with its card (rag.assistant). When they leave room, the states are not the cause and the usual causes are."""
     if not sweep_result or not sweep_result.get("gpu_capacity"):
         return False
-    full = next((p["estimate"] for p in sweep_result.get("points", []) if p.get("value") == "full"), None)
+    full = full_point(sweep_result)
     return full is not None and MemoryEstimate(**full).model_states > STATES_CROWD_CARD * sweep_result["gpu_capacity"]
+
+
+def full_point(sweep_result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The full fine-tune's estimate in the comparison of methods (a ``method_sweep`` result), if there is one."""
+    points = (sweep_result or {}).get("points", [])
+    return next((p["estimate"] for p in points if p.get("value") == "full"), None)
 
 
 def names_deepspeed(text: str) -> bool:

@@ -1453,10 +1453,16 @@ _PUBLISHED_SIZES: tuple[tuple[re.Pattern[str], float], ...] = (
 )
 
 
+def _published(text: str) -> tuple[re.Match[str], float] | None:
+    """The first name in ``text`` that :data:`_PUBLISHED_SIZES` knows, with its published total."""
+    return next(((m, n) for rx, n in _PUBLISHED_SIZES if (m := rx.search(text))), None)
+
+
 def published_total(name: str) -> float | None:
     """The total its authors publish for a model named without a size (:data:`_PUBLISHED_SIZES`; a vision-language
     model's includes its vision encoder), or None."""
-    return next((n for rx, n in _PUBLISHED_SIZES if rx.search(name)), None)
+    found = _published(name)
+    return found[1] if found else None
 
 
 # A size the user says their model has: "with model size of 774M", "model size: 1.5B", "a 355M-parameter model".
@@ -1634,10 +1640,8 @@ def _model_named(text: str, slots: Slots) -> None:
         slots.model_text = slots.model_text or whisper.group(0)
         slots.num_params = _WHISPER_PARAMS[(whisper.group(2) or whisper.group(3)).lower()]
         return
-    if slots.num_params is None and (
-        # (within the model's name when one was read: "qwen2.5-vl … Qwen2.5-VL-main/qwen-vl-finetune/" is no Qwen-VL)
-        published := next(((m, n) for rx, n in _PUBLISHED_SIZES if (m := rx.search(slots.model_text or text))), None)
-    ):
+    # (within the model's name when one was read: "qwen2.5-vl … Qwen2.5-VL-main/qwen-vl-finetune/" is no Qwen-VL)
+    if slots.num_params is None and (published := _published(slots.model_text or text)):
         # "How much GPU memory does the full-parameter finetuning of Qwen-VL request?": the size its authors publish
         slots.model_text = slots.model_text or published[0].group(0)
         slots.num_params = published[1]
@@ -3008,7 +3012,8 @@ def _finetune(text: str, slots: Slots) -> None:
             else lora
         )
     # a full fine-tune the user states (not "官方给出的…进行全量微调": the documentation's run)
-    full_stated = any(not hearsay(text, m.start()) for m in _FULL.finditer(text))
+    fulls = [m for m in _FULL.finditer(text) if not hearsay(text, m.start())]
+    full_stated = bool(fulls)
     if full_stated:
         # "全量微调72B遇到OOM … 还是说72B只能lora方式微调？", "(full parameter)? … so lora is not the best option": next to a
         # stated full fine-tune, LoRA named as the alternative asked about or ruled out is not the method used.
@@ -3049,10 +3054,9 @@ def _finetune(text: str, slots: Slots) -> None:
         next(
             (
                 m
-                for m in _FULL.finditer(text)
+                for m in fulls
                 if not _FULL_NOT_BEFORE.search(text[max(0, m.start() - 12) : m.start()])
                 and not _FULL_SET_OFF.match(text, m.end())
-                and not hearsay(text, m.start())
             ),
             None,
         )
