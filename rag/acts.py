@@ -95,7 +95,9 @@ _FIT = _rx(
     r"\bhow many (?:[\w-]+ ){0,2}gpus\b|"
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
-    r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|"
+    r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|(?:会|要|大约|大概)\s*占(?:用)?\s*多[大少]的?\s*显存|"
+    # "are four 3090 GPUs (with 24GB each * 4) sufficient?": whether the named hardware is enough
+    r"\b(?:is|are|would|will)\b[^?？\n]{0,80}\b(?:gpus?|cards?|[ahv]100s?|[34]090s?|a[46]000s?|\d+\s*gb)\b[^?？\n]{0,60}\b(?:sufficient|enough)\s*[?？]|"
     r"(?<!\bhow )\bcan (?:i|we) (?:(?:fully|still|actually|even|also|really|just) )?(?:train|fine[- ]?tune|run|load)\b|\bis it possible to (?:(?:do|run) (?:the )?)?(?:train|fine[- ]?tune|pre-?train)|\bpossible to (?:train|fine[- ]?tune)\b|"
     r"\brequired (?:(?:gpu|cpu|system) )?(?:memory|vram|ram)\b"
 )
@@ -293,7 +295,7 @@ _ERROR_IN_PROSE = re.compile(
 # Asking for a quantity: stays a fit question even when an error is quoted ("需要多少显存？一直报 OOM").
 _FIT_QUANTITY = _rx(
     _FIT_MORE
-    + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
+    + r"|显存\s*(?:是|为|大概|大约|要)?\s*多少|\bwhat (?:\w+ ){0,2}requirements?\b|显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|(?:会|要|大约|大概)\s*占(?:用)?\s*多[大少]的?\s*显存|\b(?:gpu|resource|vram|hardware) requirements?\b|需要多少|要多少|需要多大|要多大|最低配置|最低硬件|最少需要|至少需要|资源要求|"
     r"配置要求|硬件要求|硬件需求|显卡要求|gpu\s*要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
@@ -312,7 +314,9 @@ _FIT_CAN = _rx(
     # English: "Can the fine-tuning of the 7B model be done on an A100 40G?", "Can 4-card A100 with 80G train X in lora
     # mode?", "does 8 A100 80g enough to finetune 70b llama2 ?": a yes/no question whose verb is training on hardware.
     r"^\W*(?:\d+[.)]\s*)?(?:can|could|will|would|is|are|does|dose|do)\b(?! there\b)[^?？\n]{0,100}\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|"
-    r"finetun\w*|sft|be done|enough (?:to|for))\b[^?？\n]{0,80}[?？]"
+    r"finetun\w*|sft|be done|enough (?:to|for))\b[^?？\n]{0,80}[?？]|"
+    # "May I ask if 8 * 3090 supports fine-tuning training" (LLaVA #842): whether the hardware supports the run
+    r"\bsupports?\s+(?:the\s+)?(?:full[- ]?(?:parameter\s+)?)?(?:fine[- ]?tun\w*|finetun\w*|training|train|sft)\b"
 )
 # "Full fine-tune llama-2-13b on 8x V100 32GB, possible?": the training run first, the verdict asked after a comma
 # (the asked clause alone, "possible?", names no run: the whole sentence is read).
@@ -320,6 +324,26 @@ _FIT_VERDICT_AFTER = _rx(
     r"\b(?:train(?:ed|ing)?|fine[- ]?tun\w*|finetun\w*|sft)\b[^?？\n]{0,100}[,，]\s*(?:is (?:it|this|that) )?"
     r"(?:possible|feasible|doable)\s*[?？]"
 )
+
+
+# "I need to train llama 3.1 70B in 8 bit QLoRA using 4 * A6000 GPUs. Can I do it?" (ms-swift #2074): a bare question
+# whose run is the sentence before it.
+_BARE_CAN = _rx(
+    r"^\W*(?:(?:so|and|but)\s*,?\s*)?(?:can|could) (?:i|we|one) (?:do|achieve|manage|make) (?:it|this|that)(?: work)?\s*[?？]\s*$|"
+    r"^\W*(?:is|would) (?:it|this|that) (?:be )?(?:possible|feasible|doable)\s*[?？]\s*$|^\W*(?:这样)?(?:可以|可行|能行|行)(?:吗|么)\s*[?？]?\s*$"
+)
+_TRAIN_RUN = _rx(r"\b(?:train\w*|fine[- ]?tun\w*|finetun\w*|sft)\b|训练|微调|全参|sft")
+
+
+def _run_before(asked: str, prose: str) -> str:
+    """The sentence before a bare "Can I do it?" (:data:`_BARE_CAN`) when it states a training run with a size, else "":
+    the run it asks about."""
+    if not _BARE_CAN.search(asked):
+        return ""
+    whole = [w.strip() for w in _WHOLE_SENTENCE_END.split(prose) if w.strip()]
+    at = next((i for i, w in enumerate(whole) if asked.strip() in w), 0)
+    before = whole[at - 1] if at > 0 else ""
+    return before if _TRAIN_RUN.search(before) and (_SIZE.search(before) or _model_on_named_gpu(before)) else ""
 
 
 _CONDITION = re.compile(r"(?:如果|假如|要是|若是|\bif\b|请问)[^。？?！!\n]*$", re.I)
@@ -348,7 +372,7 @@ def _model_on_named_gpu(sentence: str) -> bool:
 
 _SIZE = _rx(
     r"\d+(?:\.\d+)?\s*b\b|\d+\s*(?:g|gb|gib)\b|显存|\bvram\b|\d\s*(?:张|块)|[单双多]卡|\b\d+\s*[-x×*]?\s*(?:cards?|gpus?)\b|"
-    r"\b\d+\s*[x×*]?\s*(?:a|h|v|rtx ?)\d{2,4}\b"
+    r"\b\d+\s*[x×*]?\s*(?:a|h|v|rtx ?)\d{2,4}\b|\b\d+\s*[x×*]\s*(?:20[6-8]0|30[6-9]0|40[6-9]0|50[7-9]0)\b"
 )
 # "how to train llama2-7b in a100 80G gpu?": how to train a model on a card of a stated memory size asks whether
 # and how it fits (a memory size is required: "how to train on 2 GPUs" asks for the launch setting).
@@ -386,7 +410,7 @@ _ASK_SENTENCE = _rx(
     rf"{_NOT_CONCESSIVE}(?:怎么|如何|多少|多大)|为什么|为啥|为何|什么原因|啥原因|哪个|哪些|"
     # (a clause after a comma that opens "does not …" / "is not …" describes: "…, a Titan GPU, does not support bf16")
     r"^\W*(?:how|what|why|is|are|does|do|did|can|could|should|would|will|must|any)\b(?!\s+not\b)|"
-    r"\b(?:I wonder|wondering|(?:like|want) to ask (?:if|whether)|I'?d like to (?:know|understand)|want to (?:know|understand)|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
+    r"\b(?:I wonder|wondering|(?:like|want) to ask (?:if|whether)|may I ask (?:if|whether)|I'?d like to (?:know|understand)|want to (?:know|understand)|(?:want|like) to (?:confirm|check|verify|make sure)|not sure (?:if|whether|how|why))\b|"
     r"\b(?:understand|know|sure|idea)\s+(?:how|what|which|whether)\s+(?:i|we|to)\b|"
     # "I can't understand why is it.", "I don't get why …", "不明白为什么": a why asked as what the user cannot explain
     r"\b(?:can'?t|cannot|couldn'?t|don'?t|do not|didn'?t|fail to)\s+(?:really\s+)?(?:understand|get|see|figure out)\s+(?:why|how)\b"
@@ -666,6 +690,7 @@ def rule_act(
                 and not _WH.search(a)
             )
             or (_CAUSE_ASK.search(a) is None and _FIT_HOW.search(a) and _MEMORY_SIZE.search(a))
+            or bool(_run_before(a, prose))
         )
     ]
     # ("需要多少显存？… 为啥我双卡 A5000 会显存溢出呢", "…报内存不足，请问这是因为什么": next to a failure the user

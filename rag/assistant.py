@@ -48,6 +48,7 @@ from .intents import (
     detect_misconceptions,
     holds_belief,
     reports_oom,
+    saving_reported,
     states_expectation,
     tiny_batch_question,
 )
@@ -266,9 +267,27 @@ class Assistant:
             follow_up=prev is not None and bool(_FOLLOW_UP.search(prose)),
         )
         if act in ("fit", "batch_arithmetic", "configure") and not any(holds_belief(prose, m) for m in misconceptions):
-            misconceptions = []  # they asked for a number or a setting, not about the belief
+            # they asked for a number or a setting, not about the belief — unless an OOM they hit is why they ask whether
+            # more GPUs would run it ("I have 4 A10G 24 GB GPUs … still getting the CUDA out of memory error … if I
+            # increase the number of 24 GB GPUs the code will run?", InstantMesh #69): the belief's verdict answers that
+            # (not where the run splits its weights — TP / PP, ZeRO-3, FSDP — over the cards: there they do add up)
+            split = (
+                (setup.get("tensor_parallel_size") or 1) > 1
+                or (setup.get("pipeline_parallel_size") or 1) > 1
+                or setup.get("zero_stage") == 3
+                or setup.get("fsdp") in ("full_shard", "hybrid_shard")
+            )
+            misconceptions = [
+                m
+                for m in misconceptions
+                if m.key == "more_gpus_pool_memory" and act == "fit" and reports_oom(text) and not split
+            ]
         if not prose.strip() and config_calls:
             act = "diagnose"
+        if act == "diagnose" and not any(holds_belief(prose, m) for m in misconceptions):
+            # "I configured the FP16 parameter, which reduced the memory … after adding zero's second-stage function, the
+            # memory was exceeded" (DeepSpeed #1061) reports what the run did: the belief's card is not the diagnosis
+            misconceptions = [m for m in misconceptions if not saving_reported(prose, m)]
         reported_oom = reports_oom(text)
         if act == "diagnose" and not reported_oom:
             # "OOM is not caused by the effective batch size" corrects the cause of an OOM: a message that reports none

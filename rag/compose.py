@@ -569,6 +569,15 @@ def _batch_verdict(r: Results) -> str:
     )
     if micro is None or ga is None or ws is None or total is None:
         return ""
+    if (
+        total == micro
+        and ga == 1
+        and r.setup.source("gradient_accumulation_steps") in (None, "assumed")
+        and not (res.get("observed_steps") or res.get("optimizer_steps_per_epoch"))
+    ):
+        # "micro 4 × GA 1 × 1 GPU = 4" on an assumed GA restates the one number the user gave (litgpt #265 asked why a
+        # larger micro batch made the run 4× longer): no arithmetic to open with
+        return ""
     grpo = r.evidence is not None and "grpo" in r.evidence.concepts
     implied = all(
         k in call.arguments
@@ -928,8 +937,16 @@ def _usual_causes_verdict(r: Results) -> str:
         # The closest fact is a card's statement, never a yes/no verdict on a belief the user did not state, nor one
         # model size's numbers for another model ("A single 24 GB card cannot fully fine-tune a 7B model" for whisper
         # large, transformers #20348)
+        # (nor the card of a belief the message only touches: "I already use … +amp" (DeepSpeed #3652) is answered by
+        # no "It does not halve memory")
+        unheld = {m.card_id for m in r.misconceptions if m.key not in r.held}
         fact = next(
-            (c for c in ranked if lead_kind(c) != "verdict" and (r.asked is None or size_fits(c, r.asked))), None
+            (
+                c
+                for c in ranked
+                if lead_kind(c) != "verdict" and c.id not in unheld and (r.asked is None or size_fits(c, r.asked))
+            ),
+            None,
         )
         if fact is not None:
             return f"**{t('known_related', lang)}** {_direct(fact, lang).strip('*').strip()} {paste}".rstrip()
@@ -1226,6 +1243,18 @@ def _shards_weights(r: Results) -> bool:
     return r.setup.get("zero_stage") == 3 or r.setup.get("fsdp") in ("full_shard", "hybrid_shard")
 
 
+# An OOM that came after the run had trained for a while, or only on some samples: its model states fit.
+_LATER = (
+    r"(?:一段时间(?:之?后|就)|跑了一会|跑着跑着|训练到一半|训到一半|中途|\d+\s*(?:步|个?steps?|个?epochs?|轮)\s*(?:之?后|时)|"
+    r"(?:一定|部分|某些|个别|特定)的?(?:数据|样本|batch)|"
+    r"\bafter (?:a while|some (?:time|steps|iterations)|a few (?:steps|iterations|hours|epochs)|"
+    r"\d+(?:\.\d+)?\s*(?:steps|iterations|epochs|hours|hrs))\b|\bpartway\b|\bmidway\b|"
+    r"\bon (?:some|certain|a few|specific) (?:samples|batches|data|inputs|examples)\b)"
+)
+_OOM_WORD = r"(?:\boom\b|out of memory|爆显存|显存不足|显存溢出|oom)"
+OOM_MID_RUN = re.compile(rf"{_LATER}[^.。\n]{{0,40}}?{_OOM_WORD}|{_OOM_WORD}[^.。\n]{{0,40}}?{_LATER}", re.I)
+
+
 def _oom_estimate_verdict(r: Results) -> str:
     """A reported OOM whose setup the message states well enough for the calculator: when the estimate does not fit,
     that is the cause ("needs ~152 GiB per GPU on an 80 GiB card; the nearest setting that fits: …"), ahead of a
@@ -1244,6 +1273,16 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
+    if (
+        not main.result["fits"]
+        and main.result.get("gpu_capacity")
+        and _states(main.result) > main.result["gpu_capacity"]
+        and OOM_MID_RUN.search(r.prose)
+    ):
+        # "全量微调qwen2-7b-vl … 仍然会在一定数据出现OOM" (ms-swift #2228): a run that trained until some samples came
+        # holds its model states; model states alone over the card (on what was assumed of its sharding) contradict
+        # what the user saw. (Activations over the card stay the verdict: the longest batch is what does not fit.)
+        return ""
     if main.result["fits"] and OOM_AT_LOAD.search(r.prose):
         # "CUDA OOM during Model Loading … GPU 0 running out of memory" (unsloth #3942): a training-time figure that
         # fits says nothing about a load that put every rank's copy on one GPU; the cards on loading explain it
@@ -1457,6 +1496,10 @@ def verdict(r: Results) -> str:
                 return tried
             if opens_with_usual_causes(r):
                 return _oom_method_verdict(r) or _usual_causes_verdict(r)
+            # (not a belief's card that the message only touches — "I already use … +amp" in a question about
+            # partitioned activations, DeepSpeed #3652 — when another card was retrieved)
+            unheld = {m.card_id for m in r.misconceptions if m.key not in r.held}
+            card = next((c for c in r.cards if c.id not in unheld), card)
             return _card_cause_verdict(card, lang)
         if not lead_fits(r, card):
             return _no_lead_verdict(r)

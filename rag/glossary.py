@@ -157,6 +157,12 @@ GLOSSARY: tuple[Term, ...] = (
     _t("归一化|平均|求平均|除以", "normalization|normalize|average|mean"),
     _t("求和|累加和", "sum|summed"),
     _t("批归一化|BN层|BatchNorm", "BatchNorm|batch normalization|batch norm|BN"),
+    # "batch设2时显存不够，设1时会报错" (ResNeSt #116): a batch of one that errors (not OOMs) is BatchNorm's one-sample batch
+    _t(
+        r"batch为1报错|batch[^。，,\d]{0,8}1(?!\d)[^。，,\d]{0,6}报错|设[为成置]?1(?!\d)[^。，,\d]{0,4}报错",
+        r"batch size 1 error|batch[ _-]?size[^.,\n\d]{0,6}1(?!\d)[^.,\n]{0,30}error",
+        "BatchNorm Expected more than 1 value per channel when training",
+    ),
     _t("泛化|泛化能力|泛化性", "generalization|generalize|generalization gap"),
     _t("收敛|收敛速度|不收敛", "convergence|converge|converges"),
     _t("过拟合", "overfitting|overfit"),

@@ -54,7 +54,7 @@ GENERALIZE = r"(?:泛化|全局信息|效果更好|性能更好|generaliz\w*|glo
 MULTI_GPU = (
     r"(?:多卡|多张|两张|加卡|(?:两|[二三四五六八]|(?<!\d)\d+)\s*块.{0,12}?(?:显卡|卡|gpu)|(?<!\d)\d+\s*张|(?<!\d)\d+\s*卡|[两二三四五六八]张|more gpus|multiple (?:gpus|cards)|(?<!\d)\d+\s*gpus|"
     r"(?:two|three|four|eight) (?:\w+ )?(?:gpus|cards)|多\s*gpu|\d\s*[*x×]\s*(?:v100|a100|a800|h100|3090|4090|gpu)|"
-    r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b)"
+    r"(?<!\d)\d+\s*(?:a100|a800|v100|h100|3090|4090|p4|titan)s?\b|\b(?:number|count) of (?:[\w-]+ ){0,3}(?:gpus|cards)\b)"
 )
 POOL = (
     r"(?:叠加|加起来|合并|合在一起|共享显存|显存.{0,4}(?:相加|翻倍)|合计|共\s*\d+\s*g|总显存(?!\s*[:：])|总共.{0,8}显存|平均分|"
@@ -65,7 +65,12 @@ POOL = (
     r"\b(?:v?ram|memory)\s+(?:is\s+|are\s+|gets?\s+|be\s+)?(?:pooled|combined)|\bpooled\b|"
     # a single card runs what several smaller ones cannot ("5张3090卡微调内存不足，但单机单卡a6000可以微调")
     r"(?:但|而|却)[^。，,.\n]{0,6}单卡[^。，,.\n]{0,12}(?:可以|能)\s*(?:跑|训练|微调|放下|装下|运行)|\bbut (?:on )?(?:a )?single (?:\w+ )?(?:gpu|card)\b[^.\n]{0,30}\b(?:works?|fits?|runs? fine)\b|"
-    r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards))"
+    r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards)|"
+    # more GPUs asked as the way out of an OOM: "if I increase the number of 24 GB GPUs the code will run?" (InstantMesh
+    # #69), "多加几张卡就能跑吗"
+    r"\bincreas\w* the (?:number|count) of (?:[\w-]+ ){0,3}(?:gpus|cards)\b[^.?\n]{0,40}\b(?:will|would|can|could)\b"
+    r"[^.?\n]{0,20}\b(?:run|fit|work)|\b(?:add|adding) more (?:gpus|cards)\b[^.?\n]{0,30}\b(?:fit|avoid|solve|fix)\b|"
+    r"(?:增加|多加|多用)(?:几张|更多的?|一些)?(?:显卡|卡|gpu)(?:的)?(?:数量|数)?[^。？?\n]{0,12}(?:就)?(?:能|可以)(?:跑|运行|训练|解决|放下|装下))"
 )
 # (not "keep track of the accumulated gradients" (optax #528): one accumulator is the truth, not the belief; not
 # "使用的显存96gb" (ms-swift #4177): a card's memory is no stored copy)
@@ -386,6 +391,10 @@ _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|�
 
 # A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
 # is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
+# A saving the user's own run showed: "I configured the FP16 parameter, which reduced the memory" (DeepSpeed #1061).
+_SAVING_SEEN = re.compile(
+    r"\b(?:which|that|it) (?:reduced|decreased|lowered|cut|saved|halved)\b|降低了|减少了|省了|减半了", re.I
+)
 _OBSERVATION = re.compile(
     r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
     r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示|"
@@ -393,7 +402,10 @@ _OBSERVATION = re.compile(
     # what followed in the user's run ("…成正比，导致显存占用过大无法训练"; not "会导致", a claim) or what they already
     # did ("train_batch_size 我已经改到最小了", "I already reduced the batch"): a report of the run, not a claim
     r"(?<![会能])导致[^，,。.;；?？]{0,12}(?:无法|不能|跑不|训练不|oom|爆|溢出|不足|不够|过大)|无法训练|训练不了|跑不起来|我已经|已经(?:改|调|设|试|把)|"
-    r"试过|\bI(?:'ve| have)? (?:already|tried)\b|\b(?:so|and) (?:I|we) (?:can(?:no|')t|could(?:n'?t| not)) (?:train|run|fit)\b",
+    r"试过|\bI(?:'ve| have)? (?:already|tried)\b|"
+    # a saving the user's run showed ("I configured the FP16 parameter, which reduced the memory", DeepSpeed #1061)
+    + _SAVING_SEEN.pattern
+    + r"|\b(?:so|and) (?:I|we) (?:can(?:no|')t|could(?:n'?t| not)) (?:train|run|fit)\b",
     re.I,
 )
 _STRONG_BELIEF = re.compile(
@@ -440,6 +452,17 @@ def holds_belief(text: str, rule: MisconceptionRule) -> bool:
         if _BELIEF_CUES.search(sentence) or not _QUESTION.search(sentence):
             return True
     return False
+
+
+def saving_reported(text: str, rule: MisconceptionRule) -> bool:
+    """Whether ``text`` tells a saving its run showed from what ``rule`` is about ("I configured the FP16 parameter,
+    which reduced the memory … after adding ZeRO-2 the memory was exceeded", DeepSpeed #1061), asserting no belief:
+    the saving happened, so correcting it answers nothing the user asked (unlike a remedy that did not help, which
+    :func:`belief_reported` also covers and an answer does explain)."""
+    if rule.key not in _REPORTABLE_RULES or holds_belief(text, rule):
+        return False
+    sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    return any(rule.matches(s) and _SAVING_SEEN.search(s) for s in sentences)
 
 
 def belief_reported(text: str, rule: MisconceptionRule) -> bool:

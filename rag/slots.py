@@ -462,6 +462,8 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
             if mine
             else 0
         ) - (3 if others or _GPU_LACKED.search(before) else 0)
+        if _GPU_WORKED_AFTER.match(text, m.end()):
+            score -= 2  # "H100上未出现该问题，A100上会出现" (EasyR1 #156): the card it works on is the comparison
         if _earlier_run(text, m.start()):
             score -= (
                 1  # "Before, I had tried … on single GPU (RTX 2070). Now, … 4 GPUs (Tesla T4)": the run now asked about
@@ -481,6 +483,15 @@ def _gpu_mentions(text: str) -> list[tuple[int, str, float | None]]:
         out = [o for o in out if not re.fullmatch(r"ascend\s*npus?", o[2], re.I)] or out
     out.sort(reverse=True)
     return [(score, name, cap) for score, _, name, cap in out]
+
+
+# What follows a card the run works on: "H100上未出现该问题", "on the A100 it works fine".
+_GPU_WORKED_AFTER = re.compile(
+    r"\s*(?:上面?|上边)?\s*(?:[未没]有?|不会?)(?:出现|遇到|发生|复现)|\s*(?:上面?)?\s*(?:(?:都|是|一切)?正常|没(?:有)?问题)|"
+    r"\s+(?:works?|worked|runs?|ran) (?:fine|well|ok|without (?:any )?(?:problem|issue|error))|\s+(?:is|was) fine\b|"
+    r"\s+(?:has|had|have) no (?:such )?(?:problem|issue)",
+    re.I,
+)
 
 
 # A sentence that opens on an earlier try, which the message then leaves for the run it asks about.
@@ -705,7 +716,7 @@ _SET = (
 )
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_A-Za-z0-9])batch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -849,7 +860,7 @@ _NODES = re.compile(
     + NUM[1:-1]
     + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:\w+\s+)?(?:nodes?|machines?|servers?)\b))"
     + r"\s*(?:个|台|[x×-]\s*)?\s*(?:(?i:computational|compute|physical|worker|training|gpu|separate)\s+)?"
-    + r"(?:nodes?\b|machines?\b(?!\s+learning)|[节结]点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
+    + r"(?:nodes?\b|machines?\b(?!\s+learning)|servers?\b|[节结]点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
     + r"机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
     r"(?!\s*(?:per|in each|in every|of each|of the)\s+(?:hidden\s+)?layer)",
@@ -876,6 +887,8 @@ _NODES_X_GPUS = re.compile(
 _PER_NODE_COUNT = re.compile(
     r"每(?:一)?(?:台|个)?(?:机器|[节结]点|服务器|主机|台|机)\s*(?:上)?\s*(?:都)?(?:是|有|为)?\s*(\d+)\s*(?:张|块)?\s*(?:[A-Za-z]?\d{0,4}\s*)?(?:卡|显卡|gpus?)|"
     r"(\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)\s*(?:per|each|on each|in each)\s*(?:node|machine|server|host)|"
+    # "4server(8gpu/server)" (RepVGG #42)
+    r"(\d+)\s*(?:gpus?|cards?|卡)\s*/\s*(?:node|machine|server|host|台|机)|"
     r"each (?:node|machine|server|host)s? (?:has|have|with|contains?) (\d+)|"
     # "two nodes: node-A and node-B, each has 4gpus" (discuss.pytorch #72769): "each has" after the nodes are named
     r"\bnodes?\b[^.\n]{0,60}?,\s*each (?:one )?(?:has|have|with) (\d+)\s*(?:x\s*)?(?:[A-Za-z]+\d*\s+)?(?:gpus?|cards?)|"
@@ -1546,6 +1559,17 @@ def _family_lists(text: str, found: list[re.Match[str]]) -> list[re.Match[str]]:
     ]
 
 
+_SWAP_BEFORE = re.compile(
+    r"(?:\b(?:chang|replac|switch|swapp?)(?:e|ed|es|ing)?|把|将)\s*(?:the\s+model\s+)?(?:from\s+)?$", re.I
+)
+_SWAP_BETWEEN = re.compile(r"\s*(?:to|with|by|for|->|→|换成|改成|改为|替换为|替换成|换为)\s*", re.I)
+
+
+def _whole_end(text: str, f: re.Match[str]) -> int:
+    """Where the whole model id around a family match ends (:func:`_whole_name`)."""
+    return f.end(1) + _run_length(_NAME_CHARS, text, f.end(1))
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -1574,6 +1598,17 @@ def _model_named(text: str, slots: Slots) -> None:
         for f in listed:  # out of every later search too (the presets' own patterns)
             text = text[: f.start()] + " " * (f.end() - f.start()) + text[f.end() :]
         found = [f for f in found if f not in listed]
+    # "just change qwen2-7b to qwen3-0.6b" (verl #4494), "把qwen2-7b换成qwen3-0.6b": the model changed away from is not
+    # the run's
+    found = [
+        f
+        for i, f in enumerate(found)
+        if not (
+            i + 1 < len(found)
+            and _SWAP_BEFORE.search(text[max(0, f.start() - 16) : f.start()])
+            and _SWAP_BETWEEN.fullmatch(text[_whole_end(text, f) : found[i + 1].start()])
+        )
+    ]
     if len({f.group(0).lower() for f in found}) > 1:
         # "the hyper-parameters when you trained llama-13b? … when I initialize a llama-7b": the maintainers' model
         # (second person) is not the user's when the user names another
@@ -1688,7 +1723,9 @@ def _model_named(text: str, slots: Slots) -> None:
         pass  # "BLOOM 560M & BLOOM 1.1B": the named model's own size is its count, never another size in the message
     elif m := next((m for m in sizes if _size_binds(text, slots.model_text, m)), None):
         slots.num_params = float(m.group(1)) * {"亿": 1e8}.get(m.group(0)[-1], 1e9 if m.re is _PARAMS_B else 1e6)
-    if slots.num_params:
+    # ("train falcon-7B, I've already … trained llama-7B" (litgpt #124): another family named with its size keeps its own)
+    other_family = own_size is not None and not re.search(r"qwen|" + LLAMA_WORD, own_size, re.I)
+    if slots.num_params and not other_family:
         if "qwen" in text.lower() and abs(slots.num_params - 7e9) < 1e9:
             slots.model, slots.num_params = "qwen2.5-7b", None
         elif re.search(LLAMA_WORD, text, re.I):  # (LLaMA-Factory #5815 fine-tunes a 72B, no llama)
@@ -1900,7 +1937,8 @@ _PRODUCT = re.compile(r"(?:\s*[*x×]\s*\d+)+\s*=\s*(\d+)(?![\d.])")
 
 # "In your paper, the batch size is 16", "论文里 batch size 是 16": a value of the paper or the README, not the user's run.
 _PAPER_BEFORE = re.compile(
-    r"(?:\b(?:your|the|in the|in your|their)\s+(?:paper|readme|repo's|original (?:paper|code))|论文|官方|原文|作者)"
+    # ("作者您好，请问batch per gpu=1的时候…" (FSTR #3) greets the author: what follows is the user's own question)
+    r"(?:\b(?:your|the|in the|in your|their)\s+(?:paper|readme|repo's|original (?:paper|code))|论文|官方|原文|作者(?![您你]好))"
     # (the sentence turns to the user's own files or run: "论文里写…batchsize设为了4，但是配置文件里batch_size是1", CARL #11)
     r"(?:(?!\bbut\b|\bI\b|\bmy\b|\bwe\b|但是|可是|然而|而我|我的)[^.。;；?？!！\n]){0,30}$",
     re.I,
@@ -2049,6 +2087,8 @@ _NODES_OF_GPUS = re.compile(r"(?<![A-Za-z0-9.])(\d+)\s+(\d+)\s*[x×*]\s*[A-Za-z]
 # written as one product (not a factor of a batch formula, "bs 2*8 GPUs = 16", see _nodes_times_gpus).
 _NODES_TIMES_GPUS = re.compile(
     r"(?<![A-Za-z0-9_.])(\d{1,3})\s*\\?[x×*]\s*(\d{1,2})(?:\s*\\?[x×*]\s*|\s*)"  # "3\*8*A100": Markdown-escaped
+    # ("16*8*80G H800" (ms-swift #2228): the card's memory between the count and its name)
+    r"(?:\d{2,3}\s*G(?:i?B)?\s*(?:的\s*)?)?"
     r"(?:" + _GPU_BRAND + _GPU_MODEL + r"|gpus?(?![A-Za-z])|cards?(?![A-Za-z])|显?卡)(?!\s*[*x×=])",
     re.I,
 )
@@ -2607,6 +2647,11 @@ _HALF_VS_FP32 = re.compile(
 )
 
 
+#: How close a flag switched on and the same flag switched off must be to be one comparison (a sentence).
+_FLAG_PAIR_SPAN = 100
+_HALF_NAME = r"(?:fp16|bf16|float16|bfloat16|half)"
+_PRECISION_ALTERNATIVE = re.compile(r"\s*/\s*" + _HALF_NAME + r"(?![A-Za-z0-9])", re.I)
+_PRECISION_ALTERNATIVE_BEFORE = re.compile(r"(?<![A-Za-z0-9])" + _HALF_NAME + r"\s*/\s*$", re.I)
 _SWITCHED_ON = re.compile(r"[\"']?\s*(?:[:=]\s*|\s+)[\"']?(?:true|1)\b", re.I)
 
 
@@ -2619,17 +2664,31 @@ def _precision(text: str, slots: Slots) -> None:
         return
     switched_off = False
     mentions = list(_PRECISION_MENTION.finditer(text))
+    # "setting fp16/bf16=True", "model in float16/bfloat16": two precisions offered as alternatives name neither run
+    # (transformers #30100 set `fp16=True`, then asked which of "fp16/bf16=True" styles is mixed precision)
+    listed = [
+        m
+        for m in mentions
+        if _PRECISION_ALTERNATIVE.match(text, m.end()) or _PRECISION_ALTERNATIVE_BEFORE.search(text[: m.start()])
+    ]
+    if listed and len(listed) < len(mentions):
+        mentions = [m for m in mentions if m not in listed]
     # "`use_fp16=true` and `use_fp16=false` require the same memory": one flag set both ways is what the user
     # compares, not the run's precision (another mention, "full float 32", may say it)
-    flags: dict[tuple[str, str], set[bool]] = {}
+    # (side by side: "set fp16=True … the memory is the same as using fp16=False" two sentences apart states the run)
+    flags: dict[tuple[str, str], list[tuple[int, bool]]] = {}
     for m in mentions:
         if m.lastgroup in ("bf16", "fp16") and (key := _FLAG_KEY.match(text, m.end())):
             glued = re.search(r"[\w.-]*$", text[max(0, m.start() - 24) : m.start()])
             name = (glued.group(0) if glued else "") + m.group(0) + key.group(0)
-            flags.setdefault((m.lastgroup, name.lower()), set()).add(
-                not _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40])
+            flags.setdefault((m.lastgroup, name.lower()), []).append(
+                (m.start(), not _PRECISION_OFF_AFTER.match(text[m.end() : m.end() + 40]))
             )
-    both = {kind for (kind, _), values in flags.items() if values == {True, False}}
+    both = {
+        kind
+        for (kind, _), seen in flags.items()
+        if any(on and not off and abs(a - b) <= _FLAG_PAIR_SPAN for a, on in seen for b, off in seen)
+    }
     if both:
         mentions = [m for m in mentions if m.lastgroup not in both]
     # (a key switched on, "fp16: true", "--bf16 True", is set too: over "…_bf16_0524/…" in an output path beside it)
@@ -3336,6 +3395,7 @@ def _classify_words(key: str) -> str | None:
         "tp",
         "autotp_size",
         "model_parallel_size",
+        "mp_size",  # CogVLM / SAT's finetune scripts: `MP_SIZE=4` splits the model over 4 GPUs (CogVLM #368)
     ):
         return "tensor_parallel_size"
     if joined in ("pipeline_parallel_size", "pipeline_model_parallel_size", "pp_size", "pp"):

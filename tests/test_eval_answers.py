@@ -178,17 +178,26 @@ pytestmark = pytest.mark.slow
 # fidelity 0.949 / 0.912, 21 + 33 contradicted, 2 + 2 headlines, 0 strawman, hit@3 0.973 / 0.982, hit@1 0.819 / 0.861,
 # p90 118 / 123, fit without a figure 68 + 49, no cause 8 + 13. The act floors follow what the larger set scores
 # (the engine reads the act of 14 + 8 of blind27's 52 otherwise than labelled); the no-cause ceiling follows the fix.
+# Stop 53: blind28 (52) moved into the dev set (2444 = 1212 zh + 1232 en; start engine, tag s35start, with its models
+# trained on the 2392: act 0.786 / 0.740, fidelity 0.947 / 0.910, 25 + 36 contradicted, 2 + 2 headlines, 0 + 1
+# strawman, hit@3 0.967 / 0.978, hit@1 0.811 / 0.851, p90 118 / 122, fit without a figure 72 + 54, no cause 9 + 13).
+# End of stop 53 (readers and fit questions from blind28; no "does not fit" on assumed sharding for a run that trained
+# until some samples; no arithmetic that restates one number; the pooling verdict where more GPUs are asked as the way
+# out of an OOM; a saving the run showed is no belief to correct; act and card models retrained on the 2444): act
+# 0.787 / 0.743, fidelity 0.949 / 0.911, 22 + 35 contradicted, 2 + 2 headlines, 0 strawman, hit@3 0.973 / 0.981,
+# hit@1 0.817 / 0.858, p90 118 / 122, fit without a figure 72 + 53, no cause 8 + 12. The contradiction and
+# fit-without-a-figure ceilings follow what the larger set scores (blind28 brought 4 + 3 and 4 + 5).
 FLOORS = {
     "zh": {"act_accuracy": 0.785, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.815},
     "en": {"act_accuracy": 0.74, "fidelity": 0.91, "hit3": 0.98, "hit1": 0.855},
 }
 CEILINGS = {
-    "contradicted": 55,
+    "contradicted": 60,
     "assumed_headlines": 4,
     "strawman": 0,
     "first_words_p90": 124,
     "refused": 0,
-    "fit_no_figure": 124,
+    "fit_no_figure": 128,
     "no_cause": 24,
 }
 
@@ -328,16 +337,22 @@ CEILINGS = {
 # fidelity 0.866 / 0.803, 5 + 5 contradicted, 0 headlines, 0 + 1 strawman, hit@3 0.750 / 0.840, hit@1 0.542 / 0.480,
 # fit without a figure 5 + 7, no cause 1 + 0. End of stop 52: hit@1 0.521 / 0.440, the rest unchanged. Floors are
 # re-based on this set.
+# Stop 53: blind28 moved into the dev set; blind30 (52 = 26 zh + 26 en, mined blind at the start of stop 53 and scored
+# on its start engine, tag s35start: act 0.846 / 0.538, fidelity 0.861 / 0.644, 2 + 7 contradicted, 0 headlines, 0
+# strawman, hit@3 0.762 / 0.885) joined blind29. Start of stop 53 on these 104 (blind29 + blind30): act 0.827 / 0.577,
+# fidelity 0.889 / 0.712, 3 + 9 contradicted, 0 headlines, 0 strawman, hit@3 0.809 / 0.900, hit@1 0.638 / 0.620, fit
+# without a figure 4 + 2, no cause 0 + 0. End of stop 53: hit@1 0.638 / 0.660, the rest unchanged. Floors are re-based
+# on this set.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.70, "fidelity": 0.86, "hit3": 0.74},
-    "en": {"act_accuracy": 0.57, "fidelity": 0.80, "hit3": 0.83},
+    "zh": {"act_accuracy": 0.82, "fidelity": 0.88, "hit3": 0.80},
+    "en": {"act_accuracy": 0.57, "fidelity": 0.70, "hit3": 0.89},
 }
 HELDOUT_CEILINGS = {
-    "contradicted": 12,
+    "contradicted": 14,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 14,
+    "fit_no_figure": 8,
     "no_cause": 3,
 }
 
