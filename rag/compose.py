@@ -939,7 +939,7 @@ def _usual_causes_verdict(r: Results) -> str:
         # large, transformers #20348)
         # (nor the card of a belief the message only touches: "I already use … +amp" (DeepSpeed #3652) is answered by
         # no "It does not halve memory")
-        unheld = {m.card_id for m in r.misconceptions if m.key not in r.held}
+        unheld = _unheld_belief_cards(r)
         fact = next(
             (
                 c
@@ -1186,6 +1186,11 @@ def _belief_fits_symptom(r: Results) -> bool:
     if r.asked is None:
         return True
     return any(c is None or symptom_fits(c, r.asked) for c in _belief_cards(r))
+
+
+def _unheld_belief_cards(r: Results) -> set[str]:
+    """The card ids of the beliefs the message touches without holding them: no opening of a diagnosis."""
+    return {m.card_id for m in r.misconceptions if m.key not in r.held}
 
 
 def _belief_cards(r: Results) -> list[Card | None]:
@@ -1498,8 +1503,7 @@ def verdict(r: Results) -> str:
                 return _oom_method_verdict(r) or _usual_causes_verdict(r)
             # (not a belief's card that the message only touches — "I already use … +amp" in a question about
             # partitioned activations, DeepSpeed #3652 — when another card was retrieved)
-            unheld = {m.card_id for m in r.misconceptions if m.key not in r.held}
-            card = next((c for c in r.cards if c.id not in unheld), card)
+            card = next((c for c in r.cards if c.id not in _unheld_belief_cards(r)), card)
             return _card_cause_verdict(card, lang)
         if not lead_fits(r, card):
             return _no_lead_verdict(r)

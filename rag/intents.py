@@ -435,12 +435,17 @@ _GA_MEMORY_RULES = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom
 _REPORTABLE_RULES = _GA_MEMORY_RULES | {"mixed_precision_halves"}
 
 
+def _claim_sentences(text: str) -> list[str]:
+    """The sentences a belief is held, reported or denied in (split at 。！？ and at . ; before a space)."""
+    return [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+
+
 def holds_belief(text: str, rule: MisconceptionRule) -> bool:
     """True when ``text`` asserts or presupposes the wrong belief of ``rule`` (not merely asks about it,
     denies it, or quotes a document that states it)."""
     if _QUOTED.search(text):
         return False
-    sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    sentences = _claim_sentences(text)
     title = text.lstrip().split("\n", 1)[0].strip() if "\n" in text.strip() else ""
     for sentence in sentences:
         if not rule.matches(sentence) or _DENIAL.search(sentence):
@@ -461,7 +466,7 @@ def saving_reported(text: str, rule: MisconceptionRule) -> bool:
     :func:`belief_reported` also covers and an answer does explain)."""
     if rule.key not in _REPORTABLE_RULES or holds_belief(text, rule):
         return False
-    sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    sentences = _claim_sentences(text)
     return any(rule.matches(s) and _SAVING_SEEN.search(s) for s in sentences)
 
 
@@ -470,7 +475,7 @@ def belief_reported(text: str, rule: MisconceptionRule) -> bool:
     what they already tried), never asserting the belief: "显存开始不够了，train_batch_size 我已经改到最小了"."""
     if rule.key not in _REPORTABLE_RULES or holds_belief(text, rule):
         return False
-    sentences = [s for s in re.split(r"(?<=[。！!？?\n])|(?<=[.;；])\s", text) if s.strip()]
+    sentences = _claim_sentences(text)
     return any(rule.matches(s) and _OBSERVATION.search(s) for s in sentences)
 
 
