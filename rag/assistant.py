@@ -64,7 +64,7 @@ from .planner import (
     plan_calls,
     rl_stage_named,
 )
-from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, unsupported_method
+from .setup import Setup, enough_for_memory, missing_for_memory, read_setup, shards_weights, unsupported_method
 from .step_counts import read_step_counts
 from .step_time import read_step_time, read_token_rate
 
@@ -274,8 +274,7 @@ class Assistant:
             split = (
                 (setup.get("tensor_parallel_size") or 1) > 1
                 or (setup.get("pipeline_parallel_size") or 1) > 1
-                or setup.get("zero_stage") == 3
-                or setup.get("fsdp") in ("full_shard", "hybrid_shard")
+                or shards_weights(setup)
             )
             misconceptions = [
                 m

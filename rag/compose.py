@@ -45,6 +45,7 @@ from .setup import (
     PER_NODE_EVIDENCE,
     REFERENCE_EVIDENCE,
     Setup,
+    shards_weights,
     unsupported_method,
 )
 
@@ -1241,13 +1242,6 @@ OOM_AT_LOAD = re.compile(
 )
 
 
-def _shards_weights(r: Results) -> bool:
-    """The run shards its weights across the GPUs (ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD): there the model states do
-    add up over the cards, so "cards do not pool their memory" is not the cause of its OOM ("4张3070的卡共64g显存 …
-    ds_config_zero3.json", Qwen #614) — the estimate of that sharded run is."""
-    return r.setup.get("zero_stage") == 3 or r.setup.get("fsdp") in ("full_shard", "hybrid_shard")
-
-
 # An OOM that came after the run had trained for a while, or only on some samples: its model states fit.
 _LATER = (
     r"(?:一段时间(?:之?后|就)|跑了一会|跑着跑着|训练到一半|训到一半|中途|\d+\s*(?:步|个?steps?|个?epochs?|轮)\s*(?:之?后|时)|"
@@ -1271,7 +1265,9 @@ def _oom_estimate_verdict(r: Results) -> str:
         r.misconceptions
         and all(m.key in CAUSE_BELIEFS for m in r.misconceptions[:2])
         and not _belief_only_reported(r)
-        and not (_shards_weights(r) and all(m.key == "more_gpus_pool_memory" for m in r.misconceptions[:2]))
+        # (a run that shards its weights, "4张3070的卡共64g显存 … ds_config_zero3.json" (Qwen #614): the estimate of that
+        # sharded run is the cause, not "cards do not pool their memory")
+        and not (shards_weights(r.setup) and all(m.key == "more_gpus_pool_memory" for m in r.misconceptions[:2]))
     ):
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
     if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
@@ -1503,7 +1499,8 @@ def verdict(r: Results) -> str:
                 return _oom_method_verdict(r) or _usual_causes_verdict(r)
             # (not a belief's card that the message only touches — "I already use … +amp" in a question about
             # partitioned activations, DeepSpeed #3652 — when another card was retrieved)
-            card = next((c for c in r.cards if c.id not in _unheld_belief_cards(r)), card)
+            unheld = _unheld_belief_cards(r)
+            card = next((c for c in r.cards if c.id not in unheld), card)
             return _card_cause_verdict(card, lang)
         if not lead_fits(r, card):
             return _no_lead_verdict(r)

@@ -389,12 +389,12 @@ _DENIAL = re.compile(
 _QUOTED = re.compile(r"原文|文档|README|docs? (?:say|says|state)|the paper|论文|quote", re.I)
 
 
-# A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
-# is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
 # A saving the user's own run showed: "I configured the FP16 parameter, which reduced the memory" (DeepSpeed #1061).
 _SAVING_SEEN = re.compile(
     r"\b(?:which|that|it) (?:reduced|decreased|lowered|cut|saved|halved)\b|降低了|减少了|省了|减半了", re.I
 )
+# A sentence that reports what the user measured or saw ("here's the memory as I increase GA", "显存占用一直在30G左右")
+# is an observation for the diagnosis to explain, not a belief to correct — unless it says the belief outright.
 _OBSERVATION = re.compile(
     r"(?<![\d.])\d+(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)\b|\bI (?:tested|measured|observed|see|saw|found|noticed|got)\b|"
     r"\bhere(?:'s| is| are)\b|\bstill\b|发现|观察|测试|实测|监控|一直在|显示|"

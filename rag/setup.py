@@ -1245,6 +1245,12 @@ def _printed_peak_over_parts(setup: Setup, parts: list[Part]) -> None:
 CALCULATOR_METHODS = ("full", "lora", "qlora")
 
 
+def shards_weights(setup: Setup) -> bool:
+    """The run shards its weights across the GPUs (ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD): there the model states do
+    add up over the cards, so "cards do not pool their memory" is no answer to its memory."""
+    return setup.get("zero_stage") == 3 or setup.get("fsdp") in ("full_shard", "hybrid_shard")
+
+
 def unsupported_method(setup: Setup) -> str | None:
     """The user's method when the memory calculator cannot express it ("ptuning", "freeze", "full + int8"), else None.
 

@@ -1566,7 +1566,8 @@ _SWAP_BETWEEN = re.compile(r"\s*(?:to|with|by|for|->|→|换成|改成|改为|�
 
 
 def _whole_end(text: str, f: re.Match[str]) -> int:
-    """Where the whole model id around a family match ends (:func:`_whole_name`)."""
+    """Where the run of name characters (letters, digits, ``._-``) after a family match ends: "qwen2-7b" in "change
+    qwen2-7b to …", "meta-llama" before its "/"."""
     return f.end(1) + _run_length(_NAME_CHARS, text, f.end(1))
 
 
@@ -1615,7 +1616,7 @@ def _model_named(text: str, slots: Slots) -> None:
         mine = [f for f in found if not _YOURS_BEFORE.search(text[max(0, f.start() - 32) : f.start()])]
         found = mine or found
     m = next(
-        (m for m in found if not text.startswith("/", m.end(1) + _run_length(_NAME_CHARS, text, m.end(1)))),
+        (m for m in found if not text.startswith("/", _whole_end(text, m))),
         found[0] if found else None,
     )
     if m is not None and not _HAS_SIZE.search(_whole_name(text, m)[:60]):
