@@ -1008,20 +1008,26 @@ def breakdown_card(r: Results) -> Card | None:
     """The card whose lead says what memory is made of, for a fit question without a figure: a card about memory
     in general (one whose title names a size, "7B on a 24 GB card", would answer a setup the user did not state), that
     speaks of memory and passes the opening gate (a torchtune incompatibility is no breakdown of memory). A myth card's
-    lead answers a belief ("No, GPUs do not pool …"), not what memory is made of (CPM-2-Finetune #4)."""
-    return next(
-        (
-            c
-            for c in r.cards
-            if not c.is_myth
-            and not MODEL_SIZE.search(_title(c, r.lang))
-            and _BREAKDOWN_TITLE.search(c.title_en)
-            and card_in_family(c, "memory")
-            and lead_fits(r, c)
-            and _card_method(c) in (None, r.setup.get("finetune"))
-        ),
-        None,
-    )
+    lead answers a belief ("No, GPUs do not pool …"), not what memory is made of (CPM-2-Finetune #4). What ZeRO saves
+    is a breakdown only for a message that names ZeRO or DeepSpeed when another card says what memory is made of
+    (RealNet #2 asked what training a diffusion model needs and got the ZeRO stages)."""
+    found = [
+        c
+        for c in r.cards
+        if not c.is_myth
+        and not MODEL_SIZE.search(_title(c, r.lang))
+        and _BREAKDOWN_TITLE.search(c.title_en)
+        and card_in_family(c, "memory")
+        and lead_fits(r, c)
+        and _card_method(c) in (None, r.setup.get("finetune"))
+    ]
+    if not _ZERO_NAMED.search(r.prose) and r.setup.get("zero_stage") is None:
+        found.sort(key=lambda c: bool(_SAVINGS_TITLE.search(c.title_en)))
+    return found[0] if found else None
+
+
+_SAVINGS_TITLE = re.compile(r"how much .{0,20}\bsave", re.I)
+_ZERO_NAMED = re.compile(r"zero|deepspeed", re.I)
 
 
 _METHOD_TITLE = re.compile(r"^(?:where )?(QLoRA|LoRA)\b", re.I)
@@ -1248,9 +1254,13 @@ _LATER = (
     r"(?:一定|部分|某些|个别|特定)的?(?:数据|样本|batch)|"
     r"\bafter (?:a while|some (?:time|steps|iterations)|a few (?:steps|iterations|hours|epochs)|"
     r"\d+(?:\.\d+)?\s*(?:steps|iterations|epochs|hours|hrs))\b|\bpartway\b|\bmidway\b|"
-    r"\bon (?:some|certain|a few|specific) (?:samples|batches|data|inputs|examples)\b)"
+    r"\bon (?:some|certain|a few|specific) (?:samples|batches|data|inputs|examples)\b|"
+    # at the save after training ("An OOM error occurred while saving in the last step", FastChat #693): training held
+    # its states; the save gathers a full state dict on top
+    r"\b(?:while|when|during) saving\b|\bin the (?:last|final) step\b|保存(?:模型|权重|checkpoint)?\s*(?:时|的时候))"
 )
-_OOM_WORD = r"(?:\boom\b|out of memory|爆显存|显存不足|显存溢出|oom)"
+# ("出现OOM": no \b between a CJK character and a Latin letter, so the ASCII-letter bounds of intents._OOM_SEEN.)
+_OOM_WORD = r"(?:(?<![A-Za-z])oom(?:s|ed|ing)?(?![A-Za-z])|out of memory|爆显存|显存不足|显存溢出)"
 OOM_MID_RUN = re.compile(rf"{_LATER}[^.。\n]{{0,40}}?{_OOM_WORD}|{_OOM_WORD}[^.。\n]{{0,40}}?{_LATER}", re.I)
 
 

@@ -108,6 +108,12 @@ class Plan:
         return next((c for c in self.calls if c.label == label), None)
 
 
+def _precision_alone(intents: Intents) -> bool:
+    """The question asks about precision, not memory or the batch (a sharding name beside it, "fsdp2.log", asks for
+    no estimate either)."""
+    return intents.precision and not (intents.memory or intents.batch or intents.effective)
+
+
 # "a 13B model" means the canonical open model of that size: checked in order, first within 10% wins.
 _CANONICAL = (
     "llama-2-7b",
@@ -299,7 +305,14 @@ def memory_config(setup: Setup, plan: Plan) -> dict[str, Any]:
     if cfg["finetune"] == "lora" and s.get("quantization") == "int8":
         cfg["lora_int8_base"] = True  # LoRA on a base loaded in 8 bits (load_in_8bit, quantization_bit 8)
     if cfg.get("num_nodes", 1) > 1 and "world_size" not in cfg:
+        # "two 80G A800 nodes" (OpenRLHF #332) with no count per node: the fewest GPUs those nodes can hold, said so
+        # (sharded states per GPU only shrink with more)
         cfg["world_size"] = cfg["num_nodes"]
+        plan.assume(
+            "world_size",
+            f"未说明每台机器几张卡：按每台 1 张、共 {cfg['num_nodes']} 张估算（分片的状态随卡数增加而减少）",
+            f"GPUs per node not given: one per node, {cfg['num_nodes']} in all (sharded states shrink with more GPUs)",
+        )
     if cfg.get("world_size", 1) % cfg.get("num_nodes", 1):
         cfg.pop("num_nodes")
     if (cfg.get("offload_optimizer") or cfg.get("offload_param")) and not cfg.get("zero_stage"):
@@ -716,7 +729,8 @@ def plan_calls(
 
     memory_wanted = (
         act == "fit"
-        or (act == "configure" and enough)
+        # ("How to set model dtype bf16 when train models by GRPO?", verl #4494: a precision setting asked for, not memory)
+        or (act == "configure" and enough and not _precision_alone(intents))
         or ga_memory
         or intents.compare_zero
         or intents.compare_checkpointing

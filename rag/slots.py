@@ -52,7 +52,8 @@ SEP = (
     + r"在(?=\s*\d+\s*(?:的时候|时|下)))?\s*"
 )
 # ("ds_zero2_no_offload.json": a file name's "no_" turns off what follows it)
-_NEG = re.compile(r"(没|未|不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
+# ("有没尝试 gradient checkpoint", "是不是开了…": the yes-or-no question form negates nothing, TextClassifier #1)
+_NEG = re.compile(r"((?<!有)没|未|(?<!是)不|关|no\b|(?<![A-Za-z0-9])no_|not\b|without|disable|off\b|false)", re.I)
 
 
 def _num(token: str) -> int:
@@ -726,10 +727,15 @@ _MICRO = re.compile(
 _GA = re.compile(
     r"(?:gradient_accumulation_steps|grad(?:ient)?[-_ ]?acc(?:um(?:ulation)?)?(?:[-_ ]?steps?)?|(?<![A-Za-z0-9_])ga(?![A-Za-z0-9_])|梯度累[积加计](?:步数)?|"
     # ESPnet / neural_sp's `accum_grad`, `accum_grad_n_step`
-    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate|accum_grad(?:_n_steps?)?|"
+    r"累[积加计](?:步数)?|accumulation[-_ ]?steps?|accumulate(?:[-_ ]steps?)?|accum_grad(?:_n_steps?)?|"
     # fairseq's --update-freq ("update frequency 4"), T5X's / Megatron's num_microbatches: accumulation by other names
     r"update[-_ ]freq(?:uency)?|num_microbatches)"
-    r"(?:`?\s*(?:argument|option|parameter|flag)\b)?" + r"(?:\s*\(\s*(?=\d+\s*\))|" + SEP + r")" + NUM,
+    # ("then accumulate steps will be 4", YOLOv5 #464)
+    r"(?:`?\s*(?:argument|option|parameter|flag)\b)?(?:\s+(?:will|would|should)\s+be)?"
+    + r"(?:\s*\(\s*(?=\d+\s*\))|"
+    + SEP
+    + r")"
+    + NUM,
     # "1X3XGRADIENT_ACC(4)": the value in brackets after the key
     re.I,
 )
@@ -759,8 +765,9 @@ _GA_AFTER = re.compile(
     r"(?:grad(?:ient)?[-_ ]?)?accum(?:ulation)?[-_ ]?steps?\b)",
     re.I,
 )
+# (YOLOv5's `nbs`, its nominal batch: the batch train.py accumulates micro-batches up to)
 _TRAIN_BATCH = re.compile(
-    r"(?<![A-Za-z_])(?:train_batch_size|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
+    r"(?<![A-Za-z_])(?:train_batch_size|nbs(?![A-Za-z_])|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
     r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|总\s*(?:的)?\s*batch[-_ ]?size|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
     # "train_batch_size(global batch size)=64", "Global Batch Size (per_device_train_batch_size *
     # gradient_accumulation_steps) should be 128": a note in brackets between the key and its value
@@ -794,6 +801,10 @@ _GPU_MODEL = (
 # A card's size between the count and the noun: "4张24GB显存的4090", "5个24G的P4090", "2 16G A4000".
 _COUNT_MEM = r"\d{1,3}\s*(?:g|gb|gib)\s*(?:显存)?\s*(?:的)?\s*"
 _COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
+# "2 A100 nodes", "two 80G A800 nodes" (OpenRLHF #332): a count of machines named by their card (_NODES reads it).
+_NODE_WORD = r"(?:nodes?|servers?)\b"
+_NODES_NEXT = r"s?\s+" + _NODE_WORD
+_NOT_NODES = rf"(?!{_NODES_NEXT})"
 _GPUS = re.compile(
     # (not the number of a card's name: "昇腾910-64G 16卡" is 16 cards of the 64 GB Ascend 910)
     r"(?<![A-Za-z]-)(?<!昇腾)(?<!ascend)(?<!ascend\s)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z.])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
@@ -815,9 +826,12 @@ _GPUS = re.compile(
     + r"\s*)?(?:卡|显卡|gpus?(?![A-Za-z])|cards?(?![A-Za-z]))|"
     + _GPU_BRAND
     + _GPU_MODEL
+    + _NOT_NODES
     + r")|"
     + _COUNT_MEM
-    + r"(?:[A-Za-z]{0,2}\d{2,4}[A-Za-z]{0,2}(?![A-Za-z0-9])|(?<=显存)))",
+    + r"(?:[A-Za-z]{0,2}\d{2,4}[A-Za-z]{0,2}(?![A-Za-z0-9])"
+    + _NOT_NODES
+    + r"|(?<=显存)))",
     re.I,
 )
 _EN_NUM = {
@@ -833,7 +847,8 @@ _EN_NUM = {
     "quad": 4,
 }
 _GPUS_EN = re.compile(
-    r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)\b",
+    r"\b(two|three|four|six|eight|sixteen|dual|a pair of|twin|quad)\s+(?:[\w-]+\s+)?(?:gpus?|npus?|cards?|"
+    r"(?:a100s?|h100s?|v100s?|3090s?|4090s?|a800s?)" + _NOT_NODES + r")\b",
     re.I,
 )
 # TRL GRPO: "The global train batch size (7 x 1) must be evenly divisible by ..." (processes x per-device batch).
@@ -858,8 +873,12 @@ _NODES = re.compile(
     # "2 nodes", "4xnode", "a 4-node cluster", "2台机器" (not "a 49GB*4 machine": four cards in one machine)
     r"(?<![A-Za-z0-9.])(?<!g[*x×])(?<!gb[*x×])(?<!gb\s[*x×])(?<!gb[*x×]\s)(?<!gb\s[*x×]\s)("
     + NUM[1:-1]
-    + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:\w+\s+)?(?:nodes?|machines?|servers?)\b))"
+    + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:[\w-]+\s+){0,2}(?:nodes?|machines?|servers?)\b))"
     + r"\s*(?:个|台|[x×-]\s*)?\s*(?:(?i:computational|compute|physical|worker|training|gpu|separate)\s+)?"
+    # the GPU each node holds, between the count and the word: "two 80G A800 nodes" (OpenRLHF #332)
+    + r"(?:(?:\d{2,3}\s*gb?[ \t]+)?(?:nvidia[ \t]+)?[ahlvt]\d{2,3}[a-z]?(?:-\d{2,3}\s*gb?)?[ \t]+(?="
+    + _NODE_WORD
+    + r"))?"
     + r"(?:nodes?\b|machines?\b(?!\s+learning)|servers?\b|[节结]点|机器|台机|(?<=台)\s*(?:主机|服务器)|"
     + r"机(?=\s*\d|\s*[一两二三四五六七八]))"
     # "768 nodes per layer": a network's units, not machines
@@ -868,7 +887,9 @@ _NODES = re.compile(
 )
 # "2机8卡", "2 nodes x 8 GPUs", "2x 8-GPU nodes", "2台8卡": nodes × GPUs per node.
 _NODES_X_GPUS = re.compile(
-    NUM
+    # (not the digits of a card's name: "A100 nodes with 8 GPUs")
+    r"(?<![A-Za-z0-9.])"
+    + NUM
     + r"\s*(?:(?:个|台)?\s*(?:nodes?|[节结]点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
     r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个[节结]点|每台服务器|每台机器|共计|总共|一共|共|(?:with )?(?:totally|in total))?\s*"
     + NUM
@@ -1370,10 +1391,12 @@ _HEARSAY_BEFORE = re.compile(
     r"\b(?:says|said|claims?|claimed|states?|stated|mentions?|mentioned)\b|"
     # a document's own setting: "But in your paper, batch_size = 128, and used 4 GPU" (3DMPPE_POSENET #85)
     r"\b(?:in|from|according to)\s+(?:your|the|their|its|this|that)\s+(?:original\s+)?"
-    r"(?:paper|readme|docs?|documentation|report|model card)\b)"
+    r"(?:paper|readme|docs?|documentation|report|model card)\b|"
+    # "我看到您论文中使用的显卡是Nvidia TITAN RTX 24G … 我用24G的3090复现时…" (Contrastive-Clustering #49)
+    r"(?:您|你们?)的?(?:论文|文章|paper)\s*(?:中|里)?)"
     # (the claim's sentence only: an English full stop ends it as 。 does, "… 32 V100 GPUs. I train on 4 V100s")
     # (nor once the user's own run comes back into it: "According to the README I set the batch size to 8")
-    r"(?:(?!\bbut\b|\bI\b|\bmy\b|\bwe\b|但是|可是|然而|而我|我的|[.?!]\s)[^。;；\n]){0,60}$",
+    r"(?:(?!\bbut\b|\bI\b|\bmy\b|\bwe\b|但是|可是|然而|而我|我的|我用|我在|我这|我自己|[.?!]\s)[^。;；\n]){0,60}$",
     re.I,
 )
 
@@ -1601,15 +1624,21 @@ def _model_named(text: str, slots: Slots) -> None:
         found = [f for f in found if f not in listed]
     # "just change qwen2-7b to qwen3-0.6b" (verl #4494), "把qwen2-7b换成qwen3-0.6b": the model changed away from is not
     # the run's
-    found = [
-        f
+    # the model changed away from, wherever else it is named ("[qwen2-7b-fsdp2.log](…)": the recipe's log file)
+    swapped = {
+        f.group(0).lower()
         for i, f in enumerate(found)
-        if not (
-            i + 1 < len(found)
-            and _SWAP_BEFORE.search(text[max(0, f.start() - 16) : f.start()])
-            and _SWAP_BETWEEN.fullmatch(text[_whole_end(text, f) : found[i + 1].start()])
-        )
-    ]
+        if i + 1 < len(found)
+        and found[i + 1].group(0).lower() != f.group(0).lower()
+        and _SWAP_BEFORE.search(text[max(0, f.start() - 16) : f.start()])
+        and _SWAP_BETWEEN.fullmatch(text[_whole_end(text, f) : found[i + 1].start()])
+    }
+    found = [f for f in found if f.group(0).lower() not in swapped] or found
+    if len({f.group(0).lower() for f in found}) > 1:
+        # "您论文中 … 不管是使用resnet34还是resnet50 …，我用24G的3090复现时resnet50" (Contrastive-Clustering #49): the
+        # models a paper or README ran are not the user's when the user names one of their own
+        unheard = [f for f in found if not hearsay(text, f.start())]
+        found = unheard or found
     if len({f.group(0).lower() for f in found}) > 1:
         # "the hyper-parameters when you trained llama-13b? … when I initialize a llama-7b": the maintainers' model
         # (second person) is not the user's when the user names another
@@ -2177,6 +2206,8 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
     for m in _GPU_NAME.finditer(text):
         if _quoted(text, m.start()) or hearsay(text, m.start()):
             continue  # a quote, or a paper's / README's run ("the paper said they used 32 V100 GPUs")
+        if re.match(_NODES_NEXT, text[m.end() :], re.I):
+            continue  # "two 80G A800 nodes": machines, counted by _NODES
         window = text[max(0, m.start() - 24) : m.start()]
         before = _COUNT_BEFORE.search(window)
         after = _COUNT_AFTER.match(text[m.end() : m.end() + 16])
@@ -2303,6 +2334,28 @@ _COUNT_NAMED_RULE = SlotRule(
     # "GA * 卡数 = 32": a factor of the user's formula, its result is no GPU count
     accept=lambda m, text: not re.search(r"(?:[*×]|\sx)\s*$", text[max(0, m.start() - 4) : m.start()]),
 )
+# "an epoch takes about the same with 1 or 2 GPUs" (XLM #324), "2卡或4卡": the counts compared; the larger is the run in
+# question (the one expected to be faster or to fit).
+_GPU_ALTERNATIVES = re.compile(
+    r"(?<![\w.])(\d{1,2})\s*(?:or|vs\.?|versus)\s*(\d{1,2})\s*(?:gpus?|cards?)(?![A-Za-z])|"
+    r"(?<![\w.])(\d{1,2})\s*(?:gpus?|cards?)\s*(?:or|and|vs\.?|versus)\s*(\d{1,2})\s*(?:gpus?|cards?)(?![A-Za-z])|"
+    r"(?<![A-Za-z0-9_.])(\d{1,2})\s*(?:张|块)?卡\s*(?:或|或者|还是|和|与|跟)\s*(\d{1,2})\s*(?:张|块)?卡|"
+    r"(?<![A-Za-z0-9_.])(\d{1,2})\s*(?:或|或者|还是)\s*(\d{1,2})\s*(?:张|块)?卡",
+    re.I,
+)
+
+
+# "8 GPUs or 4 GPUs, which is better?": a choice asked about, neither is the run
+_CHOICE_ASKED = re.compile(r"[?？]|\bwhich\b|\bshould\b|哪|选", re.I)
+
+
+def _sentence_with_mark(text: str, pos: int) -> str:
+    """The sentence around ``pos`` with its end mark ("?" tells a question)."""
+    start = max(text.rfind(c, 0, pos) for c in "\n。！!?？.") + 1
+    ends = [i for i in (text.find(c, pos) for c in "\n。！!?？") if i >= 0]
+    return text[start : (min(ends) + 1 if ends else len(text))]
+
+
 #: "共 16 张卡" (the total), then "后来变成单卡" (a change): each later one wins.
 _COUNT_LAST_RULES = (
     SlotRule(("world_size",), (_GPU_TOTAL,), _group_int()),
@@ -2538,6 +2591,12 @@ def _parallel(text: str, slots: Slots) -> None:
         if slots.world_size and (slots.world_size < slots.num_nodes or _stated_per_node(text) == slots.world_size):
             # "8卡 2机", "两台机器 … 每台机器都是8卡", "2 nodes, 8 GPUs per node": the count was per node
             slots.world_size *= slots.num_nodes
+    if (
+        (alt := _GPU_ALTERNATIVES.search(text))
+        and (slots.world_size is None or str(slots.world_size) in alt.groups())
+        and not _CHOICE_ASKED.search(_sentence_with_mark(text, alt.start()))
+    ):
+        slots.world_size = max(int(g) for g in alt.groups() if g)  # (the smaller count is the baseline)
     _apply_each(_COUNT_LAST_RULES, text, slots)
     if slots.world_size is None and (m := _GPUS_PER_WORKER.search(text)):
         # DeepSpeedExamples' Megatron scripts: `NUM_WORKERS=1` (nodes) × `NUM_GPUS_PER_WORKER=2`
@@ -2747,6 +2806,9 @@ def _precision(text: str, slots: Slots) -> None:
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
     elif switched_off or re.search(r"mixed[-_]precision" + off.pattern, low):
         slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
+    else:
+        # a loss-scaler line pasted into the prose ("it says: Found NaN, decreased lg_loss_scale to 19.0"): fp16
+        _apply_first(_PRINTED_PRECISION_RULES, text, slots)
 
 
 # "Llama3-70B 8K全参数微调": a context length written right after the model's size.
@@ -2843,8 +2905,13 @@ _METHOD_KEY = re.compile(
 )
 # A LoRA switch set off: `--use_lora False`, `use_lora=0`, `--use-peft false`, `use_llm_lora: 0` (InternVL's LLM LoRA).
 _LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
-# … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained.
-_USE_LORA_OFF = re.compile(r"(?<![\w-])-{0,2}use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)\b", re.I)
+# … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained; so is a LoRA
+# rank of 0 (ColossalAI Chat's `--lora_rank 0`, DeepSpeed-Chat's `--lora_dim 0`: their default, no LoRA; ColossalAI #4470)
+_USE_LORA_OFF = re.compile(
+    r"(?<![\w-])-{0,2}(?:use[-_](?:lora|peft)[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|0)|"
+    r"lora[-_](?:rank|dim)[\"']?\s*(?:[:=]|\s)\s*0)\b",
+    re.I,
+)
 # QLoRA as a switch: FastChat's `--q_lora True`, open-instruct's `--use_qlora`, "Q-LoRA" (never a file: "q_lora.py").
 _QLORA = re.compile(r"(?<![\w/.])-{0,2}(?:use_)?q[-_]?lora(?![\w.])", re.I)
 # Freeze tuning (LLaMA-Factory's `finetuning_type: freeze`) as people write it: "freeze微调", "freeze tuning".
@@ -3291,6 +3358,7 @@ _SEQ_KEYS = {
     "max_tokens_per_sample",
     "max_position",
     "override_max_seq_length",  # LitGPT's finetune scripts
+    "data_max_length",  # LOMO's config (LOMO #53)
 }
 
 
@@ -3702,10 +3770,11 @@ _TRAINABLE_PRINTED = re.compile(r"Number of trainable parameters\s*=\s*(\d{1,3}(
 # transformers prints this only when gradient checkpointing is on during training.
 _GC_PRINTED = re.compile(r"`use_cache=True` is incompatible with gradient checkpointing")
 # Only fp16 training scales the loss: DeepSpeed's "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536"
-# (loss_scaler.py), apex's "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to …".
+# (loss_scaler.py), apex's "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to …", OpenAI's
+# guided / improved diffusion's fp16_util.py "Found NaN, decreased lg_loss_scale to 19.0" (MM-Diffusion #23).
 _FP16_PRINTED = re.compile(
     r"OVERFLOW! Rank \d+ Skipping step|Attempted loss scale|loss_scaler\.py|"
-    r"Gradient overflow\.\s+Skipping step",
+    r"Gradient overflow\.\s+Skipping step|decreased lg_loss_scale to",
     re.I,
 )
 # transformers' TrainingArguments check: "Your setup doesn't support bf16/gpu." — the user asked for bf16.
@@ -3979,9 +4048,11 @@ _DEVICE_FACTOR = re.compile(r"^(?:devices?|device_num|num_devices|n_devices|gpus
 
 # A formula written out with its numbers: "batch_size*gradient_accumulation_steps = 12*40 = 480", "bs x GA x gpus =
 # 4 x 8 x 2 = 64": each name takes the number in its place, the result is the total.
+# (fairseq's "max-sentences * update-freq * num_of_gpus=32\\*60\\*8=15360", PLBART #19: hyphenated names, and the
+# backslash Markdown needs before a literal "*")
 _NAMED_FACTORS = re.compile(
-    r"(?<![\w.])([A-Za-z_][\w.]*(?:(?:\s*[*×]\s*|\s+x\s+)[A-Za-z_][\w.]*){1,3})\s*\)?\s*(?:=|is|equals)\s*"
-    r"(\d{1,6}(?:(?:\s*[*×]\s*|\s*x\s*)\d{1,6}){1,3})(?![\d.])(?:\s*=\s*(\d{1,7})(?![\d.]))?",
+    r"(?<![\w.-])([A-Za-z_][\w.-]*(?:(?:\s*\\?[*×]\s*|\s+x\s+)[A-Za-z_][\w.-]*){1,3})\s*\)?\s*(?:=|is|equals)\s*"
+    r"(\d{1,6}(?:(?:\s*\\?[*×]\s*|\s*x\s*)\d{1,6}){1,3})(?![\d.])(?:\s*=\s*(\d{1,7})(?![\d.]))?",
     re.I,
 )
 _FORMULA_BATCH = re.compile(r"^(?:\w*batch\w*|bs|mbs|micro\w*|bsz)$", re.I)
@@ -4001,8 +4072,8 @@ def _factor_key(name: str) -> str:
 def _named_factors(text: str, slots: Slots) -> bool:
     """Binds each named factor to its number; whether a formula was read."""
     for m in _NAMED_FACTORS.finditer(text):
-        names = [f.strip() for f in re.split(r"\s*[*×]\s*|\s+x\s+", m.group(1))]
-        nums = [int(n) for n in re.split(r"\s*[*×x]\s*", m.group(2).strip())]
+        names = [f.strip() for f in re.split(r"\s*\\?[*×]\s*|\s+x\s+", m.group(1))]
+        nums = [int(n) for n in re.split(r"\s*\\?[*×x]\s*", m.group(2).strip())]
         if len(names) != len(nums) or _quoted(text, m.start()):
             continue
         keys = [_factor_key(n) for n in names]
@@ -4133,10 +4204,11 @@ _FORMULA = re.compile(
     r"[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*(?:(?:\s*[*×]\s*|\s+x\s+)[A-Za-z_\u4e00-\u9fff][\w\u4e00-\u9fff]*){2,4}"
 )
 _FORMULA_GA = re.compile(
-    r"^(?:gradient_accumulation(?:_steps)?|grad_acc\w*|ga|accum\w*|accumulation_steps|梯度累[积加计]\w*)$", re.I
+    r"^(?:gradient_accumulation(?:_steps)?|grad_acc\w*|ga|accum\w*|accumulation_steps|update[-_]freq|梯度累[积加计]\w*)$",
+    re.I,
 )
 _FORMULA_DEVICES = re.compile(
-    r"^(?:n_?gpus?|num_gpus?|gpus?|num_devices|n_devices|devices?|device_num|device_count|world_size|nproc\w*|"
+    r"^(?:n_?gpus?|num_gpus?|num[-_]of[-_]gpus|gpus?|num_devices|n_devices|devices?|device_num|device_count|world_size|nproc\w*|"
     r"num_processes|"
     r"卡数|显卡数|gpu数|gpu数量|卡的数量|显卡数量|设备数)$",
     re.I,
@@ -4166,7 +4238,7 @@ def per_device_formula(text: str) -> re.Match[str] | None:
 
 
 _FORMULA_PER_DEVICE = re.compile(
-    r"^(?:per_device\w*|micro\w*|\w*per_(?:gpu|device)\w*|bs_per\w*|local_batch\w*|每卡\w*)$", re.I
+    r"^(?:per_device\w*|micro\w*|\w*per_(?:gpu|device)\w*|bs_per\w*|local_batch\w*|max[-_]sentences|每卡\w*)$", re.I
 )
 
 
