@@ -140,6 +140,9 @@ def _answer_values(answer: Any, key: str) -> list[Any]:
                 if shape is not None and shape.vision is not None:
                     # "Qwen2.5-VL-3B": the size in a VL model's name is its language model's (3.09B of 3.75B)
                     vals.append(count_params(shape) - vision_params(shape.vision))
+                if v in PUBLISHED_PARAMS and (size := re.search(r"-(\d+(?:\.\d+)?)b(?:-|$)", v)):
+                    # "Gemma-2b" names its size, 2.51B counted: the model named is the size stated
+                    vals.append(float(size.group(1)) * 1e9)
                 v = PUBLISHED_PARAMS.get(v, v)
             if k == "gpu" and key == "gpu_memory_gb":
                 from calculators.presets import GPU_PRESETS

@@ -357,6 +357,11 @@ MODEL_PRESETS: dict[str, ModelShape] = {
         _llama("gemma-2-9b", 3584, 42, 16, 8, 14336, 256000, head_dim=256, tie_word_embeddings=True),
         _llama("gemma-2-27b", 4608, 46, 32, 16, 36864, 256000, head_dim=128, tie_word_embeddings=True),
         _llama("gemma-3-1b", 1152, 26, 4, 1, 6912, 262144, head_dim=256, tie_word_embeddings=True),
+        # Gemma 1 (and 1.1, the same shapes): the Gemma report's table 1 (arXiv 2403.08295: d_model 2048 / 3072, 18 /
+        # 28 layers, GeGLU 32768 / 49152 = two matrices of 16384 / 24576, 8 / 16 heads, 1 / 16 KV heads, head size
+        # 256); transformers' GemmaConfig defaults are gemma-7b's. The 256k vocabulary makes the logits large.
+        _llama("gemma-2b", 2048, 18, 8, 1, 16384, 256000, head_dim=256, tie_word_embeddings=True),
+        _llama("gemma-7b", 3072, 28, 16, 16, 24576, 256000, head_dim=256, tie_word_embeddings=True),
         # Gemma 3 4B/12B/27B ship with a SigLIP vision tower (about 0.4 B parameters); these presets are the text
         # model only (their config.json's text_config), so the name says "-text" wherever the estimate shows it.
         *(
@@ -439,6 +444,8 @@ _PRESET_SOURCES: dict[str, str] = {
     "gemma-2-9b": "google/gemma-2-9b",
     "gemma-2-27b": "google/gemma-2-27b",
     "gemma-3-1b": "google/gemma-3-1b-pt",
+    "gemma-2b": "google/gemma-2b (the Gemma report, arXiv 2403.08295, table 1)",
+    "gemma-7b": "google/gemma-7b (the Gemma report, table 1; transformers' GemmaConfig defaults)",
     "gemma-3-4b-text": "google/gemma-3-4b-pt (text_config)",
     "gemma-3-12b-text": "google/gemma-3-12b-pt (text_config)",
     "gemma-3-27b-text": "google/gemma-3-27b-pt (text_config)",
@@ -526,6 +533,10 @@ PUBLISHED_PARAMS: dict[str, float] = {
     "gemma-2-9b": 9.24e9,
     "gemma-2-27b": 27.2e9,
     "gemma-3-1b": 1.0e9,
+    # the Gemma report's table 2: embedding + non-embedding parameters (its vocabulary counts 256128 rows, the
+    # released config.json 256000)
+    "gemma-2b": 524_550_144 + 1_981_884_416,
+    "gemma-7b": 786_825_216 + 7_751_248_896,
     # Text-only counts of keras-hub's Gemma 3 presets (keras_hub/src/models/gemma3/gemma3_presets.py,
     # "gemma3_4b_text" / "gemma3_12b_text" / "gemma3_27b_text" metadata "params").
     "gemma-3-4b-text": 3_880_099_328,
@@ -596,6 +607,12 @@ _ALIASES = {
     "llama-3.1-8b": "llama-3-8b",
     "meta-llama-3-8b": "llama-3-8b",
     "qwen2.5-7b-instruct": "qwen2.5-7b",
+    # Gemma 1.1 has Gemma 1's shapes; "Gemma2-9B" is Gemma 2 written without its hyphen
+    "gemma-1.1-2b": "gemma-2b",
+    "gemma-1.1-7b": "gemma-7b",
+    "gemma2-2b": "gemma-2-2b",
+    "gemma2-9b": "gemma-2-9b",
+    "gemma2-27b": "gemma-2-27b",
     # Qwen2 and Qwen2.5 share these shapes (the published config.json: hidden, layers, heads, KV heads, MLP, vocab);
     # Qwen2 has no 3B/14B/32B, and its MoE (57B-A14B) is its own preset.
     "qwen2-0.5b": "qwen2.5-0.5b",

@@ -194,6 +194,11 @@ def _group_int(n: int = 1) -> Convert:
     return lambda m, text: (int(m.group(n)),)
 
 
+def _first_group_int(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    """The first group that matched, as an int (alternatives that put the number in different groups)."""
+    return (int(next(g for g in m.groups() if g is not None)),)
+
+
 def _group_num(m: re.Match[str], text: str) -> tuple[Any, ...]:
     return (_num(m.group(1)),)
 
@@ -2050,7 +2055,9 @@ def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
 # "8 for each GPU", "2 GPUs with 8 Batch per GPU", "16 samples per device": a per-device batch written after its number.
 _MICRO_AFTER = re.compile(
     r"(?<![\d.])(\d{1,4})\s*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|sequences?|examples?)?\s*"
-    r"(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b",
+    # ("4 images per batch each gpu", "each GPU 2 images per batch": detectron2 users, detectron2 #102)
+    r"(?:per batch\s+)?(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b|"
+    r"\beach\s+(?:gpu|device|card)\s+(\d{1,4})\s*(?:images?|samples?)\s+per\s+batch\b",
     re.I,
 )
 # "600000 iterations times batches of 12": the batch each step takes, as people say it (not "a batch of 1800 samples",
@@ -2059,7 +2066,7 @@ _BATCH_OF = re.compile(r"\bbatches of (\d{1,4})(?![\d.,])(?!\s*(?:gpus?|nodes?|s
 _MICRO_RULES = (
     SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
-    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_AFTER,), _group_int(), accept=_own_micro),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_AFTER,), _first_group_int, accept=_own_micro),
     SlotRule(("train_micro_batch_size_per_gpu",), (_BATCH_OF,), _group_int(), accept=_own_micro),
 )
 _GA_RULES = (
@@ -3294,7 +3301,8 @@ _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.$\-])(?<![A-Za-z_)][*×])(?<![A-Za-z_)]\s[*×])(?<![A-Za-z_)][*×]\s)(?<![A-Za-z_)]\s[*×]\s)"
     # (a Chinese verb needs no space around it: "micro_train_batch_size设置为2")
     # (a key never ends a sentence: "an unchangeable batchsize. 31995 steps …" sets nothing)
-    r"-{0,2}([A-Za-z][A-Za-z0-9_.\-]{0,60}?)(?<![.\-])[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成|为)\s*|"
+    # (detectron2's "_C.SOLVER.IMS_PER_BATCH = 16": a config node's leading underscore)
+    r"-{0,2}((?:_[A-Z]\.)?[A-Za-z][A-Za-z0-9_.\-]{0,60}?)(?<![.\-])[\"']?\s*(?:=|:|：|\s*(?:设置为|设置成|设为|设成|改为|改成|为)\s*|"
     r"\s(?:is|as|to|of|为|是|设为|设置为)\s"
     r"(?:(?:the|original|default|a|an)\s){0,2}|\s(?=\d))\s*"
     r"[\"']?(\d+(?:\.\d+)?(?:[eE]-?\d+)?|one|two|three|four|eight|sixteen)\b(?![.\d]*\s*(?:%|[kKmMgGbB]\b))"

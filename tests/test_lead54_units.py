@@ -126,3 +126,40 @@ def test_a_precision_setting_asked_for_gets_no_memory_headline(bot) -> None:  # 
         "What should I do to set model's type bf16 in training?"
     )
     assert "GiB per GPU" not in answer.first_screen.split("\n")[0]
+
+
+def test_gemma_1_presets_count_what_transformers_builds() -> None:
+    # LLaMA-Factory #2580 fine-tuned Gemma-2b: a 256k vocabulary, so its logits are what runs out of memory
+    import torch
+    import transformers
+
+    from calculators.memory import count_params
+    from calculators.presets import MODEL_PRESETS, preset_for_name
+
+    for name in ("gemma-2b", "gemma-7b"):
+        shape = MODEL_PRESETS[name]
+        config = transformers.GemmaConfig(
+            hidden_size=shape.hidden_size,
+            num_hidden_layers=shape.num_layers,
+            num_attention_heads=shape.num_attention_heads,
+            num_key_value_heads=shape.num_key_value_heads,
+            intermediate_size=shape.intermediate_size,
+            head_dim=256,
+            vocab_size=shape.vocab_size,
+        )
+        with torch.device("meta"):
+            model = transformers.GemmaForCausalLM(config)
+        assert count_params(shape) == sum(p.numel() for p in model.parameters()), name
+    assert preset_for_name("google/gemma-2b-it") == "gemma-2b"
+    assert preset_for_name("gemma-1.1-7b-it") == "gemma-7b"
+    assert preset_for_name("Gemma2-9B") == "gemma-2-9b"
+
+
+def test_detectron2_images_per_batch_each_gpu_and_its_config_node() -> None:
+    # detectron2 #102
+    values = setup_values('Where to change "each GPU 2 images per batch" ?')
+    assert values["train_micro_batch_size_per_gpu"] == 2
+    values = setup_values(
+        "do you mean if I train with 4GPUS and keep _C.SOLVER.IMS_PER_BATCH = 16 , then it will change?"
+    )
+    assert values["train_batch_size"] == 16 and values["world_size"] == 4
