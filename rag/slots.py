@@ -1211,7 +1211,8 @@ _OTHER_MODEL_FLAG = re.compile(
     re.I | re.M,
 )
 # (Chinese glued after the extension ends the name: "llama3_lora_sft.yaml看起来是做sft的", LLaMA-Factory #3757)
-_FILE_NAME = re.compile(r"[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)(?![A-Za-z0-9_])")
+# (from a run's start only, as _LORA_OFF: the same matches, without rescanning a long run from each of its characters)
+_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)(?![A-Za-z0-9_])")
 # "我尝试将7B的模型压缩到5.7B", "pruned the 7B model to 5.7B": the size after the change.
 _SIZE_CHANGE = re.compile(
     r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?\s*[bB](?![a-zA-Z0-9])[^,，。.;；\n\d]{0,8}?"
@@ -2911,7 +2912,8 @@ _METHOD_KEY = re.compile(
     r"(?<![\w-])-{0,2}(?:finetuning|train|sft|tuning)_type[\"']?\s*(?:[:=]|\s)\s*[\"']?(full|lora|qlora|freeze)\b", re.I
 )
 # A LoRA switch set off: `--use_lora False`, `use_lora=0`, `--use-peft false`, `use_llm_lora: 0` (InternVL's LLM LoRA).
-_LORA_OFF = re.compile(r"[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
+# (matched from a token's start only: scanned from every character, a long run of word characters took seconds)
+_LORA_OFF = re.compile(r"(?<![\w-])[\w-]*(?:lora|peft)[\w-]*[\"']?\s*(?:[:=]|\s)\s*[\"']?(?:false|no|none|0)\b", re.I)
 # … the plain switch (not a part-specific one such as `use_backbone_lora`): the whole model is trained; so is a LoRA
 # rank of 0 (ColossalAI Chat's `--lora_rank 0`, DeepSpeed-Chat's `--lora_dim 0`: their default, no LoRA; ColossalAI #4470)
 _USE_LORA_OFF = re.compile(
