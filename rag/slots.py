@@ -810,6 +810,7 @@ _COUNT_SIZE = re.compile(r"(\d{1,3})\s*(?:g|gb|gib)(?![A-Za-z])", re.I)
 _NODE_WORD = r"(?:nodes?|servers?)\b"
 _NODES_NEXT = r"s?\s+" + _NODE_WORD
 _NOT_NODES = rf"(?!{_NODES_NEXT})"
+_NODES_AFTER_NAME = re.compile(_NODES_NEXT, re.I)
 _GPUS = re.compile(
     # (not the number of a card's name: "昇腾910-64G 16卡" is 16 cards of the 64 GB Ascend 910)
     r"(?<![A-Za-z]-)(?<!昇腾)(?<!ascend)(?<!ascend\s)(?:(?<![=A-Za-z0-9_.:：])|(?<=[:：])(?=\S{1,3}[张块卡])|(?<=npu|gpu)(?=\d{1,2}\s*[张块卡])|(?<=[:：])(?=\d{1,3}\s*[*x×]\s*[A-Za-z])|(?<=[\dA-Za-z.])(?=[两二三四五六七八九十双]))(?:(?<!(?<![A-Za-z\d])\d[,，、])(?=\d)|(?!\d))"
@@ -1629,8 +1630,7 @@ def _model_named(text: str, slots: Slots) -> None:
             text = text[: f.start()] + " " * (f.end() - f.start()) + text[f.end() :]
         found = [f for f in found if f not in listed]
     # "just change qwen2-7b to qwen3-0.6b" (verl #4494), "把qwen2-7b换成qwen3-0.6b": the model changed away from is not
-    # the run's
-    # the model changed away from, wherever else it is named ("[qwen2-7b-fsdp2.log](…)": the recipe's log file)
+    # the run's, wherever else it is named ("[qwen2-7b-fsdp2.log](…)": the recipe's log file)
     swapped = {
         f.group(0).lower()
         for i, f in enumerate(found)
@@ -2214,7 +2214,7 @@ def _counts_at_gpu_names(text: str) -> list[tuple[int, bool]]:
     for m in _GPU_NAME.finditer(text):
         if _quoted(text, m.start()) or hearsay(text, m.start()):
             continue  # a quote, or a paper's / README's run ("the paper said they used 32 V100 GPUs")
-        if re.match(_NODES_NEXT, text[m.end() :], re.I):
+        if _NODES_AFTER_NAME.match(text, m.end()):
             continue  # "two 80G A800 nodes": machines, counted by _NODES
         window = text[max(0, m.start() - 24) : m.start()]
         before = _COUNT_BEFORE.search(window)
