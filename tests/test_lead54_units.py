@@ -166,8 +166,8 @@ def test_detectron2_images_per_batch_each_gpu_and_its_config_node() -> None:
 
 
 def test_a_long_run_of_word_characters_reads_in_linear_time() -> None:
-    # _LORA_OFF and _FILE_NAME rescanned a run of word characters from each of its characters: 20,000 characters of
-    # "max-max-…" took 11 s and "2卡或…" 7 s before they matched from a run's start only (same matches)
+    # _LORA_OFF and _FILE_NAME rescanned a run of word characters from each of its characters (quadratic) before they
+    # matched from a run's start only (same matches)
     import time
 
     from rag.parts import split_message
