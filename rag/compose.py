@@ -252,8 +252,12 @@ def conflicts_line(setup: Setup, lang: Lang) -> str:
         others = [o for o in all_others if o.evidence != OTHER_RUN_EVIDENCE]
         if not others:
             continue
-        if key == "model_text" and setup.has("model") and "model" not in setup.conflicts:
-            continue  # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice
+        if key == "model_text" and setup.has("model"):
+            # "llama-2-7b" in the prose, "Llama-2-7b-hf" in the command: one model, spelt twice; and where the models
+            # differ, the model's own note already says so
+            continue
+        if key == "finetune" and {mine.value, others[0].value} == {"lora", "qlora"} and setup.get("quantization"):
+            continue  # `--finetuning_type lora` with `--quantization_bit 4` is QLoRA: one method, not two
         if mine.evidence == PER_NODE_EVIDENCE and setup.get("num_nodes"):
             nodes = int(setup.get("num_nodes"))
             lines.append(
@@ -593,7 +597,7 @@ def _batch_verdict(r: Results) -> str:
         )
     gpus = res.get("world_size") or ws
     formula = (
-        t("batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total)
+        t("batch_formula_one" if ws == 1 else "batch_formula", lang, micro=micro, ga=ga, ws=ws, total=total)
         if gpus == ws
         else t("batch_formula_dp", lang, micro=micro, ga=ga, ws=ws, gpus=gpus, split=_parallel_split(call), total=total)
     )
@@ -1433,13 +1437,35 @@ def _before_cards(r: Results) -> str:
         mv = _memory_verdict(r)
         if mv:
             return mv
-    if r.act == "batch_arithmetic":
+    if r.act == "batch_arithmetic" or (r.act in ("yes_no", "explain") and _own_product_asked(r)):
         bv = _batch_verdict(r)
         if bv:
             return bv
     if fit_without_figure(r):
         return _fit_depends_verdict(r)
     return ""
+
+
+#: "…, which is equivalent to using batchsize of 64, is that right?", "这样相当于 batch 64 对吗": the user's own
+#: product put up for checking.
+_PRODUCT_CHECK = re.compile(
+    r"\b(?:is (?:that|this|it) (?:right|correct|true)|am I right|right\s*[?？]|correct\s*[?？])|对吗|对不对|是否正确|没错吧|是吗",
+    re.I,
+)
+
+
+def _own_product_asked(r: Results) -> bool:
+    """A yes/no or meaning question that states the micro batch, the accumulation steps and the total, and asks
+    whether its arithmetic is right (yolov3 #1010): the arithmetic answers it first."""
+    call = r.call("effective_batch")
+    return bool(
+        call is not None
+        and all(
+            k in call.arguments
+            for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+        )
+        and _PRODUCT_CHECK.search(r.prose)
+    )
 
 
 def card_lead_opens(r: Results) -> bool:

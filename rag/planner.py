@@ -710,6 +710,13 @@ def plan_calls(
             >= 2
             and act in ("diagnose", "configure", "is_normal")
         )
+        # "we calculate 16 at a time, accumulate 4 times …, equivalent to batchsize of 64, is that right?" (yolov3
+        # #1010): a product in the user's own words, checked whatever the act (not three values gathered from a
+        # banner and the prose, unsloth #224)
+        or all(
+            setup.source(k) == "message"
+            for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+        )
     )
     if batch_wanted and not (ga_memory and not intents.effective):
         args = _batch_args(setup, plan, counts if act == "batch_arithmetic" or steps_reported else None)

@@ -75,7 +75,9 @@ _FAILS = re.compile(
     re.I,
 )
 _WORKS = re.compile(
-    r"(?<!not )(?<!n't )(?<!does not )\bworks?\b|(?<!not )\bworked\b|\bfine\b(?![-_ ]?tun)|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|可以的(?![吗话])|能跑|跑通|才能|够用|是够的|足够|"
+    # (not the noun: "I'm re-producing your work by using one node with 8 GPUs", VideoMAE #64)
+    r"(?<!not )(?<!n't )(?<!does not )(?<!your )(?<!our )(?<!their )(?<!the )(?<!this )(?<!great )(?<!excellent )"
+    r"(?<!nice )(?<!amazing )\bworks?\b|(?<!not )\bworked\b|\bfine\b(?![-_ ]?tun)|\bok\b|\bokay\b|正常|可以(?:跑|运行|训练|执行)|可以的(?![吗话])|能跑|跑通|才能|够用|是够的|足够|"
     r"\bmax(?:imum)?\b|最大|最多|\bsucceed|\bsuccessful(?:ly)?\b|\brun[s]? (?:well|through)|\bit (?:runs|ran|trains|trained)\b(?! out)|成功|"
     r"\btrains (?:on|fine)\b|(?<!not )(?<!n't )\bas expected\b|\b(?:I|we) (?:can|could|was able to|were able to) (?:fine-?tune|train|run)\b",
     re.I,

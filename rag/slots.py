@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -330,7 +330,9 @@ _GPU_CAP_AFTER = re.compile(
     # ("A100 GPUs (40GB)", "A100 cards with 40GB": the plural noun between the name and its size)
     # ("显卡A100:40G", GLM-4 #288: a colon between them)
     # ("8卡a100*40G", Monkey #49: a product sign between them, the size unit making it no count; "A100/40GB")
-    r"^\s*(?:(?:gpus?|cards?|显卡|卡)\s*)?(?:[-_(（:：*/]\s*|with\s+|显存\s*)?(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib|(?-i:Go))(?!(?!x\d)[a-z])",
+    # ("每张4090卡只有24G显存", "V100单卡有32G显存", LLaMA-Factory #1878: the size the card "has")
+    r"^\s*(?:(?:gpus?|cards?|显卡|单卡|卡)\s*)?(?:[-_(（:：*/]\s*|with\s+|显存\s*|(?:只|都|也)?有\s*)?"
+    r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib|(?-i:Go))(?!(?!x\d)[a-z])",
     re.I,
 )
 _GPU_CAP_BEFORE = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的|显存的|memory|vram)?\s*[-\s]*$", re.I)
@@ -345,7 +347,8 @@ _GPU_MINE = re.compile(
 )
 _GPU_OTHERS = re.compile(
     # ("wiki中提到单卡是3090的24g，如果只有20g" (minimind #386): the documentation's card, not the user's)
-    r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要|推荐|官方|作者|author|instead of|than|比|"
+    # ("需要多少2台8xA100 80G够吗", "需要几张A100": how many of the card the user would use, not another's card)
+    r"(?:假如|如果|要是|\bif\b|require[sd]?|need(?:s|ed)?|需要(?!多少|几)|推荐|官方|作者|author|instead of|than|比|"
     # ("文中说到使用了24 张A800（80G）进行训练" (FlagEmbedding #1195): the paper's cards, not the user's 8 V100)
     r"而不是|比如|e\.g\.|such as|like|(?:wiki|readme|文档|教程|论文|文中|文章|原文)\s*(?:中|里|上)?\s*(?:提到|说到|写到|写|说))"
     r"[^.。,，;；]{0,14}$",
@@ -896,7 +899,7 @@ _NODES_X_GPUS = re.compile(
     # (not the digits of a card's name: "A100 nodes with 8 GPUs")
     r"(?<![A-Za-z0-9.])"
     + NUM
-    + r"\s*(?:(?:个|台)?\s*(?:nodes?|[节结]点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*[卡张块]))\s*"
+    + r"\s*(?:(?:个|台)?\s*(?:nodes?|[节结]点|机器?|台机器?|machines?|服务器|主机|servers?|hosts?)|台(?=\s*\d{1,2}\s*(?:[卡张块]|[x×*]\s*[A-Za-z])))\s*"
     r"(?:[,，]\s*)?(?:x|×|\*|each with|with|of|每台|每个|每个[节结]点|每台服务器|每台机器|共计|总共|一共|共|(?:with )?(?:totally|in total))?\s*"
     + NUM
     # ("4 nodes 8xA100": the per-node count written as a product with the card's name; "2 nodes with 4x 80GB A100":
@@ -1049,6 +1052,14 @@ _SEQ_TOKENS = re.compile(
     r"(?:的)?(?:序列|文本|上下文|token\s*)?长度|上下文|上文|context|ctx|"
     r"(?:的\s*)?(?:max[-_ ]?(?:seq(?:uence)?[-_ ]?)?len(?:gth)?|seq(?:uence)?[-_ ]?len(?:gth)?|cutoff[-_ ]?len(?:gth)?|model_max_length)"
     r"(?![A-Za-z_]))",
+    re.I,
+)
+# What some of the data is, not a setting: mlx-examples' "[WARNING] Some sequences are longer than 2048 tokens"
+# (the user trained at 8K+), "部分样本超过 4096 个 token".
+_DATA_LONGER_THAN = re.compile(
+    r"(?:\b(?:some|many|several|a few|most|\d+)\s+(?:of\s+(?:the|my)\s+)?(?:sequences|samples|examples|texts|inputs|"
+    r"documents|records)\s+(?:are|were|is|was)\s+(?:longer|more)\s+than|(?:部分|有些|很多|一些)(?:样本|数据|序列|文本)"
+    r"(?:长度)?(?:超过|大于|长于))\s*$",
     re.I,
 )
 # "increase the max_seq_length from 4096 to 8192", "cutoff_len 从 2048 改到 4096": the later length is the run's.
@@ -1400,7 +1411,10 @@ _HEARSAY_BEFORE = re.compile(
     r"\b(?:in|from|according to)\s+(?:your|the|their|its|this|that)\s+(?:original\s+)?"
     r"(?:paper|readme|docs?|documentation|report|model card)\b|"
     # "我看到您论文中使用的显卡是Nvidia TITAN RTX 24G … 我用24G的3090复现时…" (Contrastive-Clustering #49)
-    r"(?:您|你们?)的?(?:论文|文章|paper)\s*(?:中|里)?)"
+    r"(?:您|你们?)的?(?:论文|文章|paper)\s*(?:中|里)?|"
+    # the maintainers' hardware: "I don't have enough resource as your setting (8xA100 80G)" (mmselfsup #378)
+    # (the hardware then written out; not "when I run your config on a Qwen2-7B", the user's own run)
+    r"\byour\s+(?:original\s+|official\s+)?(?:settings?|setup|environment|hardware)\s*[(（:：])"
     # (the claim's sentence only: an English full stop ends it as 。 does, "… 32 V100 GPUs. I train on 4 V100s")
     # (nor once the user's own run comes back into it: "According to the README I set the batch size to 8")
     r"(?:(?!\bbut\b|\bI\b|\bmy\b|\bwe\b|但是|可是|然而|而我|我的|我用|我在|我这|我自己|[.?!]\s)[^。;；\n]){0,60}$",
@@ -1601,6 +1615,9 @@ def _whole_end(text: str, f: re.Match[str]) -> int:
     return f.end(1) + _run_length(_NAME_CHARS, text, f.end(1))
 
 
+_BARE_SIZE_AFTER = re.compile(r"[ _-]?(\d{1,3}(?:\.\d)?)\s*(?:model\b|模型)", re.I)
+
+
 def _model_named(text: str, slots: Slots) -> None:
     text = _RESEMBLES.sub(" ", text)
     if (own := _OWN_BARE_SIZE.search(text)) and (side := _SIDE_TEST.search(text, own.end())):
@@ -1658,16 +1675,22 @@ def _model_named(text: str, slots: Slots) -> None:
         # "Qwenvl2.5VL-7B … Qwen2.5Vl7B", "InternVL2 … InternVL2-2B": a name without its size, written again with one
         # in the same family, is that sized model (the first one; another family never replaces it)
         word = _letters(m.group(1))
-        m = next(
-            (
+        same_family = [
+            f
+            for f in found
+            if f is not m
+            and (_letters(f.group(1)).startswith(word) or word.startswith(_letters(f.group(1))))
+            and _HAS_SIZE.search(_whole_name(text, f)[:60])
+        ]
+        # "GRPO fine-tune Qwen3 0.6 model" (TRL #3456, then "Qwen3 4B", "Qwen3 0.6B", "Qwen3 1.7B"): the number written
+        # after the unsized name says which of them
+        if bare := _BARE_SIZE_AFTER.match(text, _whole_end(text, m)):
+            same_family = [
                 f
-                for f in found
-                if f is not m
-                and (_letters(f.group(1)).startswith(word) or word.startswith(_letters(f.group(1))))
-                and _HAS_SIZE.search(_whole_name(text, f)[:60])
-            ),
-            m,
-        )
+                for f in same_family
+                if re.search(rf"(?<![\d.]){re.escape(bare.group(1))}\s*[bB]", _whole_name(text, f))
+            ] or same_family
+        m = same_family[0] if same_family else m
     if m is None and (zh := _QWEN_ZH.search(text)):
         # "千问2.5-32B", "通义千问 14B": Qwen written in Chinese, kept as the user wrote it
         slots.model_text = zh.group(0)
@@ -2870,7 +2893,12 @@ def _length(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 _SEQ_RULES = (
     SlotRule(("seq_len",), (_SEQ_CHANGE, _SEQ_FROM_OPEN), _length),
-    SlotRule(("seq_len",), (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K), _length),
+    SlotRule(
+        ("seq_len",),
+        (_SEQ, _SEQ_TOKENS, _TRAIN_AT_K),
+        _length,
+        accept=lambda m, text: not _DATA_LONGER_THAN.search(text, max(0, m.start() - 60), m.start()),
+    ),
     SlotRule(("seq_len",), (_SIZE_THEN_CONTEXT,), lambda m, text: (k_tokens(int(m.group(1))),)),
 )
 
@@ -3408,8 +3436,10 @@ def _classify_words(key: str) -> str | None:
         # (peclr #17's "accumulated_grad_batch 16" names Lightning's accumulate_grad_batches: no "size", a count)
         batch_size = "batch" in joined and ("size" in ws or "batchsize" in ws) and "batches" not in ws
         return "train_batch_size" if batch_size else "gradient_accumulation_steps"
-    if joined in ("update_freq", "num_microbatches"):
-        return "gradient_accumulation_steps"  # fairseq's --update-freq; T5X's / Megatron's num_microbatches
+    if joined in ("update_freq", "num_microbatches", "multistep_optimizer_steps"):
+        # fairseq's --update-freq; T5X's / Megatron's num_microbatches; YANMTT's --multistep_optimizer_steps (its
+        # train_nmt.py prints "gradients will be accumulated over N batches")
+        return "gradient_accumulation_steps"
     if joined in _SEQ_KEYS or joined.replace("lenght", "length") in _SEQ_KEYS:
         return "seq_len"  # ("--model_max_lenght=1638": the common misspelling, Qwen #634)
     if joined == "batch_size_forward":
@@ -3998,7 +4028,7 @@ _NEW_TRY = re.compile(
 )
 
 
-def _replaces(text: str, earlier: tuple[int, int], later: tuple[int, int]) -> bool:
+def _replaces(text: str, earlier: tuple[int, float], later: tuple[int, float]) -> bool:
     """Whether the ``later`` mention is a new try that replaces the ``earlier`` one (see _latest_in_prose)."""
     between = text[earlier[0] : later[0]]
     line_start = max(text.rfind(c, 0, later[0]) for c in "\n。？！?!") + 1
@@ -4019,7 +4049,11 @@ def _inferred(text: str, pos: int) -> bool:
     return end < len(text) and text[end] in "?？" and bool(_SO.search(text[start:pos]))
 
 
-def _latest(text: str, mentions: list[tuple[int, int]]) -> tuple[int, int] | None:
+#: A setting's value as the prose mentions it: a count, or a rate.
+_Num = TypeVar("_Num", int, float)
+
+
+def _latest(text: str, mentions: list[tuple[int, _Num]]) -> tuple[int, _Num] | None:
     """The mention that the run in question uses, when the prose tried several values; else None."""
     mentions = [m for m in mentions if not _quoted(text, m[0])]
     if len({v for _, v in mentions}) < 2:
@@ -4205,6 +4239,15 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     # #3520): a global batch key set twice, the later run is the one asked about
     if latest := _latest(text, _mentions(text, None, "train_batch_size")):
         slots.train_batch_size = latest[1]
+    # "original setting … learning rate=0.02. Am I right that I should change it into … learning rate=0.01?"
+    # (mmsegmentation #2026): the rate of the run asked about
+    rates = [
+        (m.start(), lr)
+        for m in _LR.finditer(text)
+        if (lr := _learning_rate(m, text)[0]) is not None and not _not_a_setting(text, m.start())
+    ]
+    if latest_rate := _latest(text, rates):
+        slots.base_learning_rate = latest_rate[1]
 
 
 # The user's own formula for the total batch: "总batch_size = train_batch_size * GA * 卡数", "global = bs x grad_acc x
@@ -4278,12 +4321,108 @@ _BATCH_MARKED_TOTAL = re.compile(
 )
 
 
+# The global batch written as numbers with what each counts: "the effective batch size : 32 x 8 nodes x 8 gpus =
+# 2048" (VideoMAE #64), "16 per GPU x 4 GPUs x 2 accumulation steps = 128". A bare number is the per-GPU batch.
+_UNIT_PRODUCT = re.compile(
+    r"(?<![\w.])(\d{1,6}(?:\s*[A-Za-z/ ]{0,24}?)?(?:(?:\s+[xX]\s+|\s*[×*]\s*)\d{1,6}(?:\s*[A-Za-z/ ]{0,24}?)?){1,3})"
+    r"\s*=\s*(\d{1,7})(?![\d.])"
+)
+_UNIT_KINDS = (
+    ("num_nodes", re.compile(r"^(?:nodes?|machines?|servers?|hosts?)$", re.I)),
+    (
+        "train_micro_batch_size_per_gpu",
+        re.compile(
+            r"^(?:(?:batch(?:[-_ ]?size)?|samples?|images?|imgs?|sequences?)\s+)?(?:per|/|each|on each)\s*(?:gpu|device|card)$",
+            re.I,
+        ),
+    ),
+    (
+        "world_size",
+        re.compile(r"^(?:gpus?|cards?|devices?)(?:\s+(?:per|each|on each)\s+(?:node|machine|server))?$", re.I),
+    ),
+    (
+        "gradient_accumulation_steps",
+        re.compile(r"^(?:(?:grad(?:ient)?\s+)?accum\w*(?:\s+steps?)?|GA(?:\s+steps?)?|accumulation\s+steps?)$", re.I),
+    ),
+)
+
+
+def _unit_product(text: str, slots: Slots) -> None:
+    """Reads :data:`_UNIT_PRODUCT`: the per-GPU batch, accumulation and total from the user's own arithmetic, and the
+    GPUs and nodes where nothing else named them. A GPU or node count must be among the factors, so "2 * 8 = 16" alone
+    (a batch, a GPU count or two sizes) is not read."""
+    for m in _UNIT_PRODUCT.finditer(text):
+        parts = re.split(r"\s+[xX]\s+|\s*[×*]\s*", m.group(1).strip())
+        found: dict[str, int] = {}
+        bare: list[int] = []
+        for part in parts:
+            n, unit = re.match(r"(\d+)\s*(.*)$", part).groups()  # type: ignore[union-attr]
+            unit = unit.strip()
+            kind = next((k for k, pattern in _UNIT_KINDS if pattern.match(unit)), "" if unit else "bare")
+            if not kind or kind in found:
+                break
+            if kind == "bare":
+                bare.append(int(n))
+            else:
+                found[kind] = int(n)
+        else:
+            if len(bare) > 1 or "world_size" not in found or math.prod([*found.values(), *bare]) != int(m.group(2)):
+                continue
+            if bare:
+                if "train_micro_batch_size_per_gpu" in found:
+                    continue
+                found["train_micro_batch_size_per_gpu"] = bare[0]
+            slots.train_micro_batch_size_per_gpu = found["train_micro_batch_size_per_gpu"]
+            slots.gradient_accumulation_steps = found.get(
+                "gradient_accumulation_steps", slots.gradient_accumulation_steps
+            )
+            slots.train_batch_size = int(m.group(2))
+            if slots.world_size is None:
+                slots.world_size = found["world_size"] * found.get("num_nodes", 1)
+                slots.num_nodes = found.get("num_nodes", slots.num_nodes)
+            return
+
+
+# "we calculate 16 pictures at a time, accumulate 4 times …, which is equivalent to using batchsize of 64" (yolov3
+# #1010): after accumulation is named, the batch a run is "equivalent to" is its total, and the micro batch is the count
+# done "at a time" whose product with the steps makes it. (Before it, "Is --batch_size 64 equivalent to --batch_size 8
+# and --accumulate 8?", the batch after "equivalent to" is the accumulating run: not read here.)
+_ACCUMULATED_EQUIVALENT = re.compile(
+    r"(?:accum\w*|累积|累加|\bGA\b)[^\n]{0,200}?(?:equivalent|equal|same as|相当于|等价于|等效于)\s*(?:to\s+)?(?:using\s+|having\s+)?"
+    r"(?:an?\s+)?(?:effective\s+|global\s+|total\s+)?(?:batch[-_ ]?size|batch|bs)\s*(?:of\s+|=\s*|is\s+|为\s*)?(\d{1,6})"
+    r"(?![\d.])",
+    re.I,
+)
+_AT_A_TIME = re.compile(
+    r"(?<![\w.])(\d{1,5})\s*(?:pictures?|images?|imgs?|samples?|examples?|sequences?)\s+(?:at\s+(?:a|one)\s+time|"
+    r"per\s+(?:forward|pass|step))",
+    re.I,
+)
+
+
+def _accumulated_equivalent(text: str, slots: Slots) -> None:
+    ga = slots.gradient_accumulation_steps
+    if not ga or ga < 2 or not (m := _ACCUMULATED_EQUIVALENT.search(text)) or m.group(1) is None:
+        return
+    total = int(m.group(1))
+    micro = next((n for a in _AT_A_TIME.finditer(text) if (n := int(a.group(1))) * ga == total), None)
+    if micro is None and slots.train_micro_batch_size_per_gpu is not None:
+        if slots.train_micro_batch_size_per_gpu * ga == total and slots.train_batch_size is None:
+            slots.train_batch_size = total  # "--batch_size 8 and --accumulate 8, is it equivalent to batch size 64?"
+        if slots.train_micro_batch_size_per_gpu != total:
+            return
+    slots.train_batch_size = total
+    slots.train_micro_batch_size_per_gpu = micro
+
+
 def _batch_in_own_formula(text: str, slots: Slots) -> None:
     if (m := _BATCH_MARKED_TOTAL.search(text)) and slots.train_batch_size is None:
         slots.train_batch_size = int(m.group(1))
         if slots.train_micro_batch_size_per_gpu == slots.train_batch_size:
             slots.train_micro_batch_size_per_gpu = None
     _total_by_formula(text, slots)
+    _unit_product(text, slots)
+    _accumulated_equivalent(text, slots)
     if slots.train_batch_size is None or slots.train_micro_batch_size_per_gpu is not None:
         return
     if m := per_device_formula(text):

@@ -73,7 +73,7 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
 
 
 def _opts(tokens: list[str]) -> dict[str, str]:
-    """``--key value`` and ``--key=value`` pairs (flags without a value map to "true")."""
+    """``--key value`` and ``--key=value`` pairs (flags without a value map to "true"); ``-g 2`` as ``"-g"``."""
     out: dict[str, str] = {}
     i = 0
     while i < len(tokens):
@@ -88,6 +88,9 @@ def _opts(tokens: list[str]) -> dict[str, str]:
                 i += 1
             else:
                 out.setdefault(key, "true")
+        elif re.fullmatch(r"-[A-Za-z]{1,3}", t) and i + 1 < len(tokens) and re.fullmatch(r"\d{1,6}", tokens[i + 1]):
+            out.setdefault(t, tokens[i + 1])  # a short option with a number ("-g 2"), kept under its dash
+            i += 1
         i += 1
     return out
 
@@ -126,6 +129,10 @@ def _script_devices(opts: dict[str, str]) -> int | None:
     for key in _DEVICE_COUNT_OPTS:
         if (n := _int(opts.get(key))) and n <= 1024:
             return n
+    if "-nr" in opts and (g := _int(opts.get("-g"))) and g <= 64:
+        # the mp.spawn tutorial's flags that many repos kept (YANMTT #7: `-n 1 -nr 0 -g 2`): nodes, this node's rank
+        # and GPUs per node; a lone `-g` is no count
+        return g * (_int(opts.get("-n")) or 1)
     return None
 
 

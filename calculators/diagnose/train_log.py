@@ -189,6 +189,34 @@ def _banner_causes(f: dict[str, Any]) -> list[Cause]:
     ]
 
 
+def _lr_never_stepped(first_loss: float) -> Cause:
+    """The logged learning rate still exactly 0 at the first two log points (LLaMA-Factory #964: fp16, warmup 100,
+    ``'loss': 243687.9, 'learning_rate': 0.0``). The HF Trainer steps the scheduler only after an optimizer step that
+    was not skipped (``accelerator.optimizer_step_was_skipped``, transformers 4.36.0, 4.46.0 and 5.23.0), and
+    DeepSpeed skips both on an fp16 overflow, so a warmup that starts at 0 stays there while every step overflows."""
+    huge_en = f" The first logged loss, {first_loss:g}, is the overflow showing." if first_loss >= 1000 else ""
+    huge_zh = f"第一个记录的 loss {first_loss:g} 就是溢出的表现。" if first_loss >= 1000 else ""
+    return Cause(
+        id="log.lr_never_stepped",
+        likelihood="likely",
+        title_en="The learning rate is still 0.0 at every logged step: every optimizer step so far was skipped (fp16 "
+        "overflow), so the scheduler never left its warmup start",
+        title_zh="学习率在每个记录点都还是 0.0：到目前为止每个优化器步都被跳过了（fp16 溢出），调度器一直停在 warmup 起点",
+        because_en="After a few steps a warmup schedule gives a learning rate above 0, but the HF Trainer calls "
+        "`lr_scheduler.step()` only when the optimizer step was not skipped, and fp16 loss scaling (torch GradScaler or "
+        "DeepSpeed) skips a step whose gradients overflow. A rate of exactly 0.0 at two log points means no step has "
+        f"updated the weights yet.{huge_en}",
+        because_zh="warmup 几步之后学习率本应大于 0，但 HF Trainer 只在优化器步没被跳过时才调用 `lr_scheduler.step()`，而 "
+        "fp16 的 loss scaling（torch GradScaler 或 DeepSpeed）遇到梯度溢出就跳过这一步。两个记录点的学习率都正好是 0.0，"
+        f"说明还没有一步真正更新过权重。{huge_zh}",
+        fix_en="Train in bf16 (Ampere or newer; some models, Baichuan2 and ChatGLM among them, overflow in fp16) or fp32. "
+        "A few skipped steps at the start are normal loss-scale calibration; a rate still 0 after tens of steps is not.",
+        fix_zh="改用 bf16（Ampere 及更新的卡；Baichuan2、ChatGLM 等模型在 fp16 下会溢出）或 fp32。开头跳过几步是 loss scale "
+        "在校准，属正常；几十步后学习率仍是 0 就不正常了。",
+        card_ids=["deepspeed-fp16-overflow-skipped-steps", "fp16-vs-bf16-stability"],
+    )
+
+
 def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
     loss = [x for x in f["log_loss"]]  # None where the log said nan/inf
     lrs = [x for x in f["log_lr"] if isinstance(x, float)]
@@ -214,6 +242,10 @@ def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
                 card_ids=["fp16-vs-bf16-stability"],
             )
         )
+    # (not the end of a schedule that decays to 0: the log's first points are early in the run)
+    early = not epochs or epochs[0] < 0.5
+    if len(lrs) >= 2 and lrs[0] == lrs[1] == 0.0 and early and any(x is not None for x in loss):
+        out.append(_lr_never_stepped(next(x for x in loss if x is not None)))
     if len(lrs) >= 3:
         peak = max(lrs)
         zero_at = next((i for i, x in enumerate(lrs) if peak > 0 and x <= peak * 1e-3 and i > lrs.index(peak)), None)

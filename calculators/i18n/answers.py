@@ -341,6 +341,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "全局批次 = micro {micro} × GA {ga} × {ws} 张卡 = {total}。",
         "en": "Global batch = micro {micro} × GA {ga} × {ws} GPUs = {total}.",
     },
+    "batch_formula_one": {
+        "zh": "全局批次 = micro {micro} × GA {ga} × 1 张卡 = {total}。",
+        "en": "Global batch = micro {micro} × GA {ga} × 1 GPU = {total}.",
+    },
     "batch_formula_dp": {
         "zh": "全局批次 = micro {micro} × GA {ga} × {ws} 个数据并行副本（{gpus} 张卡 ÷ {split}）= {total}。",
         "en": "Global batch = micro {micro} × GA {ga} × {ws} data-parallel replicas ({gpus} GPUs ÷ {split}) = {total}.",
