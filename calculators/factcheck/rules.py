@@ -78,7 +78,9 @@ EFF_LARGE = (
 # "use gradient accumulation for a larger effective batch" is the right advice, not the OOM myth.
 # ("gradient accumulation can recover a larger effective batch": GA as the subject that restores it)
 GA_AS_MEANS = (
-    rf"(?:(?:use|using|with|via|by|through|用|使用|通过|借助|靠)\s*(?:the\s+)?{GA}|"
+    # ("a smaller per-device batch (more gradient accumulation) are the levers": the accumulation that makes up for it)
+    rf"(?:[(（]\s*(?:more|larger|higher|更多的?|更大的?)\s*{GA}[^)）]{{0,20}}[)）]|"
+    rf"(?:use|using|with|via|by|through|用|使用|通过|借助|靠)\s*(?:the\s+)?{GA}|"
     rf"{GA}\s+(?:can\s+|could\s+|will\s+|helps?\s+(?:to\s+)?|lets? you\s+)?"
     r"(?:recovers?|reach(?:es)?|restores?|regains?|keeps?|gives?|provides?|achieves?|maintains?)\b)"
 )
@@ -248,9 +250,13 @@ def _formula_without_gpus(s: str, unit: str, ans: str) -> bool:
     The effective batch, GA and the product must sit in one clause (split at semicolons): "activations scale with
     batch x sequence length; raise GA to keep the effective batch" states no formula."""
     cleaned = re.sub(r"每张卡|每卡|每个 ?GPU|per[ -]GPU|per[_-]device|_per_gpu", " ", s, flags=re.I)
+    # ("micro batch x sequence length": the activations' product, not the effective batch's)
+    unlengthed = re.sub(
+        rf"{PRODUCT}\s*(?:the\s+)?(?:\(?\s*(?:sequence|seq|max|prompt|序列|长度|tokens?)\w*)", " ", s, flags=re.I
+    )
     in_one_clause = any(
         has(EFFX, c) and has(MICRO + r"|batch[_ ]size|批大小|批次大小", c) and has(GA, c) and has(PRODUCT, c)
-        for c in re.split(r"[;；]", s)
+        for c in re.split(r"[;；]", unlengthed)
     )
     # "train_batch_size = 16 x 2 x 8 = 256": a product of three numbers has the third factor, though it names no GPU
     three_factors = re.search(r"\d\s*[x×*]\s*\d+\s*[x×*]\s*\d", s)
