@@ -141,3 +141,16 @@ def test_the_size_written_after_an_unsized_name_picks_the_model() -> None:
         "Qwen3 4B.\n- Qwen3 0.6B: 49273MiB /  81920MiB\n- Qwen3 1.7B: 78147MiB /  81920MiB"
     )
     assert values["model"] == "qwen3-0.6b"
+
+
+def test_a_decaying_schedule_set_and_the_lr_flat_at_its_peak() -> None:
+    # Qwen #672: cosine set in the prose, the pasted log flat at 0.0003 from epoch 72 to 160
+    log = (
+        "```\n" + "".join(f"{{'loss': 0.2, 'learning_rate': 0.0003, 'epoch': {e}.0}}\n" for e in range(72, 78)) + "```"
+    )
+    said = '参数设置：--lr_scheduler_type "cosine" ，--num_train_epochs 200'
+    causes = diagnose(log, context=said).causes
+    assert causes[0].id == "log.lr_held_at_peak"
+    assert causes[0].card_ids == ["deepspeed-config-scheduler-overrides-trainer"]
+    # without a decaying schedule named, a flat LR is a constant schedule, not this
+    assert "log.lr_held_at_peak" not in [c.id for c in diagnose(log).causes]

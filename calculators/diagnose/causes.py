@@ -226,12 +226,19 @@ def _said_phase(context: str) -> str | None:
 
 
 def _with_context(artifacts: list[Artifact], context: str) -> list[Artifact]:
-    """Values a summary needs that the user wrote around the paste: the example count their data has, and that an
-    OOM whose traceback does not show where it failed happened while saving or in evaluation."""
+    """Values a summary needs that the user wrote around the paste: the example count their data has, the LR schedule
+    they set, and that an OOM whose traceback does not show where it failed happened while saving or in evaluation."""
     out = []
     for a in artifacts:
         if a.kind == "cuda_oom" and "oom_phase" not in a.fields and (said := _said_phase(context)):
             a = a.model_copy(update={"fields": {**a.fields, "oom_phase": said, "oom_phase_said": True}})
+        if (
+            a.kind == "trainer_log"
+            and "named_decay_schedule" not in a.fields
+            and (decay := train_log.decay_schedule(context))
+        ):
+            # `--lr_scheduler_type "cosine"` written in the prose beside the pasted log (Qwen #672)
+            a = a.model_copy(update={"fields": {**a.fields, "named_decay_schedule": decay}})
         if a.kind == "trainer_banner" and "banner_user_examples" not in a.fields:
             mine = train_log.user_example_count(context, a.fields["banner_examples"])
             if mine:

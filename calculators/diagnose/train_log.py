@@ -40,6 +40,10 @@ _DATA_COUNT = re.compile(
     r"(?<![\d.])(\d[\d,]{2,14})\s*(?:raw\s+)?(?:training\s+)?(?:samples|examples|records|rows of data|条(?:样本|数据)?|个样本)",
     re.I,
 )
+# A schedule the user set that decays the LR after warmup: `--lr_scheduler_type "cosine"`, `lr_scheduler_type: linear`.
+_DECAY_SCHEDULE = re.compile(
+    r"lr_scheduler_type\W{0,4}(cosine(?:_with_restarts|_with_min_lr)?|linear|polynomial|inverse_sqrt)\b", re.I
+)
 #: The user's count must exceed the Trainer's by this factor to be another count (not a rounding or a split off).
 _FEWER_FACTOR = 1.5
 
@@ -71,6 +75,8 @@ def read(text: str) -> list[Artifact]:
             "log_lr": [r.get("learning_rate") for r in rows][:2000],
             "log_epoch": [r.get("epoch") for r in rows][:2000],
         }
+        if decay := decay_schedule(text):
+            f["named_decay_schedule"] = decay
         if any("grad_norm" in r for r in rows):
             f["log_grad_norm"] = [r.get("grad_norm") for r in rows][:2000]
         if final:
@@ -119,6 +125,12 @@ def read(text: str) -> list[Artifact]:
 
 def _int(s: str) -> int:
     return int(s.replace(",", ""))
+
+
+def decay_schedule(text: str) -> str | None:
+    """The decaying LR schedule ``text`` sets (``--lr_scheduler_type "cosine"``), lower-cased; None if none."""
+    m = _DECAY_SCHEDULE.search(text)
+    return m.group(1).lower() if m else None
 
 
 def user_example_count(text: str, rows: int) -> int | None:
@@ -217,6 +229,31 @@ def _lr_never_stepped(first_loss: float) -> Cause:
     )
 
 
+def _lr_held_at_peak(schedule: str, lr: float) -> Cause:
+    """A decaying schedule set, and the logged LR flat at its peak (Qwen #672: `--lr_scheduler_type "cosine"`, 0.0003
+    from epoch 72 to 160). With the HF Trainer and DeepSpeed, a scheduler block in the DeepSpeed config builds the
+    scheduler instead (transformers ``deepspeed_optim_sched``), and DeepSpeed's WarmupLR holds the peak after warmup."""
+    return Cause(
+        id="log.lr_held_at_peak",
+        likelihood="likely",
+        title_en=f"The learning rate stays at {lr:g} although the schedule is {schedule}: a scheduler block in the "
+        "DeepSpeed config (WarmupLR) replaces the Trainer's",
+        title_zh=f"设的是 {schedule}，学习率却一直停在 {lr:g}：DeepSpeed 配置里的 scheduler 块（WarmupLR）取代了 Trainer 的调度器",
+        because_en=f"A {schedule} schedule lowers the LR after warmup, but the last logged points all show {lr:g}, the "
+        "peak. With the HF Trainer and DeepSpeed, a `scheduler` block in ds_config makes DeepSpeed build the scheduler "
+        "and `--lr_scheduler_type` is not used; WarmupLR (in many repos' bundled ds_config files) stays at "
+        "`warmup_max_lr` after warmup.",
+        because_zh=f"{schedule} 调度在 warmup 后会降低学习率，但最后几个记录点都是峰值 {lr:g}。HF Trainer 配 DeepSpeed 时，"
+        "ds_config 里只要有 `scheduler` 块，调度器就由 DeepSpeed 按它来建，`--lr_scheduler_type` 不再使用；很多仓库自带的 "
+        "ds_config 用的 WarmupLR 在 warmup 后一直停在 `warmup_max_lr`。",
+        fix_en="Delete the `scheduler` block from the DeepSpeed config (the Trainer then builds its own schedule), or use "
+        'WarmupDecayLR / WarmupCosineLR with "auto" values.',
+        fix_zh='删掉 DeepSpeed 配置里的 `scheduler` 块（Trainer 就会自己建调度器），或改用参数写 "auto" 的 '
+        "WarmupDecayLR / WarmupCosineLR。",
+        card_ids=["deepspeed-config-scheduler-overrides-trainer"],
+    )
+
+
 def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
     loss = [x for x in f["log_loss"]]  # None where the log said nan/inf
     lrs = [x for x in f["log_lr"] if isinstance(x, float)]
@@ -246,6 +283,9 @@ def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
     early = not epochs or epochs[0] < 0.5
     if len(lrs) >= 2 and lrs[0] == lrs[1] == 0.0 and early and any(x is not None for x in loss):
         out.append(_lr_never_stepped(next(x for x in loss if x is not None)))
+    decay, tail = f.get("named_decay_schedule"), lrs[-5:]
+    if decay and len(lrs) >= 5 and len(set(tail)) == 1 and tail[0] > 0 and tail[0] == max(lrs):
+        out.append(_lr_held_at_peak(decay, tail[0]))
     if len(lrs) >= 3:
         peak = max(lrs)
         zero_at = next((i for i, x in enumerate(lrs) if peak > 0 and x <= peak * 1e-3 and i > lrs.index(peak)), None)
