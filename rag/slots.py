@@ -725,7 +725,9 @@ _SET = (
 )
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小)"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小|"
+    # mmcv / mmdet / mmseg's samples_per_gpu, written out ("samples per GPU=2", mmsegmentation #2026)
+    r"(?:samples|imgs|images)[-_ ]per[-_ ](?:gpu|device|card))"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_A-Za-z0-9])batch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
@@ -2014,7 +2016,24 @@ def _own_micro(m: re.Match[str], text: str) -> bool:
         and not _equivalent_at(text, m.start())
         and not hearsay(text, m.start())
         and not _SECONDS_AFTER.match(text, m.end())
+        and not _TIMES_AFTER.match(text, m.end())
     )
+
+
+# "improve the batch size to 4*1024" (Cream #214): a batch written as a product is the product (read as a total by
+# _BATCH_AS_PRODUCT), never its first factor
+_TIMES_AFTER = re.compile(r"\s*[*×]\s*\d")
+_BATCH_AS_PRODUCT = re.compile(
+    r"(?<![A-Za-z_])(?:batch[-_ ]?size|bs)\s*(?:to|=|:|of|is|为|是|设为|改成|改为)?\s*(\d{1,5})\s*[*×]\s*(\d{1,5})"
+    r"(?![\d.]|\s*[*×xX]\s*\d)(?:\s*=\s*(\d{1,7})(?![\d.]))?",
+    re.I,
+)
+
+
+def _batch_product(m: re.Match[str], text: str) -> tuple[Any, ...]:
+    """The product of :data:`_BATCH_AS_PRODUCT`; None where a written result disagrees with it."""
+    product = int(m.group(1)) * int(m.group(2))
+    return (product if m.group(3) is None or int(m.group(3)) == product else None,)
 
 
 # "batchsize600s" (ZipVoice #167): a batch measured in seconds of audio (lhotse's max_duration), no count of samples
@@ -2109,6 +2128,13 @@ _GA_RULES = (
 )
 _BATCH_RULES = (
     SlotRule(("train_batch_size",), (_TRAIN_BATCH,), _train_batch_or_product, only_if_unset=True),
+    SlotRule(
+        ("train_batch_size",),
+        (_BATCH_AS_PRODUCT,),
+        _batch_product,
+        accept=lambda m, text: not _quoted(text, m.start(), lines=False) and not hearsay(text, m.start()),
+        only_if_unset=True,
+    ),
     SlotRule(
         ("base_batch_size", "train_batch_size"),
         (_BATCH_CHANGE, _BATCH_CHANGE_FROM),
@@ -2284,8 +2310,10 @@ _ONE_CARD_AMOUNT = re.compile(
 )
 # What follows "一张卡" when it is one of the cards, not a count of one: its size ("我的一张显卡大小是8g"), or that it is
 # occupied ("我有一张卡已经被占用了15G显存", LLaMA-Factory #24).
+# ("nvidia-smi显示只有一个卡在占用（之前是两个）", RemoteSensingTeacher #15: how many cards nvidia-smi shows busy)
 _EACH_CARD = re.compile(
-    r"\s*(?:的)?\s*(?:大小|显存|内存|容量)|\s*(?:已经|已)?\s*被(?:别的|其他|其它)?\s*(?:程序|进程|任务)?\s*占"
+    r"\s*(?:的)?\s*(?:大小|显存|内存|容量)|\s*(?:已经|已)?\s*被(?:别的|其他|其它)?\s*(?:程序|进程|任务)?\s*占|"
+    r"\s*(?:还)?(?:在|有)\s*(?:占用|跑|运行|工作|计算)"
 )
 _MULTI_GPU = re.compile(
     r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机|multi[-_ ]?nodes?\b|multiple nodes", re.I
@@ -2299,7 +2327,9 @@ _OWN_SINGLE = re.compile(
 
 # "但是如果单卡训练是不爆显存的", "faster than on one GPU": a single GPU supposed or compared, not the run's count.
 _SUPPOSED_BEFORE = re.compile(
-    r"(?:如果|假如|要是|若是?|换成|\bif\b|\bthan\b|instead of|compared (?:to|with)|相比|比)\s*(?:用|是|只用|使用|在|on|with|a)?\s*$",
+    # ("slower than that of a single GPU", 4D-Humans #139)
+    r"(?:如果|假如|要是|若是?|换成|\bif\b|\bthan(?:\s+(?:that|those|the one)\s+(?:of|on|with|using))?|instead of|"
+    r"compared (?:to|with)|相比|比)\s*(?:用|是|只用|使用|在|on|with|a)?\s*$",
     re.I,
 )
 _PROBLEM = re.compile(r"oom|out[- ]of[- ]memory|爆|报错|error|fail|crash|hang|卡住", re.I)
@@ -2566,7 +2596,7 @@ def _parallel(text: str, slots: Slots) -> None:
     if (
         slots.world_size is None
         and any(
-            not _quoted(text, m.start()) and not _SUPPOSED_BEFORE.search(text[max(0, m.start() - 10) : m.start()])
+            not _quoted(text, m.start()) and not _SUPPOSED_BEFORE.search(text[max(0, m.start() - 20) : m.start()])
             for m in re.finditer(r"单卡(?!\s*(?:的)?\s*(?:batch|bs|占用))|single[-_ ]gpu|one gpu|1 gpu", text, re.I)
         )
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
@@ -4238,6 +4268,10 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     # "When I set IMS_PER_BATCH = 32, the training takes 2 days. When I set IMS_PER_BATCH = 128, … 7 days" (detectron2
     # #3520): a global batch key set twice, the later run is the one asked about
     if latest := _latest(text, _mentions(text, None, "train_batch_size")):
+        slots.train_batch_size = latest[1]
+    # "(batch size = 2 * 8 = 16)" … "change it into … (batch size = 8 * 1 = 8)" (mmsegmentation #2026)
+    products = [(m.start(), v) for m in _BATCH_AS_PRODUCT.finditer(text) if (v := _batch_product(m, text)[0])]
+    if latest := _latest(text, products):
         slots.train_batch_size = latest[1]
     # "original setting … learning rate=0.02. Am I right that I should change it into … learning rate=0.01?"
     # (mmsegmentation #2026): the rate of the run asked about

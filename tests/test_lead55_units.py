@@ -154,3 +154,38 @@ def test_a_decaying_schedule_set_and_the_lr_flat_at_its_peak() -> None:
     assert causes[0].card_ids == ["deepspeed-config-scheduler-overrides-trainer"]
     # without a decaying schedule named, a flat LR is a constant schedule, not this
     assert "log.lr_held_at_peak" not in [c.id for c in diagnose(log).causes]
+
+
+def test_the_single_gpu_a_slow_ddp_run_is_compared_with_is_not_the_run() -> None:
+    # 4D-Humans #139
+    assert "world_size" not in setup_values(
+        "Slow training with DDP\n\nHello, why is the training speed of using the DDP strategy slower than that of a "
+        "single GPU?How to fix this"
+    )
+    assert setup_values("I only have one GPU and training is slow")["world_size"] == 1
+
+
+def test_a_batch_written_as_a_product_is_the_product() -> None:
+    # Cream #214 (TinyCLIP): not a micro batch of 4
+    values = setup_values(
+        "I wonder if I utilize 8 A100 80GB to improve the batch size to 4*1024, can it be reproduced?"
+    )
+    assert values["train_batch_size"] == 4096 and "train_micro_batch_size_per_gpu" not in values
+    # mmsegmentation #2026: mmcv's samples per GPU, two runs written out, the later one asked about
+    values = setup_values(
+        "original setting is as following,\n\nsamples per GPU=2\nnums of GPUs=8 (batch size = 2 * 8 = 16)\n"
+        'learning rate=0.02".\n\nAm I right that I should change it into\n\nsamples per GPU=8 (cannot be 16, because '
+        'of OOM)\nnums of GPUs=1 (batch size = 8 * 1 = 8)\nlearning rate=0.01"?'
+    )
+    assert values["train_batch_size"] == 8 and values["train_micro_batch_size_per_gpu"] == 8
+    assert "train_batch_size" not in setup_values("batch size = 2 * 8 = 17")
+
+
+def test_how_many_cards_nvidia_smi_shows_busy_is_no_gpu_count() -> None:
+    # RemoteSensingTeacher #15: a 2 × 3090 run hung; one card still busy
+    values = setup_values(
+        "nvidia-smi显示只有一个卡在占用（之前是两个）：\n请问您有没有遇到过这种情况，我的配置是3090*2（24G），"
+        "batch size是2*2per gpu,请问这样是显存爆了吗"
+    )
+    assert values["world_size"] == 2 and values["train_micro_batch_size_per_gpu"] == 2
+    assert values["train_batch_size"] == 4
