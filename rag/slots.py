@@ -2016,8 +2016,13 @@ def _own_micro(m: re.Match[str], text: str) -> bool:
         and not _equivalent_at(text, m.start())
         and not hearsay(text, m.start())
         and not _SECONDS_AFTER.match(text, m.end())
-        and not _TIMES_AFTER.match(text, m.end())
+        and not _TIMES_AFTER.match(text, _value_end(m))
     )
+
+
+def _value_end(m: re.Match[str]) -> int:
+    """Where the match's first captured value ends ("200" in "200 batchsize per GPU * 8"); its end if none."""
+    return m.end(next((i for i in range(1, (m.lastindex or 0) + 1) if m.group(i)), 0))
 
 
 # "improve the batch size to 4*1024" (Cream #214): a batch written as a product is the product (read as a total by
@@ -4435,6 +4440,8 @@ _AT_A_TIME = re.compile(
 
 
 def _accumulated_equivalent(text: str, slots: Slots) -> None:
+    """Reads :data:`_ACCUMULATED_EQUIVALENT`: the total an accumulating run amounts to, and its micro batch when a count
+    done "at a time" times the steps makes that total (a micro batch read as the total itself is dropped)."""
     ga = slots.gradient_accumulation_steps
     if not ga or ga < 2 or not (m := _ACCUMULATED_EQUIVALENT.search(text)) or m.group(1) is None:
         return
