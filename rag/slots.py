@@ -4443,15 +4443,15 @@ def _accumulated_equivalent(text: str, slots: Slots) -> None:
     """Reads :data:`_ACCUMULATED_EQUIVALENT`: the total an accumulating run amounts to, and its micro batch when a count
     done "at a time" times the steps makes that total (a micro batch read as the total itself is dropped)."""
     ga = slots.gradient_accumulation_steps
-    if not ga or ga < 2 or not (m := _ACCUMULATED_EQUIVALENT.search(text)) or m.group(1) is None:
+    if not ga or ga < 2 or not (m := _ACCUMULATED_EQUIVALENT.search(text)):
         return
     total = int(m.group(1))
     micro = next((n for a in _AT_A_TIME.finditer(text) if (n := int(a.group(1))) * ga == total), None)
-    if micro is None and slots.train_micro_batch_size_per_gpu is not None:
-        if slots.train_micro_batch_size_per_gpu * ga == total and slots.train_batch_size is None:
+    read = slots.train_micro_batch_size_per_gpu
+    if micro is None and read is not None and read != total:
+        if read * ga == total and slots.train_batch_size is None:
             slots.train_batch_size = total  # "--batch_size 8 and --accumulate 8, is it equivalent to batch size 64?"
-        if slots.train_micro_batch_size_per_gpu != total:
-            return
+        return
     slots.train_batch_size = total
     slots.train_micro_batch_size_per_gpu = micro
 

@@ -281,8 +281,8 @@ def _trainer_causes(f: dict[str, Any]) -> list[Cause]:
         )
     # (not the end of a schedule that decays to 0: the log's first points are early in the run)
     early = not epochs or epochs[0] < 0.5
-    if len(lrs) >= 2 and lrs[0] == lrs[1] == 0.0 and early and any(x is not None for x in loss):
-        out.append(_lr_never_stepped(next(x for x in loss if x is not None)))
+    if len(lrs) >= 2 and lrs[0] == lrs[1] == 0.0 and early and first is not None:
+        out.append(_lr_never_stepped(first))
     decay, tail = f.get("named_decay_schedule"), lrs[-5:]
     if decay and len(lrs) >= 5 and len(set(tail)) == 1 and tail[0] > 0 and tail[0] == max(lrs):
         out.append(_lr_held_at_peak(decay, tail[0]))
