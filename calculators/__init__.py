@@ -15,6 +15,7 @@ from .batch import (
     learning_rate_guidance,
     resolve_batch,
     resolve_hf_batch,
+    scale_learning_rate,
 )
 from .errors import CalculatorError
 from .host_ram import HostRamLoad, host_ram_at_load
@@ -40,6 +41,7 @@ __all__ = [
     "StepsBackSolve",
     "back_solve_steps",
     "learning_rate_guidance",
+    "scale_learning_rate",
     "CalculatorError",
     "HostRamLoad",
     "host_ram_at_load",

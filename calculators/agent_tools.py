@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .batch import resolve_batch
+from .batch import resolve_batch, scale_learning_rate
 from .configs import check_config
 from .errors import CalculatorError
 from .lang import Lang, is_lang
@@ -215,6 +215,30 @@ def training_throughput(
     return {**res.model_dump(mode="json"), "markdown": res.to_markdown(lang_)}
 
 
+def learning_rate_scaling(
+    base_batch_size: int,
+    new_batch_size: int,
+    base_learning_rate: float | None = None,
+    per_gpu_held: bool = False,
+    lang: str = "en",
+) -> dict[str, Any]:
+    """Which learning rate for a new effective batch? The linear rule (Goyal et al. 2017, SGD with warmup: lr × k) and
+    the square-root rule (Malladi et al. 2022, Adam: lr × √k), k = new ÷ base. Heuristics, not laws.
+
+    Returns the factors, the two learning rates when base_learning_rate is given, and a "markdown" sentence.
+
+    Args:
+        base_batch_size (int): the effective (global) batch the known-good learning rate was set for.
+        new_batch_size (int): the effective batch of the new run.
+        base_learning_rate (float): the known-good learning rate, if known.
+        per_gpu_held (bool): the two sizes are GPU counts at an unchanged per-GPU batch (e.g. 8 GPUs → 1).
+        lang (str): "en" or "zh" for the markdown.
+    """
+    lang_ = _lang(lang)
+    res = scale_learning_rate(base_batch_size, new_batch_size, base_learning_rate, per_gpu_held)
+    return {**res.model_dump(mode="json"), "markdown": res.note_zh if lang_ == "zh" else res.note_en}
+
+
 def config_check(
     config: str, gpu: str | None = None, world_size: int | None = None, lang: str = "en"
 ) -> dict[str, Any]:
@@ -320,6 +344,7 @@ TOOL_FUNCTIONS = (
     memory_estimate,
     memory_sweep,
     training_throughput,
+    learning_rate_scaling,
     config_check,
     diagnose,
     fact_check,

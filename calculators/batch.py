@@ -250,9 +250,11 @@ def _what_if(mb: int, ga: int, ws: int) -> list[KnobChange]:
 
 
 def learning_rate_guidance(
-    base_learning_rate: float | None, base_batch_size: int, new_batch_size: int
+    base_learning_rate: float | None, base_batch_size: int, new_batch_size: int, *, per_gpu_held: bool = False
 ) -> LearningRateGuidance:
-    """Linear and square-root scaling of a known-good learning rate (or just the factors) to a new effective batch."""
+    """Linear and square-root scaling of a known-good learning rate (or just the factors) to a new effective batch.
+    ``per_gpu_held``: the two sizes are GPU counts at an unchanged per-GPU batch ("4卡学习率为0.0001，单卡应该除以4吗"),
+    so the effective batch changes by their ratio."""
     k = new_batch_size / base_batch_size
     lin, sq = k, math.sqrt(k)
     if base_learning_rate is None:
@@ -276,12 +278,22 @@ def learning_rate_guidance(
         linear_rule_lr=None if base_learning_rate is None else base_learning_rate * lin,
         sqrt_rule_lr=None if base_learning_rate is None else base_learning_rate * sq,
         note_en=(
-            f"Effective batch {base_batch_size} → {new_batch_size} (×{k:g}): {what_en}. Both are heuristics: "
+            (
+                f"GPUs {base_batch_size} → {new_batch_size} at the same per-GPU batch, so the effective batch ×{k:g}"
+                if per_gpu_held
+                else f"Effective batch {base_batch_size} → {new_batch_size} (×{k:g})"
+            )
+            + f": {what_en}. Both are heuristics: "
             "validate with a short run; beyond the critical batch size (McCandlish et al. 2018) larger batches "
             "stop helping."
         ),
         note_zh=(
-            f"有效批次 {base_batch_size} → {new_batch_size}（×{k:g}）：{what_zh}。二者都是经验规则，需要短跑验证；"
+            (
+                f"每卡批次不变，卡数 {base_batch_size} → {new_batch_size}，有效批次 ×{k:g}"
+                if per_gpu_held
+                else f"有效批次 {base_batch_size} → {new_batch_size}（×{k:g}）"
+            )
+            + f"：{what_zh}。二者都是经验规则，需要短跑验证；"
             "超过临界批次（McCandlish et al. 2018）后继续增大批次收益很小。"
         ),
         sources=[
@@ -290,6 +302,22 @@ def learning_rate_guidance(
             "https://arxiv.org/abs/1812.06162",
         ],
     )
+
+
+def scale_learning_rate(
+    base_batch_size: int,
+    new_batch_size: int,
+    base_learning_rate: float | None = None,
+    per_gpu_held: bool = False,
+) -> LearningRateGuidance:
+    """The learning-rate tool: :func:`learning_rate_guidance` on checked numbers (whole batch sizes or GPU counts, a
+    learning rate in (0, 10)), so a bad value is a clear error instead of a division by zero."""
+    old = positive_int("base_batch_size", base_batch_size, maximum=MAX_BATCH)
+    new = positive_int("new_batch_size", new_batch_size, maximum=MAX_BATCH)
+    lr = None if base_learning_rate is None else positive_float("base_learning_rate", base_learning_rate, maximum=10.0)
+    if not isinstance(per_gpu_held, bool):
+        raise CalculatorError("per_gpu_held", per_gpu_held, "true or false", "true 或 false")
+    return learning_rate_guidance(lr, old, new, per_gpu_held=per_gpu_held)
 
 
 def _batch_field(field: str, value: Any) -> int:

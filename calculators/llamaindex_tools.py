@@ -53,8 +53,8 @@ def _card_search(assistant: Any) -> Callable[..., list[dict[str, Any]] | dict[st
 
 
 def build_tools(assistant: Any = None, *, card_search: bool = True) -> list[FunctionTool]:
-    """effective_batch, memory_estimate, memory_sweep, training_throughput, config_check, fact_check and (optionally)
-    card_search.
+    """effective_batch, memory_estimate, memory_sweep, training_throughput, learning_rate_scaling, config_check,
+    diagnose, fact_check and (optionally) card_search.
 
     ``assistant``: a ``rag.Assistant`` to search cards with (one is built on the first card search otherwise).
     """

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .batch import back_solve_steps, resolve_batch
+from .batch import back_solve_steps, resolve_batch, scale_learning_rate
 from .configs import config_check_tool
 from .deepspeed import estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs
 from .errors import CalculatorError
@@ -59,6 +59,7 @@ def _zero(fn: Callable[..., tuple[int, int]]) -> Callable[[dict[str, Any]], Base
 
 TOOLS: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
     "effective_batch": lambda args: resolve_batch(**args),
+    "lr_scaling": lambda args: scale_learning_rate(**args),
     "steps_back_solve": lambda args: back_solve_steps(**args),
     "memory": _memory,
     "host_ram_load": lambda args: host_ram_at_load(**args),

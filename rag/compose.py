@@ -9,8 +9,10 @@ text is escaped (:func:`calculators.text_safety.escape_md`).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from calculators.deepspeed import estimate_zero2_model_states_mem_needs
@@ -1409,6 +1411,48 @@ def _throughput_verdict(r: Results) -> str:
 _MFU_LOW, _MFU_GOOD = 0.15, 0.35
 
 
+def _lr_number(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _lr_scaling_verdict(r: Results) -> str:
+    """A learning-rate question about a change of batch or GPU count (rag.lr_change): the linear and square-root
+    rules' arithmetic on the user's numbers (the ``lr_scaling`` call), and whether the rate or factor they propose is
+    one of them; for a GPU count, conditional on the batch setting being per GPU, which the message does not say."""
+    lr = r.plan.lr_change
+    call = r.call("lr_scaling")
+    if lr is None or call is None or not call.result:
+        return ""
+    g = call.result
+    old, new, k, sq = lr.old_scale, lr.new_scale, g["linear_factor"], g["sqrt_factor"]
+    ratio = Fraction(new, old)  # "1/4", not "2/8"
+    frac = f"{ratio.numerator}/{ratio.denominator}"
+    if lr.basis == "kept":
+        return f"**{t('lr_kept', r.lang, old=old, new=new)}**"
+    base = g.get("base_learning_rate")
+    if base is not None:
+        linear = f"{_lr_number(base)} × {frac} = {_lr_number(g['linear_rule_lr'])}"
+        sqrt = f"{_lr_number(base)} × √({frac}) = {_lr_number(g['sqrt_rule_lr'])}"
+    else:
+        linear = t("lr_times", r.lang, factor=frac)
+        sqrt = t("lr_times", r.lang, factor=f"{sq:.3g}")
+    prefix = ""
+    if lr.proposed_factor is not None:
+        shown = _lr_number(lr.proposed_learning_rate) if lr.proposed_learning_rate else f"×{lr.proposed_factor:.3g}"
+        if math.isclose(lr.proposed_factor, k, rel_tol=0.02):
+            prefix = t("lr_yes_linear" if lr.basis == "batch" else "lr_yes", r.lang)
+        elif math.isclose(lr.proposed_factor, sq, rel_tol=0.02):
+            prefix = t("lr_is_sqrt", r.lang, proposed=shown)
+        else:
+            prefix = t("lr_neither", r.lang, proposed=shown)
+    key = "lr_batch_rule" if lr.basis == "batch" else "lr_gpus_rule"
+    head = prefix + t(key, r.lang, old=old, new=new, k=f"{k:.3g}", linear=linear, sqrt=sqrt)
+    head = head[0].upper() + head[1:]
+    rest = [t("lr_gpus_total", r.lang)] if lr.basis == "gpus" else []
+    rest.append(t("lr_heuristic", r.lang))
+    return f"**{head}** " + ("" if r.lang == "zh" else " ").join(rest)
+
+
 def _before_cards(r: Results) -> str:
     """The openings that come before any card's: a cause the readers found, a wrong belief's verdict, the figure or
     the arithmetic on the user's numbers; "" when none applies."""
@@ -1422,6 +1466,9 @@ def _before_cards(r: Results) -> str:
     speed = _throughput_verdict(r)
     if speed:
         return speed
+    lr_rule = _lr_scaling_verdict(r)
+    if lr_rule:
+        return lr_rule
     if _steps_checked(r):
         bv = _batch_verdict(r)
         if bv:

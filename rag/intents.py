@@ -25,6 +25,11 @@ SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|" + CUT + r"|red
 EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
 PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
 HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|" + CUT + r"|reduc\w*)"
+# … not a size that grew or only differs ("int8 and fp16 occupy significantly different amounts of GPU memory",
+# llama-cookbook #374: an observation of two runs, no belief that 16 bits halve anything)
+HALF_NOT = (
+    r"(?:显著|大幅|significantly|dramatically)\s*(?:different|more|higher|larger|bigger|increas\w*|不同|增加|更多|变大)"
+)
 # Memory that did not move when the precision changed ("the cuda memory and training time will not change", "spend the
 # same time and gpu memory", "显存没有变化"): the user expected mixed precision to shrink it.
 NO_CHANGE = (
@@ -174,7 +179,7 @@ _MATCHERS = {
         or _has(_GA_SET_STILL_OOM, t)
     ),
     "mixed_precision_halves": lambda t: (
-        any(_has(PREC, s) and _has(MEM, s) and _has(HALF, s) for s in _sentences(t))
+        any(_has(PREC, s) and _has(MEM, s) and _has(HALF, re.sub(HALF_NOT, "", s, flags=re.I)) for s in _sentences(t))
         or (_has(PREC, t) and precision_left_memory_unchanged(t))
     ),
     "small_batch_smaller_updates": lambda t: _has(SMALL_BATCH, t) and _has(UPDATE_SIZE, t),

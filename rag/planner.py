@@ -30,6 +30,7 @@ from calculators.vision import VisionTower, image_tokens, vision_encoder_params
 from .acts import Act
 from .formatting import billions
 from .intents import Intents, MisconceptionRule, stages_named
+from .lr_change import LrChange, read_lr_change
 from .setup import CALCULATOR_METHODS, Setup, enough_for_memory, unsupported_method
 from .slots import published_total
 from .step_counts import StepCounts, dataset_size_in
@@ -62,6 +63,7 @@ Label = Literal[
     "fact_check",
     "host_ram_load",
     "throughput",
+    "lr_scaling",
 ]
 
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
@@ -99,6 +101,9 @@ class Plan:
     #: would be a number for a setup the user did not state); the ``method_sweep`` call holds each method's model
     #: states instead, and ``full_sharded`` a full fine-tune's under ZeRO-3 when several GPUs are stated unsharded.
     method_unknown: bool = False
+    #: A learning-rate question about a change of scale (rag.lr_change): the ``lr_scaling`` call holds the rules'
+    #: arithmetic, this what the user proposed, for the opening's yes or no.
+    lr_change: LrChange | None = None
 
     def assume(self, key: str, zh: str, en: str) -> None:
         if all(a.zh != zh for a in self.assumptions):
@@ -468,6 +473,16 @@ CAUSE_BELIEFS = frozenset(
 METHODS_COMPARED = ["full", "lora", "qlora"]
 
 
+#: Memory settings that only exist for a LoRA / QLoRA run (calculators.memory rejects them with finetune='full').
+_ADAPTER_FLAGS = ("lora_int8_base", "qlora_lm_head_4bit", "fsdp_frozen_in_trainable_units")
+
+
+def _without_adapter_flags(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``cfg`` for a full fine-tune of the same model: the precision sweep shows what 16-bit training saves on a full
+    fine-tune, and a LoRA run on an 8-bit base (llama-cookbook #374) must not carry its adapter flags into it."""
+    return {k: v for k, v in cfg.items() if k not in _ADAPTER_FLAGS}
+
+
 def _method_plan(setup: Setup, plan: Plan, rl_stage: str | None = None) -> Plan:
     """A fit question naming the model but no method ("8 X A100 (80GB) for 13B finetune is sufficient?"): each
     method's model states for that model on the stated GPUs (they depend on nothing else), not a total whose micro
@@ -727,6 +742,18 @@ def plan_calls(
             if back is not None:  # no batch setting stated: the run's own numbers give the batch it used
                 plan.calls.append(PlannedCall("steps_back_solve", back, "steps_back_solve"))
 
+    if (lr := read_lr_change(text)) is not None:
+        # "4卡学习率为0.0001，那么单卡应该除以4吗": the rules' arithmetic on the user's numbers, whatever the act
+        plan.lr_change = lr
+        lr_args: dict[str, Any] = {
+            "base_batch_size": lr.old_scale,
+            "new_batch_size": lr.new_scale,
+            "per_gpu_held": lr.basis != "batch",
+        }
+        if lr.base_learning_rate is not None:
+            lr_args["base_learning_rate"] = lr.base_learning_rate
+        plan.calls.append(PlannedCall("lr_scaling", lr_args, "lr_scaling"))
+
     if (
         (step_time is not None or token_rate is not None)
         and act in _SPEED_ACTS
@@ -807,7 +834,7 @@ def plan_calls(
             PlannedCall(
                 "sweep",
                 {
-                    "config": {**cfg, "finetune": "full"},
+                    "config": {**_without_adapter_flags(cfg), "finetune": "full"},
                     "field": "precision",
                     "values": ["fp32", "amp-bf16", "bf16-mixed"],
                 },

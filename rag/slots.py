@@ -2102,7 +2102,8 @@ def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
 
 # "8 for each GPU", "2 GPUs with 8 Batch per GPU", "16 samples per device": a per-device batch written after its number.
 _MICRO_AFTER = re.compile(
-    r"(?<![\d.])(\d{1,4})\s*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|sequences?|examples?)?\s*"
+    # (the number on the same line: kohya's "num epochs / epoch数: 20" above "batch size per device / バッチサイズ: 1")
+    r"(?<![\d.])(\d{1,4})[ \t]*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|sequences?|examples?)?[ \t]*"
     # ("4 images per batch each gpu", "each GPU 2 images per batch": detectron2 users, detectron2 #102)
     r"(?:per batch\s+)?(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b|"
     r"\beach\s+(?:gpu|device|card)\s+(\d{1,4})\s*(?:images?|samples?)\s+per\s+batch\b",
@@ -2959,7 +2960,15 @@ _FULL = re.compile(
 )
 # Unsloth's `full_finetuning = False`: the full fine-tune turned off (an adapter is trained).
 _FULL_SET_OFF = re.compile(r"\w*\s*[=:]\s*(?:False|false|0)\b")
-_LORA = re.compile(r"q?lora|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
+# (not the name of akegarasu's lora-scripts, the SD training GUI that also runs full fine-tunes: a path
+# "F:\\lora-scripts-v1.6.2\\sd-models" says nothing of the method; its `model_train_type` does, _KOHYA_TRAIN_TYPE)
+_LORA = re.compile(r"q?lora(?![-_ ]?scripts)|\bpeft\b|get_peft_model|finetuning_type\W{0,4}lora", re.I)
+# lora-scripts' (kohya sd-scripts GUI) method key: `model_train_type = "sdxl-finetune"` / "sd-lora" / "flux-lora" /
+# "sd-dreambooth" (mikazuki/app/api.py picks sdxl_train.py, train_network.py … from it): a fine-tune or DreamBooth run
+# trains the whole U-Net, a LoRA one an adapter.
+_KOHYA_TRAIN_TYPE = re.compile(
+    r"\bmodel_train_type[\"']?\s*[:=]\s*[\"']?[\w.]+(?:-[\w.]+)*?-(lora|finetune|dreambooth)\b", re.I
+)
 # A method the user names as the other option, not theirs: "rather than lora", "also tried LoRA", "alternatives … LoRA".
 _OTHER_METHOD = re.compile(
     r"(?:rather than|instead of|not|without|alternatives?|considering|also tried|tried using|tried|"
@@ -3154,7 +3163,13 @@ _FSDP_NOT_USED_BEFORE = re.compile(
     r"是否|要不要|还是|或者|而不是|比)\s*(?:pytorch\s*)?$",
     re.I,
 )
-_FSDP_NOT_USED_AFTER = re.compile(r"\s*(?:or|vs\.?|versus|还是|或者|和\s*deepspeed|and deepspeed)\b", re.I)
+# … or said to be off: "with fsdp and EMA turned off" (StableCascade #26), "FSDP disabled", "fsdp 关掉"
+_FSDP_NOT_USED_AFTER = re.compile(
+    r"\s*(?:or|vs\.?|versus|还是|或者|和\s*deepspeed|and deepspeed)\b|"
+    r"(?:\s*(?:and|&|和|/)\s*[\w-]{1,12})?\s*(?:(?:is|was|were|are)\s+)?(?:turned\s+off|switched\s+off|disabled)\b|"
+    r"(?:\s*(?:和|/)\s*[\w-]{1,12})?\s*(?:都)?(?:关闭|关掉|没开|不开)",
+    re.I,
+)
 
 
 def _fsdp(text: str, slots: Slots) -> None:
@@ -3234,6 +3249,9 @@ def _finetune(text: str, slots: Slots) -> None:
     ptuning = [m for m in _PTUNING.finditer(text) if not _OTHER_METHOD.search(text[max(0, m.start() - 48) : m.start()])]
     if ptuning and (not lora or ptuning[0].start() < lora[0].start()):
         slots.finetune = "ptuning"  # the calculators have no P-Tuning: the answer says so instead of a number
+        return
+    if kohya := _KOHYA_TRAIN_TYPE.search(text):
+        slots.finetune = "lora" if kohya.group(1).lower() == "lora" else "full"
         return
     if key := _METHOD_KEY.search(text):
         # the framework's own method key decides (`--train_type full` next to `--tuner_backend peft`)
@@ -3522,6 +3540,7 @@ def _classify_words(key: str) -> str | None:
         "num_devices",  # Qwen-VL-Series-Finetune's NUM_DEVICES=8
         "devices",  # Lightning's Trainer(devices=8, num_nodes=1): per node, like num_gpus
         "num_gpus_per_node",
+        "num_gpu_cores",  # bert-multi-gpu's --num_gpu_cores (its TPU-style name for the GPU count)
     ):
         return "world_size"
     if joined in ("nnodes", "num_nodes", "num_machines", "n_nodes", "nodes"):
@@ -3732,6 +3751,15 @@ _BANNER = [
     # Unsloth's start-up banner: "Batch size per device = 8 | Gradient accumulation steps = 4",
     # "Total batch size (8 x 4 x 1) = 32"
     (re.compile(r"(?<![A-Za-z] )\bBatch size per device\s*=\s*(\d+)", re.I), "train_micro_batch_size_per_gpu"),
+    # kohya sd-scripts' (and lora-scripts') start-up lines, English / Japanese: "batch size per device / バッチサイズ: 1",
+    # "gradient accumulation steps / 勾配を合計するステップ数 = 1" ("gradient ccumulation" in older releases), "total train
+    # batch size (with parallel & distributed & accumulation) / 総バッチサイズ（並列学習、勾配合計含む）: 4" (train_network.py)
+    (re.compile(r"^\s*batch size per device / バッチサイズ:\s*(\d+)", re.M), "train_micro_batch_size_per_gpu"),
+    (
+        re.compile(r"^\s*gradient a?ccumulation steps / 勾配を合計するステップ数\s*=\s*(\d+)", re.M),
+        "gradient_accumulation_steps",
+    ),
+    (re.compile(r"^\s*total train batch size \([^)\n]*\) / 総バッチサイズ[^:\n]*:\s*(\d+)", re.M), "train_batch_size"),
     (re.compile(r"Total batch size \((?:\d+ x )+\d+\)\s*=\s*(\d+)", re.I), "train_batch_size"),
 ]
 # DeepSpeed's stage-3 optimizer named in a traceback or log.

@@ -604,6 +604,16 @@ TOOL_ARGS = {
             "per_epoch": st.one_of(st.booleans(), weird),
         },
     ),
+    "lr_scaling": st.fixed_dictionaries(
+        {
+            "base_batch_size": st.one_of(st.integers(-5, 10**12), weird),
+            "new_batch_size": st.one_of(st.integers(-5, 10**12), weird),
+        },
+        optional={
+            "base_learning_rate": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), weird),
+            "per_gpu_held": st.one_of(st.booleans(), weird),
+        },
+    ),
     "host_ram_load": st.fixed_dictionaries(
         {
             "num_params": st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**14), weird),

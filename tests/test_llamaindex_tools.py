@@ -29,6 +29,7 @@ def test_names_descriptions_and_schemas(tools):
         "memory_estimate",
         "memory_sweep",
         "training_throughput",
+        "learning_rate_scaling",
         "config_check",
         "diagnose",
         "fact_check",

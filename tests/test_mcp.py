@@ -83,6 +83,8 @@ def test_each_tool_answers(mcp_url: str):
             "tokens_per_step": 524288,
             "gpu": "v100",
         },
+        # mmsegmentation #2026: 2 × 8 = 16 → 8 × 1 = 8 at 0.02
+        "learning_rate_scaling": {"base_batch_size": 16, "new_batch_size": 8, "base_learning_rate": 0.02},
         "config_check": {
             "config": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}',
             "world_size": 4,
@@ -106,6 +108,7 @@ def test_each_tool_answers(mcp_url: str):
     assert out["effective_batch"]["train_batch_size"] == 64
     assert out["memory_estimate"]["gib"]["total_per_gpu"] > 0
     assert round(out["training_throughput"]["mfu"], 3) == 0.094 and "MFU" in out["training_throughput"]["markdown"]
+    assert round(out["learning_rate_scaling"]["linear_rule_lr"], 6) == 0.01
     a, b = (p["activations"] for p in out["memory_sweep"]["series_gib"])
     assert a == b
     assert out["config_check"]["findings"]

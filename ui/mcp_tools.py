@@ -3,7 +3,8 @@
 Gradio turns every public endpoint into an MCP tool named after its Python function, described by its
 docstring (the ``Args:`` lines become the parameter descriptions) and typed by its annotations. So this
 module registers one endpoint per tool with a clear name — effective_batch and fact_check live in
-``ui/api.py`` beside the other HTTP endpoints; memory_estimate, memory_sweep, training_throughput, config_check,
+``ui/api.py`` beside the other HTTP endpoints; memory_estimate, memory_sweep, training_throughput,
+learning_rate_scaling, config_check,
 card_search and
 diagnose (HTTP name /diagnose_tool, since /diagnose is the UI's endpoint) are registered here — and hides the
 app's other public endpoints (the chat, the older /memory, /sweep, /check_config and /diagnose that return the
@@ -30,6 +31,7 @@ MCP_TOOLS = (
     "memory_estimate",
     "memory_sweep",
     "training_throughput",
+    "learning_rate_scaling",
     "config_check",
     "diagnose",
     "fact_check",
@@ -57,6 +59,7 @@ def register_agent_tools(assistant: Any) -> None:
         agent_tools.memory_estimate,
         agent_tools.memory_sweep,
         agent_tools.training_throughput,
+        agent_tools.learning_rate_scaling,
         agent_tools.config_check,
     ):
         register_endpoint(_refusing(fn), api_name=fn.__name__)

@@ -387,6 +387,41 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "Ways down: transformers ≥ 4.43 with a 16-bit `torch_dtype`; ZeRO-3 `zero.Init` or FSDP "
         "`fsdp_cpu_ram_efficient_loading`, which shard at load; or fewer processes per node.",
     },
+    # rag/compose.py _lr_scaling_verdict: a learning-rate question about a change of batch or GPU count
+    "lr_yes_linear": {"zh": "对，这正是线性缩放规则：", "en": "Yes, that is the linear scaling rule: "},
+    "lr_yes": {"zh": "对，", "en": "Yes, "},
+    "lr_is_sqrt": {"zh": "你的 {proposed} 是平方根规则；", "en": "Your {proposed} is the square-root rule; "},
+    "lr_neither": {"zh": "你的 {proposed} 不是这两条规则中的任何一条；", "en": "Your {proposed} is neither rule; "},
+    "lr_batch_rule": {
+        "zh": "全局 batch {old} → {new}（×{k}），线性规则给出 {linear}；平方根规则（Adam 常用）给出 {sqrt}。",
+        "en": "the global batch goes {old} → {new} (×{k}), so the linear rule gives {linear}; the square-root rule, "
+        "common with Adam, gives {sqrt}.",
+    },
+    "lr_gpus_rule": {
+        "zh": "如果你的 batch 设置是每卡的（HF Trainer 的 `per_device_train_batch_size`、Lightning、mmcv 的 "
+        "`samples_per_gpu`、PaddleDetection / PaddleSeg 的 `batch_size`），{old} 卡 → {new} 卡会让全局 batch ×{k}，"
+        "线性规则给出 {linear}（平方根规则：{sqrt}）；想保持学习率不变，就用梯度累积保持全局 batch 不变。",
+        "en": "if your batch setting is per GPU (HF Trainer's `per_device_train_batch_size`, Lightning, mmcv's "
+        "`samples_per_gpu`, PaddleDetection / PaddleSeg `batch_size`), {old} → {new} GPUs multiplies the global batch "
+        "by {k}, and the linear rule gives {linear} (square-root rule: {sqrt}); to keep the learning rate, keep the "
+        "global batch with gradient accumulation.",
+    },
+    "lr_gpus_total": {
+        "zh": "如果它是总 batch（detectron2 / fast-reid 的 `IMS_PER_BATCH`），全局 batch 不变，学习率也不用改。",
+        "en": "If it is the total batch (detectron2 / fast-reid `IMS_PER_BATCH`), the global batch does not change and "
+        "neither does the learning rate.",
+    },
+    "lr_kept": {
+        "zh": "学习率不用改：全局 batch 没变（{old} 卡 → {new} 卡，由每卡 batch 或梯度累积补上），DDP 对各卡梯度取平均，每步看到的梯度相同。",
+        "en": "Keep the learning rate: the global batch is unchanged ({old} → {new} GPUs, made up by the per-GPU batch "
+        "or by gradient accumulation), and DDP averages the gradients over the GPUs, so each step sees the same "
+        "gradient.",
+    },
+    "lr_heuristic": {
+        "zh": "两条都是经验规则（Goyal 等 2017；Malladi 等 2022），需要短跑验证。",
+        "en": "Both are heuristics (Goyal et al. 2017; Malladi et al. 2022): confirm with a short run.",
+    },
+    "lr_times": {"zh": "学习率 ×{factor}", "en": "learning rate ×{factor}"},
     # rag/compose.py _throughput_verdict: the first sentence of a speed question that states a step time
     "speed_low": {
         "zh": "按你的数字，这个速度偏慢：模型 FLOPs 利用率（MFU）约 {mfu}。",
