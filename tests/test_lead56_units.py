@@ -176,3 +176,11 @@ def test_lr_scaling_reads_whose_gpu_count_with_ascii_question_marks() -> None:
     asked = "请问所有配置文件里面的学习率设置都是默认对应八卡嘛?在bs不动的情况下我单卡训练的话是不是只需要将初始学习率除以8即可?"
     got = read_lr_change(asked)
     assert got is not None and (got.old_scale, got.new_scale, got.proposed_factor) == (8, 1, 0.125)
+
+
+def test_one_gpu_the_run_ended_up_on_is_no_gpu_count() -> None:
+    # ms-swift #1086: the script sets 4 GPUs; only one in use is the symptom
+    assert setup_values("虽然我脚本写的用4张显卡跑，但实际会只使用一张显卡然后爆内存")["world_size"] == 4
+    assert setup_values("服务器有8张卡，我只用了其中2张")["world_size"] == 2
+    assert setup_values("I have 4 GPUs but the training only uses one GPU and OOMs")["world_size"] == 4
+    assert setup_values("我只用一张卡训练，会OOM吗")["world_size"] == 1
