@@ -70,7 +70,8 @@ POOL = (
     r"\b(?:v?ram|memory)\s+(?:is\s+|are\s+|gets?\s+|be\s+)?(?:pooled|combined)|\bpooled\b|"
     # a single card runs what several smaller ones cannot ("5张3090卡微调内存不足，但单机单卡a6000可以微调")
     r"(?:但|而|却)[^。，,.\n]{0,6}单卡[^。，,.\n]{0,12}(?:可以|能)\s*(?:跑|训练|微调|放下|装下|运行)|\bbut (?:on )?(?:a )?single (?:\w+ )?(?:gpu|card)\b[^.\n]{0,30}\b(?:works?|fits?|runs? fine)\b|"
-    r"total (?:amount of )?(?:gpu )?memory|a total of|in total|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards)|"
+    # ("in total 8 cuda contexts are present on the first GPU", stylegan2-ada-pytorch #70: a count of something else)
+    r"total (?:amount of )?(?:gpu )?memory|a total of|in total(?!\s+\d+\s*(?!g(?:b|ib)?\b)[a-z])|require a \d+\s*gb? card|split (?:across|between|over) (?:the )?(?:gpus|cards)|"
     # more GPUs asked as the way out of an OOM: "if I increase the number of 24 GB GPUs the code will run?" (InstantMesh
     # #69), "多加几张卡就能跑吗"
     r"\bincreas\w* the (?:number|count) of (?:[\w-]+ ){0,3}(?:gpus|cards)\b[^.?\n]{0,40}\b(?:will|would|can|could)\b"

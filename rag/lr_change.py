@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .acts import asked_sentences
+from .slots import BATCH_CHANGE
 
 #: A learning rate named in an asking sentence.
 _ASKS_LR = re.compile(r"learning[-_ ]?rate|(?<![A-Za-z_])lr(?![A-Za-z_])|学习率", re.I)
@@ -71,12 +72,6 @@ _BATCH_TOTAL = re.compile(
 #: too, so a GPU count alone says nothing of the global batch.
 _BATCH_VALUE = re.compile(
     r"(?:batch[-_ ]?size|batchsize|(?<![A-Za-z_])bs(?![A-Za-z_]))\W{0,6}(?:=|:|：|为|是|of|is)?\W{0,6}(\d{1,6})(?![\d.*x×])",
-    re.I,
-)
-#: A batch changed in one phrase: "batch size from 256 to 64", "batch从128改成16".
-_BATCH_FROM_TO = re.compile(
-    r"(?:batch[-_ ]?size|batchsize|batch|(?<![A-Za-z_])bs(?![A-Za-z_])|批大小)\D{0,16}?(?:从|from)\s*(\d{1,6})\s*"
-    r"(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|减少到|降到|到|to|->|→)\s*(\d{1,6})\b",
     re.I,
 )
 
@@ -175,7 +170,7 @@ def read_lr_change(prose: str) -> LrChange | None:
         if proposed is None:
             later = [v for p, v in rates if p > reference[0] and v != reference[1]]
             proposed = later[-1] if later else None
-    if (change := _BATCH_FROM_TO.search(prose)) is not None:
+    if (change := BATCH_CHANGE.search(prose)) is not None:
         old, new, basis = int(change.group(1)), int(change.group(2)), "batch"
     elif (
         totals := _change(

@@ -786,8 +786,9 @@ _TRAIN_BATCH = re.compile(
     + r"(\d+)",
     re.I,
 )
-# "有效 batch 从 32 变成 128" / "effective batch from 32 to 128": the old and the new effective batch.
-_BATCH_CHANGE = re.compile(
+#: A batch changed in one phrase, the old and the new: "有效 batch 从 32 变成 128", "effective batch from 32 to 128",
+#: "batch size from 256 to 64" (rag.lr_change reads it too).
+BATCH_CHANGE = re.compile(
     r"(?:batch|批次?|批大小)\D{0,16}?(?:从|from)\s*(\d+)\s*(?:变成|变为|改成|改为|增加到|增大到|加到|提高到|调到|扩大到|减少到|降到|到|to|->|→)\s*(\d+)",
     re.I,
 )
@@ -2143,7 +2144,7 @@ _BATCH_RULES = (
     ),
     SlotRule(
         ("base_batch_size", "train_batch_size"),
-        (_BATCH_CHANGE, _BATCH_CHANGE_FROM),
+        (BATCH_CHANGE, _BATCH_CHANGE_FROM),
         lambda m, text: (int(m.group(1)), int(m.group(2))),
     ),
     SlotRule(("base_learning_rate",), (_LR,), _learning_rate),

@@ -184,3 +184,15 @@ def test_one_gpu_the_run_ended_up_on_is_no_gpu_count() -> None:
     assert setup_values("服务器有8张卡，我只用了其中2张")["world_size"] == 2
     assert setup_values("I have 4 GPUs but the training only uses one GPU and OOMs")["world_size"] == 4
     assert setup_values("我只用一张卡训练，会OOM吗")["world_size"] == 1
+
+
+def test_a_count_in_total_of_something_else_holds_no_pooling_belief() -> None:
+    from rag.intents import detect_misconceptions
+
+    said = (
+        "When using more than 1 GPU, multiple cuda contexts are created on GPU 0. E.g. When using 8 GPUs, in total 8 "
+        "cuda contexts are present on the first GPU. One with large memory usage, and 7 with 1227 MB."
+    )  # stylegan2-ada-pytorch #70
+    assert "more_gpus_pool_memory" not in {r.key for r in detect_misconceptions(said)}
+    held = "I have 4 GPUs with 24 GB, so in total 96 GB of memory should fit a 30B model, right?"
+    assert "more_gpus_pool_memory" in {r.key for r in detect_misconceptions(held)}
