@@ -2797,6 +2797,12 @@ _PRECISION_ALTERNATIVE_BEFORE = re.compile(r"(?<![A-Za-z0-9])" + _HALF_NAME + r"
 _SWITCHED_ON = re.compile(r"[\"']?\s*(?:[:=]\s*|\s+)[\"']?(?:true|1)\b", re.I)
 
 
+_FLAG_ASKED_BEFORE = re.compile(
+    r"(?:应该|要不要|是否|需不需要|该不该|should\s+(?:i|we)|do\s+(?:i|we)\s+need\s+to)\s*(?:用|使用|开|加|设置?|use|set|pass|add)?\s*$",
+    re.I,
+)
+
+
 def _precision(text: str, slots: Slots) -> None:
     """The first precision the text names for training, skipping ones it turns off or names for something else."""
     low = text.lower()
@@ -2844,7 +2850,14 @@ def _precision(text: str, slots: Slots) -> None:
     if set_to and set_to[0] is not mentions[0]:
         mentions = set_to + [m for m in mentions if m not in set_to]
     # "when I used model().cuda().half() … torchrun … --bf16 True": a launch flag is the run's, over a cast in a sentence
-    flagged = [m for m in mentions if text[max(0, m.start() - 2) : m.start()] == "--"]
+    # (not a flag asked about: "如果base模型是bf16，我训练启动的时候的参数应该用--bf16吗？… lora训练的时候指定了--fp16",
+    # LLaMA-Factory #2029, trained with --fp16)
+    flagged = [
+        m
+        for m in mentions
+        if text[max(0, m.start() - 2) : m.start()] == "--"
+        and not _FLAG_ASKED_BEFORE.search(text[max(0, m.start() - 16) : m.start() - 2])
+    ]
     if flagged and flagged[0] is not mentions[0]:
         mentions = flagged + [m for m in mentions if m not in flagged]
     # "混合精度 vs fp32 显存对比", "fp32 vs bf16 memory": fp32 is the baseline the half precision is measured against;

@@ -196,3 +196,13 @@ def test_a_count_in_total_of_something_else_holds_no_pooling_belief() -> None:
     assert "more_gpus_pool_memory" not in {r.key for r in detect_misconceptions(said)}
     held = "I have 4 GPUs with 24 GB, so in total 96 GB of memory should fit a 30B model, right?"
     assert "more_gpus_pool_memory" in {r.key for r in detect_misconceptions(held)}
+
+
+def test_a_precision_flag_asked_about_is_not_the_one_the_run_set() -> None:
+    # LLaMA-Factory #2029: asks whether to pass --bf16, trained with --fp16
+    said = (
+        "如果base模型是bf16，我训练启动的时候的参数应该用--bf16吗？\nbase模型是bf16的，然后lora训练的时候指定了--fp16"
+    )
+    assert setup_values(said)["precision"] == "amp-fp16"
+    assert setup_values("should I use --bf16? I train with --fp16 now")["precision"] == "amp-fp16"
+    assert setup_values("I launch with --bf16 and it OOMs")["precision"] == "amp-bf16"
