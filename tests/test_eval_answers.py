@@ -203,9 +203,18 @@ pytestmark = pytest.mark.slow
 # cause 9 + 11. The English act and fidelity floors and the fit-without-a-figure ceiling follow what the larger set
 # scores (the engine reads the act of 12 of blind30's 26 English questions otherwise than labelled, and uses 0.724 of
 # their stated values; blind30 brought 3 + 0 fit questions without a figure).
+# Stop 56: blind31 (52) moved into the dev set (2600 = 1290 zh + 1310 en; start engine, tag s38start, with its models
+# trained on the 2548: act 0.783 / 0.731, fidelity 0.947 / 0.908, 27 + 39 contradicted, 2 + 2 headlines, 0 + 1
+# strawman, hit@3 0.972 / 0.978, hit@1 0.807 / 0.856, p90 118 / 123, fit without a figure 80 + 58, no cause 9 + 11).
+# End of stop 56 (learning-rate scaling on the user's numbers, readers from blind31, act and card models retrained on
+# the 2600): act 0.784 / 0.733, fidelity 0.948 / 0.908, 23 + 37 contradicted, 2 + 2 headlines, 0 strawman, hit@3
+# 0.972 / 0.980 (0.9799), hit@1 0.816 / 0.857, p90 119 / 123, fit without a figure 80 + 58, no cause 9 + 11. The
+# Chinese act floor, the English hit@3 floor and the fit-without-a-figure ceiling follow what the larger set scores
+# (the engine reads the act of 12 + 11 of blind31's 52 otherwise than labelled; blind31 brought 4 + 3 fit questions
+# without a figure).
 FLOORS = {
-    "zh": {"act_accuracy": 0.785, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.81},
-    "en": {"act_accuracy": 0.73, "fidelity": 0.905, "hit3": 0.98, "hit1": 0.855},
+    "zh": {"act_accuracy": 0.78, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.81},
+    "en": {"act_accuracy": 0.73, "fidelity": 0.905, "hit3": 0.975, "hit1": 0.855},
 }
 CEILINGS = {
     "contradicted": 60,
@@ -213,7 +222,7 @@ CEILINGS = {
     "strawman": 0,
     "first_words_p90": 124,
     "refused": 0,
-    "fit_no_figure": 132,
+    "fit_no_figure": 140,
     "no_cause": 24,
 }
 
@@ -373,17 +382,23 @@ CEILINGS = {
 # fit without a figure 5 + 7, no cause 1 + 0. End of stop 55: hit@3 0.808 / 0.824, hit@1 0.500 / 0.608 (one question
 # each lost from the top 3 when the card model was retrained on the 2548 with two more cards), the rest unchanged.
 # Floors are re-based on this set.
+# Stop 56: blind31 moved into the dev set; blind33 (52 = 26 zh + 26 en, mined blind at the start of stop 56 and scored
+# on its start engine, tag s38start: act 0.462 / 0.615, fidelity 0.881 / 0.822, 1 + 1 contradicted, 0 headlines, 0
+# strawman, hit@3 0.808 / 0.885) joined blind32. Start of stop 56 on these 104 (blind32 + blind33): act 0.596 / 0.596,
+# fidelity 0.879 / 0.809, 2 + 6 contradicted, 0 headlines, 0 strawman, hit@3 0.769 / 0.865, hit@1 0.577 / 0.673, fit
+# without a figure 6 + 7, no cause 2 + 0. End of stop 56: hit@3 0.788 / 0.885, hit@1 0.577 / 0.635, the rest
+# unchanged. Floors are re-based on this set.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.63, "fidelity": 0.88, "hit3": 0.80},
-    "en": {"act_accuracy": 0.55, "fidelity": 0.81, "hit3": 0.82},
+    "zh": {"act_accuracy": 0.59, "fidelity": 0.875, "hit3": 0.78},
+    "en": {"act_accuracy": 0.59, "fidelity": 0.805, "hit3": 0.88},
 }
 HELDOUT_CEILINGS = {
-    "contradicted": 14,
+    "contradicted": 9,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 12,
-    "no_cause": 1,
+    "fit_no_figure": 14,
+    "no_cause": 2,
 }
 
 
