@@ -1,14 +1,15 @@
 """A learning-rate question about a change of scale: the reference run's learning rate, the scale it had and the
 scale the user moves to, and the learning rate the user proposes, read from the prose.
 
-People ask it in a few fixed shapes ("4卡学习率为0.0001，那么单卡应该除以4吗", RT-DETR #79; "You use 8 GPU training,
-batchsize=128, lr=0.016, I use a single GPU training, batchsize=16, then the learning rate is adjusted to lr=0.002
-right?", ttfnet #2; "配置文件里面的学习率都是默认对应八卡嘛？…我单卡训练的话是不是只需要将初始学习率除以8", PaddleDetection
-#5871). The answer is arithmetic on those numbers (calculators.batch.learning_rate_guidance): the linear rule and the
+People ask it in a few fixed shapes ("4卡学习率为0.0001，那么单卡应该除以4吗", RT-DETR #79; "配置文件里面的学习率都是默认对应
+八卡嘛？…我单卡训练的话是不是只需要将初始学习率除以8", PaddleDetection #5871; "samples per GPU=2, nums of GPUs=8 (batch size
+= 2 * 8 = 16), learning rate=0.02 … change it into … (batch size = 8 * 1 = 8), learning rate=0.01?", mmsegmentation
+#2026). The answer is arithmetic on those numbers (calculators.batch.scale_learning_rate): the linear rule and the
 square-root rule, and whether the user's proposal is one of them. The scale is the global batch where the message
 changes it in so many words ("batch size from 256 to 64", two products "= 16" … "= 8"), else the GPU count: whether
-the learning rate follows it depends on whether the framework's batch setting is per GPU, which the answer says (a bare
-"batchsize=128 … batchsize=16" is not read: per GPU or total is exactly what is unknown).
+the learning rate follows it depends on whether the framework's batch setting is per GPU, which the answer says. Two
+bare batches beside two GPU counts ("You use 8 GPU training, batchsize=128, … I use a single GPU training,
+batchsize=16", ttfnet #2) are not read: per GPU or total is exactly what is unknown.
 
 Only a question that asks about the learning rate is read, and only when both scales are written: a learning rate
 for a setup the user did not state is no answer.
@@ -40,16 +41,16 @@ _COUNT_AFTER = re.compile(r"\s*(?:gpu|卡|x\b|\*)", re.I)
 _LR_TO = re.compile(
     r"(?:\bto|改成|改为|调整为|调成|设为|变成|变为|->|→)\s*(?:lr\s*=\s*|learning[-_ ]?rate\s*(?:of\s*)?)?" + _NUM, re.I
 )
-#: A factor the user proposes instead: "除以4", "divide it by 8", "除以卡数".
+#: A factor the user proposes instead: "除以4", "divide it by 8".
 _DIVIDE_BY = re.compile(
     r"除以\s*(\d{1,4})(?![\d.])|divided?\s+(?:it\s+|the\s+(?:lr|learning rate)\s+)?by\s+(\d{1,4})\b", re.I
 )
 
-_CN_COUNT = {"单": 1, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "六": 6, "八": 8, "十六": 16}
+_CN_COUNT = {"单": 1, "一": 1, "两": 2, "双": 2, "二": 2, "三": 3, "四": 4, "六": 6, "八": 8, "十六": 16}
 #: A GPU count as people write it: "4卡", "八卡", "单卡", "8 GPU", "a single GPU", "one GPU", "4 GPUs".
 _GPUS = re.compile(
     # ("32 V100 GPUs", NeMo #6649: the card's name between the count and its noun)
-    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:张|块)?\s*(?:(?:nvidia\s+|tesla\s+)?[A-Za-z]{1,3}\d{2,4}[A-Za-z]*\s*)?(?:卡|gpus?\b|GPU|显卡)|(单|一|两|二|三|四|六|八|十六)\s*(?:张|块)?\s*(?:卡|gpu|显卡)|"
+    r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:张|块)?\s*(?:(?:nvidia\s+|tesla\s+)?[A-Za-z]{1,3}\d{2,4}[A-Za-z]*\s*)?(?:卡|gpus?\b|GPU|显卡)|(单|一|两|双|二|三|四|六|八|十六)\s*(?:张|块)?\s*(?:卡|gpu|显卡)|"
     r"\b(?:a\s+)?(single|one)\s+gpus?\b",
     re.I,
 )
@@ -145,8 +146,8 @@ def _float(raw: str) -> float | None:
 
 
 def read_lr_change(prose: str) -> LrChange | None:
-    """The reference learning rate, the two scales and the proposal of an LR-scaling question; None unless the message
-    asks about the learning rate and writes a learning rate and two different scales."""
+    """The reference learning rate (when written), the two scales and the proposal of an LR-scaling question; None
+    unless the message asks about the learning rate and writes two different scales."""
     # (the asking clause, or the line it is on: "4卡学习率为0.0001，那么单卡应该除以4吗" asks in its second clause)
     lines = prose.splitlines()
     asked = [next((ln for ln in lines if a in ln), a) for a in asked_sentences(prose)]
