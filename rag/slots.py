@@ -2324,12 +2324,6 @@ _EACH_CARD = re.compile(
 )
 # What the run did against what was set: "但实际会只使用一张显卡", "却只用了一张卡".
 _ACTUALLY_BEFORE = re.compile(r"(?:实际上?|却|结果)\s*(?:会|还是|也)?\s*$")
-# One GPU the run ended up on against what was set: "但实际会只使用一张显卡", "却只用了一张卡", "but it only uses one GPU".
-_ONLY_ONE_USED = re.compile(
-    r"(?:实际上?|却|但是?|结果)\s*(?:会|还是|也)?\s*只\s*(?:会)?\s*(?:使用|用|调用|跑在|在)了?\s*$|"
-    r"\b(?:it|training|the (?:run|job|script|training|trainer|model))\s+(?:still\s+)?only\s+(?:uses?|used|runs? on|ran on)\s*$",
-    re.I,
-)
 _MULTI_GPU = re.compile(
     r"多卡|多张卡|多\s*gpu|multi[-_ ]?gpus?|multiple gpus|more gpus|多机|multi[-_ ]?nodes?\b|multiple nodes", re.I
 )
@@ -2566,10 +2560,6 @@ def _parallel(text: str, slots: Slots) -> None:
         if _EXAMPLE_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
             examples.append(_num(m.group(1)))  # "would a larger cluster help, eg 8xV100?": only if nothing else is
             continue
-        if m.group(1).lower() in ("一", "1", "one", "单") and _ONLY_ONE_USED.search(
-            text[max(0, m.start() - 24) : m.start()]
-        ):
-            continue  # "我脚本写的用4张显卡跑，但实际会只使用一张显卡然后爆内存" (ms-swift #1086): the symptom, not the count
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) or _OR_AFTER.match(text, m.end()):
             continue  # "两块儿卡比一块卡还要慢", "是一块卡还是多块卡的step": a count compared with, or one of a choice
         if re.match(r"\s*(?:memory|mem\b|vram|显存|内存)", text[m.end() :], re.I) and re.search(
