@@ -236,7 +236,7 @@ def learning_rate_scaling(
     """
     lang_ = _lang(lang)
     res = scale_learning_rate(base_batch_size, new_batch_size, base_learning_rate, per_gpu_held)
-    return {**res.model_dump(mode="json"), "markdown": res.note_zh if lang_ == "zh" else res.note_en}
+    return {**res.model_dump(mode="json"), "markdown": res.to_markdown(lang_)}
 
 
 def config_check(

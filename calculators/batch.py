@@ -79,6 +79,10 @@ class LearningRateGuidance(BaseModel):
     note_zh: str
     sources: list[str]
 
+    def to_markdown(self, lang: Lang = "en") -> str:
+        """The note in ``lang``: what the chat's tool summary and the agent tool's "markdown" show."""
+        return self.note_zh if lang == "zh" else self.note_en
+
 
 class BatchResult(BaseModel):
     """A consistent DeepSpeed batch configuration and what follows from it."""

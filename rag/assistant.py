@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from calculators import BatchConfigError, CalculatorError, run_tool
-from calculators.batch import BatchResult, LearningRateGuidance
+from calculators.batch import BatchResult
 from calculators.i18n import t
 from calculators.lang import Lang, answer_language, as_lang
 from calculators.limits import MAX_CONFIG_CHARS, MAX_QUESTION_CHARS
@@ -566,8 +566,6 @@ class Assistant:
             return batch_summary(result, lang)
         if isinstance(result, SweepResult):
             return sweep_line(result, lang)
-        if isinstance(result, LearningRateGuidance):
-            return result.note_zh if lang == "zh" else result.note_en
         if hasattr(result, "to_markdown"):
             return str(result.to_markdown(lang))
         return ""

@@ -1420,6 +1420,8 @@ def _lr_scaling_verdict(r: Results) -> str:
     rules' arithmetic on the user's numbers (the ``lr_scaling`` call), and whether the rate or factor they propose is
     one of them; for a GPU count, conditional on the batch setting being per GPU, which the message does not say."""
     lr = r.plan.lr_change
+    if lr is not None and lr.basis == "kept":
+        return f"**{t('lr_kept', r.lang, old=lr.old_scale, new=lr.new_scale)}**"
     call = r.call("lr_scaling")
     if lr is None or call is None or not call.result:
         return ""
@@ -1427,8 +1429,6 @@ def _lr_scaling_verdict(r: Results) -> str:
     old, new, k, sq = lr.old_scale, lr.new_scale, g["linear_factor"], g["sqrt_factor"]
     ratio = Fraction(new, old)  # "1/4", not "2/8"
     frac = f"{ratio.numerator}/{ratio.denominator}"
-    if lr.basis == "kept":
-        return f"**{t('lr_kept', r.lang, old=old, new=new)}**"
     base = g.get("base_learning_rate")
     if base is not None:
         linear = f"{_lr_number(base)} × {frac} = {_lr_number(g['linear_rule_lr'])}"

@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .acts import asked_sentences
-from .slots import BATCH_CHANGE
+from .slots import BATCH_CHANGE, CN_DIGITS
 
 #: A learning rate named in an asking sentence.
 _ASKS_LR = re.compile(r"learning[-_ ]?rate|(?<![A-Za-z_])lr(?![A-Za-z_])|学习率", re.I)
@@ -46,7 +46,6 @@ _DIVIDE_BY = re.compile(
     r"除以\s*(\d{1,4})(?![\d.])|divided?\s+(?:it\s+|the\s+(?:lr|learning rate)\s+)?by\s+(\d{1,4})\b", re.I
 )
 
-_CN_COUNT = {"单": 1, "一": 1, "两": 2, "双": 2, "二": 2, "三": 3, "四": 4, "六": 6, "八": 8, "十六": 16}
 #: A GPU count as people write it: "4卡", "八卡", "单卡", "8 GPU", "a single GPU", "one GPU", "4 GPUs".
 _GPUS = re.compile(
     # ("32 V100 GPUs", NeMo #6649: the card's name between the count and its noun)
@@ -117,7 +116,7 @@ def _gpu_counts(text: str) -> list[tuple[int, str]]:
     """Every GPU count in ``text`` with whose it is."""
     out = []
     for m in _GPUS.finditer(text):
-        n = int(m.group(1)) if m.group(1) else _CN_COUNT[m.group(2)] if m.group(2) else 1
+        n = int(m.group(1)) if m.group(1) else CN_DIGITS[m.group(2)] if m.group(2) else 1
         if 0 < n <= 1024:
             out.append((n, _whose(text, m.start())))
     return out
@@ -183,12 +182,13 @@ def read_lr_change(prose: str) -> LrChange | None:
     ) is not None:
         (old, new), basis = totals, "batch"
     elif (gpus := _change(_gpu_counts(prose))) is not None:
-        if len({int(m.group(1)) for m in _BATCH_VALUE.finditer(prose)}) > 1 and not _SAME_TOTAL.search(prose):
+        total_kept = bool(_SAME_TOTAL.search(prose))
+        if len({int(m.group(1)) for m in _BATCH_VALUE.finditer(prose)}) > 1 and not total_kept:
             return None  # the per-GPU batch changed as well ("单卡 batch size 32 … 双卡 … 16"): unknown global batches
         # the total batch said to stay, or accumulation that makes up the GPUs dropped ("32 GPUs … single gpu …
         # grad_accumulation=32", NeMo #6649)
         made_up = any(int(m.group(1)) == gpus[0] // gpus[1] > 1 for m in _GA_VALUE.finditer(prose))
-        (old, new), basis = gpus, "kept" if _SAME_TOTAL.search(prose) or made_up else "gpus"
+        (old, new), basis = gpus, "kept" if total_kept or made_up else "gpus"
     else:
         return None
     if min(old, new) <= 0:

@@ -742,9 +742,11 @@ def plan_calls(
             if back is not None:  # no batch setting stated: the run's own numbers give the batch it used
                 plan.calls.append(PlannedCall("steps_back_solve", back, "steps_back_solve"))
 
-    if (lr := read_lr_change(text)) is not None:
-        # "4卡学习率为0.0001，那么单卡应该除以4吗": the rules' arithmetic on the user's numbers, whatever the act
-        plan.lr_change = lr
+    # "4卡学习率为0.0001，那么单卡应该除以4吗": the rules' arithmetic on the user's numbers, whatever the act
+    plan.lr_change = lr = read_lr_change(text)
+    if lr is not None and lr.basis != "kept":
+        # (a kept global batch has nothing to scale: a call would show "multiply the learning rate by 0.5" beside the
+        # opening's "keep the learning rate")
         lr_args: dict[str, Any] = {
             "base_batch_size": lr.old_scale,
             "new_batch_size": lr.new_scale,

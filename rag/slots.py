@@ -21,7 +21,8 @@ from calculators.shell import LIGHTNING_RANK
 
 from .regex_literals import could_match
 
-_CN_DIGITS = {
+#: Chinese numerals people write counts with ("两张卡", "单卡", "十六卡"); rag.lr_change reads them too.
+CN_DIGITS = {
     "零": 0,
     "一": 1,
     "单": 1,
@@ -59,7 +60,7 @@ _NEG = re.compile(r"((?<!有)没|未|(?<!是)不|关|no\b|(?<![A-Za-z0-9])no_|no
 def _num(token: str) -> int:
     if token.isdigit():
         return int(token)
-    return _CN_DIGITS[token] if token in _CN_DIGITS else _EN_NUM[token.lower()]
+    return CN_DIGITS[token] if token in CN_DIGITS else _EN_NUM[token.lower()]
 
 
 class Slots(BaseModel):

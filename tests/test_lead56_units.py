@@ -206,3 +206,15 @@ def test_a_precision_flag_asked_about_is_not_the_one_the_run_set() -> None:
     assert setup_values(said)["precision"] == "amp-fp16"
     assert setup_values("should I use --bf16? I train with --fp16 now")["precision"] == "amp-fp16"
     assert setup_values("I launch with --bf16 and it OOMs")["precision"] == "amp-bf16"
+
+
+def test_a_kept_global_batch_keeps_the_rate_and_plans_no_scaling() -> None:
+    from rag import Assistant
+
+    # HAT #9: the total batch kept; no tool call may show "multiply the learning rate by 0.5" beside the opening
+    answer = Assistant().ask(
+        "Should I change the lr if I use 4 GPUs while retaining the same total batchsize, i.e., 8 for each GPU?"
+        "\nIf I use 2 GPUs with 8 Batch per GPU (total Batch = 16), does the learning rate need to be adjusted?"
+    )
+    assert answer.first_screen.startswith("**Keep the learning rate")
+    assert not any(c.name == "lr_scaling" for c in answer.tool_calls)
