@@ -30,18 +30,18 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _IS_NORMAL = _rx(
-    r"正常(?:来讲|来说|情况下)[^。？?\n，,]{0,30}(?:吗|么)|不合理|\bunreasonable\b|\bsupposed? to (?:happen|be)\b|\b(?:is|isn'?t|not) reasonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
-    r"\bis (?:this|that|it) (?:the |an? )?(?:normal|nomal|natural|expected|intended|reasonable)\b|本身就(?:应该|该)?是这样|本来就(?:应该|该)?是这样|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
+    r"正常(?:来讲|来说|情况下)[^。？?\n，,]{0,30}(?:吗|么)|不合理|\bunrea?sonable\b|\bsupposed? to (?:happen|be)\b|\b(?:is|isn'?t|not) rea?sonable\b|正常吗|正常么|正常嘛|是否正常|正不正常|是正常的|正常现象|合理吗|合理么|是否合理|符合预期吗|预期的吗|应该是这样吗|"
+    r"\bis (?:this|that|it) (?:the |an? )?(?:normal|nomal|natural|expected|intended|rea?sonable)\b|本身就(?:应该|该)?是这样|本来就(?:应该|该)?是这样|\b(?:intended|expected)(?: behaviou?r)?\s*[?？]|\bis (?:this|it|that) expected\b|"
     r"\bexpected\s*\?|\bnormal\s*\?|\bis it normal\b|\bmake sense\s*\?|"
     r"\bisn'?t (?:it|this|that) (?:normal|nomal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"
     # "I wonder if this normal case?", "Just not sure if this is normal since …", "so I just wonder if this is normal"
     r"\b(?:if|whether)\s+(?:this|that|it)(?:\s+is|\s+was|'s)?\s+(?:a\s+|the\s+)?(?:normal|expected|intended)\b|"
-    # "whether this variation is expected behavior", "if the slowdown we see is normal", "does that sound reasonable?"
+    # "whether this variation is expected behavior", "if the slowdown we see is normal", "does that sound rea?sonable?"
     r"\b(?:if|whether)\s+(?:this|that|the|these|such|our|my)\s+(?:[\w-]+\s+){1,3}(?:is|are|was|were)\s+(?:an?\s+|the\s+)?"
-    r"(?:normal|expected|intended|reasonable)\b|"
-    r"\b(?:does|do) (?:that|this|it|these|those)(?: numbers?| results?| figures?)? sounds? (?:reasonable|normal|right|about right|ok(?:ay)?)\b|"
+    r"(?:normal|expected|intended|rea?sonable)\b|"
+    r"\b(?:does|do) (?:that|this|it|these|those)(?: numbers?| results?| figures?)? sounds? (?:rea?sonable|normal|right|about right|ok(?:ay)?)\b|"
     # "Is this time for per iteration good or it's slow?" (Megatron-DeepSpeed #199): a measurement held against a norm
-    r"\bis (?:this|that|it) (?:[\w-]+ ){0,5}(?:good|ok(?:ay)?|fine|normal|reasonable) or (?:it'?s |is it |too )?(?:slow|too slow)\b"
+    r"\bis (?:this|that|it) (?:[\w-]+ ){0,5}(?:good|ok(?:ay)?|fine|normal|rea?sonable) or (?:it'?s |is it |too )?(?:slow|too slow)\b"
 )
 # Tag questions ("…, right?", "correct?", "is this a bug?", "should it be 2?") check a claim: "is it normal" only when
 # the user reports something observed (a log, a measurement, a symptom); otherwise a yes/no question about the claim.

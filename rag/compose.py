@@ -560,6 +560,49 @@ def _states_only_verdict(r: Results, res: dict[str, Any]) -> str:
     return "**" + t(key, lang, states=gib(states, lang), gpu=_gpu_name(r, res), cap=gib(cap, lang)) + "**"
 
 
+#: Model states at or above this share of the card leave too little for activations to rule them out as the cause.
+_STATES_CROWD_SHARE = 0.75
+
+
+def _states_crowd_card(res: dict[str, Any]) -> bool:
+    """Activations unknown (no preset), and the model states alone take at least :data:`_STATES_CROWD_SHARE` of the
+    card: what is left for one micro-batch's activations is known even though they are not."""
+    cap = res.get("gpu_capacity")
+    return bool(res.get("total_per_gpu") is None and cap and _states(res) >= _STATES_CROWD_SHARE * cap)
+
+
+def _states_are_the_runs(r: Results) -> bool:
+    """The states-only figure is the failing run's: its method is stated (an assumed full fine-tune is no figure for
+    their run), no tensor or pipeline parallelism splits it (not modelled), no ZeRO stage is standing in for the ones
+    compared, and the OOM is the GPU's at the start of training, not the host's (ms-swift #8193: "保存模型时 CPU 内存暴涨")
+    nor after the run had trained a while (its states then fitted)."""
+    s = r.setup
+    return (
+        s.source("finetune") not in (None, "assumed")
+        and (s.get("tensor_parallel_size") or 1) == 1
+        and (s.get("pipeline_parallel_size") or 1) == 1
+        and r.call("zero_sweep") is None
+        and not _about_host_ram_only(r)
+        and not OOM_MID_RUN.search(r.prose)
+    )
+
+
+def _states_oom_verdict(r: Results) -> str:
+    """A reported OOM of a model without a preset: the states alone over the card, or how little they leave."""
+    main = r.call("main")
+    assert main is not None and main.result
+    res, lang = main.result, r.lang
+    states, cap = _states(res), res["gpu_capacity"]
+    if states > cap:
+        return _states_only_verdict(r, res)
+    left = gib(cap - states, lang)
+    return (
+        "**"
+        + t("states_crowd_oom", lang, states=gib(states, lang), gpu=_gpu_name(r, res), cap=gib(cap, lang), left=left)
+        + "**"
+    )
+
+
 def _batch_verdict(r: Results) -> str:
     call = r.call("effective_batch")
     if call is None:
@@ -1275,7 +1318,9 @@ def _oom_estimate_verdict(r: Results) -> str:
     that is the cause ("needs ~152 GiB per GPU on an 80 GiB card; the nearest setting that fits: …"), ahead of a
     reader's guess from the error text or a list of usual causes; when it fits, what the run used beyond it."""
     main = r.call("main")
-    if not (r.reported_oom and main is not None and main.result and main.result.get("fits") is not None):
+    if not (r.reported_oom and main is not None and main.result):
+        return ""
+    if main.result.get("fits") is None and not (_states_crowd_card(main.result) and _states_are_the_runs(r)):
         return ""
     if (
         r.misconceptions
@@ -1288,6 +1333,10 @@ def _oom_estimate_verdict(r: Results) -> str:
         return ""  # "4张3090合计96G还是OOM": the belief (cards pool their memory) is the cause to open with
     if r.evidence is not None and RL_STAGES & set(r.evidence.concepts):
         return ""  # a PPO/GRPO/DPO run holds more models than the one-model estimate: it is not their run's memory
+    if main.result.get("fits") is None:
+        # no preset architecture, so no activations: the states that alone fill the card are the cause to open with
+        # ("falcon-40b … a single A100 GPU of 80GB … still OOM for … lora with bfloat16-mixed", litgpt #165)
+        return "" if getattr(r.diagnosis, "causes", None) or OOM_AT_LOAD.search(r.prose) else _states_oom_verdict(r)
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
     if (

@@ -722,11 +722,13 @@ _SET = (
     + r"(?:(?<=was\s)|(?<=were\s)|"
     + _SET_WORDS
     + r")"
+    # ("batch__size调到了1": the perfective 了 after the verb)
+    + r"(?:(?<=[到成为])了)?"
     + r"\s*(?:(?:非常|很|最|极)?小的\s*)?"
 )
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch[-_ ]?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小|"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch(?:__|[-_ ])?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小|"
     # mmcv / mmdet / mmseg's samples_per_gpu, written out ("samples per GPU=2", mmsegmentation #2026)
     r"(?:samples|imgs|images)[-_ ]per[-_ ](?:gpu|device|card))"
     r"(?:" + _SET + r"|" + SEP + r")|"
@@ -1437,6 +1439,10 @@ _CLAIM_SENTENCE_START = re.compile(
     r"\s*(?:according to\b|as (?:stated|mentioned|described|shown|reported|written) in\b|"
     r"(?:in|from) (?:your|the|their) (?:original )?(?:paper|readme|docs?|documentation|report|model card|blog)\b|"
     r"I (?:see|saw|read|noticed) (?:that )?(?:you|the authors?|the paper|your paper)\b|"
+    # a shipped config's own setting: "In original COCO 1x schedule configuration, the learning rate is 0.02 for 8 GPUs
+    # and 2 imgs per GPU. … I have one Titan XP GPU now." (mmdetection #4993)
+    r"(?:in|for|with) (?:the |your |this |that )?(?:original|official|default|provided|released)\b[^,;。，\n]{0,40}?"
+    r"\b(?:config(?:uration)?s?|schedules?|settings?|recipes?|setup)\b|"
     r"you (?:guys )?(?:used|trained|ran|mentioned|said|reported)\b|"
     r"the (?:authors?|paper) (?:used|trained|ran|says|said|mentions?|mentioned|reports?|reported)\b|"
     r"(?:论文|原文|文中|文章)(?:中|里)?(?:提到|说|写|用了|使用了?)|"
@@ -2105,7 +2111,7 @@ def _learning_rate(m: re.Match[str], text: str) -> tuple[Any, ...]:
 # "8 for each GPU", "2 GPUs with 8 Batch per GPU", "16 samples per device": a per-device batch written after its number.
 _MICRO_AFTER = re.compile(
     # (the number on the same line: kohya's "num epochs / epoch数: 20" above "batch size per device / バッチサイズ: 1")
-    r"(?<![\d.])(\d{1,4})[ \t]*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|sequences?|examples?)?[ \t]*"
+    r"(?<![\d.])(\d{1,4})[ \t]*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|imgs?|pictures?|sequences?|examples?)?[ \t]*"
     # ("4 images per batch each gpu", "each GPU 2 images per batch": detectron2 users, detectron2 #102)
     r"(?:per batch\s+)?(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b|"
     r"\beach\s+(?:gpu|device|card)\s+(\d{1,4})\s*(?:images?|samples?)\s+per\s+batch\b",
@@ -2335,6 +2341,17 @@ _OWN_SINGLE = re.compile(
 )
 
 
+# "my 4090 is 24GB ram", "我的3090只有24G": the one card the user owns, named in the singular.
+_MY_ONE_CARD = re.compile(
+    r"\bmy\s+(?:nvidia\s+|geforce\s+)?"
+    + _GPU_MODEL
+    + r"\s+(?:is|has|only has)\b|我的\s*"
+    + _GPU_MODEL
+    + r"\s*(?:只有|是|有)",
+    re.I,
+)
+
+
 # "但是如果单卡训练是不爆显存的", "faster than on one GPU": a single GPU supposed or compared, not the run's count.
 _SUPPOSED_BEFORE = re.compile(
     # ("slower than that of a single GPU", 4D-Humans #139)
@@ -2533,12 +2550,19 @@ def _failing_count(text: str, counts: list[tuple[re.Match[str], int]]) -> int | 
     return None
 
 
+def _own_card_after(text: str, pos: int) -> bool:
+    """A card the user names for their own run after a document's count: "官方给出的…8 * Nvidia A800 80 GB … 我想问是否能用
+    nvidia 4090 24GB" (XVERSE-7B #2) asks about one 4090, not about the documentation's eight A800s."""
+    return any(not hearsay(text, g.start()) for g in _GPU_NAME.finditer(text, pos))
+
+
 def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
     counts: list[tuple[re.Match[str], int]] = []
     examples: list[int] = []
     heard: list[int] = []  # a paper's or README's count: the run asked about only when the user states none
+    heard_at: list[int] = []
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
@@ -2547,6 +2571,7 @@ def _parallel(text: str, slots: Slots) -> None:
             # theirs; "In the paper, you use batchsize = 512 and 8 GPUs. So does it mean …" (insightface #261) asks
             # about that run itself
             heard.append(_num(m.group(1)))
+            heard_at.append(m.start())
             continue
         if m.group(1) in ("一", "1") and re.search(r"(?:每|各)\s*$", text[max(0, m.start() - 3) : m.start()]):
             continue  # "把模型加载到每一个卡上", "每1张卡": "each card", not a count of one
@@ -2614,10 +2639,14 @@ def _parallel(text: str, slots: Slots) -> None:
         and (not _MULTI_GPU.search(text) or _OWN_SINGLE.search(text))
     ):  # "单机多卡效果很差，然而用单卡跑效果就很好": the run in question is the multi-GPU one
         slots.world_size = 1
+    if slots.world_size is None and counts and _MY_ONE_CARD.search(text):
+        # "why do u need 2GPUs to run Qwen2.5 3B? … my 4090 is 24GB ram" (TinyZero #33): the count a recipe needs,
+        # beside the one card the user owns
+        slots.world_size = 1
     if slots.world_size is None and (counts or examples):
         # only a required count, or one given as an example, was written: still the one to compute with
         slots.world_size = counts[0][1] if counts else examples[0]
-    if slots.world_size is None and heard and 1 <= heard[0] <= 4096:
+    if slots.world_size is None and heard and 1 <= heard[0] <= 4096 and not _own_card_after(text, heard_at[0]):
         slots.world_size = heard[0]
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
@@ -2733,7 +2762,7 @@ def _parallel(text: str, slots: Slots) -> None:
 
 # ("half" only as a precision: "half precision", ".half()"; "Exactly half of the training steps" is none)
 _PRECISION_MENTION = re.compile(
-    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|\bamp\b|\bhalf(?=[- ]?precision\b|\(\))|(?<![\w.])16[- ]?bits?\b)|"
+    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|(?<![A-Za-z0-9_])amp(?![A-Za-z0-9_])|\bhalf(?=[- ]?precision\b|\(\))|(?<![\w.])16[- ]?bits?\b)|"
     r"(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
     # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed", "the precision is set to 16"
     r"precision[\"']?\s*(?:=|:|：|(?:is\s+)?(?:set|changed?)\s+(?:it\s+)?to|to|is|as|为|设为|设置为|改为|改成)?\s*[\"']?"
@@ -2775,7 +2804,9 @@ _HALF_VS_FP32 = re.compile(
     rf"(?<![A-Za-z]){_HALF}{_VS}(?:fp32|float32|全精度|单精度)\b|\bfp32{_VS}{_HALF}(?![A-Za-z])|"
     # "Mixed precision training slower than float32", "bf16 比 fp32 还慢": fp32 after "than" is the baseline
     rf"(?<![A-Za-z]){_HALF}[\w ]{{0,30}}?\b(?:slower|faster|worse|better)\s+than\s+(?:even\s+)?(?:pure\s+)?"
-    rf"(?:fp32|float32)\b|(?<![A-Za-z]){_HALF}[^。.\n]{{0,12}}比\s*(?:fp32|float32|全精度|单精度)",
+    rf"(?:fp32|float32)\b|(?<![A-Za-z]){_HALF}[^。.\n]{{0,12}}比\s*(?:fp32|float32|全精度|单精度)|"
+    # "混合精度训练和float32训练速度差不多" (Paddle #42436): the two runs compared, the half one the user's
+    rf"(?<![A-Za-z]){_HALF}(?:训练)?\s*(?:和|与|跟|同)\s*(?:fp32|float32|全精度|单精度)",
     re.I,
 )
 
@@ -2812,6 +2843,10 @@ def _precision(text: str, slots: Slots) -> None:
     ]
     if listed and len(listed) < len(mentions):
         mentions = [m for m in mentions if m not in listed]
+    # "AMP" names mixed precision, not its dtype: "torch.cuda.amp … bf16" is bf16 (fp16 only when nothing else is named)
+    named_dtype = [m for m in mentions if m.lastgroup in ("bf16", "fp16") and m.group(0).lower() != "amp"]
+    if named_dtype:
+        mentions = [m for m in mentions if m.group(0).lower() != "amp"]
     # "`use_fp16=true` and `use_fp16=false` require the same memory": one flag set both ways is what the user
     # compares, not the run's precision (another mention, "full float 32", may say it)
     # (side by side: "set fp16=True … the memory is the same as using fp16=False" two sentences apart states the run)
@@ -3516,6 +3551,10 @@ def _classify_words(key: str) -> str | None:
         return "seq_len"  # ("--model_max_lenght=1638": the common misspelling, Qwen #634)
     if joined == "batch_size_forward":
         return "train_micro_batch_size_per_gpu"  # MoGe's one forward pass's batch (not a rollout's forward_batch_size)
+    if joined.endswith(("batch_size_per_im", "batch_size_per_image")):
+        # Detectron's / detectron2's ROI_HEADS.BATCH_SIZE_PER_IM(AGE): RoIs sampled per image for the box head, not
+        # images (Detectron #106; the image batch is IMS_PER_BATCH)
+        return None
     if joined == "ims_per_batch":
         # detectron2's SOLVER.IMS_PER_BATCH: "Number of images per batch across all machines" (config/defaults.py)
         return "train_batch_size"

@@ -301,6 +301,10 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "放不下：仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，超过 {gpu} 的 {cap}；激活还要另算。",
         "en": "It does not fit: the model states alone (weights, gradients, optimizer states) take about {states} per GPU, more than the {cap} of {gpu}; activations come on top.",
     },
+    "states_crowd_oom": {
+        "zh": "仅模型状态（权重、梯度、优化器状态）每卡就约 {states}，{gpu} 共 {cap}，留给激活、CUDA 上下文和碎片的只剩约 {left}，这很可能就是放不下的原因。这个模型没有预设结构，激活算不出来，但在这么小的余量里，micro batch 1 的激活也可能装不下。",
+        "en": "The model states alone (weights, gradients, optimizer states) take about {states} per GPU of the {cap} on {gpu}, leaving about {left} for activations, the CUDA context and fragmentation: most likely why it runs out. This model has no preset architecture, so activations are not computed, but even micro batch 1's may not fit in that margin.",
+    },
     "states_only_no_gpu": {
         "zh": "仅模型状态（权重、梯度、优化器状态）每卡就约 {states}；这个模型没有预设结构，激活算不出来，所以不给总数，激活和 CUDA 上下文还要另加。",
         "en": "The model states alone (weights, gradients, optimizer states) take about {states} per GPU; this model has no preset architecture, so activations and the total are not computed, and they and the CUDA context come on top.",
