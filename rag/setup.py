@@ -835,6 +835,11 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
                 # them: n_gpu = 4; Lightning spawns one process per device); "python starts one process" stays the
                 # diagnosis where it applies (launch.python_single_process).
                 fields["world_size"] = gave
+            elif fields.get("launcher") == "python" and _helper_script(getattr(art, "key_line", "")):
+                # `python prepare_panoptic_fpn.py` before `python tools/train_net.py --num-gpus 4` (detectron2 #987):
+                # a data-preparation step runs no training, so its one process is no GPU count
+                fields.pop("world_size", None)
+                fields.pop("num_nodes", None)
             for key, value in fields.items():
                 # DeepSpeed's batch assertion prints the world size it saw: next to the user's own count it is the
                 # disagreement the diagnosis is about (kept as a conflict), alone it is the world size.
@@ -842,6 +847,18 @@ def _put_artifacts(setup: Setup, parts: list[Part]) -> list[Any]:
                 if key in VALIDATORS:
                     setup.put(key, value, "command" if art.kind == "launch_command" else source, art.kind)
     return artifacts
+
+
+#: The script of a plain ``python`` command that prepares data or converts files rather than trains.
+_HELPER_SCRIPT = re.compile(
+    r"(?:^|\s)python3?\s+(?:\S*/)?(?:\w*_)?(?:prepare|preprocess|convert|download|tokeni[sz]e|build_dataset|make_data)"
+    r"\w*\.py\b",
+    re.I,
+)
+
+
+def _helper_script(line: str) -> bool:
+    return bool(_HELPER_SCRIPT.search(line)) and "train" not in line.split(".py", 1)[0].rsplit("/", 1)[-1].lower()
 
 
 # A sentence about an earlier run ("之前int4单卡训练chatglm，单卡10G以内足够了", "Previously I trained on 2 GPUs"): its

@@ -89,3 +89,17 @@ def test_an_oom_of_a_model_without_a_preset_opens_with_what_its_states_leave() -
     # the method not stated (gpt-neox #616): an assumed full fine-tune's states are no figure for their run
     answer = Assistant().ask("Cuda OOM with 20B model on 8 x NVIDIA A100 80GB, only ZeRO stage 1 works. Why?")
     assert "leaving about" not in answer.first_screen and "does not fit" not in answer.first_screen.split("\n")[0]
+
+
+def test_a_data_preparation_command_is_no_gpu_count() -> None:
+    # detectron2 #987: `python prepare_panoptic_fpn.py`, then the training launch with --num-gpus 4
+    from tests.message_reading import setup_conflicts
+
+    text = (
+        "* For dataset\npython prepare_panoptic_fpn.py\n\n* run training\n"
+        "python tools/train_net.py --num-gpus 4 --config-file configs/COCO-PanopticSegmentation/panoptic_fpn_R_101_3x.yaml"
+    )
+    assert setup_values(text)["world_size"] == 4
+    assert "world_size" not in setup_conflicts(text)
+    # a plain python training script is still one process
+    assert setup_values("python train.py --lr 1e-4")["world_size"] == 1
