@@ -587,11 +587,10 @@ def _states_are_the_runs(r: Results) -> bool:
     )
 
 
-def _states_oom_verdict(r: Results) -> str:
-    """A reported OOM of a model without a preset: the states alone over the card, or how little they leave."""
-    main = r.call("main")
-    assert main is not None and main.result
-    res, lang = main.result, r.lang
+def _states_oom_verdict(r: Results, res: dict[str, Any]) -> str:
+    """A reported OOM of a model without a preset (``res``: its memory result): the states alone over the card, or how
+    little they leave."""
+    lang = r.lang
     states, cap = _states(res), res["gpu_capacity"]
     if states > cap:
         return _states_only_verdict(r, res)
@@ -1336,7 +1335,9 @@ def _oom_estimate_verdict(r: Results) -> str:
     if main.result.get("fits") is None:
         # no preset architecture, so no activations: the states that alone fill the card are the cause to open with
         # ("falcon-40b … a single A100 GPU of 80GB … still OOM for … lora with bfloat16-mixed", litgpt #165)
-        return "" if getattr(r.diagnosis, "causes", None) or OOM_AT_LOAD.search(r.prose) else _states_oom_verdict(r)
+        if getattr(r.diagnosis, "causes", None) or OOM_AT_LOAD.search(r.prose):
+            return ""  # a cause read from the pasted error, or a load-time OOM, explains it better than training states
+        return _states_oom_verdict(r, main.result)
     if main.result["fits"] and getattr(r.diagnosis, "causes", None):
         return ""  # the estimate fits: a cause the readers found in the pasted error explains the rest
     if (

@@ -858,6 +858,7 @@ _HELPER_SCRIPT = re.compile(
 
 
 def _helper_script(line: str) -> bool:
+    """Whether a plain ``python`` command line runs a helper script (:data:`_HELPER_SCRIPT`), not a training one."""
     return bool(_HELPER_SCRIPT.search(line)) and "train" not in line.split(".py", 1)[0].rsplit("/", 1)[-1].lower()
 
 
