@@ -36,7 +36,7 @@ _IS_NORMAL = _rx(
     r"\bisn'?t (?:it|this|that) (?:normal|nomal|expected)\b|\bis (?:this|that|it) as (?:expected|intended)\b|"
     # "I wonder if this normal case?", "Just not sure if this is normal since …", "so I just wonder if this is normal"
     r"\b(?:if|whether)\s+(?:this|that|it)(?:\s+is|\s+was|'s)?\s+(?:a\s+|the\s+)?(?:normal|expected|intended)\b|"
-    # "whether this variation is expected behavior", "if the slowdown we see is normal", "does that sound rea?sonable?"
+    # "whether this variation is expected behavior", "if the slowdown we see is normal", "does that sound reasonable?"
     r"\b(?:if|whether)\s+(?:this|that|the|these|such|our|my)\s+(?:[\w-]+\s+){1,3}(?:is|are|was|were)\s+(?:an?\s+|the\s+)?"
     r"(?:normal|expected|intended|rea?sonable)\b|"
     r"\b(?:does|do) (?:that|this|it|these|those)(?: numbers?| results?| figures?)? sounds? (?:rea?sonable|normal|right|about right|ok(?:ay)?)\b|"
