@@ -426,6 +426,8 @@ _RUN_PASTES = frozenset({"command", "config", "log", "traceback", "error", "nvid
 # A question that asks for help or a fix, however it is worded ("can anyone help?", "有办法解决吗？").
 _HELP_ASK = _rx(
     r"\bhelp|\bsolutions?\b|\bsolve|\bfix|\bresolve|\bworkaround|\bany (?:ideas?|suggestions?|advice|hints?|clues?)\b|"
+    # ("Is there anything i can do to handle this?", NeMo #2718)
+    r"\banything (?:i|we|one) (?:can|could) do\b|\bany way to (?:fix|avoid|handle|solve|prevent|get around)\b|"
     r"解决|办法|帮|求助|指点|怎么办|咋办"
 )
 
@@ -433,6 +435,12 @@ _HELP_ASK = _rx(
 # something is wrong with the run ("is there a problem with …?", "是这个导致的吗？", "did you face this too?").
 _WOULD = _rx(r"\b(?:will|would|could|does|do)\b|会")
 # (A request to the reader — "could anyone give me some suggestions?", "would you mind providing …?" — is no yes/no.)
+# The cause of "this problem" asked for: a diagnosis, whatever words the report used.
+_PROBLEM_CAUSE = _rx(
+    r"\b(?:ideas?|thoughts?|clues?)\s+(?:on|about|of|for|regarding)\s+(?:the\s+|what\s+)?caus\w*|"
+    r"\bcauses?\s+of\s+(?:the|this|that|these|my)\s+(?:problem|issue|behaviou?r|error|slow\w*)s?\b|"
+    r"(?:这个|此)问题的原因|问题(?:的)?原因(?:是什么|在哪)"
+)
 _PROBLEM_ASK = _rx(
     r"\bproblems?\b|\bissues?\b|\bmiss\w*|\bwrong\b|\bfaced?\b|问题|遇到|导致|情况|"
     r"\b(?:could|would|can|will) (?:you|anyone|someone|somebody|any ?one)\b|麻烦|能否提供"
@@ -542,6 +550,11 @@ _AVOIDING = _rx(
 )
 
 
+# "上面的配置有什么需要调整的吗？( 不够或者太少)" (Qwen #846): "not enough" as one side of "too little or too much", a
+# sizing question's choice, not a failure the user saw.
+_OR_TOO_MUCH = _rx(r"\s*(?:或者?|还是|or)\s*(?:太多|太少|过多|过剩|多余|too (?:much|many|big|large)|more than enough)")
+
+
 def _supposed_removed(prose: str) -> str:
     """``prose`` with each failure or error named as a possibility in a question that asks whether, or as what to
     avoid, blanked."""
@@ -551,7 +564,11 @@ def _supposed_removed(prose: str) -> str:
 
         def keep(m: re.Match[str]) -> str:
             before = m.string[max(0, m.start() - 16) : m.start()]
-            if _AVOIDING.search(before) or (supposing and _SUPPOSING.search(before)):
+            if (
+                _AVOIDING.search(before)
+                or (supposing and _SUPPOSING.search(before))
+                or _OR_TOO_MUCH.match(m.string, m.end())
+            ):
                 return " " * len(m.group(0))
             return m.group(0)
 
@@ -782,6 +799,8 @@ def rule_act(
             or (len(a) > 25 and _TRAILING_WHY.search(a))
             # "微调chatglm-6b占用内存20g以上，什么原因": the cause of a figure the user measured
             or (measured and _REASON_ASK.search(a))
+            # "Do you have any ideas on the cause of this problem?" (LISA #81): the cause of what they reported
+            or bool(_PROBLEM_CAUSE.search(a))
         )
         for a in asks
     ):

@@ -50,7 +50,8 @@ _DIVIDE_BY = re.compile(
 _GPUS = re.compile(
     # ("32 V100 GPUs", NeMo #6649: the card's name between the count and its noun)
     r"(?<![A-Za-z0-9_.])(\d{1,3})\s*(?:张|块)?\s*(?:(?:nvidia\s+|tesla\s+)?[A-Za-z]{1,3}\d{2,4}[A-Za-z]*\s*)?(?:卡|gpus?\b|GPU|显卡)|(单|一|两|双|二|三|四|六|八|十六)\s*(?:张|块)?\s*(?:卡|gpu|显卡)|"
-    r"\b(?:a\s+)?(single|one)\s+gpus?\b",
+    # ("I have one Titan XP GPU now", mmdetection #4993: the card's name between; not "one of the GPUs")
+    r"\b(?:a\s+)?(single|one)\s+(?:(?!(?:of|the|more|other|per)\b)[A-Za-z][A-Za-z0-9-]*\s+){0,2}gpus?\b",
     re.I,
 )
 #: The global batch said to stay: "while retaining the same total batchsize" (HAT #9), "总batch不变".
@@ -72,6 +73,16 @@ _BATCH_TOTAL = re.compile(
 #: too, so a GPU count alone says nothing of the global batch.
 _BATCH_VALUE = re.compile(
     r"(?:batch[-_ ]?size|batchsize|(?<![A-Za-z_])bs(?![A-Za-z_]))\W{0,6}(?:=|:|：|为|是|of|is)?\W{0,6}(\d{1,6})(?![\d.*x×])",
+    re.I,
+)
+
+
+#: A rate the user set by the rule and reports ("So following the Linear Scaling Rule, I changed the learning rate to
+#: 0.0025 … Is it reasonable to get such result?", mmdetection #4993): the question about the result is about that
+#: rate too.
+_RULE_APPLIED = re.compile(
+    r"(?:follow\w*|according to|by|using|applied|按照?|根据|依据)\s*(?:the\s+)?(?:linear|线性)\s*(?:scaling\s*)?"
+    r"(?:rule|缩放|规则|规律)[^.。\n]{0,40}?(?:learning[-_ ]?rate|(?<![A-Za-z_])lr(?![A-Za-z_])|学习率)",
     re.I,
 )
 
@@ -150,7 +161,7 @@ def read_lr_change(prose: str) -> LrChange | None:
     # (the asking clause, or the line it is on: "4卡学习率为0.0001，那么单卡应该除以4吗" asks in its second clause)
     lines = prose.splitlines()
     asked = [next((ln for ln in lines if a in ln), a) for a in asked_sentences(prose)]
-    if not any(_ASKS_LR.search(a) for a in asked):
+    if not any(_ASKS_LR.search(a) for a in asked) and not _RULE_APPLIED.search(prose):
         return None
     rates = [
         (m.start(), v)

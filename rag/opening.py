@@ -99,7 +99,12 @@ _STACKS: dict[str, re.Pattern[str]] = {
         r"\bverl\b|actor_rollout_ref|\bDataProto\b|\brollout\.n\b|\bppo_(?:mini|micro)_batch_size|\btrain_prompt_(?:mini_)?bsz\b",
         re.I | re.A,
     ),
-    "megatron": re.compile(r"megatron", re.I | re.A),
+    # its own command-line flags name it too (Megatron-LM's megatron/training/arguments.py): --tensor-model-parallel-size,
+    # --pipeline-model-parallel-size, --use-distributed-optimizer. Dashed only: verl's and vLLM's underscored
+    # tensor_model_parallel_size is a rollout engine's setting, not a Megatron run.
+    "megatron": re.compile(
+        r"megatron|--(?:tensor|pipeline)-model-parallel-size\b|--use-distributed-optimizer\b", re.I | re.A
+    ),
     "alpaca-lora": re.compile(r"alpaca[-_ ]?lora", re.I | re.A),
     "espnet": re.compile(r"\bespnet", re.I | re.A),
     "fairseq": re.compile(r"\bfairseq", re.I | re.A),
@@ -119,8 +124,10 @@ _STACKS: dict[str, re.Pattern[str]] = {
     # text encoders answers these, not an LLM fine-tune that names LoRA and activations too
     "diffusion": re.compile(
         r"diffus|扩散|\bsdxl\b|\bsd[-_ ]?(?:1\.5|2\.1|3(?:\.5)?)\b|stable[-_ ]?video|cogvideo|hunyuan|\bwan[-_ ]?2\.\d|"
-        r"\bflux\.?1?\b|dreambooth|kohya|sd-scripts|lora-scripts|fastvideo|finetrainers|musubi|\bDiT\b|"
-        r"文生视频|图生视频|text[-_ ]to[-_ ]video|image[-_ ]to[-_ ]video",
+        r"\bflux\.?1?\b|\bimagen\b|dreambooth|kohya|sd-scripts|lora-scripts|fastvideo|finetrainers|musubi|\bDiT\b|"
+        r"文生视频|图生视频|text[-_ ]to[-_ ]video|image[-_ ]to[-_ ]video|"
+        # (a VAE's latents are what these train on: "precompute and store the VAE encoder latents", OminiControl #125)
+        r"\bvae\b",
         re.I | re.A,
     ),
     # its own per-GPU batch flags name it too (https://github.com/OpenRLHF/OpenRLHF cli/train_ppo_ray.py)

@@ -247,7 +247,11 @@ _MODEL_NAME = re.compile(
     re.I,
 )
 # ("a 65-b model", accelerate #1515: a hyphen before the unit when "model" follows)
-_PARAMS_B = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)(?:\s*|-(?=[bB]\s+models?\b))[bB](?![a-zA-Z0-9])")
+# ("lora微调72Bqwen", Qwen #708: a family's name glued after the size)
+_PARAMS_B = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)(?:\s*|-(?=[bB]\s+models?\b))[bB]"
+    r"(?:(?![a-zA-Z0-9])|(?=(?:qwen|llama|baichuan|chatglm|glm|mistral|internlm|deepseek|gemma)))",
+)
 #: What follows a "10B" that counts data rather than parameters.
 _DATA_AMOUNT = re.compile(
     r"\s*(?:tokens?\b|samples?\b|examples?\b|words?\b|characters?\b|chars?\b|条|个\s*token)", re.I
@@ -577,7 +581,7 @@ _GPU_MEM = re.compile(
     + _GB
     + r"\s+of\s+ram\b|"
     + _GB
-    + r"\s*(?:的)?\s*(?:(?:nvidia|tesla)\s*)*(?:显存|现存|独显|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
+    + r"\s*(?:的)?\s*(?:ram\s+(?=gpu|card|graphics))?(?:(?:nvidia|tesla)\s*)*(?:显存|现存|独显|vram|memory|gpu|卡|显卡|单卡|单张|card|graphics|npus?\b|nvidia|tesla)|"
     # (not "模型使用显存为120G", "所需显存为…": the memory used or needed, not the card's)
     # ("my cuda memory is 40GB" (TRL #1619), "my VRAM is 16GB")
     r"(?<!使用)(?<!占用)(?<!所需)(?<!需要)(?<!消耗)(?:显存|现存|vram|(?:gpu|cuda) memory(?: is| of)?|显卡(?:大小|显存|内存)?)\s*"
@@ -730,11 +734,13 @@ _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
     r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch(?:__|[-_ ])?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小|"
     # mmcv / mmdet / mmseg's samples_per_gpu, written out ("samples per GPU=2", mmsegmentation #2026)
-    r"(?:samples|imgs|images)[-_ ]per[-_ ](?:gpu|device|card))"
+    r"(?:samples|imgs|images)[-_ ]per[-_ ](?:gpu|device|card)|batch[-_]gpu\b)"
     r"(?:" + _SET + r"|" + SEP + r")|"
     # a bare "batch" only with a word that sets it ("batch 为1", "batch改成1", "batch=16"), never "batch 1800"
     r"(?<![-_A-Za-z0-9])batch(?![-_ ]?size)\s*(?:最多|可以|默认|只能|要|也|都|就|只|已经)?\s*"
-    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)" + NUM + r"(?!\d|\.\d)",
+    r"(?:==|=|:|：|为|是|设为|设置为|设置成|设成|改成|改为|调到|调成)\s*)" + NUM + r"(?!\d|\.\d)"
+    # ("batch size 三块卡2080Ti的内存勉强够用": a count of cards after the key, not its value)
+    r"(?!\s*[块张台个]?\s*(?:显?卡|gpus?(?![a-z])))",
     re.I,
 )
 _GA = re.compile(
@@ -780,7 +786,8 @@ _GA_AFTER = re.compile(
 )
 # (YOLOv5's `nbs`, its nominal batch: the batch train.py accumulates micro-batches up to)
 _TRAIN_BATCH = re.compile(
-    r"(?<![A-Za-z_])(?:train_batch_size|nbs(?![A-Za-z_])|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
+    # (StyleGAN2-ADA / StyleGAN3's `--batch`, the total over GPUs beside `--batch-gpu`, each GPU's)
+    r"(?<![A-Za-z_])(?:train_batch_size|nbs(?![A-Za-z_])|(?<=--)batch(?![-_\w])|global[-_ ]?batch(?:[-_ ]?size)?|total[-_ ]?batch(?:[-_ ]?size)?|"
     r"有效\s*(?:批次?|batch)(?:[-_ ]?size|大小)?|总\s*(?:的)?\s*batch[-_ ]?size|effective[-_ ]?batch(?:[-_ ]?size)?|全局\s*(?:批次?|batch)(?:[-_ ]?size|大小)?)"
     # "train_batch_size(global batch size)=64", "Global Batch Size (per_device_train_batch_size *
     # gradient_accumulation_steps) should be 128": a note in brackets between the key and its value
@@ -801,7 +808,8 @@ _BATCH_CHANGE_FROM = re.compile(
     re.I,
 )
 _LR = re.compile(
-    r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|设为|设置为)?\s*"
+    # ("I changed the learning rate to 0.0025", mmdetection #4993; "学习率改成 1e-4")
+    r"(?:learning[-_ ]?rate|\blr\b|学习率)\s*(?:=|:|：|为|是|of|is set to|is|set to|to|设为|设置为|改为|改成|调到|调成|调整为|调整到)?\s*"
     r"(\d+(?:\.\d+)?(?:e-?\d+)?)",
     re.I,
 )
@@ -1905,10 +1913,19 @@ def _gpu(text: str, slots: Slots) -> None:
     _gpu_sizes(text, slots)
 
 
+# The device line YOLOv5 / ultralytics and others print, "CUDA:0 (NVIDIA GeForce GTX 1660 SUPER, 6144MiB)", as logged or
+# retyped ("training on NVIDIA GeForce GTX 1660 SUPER, 6144MiB", ultralytics #5294): the card's total memory.
+_DEVICE_MIB = re.compile(r"(?:CUDA:\d+\s*\(|NVIDIA|GeForce|Tesla|Quadro)[^,()\n]{1,40},\s*(\d{4,6})\s*MiB\b", re.I)
+
+
 def _gpu_sizes(text: str, slots: Slots) -> float | None:
     """The card's size written apart from any card's name ("4*24GB GPU", "24G 显存", "24G能跑吗"), unless ``slots``
     already holds one; the size found (or held)."""
     used_spans = [m.span() for m in _OBSERVED.finditer(text)]
+    if slots.gpu_memory_gb is None and (line := _DEVICE_MIB.search(text)):
+        gb = _amount_gb(line.group(1), "MiB")
+        if _is_card_size(gb):
+            slots.gpu_memory_gb = gb
     if slots.gpu_memory_gb is None:
         for m in _CARDS_TIMES_GB.finditer(text):
             if _quoted(text, m.start()) or _REQUIREMENT.search(text[max(0, m.start() - 16) : m.start()]):
@@ -2120,11 +2137,14 @@ _MICRO_AFTER = re.compile(
 # "600000 iterations times batches of 12": the batch each step takes, as people say it (not "a batch of 1800 samples",
 # a chunk of the data, nor "batches of 4 GPUs").
 _BATCH_OF = re.compile(r"\bbatches of (\d{1,4})(?![\d.,])(?!\s*(?:gpus?|nodes?|steps?|epochs?)\b)", re.I)
+# "trying out a higher batch size than 1 …, and set it to 18" (musubi-tuner #446): the value a later "it" takes
+_MICRO_SET_IT = re.compile(r"\bbatch[-_ ]?size\b[^.?!\n]{0,60}?\bset it to (\d{1,4})(?![\d.])", re.I)
 _MICRO_RULES = (
     SlotRule(("train_micro_batch_size_per_gpu", "train_batch_size"), (_MICRO_AND_BATCH,), _micro_and_flag),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO,), _group_num, accept=_own_micro),
     SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_AFTER,), _first_group_int, accept=_own_micro),
     SlotRule(("train_micro_batch_size_per_gpu",), (_BATCH_OF,), _group_int(), accept=_own_micro),
+    SlotRule(("train_micro_batch_size_per_gpu",), (_MICRO_SET_IT,), _group_int(), accept=_own_micro),
 )
 _GA_RULES = (
     SlotRule(
@@ -2243,8 +2263,9 @@ _COUNT_BEFORE = re.compile(
     re.I,
 )
 _COUNT_AFTER = re.compile(
-    # ("3090显卡x2", "A40（46G，4张）": the noun, or the size and a comma, between the card and its count)
-    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*[)）,，]?\s*)?(?:(?:gpus?|显卡|cards?)\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])(?!\s*(?:g|gb|gib)(?![A-Za-z]))|"
+    # ("3090显卡x2", "A40（46G，4张）": the noun, or the size and a comma, between the card and its count; "RTX 4090 24G
+    # 涡轮显卡 *2", Qwen #846: a two-character kind of card before the noun)
+    r"^\s*\)?\s*(?:[-_(（]?\s*\d{1,3}\s*(?:g|gb|gib)\s*[)）,，]?\s*)?(?:(?:gpus?|[\u4e00-\u9fff]{0,2}显卡|cards?)\s*)?(?:[*x×]\s*(\d{1,4})(?![\d.])(?!\s*(?:g|gb|gib)(?![A-Za-z]))|"
     # "A100两张", "3090 4块": the Chinese count after the card
     r"(?:显卡|卡)?\s*(\d{1,2}|[一两二三四五六七八九十])\s*(?:张|块))",
     re.I,
@@ -2556,13 +2577,21 @@ def _own_card_after(text: str, pos: int) -> bool:
     return any(not hearsay(text, g.start()) for g in _GPU_NAME.finditer(text, pos))
 
 
+# How many cards a board, chassis or server can take ("最大支持4张GPU", "supports up to 8 GPUs"): not a count it has.
+_CAPACITY_BEFORE = re.compile(
+    r"(?:最大|最多)\s*(?:支持|可以?(?:插|装|接|放)|能(?:插|装|接|放))\s*$|支持最多\s*$|"
+    r"\b(?:supports?|holds?|fits?|takes?|accommodates?)\s+(?:up\s+to|a\s+max(?:imum)?\s+of)\s+$",
+    re.I,
+)
+
+
 def _parallel(text: str, slots: Slots) -> None:
     m: re.Match[str] | None
     _apply_each(_COUNT_FIRST_RULES, text, slots)
     counts: list[tuple[re.Match[str], int]] = []
     examples: list[int] = []
-    heard: list[int] = []  # a paper's or README's count: the run asked about only when the user states none
-    heard_at: list[int] = []
+    # (position, count) of a paper's or README's count: the run asked about only when the user states none
+    heard: list[tuple[int, int]] = []
     for m in _GPUS.finditer(text):
         if m.group(1) == "单" or _quoted(text, m.start()):
             continue  # "单卡" is the fallback below (people contrast it with their multi-GPU run); quotes are others'.
@@ -2570,8 +2599,7 @@ def _parallel(text: str, slots: Slots) -> None:
             # "The paper of CitriNet said they used 32 V100 GPUs … with single gpu" (NeMo #6649): the paper's run, not
             # theirs; "In the paper, you use batchsize = 512 and 8 GPUs. So does it mean …" (insightface #261) asks
             # about that run itself
-            heard.append(_num(m.group(1)))
-            heard_at.append(m.start())
+            heard.append((m.start(), _num(m.group(1))))
             continue
         if m.group(1) in ("一", "1") and re.search(r"(?:每|各)\s*$", text[max(0, m.start() - 3) : m.start()]):
             continue  # "把模型加载到每一个卡上", "每1张卡": "each card", not a count of one
@@ -2596,6 +2624,8 @@ def _parallel(text: str, slots: Slots) -> None:
             continue  # "on 8 a100, I find 1 gpu'memory is 93%": one of the cards' memory, not a count of one
         if _SHARED_AFTER.match(text, m.end()):
             continue  # "( 24 GPU and 3.9 Shared )": Windows' dedicated and shared GPU memory in GB
+        if _CAPACITY_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
+            continue  # "服务器主板 (最大支持4张GPU)" (Qwen #846): what a board or chassis takes, not the cards in it
         n = _num(m.group(1))
         # "3090" itself matches the GPU names; a count is small and not part of the model number.
         if 1 <= n <= 4096 and not re.match(r"\d{4,}", m.group(0)):
@@ -2646,8 +2676,8 @@ def _parallel(text: str, slots: Slots) -> None:
     if slots.world_size is None and (counts or examples):
         # only a required count, or one given as an example, was written: still the one to compute with
         slots.world_size = counts[0][1] if counts else examples[0]
-    if slots.world_size is None and heard and 1 <= heard[0] <= 4096 and not _own_card_after(text, heard_at[0]):
-        slots.world_size = heard[0]
+    if slots.world_size is None and heard and 1 <= heard[0][1] <= 4096 and not _own_card_after(text, heard[0][0]):
+        slots.world_size = heard[0][1]
     _COUNT_NAMED_RULE.apply(text, slots)
     if slots.world_size == 1 and re.search(r"另一张|另外一张|另一块|the other (?:gpu|card)", text, re.I):
         slots.world_size = 2  # "一张显卡休息，另外一张显卡使劲工作": two cards
@@ -2762,7 +2792,8 @@ def _parallel(text: str, slots: Slots) -> None:
 
 # ("half" only as a precision: "half precision", ".half()"; "Exactly half of the training steps" is none)
 _PRECISION_MENTION = re.compile(
-    r"(?P<bf16>bf16|bfloat16)|(?P<fp16>fp16|float16|半精度|(?<![A-Za-z0-9_])amp(?![A-Za-z0-9_])|\bhalf(?=[- ]?precision\b|\(\))|(?<![\w.])16[- ]?bits?\b)|"
+    # ("When I use `bf-16`", Lightning #12591: with a dash)
+    r"(?P<bf16>bf-?16|bfloat16)|(?P<fp16>fp-?16|float16|半精度|(?<![A-Za-z0-9_])amp(?![A-Za-z0-9_])|\bhalf(?=[- ]?precision\b|\(\))|(?<![\w.])16[- ]?bits?\b)|"
     r"(?P<fp32>\bfp32\b|float32|float 32|全精度|单精度)|"
     # Lightning: precision=16, precision="16-mixed", "32-true", "bf16-mixed", "the precision is set to 16"
     r"precision[\"']?\s*(?:=|:|：|(?:is\s+)?(?:set|changed?)\s+(?:it\s+)?to|to|is|as|为|设为|设置为|改为|改成)?\s*[\"']?"
@@ -2844,8 +2875,7 @@ def _precision(text: str, slots: Slots) -> None:
     if listed and len(listed) < len(mentions):
         mentions = [m for m in mentions if m not in listed]
     # "AMP" names mixed precision, not its dtype: "torch.cuda.amp … bf16" is bf16 (fp16 only when nothing else is named)
-    named_dtype = [m for m in mentions if m.lastgroup in ("bf16", "fp16") and m.group(0).lower() != "amp"]
-    if named_dtype:
+    if any(m.lastgroup in ("bf16", "fp16") and m.group(0).lower() != "amp" for m in mentions):
         mentions = [m for m in mentions if m.group(0).lower() != "amp"]
     # "`use_fp16=true` and `use_fp16=false` require the same memory": one flag set both ways is what the user
     # compares, not the run's precision (another mention, "full float 32", may say it)
@@ -4373,6 +4403,10 @@ def _latest_in_prose(text: str, slots: Slots) -> None:
     ]
     if latest_rate := _latest(text, rates):
         slots.base_learning_rate = latest_rate[1]
+    elif len({lr for _, lr in rates}) == 1 and slots.base_learning_rate not in {lr for _, lr in rates}:
+        # "In original … configuration, the learning rate is 0.02 … I changed the learning rate to 0.0025"
+        # (mmdetection #4993): the shipped config's rate is no setting of theirs; the one they set is
+        slots.base_learning_rate = rates[0][1]
 
 
 # The user's own formula for the total batch: "总batch_size = train_batch_size * GA * 卡数", "global = bs x grad_acc x
@@ -4610,13 +4644,16 @@ _HOST_RAM_SIZE = re.compile(
     r"(?<!显卡)(?<!GPU)(?<!gpu)(?<!卡)(?:主机|系统|物理|机器|运行|CPU\s*|cpu\s*)?内存\s*(?:大小)?\s*(?:是|为|有|只有|共|总共|:|：)?\s*"
     r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)(?![A-Za-z])|"
     r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:的)?\s*(?:主机|系统|物理|运行|CPU\s*)?内存|"
-    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:of\s+)?(?:system\s+|host\s+|CPU\s+|cpu\s+|DDR\d\s+)?(?<![Vv])RAM\b|"
+    # ("a 16GB RAM GPU", TheChosenOne #5: the card's)
+    r"(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\s*(?:of\s+)?(?:system\s+|host\s+|CPU\s+|cpu\s+|DDR\d\s+)?(?<![Vv])RAM\b"
+    r"(?!\s*(?:GPU|graphics|video|card))|"
     r"(?<![Vv])\b(?:RAM|system memory|host memory|CPU memory|CPU RAM)\s*(?:is|of|:|=)?\s*(\d{1,5}(?:\.\d+)?)\s*(TB|T|GB|G|GiB|TiB)\b"
 )
 
 
 # A card's name or count just before the size: "3090 24G内存" is the card's memory in loose wording.
-_GPU_JUST_BEFORE = re.compile(r"(?:[AHVLT]\d{2,3}|\d{4}|[卡显]|gpu)s?\s*(?:with\s*|[(（]\s*)?$", re.I)
+# ("一块2080Ti的11G的内存": with the card's 的 between them)
+_GPU_JUST_BEFORE = re.compile(r"(?:[AHVLT]\d{2,3}|\d{4}(?:\s*ti)?|[卡显]|gpu)s?\s*(?:with\s*|[(（]\s*|的\s*)?$", re.I)
 # "8 A100s with 80GB of RAM each": the size is each card's.
 _EACH_AFTER = re.compile(r"\s*(?:each|per (?:GPU|card|device)|apiece|每张|每卡|每块)", re.I)
 
