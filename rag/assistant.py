@@ -703,7 +703,12 @@ class Assistant:
             return cards
         # (the comparison of methods' ZeRO-3 point is not the user's estimate: the sweep's full point stands for it)
         memory = next(
-            (c for c in calls if c.name == "memory" and c.label != "full_sharded" and c.result and not c.error), None
+            (
+                c
+                for c in calls
+                if c.name == "memory" and c.label not in ("full_sharded", "lora_sharded") and c.result and not c.error
+            ),
+            None,
         )
         sweep = next((c.result for c in calls if c.label == "method_sweep" and c.result), None)
         if memory is not None and memory.result is not None:

@@ -29,6 +29,7 @@ from .cards import MODEL_SIZE, Card
 from .evidence import Evidence, card_in_family, symptom_family
 from .formatting import billions, gib
 from .intents import MisconceptionRule, belief_reported, precision_left_memory_unchanged, stages_named
+from .network_kind import names_non_llm_network
 from .opening import (
     AskedQuestion,
     card_topic,
@@ -1115,6 +1116,8 @@ def _fit_depends_verdict(r: Results) -> str:
     what it depends on, exactly what to give, and the card's breakdown of what memory is made of."""
     if (own := _own_memory_card(r)) is not None:
         return _direct(own, r.lang)
+    if not set(r.setup.known()) & {"model", "model_text", "num_params"} and names_non_llm_network(r.prose):
+        return _measure_verdict(r)
     names = _fit_missing_names(r)
     by_method = _method_verdict(r, names)
     if by_method:
@@ -1127,6 +1130,16 @@ def _fit_depends_verdict(r: Results) -> str:
     return f"**{head}{sep}{t('fit_depends_breakdown', r.lang)}** {_direct(general, r.lang).strip('*').strip()}"
 
 
+def _measure_verdict(r: Results) -> str:
+    """A fit question about a vision or speech network (rag.network_kind): how to measure its per-sample cost against
+    the user's card, since asking for a method and a sequence length would be asking the wrong question."""
+    gb, gpu = r.setup.get("gpu_memory_gb"), r.setup.get("gpu")
+    cap = f"{float(gb):g} GB" if gb else f"{GPU_PRESETS[gpu].memory_gib:g} GiB" if gpu in GPU_PRESETS else ""
+    card = t("fit_measure_card", r.lang, cap=cap) if cap else ""
+    sep = "" if r.lang == "zh" else " "
+    return f"**{t('fit_measure', r.lang, card=card)}**{sep}{t('fit_measure_tail', r.lang)}"
+
+
 def _method_verdict(r: Results, missing: str, head_key: str = "method_unknown") -> str:
     """A fit question that names the model but not the method (``Plan.method_unknown``): each method's model states
     on the stated GPUs and whether they leave room for activations — the part of the answer that needs no assumed
@@ -1137,14 +1150,14 @@ def _method_verdict(r: Results, missing: str, head_key: str = "method_unknown") 
     lang = r.lang
     # (an RL run's other models are not in these states: whether they leave room is not said, rag.planner._OTHER_MODELS)
     cap = None if r.plan.rl_stage else sweep.result.get("gpu_capacity")
-    sharded = r.call("full_sharded")
     clauses = []
     for point in sweep.result["points"]:
         states = _states(point["estimate"])
         clause = t(f"method.{point['value']}", lang) + " " + gib(states, lang)
-        sharded_states = (
-            _states(sharded.result) if point["value"] == "full" and sharded is not None and sharded.result else None
-        )
+        sharded = r.call(f"{point['value']}_sharded")
+        sharded_states = _states(sharded.result) if sharded is not None and sharded.result else None
+        if point["value"] != "full" and not (cap and states >= cap):
+            sharded = sharded_states = None  # (LoRA sharded only where it decides the verdict: fewer words otherwise)
         if sharded is not None and sharded_states is not None:
             n = sharded.arguments.get("world_size")
             clause += t("method_sharded", lang, states=gib(sharded_states, lang), n=n)
@@ -1176,9 +1189,12 @@ def _method_table(r: Results) -> str:
         return ""
     lang = r.lang
     named = [(t("method." + p["value"], lang), p["estimate"]) for p in sweep.result["points"]]
-    sharded = r.call("full_sharded")
-    if sharded is not None and sharded.result:
-        named.append((t("method.full", lang) + ("（ZeRO-3）" if lang == "zh" else " (ZeRO-3)"), sharded.result))
+    for method in ("full", "lora"):
+        sharded = r.call(f"{method}_sharded")
+        if sharded is not None and sharded.result:
+            named.append(
+                (t(f"method.{method}", lang) + ("（ZeRO-3）" if lang == "zh" else " (ZeRO-3)"), sharded.result)
+            )
     head = [key_name("finetune", lang), *(row_name(k, lang) for k in _STATE_PARTS), t("model_states_col", lang)]
     rows = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|---:|"]
     for name, e in named:

@@ -60,6 +60,7 @@ Label = Literal[
     "finetune_sweep",
     "method_sweep",
     "full_sharded",
+    "lora_sharded",
     "fact_check",
     "host_ram_load",
     "throughput",
@@ -99,7 +100,8 @@ class Plan:
     rl_stage: str | None = None
     #: A fit question that names the model (or its size) but not the method or precision: no total is computed (it
     #: would be a number for a setup the user did not state); the ``method_sweep`` call holds each method's model
-    #: states instead, and ``full_sharded`` a full fine-tune's under ZeRO-3 when several GPUs are stated unsharded.
+    #: states instead, and ``full_sharded`` / ``lora_sharded`` a full / LoRA fine-tune's under ZeRO-3 when several GPUs
+    #: are stated unsharded.
     method_unknown: bool = False
     #: A learning-rate question about a change of scale (rag.lr_change): the ``lr_scaling`` call holds the rules'
     #: arithmetic, this what the user proposed, for the opening's yes or no.
@@ -508,7 +510,10 @@ def _method_plan(setup: Setup, plan: Plan, rl_stage: str | None = None) -> Plan:
     )
     unsharded = not base.get("zero_stage") and "fsdp" not in base and base.get("pipeline_parallel_size", 1) == 1
     if base.get("world_size", 1) > 1 and unsharded:
+        # (ZeRO-3 shards a LoRA run's frozen 16-bit base too: "能跑 14b 的微调吗" on two 24 GB 4090s, Qwen #846, fits
+        # LoRA only that way)
         plan.calls.append(PlannedCall("memory", {**base, "finetune": "full", "zero_stage": 3}, "full_sharded"))
+        plan.calls.append(PlannedCall("memory", {**base, "finetune": "lora", "zero_stage": 3}, "lora_sharded"))
     return plan
 
 

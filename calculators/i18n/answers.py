@@ -171,6 +171,16 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "zh": "需要多少显存取决于模型参数量、微调方式（全量/LoRA/QLoRA）、精度、micro batch 和序列长度（还有 GPU 型号，用来判断能否放下）。请告诉我：{missing}。",
         "en": "How much memory it needs depends on the model's size, the method (full/LoRA/QLoRA), precision, micro batch and sequence length (and the GPU, to say whether it fits). Tell me: {missing}.",
     },
+    # a fit question about a vision or speech network the calculators do not model (rag.network_kind)
+    "fit_measure": {
+        "zh": "检测、分割、GAN、语音这类网络没有公式能给出准确的显存（计算器按参数量和序列长度估算的是语言模型）：峰值 ≈ 固定部分（权重、梯度、优化器状态、CUDA 上下文）+ 每个样本的激活 × batch，激活还随输入尺寸（分辨率、音频长度）增长。最快的办法是实测：用 batch 1 和 2 各跑几步，读 `torch.cuda.max_memory_allocated()`，两者之差就是每个样本的代价，能放下的最大 batch ≈ (显存 − 固定部分) ÷ 每样本代价{card}。",
+        "en": "No formula gives a detector's, segmenter's, GAN's or speech model's memory exactly (the calculators size language models): peak ≈ a fixed part (weights, gradients, optimizer states, CUDA context) + per-sample activations × batch, and activations grow with the input size (resolution, audio length). Measure it: run a few steps at batch 1 and at batch 2 and read `torch.cuda.max_memory_allocated()`; the difference is the per-sample cost, and the largest batch that fits is about (card memory − fixed part) ÷ per-sample cost{card}.",
+    },
+    "fit_measure_tail": {
+        "zh": "batch 1 也放不下时，减小输入尺寸、开混合精度（AMP）或梯度检查点；batch 变小时按线性规则同比降低学习率，或用梯度累积保持有效批次。",
+        "en": "If batch 1 does not fit, lower the input size or turn on mixed precision (AMP) or gradient checkpointing; with a smaller batch, scale the learning rate down linearly or keep the effective batch with gradient accumulation.",
+    },
+    "fit_measure_card": {"zh": "（你的卡：{cap}）", "en": " (your card: {cap})"},
     "fit_depends_breakdown": {
         "zh": "在那之前，显存由这几部分组成：",
         "en": "Until then, this is what the memory is made of:",
