@@ -23,7 +23,8 @@ CUT = r"\bcut(?:s|ting)?\b(?![-_ ]?off)"
 ADD = r"\badd(?!ress)\w*"
 SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|" + CUT + r"|reduc\w*)"
 EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
-PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|\bfp16\b|\bbf16\b|\bamp\b)"
+# (ASCII boundaries: "开了fp16显存没有减少" glues the name to Chinese, where a Unicode \b finds none)
+PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|(?<![A-Za-z0-9])(?:bf|fp)-?16(?![A-Za-z0-9])|\bamp\b)"
 HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|" + CUT + r"|reduc\w*)"
 # … not a size that grew or only differs ("int8 and fp16 occupy significantly different amounts of GPU memory",
 # llama-cookbook #374: an observation of two runs, no belief that 16 bits halve anything)
@@ -36,7 +37,14 @@ NO_CHANGE = (
     r"(?:\bnot? (?:change|reduc\w*|decreas\w*|drop\w*|differ\w*)|\bno (?:change|difference)|unchanged|"
     r"\b(?:doesn'?t|does not|didn'?t|did not) (?:change|reduce|decrease)|\bthe same\b|没有?(?:变化|变|减少|降低?)|不变|一样|没区别)"
 )
-_MEM_SAME = MEM + r"[^。.?？!！\n]{0,40}" + NO_CHANGE + "|" + NO_CHANGE + r"[^。.?？!！\n]{0,40}" + MEM
+# ("When I use `bf-16` … I do not see the memory gains I expect", Lightning #12591)
+_GAIN_NOT_SEEN = (
+    r"\b(?:do|does|did)(?:n'?t| not) see (?:the |any |such |much )?(?:gpu |cuda )?(?:memory|vram) "
+    r"(?:gains?|savings?|reductions?|improvements?)|\bno (?:gpu |cuda )?(?:memory|vram) (?:gains?|savings?)"
+)
+_MEM_SAME = (
+    MEM + r"[^。.?？!！\n]{0,40}" + NO_CHANGE + "|" + NO_CHANGE + r"[^。.?？!！\n]{0,40}" + MEM + "|" + _GAIN_NOT_SEEN
+)
 # The precision switch named next to it ("--fp16, but spend the same … memory", "set it to 16 or 32, the cuda memory
 # … will not change"), not anywhere in the message: "FSDP uses the same memory as DDP" with AMP on is about sharding.
 _PREC_NEAR = PREC + r"|\bprecision\b|--fp16|--bf16|16-mixed|半精度"

@@ -30,6 +30,7 @@ from .slots import (
     extract_printed,
     extract_slots,
     extract_smi,
+    peft_all_params,
     per_device_formula,
     printed_batch,
 )
@@ -1240,10 +1241,22 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _prose_batch_is_the_configs_global(setup)
     _train_batch_flag_per_device(setup, parts)
     _lora_on_4bit_is_qlora(setup)
+    _peft_printed_size(setup, parts)
     _train_batch_per_device_in_formula(setup, prose)
     if not (setup.has("model") or setup.has("num_params")) and setup.has("model_text"):
         _put_slots(setup, _model_only(setup.get("model_text")), setup.source("model_text") or "message", "model")
     return setup, artifacts
+
+
+def _peft_printed_size(setup: Setup, parts: list[Part]) -> None:
+    """A model no part names or sizes, but whose PEFT parameter count is pasted anywhere (in prose, a code block or a
+    log: "trainable params: 1,126,400 || all params: 1,101,174,784", PEFT #1514): its size as printed."""
+    if setup.has("model") or setup.has("num_params"):
+        return
+    printed = Slots()
+    peft_all_params("\n".join(p.text for p in parts), printed)
+    if printed.num_params:
+        _put_slots(setup, printed, "log", "printed")
 
 
 def _printed_peak_over_parts(setup: Setup, parts: list[Part]) -> None:

@@ -3941,6 +3941,22 @@ _PEFT_FRAME = re.compile(
 )
 
 
+# PEFT's print_trainable_parameters(): "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.06"
+# (peft/peft_model.py). "all params" is the model's size (its adapters are tiny) — except under bitsandbytes 4-bit,
+# where PEFT releases before the Params4bit correction count each packed weight once for two (qlora #184 printed
+# 16.9B for a 30B model): a message that names 4-bit loading gets no size from it.
+_PEFT_ALL_PARAMS = re.compile(r"trainable params:?\s*[\d,]+\s*\|\|\s*all params:?\s*(\d{1,3}(?:,\d{3})+|\d+)", re.I)
+_FOUR_BIT = re.compile(r"4[-_ ]?bit|qlora|\bnf4\b|load_in_4bit|bnb_4bit", re.I)
+
+
+def peft_all_params(text: str, slots: Slots) -> None:
+    """The model's size from PEFT's printed parameter count, when nothing else in ``text`` sized the model."""
+    if slots.model is None and slots.num_params is None and (m := _PEFT_ALL_PARAMS.search(text)):
+        count = float(m.group(1).replace(",", ""))
+        if count >= 1e8 and not _FOUR_BIT.search(text):
+            slots.num_params = count
+
+
 def _traceback_paths(text: str, slots: Slots) -> None:
     if slots.model is None and slots.num_params is None and (folder := _REMOTE_CODE_FOLDER.search(text)):
         named = extract_slots(folder.group(1).replace("_", "-"))

@@ -157,3 +157,23 @@ def test_anything_i_can_do_asks_for_help_not_a_verdict() -> None:
         "Is there anything i can do to handle this?"
     )
     assert rule_act(parts) == "diagnose"
+
+
+def test_memory_gains_not_seen_with_mixed_precision() -> None:
+    from rag.intents import precision_left_memory_unchanged
+
+    # Lightning #12591, and a Chinese report with the name glued to the text
+    assert precision_left_memory_unchanged(
+        "When I use `bf16` and check the model, I do not see the memory gains I expect"
+    )
+    assert precision_left_memory_unchanged("开了fp16显存没有减少")
+    # a memory figure with the precision is no report of an unchanged memory
+    assert not precision_left_memory_unchanged("I use fp16 and the memory is 20GB")
+
+
+def test_peft_s_printed_parameter_count_sizes_an_unnamed_model() -> None:
+    line = "trainable params: 1,126,400 || all params: 1,101,174,784 || trainable%: 0.10229075496156657"
+    assert setup_values("LoRA training is slow, why?\n```\n" + line + "\n```")["num_params"] == 1_101_174_784
+    # a named model keeps its preset; 4-bit loading makes the printed count unreliable (packed weights, qlora #184)
+    assert "num_params" not in setup_values("Fine-tuning llama-2-7b with LoRA\n" + line)
+    assert "num_params" not in setup_values("load_in_4bit=True, QLoRA\n" + line)
