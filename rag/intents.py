@@ -23,8 +23,9 @@ CUT = r"\bcut(?:s|ting)?\b(?![-_ ]?off)"
 ADD = r"\badd(?!ress)\w*"
 SAVE = r"(?:省|节省|节约|降低显存|减少显存|save\w*|" + CUT + r"|reduc\w*)"
 EFF = r"(?:有效批次|有效\s*batch|有效批大小|有效的?批|effective[-_ ]batch\w*|总\s*batch|global[-_ ]batch\w*|\btrain_batch_size)"
-# (ASCII boundaries: "开了fp16显存没有减少" glues the name to Chinese, where a Unicode \b finds none)
-PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|(?<![A-Za-z0-9])(?:bf|fp)-?16(?![A-Za-z0-9])|\bamp\b)"
+# (ASCII boundaries: "开了fp16显存没有减少" glues the name to Chinese, where a Unicode \b finds none; a file name's
+# "zero3_bf16.json" is no precision switch, axolotl #1129)
+PREC = r"(?:混合精度|半精度|mixed[-_ ]precision|(?<![A-Za-z0-9_])(?:bf|fp)-?16(?![A-Za-z0-9_])|\bamp\b)"
 HALF = r"(?:减半|一半|halv\w*|\bhalf\b|显著|大幅|significantly|dramatically|省一半|节省|save\w*|" + CUT + r"|reduc\w*)"
 # … not a size that grew or only differs ("int8 and fp16 occupy significantly different amounts of GPU memory",
 # llama-cookbook #374: an observation of two runs, no belief that 16 bits halve anything)

@@ -3733,6 +3733,13 @@ def _names_the_device_batch(key: str) -> bool:
     return "micro" in "".join(words) or shell_variable
 
 
+# A batch the user could not run: "not able to even fit batch_size=2", "can't use bs=4".
+_FAILED_TRY_BEFORE = re.compile(
+    r"(?:not able to|unable to|can(?:'|no)?t|could(?:n'?t| not))\s+(?:even\s+)?(?:fit|run|use|train with)\s+(?:a\s+)?$",
+    re.I,
+)
+
+
 def _assignments(text: str, slots: Slots) -> None:
     """Values set by name; the first setting of a key wins (a later `--per_device_eval_batch_size` never does)."""
     seen: set[str] = set()
@@ -3776,6 +3783,8 @@ def _assignments(text: str, slots: Slots) -> None:
             continue
         if key in _BATCH_KEYS and _equivalent_at(text, m.start()):
             continue  # "模拟出单卡batch_size=128的表现" (LAPS #14): the batch imitated, not one set
+        if key in _BATCH_KEYS and _FAILED_TRY_BEFORE.search(text[max(0, m.start() - 32) : m.start()]):
+            continue  # "with batch size 1. I'm not able to even fit batch_size=2" (PEFT #148): a try, not the run
         if key == "world_size" and _LAUNCHER_SETS_WORLD.match(text, m.end(1)):
             continue
         if (

@@ -177,3 +177,17 @@ def test_peft_s_printed_parameter_count_sizes_an_unnamed_model() -> None:
     # a named model keeps its preset; 4-bit loading makes the printed count unreliable (packed weights, qlora #184)
     assert "num_params" not in setup_values("Fine-tuning llama-2-7b with LoRA\n" + line)
     assert "num_params" not in setup_values("load_in_4bit=True, QLoRA\n" + line)
+
+
+def test_a_config_file_s_bf16_is_no_precision_switch_and_a_batch_that_did_not_fit_is_no_setting() -> None:
+    from rag.intents import precision_left_memory_unchanged
+
+    # axolotl #1129: "deepspeed/zero3_bf16.json" beside memory that stays the same is about sharding
+    assert not precision_left_memory_unchanged(
+        "memory usage stays roughly the same, even if deepspeed/zero3_bf16.json is used"
+    )
+    # PEFT #148: batch size 1 ran; 2 did not fit
+    values = setup_values(
+        "my memory consumption is around 34 GB with batch size 1. I'm not able to even fit batch_size=2."
+    )
+    assert values["train_micro_batch_size_per_gpu"] == 1
