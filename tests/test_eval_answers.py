@@ -220,9 +220,11 @@ pytestmark = pytest.mark.slow
 # 0.980, hit@1 0.812 / 0.853, p90 118 / 123, fit without a figure 81 + 61, no cause 8 + 11. The English
 # hit@1 floor and the contradicted and fit-without-a-figure ceilings follow what the larger set scores (blind32 brought
 # 1 + 5 contradicted values at the start, 0 + 3 now, and 1 + 4 fit questions without a figure).
+# (stop 58: blind33 joined the dev set at act 0.462 / 0.615, hit@3 0.808 / 0.885 and 5 + 3 fit questions without a
+# figure on the start engine, so the Chinese act and hit floors and the fit ceiling are re-based on the 2704)
 FLOORS = {
-    "zh": {"act_accuracy": 0.78, "fidelity": 0.945, "hit3": 0.97, "hit1": 0.81},
-    "en": {"act_accuracy": 0.73, "fidelity": 0.905, "hit3": 0.975, "hit1": 0.85},
+    "zh": {"act_accuracy": 0.775, "fidelity": 0.945, "hit3": 0.965, "hit1": 0.80},
+    "en": {"act_accuracy": 0.725, "fidelity": 0.905, "hit3": 0.975, "hit1": 0.85},
 }
 CEILINGS = {
     "contradicted": 65,
@@ -230,7 +232,7 @@ CEILINGS = {
     "strawman": 0,
     "first_words_p90": 124,
     "refused": 0,
-    "fit_no_figure": 145,
+    "fit_no_figure": 150,
     "no_cause": 24,
 }
 
@@ -403,16 +405,22 @@ CEILINGS = {
 # without a figure 7 + 4, no cause 1 + 1. End of stop 57: hit@3 0.784 / 0.904, hit@1 0.608 / 0.635 (one or two
 # questions per language lost from the top ranks when the card model was retrained on the 2652 with five more cards),
 # the rest unchanged. Floors are re-based on this set.
+# Stop 58: blind33 moved into the dev set; blind35 (52 = 26 zh + 26 en, mined blind at the start of stop 58 and scored
+# on its start engine, tag s40start: act 0.692 / 0.462, fidelity 0.873 / 0.900, 1 + 1 contradicted, 0 headlines, 0
+# strawman, hit@3 0.880 / 0.923) joined blind34. Start of stop 58 on these 104 (blind34 + blind35): act 0.673 / 0.462,
+# fidelity 0.836 / 0.765, 1 + 3 contradicted, 0 headlines, 0 strawman, hit@3 0.820 / 0.923, hit@1 0.520 / 0.577, fit
+# without a figure 8 + 3, no cause 1 + 1. End of stop 58: hit@3 0.880 / 0.885, hit@1 0.540 / 0.538 (the card model
+# retrained on the 2704 with three more cards), the rest unchanged. Floors are re-based on this set.
 HELDOUT_FLOORS = {
-    "zh": {"act_accuracy": 0.55, "fidelity": 0.84, "hit3": 0.78},
-    "en": {"act_accuracy": 0.53, "fidelity": 0.76, "hit3": 0.90},
+    "zh": {"act_accuracy": 0.67, "fidelity": 0.83, "hit3": 0.87},
+    "en": {"act_accuracy": 0.46, "fidelity": 0.76, "hit3": 0.88},
 }
 HELDOUT_CEILINGS = {
-    "contradicted": 6,
+    "contradicted": 5,
     "assumed_headlines": 1,
     "strawman": 1,
     "refused": 0,
-    "fit_no_figure": 13,
+    "fit_no_figure": 12,
     "no_cause": 2,
 }
 
