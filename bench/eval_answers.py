@@ -217,8 +217,10 @@ def first_screen_words(text: str) -> float:
 
 def computed_memory_in(answer: Any) -> bool:
     """Whether the first screen shows a memory figure we computed (not the user's own numbers read back)."""
+    from rag.planner import SHARDED_LABELS
+
     for call in answer.tool_calls:
-        if call.label in ("full_sharded", "lora_sharded"):
+        if call.label in SHARDED_LABELS:
             # (the comparison of methods shows only these calls' model states, never their totals; a total can still
             # equal another figure by chance: LoRA's 45.9 GiB under ZeRO-3 for Megatron-LLM #52 is also the 80 − 34.1
             # GiB QLoRA leaves)

@@ -56,6 +56,7 @@ from .opening import AskedQuestion, lead_answers, read_asked
 from .parts import Part, prose_of, retrieval_query, split_message
 from .planner import (
     GA_MEMORY_KEYS,
+    SHARDED_LABELS,
     Plan,
     PlannedCall,
     full_point,
@@ -703,11 +704,7 @@ class Assistant:
             return cards
         # (the comparison of methods' ZeRO-3 point is not the user's estimate: the sweep's full point stands for it)
         memory = next(
-            (
-                c
-                for c in calls
-                if c.name == "memory" and c.label not in ("full_sharded", "lora_sharded") and c.result and not c.error
-            ),
+            (c for c in calls if c.name == "memory" and c.label not in SHARDED_LABELS and c.result and not c.error),
             None,
         )
         sweep = next((c.result for c in calls if c.label == "method_sweep" and c.result), None)

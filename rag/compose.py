@@ -1134,8 +1134,14 @@ def _measure_verdict(r: Results) -> str:
     """A fit question about a vision or speech network (rag.network_kind): how to measure its per-sample cost against
     the user's card, since asking for a method and a sequence length would be asking the wrong question."""
     gb, gpu = r.setup.get("gpu_memory_gb"), r.setup.get("gpu")
-    cap = f"{float(gb):g} GB" if gb else f"{GPU_PRESETS[gpu].memory_gib:g} GiB" if gpu in GPU_PRESETS else ""
-    card = t("fit_measure_card", r.lang, cap=cap) if cap else ""
+    # (a stated capacity is GiB as nvidia-smi shows it, as calculators.memory reads gpu_memory_gb)
+    gib_cap = float(gb) if gb else GPU_PRESETS[gpu].memory_gib if gpu in GPU_PRESETS else None
+    card = ""
+    if gib_cap:
+        cap = gib(gib_cap * 2**30, r.lang)
+        name = _gpu_name(r, {"gpu_name": gpu}) if gpu in GPU_PRESETS or r.setup.get("gpu_text") else ""
+        named = t("method_where", r.lang, gpu=name, cap=cap).strip(" ()（）") if name else cap
+        card = t("fit_measure_card", r.lang, cap=named)
     sep = "" if r.lang == "zh" else " "
     return f"**{t('fit_measure', r.lang, card=card)}**{sep}{t('fit_measure_tail', r.lang)}"
 

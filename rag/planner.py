@@ -67,6 +67,10 @@ Label = Literal[
     "lr_scaling",
 ]
 
+#: The comparison of methods' ZeRO-3 points: their model states are shown, never their totals, so they are never the
+#: user's estimate (the estimate-card choice and the eval's headline count skip them).
+SHARDED_LABELS = ("full_sharded", "lora_sharded")
+
 GA_MEMORY_KEYS = {"ga_raises_memory", "ga_stores_copies", "effective_batch_oom", "lower_ga_saves_memory"}
 #: The model-parallel degrees: GPUs in one such group share a batch (data-parallel GPUs = GPUs ÷ their product).
 _MODEL_PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "sequence_parallel_size")

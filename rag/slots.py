@@ -3955,6 +3955,8 @@ _PEFT_FRAME = re.compile(
 # where PEFT releases before the Params4bit correction count each packed weight once for two (qlora #184 printed
 # 16.9B for a 30B model): a message that names 4-bit loading gets no size from it.
 _PEFT_ALL_PARAMS = re.compile(r"trainable params:?\s*[\d,]+\s*\|\|\s*all params:?\s*(\d{1,3}(?:,\d{3})+|\d+)", re.I)
+# (Looser on purpose than the method reader's QLoRA / int4 reading: any mention of 4-bit, even a commented-out or
+# someone else's flag, makes the printed count doubtful, and a doubtful size is worse than none.)
 _FOUR_BIT = re.compile(r"4[-_ ]?bit|qlora|\bnf4\b|load_in_4bit|bnb_4bit", re.I)
 
 
