@@ -33,7 +33,9 @@ class HostRamLoad(BaseModel):
     4.43 a 16-bit load of a 16-bit checkpoint shares one mapped copy per node."""
 
     num_params: float
-    processes_per_node: int
+    processes_per_node: int | None = Field(
+        None, description="Processes (GPUs) per node as stated; None: not stated, the figures are per process."
+    )
     host_ram_gb: float | None = Field(None, description="The node's RAM the user stated (GB), if any.")
     copy_16bit_bytes: int
     copy_fp32_bytes: int
@@ -50,6 +52,16 @@ class HostRamLoad(BaseModel):
                 return ""
             return t("host_ram_within" if fits else "host_ram_over", lang, cap=f"{self.host_ram_gb:,.0f}")
 
+        if self.processes_per_node is None:
+            return t(
+                "host_ram_load_per_process",
+                lang,
+                params=f"{self.num_params / 1e9:.3g}B",
+                c32=f"{self.copy_fp32_bytes / GIB:,.1f}",
+                cap32=cap(self.fits_fp32),
+                c16=f"{self.copy_16bit_bytes / GIB:,.1f}",
+                cap16=cap(self.fits_16bit_private),
+            )
         return t(
             "host_ram_load",
             lang,
@@ -64,11 +76,20 @@ class HostRamLoad(BaseModel):
         )
 
 
-def host_ram_at_load(num_params: float, processes_per_node: int, host_ram_gb: float | None = None) -> HostRamLoad:
+def host_ram_at_load(
+    num_params: float, processes_per_node: int | None = None, host_ram_gb: float | None = None
+) -> HostRamLoad:
     """Host RAM one node needs while each of its ``processes_per_node`` processes loads a model with ``num_params``
-    parameters (see the module docstring for which loads copy); compared with ``host_ram_gb`` (GB, read as GiB)."""
+    parameters (see the module docstring for which loads copy); compared with ``host_ram_gb`` (GB, read as GiB).
+    Without ``processes_per_node`` (the user did not say how many GPUs load it) the figures are one process's copy,
+    never a count of processes nobody stated."""
     params = positive_float("num_params", num_params, maximum=MAX_PARAMS)
-    procs = positive_int("processes_per_node", processes_per_node, maximum=MAX_PROCESSES)
+    stated = (
+        None
+        if processes_per_node is None
+        else positive_int("processes_per_node", processes_per_node, maximum=MAX_PROCESSES)
+    )
+    procs = stated or 1
     ram = None if host_ram_gb is None else positive_float("host_ram_gb", host_ram_gb, maximum=MAX_HOST_RAM_GB)
     copy16, copy32 = round(params * 2), round(params * 4)
 
@@ -77,7 +98,7 @@ def host_ram_at_load(num_params: float, processes_per_node: int, host_ram_gb: fl
 
     return HostRamLoad(
         num_params=params,
-        processes_per_node=procs,
+        processes_per_node=stated,
         host_ram_gb=ram,
         copy_16bit_bytes=copy16,
         copy_fp32_bytes=copy32,

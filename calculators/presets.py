@@ -769,6 +769,20 @@ GPU_PRESETS: dict[str, GPU] = {
         GPU(name="p100", memory_gib=16, bf16=False),
         GPU(name="p40", memory_gib=24, bf16=False),
         GPU(name="k80", memory_gib=12, bf16=False),
+        # Older and smaller consumer cards users train on (dev set, stop 59), memory as NVIDIA's spec pages and the
+        # launch reviews give it (techpowerup.com, guru3d.com "NVIDIA GeForce 16 Series" table): no bf16 before
+        # Ampere. Maxwell: GTX 970 4GB (3.5 GB of it fast), GTX TITAN X 12GB. Pascal: GTX 1050 Ti 4GB, GTX 1060 6GB
+        # (a 3GB model exists), GTX 1070 8GB. Turing without tensor cores: GTX 1650 4GB, GTX 1660 / 1660 Ti / 1660
+        # SUPER 6GB. Turing: RTX 2060 6GB (a 12GB model came in 2021), RTX 2060 SUPER 8GB.
+        GPU(name="gtx-970", memory_gib=4, bf16=False),
+        GPU(name="gtx-titan-x", memory_gib=12, bf16=False),
+        GPU(name="gtx-1050ti", memory_gib=4, bf16=False),
+        GPU(name="gtx-1060", memory_gib=6, bf16=False),
+        GPU(name="gtx-1070", memory_gib=8, bf16=False),
+        GPU(name="gtx-1650", memory_gib=4, bf16=False),
+        GPU(name="gtx-1660", memory_gib=6, bf16=False),
+        GPU(name="rtx-2060", memory_gib=6, bf16=False),
+        GPU(name="rtx-2060-super", memory_gib=8, bf16=False),
     ]
 }
 
@@ -784,6 +798,15 @@ GPU_DISPLAY = {
     "rtx-3060ti": "RTX 3060 Ti",
     "rtx-3080ti": "RTX 3080 Ti",
     "gtx-1080ti": "GTX 1080 Ti",
+    "gtx-970": "GTX 970",
+    "gtx-titan-x": "GTX TITAN X",
+    "gtx-1050ti": "GTX 1050 Ti",
+    "gtx-1060": "GTX 1060",
+    "gtx-1070": "GTX 1070",
+    "gtx-1650": "GTX 1650",
+    "gtx-1660": "GTX 1660",
+    "rtx-2060": "RTX 2060",
+    "rtx-2060-super": "RTX 2060 SUPER",
     "titan-rtx": "TITAN RTX",
     "quadro-rtx-8000": "Quadro RTX 8000",
     "quadro-rtx-6000": "Quadro RTX 6000",

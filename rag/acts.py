@@ -53,6 +53,12 @@ _TAG_CHECK = _rx(
 )
 # The quantity asked in other word orders and abbreviations: "微调显存需要多少？", "需要的显存是个什么规模", "How much GPU mem
 # needed for 7B model?", "How much is required to fine-tune the 7B model?", "What resources are needed to train 70B …?"
+#: After "how many GPUs": the GPUs someone else's run used, asked about (no fit question); nor is "no matter how many
+#: GPUs I used" (espnet #2772) one.
+_NOT_THEIR_RUN = (
+    r"(?![^?\n]{0,60}?\b(?:are|were|was|is)\s+(?:they\s+|it\s+|you\s+)?(?:used|run|trained)\b|"
+    r"[^?\n]{0,60}?\b(?:were|was)\s+(?:they|it|you)\b|[^?\n]{0,60}?\b(?:did|do)\s+(?:you|they)\s+(?:use|train|run)\b)"
+)
 _FIT_MORE = (
     r"(?:设备|硬件)条件\s*(?:是|为)?\s*(?:什么|多少|怎样)|设备要求|(?:显存|内存)\s*(?:需要|需求|要求)\s*(?:是|为|大概|大约)?\s*多[少大]|(?:需要|所需)的?(?:显存|内存)(?:是|为)?(?:多少|多大|大小|规模|是个什么)|"
     r"\bhow much (?:gpu |v)?mem\b|\bhow much (?:\w+ ){0,2}(?:is|are) (?:needed|required)\b|"
@@ -92,7 +98,9 @@ _FIT = _rx(
     r"\bwill (?:it|this|that) fit\b|\bdoes (?:it|this|that) fit\b|\bfits? (?:in|on|into)\b|\benough (?:gpu )?(?:memory|vram)\b|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bmemory requirements? (?:for|to|of)\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
-    r"\bhow many (?:[\w-]+ ){0,2}gpus\b|"
+    # (not the GPUs someone else's run used: "how many gpus and how many images per gpu are used to train the provided
+    # checkpoints?" (mmsegmentation #198), "how many GPUs were they run on?" (mmpretrain #371))
+    r"(?<!no matter )(?<!regardless of )\bhow many (?:[\w-]+ ){0,2}gpus\b" + _NOT_THEIR_RUN + r"|"
     r"\bminimum (?:gpu|hardware|vram|memory|requirement)|\bminimum of memory|\bhardware requirements?\b|"
     r"\brecommend\w* (?:gpu|hardware)|\b(?:need|needs|require|requires) at least \d+\s*gb|\b(?:gpu|resource|vram|hardware) requirements?\b|\bcan (?:i|we) do (?:it|this|that) (?:in|on|with)\b|"
     r"显存占用(?:是|为|大概|大约|要)?多少|占用多少显存|(?:会|要|大约|大概)\s*占(?:用)?\s*多[大少]的?\s*显存|"
@@ -299,7 +307,7 @@ _FIT_QUANTITY = _rx(
     r"配置要求|硬件要求|硬件需求|显卡要求|gpu\s*要求|配置参考|需要什么(?:样的)?(?:配置|硬件|显卡)|"
     r"\bhow (?:much|many) (?:gpu |cpu |v)?(?:memory|vram|ram)\b|\bminimum\b|\bhardware requirements?\b|"
     r"\bhow much (?:(?:gpu |v)?(?:memory|vram|ram) )?(?:does|do|would|will|should|did) (?:it|this|that|i|we|they|one|the (?:model|run|training))\s+(?:need|take|require|use)\b(?!\s+(?:time|long|hours?|minutes?|days?))|"
-    r"\bhow many gpus\b|\brequirements? (?:for|to)\b"
+    r"(?<!no matter )(?<!regardless of )\bhow many gpus\b" + _NOT_THEIR_RUN + r"|\brequirements? (?:for|to)\b"
 )
 # "4块A100（40G）不能全参数微调吗", "是否可以lora微调13b模型？", "can a single V100 run it?": a capability question
 # (能 / 可以 … 训练 / 微调 / 跑 …吗) about a GPU count, a memory size or a model size asks whether it fits. (English "can I train …"

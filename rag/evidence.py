@@ -105,6 +105,16 @@ _FAMILIES: tuple[tuple[Literal["memory", "loss", "speed"], re.Pattern[str]], ...
 )
 
 
+#: A run that stops making progress, and memory running out (which a hang report may also carry).
+_HANG = re.compile(r"\bhang(?:s|ing)?\b|\bstuck\b|\bfreez\w*|卡住|卡死|卡在|卡主|没有?反应|不动了", re.I)
+_MEMORY_STILL_HELD = re.compile(
+    r"显存(?:仍然|依然|还是?|一直)?(?:被)?占(?:用|着)|(?:gpu |vram |cuda )?memory (?:is |stays |remains )?(?:still )?"
+    r"(?:allocated|occupied|held|in use)",
+    re.I,
+)
+_OUT_OF_MEMORY = re.compile(r"out of memory|(?<![a-z])oom|爆|不足|不够|\bkilled\b", re.I)
+
+
 #: All-caps words that name the device or the tracker's form, not a cause ("CUDA out of memory", "[HELP]").
 _GENERIC_IDENTIFIERS = frozenset({"cuda", "nvidia", "vram", "gpus", "help", "note", "todo", "issue", "question"})
 
@@ -129,6 +139,9 @@ def symptom_family(prose: str) -> Literal["memory", "loss", "speed", "generic"]:
     """The first symptom family the prose names (memory before loss before speed), else generic; a GPU's size is
     not a memory symptom ("为什么2张V100 32G显存，跟4张V100的训练速度一样？" asks about speed)."""
     prose = _CAPACITY.sub(" ", prose)
+    if _HANG.search(prose) and not _OUT_OF_MEMORY.search(prose):
+        # a hang with its memory still held ("卡住（显存仍然占用）", GANet #44) is no memory symptom
+        prose = _MEMORY_STILL_HELD.sub(" ", prose)
     return next((name for name, rx in _FAMILIES if rx.search(prose)), "generic")
 
 

@@ -17,7 +17,10 @@ _NON_LLM = re.compile(
     r"yolo\w*|detectron\w*|mmdet\w*|mmseg\w*|mmcv|faster[-_ ]?r-?cnn|mask[-_ ]?r-?cnn|retina[-_ ]?net|\bssd\b|"
     r"resnet\w*|\bu-?net\b|\bunet\b|\bcnn\b|卷积|segmentation|object detection|detector|pose[-_ ]?estimation|"
     r"stylegan\w*|cyclegan|pix2pix|\bgan\b|denois\w*|super[-_ ]?resolution|re-?id\b|tracking|"
-    r"目标检测|检测模型|检测网络|分割|姿态|超分|去噪|重识别|跟踪|图像分类|"
+    # (3D and bird's-eye-view detection, transformer backbones and detectors: BEVDet #249 "bevdet-tiny（256*704， swin-t）")
+    r"bevdet\w*|bevformer|\bbev\b|mmdet3d|point[-_ ]?cloud|swin\b|swin[-_]|\bdetr\b|deeplab\w*|hrnet\w*|\bfcos\b|"
+    r"centernet|panoptic|paddleseg|paddledetection|pp-?liteseg|"
+    r"目标检测|检测模型|检测网络|分割|姿态|超分|去噪|重识别|跟踪|图像分类|点云|"
     r"\basr\b|\btts\b|speech|语音|espnet|wenet|icefall|tacotron|\bvits\b|conformer|wav2vec|hubert",
     re.I,
 )
@@ -32,4 +35,6 @@ _LLM = re.compile(
 
 def names_non_llm_network(text: str) -> bool:
     """Whether ``text`` names a vision or speech network or task and nothing of a language model."""
+    # ("关于大模型BEVDet-base训练显存", BEVDet #249: "大模型" is the large variant of the network it names, no LLM)
+    text = re.sub(r"大模型(?=\s*(?:" + _NON_LLM.pattern + "))", "", text, flags=re.I)
     return bool(_NON_LLM.search(text)) and not _LLM.search(text)

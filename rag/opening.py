@@ -126,6 +126,8 @@ _STACKS: dict[str, re.Pattern[str]] = {
         r"diffus|扩散|\bsdxl\b|\bsd[-_ ]?(?:1\.5|2\.1|3(?:\.5)?)\b|stable[-_ ]?video|cogvideo|hunyuan|\bwan[-_ ]?2\.\d|"
         r"\bflux\.?1?\b|\bimagen\b|dreambooth|kohya|sd-scripts|lora-scripts|fastvideo|finetrainers|musubi|\bDiT\b|"
         r"文生视频|图生视频|text[-_ ]to[-_ ]video|image[-_ ]to[-_ ]video|"
+        # (novel-view and conditioned diffusion models: zero123-hf #5, ControlNet)
+        r"zero123|zero-1-to-3|controlnet|"
         # (a VAE's latents are what these train on: "precompute and store the VAE encoder latents", OminiControl #125)
         r"\bvae\b",
         re.I | re.A,
@@ -479,13 +481,21 @@ def _squash(key: str) -> str:
 _POINTS_BACK = re.compile(r"\b(?:this|that|it)\b|这(?:个|种|样)?|此|该", re.I)
 
 
-def _asked_family(asked: list[str], title: str) -> str:
+#: A hang reported in the body (rag.evidence's hang words).
+_HANG_REPORTED = re.compile(r"\bhang(?:s|ing)?\b|\bstuck\b|\bfreez\w*|卡住|卡死|卡主|没有?反应|不动了", re.I)
+
+
+def _asked_family(asked: list[str], title: str, prose: str) -> str:
     """The symptom family the asking sentences name; when they name none but point back at what was reported, or
     when nothing is asked at all (an issue that only reports), the title's (an issue's title says what was
     observed: "dpo training loss stucks at 0.6931" is about a loss curve, not memory)."""
     family = symptom_family("\n".join(asked))
     if family == "generic" and (not asked or all(_POINTS_BACK.search(a) for a in asked)):
-        return symptom_family(title)
+        family = symptom_family(title)
+    if family == "generic" and _HANG_REPORTED.search(prose):
+        # a hang the body reports, asked about in words that name no symptom ("跑几个iter就卡住 … 请问是怎么回事",
+        # GANet #44; "多卡时 … 总是会卡住 … 是怎么解决的呢", minimind-v #31): the question is about the hang
+        family = "speed"
     return family
 
 
@@ -507,7 +517,7 @@ def read_asked(text: str, parts: list[Part]) -> AskedQuestion:
         asks_why=bool(_WHY.search(region_text)),
         # The asked clause itself ("…训练太慢，如果增大到16，学习率需要调整吗？" asks about the learning rate, not speed),
         # or what it points back to: "The loss has always been 0 … Is this phenomenon normal?" asks about the title's.
-        family=_asked_family(asked, title),
+        family=_asked_family(asked, title, prose),
         # ("does this refer to the total effective batch size, or does it mean that batch_size_forward itself is set
         # to 128?" (MoGe #144) offers two readings to choose from: no claim to say yes or no to)
         asks_whether=any(_POLAR.search(a) for a in asked) and not any(_ALTERNATIVE.match(a) for a in asked),

@@ -593,8 +593,9 @@ _OFFLOAD_KEYS = ("offload_optimizer", "offload_param")
 
 def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
     """The load-time host-RAM call's arguments from what the message states: the model's size (or a preset it names),
-    and several processes per node (the GPU count over the stated nodes); None when either is not stated, or the run
-    offloads to the CPU or loads sharded (ZeRO-3, FSDP)."""
+    and the processes per node where the GPU count is stated (the GPU count over the stated nodes; without it the
+    figures are per process); None without a size, or when the run offloads to the CPU or loads sharded (ZeRO-3,
+    FSDP)."""
     s = setup.known()
     # Sharded loading: under ZeRO-3 transformers loads through zero.Init and never assigns whole tensors per process,
     # and FSDP's rank-0 loading (accelerate fsdp_cpu_ram_efficient_loading) reads the weights once: the per-process
@@ -608,9 +609,14 @@ def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
         except CalculatorError:
             return None
     world, nodes = s.get("world_size"), s.get("num_nodes") or 1
-    if not params or not isinstance(world, int) or world % nodes or world // nodes < 2:
+    # (one process stated: "7B 单卡 内存不足" is as often the card's memory, and nothing multiplies)
+    if not params or (isinstance(world, int) and (world % nodes or world // nodes < 2)):
         return None
-    args: dict[str, Any] = {"num_params": float(params), "processes_per_node": world // nodes}
+    args: dict[str, Any] = {"num_params": float(params)}
+    if isinstance(world, int):
+        args["processes_per_node"] = (
+            world // nodes
+        )  # (none stated: each process's copy, rag.host_ram's per-process line)
     if s.get("host_ram_gb"):
         args["host_ram_gb"] = float(s["host_ram_gb"])
     return args

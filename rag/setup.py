@@ -483,6 +483,28 @@ def _trainer_flag_over_accelerate_default(setup: Setup, parts: list[Part]) -> No
         setup.conflicts["precision"] = [mine] + [v for v in rest if v.value != mine.value]
 
 
+def _named_half_over_unnamed_mixed(setup: Setup) -> None:
+    """Prose that says only "mixed precision" / "混合精度" (read as bf16 for want of a type) beside a command's or
+    config's `--amp` / `--fp16` / `bf16: true`: the pasted flag names the type the prose left open, so it is the
+    setup's precision and the two are no conflict (PaddleDetection #6880: "混合精度" and `--amp` was shown as "amp-fp16
+    in the command but amp-bf16 in your message")."""
+    value = setup.values.get("precision")
+    if value is None:
+        return
+    named = [value, *setup.conflicts.get("precision", [])]
+    theirs = next(
+        (v for v in named if v.source in ("config", "command") and _half_kind(v.value) in ("bf16", "fp16")), None
+    )
+    if theirs is None:
+        return
+    setup.values["precision"] = theirs
+    rest = [v for v in named if v is not theirs and v.value != theirs.value and v.source != "message"]
+    if rest:
+        setup.conflicts["precision"] = rest
+    else:
+        del setup.conflicts["precision"]
+
+
 def _prose_batch_is_the_configs_global(setup: Setup) -> None:
     """ "OOM with batchsize 6" over a pasted `batch_size = 6` / `micro_batch_size = 2` (lit-llama, alpaca-lora): the
     prose's bare batch is the config's global batch, and the micro batch is the config's."""
@@ -1197,9 +1219,11 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     """
     setup = Setup()
     prose = own_prose(prose_of(parts))
+    unnamed_half = False
     if prose:
         prose_slots = extract_slots(prose, prose=True)
         _put_slots(setup, prose_slots, "message", "")
+        unnamed_half = prose_slots._precision_unnamed
         if prose_slots._model_from_file_name:
             for key in _MODEL_KEYS & set(setup.values):
                 setup.values[key].evidence = FILE_NAME_EVIDENCE
@@ -1238,6 +1262,8 @@ def read_setup(parts: list[Part]) -> tuple[Setup, list[Any]]:
     _printed_batch_over_config(setup, parts)
     _run_settings_over_prose(setup)
     _trainer_flag_over_accelerate_default(setup, parts)
+    if unnamed_half:
+        _named_half_over_unnamed_mixed(setup)
     _prose_batch_is_the_configs_global(setup)
     _train_batch_flag_per_device(setup, parts)
     _lora_on_4bit_is_qlora(setup)

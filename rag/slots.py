@@ -70,6 +70,9 @@ class Slots(BaseModel):
     #: The model was read only from a file name ("运行实例文件llama3_lora_sft.yaml"): a config's or command's
     #: model_name_or_path names the model better (rag.setup lets it replace this one).
     _model_from_file_name: bool = PrivateAttr(default=False)
+    #: The precision was read from a bare "mixed precision" / "混合精度" that names no half type (bf16 stands in): a
+    #: config's or command's fp16 / bf16 names it (rag.setup lets it replace this one, with no conflict shown).
+    _precision_unnamed: bool = PrivateAttr(default=False)
 
     model: str | None = None
     num_params: float | None = None
@@ -312,6 +315,15 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (_word(r"titan[\s-]*v"), "titan-v"),
     (_word(r"(?:gtx\s*)?1080\s*ti"), "gtx-1080ti"),
     (_word(r"(?:gtx\s*)?1080"), "gtx-1080"),
+    (_word(r"gtx\s*970"), "gtx-970"),
+    (_word(r"(?:gtx\s*)?titan\s*x"), "gtx-titan-x"),
+    (_word(r"(?:gtx\s*)?1050\s*ti"), "gtx-1050ti"),
+    (_word(r"(?:gtx\s*)?1060"), "gtx-1060"),
+    (_word(r"(?:gtx\s*)?1070(?:\s*ti)?"), "gtx-1070"),
+    (_word(r"(?:gtx\s*)?1650(?:\s*super)?"), "gtx-1650"),
+    (_word(r"(?:gtx\s*)?1660(?:\s*ti|\s*super)?"), "gtx-1660"),
+    (_word(r"(?:rtx\s*)?2060\s*super"), "rtx-2060-super"),
+    (_word(r"(?:rtx\s*)?2060"), "rtx-2060"),
     (_word(r"p100"), "p100"),
     (_word(r"p40"), "p40"),
     (_word(r"k80"), "k80"),
@@ -321,7 +333,7 @@ _GPU_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 #: "AMD MI250", "tpu v3-8". Bare numbers only for the consumer series (1060 … 5090), never any 4-digit number.
 _GPU_NAME = re.compile(
     r"(?:(?<=\d[xX×*])|(?<![A-Za-z0-9]))((?:(?:nvidia|amd|tesla|geforce|quadro)[\s-]*)*"
-    r"(?:(?:(?:rtx|gtx)[\s-]*(?:a?6000[\s-]*ada|a\d{4}|\d{4}(?:\s*ti|\s*super)?|titan)|titan[\s-]*(?:xp|x|rtx|v)|"
+    r"(?:(?:(?:rtx|gtx)[\s-]*(?:a?6000[\s-]*ada|a\d{4}|\d{4}(?:\s*ti|\s*super)?|9[5-8]0(?:\s*ti)?|titan(?:[\s-]*(?:xp|x|rtx|v)(?![A-Za-z0-9]))?)|titan[\s-]*(?:xp|x|rtx|v)|"
     r"a6000[\s-]*ada|"
     r"[ah]-?100s?|[ah]800|h200|h20|v-?100s?|p100|p40|p4|t4|k80|k40|a10g?|a30|a40|a6000|a5000|a4000|l40s?|l20|l4|mi\d{2,3}x?|"
     r"(?:昇腾\s*)910[a-c]?\d?|(?:ascend\s*)?910b\d?|ascend\s*(?:910[a-c]?\d?|npus?)|tpu[\s-]*v\d(?:-\d+)?)(?:s(?![A-Za-z0-9]))?(?:[-\s]*(?:pcie|sxm\d?|nvl))*(?![A-Za-z0-9])|"
@@ -732,7 +744,7 @@ _SET = (
 )
 _MICRO = re.compile(
     r"(?<![A-Za-z_])(?:(?:train_micro_batch_size_per_gpu|per_device_train_batch_size|micro[-_ ]?batch(?:[-_ ]?size)?(?:[-_ ]?per[-_ ]?gpu)?|"
-    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|batch(?:__|[-_ ])?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小|"
+    r"微批次?(?:大小)?|per[-_ ]?(?:gpu|device)[-_ ]?batch(?:[-_ ]?size)?|(?:每卡|单卡)\s*(?:的)?\s*batch(?:[-_ ]?size)?|\bbs|b[ei]tch[-_ ]?size|bacth[-_ ]?size|bathc[-_ ]?size|btach[-_ ]?size|banch[-_ ]?size|batch(?:__|[-_ ])?size(?:\s+(?:per|on each|of each|for each|on every)\s+(?:device|gpu|card|process|rank))?|batch\s+(?:per|on each|for each)\s+(?:device|gpu|card)|批大小|批次大小|batch\s*的\s*大小|"
     # mmcv / mmdet / mmseg's samples_per_gpu, written out ("samples per GPU=2", mmsegmentation #2026)
     r"(?:samples|imgs|images)[-_ ]per[-_ ](?:gpu|device|card)|batch[-_]gpu\b)"
     r"(?:" + _SET + r"|" + SEP + r")|"
@@ -897,6 +909,8 @@ _NODES = re.compile(
     r"(?<![A-Za-z0-9.])(?<!g[*x×])(?<!gb[*x×])(?<!gb\s[*x×])(?<!gb[*x×]\s)(?<!gb\s[*x×]\s)("
     + NUM[1:-1]
     + r"|(?i:two|three|four|six|eight|sixteen)(?=\s+(?:[\w-]+\s+){0,2}(?:nodes?|machines?|servers?)\b))"
+    # ("on 8-gpu machine", "an 8 GPU node": one machine's GPUs; "2 GPU nodes" counts nodes)
+    + r"(?![-\s]*(?i:gpu)\s+(?i:machine|node|server)\b(?!s))"
     + r"\s*(?:个|台|[x×-]\s*)?\s*(?:(?i:computational|compute|physical|worker|training|gpu|separate)\s+)?"
     # the GPU each node holds, between the count and the word: "two 80G A800 nodes" (OpenRLHF #332)
     + r"(?:(?:\d{2,3}\s*gb?[ \t]+)?(?:nvidia[ \t]+)?[ahlvt]\d{2,3}[a-z]?(?:-\d{2,3}\s*gb?)?[ \t]+(?="
@@ -1236,6 +1250,13 @@ _OTHER_MODEL_FLAG = re.compile(
     r"model_name_or_path|path)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?[\w./-]{1,200}[\"']?",
     re.I | re.M,
 )
+# and their prose form: "(using bloom-1b7-rm as reward model)" beside "a 3b llama model" (ChatBLOOM #4), "用 xxx 作为
+# 奖励模型"
+_OTHER_MODEL_PROSE = re.compile(
+    r"[\w./-]{2,120}\s+(?:as\s+(?:the\s+|a\s+|our\s+)?|作为\s*|当作?\s*)"
+    r"(?:reward|critic|reference|ref|teacher|judge|value|奖励|评论家|参考|教师|价值)\s*(?:models?\b|模型)",
+    re.I,
+)
 # (Chinese glued after the extension ends the name: "llama3_lora_sft.yaml看起来是做sft的", LLaMA-Factory #3757)
 # (from a run's start only, as _LORA_OFF: the same matches, without rescanning a long run from each of its characters)
 _FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]+\.(?:ya?ml|json|py|sh|txt|cfg|toml)(?![A-Za-z0-9_])")
@@ -1281,6 +1302,8 @@ _HUB_MODEL = re.compile(
 
 
 def _model(text: str, slots: Slots) -> None:
+    # (another model of the run, told in prose, is neither its name nor its size)
+    text = _OTHER_MODEL_PROSE.sub(lambda f: " " * len(f.group(0)), text)
     named = _FILE_NAME.sub(lambda f: " " * len(f.group(0)), text)
     # a data set's id ("--data_path 'yahma/alpaca-cleaned'") names no model
     named = _DATA_FLAG.sub(lambda f: " " * len(f.group(0)), named)
@@ -2042,6 +2065,25 @@ def _own_micro(m: re.Match[str], text: str) -> bool:
         and not hearsay(text, m.start())
         and not _SECONDS_AFTER.match(text, m.end())
         and not _TIMES_AFTER.match(text, _value_end(m))
+        and not _progress_counter(m, text)
+    )
+
+
+# A training log's progress line: "epoch: 0, batch: 35100, train loss: 13.7" (PaddleSpeech #384), "Epoch 3, batch:
+# 120/500": the bare "batch" there counts the batches done, it sets no batch.
+_EPOCH_BEFORE_ON_LINE = re.compile(r"\bepoch\b\W{0,3}\d", re.I)
+
+
+def _progress_counter(m: re.Match[str], text: str) -> bool:
+    if not re.match(r"batch(?![-_ ]?size)", m.group(0), re.I):
+        return False
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    line_end = text.find("\n", m.end())
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    return bool(
+        _EPOCH_BEFORE_ON_LINE.search(text, line_start, m.start())
+        or re.search(r"\bloss\b\W{0,3}\d", line, re.I)
+        or re.match(r"\s*/\s*\d", text[m.end() :])
     )
 
 
@@ -2130,7 +2172,8 @@ _MICRO_AFTER = re.compile(
     # (the number on the same line: kohya's "num epochs / epoch数: 20" above "batch size per device / バッチサイズ: 1")
     r"(?<![\d.])(\d{1,4})[ \t]*(?:batch(?:es)?(?:[-_ ]?size)?|samples?|images?|imgs?|pictures?|sequences?|examples?)?[ \t]*"
     # ("4 images per batch each gpu", "each GPU 2 images per batch": detectron2 users, detectron2 #102)
-    r"(?:per batch\s+)?(?:per|for each|on each|for every|each)\s+(?:gpu|device|card)\b|"
+    # ("2imgs/gpu, 8gpus, batchsize=16", mmdetection #3240)
+    r"(?:per batch\s+)?(?:(?:per|for each|on each|for every|each)\s+|(?<=[A-Za-z])/\s*)(?:gpu|device|card)\b|"
     r"\beach\s+(?:gpu|device|card)\s+(\d{1,4})\s*(?:images?|samples?)\s+per\s+batch\b",
     re.I,
 )
@@ -2922,6 +2965,7 @@ def _precision(text: str, slots: Slots) -> None:
         mentions = [m for m in mentions if m.lastgroup not in ("fp32", "l32")] or mentions
         if not any(m.lastgroup in ("bf16", "fp16", "l16") for m in mentions):
             slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"  # "混合精度" alone: bf16 as below
+            slots._precision_unnamed = True
             return
     for m in mentions:
         if _CAST_TO.search(text[max(0, m.start() - 48) : m.start()]):
@@ -2955,6 +2999,7 @@ def _precision(text: str, slots: Slots) -> None:
     ]
     if named:
         slots.precision = "bf16-mixed" if deepspeed else "amp-bf16"
+        slots._precision_unnamed = True
     elif switched_off or re.search(r"mixed[-_]precision" + off.pattern, low):
         slots.precision = "fp32"  # half precision turned off and no other named: fp32 training
     else:
@@ -3517,6 +3562,8 @@ _SEQ_KEYS = {
     "passage_max_len",  # FlagEmbedding's: the passage side is the longer one (query_max_len is the query's)
     "max_seq_len",
     "max_seq_length",
+    "ctx_len",  # RWKV-LM's train.py
+    "ctxlen",
     "seq_len",
     "seq_length",
     "cutoff_len",
@@ -3559,8 +3606,9 @@ def classify_key(key: str) -> str | None:
 
 
 def _classify_words(key: str) -> str | None:
-    words = ["batch" if w == "bsize" else w for w in _key_words(key)]  # OpenRLHF's micro_train_bsize
-    if "batch" in words and "bsize" in key.lower():
+    # (OpenRLHF's micro_train_bsize; RWKV-LM's --micro_bsz)
+    words = ["batch" if w in ("bsize", "bsz") else w for w in _key_words(key)]
+    if "batch" in words and re.search(r"bsi?ze?", key, re.I):
         words.append("size")
     if not words or len(words) > 9:
         return None
@@ -4350,7 +4398,7 @@ def _batch_as_frameworks_write_it(text: str, slots: Slots) -> None:
 
 
 _MICRO_NAMED = re.compile(r"micro[-_ ]?batch", re.I)
-_BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|bathc|btach|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
+_BARE_BATCH_AT = re.compile(r"(?:b[ei]tch|bacth|bathc|btach|banch|batch)(?:[-_ ]?size)?(?![-_ ]?per)|bs\b", re.I)
 
 
 _GA_KEY_AT = re.compile(
@@ -4603,6 +4651,22 @@ def _accumulated_equivalent(text: str, slots: Slots) -> None:
     slots.train_micro_batch_size_per_gpu = micro
 
 
+def _per_gpu_count_times_gpus(text: str, slots: Slots) -> None:
+    """A bare batch equal to a per-GPU count the message also gives × its GPUs (× GA): "2imgs/gpu, 8gpus,
+    batchsize=16" (mmdetection #3240) is 2 per GPU and 16 in all, not 16 per GPU."""
+    bare, gpus = slots.train_micro_batch_size_per_gpu, slots.world_size
+    if bare is None or not gpus or gpus < 2 or slots.train_batch_size is not None:
+        return
+    accumulated = slots.gradient_accumulation_steps or 1
+    per_gpu_counts = [int(next(g for g in m.groups() if g is not None)) for m in _MICRO_AFTER.finditer(text)]
+    if bare in per_gpu_counts:
+        return  # told per GPU itself ("8 samples per gpu in training … 2 samples per gpu in validation", mmseg #2108)
+    for per_gpu in per_gpu_counts:
+        if per_gpu * gpus * accumulated == bare:
+            slots.train_micro_batch_size_per_gpu, slots.train_batch_size = per_gpu, bare
+            return
+
+
 def _batch_in_own_formula(text: str, slots: Slots) -> None:
     if (m := _BATCH_MARKED_TOTAL.search(text)) and slots.train_batch_size is None:
         slots.train_batch_size = int(m.group(1))
@@ -4611,6 +4675,7 @@ def _batch_in_own_formula(text: str, slots: Slots) -> None:
     _total_by_formula(text, slots)
     _unit_product(text, slots)
     _accumulated_equivalent(text, slots)
+    _per_gpu_count_times_gpus(text, slots)
     if slots.train_batch_size is None or slots.train_micro_batch_size_per_gpu is not None:
         return
     if m := per_device_formula(text):
@@ -4708,6 +4773,14 @@ def _images(text: str, slots: Slots) -> None:
         rule.apply(text, slots)
 
 
+# RWKV's and BLOOM's way of writing a size with its decimal after the unit: "RWKV 1B5", "RWKV-4-Raven-1B5-v11.pth",
+# "bloom-7b1" are 1.5B and 7.1B (BlinkDL/RWKV-LM, bigscience/bloom-7b1 on the HF Hub).
+# After a word and a separator only, not after two hex digits: a UUID's piece ("…c0b6-41b2") is no size; nor is
+# Huawei's Ascend "910B3" NPU.
+_UNIT_THEN_DECIMAL = re.compile(
+    r"(?<=[A-Za-z]{2}[-_ ])(?<![0-9a-fA-F]{2}[-_ ])(?!910[bB])(\d{1,3})([bB])(\d)(?![A-Za-z0-9.])"
+)
+
 # UUIDs and long hex digests (image links, commit hashes, run ids) hold digit-letter runs like "426b" or "7b" that are
 # no model size.
 _HEX_ID = re.compile(
@@ -4788,6 +4861,8 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     text = _HEX_ID.sub(lambda m: " " * len(m.group(0)), text)  # "…/e8bfda6b-42fe-426b-…": no 426B model in an id
     text = _EXAMPLE_COMMENT.sub(lambda m: " " * len(m.group(0)), text)  # "# e.g. llama-13b: 5120" is not the run
     text = _accelerate_defaults(text)
+    written = {f"{m.group(1)}.{m.group(3)}{m.group(2)}": m.group(0) for m in _UNIT_THEN_DECIMAL.finditer(text)}
+    text = _UNIT_THEN_DECIMAL.sub(r"\1.\3\2", text)
     if prose:
         text = _BOLD.sub(lambda m: f"  {m.group(1)}  ", text)  # offsets kept for the readers that look around a match
         text = _QUOTED_VALUE.sub(lambda m: f" {m.group(1) or m.group(2)} ", text)  # offsets kept, as above
@@ -4812,6 +4887,9 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
         _latest_in_prose(text, slots)
     _batch_in_own_formula(text, slots)
     _fsdp(text, slots)  # last: a ZeRO stage read anywhere above rules it out
+    if slots.model_text:
+        for read, as_written in written.items():  # the name as the user wrote it ("bloom-7b1", not "bloom-7.1b")
+            slots.model_text = slots.model_text.replace(read, as_written)
     return slots
 
 

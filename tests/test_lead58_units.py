@@ -119,7 +119,7 @@ def test_a_vision_network_is_told_how_to_measure_not_asked_for_a_sequence_length
     bot = Assistant(cards=CARDS, retriever=StubRetriever())
     answer = bot.ask("我用yolov5训练目标检测，显卡是GTX 1650 4G，batch size要设多大才能放下？")
     first = answer.first_screen
-    assert "max_memory_allocated" in first and "4 GB" in first
+    assert "max_memory_allocated" in first and "GTX 1650" in first and "4.00 GiB" in first
     assert "微调方式" not in first  # not the language-model inputs list ("the method (full/LoRA/QLoRA) …")
 
 

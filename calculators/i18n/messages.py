@@ -14,6 +14,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "process its own {c32} GiB copy; transformers 4.x without `torch_dtype`){cap32}; {n16} GiB in 16-bit before "
         "transformers 4.43{cap16}; from 4.43 a 16-bit load maps the checkpoint once per node ({c16} GiB, shared).",
     },
+    "host_ram_load_per_process": {
+        "zh": "加载时主机内存，{params} 参数：fp32 加载（transformers 4.x 不指定 `torch_dtype`）每个进程一份 {c32} GiB{cap32}，"
+        "16 位加载每个进程 {c16} GiB{cap16}。每张卡一个进程时，fp32 加载和 transformers < 4.43 的 16 位加载按每节点的卡数相乘；"
+        "≥ 4.43 的 16 位加载整个节点共享一份映射的权重文件。",
+        "en": "Host RAM at load for {params} parameters: {c32} GiB per process in fp32 (transformers 4.x without "
+        "`torch_dtype`){cap32}, {c16} GiB per process in 16-bit{cap16}. With one process per GPU, an fp32 load and a "
+        "16-bit load before transformers 4.43 multiply by the GPUs per node; from 4.43 a 16-bit load maps the "
+        "checkpoint once per node.",
+    },
     "host_ram_over": {"zh": "（超过你的 {cap} GB）", "en": " (over your {cap} GB)"},
     "host_ram_within": {"zh": "（在你的 {cap} GB 之内）", "en": " (within your {cap} GB)"},
     # calculators/throughput.py Throughput.to_markdown
