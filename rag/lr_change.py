@@ -147,6 +147,27 @@ def _change(values: list[tuple[int, str]]) -> tuple[int, int] | None:
     return None if old is None else (old, new)
 
 
+#: A per-GPU count written before its unit: "2imgs/gpu", "16 images per GPU".
+_PER_GPU_COUNT = re.compile(r"(\d{1,4})\s*(?:imgs?|images?|samples?)\s*(?:/|per\s+)\s*(?:gpu|card|device)", re.I)
+
+
+def _same_total_per_line(prose: str) -> bool:
+    """Two runs, each on its own line as per-GPU count × GPUs = the same batch ("1) 2imgs/gpu, 8gpus, batchsize=16 …
+    2) 16imgs/gpu, 1gpu, batchsize=16", mmdetection #3240): the global batch is kept, whatever the GPU count."""
+    totals = []
+    for line in prose.splitlines():
+        batch, gpus, per_gpu = _BATCH_VALUE.search(line), _GPUS.search(line), _PER_GPU_COUNT.search(line)
+        if (
+            batch
+            and gpus
+            and per_gpu
+            and gpus.group(1)
+            and int(per_gpu.group(1)) * int(gpus.group(1)) == int(batch.group(1))
+        ):
+            totals.append(int(batch.group(1)))
+    return len(totals) >= 2 and len(set(totals)) == 1
+
+
 def _float(raw: str) -> float | None:
     try:
         value = float(raw)
@@ -199,7 +220,7 @@ def read_lr_change(prose: str) -> LrChange | None:
         # the total batch said to stay, or accumulation that makes up the GPUs dropped ("32 GPUs … single gpu …
         # grad_accumulation=32", NeMo #6649)
         made_up = any(int(m.group(1)) == gpus[0] // gpus[1] > 1 for m in _GA_VALUE.finditer(prose))
-        (old, new), basis = gpus, "kept" if total_kept or made_up else "gpus"
+        (old, new), basis = gpus, "kept" if total_kept or made_up or _same_total_per_line(prose) else "gpus"
     else:
         return None
     if min(old, new) <= 0:

@@ -141,3 +141,18 @@ def test_host_ram_at_load_without_a_gpu_count_is_per_process() -> None:
     assert "126.7 GiB per process in fp32" in text and "processes per node" not in text
     # with a stated count, the node's figure multiplies
     assert host_ram_at_load(34e9, 8).node_fp32_bytes == 8 * 4 * 34e9
+
+
+def test_two_runs_with_the_same_total_keep_the_learning_rate() -> None:
+    # mmdetection #3240: 2 per GPU on 8 GPUs and 16 per GPU on 1 GPU are both a batch of 16
+    from rag.lr_change import read_lr_change
+
+    change = read_lr_change(
+        "About scaling lr according batchsize, I have a litte qusetion.\n"
+        "1)  2imgs/gpu, 8gpus, batchsize=16, lr = 0.02\n"
+        "2)  16imgs/gpu, 1gpu, batchsize=16, whether the lr should also be 0.02?"
+    )
+    assert change is not None and change.basis == "kept" and change.base_learning_rate == 0.02
+    # the same GPU counts without per-GPU counts that make up the batch: the global batch is unknown
+    change = read_lr_change("8 GPUs, batchsize=16, lr = 0.02\n1 GPU, batchsize=16, should the lr also be 0.02?")
+    assert change is None or change.basis != "kept"
