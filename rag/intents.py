@@ -85,7 +85,12 @@ POOL = (
     # #69), "多加几张卡就能跑吗"
     r"\bincreas\w* the (?:number|count) of (?:[\w-]+ ){0,3}(?:gpus|cards)\b[^.?\n]{0,40}\b(?:will|would|can|could)\b"
     r"[^.?\n]{0,20}\b(?:run|fit|work)|\b(?:add|adding) more (?:gpus|cards)\b[^.?\n]{0,30}\b(?:fit|avoid|solve|fix)\b|"
-    r"(?:增加|多加|多用)(?:几张|更多的?|一些)?(?:显卡|卡|gpu)(?:的)?(?:数量|数)?[^。？?\n]{0,12}(?:就)?(?:能|可以)(?:跑|运行|训练|解决|放下|装下))"
+    r"(?:增加|多加|多用)(?:几张|更多的?|一些)?(?:显卡|卡|gpu)(?:的)?(?:数量|数)?[^。？?\n]{0,12}(?:就)?(?:能|可以)(?:跑|运行|训练|解决|放下|装下)|"
+    # more cards expected to lower each card's memory: "即便我设置了4块卡进行训练，依然会报显存不足 … 我并没有节省显存资源"
+    # (CWSAM #11), "deepspeed训练仍然会爆显存，感觉成了每张显卡分别训练" (ChatGLM-Efficient-Tuning #212)
+    r"(?:即便|即使|就算|虽然)[^。\n]{0,12}(?:\d+|几|多|两|四|八)\s*[块张台]?(?:卡|显卡|gpu)[^。\n]{0,20}"
+    r"(?:依然|还是|仍然|照样)[^。\n]{0,10}(?:显存不足|爆显存|oom)|(?:并)?没(?:有)?(?:节省|减少|降低)(?:显存|内存)|"
+    r"每张(?:显)?卡(?:分别|各自)(?:训练|跑))"
 )
 # (not "keep track of the accumulated gradients" (optax #528): one accumulator is the truth, not the belief; not
 # "使用的显存96gb" (ms-swift #4177): a card's memory is no stored copy)

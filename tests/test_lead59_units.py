@@ -156,3 +156,15 @@ def test_two_runs_with_the_same_total_keep_the_learning_rate() -> None:
     # the same GPU counts without per-GPU counts that make up the batch: the global batch is unknown
     change = read_lr_change("8 GPUs, batchsize=16, lr = 0.02\n1 GPU, batchsize=16, should the lr also be 0.02?")
     assert change is None or change.basis != "kept"
+
+
+def test_more_cards_expected_to_save_memory_is_the_pooling_belief() -> None:
+    # CWSAM #11: "即便我设置了4块卡进行训练，依然会报显存不足的错误 … 我并没有节省显存资源"
+    from rag.intents import detect_misconceptions
+
+    text = (
+        "继续使用单卡会爆显存，于是我设置 4 卡进行分布式训练。然而，我发现每张显卡都具有相同的显存占用。也就是说即便我设置了"
+        "4块卡进行训练，依然会报显存不足的错误。我并没有节省显存资源"
+    )
+    assert "more_gpus_pool_memory" in [m.key for m in detect_misconceptions(text)]
+    assert not detect_misconceptions("单卡训练显存不足，batch 调到 1 也不行")
