@@ -106,7 +106,10 @@ _FAMILIES: tuple[tuple[Literal["memory", "loss", "speed"], re.Pattern[str]], ...
 
 
 #: A run that stops making progress, and memory running out (which a hang report may also carry).
-_HANG = re.compile(r"\bhang(?:s|ing)?\b|\bstuck\b|\bfreez\w*|卡住|卡死|卡在|卡主|没有?反应|不动了", re.I)
+HANG = re.compile(r"\bhang(?:s|ing)?\b|\bstuck\b|\bfreez\w*|卡住|卡死|卡主|没有?反应|不动了", re.I)
+# (… and "卡在" (stuck at), which a reported hang with its memory held also says, but which "显卡在" contains too: only
+# where the memory words are set aside, not where it alone would make a question about a hang)
+_HANG_OR_STUCK_AT = re.compile(HANG.pattern + r"|卡在", re.I)
 _MEMORY_STILL_HELD = re.compile(
     r"显存(?:仍然|依然|还是?|一直)?(?:被)?占(?:用|着)|(?:gpu |vram |cuda )?memory (?:is |stays |remains )?(?:still )?"
     r"(?:allocated|occupied|held|in use)",
@@ -139,7 +142,7 @@ def symptom_family(prose: str) -> Literal["memory", "loss", "speed", "generic"]:
     """The first symptom family the prose names (memory before loss before speed), else generic; a GPU's size is
     not a memory symptom ("为什么2张V100 32G显存，跟4张V100的训练速度一样？" asks about speed)."""
     prose = _CAPACITY.sub(" ", prose)
-    if _HANG.search(prose) and not _OUT_OF_MEMORY.search(prose):
+    if _HANG_OR_STUCK_AT.search(prose) and not _OUT_OF_MEMORY.search(prose):
         # a hang with its memory still held ("卡住（显存仍然占用）", GANet #44) is no memory symptom
         prose = _MEMORY_STILL_HELD.sub(" ", prose)
     return next((name for name, rx in _FAMILIES if rx.search(prose)), "generic")

@@ -33,7 +33,7 @@ from calculators.diagnose.hw_support import AMPERE_CHECK
 
 from .acts import Act, asked_sentences, reports_symptom
 from .cards import Card
-from .evidence import card_in_family, symptom_family
+from .evidence import HANG, card_in_family, symptom_family
 from .glossary import find_terms
 from .intents import MULTI_GPU
 from .parts import Part, prose_of
@@ -481,10 +481,6 @@ def _squash(key: str) -> str:
 _POINTS_BACK = re.compile(r"\b(?:this|that|it)\b|这(?:个|种|样)?|此|该", re.I)
 
 
-#: A hang reported in the body (rag.evidence's hang words).
-_HANG_REPORTED = re.compile(r"\bhang(?:s|ing)?\b|\bstuck\b|\bfreez\w*|卡住|卡死|卡主|没有?反应|不动了", re.I)
-
-
 def _asked_family(asked: list[str], title: str, prose: str) -> str:
     """The symptom family the asking sentences name; when they name none but point back at what was reported, or
     when nothing is asked at all (an issue that only reports), the title's (an issue's title says what was
@@ -492,7 +488,7 @@ def _asked_family(asked: list[str], title: str, prose: str) -> str:
     family = symptom_family("\n".join(asked))
     if family == "generic" and (not asked or all(_POINTS_BACK.search(a) for a in asked)):
         family = symptom_family(title)
-    if family == "generic" and _HANG_REPORTED.search(prose):
+    if family == "generic" and HANG.search(prose):
         # a hang the body reports, asked about in words that name no symptom ("跑几个iter就卡住 … 请问是怎么回事",
         # GANet #44; "多卡时 … 总是会卡住 … 是怎么解决的呢", minimind-v #31): the question is about the hang
         family = "speed"
