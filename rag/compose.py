@@ -1139,9 +1139,10 @@ def _measure_verdict(r: Results) -> str:
     card = ""
     if gib_cap:
         cap = gib(gib_cap * 2**30, r.lang)
-        name = _gpu_name(r, {"gpu_name": gpu}) if gpu in GPU_PRESETS or r.setup.get("gpu_text") else ""
-        named = t("method_where", r.lang, gpu=name, cap=cap).strip(" ()（）") if name else cap
-        card = t("fit_measure_card", r.lang, cap=named)
+        if gpu in GPU_PRESETS or r.setup.get("gpu_text"):
+            card = t("fit_measure_card_named", r.lang, gpu=_gpu_name(r, {"gpu_name": gpu}), cap=cap)
+        else:
+            card = t("fit_measure_card", r.lang, cap=cap)
     sep = "" if r.lang == "zh" else " "
     return f"**{t('fit_measure', r.lang, card=card)}**{sep}{t('fit_measure_tail', r.lang)}"
 

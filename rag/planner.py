@@ -613,10 +613,8 @@ def _host_ram_args(setup: Setup) -> dict[str, Any] | None:
     if not params or (isinstance(world, int) and (world % nodes or world // nodes < 2)):
         return None
     args: dict[str, Any] = {"num_params": float(params)}
-    if isinstance(world, int):
-        args["processes_per_node"] = (
-            world // nodes
-        )  # (none stated: each process's copy, rag.host_ram's per-process line)
+    if isinstance(world, int):  # (none stated: each process's copy, calculators.host_ram's per-process line)
+        args["processes_per_node"] = world // nodes
     if s.get("host_ram_gb"):
         args["host_ram_gb"] = float(s["host_ram_gb"])
     return args

@@ -4861,8 +4861,14 @@ def extract_slots(text: str, prose: bool = False) -> Slots:
     text = _HEX_ID.sub(lambda m: " " * len(m.group(0)), text)  # "…/e8bfda6b-42fe-426b-…": no 426B model in an id
     text = _EXAMPLE_COMMENT.sub(lambda m: " " * len(m.group(0)), text)  # "# e.g. llama-13b: 5120" is not the run
     text = _accelerate_defaults(text)
-    written = {f"{m.group(1)}.{m.group(3)}{m.group(2)}": m.group(0) for m in _UNIT_THEN_DECIMAL.finditer(text)}
-    text = _UNIT_THEN_DECIMAL.sub(r"\1.\3\2", text)
+    written: dict[str, str] = {}  # "1.5B" read → "1B5" as written
+
+    def _decimal_first(m: re.Match[str]) -> str:
+        read = f"{m.group(1)}.{m.group(3)}{m.group(2)}"
+        written[read] = m.group(0)
+        return read
+
+    text = _UNIT_THEN_DECIMAL.sub(_decimal_first, text)
     if prose:
         text = _BOLD.sub(lambda m: f"  {m.group(1)}  ", text)  # offsets kept for the readers that look around a match
         text = _QUOTED_VALUE.sub(lambda m: f" {m.group(1) or m.group(2)} ", text)  # offsets kept, as above

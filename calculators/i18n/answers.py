@@ -181,6 +181,7 @@ ANSWER_TEXT: dict[str, dict[str, str]] = {
         "en": "If batch 1 does not fit, lower the input size or turn on mixed precision (AMP) or gradient checkpointing; with a smaller batch, scale the learning rate down linearly or keep the effective batch with gradient accumulation.",
     },
     "fit_measure_card": {"zh": "（你的卡：{cap}）", "en": " (your card: {cap})"},
+    "fit_measure_card_named": {"zh": "（你的卡：{gpu}，{cap}）", "en": " (your card: {gpu}, {cap})"},
     "fit_depends_breakdown": {
         "zh": "在那之前，显存由这几部分组成：",
         "en": "Until then, this is what the memory is made of:",
